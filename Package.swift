@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// LLVS for Linux. The top level is fixed by ARCHITECTURE.md: Package.swift, Sources, Tests, Connectors, Mocks.
+/// Only the toolchain and Debian's C libraries are used; nothing is fetched.
+let package = Package(
+    name: "LLVS",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "LLVS", targets: ["LLVS"]),
+        .executable(name: "llvs", targets: ["llvs"]),
+        .executable(name: "llvs-bench", targets: ["llvs-bench"]),
+    ],
+    targets: [
+        // System libraries. Each names its pkg-config file and the Debian package that provides it.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0",
+                       providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CSQLite3", path: "Sources/CSQLite3", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
+
+        // The core: versions, values, map, history, merge, storage, exchanges, coordinator.
+        .target(name: "LLVS", dependencies: ["CCrypto", "CZlib"]),
+
+        // The command-line tool.
+        .executableTarget(name: "llvs", dependencies: ["LLVS"]),
+
+        // Benchmarks that print figures (never timed tests).
+        .executableTarget(name: "llvs-bench", dependencies: ["LLVS"]),
+
+        // A small program the tests run as a child process (killed mid-save, two writers at once).
+        .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS"], path: "Tests/Helpers/llvs-test-helper"),
+
+        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "llvs-test-helper"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
+        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

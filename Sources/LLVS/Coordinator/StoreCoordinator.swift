@@ -1,0 +1,127 @@
+import Foundation
+
+/// Owns a store and the version an app works on (the current version), which survives restarts.
+///
+/// Saves are made on top of the current version; merges take other heads into it; an exchange brings
+/// versions in and out and merges what arrived. Observers follow the current version through `versionUpdates()`.
+public actor StoreCoordinator {
+    public nonisolated let store: Store
+    public private(set) var currentVersionId: Version.ID?
+    private var observers: [UUID: AsyncStream<Version.ID?>.Continuation] = [:]
+    private nonisolated let statePath: String
+
+    private struct PersistedState: Codable {
+        var currentVersionId: Version.ID?
+    }
+
+    public static let stateFileName = "coordinator.json"
+
+    /// Takes charge of `store`, resuming the current version saved by the last coordinator, or the most recent
+    /// head when there is none.
+    public init(store: Store) throws {
+        self.store = store
+        self.statePath = store.rootURL.path + "/" + Self.stateFileName
+        var current: Version.ID?
+        if POSIX.fileExists(statePath) {
+            let data = try POSIX.readFile(statePath)
+            do {
+                current = try JSONDecoder().decode(PersistedState.self, from: data).currentVersionId
+            } catch {
+                throw StoreError.corruptFile(path: statePath, reason: "it does not hold the coordinator's state (\(error))")
+            }
+        }
+        if let id = current, store.version(identifiedBy: id) == nil { current = nil }
+        self.currentVersionId = current ?? store.mostRecentHead?.id
+    }
+
+    public var currentVersion: Version? { currentVersionId.flatMap(store.version(identifiedBy:)) }
+
+    /// Makes `id` the current version and tells observers.
+    public func setCurrentVersion(_ id: Version.ID?) throws {
+        if let id, store.version(identifiedBy: id) == nil { throw StoreError.versionNotFound(id) }
+        guard id != currentVersionId else { return }
+        currentVersionId = id
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try POSIX.writeAtomically(try encoder.encode(PersistedState(currentVersionId: id)), to: statePath)
+        for observer in observers.values { observer.yield(id) }
+    }
+
+    // MARK: Saving and reading
+
+    /// Saves changes on top of the current version, optionally on a named branch, and makes the result current.
+    @discardableResult
+    public func save(_ changes: [Value.Change], branch: Branch? = nil) throws -> Version {
+        var metadata = Version.Metadata()
+        if let branch { metadata[.branch] = try Version.MetadataValue(branch.name) }
+        let version = try store.makeVersion(basedOn: currentVersionId.map { Version.Predecessors(idOfFirst: $0) },
+                                            storing: changes, metadata: metadata)
+        try setCurrentVersion(version.id)
+        return version
+    }
+
+    @discardableResult
+    public func save(inserting: [Value] = [], updating: [Value] = [], removing: [Value.ID] = [], branch: Branch? = nil) throws -> Version {
+        try save(inserting.map(Value.Change.insert) + updating.map(Value.Change.update) + removing.map(Value.Change.remove), branch: branch)
+    }
+
+    /// A value at the current version.
+    public func value(id: Value.ID) throws -> Value? {
+        guard let current = currentVersionId else { return nil }
+        return try store.value(id: id, at: current)
+    }
+
+    /// All values at the current version.
+    public func values() throws -> [Value] {
+        guard let current = currentVersionId else { return [] }
+        return try store.values(at: current)
+    }
+
+    // MARK: Merging and history
+
+    /// Merges the selected heads into the current version and makes the result current.
+    @discardableResult
+    public func mergeHeads(selection: HeadSelection = .all,
+                           resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) throws -> Version? {
+        guard let current = currentVersionId else {
+            // An empty working state adopts the most recent head, then merges the rest into it.
+            guard let head = store.mostRecentHead else { return nil }
+            try setCurrentVersion(head.id)
+            return try mergeHeads(selection: selection, resolvingWith: arbiter)
+        }
+        let merged = try store.mergeHeads(into: current, selection: selection, resolvingWith: arbiter)
+        try setCurrentVersion(merged.id)
+        return merged
+    }
+
+    /// Loads versions other processes saved into the store's folder.
+    @discardableResult
+    public func reloadHistory() throws -> [Version.ID] {
+        let added = try store.reloadHistory()
+        if currentVersionId == nil, let head = store.mostRecentHead { try setCurrentVersion(head.id) }
+        return added
+    }
+
+    /// Brings in what the remote has, sends what it lacks, then merges the heads into the current version.
+    public func exchange(with exchange: any Exchange, selection: HeadSelection = .all,
+                         resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) async throws -> ExchangeReport {
+        let retrieved = try await exchange.retrieve()
+        try mergeHeads(selection: selection, resolvingWith: arbiter)
+        let sent = try await exchange.send()
+        return ExchangeReport(retrieve: retrieved, send: sent)
+    }
+
+    /// The current version after each change of it, starting with the current one.
+    public func versionUpdates() -> AsyncStream<Version.ID?> {
+        let (stream, continuation) = AsyncStream<Version.ID?>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let key = UUID()
+        observers[key] = continuation
+        continuation.yield(currentVersionId)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(key) }
+        }
+        return stream
+    }
+
+    private func removeObserver(_ key: UUID) { observers[key] = nil }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Moves versions between a store and a remote. A conforming type says how to list, read and write the
+/// remote; the shared logic here works out what is missing on each side and moves it, many transfers at once.
+public protocol Exchange: Sendable {
+    var store: Store { get }
+    /// How many transfers run at once.
+    var concurrency: Int { get }
+    /// The IDs of the versions the remote holds completely. Called once per retrieve or send.
+    func remoteVersionIds() async throws -> Set<Version.ID>
+    func fetchVersion(_ id: Version.ID) async throws -> Version
+    func fetchChanges(of id: Version.ID) async throws -> [Value.Change]
+    /// Writes a version's changes, then the version itself, so a version is never visible without its changes.
+    func send(_ version: Version, changes: [Value.Change]) async throws
+}
+
+/// What one version's transfer ran into.
+public struct ExchangeFailure: Error, Sendable, CustomStringConvertible {
+    public var versionId: Version.ID
+    public var error: any Error
+    public var description: String { "version \(versionId): \(error)" }
+}
+
+public struct RetrieveReport: Sendable {
+    /// Versions added to the store, each after its predecessors.
+    public var retrieved: [Version.ID] = []
+    /// Versions that could not be read or stored; the rest went on without them.
+    public var failures: [ExchangeFailure] = []
+    /// Versions left out because a predecessor is on neither side (yet); a later retrieve picks them up.
+    public var waitingForPredecessors: [Version.ID] = []
+}
+
+public struct SendReport: Sendable {
+    public var sent: [Version.ID] = []
+    public var failures: [ExchangeFailure] = []
+}
+
+public struct ExchangeReport: Sendable {
+    public var retrieve: RetrieveReport
+    public var send: SendReport
+}
+
+extension Exchange {
+    /// How many versions are prepared at a time: enough to keep every transfer busy, few enough to bound memory.
+    var window: Int { max(1, concurrency) * 8 }
+
+    /// Brings in every version the remote has and the store lacks. Versions are added roots first; one that
+    /// fails, or whose predecessor never arrives, is reported and does not hold up the others.
+    public func retrieve() async throws -> RetrieveReport {
+        var report = RetrieveReport()
+        let local = store.history
+        let missing = try await remoteVersionIds().filter { !local.contains($0) }.sorted()
+        guard !missing.isEmpty else { return report }
+
+        var fetched: [Version] = []
+        for (id, result) in zip(missing, await mapConcurrently(missing, limit: concurrency, { try await self.fetchVersion($0) })) {
+            switch result {
+            case .success(let version) where version.id == id: fetched.append(version)
+            case .success(let version): report.failures.append(ExchangeFailure(versionId: id, error: ExchangeError.mismatchedVersion(file: id, contains: version.id)))
+            case .failure(let error): report.failures.append(ExchangeFailure(versionId: id, error: error))
+            }
+        }
+
+        // Order what arrived so every version follows its predecessors; what cannot be placed waits.
+        let placeable = Self.orderedForAdding(fetched, present: local)
+        report.waitingForPredecessors = Set(fetched.map(\.id)).subtracting(placeable.map(\.id)).sorted()
+
+        var failed = Set<Version.ID>()
+        for start in stride(from: 0, to: placeable.count, by: window) {
+            let batch = Array(placeable[start..<min(start + window, placeable.count)])
+            let changes = await mapConcurrently(batch, limit: concurrency) { try await self.fetchChanges(of: $0.id) }
+            for (version, result) in zip(batch, changes) {
+                if let blocked = version.predecessors?.ids.first(where: failed.contains) {
+                    failed.insert(version.id)
+                    report.failures.append(ExchangeFailure(versionId: version.id, error: ExchangeError.predecessorFailed(blocked)))
+                    continue
+                }
+                do {
+                    try store.addVersion(version, storing: try result.get())
+                    report.retrieved.append(version.id)
+                } catch {
+                    failed.insert(version.id)
+                    report.failures.append(ExchangeFailure(versionId: version.id, error: error))
+                }
+            }
+        }
+        return report
+    }
+
+    /// The fetched versions whose predecessors are in the store or among them, each after its predecessors
+    /// (Kahn's algorithm). A version with a predecessor on neither side is left out, and so are its descendants.
+    static func orderedForAdding(_ fetched: [Version], present: History) -> [Version] {
+        let byId = Dictionary(fetched.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var dependents: [Version.ID: [Version.ID]] = [:]
+        var unmet: [Version.ID: Int] = [:]
+        var ready: [Version.ID] = []
+        for version in fetched {
+            let predecessors = (version.predecessors?.ids ?? []).filter { !present.contains($0) }
+            guard predecessors.allSatisfy({ byId[$0] != nil }) else { continue }
+            for predecessor in predecessors { dependents[predecessor, default: []].append(version.id) }
+            unmet[version.id] = predecessors.count
+            if predecessors.isEmpty { ready.append(version.id) }
+        }
+        var ordered: [Version] = []
+        ordered.reserveCapacity(fetched.count)
+        var index = 0
+        while index < ready.count {
+            let id = ready[index]
+            index += 1
+            ordered.append(byId[id]!)
+            for dependent in dependents[id] ?? [] {
+                guard let count = unmet[dependent] else { continue }
+                unmet[dependent] = count - 1
+                if count == 1 { ready.append(dependent) }
+            }
+        }
+        return ordered
+    }
+
+    /// Sends every version the remote lacks, roots first, many at once.
+    public func send() async throws -> SendReport {
+        var report = SendReport()
+        let remote = try await remoteVersionIds()
+        let pending = store.history.topologicallySorted().filter { !remote.contains($0.id) }
+        for start in stride(from: 0, to: pending.count, by: window) {
+            let batch = Array(pending[start..<min(start + window, pending.count)])
+            let store = self.store
+            let results = await mapConcurrently(batch, limit: concurrency) { version in
+                try await self.send(version, changes: try store.valueChanges(madeInVersionIdentifiedBy: version.id))
+            }
+            for (version, result) in zip(batch, results) {
+                switch result {
+                case .success: report.sent.append(version.id)
+                case .failure(let error): report.failures.append(ExchangeFailure(versionId: version.id, error: error))
+                }
+            }
+        }
+        return report
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Exchanges through a shared folder (a mounted share, a synced folder) in the LLVS remote layout, readable by
+/// LLVS apps' own `FileSystemExchange`. A version counts as present only when both its files are there.
+public struct FileSystemExchange: Exchange {
+    public let store: Store
+    public let rootURL: URL
+    public let concurrency: Int
+
+    public init(rootDirectoryURL: URL, store: Store, concurrency: Int = 8) {
+        self.rootURL = rootDirectoryURL
+        self.store = store
+        self.concurrency = concurrency
+    }
+
+    private func path(_ folder: String, _ id: Version.ID) throws -> String {
+        try RemoteFormat.checkFileName(id.rawValue)
+        return rootURL.path + "/" + folder + "/" + id.rawValue
+    }
+
+    public func remoteVersionIds() async throws -> Set<Version.ID> {
+        let versions = try POSIX.listNames(rootURL.path + "/" + RemoteFormat.versionsFolder)
+        let changes = Set(try POSIX.listNames(rootURL.path + "/" + RemoteFormat.changesFolder))
+        return Set(versions.filter(changes.contains).map(Version.ID.init))
+    }
+
+    public func fetchVersion(_ id: Version.ID) async throws -> Version {
+        let path = try path(RemoteFormat.versionsFolder, id)
+        return try RemoteFormat.decodeVersion(try POSIX.readFile(path), path: path)
+    }
+
+    public func fetchChanges(of id: Version.ID) async throws -> [Value.Change] {
+        let path = try path(RemoteFormat.changesFolder, id)
+        return try RemoteFormat.decodeChanges(try POSIX.readFile(path), path: path)
+    }
+
+    public func send(_ version: Version, changes: [Value.Change]) async throws {
+        let changesPath = try path(RemoteFormat.changesFolder, version.id)
+        let versionPath = try path(RemoteFormat.versionsFolder, version.id)
+        try POSIX.makeDirectories((changesPath as NSString).deletingLastPathComponent)
+        try POSIX.makeDirectories((versionPath as NSString).deletingLastPathComponent)
+        try POSIX.writeAtomically(try RemoteFormat.encodeChanges(changes), to: changesPath)
+        try POSIX.writeAtomically(try RemoteFormat.encodeVersion(version), to: versionPath)
+    }
+}

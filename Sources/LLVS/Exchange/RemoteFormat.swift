@@ -1,0 +1,68 @@
+import Foundation
+
+/// The LLVS remote layout and its JSON encodings (llvs-format.md): `versions/<id>` holds `{"version": Version}`,
+/// `changes/<id>` holds `[Value.Change]`. Shared by every exchange that writes this layout.
+public enum RemoteFormat {
+    public static let versionsFolder = "versions"
+    public static let changesFolder = "changes"
+
+    public static func encodeVersion(_ version: Version) throws -> Data {
+        try encoder.encode(["version": version])
+    }
+
+    /// Decodes a version file; `path` names it in errors.
+    public static func decodeVersion(_ data: Data, path: String) throws -> Version {
+        do {
+            guard let version = try JSONDecoder().decode([String: Version].self, from: data)["version"] else {
+                throw ExchangeError.malformedFile(path: path, reason: "it has no \"version\" key")
+            }
+            return version
+        } catch let error as ExchangeError {
+            throw error
+        } catch {
+            throw ExchangeError.malformedFile(path: path, reason: describe(error))
+        }
+    }
+
+    public static func encodeChanges(_ changes: [Value.Change]) throws -> Data {
+        try encoder.encode(changes)
+    }
+
+    public static func decodeChanges(_ data: Data, path: String) throws -> [Value.Change] {
+        do {
+            return try JSONDecoder().decode([Value.Change].self, from: data)
+        } catch {
+            throw ExchangeError.malformedFile(path: path, reason: describe(error))
+        }
+    }
+
+    /// Checks that an identifier can name a remote file: not empty, not hidden, no path separator.
+    public static func checkFileName(_ id: String) throws {
+        guard !id.isEmpty, !id.hasPrefix("."), !id.contains("/"), !id.contains("\0") else {
+            throw ExchangeError.unsafeIdentifier(id)
+        }
+    }
+
+    /// Keys sorted so the same version always gives the same bytes; readers must not rely on any order.
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+
+    /// A one-line account of a decoding error: what was wrong and at which key path.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return keys.isEmpty ? "" : " at \(keys)"
+        }
+        switch error {
+        case .dataCorrupted(let context): return "\(context.debugDescription)\(path(context))"
+        case .keyNotFound(let key, let context): return "missing key \"\(key.stringValue)\"\(path(context))"
+        case .typeMismatch(let type, let context): return "expected \(type)\(path(context))"
+        case .valueNotFound(let type, let context): return "missing \(type)\(path(context))"
+        @unknown default: return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// The graph of versions: predecessors, successors, heads, and the questions merges ask of it.
+///
+/// Each version has a generation (one more than its highest predecessor's) so ancestry searches stop
+/// as soon as they pass below the version looked for.
+public struct History: Sendable {
+    public private(set) var versions: [Version.ID: Version] = [:]
+    private var successors: [Version.ID: [Version.ID]] = [:]
+    private var generations: [Version.ID: Int] = [:]
+    public private(set) var heads: Set<Version.ID> = []
+
+    public init() {}
+
+    public var count: Int { versions.count }
+    public var isEmpty: Bool { versions.isEmpty }
+
+    public func version(_ id: Version.ID) -> Version? { versions[id] }
+    public func contains(_ id: Version.ID) -> Bool { versions[id] != nil }
+    public func successors(of id: Version.ID) -> [Version.ID] { successors[id] ?? [] }
+    public func generation(of id: Version.ID) -> Int? { generations[id] }
+
+    /// The head with the latest timestamp (ties broken by the larger ID), the natural current version.
+    public var mostRecentHead: Version? {
+        heads.compactMap { versions[$0] }.max(by: Self.isOrderedBefore)
+    }
+
+    /// The order in which versions are merged and listed: by timestamp, then by ID.
+    public static func isOrderedBefore(_ a: Version, _ b: Version) -> Bool {
+        (a.timestamp, a.id.rawValue) < (b.timestamp, b.id.rawValue)
+    }
+
+    /// Adds a version whose predecessors are already present.
+    public mutating func add(_ version: Version) throws {
+        guard versions[version.id] == nil else { throw StoreError.versionAlreadyExists(version.id) }
+        let predecessorIds = version.predecessors?.ids ?? []
+        var generation = 0
+        for id in predecessorIds {
+            guard let g = generations[id] else { throw StoreError.missingPredecessor(id, of: version.id) }
+            generation = max(generation, g + 1)
+        }
+        versions[version.id] = version
+        generations[version.id] = generation
+        for id in predecessorIds {
+            successors[id, default: []].append(version.id)
+            heads.remove(id)
+        }
+        if successors[version.id]?.isEmpty ?? true { heads.insert(version.id) }
+    }
+
+    /// Adds versions given in any order, each after its predecessors; returns those whose predecessors are
+    /// neither present nor among `newVersions`.
+    @discardableResult
+    public mutating func add(unordered newVersions: [Version]) throws -> [Version] {
+        var waiting: [Version.ID: [Version]] = [:]
+        var ready: [Version] = []
+        var pending = Set(newVersions.map(\.id))
+        for version in newVersions {
+            if let missing = version.predecessors?.ids.first(where: { versions[$0] == nil && pending.contains($0) }) {
+                waiting[missing, default: []].append(version)
+            } else {
+                ready.append(version)
+            }
+        }
+        var stranded: [Version] = []
+        while let version = ready.popLast() {
+            if let missing = version.predecessors?.ids.first(where: { versions[$0] == nil }) {
+                if pending.contains(missing) { waiting[missing, default: []].append(version) } else { stranded.append(version) }
+                continue
+            }
+            try add(version)
+            pending.remove(version.id)
+            ready.append(contentsOf: waiting.removeValue(forKey: version.id) ?? [])
+        }
+        stranded.append(contentsOf: waiting.values.joined())
+        return stranded
+    }
+
+    // MARK: Ancestry
+
+    /// True when `ancestor` is `descendant` or lies on a path of predecessors from it.
+    public func isAncestor(_ ancestor: Version.ID, of descendant: Version.ID) -> Bool {
+        guard let floor = generations[ancestor] else { return false }
+        var stack = [descendant]
+        var seen: Set<Version.ID> = []
+        while let id = stack.popLast() {
+            if id == ancestor { return true }
+            guard seen.insert(id).inserted, let generation = generations[id], generation > floor else { continue }
+            stack.append(contentsOf: versions[id]?.predecessors?.ids ?? [])
+        }
+        return false
+    }
+
+    /// The version and all of its ancestors.
+    public func ancestors(of id: Version.ID) -> Set<Version.ID> {
+        var seen: Set<Version.ID> = []
+        var stack = [id]
+        while let next = stack.popLast() {
+            guard seen.insert(next).inserted else { continue }
+            stack.append(contentsOf: versions[next]?.predecessors?.ids ?? [])
+        }
+        return seen
+    }
+
+    /// The greatest common ancestor of two versions, chosen the same way whatever the argument order:
+    /// of the common ancestors, those that are ancestors of another common ancestor are dropped, and of the
+    /// rest the one with the largest timestamp (then ID) is taken. Nil when the versions share no history.
+    public func greatestCommonAncestor(_ a: Version.ID, _ b: Version.ID) -> Version.ID? {
+        let common = ancestors(of: a).intersection(ancestors(of: b))
+        // A common ancestor is an ancestor of another exactly when one of its successors is also common,
+        // since every version between two common ancestors is itself common.
+        let candidates = common.filter { id in !successors(of: id).contains(where: common.contains) }
+        return candidates.compactMap { versions[$0] }.max(by: Self.isOrderedBefore)?.id
+    }
+
+    /// All versions, each after its predecessors (roots first), ties in timestamp-then-ID order.
+    public func topologicallySorted() -> [Version] {
+        versions.values.sorted { a, b in
+            let ga = generations[a.id]!, gb = generations[b.id]!
+            return ga != gb ? ga < gb : Self.isOrderedBefore(a, b)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+/// One value in a version's map: its key, the version that stored its data, and where that data is.
+struct MapEntry: Hashable, Sendable {
+    var valueId: Value.ID
+    var storedVersionId: Version.ID
+    var data: RecordLocation
+
+    var reference: Value.Reference { Value.Reference(valueId: valueId, storedVersionId: storedVersionId) }
+}
+
+/// A node of the persistent hash trie that maps value IDs to entries for one version.
+///
+/// Keys are placed by the SHA-256 of the value ID, one hex digit (16 ways) per level, so the trie stays
+/// balanced whatever the IDs look like, and a save rewrites only the nodes on the paths of the values it
+/// changes: O(changes × log N). A leaf holds up to `leafCapacity` entries before it splits.
+enum MapNode: Sendable {
+    case leaf([MapEntry])
+    case branch([RecordLocation?])
+
+    static let fanOut = 16
+    static let leafCapacity = 32
+    /// SHA-256 has 64 hex digits; below that, entries with equal digests share one leaf.
+    static let maximumDepth = 64
+}
+
+/// The position of a value ID in the trie.
+struct MapKey: Sendable {
+    let valueId: Value.ID
+    let digest: [UInt8]
+
+    init(_ valueId: Value.ID) {
+        self.valueId = valueId
+        self.digest = SHA256.digest(valueId.rawValue)
+    }
+
+    /// The child slot at `depth` (one hex digit of the digest).
+    func slot(atDepth depth: Int) -> Int {
+        let byte = digest[depth / 2]
+        return Int(depth % 2 == 0 ? byte >> 4 : byte & 0x0f)
+    }
+}
+
+extension MapNode {
+    /// Compact binary form: a tag, then leaf entries or a 16-bit child bitmap with one location per child.
+    /// Data locations are not written with a version ID: value data always lives in the version that stored it.
+    func encoded() -> Data {
+        var writer = ByteWriter()
+        switch self {
+        case .leaf(let entries):
+            writer.byte(0)
+            writer.varint(UInt64(entries.count))
+            for entry in entries {
+                writer.string(entry.valueId.rawValue)
+                writer.string(entry.storedVersionId.rawValue)
+                writer.varint(UInt64(entry.data.offset))
+                writer.varint(UInt64(entry.data.length))
+            }
+        case .branch(let children):
+            writer.byte(1)
+            var bitmap: UInt16 = 0
+            for (slot, child) in children.enumerated() where child != nil { bitmap |= 1 << UInt16(slot) }
+            writer.uint16(bitmap)
+            for child in children {
+                guard let child else { continue }
+                writer.string(child.versionId.rawValue)
+                writer.varint(UInt64(child.offset))
+                writer.varint(UInt64(child.length))
+            }
+        }
+        return Data(writer.bytes)
+    }
+
+    init(decoding data: Data) throws {
+        var reader = ByteReader(data)
+        switch try reader.byte() {
+        case 0:
+            let count = try reader.int(limit: data.count)
+            var entries: [MapEntry] = []
+            entries.reserveCapacity(count)
+            for _ in 0..<count {
+                let valueId = Value.ID(try reader.string())
+                let stored = Version.ID(try reader.string())
+                let offset = Int64(try reader.int(limit: Int.max))
+                let length = Int64(try reader.int(limit: Int.max))
+                entries.append(MapEntry(valueId: valueId, storedVersionId: stored,
+                                        data: RecordLocation(versionId: stored, offset: offset, length: length)))
+            }
+            self = .leaf(entries)
+        case 1:
+            let bitmap = try reader.uint16()
+            var children = [RecordLocation?](repeating: nil, count: MapNode.fanOut)
+            for slot in 0..<MapNode.fanOut where bitmap & (1 << UInt16(slot)) != 0 {
+                let version = Version.ID(try reader.string())
+                let offset = Int64(try reader.int(limit: Int.max))
+                let length = Int64(try reader.int(limit: Int.max))
+                children[slot] = RecordLocation(versionId: version, offset: offset, length: length)
+            }
+            self = .branch(children)
+        case let tag:
+            throw ByteReader.Failure(description: "unknown map node kind \(tag)")
+        }
+        guard reader.isAtEnd else { throw ByteReader.Failure(description: "extra bytes after a map node") }
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+
+/// A change to make to a map: set `entry` for the key, or remove the key when `entry` is nil.
+struct MapEdit: Sendable {
+    var key: MapKey
+    var entry: MapEntry?
+}
+
+/// A value that differs between two maps.
+struct MapDifference: Sendable {
+    var valueId: Value.ID
+    var old: MapEntry?
+    var new: MapEntry?
+}
+
+/// Reads, edits and compares the value maps of versions. Every version's map is a persistent trie whose
+/// unchanged subtrees are shared with its predecessor's, so edits and comparisons only visit what changed.
+struct ValueMap: Sendable {
+    let storage: any Storage
+    let cache: MapNodeCache
+
+    func node(at location: RecordLocation) throws -> MapNode {
+        if let node = cache[location] { return node }
+        let data = try storage.readRecord(at: location, zone: .map)
+        let node: MapNode
+        do {
+            node = try MapNode(decoding: data)
+        } catch let failure as ByteReader.Failure {
+            throw StoreError.corruptFile(path: "map record of version \(location.versionId) at offset \(location.offset)", reason: failure.description)
+        }
+        cache.insert(node, at: location)
+        return node
+    }
+
+    // MARK: Reading
+
+    func entry(for valueId: Value.ID, root: RecordLocation?) throws -> MapEntry? {
+        guard var location = root else { return nil }
+        let key = MapKey(valueId)
+        var depth = 0
+        while true {
+            switch try node(at: location) {
+            case .leaf(let entries):
+                return entries.first { $0.valueId == valueId }
+            case .branch(let children):
+                guard let child = children[key.slot(atDepth: depth)] else { return nil }
+                location = child
+                depth += 1
+            }
+        }
+    }
+
+    func entries(root: RecordLocation?) throws -> [MapEntry] {
+        var result: [MapEntry] = []
+        var stack: [RecordLocation] = root.map { [$0] } ?? []
+        while let location = stack.popLast() {
+            switch try node(at: location) {
+            case .leaf(let entries): result.append(contentsOf: entries)
+            case .branch(let children): stack.append(contentsOf: children.compactMap { $0 })
+            }
+        }
+        return result
+    }
+
+    // MARK: Editing
+
+    /// Applies edits to the map at `root`, writing new nodes through `writer`; returns the new root and
+    /// how the number of values changed. Nodes off the edited paths are shared, not copied.
+    func apply(_ edits: [MapEdit], to root: RecordLocation?, writer: any VersionWriter) throws -> (root: RecordLocation?, countChange: Int) {
+        let sorted = edits.sorted { $0.key.digest.lexicographicallyPrecedes($1.key.digest) }
+        var countChange = 0
+        let newRoot = try apply(sorted[...], to: root, depth: 0, writer: writer, countChange: &countChange)
+        return (newRoot, countChange)
+    }
+
+    private func apply(_ edits: ArraySlice<MapEdit>, to location: RecordLocation?, depth: Int,
+                       writer: any VersionWriter, countChange: inout Int) throws -> RecordLocation? {
+        guard !edits.isEmpty else { return location }
+        switch try location.map(node(at:)) ?? .leaf([]) {
+        case .leaf(let entries):
+            var byId = Dictionary(entries.map { ($0.valueId, $0) }, uniquingKeysWith: { first, _ in first })
+            var changed = false
+            for edit in edits {
+                if let entry = edit.entry {
+                    let old = byId.updateValue(entry, forKey: entry.valueId)
+                    if old == nil { countChange += 1 }
+                    if old != entry { changed = true }
+                } else if byId.removeValue(forKey: edit.key.valueId) != nil {
+                    countChange -= 1
+                    changed = true
+                }
+            }
+            guard changed else { return location }
+            return try build(Array(byId.values), depth: depth, writer: writer)
+        case .branch(var children):
+            var start = edits.startIndex
+            while start < edits.endIndex {
+                let slot = edits[start].key.slot(atDepth: depth)
+                var end = start + 1
+                while end < edits.endIndex, edits[end].key.slot(atDepth: depth) == slot { end += 1 }
+                children[slot] = try apply(edits[start..<end], to: children[slot], depth: depth + 1,
+                                           writer: writer, countChange: &countChange)
+                start = end
+            }
+            return try finishBranch(children, writer: writer)
+        }
+    }
+
+    /// Writes `entries` as a leaf, or as a branch of smaller nodes when they exceed a leaf's capacity.
+    private func build(_ entries: [MapEntry], depth: Int, writer: any VersionWriter) throws -> RecordLocation? {
+        guard !entries.isEmpty else { return nil }
+        if entries.count <= MapNode.leafCapacity || depth >= MapNode.maximumDepth {
+            return try write(.leaf(entries.sorted { $0.valueId < $1.valueId }), writer: writer)
+        }
+        var groups = [[MapEntry]](repeating: [], count: MapNode.fanOut)
+        for entry in entries { groups[MapKey(entry.valueId).slot(atDepth: depth)].append(entry) }
+        var children = [RecordLocation?](repeating: nil, count: MapNode.fanOut)
+        for slot in 0..<MapNode.fanOut {
+            children[slot] = try build(groups[slot], depth: depth + 1, writer: writer)
+        }
+        return try write(.branch(children), writer: writer)
+    }
+
+    /// A branch left empty disappears; one left with a single leaf is replaced by that leaf, keeping paths short.
+    private func finishBranch(_ children: [RecordLocation?], writer: any VersionWriter) throws -> RecordLocation? {
+        let present = children.compactMap { $0 }
+        if present.isEmpty { return nil }
+        if present.count == 1, case .leaf = try node(at: present[0]) { return present[0] }
+        return try write(.branch(children), writer: writer)
+    }
+
+    private func write(_ node: MapNode, writer: any VersionWriter) throws -> RecordLocation {
+        let location = try writer.append(node.encoded(), zone: .map)
+        cache.insert(node, at: location)
+        return location
+    }
+
+    // MARK: Comparing
+
+    /// The values that differ between the maps at `from` and `to`. Shared subtrees are skipped, so the cost
+    /// follows the number of differences, not the size of the maps.
+    func differences(from: RecordLocation?, to: RecordLocation?) throws -> [MapDifference] {
+        var result: [MapDifference] = []
+        try compare(Side(from), Side(to), depth: 0, into: &result)
+        return result
+    }
+
+    private enum Side {
+        case stored(RecordLocation)
+        case entries([MapEntry])
+
+        init(_ location: RecordLocation?) { self = location.map(Side.stored) ?? .entries([]) }
+    }
+
+    private enum Expanded {
+        case entries([MapEntry])
+        case children([Side])
+    }
+
+    private func expand(_ side: Side) throws -> Expanded {
+        switch side {
+        case .entries(let entries): return .entries(entries)
+        case .stored(let location):
+            switch try node(at: location) {
+            case .leaf(let entries): return .entries(entries)
+            case .branch(let children): return .children(children.map(Side.init))
+            }
+        }
+    }
+
+    private func split(_ expanded: Expanded, depth: Int) -> [Side] {
+        switch expanded {
+        case .children(let children): return children
+        case .entries(let entries):
+            var groups = [[MapEntry]](repeating: [], count: MapNode.fanOut)
+            for entry in entries { groups[MapKey(entry.valueId).slot(atDepth: depth)].append(entry) }
+            return groups.map(Side.entries)
+        }
+    }
+
+    private func compare(_ a: Side, _ b: Side, depth: Int, into result: inout [MapDifference]) throws {
+        switch (a, b) {
+        case let (.stored(x), .stored(y)) where x == y: return
+        case let (.entries(x), .entries(y)) where x.isEmpty && y.isEmpty: return
+        default: break
+        }
+        let ea = try expand(a), eb = try expand(b)
+        if case .entries(let x) = ea, case .entries(let y) = eb {
+            var old = Dictionary(x.map { ($0.valueId, $0) }, uniquingKeysWith: { first, _ in first })
+            for entry in y {
+                let previous = old.removeValue(forKey: entry.valueId)
+                if previous != entry { result.append(MapDifference(valueId: entry.valueId, old: previous, new: entry)) }
+            }
+            for (id, entry) in old { result.append(MapDifference(valueId: id, old: entry, new: nil)) }
+            return
+        }
+        let left = split(ea, depth: depth), right = split(eb, depth: depth)
+        for slot in 0..<MapNode.fanOut {
+            try compare(left[slot], right[slot], depth: depth + 1, into: &result)
+        }
+    }
+}

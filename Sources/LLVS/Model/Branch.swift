@@ -1,0 +1,7 @@
+/// A named line of work. Versions saved on a branch carry its name in their metadata.
+public struct Branch: Hashable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public var name: String
+    public init(_ name: String) { self.name = name }
+    public init(stringLiteral value: String) { self.name = value }
+    public var description: String { name }
+}

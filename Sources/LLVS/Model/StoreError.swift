@@ -1,0 +1,48 @@
+/// Everything that can go wrong in the store, as cases a caller can switch on.
+/// Each names what was wrong and where, so a message can say what to do next.
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No store at this path (run `llvs init`).
+    case notAStore(path: String)
+    /// A store exists at this path already.
+    case alreadyAStore(path: String)
+    /// The store's descriptor names a storage kind this build cannot open.
+    case unsupportedStorage(kind: String, path: String)
+    /// A file of the store could not be decoded; `path` names it.
+    case corruptFile(path: String, reason: String)
+    /// A system call on `path` failed.
+    case io(path: String, operation: String, errno: Int32)
+    case versionNotFound(Version.ID)
+    case versionAlreadyExists(Version.ID)
+    /// A version names a predecessor the store does not have.
+    case missingPredecessor(Version.ID, of: Version.ID)
+    /// Changes received for a version do not fit it (wrong size, a reference to nothing, an update of an absent value).
+    case invalidChanges(Version.ID, reason: String)
+    /// An arbiter left conflicts unresolved.
+    case unresolvedConflicts(valueIds: [Value.ID])
+    /// Value data compressed with LZFSE by older LLVS builds, which this build cannot decode.
+    case unsupportedCompressedValue(Value.ID, version: Version.ID)
+
+    public var description: String {
+        switch self {
+        case .notAStore(let path): "There is no LLVS store at \(path); create one with `llvs init`."
+        case .alreadyAStore(let path): "There is already an LLVS store at \(path)."
+        case .unsupportedStorage(let kind, let path): "The store at \(path) uses \(kind) storage, which this build cannot open."
+        case .corruptFile(let path, let reason): "The file \(path) is corrupt: \(reason)."
+        case .io(let path, let operation, let code): "Could not \(operation) \(path): \(String(cString: strerrorSafe(code)))."
+        case .versionNotFound(let id): "The store has no version \(id)."
+        case .versionAlreadyExists(let id): "The store already has a version \(id)."
+        case .missingPredecessor(let predecessor, let version): "Version \(version) needs predecessor \(predecessor), which the store does not have."
+        case .invalidChanges(let id, let reason): "The changes of version \(id) are invalid: \(reason)."
+        case .unresolvedConflicts(let ids): "The merge arbiter left conflicts unresolved for: \(ids.map(\.rawValue).sorted().joined(separator: ", "))."
+        case .unsupportedCompressedValue(let id, let version): "Value \(id) in version \(version) is LZFSE-compressed by an older LLVS, which this build cannot decode."
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+private func strerrorSafe(_ code: Int32) -> UnsafeMutablePointer<CChar> { strerror(code) }

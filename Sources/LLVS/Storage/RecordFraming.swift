@@ -1,0 +1,66 @@
+import Foundation
+
+/// How FileStorage lays out one version's file:
+///
+///     record*  header-JSON  header-length:u32  header-crc32:u32  "LLVSVER1"
+///
+/// and each record as `zone:u8 length:u32 crc32:u32 payload`. The header sits at the end so that records can
+/// be streamed to disk before the header (which names the map root) is known. Every length is checked against
+/// the file size and every payload against its CRC, so a truncated or damaged file gives an error, not garbage.
+enum RecordFraming {
+    static let recordHeaderSize = 9
+    static let trailerSize = 16
+    static let magic: [UInt8] = Array("LLVSVER1".utf8)
+
+    static func frame(_ payload: Data, zone: StorageZone) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.byte(zone.rawValue)
+        writer.uint32(UInt32(payload.count))
+        writer.uint32(payload.withUnsafeBytes { CRC32.checksum($0) })
+        return writer.bytes
+    }
+
+    /// Checks a framed record read from `path` and returns its payload.
+    static func unframe(_ framed: Data, expectedLength: Int64, zone: StorageZone, path: String, offset: Int64) throws -> Data {
+        var reader = ByteReader(framed.prefix(recordHeaderSize))
+        func corrupt(_ reason: String) -> StoreError { .corruptFile(path: path, reason: "record at offset \(offset): \(reason)") }
+        do {
+            let storedZone = try reader.byte()
+            let length = try reader.uint32()
+            let crc = try reader.uint32()
+            guard storedZone == zone.rawValue else { throw corrupt("expected zone \(zone.rawValue), found \(storedZone)") }
+            guard Int64(length) == expectedLength else { throw corrupt("length \(length) where \(expectedLength) was expected") }
+            let payload = framed.dropFirst(recordHeaderSize)
+            guard payload.withUnsafeBytes({ CRC32.checksum($0) }) == crc else { throw corrupt("checksum mismatch") }
+            return Data(payload)
+        } catch let failure as ByteReader.Failure {
+            throw corrupt(failure.description)
+        }
+    }
+
+    static func trailer(headerLength: Int, headerCRC: UInt32) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.uint32(UInt32(headerLength))
+        writer.uint32(headerCRC)
+        return writer.bytes + magic
+    }
+
+    /// Reads the header at the end of a version file.
+    static func readHeader(of file: ReadableFile) throws -> StoredVersion {
+        func corrupt(_ reason: String) -> StoreError { .corruptFile(path: file.path, reason: reason) }
+        guard file.size >= Int64(trailerSize) else { throw corrupt("only \(file.size) bytes, too short for a version file") }
+        let trailer = try file.read(at: file.size - Int64(trailerSize), count: trailerSize)
+        guard Array(trailer.suffix(8)) == magic else { throw corrupt("it does not end with the LLVS version marker (truncated or not a version file)") }
+        var reader = ByteReader(trailer.prefix(8))
+        let headerLength = Int64(try reader.uint32())
+        let headerCRC = try reader.uint32()
+        guard headerLength > 0, headerLength <= file.size - Int64(trailerSize) else { throw corrupt("header length \(headerLength) does not fit the file") }
+        let header = try file.read(at: file.size - Int64(trailerSize) - headerLength, count: Int(headerLength))
+        guard header.withUnsafeBytes({ CRC32.checksum($0) }) == headerCRC else { throw corrupt("header checksum mismatch") }
+        do {
+            return try JSONDecoder().decode(StoredVersion.self, from: header)
+        } catch {
+            throw corrupt("header does not decode (\(error))")
+        }
+    }
+}

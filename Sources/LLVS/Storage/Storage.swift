@@ -1,0 +1,61 @@
+import Foundation
+
+/// Where a record (value data or a map node) is kept: the version whose writer stored it, and its place there.
+/// Records never move or change once their version is committed, so a location is a permanent address.
+public struct RecordLocation: Hashable, Sendable {
+    public var versionId: Version.ID
+    public var offset: Int64
+    public var length: Int64
+
+    public init(versionId: Version.ID, offset: Int64, length: Int64) {
+        self.versionId = versionId
+        self.offset = offset
+        self.length = length
+    }
+}
+
+/// What storage keeps about a committed version: the version itself, the root of its value map and its value count.
+public struct StoredVersion: Sendable, Codable, Equatable {
+    public var version: Version
+    public var mapRoot: RecordLocation?
+    public var valueCount: Int
+
+    public init(version: Version, mapRoot: RecordLocation?, valueCount: Int) {
+        self.version = version
+        self.mapRoot = mapRoot
+        self.valueCount = valueCount
+    }
+}
+
+extension RecordLocation: Codable {
+    enum CodingKeys: String, CodingKey { case versionId = "v", offset = "o", length = "l" }
+}
+
+/// The place a store keeps its versions. A version is written as a set of records in two zones (value data and
+/// map nodes) and becomes visible, all at once, when its writer commits; a crash before that leaves nothing.
+///
+/// Storage is shared by several processes: `newlyCommittedVersions()` also returns what others committed.
+public protocol Storage: Sendable {
+    /// A short name recorded in the store's descriptor (`file`, `sqlite`).
+    var kind: String { get }
+    /// Versions committed since the previous call, by this process or another; the first call returns all.
+    func newlyCommittedVersions() throws -> [StoredVersion]
+    /// Starts writing version `id`.
+    func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter
+    /// The bytes of a committed record, checked against its zone and checksum.
+    func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data
+}
+
+/// The records of one version being written. Nothing is visible until `commit`; `discard` drops it all.
+public protocol VersionWriter: AnyObject {
+    /// Stores one record; `zone` is recorded with it, so a map node is never read as value data or the reverse.
+    func append(_ record: Data, zone: StorageZone) throws -> RecordLocation
+    func commit(_ header: StoredVersion) throws
+    func discard()
+}
+
+/// The two kinds of record a version stores.
+public enum StorageZone: UInt8, Sendable {
+    case values = 1
+    case map = 2
+}

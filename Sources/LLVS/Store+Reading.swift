@@ -1,0 +1,36 @@
+import Foundation
+
+extension Store {
+    /// The value `id` as it is at `version`, or nil when the version does not have it.
+    public func value(id: Value.ID, at version: Version.ID) throws -> Value? {
+        let stored = try storedVersion(version)
+        guard let entry = try map.entry(for: id, root: stored.mapRoot) else { return nil }
+        return try value(for: entry)
+    }
+
+    /// The value a reference names, read from the version that stored it.
+    public func value(storedAt reference: Value.Reference) throws -> Value? {
+        guard let entry = try entry(referencedBy: reference) else { return nil }
+        return try value(for: entry)
+    }
+
+    /// References to every value of a version, sorted by value ID.
+    public func valueReferences(at version: Version.ID) throws -> [Value.Reference] {
+        try map.entries(root: try storedVersion(version).mapRoot).map(\.reference).sorted { $0.valueId < $1.valueId }
+    }
+
+    /// Every value of a version with its data, sorted by value ID.
+    public func values(at version: Version.ID) throws -> [Value] {
+        try map.entries(root: try storedVersion(version).mapRoot).sorted { $0.valueId < $1.valueId }.map(value(for:))
+    }
+
+    /// How many values a version has, without reading them.
+    public func valueCount(at version: Version.ID) throws -> Int {
+        try storedVersion(version).valueCount
+    }
+
+    func value(for entry: MapEntry) throws -> Value {
+        let data = try storage.readRecord(at: entry.data, zone: .values)
+        return Value(id: entry.valueId, data: data, storedVersionId: entry.storedVersionId)
+    }
+}

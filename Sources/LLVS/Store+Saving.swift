@@ -1,0 +1,106 @@
+import Foundation
+
+extension Store {
+    /// Saves a new version made from `predecessors` (none for a root) with the given changes, in one step:
+    /// the version and its data become visible together, or not at all.
+    @discardableResult
+    public func makeVersion(basedOn predecessors: Version.Predecessors?, storing changes: [Value.Change],
+                            metadata: Version.Metadata = [:],
+                            timestamp: TimeInterval = Date().timeIntervalSinceReferenceDate) throws -> Version {
+        let version = Version(id: .random(), predecessors: predecessors, timestamp: timestamp,
+                              valueDataSize: changes.valueDataSize, metadata: metadata)
+        return try commit(version, changes: changes, received: false)
+    }
+
+    /// Saves a new version on top of one predecessor (or as a root), inserting, updating and removing values.
+    @discardableResult
+    public func makeVersion(basedOnPredecessor predecessor: Version.ID?, inserting: [Value] = [], updating: [Value] = [],
+                            removing: [Value.ID] = [], metadata: Version.Metadata = [:]) throws -> Version {
+        let changes = inserting.map(Value.Change.insert) + updating.map(Value.Change.update) + removing.map(Value.Change.remove)
+        return try makeVersion(basedOn: predecessor.map { Version.Predecessors(idOfFirst: $0) }, storing: changes, metadata: metadata)
+    }
+
+    /// Adds a version made elsewhere (received through an exchange) with the changes it was sent with.
+    /// The changes are checked against the version before anything is stored.
+    public func addVersion(_ version: Version, storing changes: [Value.Change]) throws {
+        try commit(version, changes: changes, received: true)
+    }
+
+    @discardableResult
+    private func commit(_ proposed: Version, changes: [Value.Change], received: Bool) throws -> Version {
+        var version = proposed
+        let id = version.id
+        func invalid(_ reason: String) -> StoreError { .invalidChanges(id, reason: reason) }
+
+        if version.id.rawValue.isEmpty { throw invalid("the version has an empty identifier") }
+        let (base, baseCount) = try state.withLock { state -> (RecordLocation?, Int) in
+            if state.stored[id] != nil { throw StoreError.versionAlreadyExists(id) }
+            for predecessor in version.predecessors?.ids ?? [] where state.stored[predecessor] == nil {
+                throw StoreError.missingPredecessor(predecessor, of: id)
+            }
+            let first = version.predecessors.flatMap { state.stored[$0.idOfFirst] }
+            return (first?.mapRoot, first?.valueCount ?? 0)
+        }
+
+        var seen = Set<Value.ID>()
+        for change in changes where !seen.insert(change.valueId).inserted {
+            throw invalid("value \(change.valueId) appears in more than one change")
+        }
+        if received {
+            let size = changes.valueDataSize
+            if let declared = version.valueDataSize, declared != size {
+                throw invalid("the version declares \(declared) bytes of value data but its changes carry \(size)")
+            }
+            version.valueDataSize = size
+            if version.predecessors == nil, let change = changes.first(where: { if case .insert = $0 { false } else { true } }) {
+                throw invalid("a root version may only insert, but it has a change for \(change.valueId) of another kind")
+            }
+        }
+
+        let writer = try storage.makeVersionWriter(for: id)
+        do {
+            var edits: [MapEdit] = []
+            edits.reserveCapacity(changes.count)
+            for change in changes {
+                let key = MapKey(change.valueId)
+                switch change {
+                case .insert(let value), .update(let value):
+                    if received, value.data.starts(with: Self.lzfseMarker), value.data.count > Self.lzfseMarker.count {
+                        throw StoreError.unsupportedCompressedValue(value.id, version: id)
+                    }
+                    let location = try writer.append(value.data, zone: .values)
+                    edits.append(MapEdit(key: key, entry: MapEntry(valueId: value.id, storedVersionId: id, data: location)))
+                case .remove, .preserveRemoval:
+                    edits.append(MapEdit(key: key, entry: nil))
+                case .preserve(let reference):
+                    guard let entry = try entry(referencedBy: reference) else {
+                        throw invalid("it preserves value \(reference.valueId) stored in version \(reference.storedVersionId), which the store does not have")
+                    }
+                    edits.append(MapEdit(key: key, entry: entry))
+                }
+            }
+            let (root, countChange) = try map.apply(edits, to: base, writer: writer)
+            let header = StoredVersion(version: version, mapRoot: root, valueCount: baseCount + countChange)
+            try writer.commit(header)
+            try state.withLock { state in
+                try state.history.add(version)
+                state.stored[id] = header
+            }
+        } catch {
+            writer.discard()
+            throw error
+        }
+        return version
+    }
+
+    /// The prefix older LLVS builds put before LZFSE-compressed value data.
+    static let lzfseMarker = Data("LLZF".utf8)
+
+    /// The map entry of a value as stored in the version that stored it.
+    func entry(referencedBy reference: Value.Reference) throws -> MapEntry? {
+        guard let stored = state.withLock({ $0.stored[reference.storedVersionId] }) else { return nil }
+        guard let entry = try map.entry(for: reference.valueId, root: stored.mapRoot),
+              entry.storedVersionId == reference.storedVersionId else { return nil }
+        return entry
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Synchronization
+
+/// A versioned store of values. Every save makes a version; versions branch and merge; each value's data is
+/// stored once, in the version that wrote it, and later versions refer to it.
+///
+/// A store is safe to use from many tasks and threads at once, and several processes may share its folder:
+/// versions another process saved appear after `reloadHistory()`.
+public final class Store: Sendable {
+    public let rootURL: URL
+    public let storage: any Storage
+    let map: ValueMap
+    let state: Mutex<State>
+
+    struct State: Sendable {
+        var history = History()
+        var stored: [Version.ID: StoredVersion] = [:]
+    }
+
+    /// Makes the storage for a store, given its root folder and descriptor. The core knows `file`;
+    /// other kinds (SQLite) are supplied by their modules.
+    public typealias StorageMaker = @Sendable (_ root: String, _ descriptor: StoreDescriptor) throws -> any Storage
+
+    public static let fileStorageMaker: StorageMaker = { root, descriptor in
+        guard descriptor.storage == "file" else { throw StoreError.unsupportedStorage(kind: descriptor.storage, path: root) }
+        return try FileStorage(storeRoot: root)
+    }
+
+    /// Opens the store at `url`, creating it with FileStorage when the folder holds none.
+    public convenience init(rootDirectoryURL url: URL) throws {
+        if try StoreDescriptor.read(storeRoot: url.path) == nil {
+            try self.init(creatingAt: url, descriptor: StoreDescriptor(storage: "file"), makeStorage: Self.fileStorageMaker)
+        } else {
+            try self.init(openingAt: url, makeStorage: Self.fileStorageMaker)
+        }
+    }
+
+    /// Creates a new store; fails if `url` already holds one.
+    public convenience init(creatingAt url: URL, descriptor: StoreDescriptor = StoreDescriptor(storage: "file"),
+                            makeStorage: StorageMaker = Store.fileStorageMaker) throws {
+        let root = url.path
+        if try StoreDescriptor.read(storeRoot: root) != nil { throw StoreError.alreadyAStore(path: root) }
+        try POSIX.makeDirectories(root)
+        let storage = try makeStorage(root, descriptor)
+        try descriptor.write(storeRoot: root)
+        try self.init(url: url, storage: storage)
+    }
+
+    /// Opens an existing store; fails with `notAStore` if `url` holds none.
+    public convenience init(openingAt url: URL, makeStorage: StorageMaker = Store.fileStorageMaker) throws {
+        guard let descriptor = try StoreDescriptor.read(storeRoot: url.path) else { throw StoreError.notAStore(path: url.path) }
+        try self.init(url: url, storage: makeStorage(url.path, descriptor))
+    }
+
+    private init(url: URL, storage: any Storage) throws {
+        self.rootURL = url
+        self.storage = storage
+        self.map = ValueMap(storage: storage, cache: MapNodeCache())
+        self.state = Mutex(State())
+        try reloadHistory()
+    }
+
+    /// Loads versions committed since the last load, including those other processes saved.
+    /// Returns the IDs of the versions that appeared.
+    @discardableResult
+    public func reloadHistory() throws -> [Version.ID] {
+        let loaded = try storage.newlyCommittedVersions()
+        guard !loaded.isEmpty else { return [] }
+        return try state.withLock { state in
+            let fresh = loaded.filter { state.stored[$0.version.id] == nil }
+            let stranded = try state.history.add(unordered: fresh.map(\.version))
+            if let version = stranded.first, let missing = version.predecessors?.ids.first(where: { !state.history.contains($0) }) {
+                throw StoreError.missingPredecessor(missing, of: version.id)
+            }
+            for header in fresh { state.stored[header.version.id] = header }
+            return fresh.map(\.version.id)
+        }
+    }
+
+    // MARK: History
+
+    /// A copy of the history as it is now.
+    public var history: History { state.withLock { $0.history } }
+
+    public func version(identifiedBy id: Version.ID) -> Version? {
+        state.withLock { $0.history.version(id) }
+    }
+
+    public var heads: Set<Version.ID> { state.withLock { $0.history.heads } }
+
+    public var mostRecentHead: Version? { state.withLock { $0.history.mostRecentHead } }
+
+    public func isAncestor(_ ancestor: Version.ID, of descendant: Version.ID) -> Bool {
+        state.withLock { $0.history.isAncestor(ancestor, of: descendant) }
+    }
+
+    public func greatestCommonAncestor(_ a: Version.ID, _ b: Version.ID) throws -> Version.ID? {
+        try state.withLock { state in
+            for id in [a, b] where !state.history.contains(id) { throw StoreError.versionNotFound(id) }
+            return state.history.greatestCommonAncestor(a, b)
+        }
+    }
+
+    func storedVersion(_ id: Version.ID) throws -> StoredVersion {
+        guard let stored = state.withLock({ $0.stored[id] }) else { throw StoreError.versionNotFound(id) }
+        return stored
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// Appends little-endian integers, LEB128 varints and length-prefixed strings to a byte array.
+/// Used for the compact binary records of the value map.
+struct ByteWriter {
+    private(set) var bytes: [UInt8] = []
+
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    mutating func uint16(_ value: UInt16) {
+        bytes.append(UInt8(value & 0xff))
+        bytes.append(UInt8(value >> 8))
+    }
+
+    mutating func uint32(_ value: UInt32) {
+        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xff)) }
+    }
+
+    mutating func varint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(v & 0x7f) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    mutating func string(_ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+}
+
+/// Reads what `ByteWriter` wrote, throwing `ByteReader.Failure` instead of reading past the end.
+struct ByteReader {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private let bytes: [UInt8]
+    private(set) var position = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ data: Data) { self.bytes = [UInt8](data) }
+
+    var isAtEnd: Bool { position == bytes.count }
+
+    mutating func byte() throws -> UInt8 {
+        guard position < bytes.count else { throw Failure(description: "record ends early at byte \(position)") }
+        defer { position += 1 }
+        return bytes[position]
+    }
+
+    mutating func uint16() throws -> UInt16 {
+        let low = UInt16(try byte())
+        return low | UInt16(try byte()) << 8
+    }
+
+    mutating func uint32() throws -> UInt32 {
+        var value: UInt32 = 0
+        for shift in stride(from: 0, to: 32, by: 8) { value |= UInt32(try byte()) << UInt32(shift) }
+        return value
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            guard shift < 64 else { throw Failure(description: "varint too long at byte \(position)") }
+            value |= UInt64(b & 0x7f) << shift
+            if b & 0x80 == 0 { return value }
+            shift += 7
+        }
+    }
+
+    mutating func int(limit: Int = Int(Int32.max)) throws -> Int {
+        let value = try varint()
+        guard value <= UInt64(limit) else { throw Failure(description: "number \(value) out of range at byte \(position)") }
+        return Int(value)
+    }
+
+    mutating func string() throws -> String {
+        let count = try int()
+        guard count <= bytes.count - position else { throw Failure(description: "string of \(count) bytes runs past the end at byte \(position)") }
+        defer { position += count }
+        guard let string = String(validating: bytes[position..<position + count], as: UTF8.self) else {
+            throw Failure(description: "invalid UTF-8 at byte \(position)")
+        }
+        return string
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin wrappers over POSIX file calls, each failure reported as `StoreError.io` naming the path.
+///
+/// The store uses these rather than FileManager where durability matters: `fsync` of files and folders,
+/// `rename` for atomic replacement and `pread` for reads at an offset from many threads at once.
+enum POSIX {
+    static func fail(_ path: String, _ operation: String) -> StoreError {
+        .io(path: path, operation: operation, errno: errno)
+    }
+
+    static func makeDirectories(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError.io(path: path, operation: "create the folder", errno: EIO)
+        }
+    }
+
+    static func fileExists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Names in a folder, hidden ones excluded; an absent folder has none.
+    static func listNames(_ path: String) throws -> [String] {
+        guard let dir = opendir(path) else {
+            if errno == ENOENT { return [] }
+            throw fail(path, "list")
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name.hasPrefix(".") { continue }
+            names.append(name)
+        }
+        return names
+    }
+
+    static func syncDirectory(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { throw fail(path, "open the folder") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw fail(path, "sync the folder") }
+    }
+
+    /// Writes `data` to `path` so that a reader sees either the old file or the whole new one:
+    /// a temporary file in the same folder is written, synced, then renamed over the target.
+    static func writeAtomically(_ data: Data, to path: String) throws {
+        let writer = try AtomicFileWriter(destination: path)
+        do {
+            try writer.write(data)
+            try writer.commit()
+        } catch {
+            writer.discard()
+            throw error
+        }
+    }
+
+    static func readFile(_ path: String) throws -> Data {
+        let file = try ReadableFile(path: path)
+        return try file.read(at: 0, count: Int(file.size))
+    }
+
+    static func remove(_ path: String) {
+        unlink(path)
+    }
+
+    static func removeTree(_ path: String) throws {
+        guard fileExists(path) else { return }
+        do { try FileManager.default.removeItem(atPath: path) } catch {
+            throw StoreError.io(path: path, operation: "remove", errno: EIO)
+        }
+    }
+}
+
+/// A file open for reading at any offset. `pread` does not move a shared position, so one open file serves
+/// many threads; the descriptor closes when the last user lets go.
+final class ReadableFile: Sendable {
+    let path: String
+    let size: Int64
+    private let fd: Int32
+
+    init(path: String) throws {
+        self.path = path
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw POSIX.fail(path, "open") }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { close(fd); throw POSIX.fail(path, "inspect") }
+        self.fd = fd
+        self.size = Int64(info.st_size)
+    }
+
+    deinit { close(fd) }
+
+    /// Reads exactly `count` bytes at `offset`, or throws `corruptFile` when the file ends first.
+    func read(at offset: Int64, count: Int) throws -> Data {
+        guard count > 0 else { return Data() }
+        guard offset >= 0, offset + Int64(count) <= size else {
+            throw StoreError.corruptFile(path: path, reason: "a record at offset \(offset) of \(count) bytes runs past the end of the \(size)-byte file")
+        }
+        var data = Data(count: count)
+        var done = 0
+        try data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
+            while done < count {
+                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw POSIX.fail(path, "read")
+                }
+                if n == 0 { throw StoreError.corruptFile(path: path, reason: "the file ended early at offset \(offset + Int64(done))") }
+                done += n
+            }
+        }
+        return data
+    }
+}
+
+/// Writes a new file through a temporary name, made visible by `commit()` in one rename.
+/// Writes are buffered, so callers may append many small pieces; nothing partial is ever seen at `destination`.
+final class AtomicFileWriter {
+    let destination: String
+    let temporaryPath: String
+    private var fd: Int32
+    private var buffer: [UInt8] = []
+    private(set) var bytesWritten: Int64 = 0
+    private static let bufferLimit = 1 << 20
+
+    init(destination: String) throws {
+        self.destination = destination
+        let folder = (destination as NSString).deletingLastPathComponent
+        let name = (destination as NSString).lastPathComponent
+        self.temporaryPath = folder + "/.tmp-\(getpid())-\(UUID().uuidString)-" + name
+        fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw POSIX.fail(temporaryPath, "create") }
+    }
+
+    deinit {
+        if fd >= 0 { discard() }
+    }
+
+    func write(_ data: Data) throws {
+        data.withUnsafeBytes { buffer.append(contentsOf: $0) }
+        bytesWritten += Int64(data.count)
+        if buffer.count >= Self.bufferLimit { try flush() }
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        buffer.append(contentsOf: bytes)
+        bytesWritten += Int64(bytes.count)
+        if buffer.count >= Self.bufferLimit { try flush() }
+    }
+
+    private func flush() throws {
+        var done = 0
+        try buffer.withUnsafeBytes { raw in
+            while done < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw POSIX.fail(temporaryPath, "write")
+                }
+                done += n
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Flushes, syncs the data to disk, moves it into place and syncs the folder, so the new file
+    /// survives a crash once this returns and never appears half-written.
+    ///
+    /// With `replacing: false` the move is a hard link, which fails with `EEXIST` rather than overwrite.
+    func commit(replacing: Bool = true) throws {
+        try flush()
+        guard fsync(fd) == 0 else { throw POSIX.fail(temporaryPath, "sync") }
+        close(fd)
+        fd = -1
+        defer { unlink(temporaryPath) }
+        if replacing {
+            guard rename(temporaryPath, destination) == 0 else { throw POSIX.fail(destination, "rename into place") }
+        } else {
+            guard link(temporaryPath, destination) == 0 else { throw POSIX.fail(destination, "create") }
+        }
+        try POSIX.syncDirectory((destination as NSString).deletingLastPathComponent)
+    }
+
+    func discard() {
+        if fd >= 0 { close(fd); fd = -1 }
+        unlink(temporaryPath)
+    }
+}
