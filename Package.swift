@@ -36,7 +36,7 @@ let package = Package(
         // A small program the tests run as a child process (killed mid-save, two writers at once).
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS"], path: "Tests/Helpers/llvs-test-helper"),
 
-        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "llvs-test-helper"]),
+        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs"]),
     ],

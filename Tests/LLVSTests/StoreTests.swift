@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+@testable import LLVS
+
+@Suite struct StoreTests {
+    let directory = TemporaryDirectory()
+
+    @Test func savesAndReadsValuesAtEveryVersion() throws {
+        let store = try makeStore(in: directory)
+        let v1 = try store.save(nil, insert: ["a": "1", "b": "2"])
+        let v2 = try store.save(v1.id, insert: ["c": "3"], update: ["a": "1'"], remove: ["b"])
+        #expect(try store.strings(at: v1.id) == ["a": "1", "b": "2"])
+        #expect(try store.strings(at: v2.id) == ["a": "1'", "c": "3"])
+        #expect(try store.value(id: "b", at: v2.id) == nil)
+        #expect(try store.value(id: "a", at: v2.id)?.storedVersionId == v2.id)
+        #expect(try store.value(id: "c", at: v2.id)?.storedVersionId == v2.id)
+        #expect(try store.valueCount(at: v2.id) == 2)
+        #expect(v2.valueDataSize == 3)
+        #expect(try store.valueReferences(at: v2.id).map(\.valueId) == ["a", "c"])
+    }
+
+    @Test func valuesAreStoredOnceAndReferencedAfter() throws {
+        let store = try makeStore(in: directory)
+        let v1 = try store.save(nil, insert: ["kept": "data"])
+        let v2 = try store.save(v1.id, insert: ["other": "x"])
+        #expect(try store.value(id: "kept", at: v2.id)?.storedVersionId == v1.id)
+        #expect(v2.valueDataSize == 1)
+    }
+
+    @Test func changesOfRootLinearAndBetweenVersions() throws {
+        let store = try makeStore(in: directory)
+        let v1 = try store.save(nil, insert: ["a": "1", "b": "2"])
+        let v2 = try store.save(v1.id, insert: ["c": "3"], update: ["a": "x"], remove: ["b"])
+        #expect(try store.valueChanges(madeInVersionIdentifiedBy: v1.id) == [
+            .insert(Value(id: "a", data: Data("1".utf8), storedVersionId: v1.id)),
+            .insert(Value(id: "b", data: Data("2".utf8), storedVersionId: v1.id)),
+        ])
+        #expect(try store.valueChanges(madeInVersionIdentifiedBy: v2.id) == [
+            .update(Value(id: "a", data: Data("x".utf8), storedVersionId: v2.id)),
+            .remove("b"),
+            .insert(Value(id: "c", data: Data("3".utf8), storedVersionId: v2.id)),
+        ])
+        #expect(try store.valueChanges(madeBetween: v2.id, and: v1.id).count == 3)
+    }
+
+    @Test func headsAncestryAndMostRecentHead() throws {
+        let store = try makeStore(in: directory)
+        let root = try store.save(nil, insert: ["a": "1"], timestamp: 100)
+        let left = try store.save(root.id, update: ["a": "L"], timestamp: 200)
+        let right = try store.save(root.id, update: ["a": "R"], timestamp: 300)
+        #expect(store.heads == [left.id, right.id])
+        #expect(store.mostRecentHead?.id == right.id)
+        #expect(store.isAncestor(root.id, of: left.id))
+        #expect(!store.isAncestor(left.id, of: right.id))
+        #expect(try store.greatestCommonAncestor(left.id, right.id) == root.id)
+        #expect(try store.greatestCommonAncestor(right.id, left.id) == root.id)
+        #expect(try store.greatestCommonAncestor(left.id, left.id) == left.id)
+    }
+
+    @Test func greatestCommonAncestorOfACrissCrossIsDeterministic() throws {
+        let store = try makeStore(in: directory)
+        let root = try store.save(nil, insert: ["x": "0"], timestamp: 1)
+        let a = try store.save(root.id, insert: ["a": "a"], timestamp: 2)
+        let b = try store.save(root.id, insert: ["b": "b"], timestamp: 3)
+        // Criss-cross: each side merges the other, so a and b are both greatest common ancestors.
+        let ab = try store.makeVersion(basedOn: .init(idOfFirst: a.id, idOfSecond: b.id), storing: [], timestamp: 4)
+        let ba = try store.makeVersion(basedOn: .init(idOfFirst: b.id, idOfSecond: a.id), storing: [], timestamp: 5)
+        #expect(try store.greatestCommonAncestor(ab.id, ba.id) == b.id) // the later of the two candidates
+        #expect(try store.greatestCommonAncestor(ba.id, ab.id) == b.id)
+    }
+
+    @Test func unknownPredecessorAndDuplicateChangesAreRefused() throws {
+        let store = try makeStore(in: directory)
+        #expect(throws: StoreError.missingPredecessor("nope", of: "v")) {
+            try store.addVersion(Version(id: "v", predecessors: .init(idOfFirst: "nope")), storing: [])
+        }
+        #expect(throws: StoreError.self) {
+            try store.makeVersion(basedOn: nil, storing: [.insert(Value("a", "1")), .update(Value("a", "2"))])
+        }
+        #expect(store.history.isEmpty)
+    }
+
+    @Test func storeSurvivesReopening() throws {
+        let url = directory.child("store")
+        let v2: Version
+        do {
+            let store = try Store(creatingAt: url)
+            let v1 = try store.save(nil, insert: ["a": "1"])
+            v2 = try store.save(v1.id, insert: ["b": "2"])
+        }
+        let reopened = try Store(openingAt: url)
+        #expect(reopened.history.count == 2)
+        #expect(try reopened.strings(at: v2.id) == ["a": "1", "b": "2"])
+        #expect(throws: StoreError.alreadyAStore(path: url.path)) { try Store(creatingAt: url) }
+        #expect(throws: StoreError.notAStore(path: directory.child("none").path)) { try Store(openingAt: directory.child("none")) }
+    }
+
+    @Test func versionsSavedByAnotherStoreInstanceAppearAfterReload() throws {
+        let url = directory.child("store")
+        let first = try Store(creatingAt: url)
+        let second = try Store(openingAt: url)
+        let v1 = try first.save(nil, insert: ["a": "1"])
+        #expect(second.version(identifiedBy: v1.id) == nil)
+        #expect(try second.reloadHistory() == [v1.id])
+        #expect(try second.strings(at: v1.id) == ["a": "1"])
+        #expect(try second.reloadHistory().isEmpty)
+    }
+
+    @Test func concurrentSavesFromManyTasksAllLand() async throws {
+        let store = try makeStore(in: directory)
+        let root = try store.save(nil, insert: ["seed": "0"])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<16 {
+                group.addTask { try store.save(root.id, insert: ["k\(i)": "\(i)"]) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(store.history.count == 17)
+        #expect(store.heads.count == 16)
+    }
+
+    @Test func receivedChangesAreCheckedAgainstTheirVersion() throws {
+        let store = try makeStore(in: directory)
+        #expect(throws: StoreError.invalidChanges("v", reason: "the version declares 10 bytes of value data but its changes carry 1")) {
+            try store.addVersion(Version(id: "v", valueDataSize: 10), storing: [.insert(Value("a", "1"))])
+        }
+        #expect(throws: StoreError.self) {
+            try store.addVersion(Version(id: "v"), storing: [.remove("a")])
+        }
+        #expect(throws: StoreError.self) {
+            try store.addVersion(Version(id: "v"), storing: [.preserve(.init(valueId: "a", storedVersionId: "elsewhere"))])
+        }
+        let compressed = Data("LLZF".utf8) + Data(repeating: 7, count: 80)
+        #expect(throws: StoreError.unsupportedCompressedValue("z", version: "v")) {
+            try store.addVersion(Version(id: "v"), storing: [.insert(Value(id: "z", data: compressed))])
+        }
+        #expect(store.history.isEmpty)
+        try store.addVersion(Version(id: "v", valueDataSize: 1), storing: [.insert(Value("a", "1"))])
+        #expect(try store.strings(at: "v") == ["a": "1"])
+    }
+}

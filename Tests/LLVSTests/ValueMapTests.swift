@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import LLVS
+
+/// The hash-trie value map against a plain dictionary, with random and long-shared-prefix IDs.
+@Suite struct ValueMapTests {
+    let directory = TemporaryDirectory()
+
+    enum IDKind: CaseIterable { case random, sharedPrefix }
+
+    func id(_ i: Int, _ kind: IDKind) -> String {
+        switch kind {
+        case .random: UUID().uuidString
+        case .sharedPrefix: "documents/2026/projects/shared-prefix-" + String(repeating: "x", count: 40) + "/\(i)"
+        }
+    }
+
+    @Test(arguments: IDKind.allCases)
+    func matchesADictionaryThroughManyEdits(kind: IDKind) throws {
+        let store = try makeStore(in: directory)
+        var expected: [String: String] = [:]
+        var ids: [String] = []
+        for i in 0..<2000 { ids.append(id(i, kind)) }
+        var inserts: [String: String] = [:]
+        for id in ids.prefix(1500) { inserts[id] = "v0-\(id)" }
+        var head = try store.save(nil, insert: inserts)
+        expected = inserts
+        var previous = head.id
+        var generator = SystemRandomNumberGenerator()
+        for round in 1...20 {
+            var insert: [String: String] = [:], update: [String: String] = [:], remove: [String] = []
+            for _ in 0..<30 {
+                let id = ids.randomElement(using: &generator)!
+                if insert[id] != nil || update[id] != nil || remove.contains(id) { continue }
+                if expected[id] == nil { insert[id] = "v\(round)" } else if Bool.random() { update[id] = "v\(round)" } else { remove.append(id) }
+            }
+            head = try store.save(previous, insert: insert, update: update, remove: remove)
+            let before = expected
+            for (k, v) in insert { expected[k] = v }
+            for (k, v) in update { expected[k] = v }
+            for k in remove { expected[k] = nil }
+            #expect(try store.valueCount(at: head.id) == expected.count)
+            let changes = try store.valueChanges(madeBetween: previous, and: head.id)
+            #expect(changes.count == insert.count + update.count + remove.count)
+            #expect(try store.strings(at: previous) == before)
+            previous = head.id
+        }
+        #expect(try store.strings(at: head.id) == expected)
+        for id in ids.shuffled().prefix(100) {
+            #expect(try store.value(id: Value.ID(id), at: head.id)?.string == expected[id])
+        }
+    }
+
+    @Test func emptyingAMapAndFillingItAgain() throws {
+        let store = try makeStore(in: directory)
+        var values: [String: String] = [:]
+        for i in 0..<500 { values["k\(i)"] = "\(i)" }
+        let full = try store.save(nil, insert: values)
+        let empty = try store.save(full.id, remove: Array(values.keys))
+        #expect(try store.values(at: empty.id).isEmpty)
+        #expect(try store.valueCount(at: empty.id) == 0)
+        let again = try store.save(empty.id, insert: ["k1": "back"])
+        #expect(try store.strings(at: again.id) == ["k1": "back"])
+    }
+
+    @Test func aSaveWritesNodesOnlyAlongTheChangedPath() throws {
+        let store = try makeStore(in: directory)
+        var values: [String: String] = [:]
+        for i in 0..<20_000 { values["same-long-prefix-for-every-id-\(i)"] = "x" }
+        let big = try store.save(nil, insert: values)
+        let small = try store.save(big.id, update: ["same-long-prefix-for-every-id-7": "y"])
+        let file = try ReadableFile(path: (store.storage as! FileStorage).path(for: small.id))
+        // One value, a handful of map nodes and the header: a few kilobytes, whatever the store's size.
+        #expect(file.size < 8_000)
+    }
+}
