@@ -1,1 +1,112 @@
-print("bench")
+import Foundation
+import LLVS
+
+// Benchmarks that print figures. Usage:
+//
+//   swift run -c release llvs-bench store [--sizes 1000,10000,100000] [--saves N] [--reads N]
+//
+// `store`: the cost of one save (one value updated, one inserted) and of one read in stores holding
+// 1k, 10k and 100k values, with random IDs and with IDs that share a long prefix.
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+enum IDKind: String, CaseIterable {
+    case random, sharedPrefix = "shared-prefix"
+
+    func id(_ i: Int) -> Value.ID {
+        switch self {
+        case .random: Value.ID(UUID().uuidString)
+        case .sharedPrefix: Value.ID("users/0000000000/documents/archive/2026/" + String(repeating: "p", count: 64) + "/item-\(i)")
+        }
+    }
+}
+
+func option(_ name: String, in arguments: [String]) -> String? {
+    guard let index = arguments.firstIndex(of: "--\(name)"), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+func storeBenchmark(_ arguments: [String]) throws {
+    let sizes = (option("sizes", in: arguments) ?? "1000,10000,100000").split(separator: ",").compactMap { Int($0) }
+    let saveCount = Int(option("saves", in: arguments) ?? "") ?? 200
+    let readCount = Int(option("reads", in: arguments) ?? "") ?? 2000
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-bench-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+
+    print("Store benchmark: FileStorage, \(saveCount) saves and \(readCount) reads per row (medians; p90 in brackets)")
+    print("ids            values   fill(s)   save(ms)            bytes/save   read cold(µs)        read warm(µs)")
+    var saveMedians: [IDKind: [Int: Double]] = [:]
+    for kind in IDKind.allCases {
+        for size in sizes {
+            let url = root.appendingPathComponent("\(kind.rawValue)-\(size)")
+            let store = try Store(creatingAt: url)
+            var ids = (0..<size).map(kind.id)
+            var head: Version!
+            let payload = Data(repeating: 0x61, count: 100)
+            let fill = try seconds {
+                head = try store.makeVersion(basedOnPredecessor: nil, inserting: ids.map { Value(id: $0, data: payload) })
+            }
+            var saveTimes: [Double] = []
+            var bytes: [Double] = []
+            for i in 0..<saveCount {
+                let updated = Value(id: ids.randomElement()!, data: Data("update \(i)".utf8))
+                let inserted = Value(id: kind.id(size + i), data: payload)
+                ids.append(inserted.id)
+                let t = try seconds {
+                    head = try store.makeVersion(basedOnPredecessor: head.id, inserting: [inserted], updating: [updated])
+                }
+                saveTimes.append(t)
+                bytes.append(Double(try versionFileSize(of: head.id, in: url)))
+            }
+            // Cold: a freshly opened store, so map nodes come from disk. Warm: the same reads again.
+            let reopened = try Store(openingAt: url)
+            let sample = (0..<readCount).map { _ in ids.randomElement()! }
+            var cold: [Double] = [], warm: [Double] = []
+            for id in sample { cold.append(try seconds { _ = try reopened.value(id: id, at: head.id) }) }
+            for id in sample { warm.append(try seconds { _ = try reopened.value(id: id, at: head.id) }) }
+            saveMedians[kind, default: [:]][size] = median(saveTimes)
+            print(kind.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)
+                  + String(format: "%7d  %8.2f   %6.3f [%6.3f]   %8.0f    %7.1f [%7.1f]   %7.1f [%7.1f]",
+                           size, fill, median(saveTimes) * 1e3, percentile(saveTimes, 0.9) * 1e3, median(bytes),
+                           median(cold) * 1e6, percentile(cold, 0.9) * 1e6, median(warm) * 1e6, percentile(warm, 0.9) * 1e6))
+            try? FileManager.default.removeItem(at: url)
+        }
+    }
+    if let small = sizes.min(), let large = sizes.max(), small != large {
+        for kind in IDKind.allCases {
+            let ratio = saveMedians[kind]![large]! / saveMedians[kind]![small]!
+            print(String(format: "save at %d / save at %d values, %@ IDs: %.2f (target ≤ 2)", large, small, kind.rawValue, ratio))
+        }
+    }
+}
+
+func versionFileSize(of id: Version.ID, in store: URL) throws -> Int {
+    // FileStorage names a version's file by the SHA-256 of its ID, in a folder named by the hash's first two digits.
+    let versions = store.appendingPathComponent("versions")
+    let name = SHA256.hex(Data(id.rawValue.utf8))
+    let path = versions.appendingPathComponent(String(name.prefix(2))).appendingPathComponent(name).path
+    return (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "store":
+    try storeBenchmark(Array(arguments.dropFirst()))
+default:
+    print("usage: llvs-bench store [--sizes 1000,10000,100000] [--saves N] [--reads N]")
+    exit(arguments.isEmpty || arguments.first == "--help" ? 0 : 2)
+}

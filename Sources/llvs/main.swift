@@ -1,1 +1,57 @@
-print("llvs")
+import Foundation
+import LLVS
+
+/// `llvs`: the command-line tool. Each subcommand is a small type in Commands/.
+let commands: [any Command.Type] = [
+    InitCommand.self, PutCommand.self, GetCommand.self, RemoveCommand.self,
+    LogCommand.self, HeadsCommand.self, DiffCommand.self, MergeCommand.self,
+]
+
+@MainActor func overview() -> String {
+    var text = "usage: llvs COMMAND [ARGUMENTS] [--store DIR]\n\nLLVS for Linux: a versioned store that syncs app data the way Git syncs code.\n\ncommands:\n"
+    for command in commands {
+        text += "  " + command.name.padding(toLength: 8, withPad: " ", startingAt: 0) + command.summary + "\n"
+    }
+    text += "\nRun `llvs COMMAND --help` for a command's options.\n\nexit codes:\n"
+    for code in ExitCode.allCases { text += "  \(code.rawValue)  \(code.meaning)\n" }
+    return text
+}
+
+func fail(_ message: String, code: ExitCode) -> Never {
+    FileHandle.standardError.write(Data("llvs: \(message)\n".utf8))
+    exit(code.rawValue)
+}
+
+var words = Array(CommandLine.arguments.dropFirst())
+guard let name = words.first, !["--help", "-h", "help"].contains(name) else {
+    if words.count > 1, let command = commands.first(where: { $0.name == words[1] }) {
+        print(command.help, terminator: "")
+    } else {
+        print(overview(), terminator: "")
+    }
+    exit(words.isEmpty ? ExitCode.usage.rawValue : 0)
+}
+words.removeFirst()
+guard let command = commands.first(where: { $0.name == name }) else {
+    fail("unknown command \(name). Run `llvs --help` for the list.", code: .usage)
+}
+if words.contains("--help") || words.contains("-h") {
+    print(command.help, terminator: "")
+    exit(0)
+}
+
+do {
+    let arguments = try ParsedArguments(words, specs: command.options + [CommandContext.storeOption])
+    guard command.positionalCount.contains(arguments.positionals.count) else {
+        throw CommandError.usage("\(name) takes \(command.arguments.isEmpty ? "no arguments" : command.arguments), not \(arguments.positionals.map { "'\($0)'" }.joined(separator: " "))")
+    }
+    let context = CommandContext(storeOption: arguments.value("store"))
+    try await command.init(arguments).run(in: context)
+} catch let error as CommandError {
+    if case .usage(let message) = error {
+        fail("\(message)\nusage: llvs \(name) \(command.arguments) [--store DIR]  (see `llvs \(name) --help`)", code: .usage)
+    }
+    fail(error.description, code: ExitCode.of(error))
+} catch {
+    fail("\(error)", code: ExitCode.of(error))
+}

@@ -1,0 +1,60 @@
+import LLVS
+
+/// What a command can fail with, each with its exit code. Codes are documented in `llvs --help`.
+enum CommandError: Error, CustomStringConvertible {
+    /// Wrong or missing arguments (exit 2).
+    case usage(String)
+    /// A value or version that does not exist (exit 3).
+    case notFound(String)
+    /// Anything else, already phrased for the user (exit 1).
+    case failed(String)
+
+    var description: String {
+        switch self {
+        case .usage(let message), .notFound(let message), .failed(let message): message
+        }
+    }
+}
+
+/// Exit codes of `llvs`.
+enum ExitCode: Int32, CaseIterable {
+    case success = 0
+    case failure = 1
+    case usage = 2
+    case notFound = 3
+    case noStore = 4
+    case corrupt = 5
+    case conflict = 6
+
+    var meaning: String {
+        switch self {
+        case .success: "success"
+        case .failure: "the command failed (the message says why)"
+        case .usage: "wrong arguments"
+        case .notFound: "no such value or version"
+        case .noStore: "no store at the path, or one already there for init"
+        case .corrupt: "a file of the store is damaged"
+        case .conflict: "a merge left conflicts unresolved"
+        }
+    }
+
+    static func of(_ error: any Error) -> ExitCode {
+        switch error {
+        case let error as CommandError:
+            switch error {
+            case .usage: return .usage
+            case .notFound: return .notFound
+            case .failed: return .failure
+            }
+        case let error as StoreError:
+            switch error {
+            case .notAStore, .alreadyAStore: return .noStore
+            case .corruptFile, .unsupportedStorage, .unsupportedCompressedValue: return .corrupt
+            case .versionNotFound: return .notFound
+            case .unresolvedConflicts: return .conflict
+            case .io, .versionAlreadyExists, .missingPredecessor, .invalidChanges: return .failure
+            }
+        default: return .failure
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import LLVS
+
+struct GetCommand: Command {
+    static let name = "get"
+    static let summary = "Write value ID, as it is at the current version (or at VERSION), to standard output."
+    static let arguments = "ID"
+    static let options: [OptionSpec] = [.value("at", "VERSION", "read at this version (an ID or a unique prefix of one)")]
+    static let positionalCount = 1...1
+
+    let id: Value.ID
+    let at: String?
+
+    init(_ arguments: ParsedArguments) throws {
+        id = Value.ID(arguments.positionals[0])
+        at = arguments.value("at")
+    }
+
+    func run(in context: CommandContext) async throws {
+        let coordinator = try context.openCoordinator()
+        let store = coordinator.store
+        let versionId: Version.ID
+        if let at {
+            versionId = try context.resolveVersion(at, in: store).id
+        } else {
+            guard let current = await coordinator.currentVersionId else { throw CommandError.notFound("The store is empty.") }
+            versionId = current
+        }
+        guard let value = try store.value(id: id, at: versionId) else {
+            throw CommandError.notFound("There is no value \(id) at version \(versionId).")
+        }
+        context.write(value.data)
+    }
+}
+
+extension CommandContext {
+    func write(_ data: Data) { FileHandle.standardOutput.write(data) }
+}
+
+import Foundation

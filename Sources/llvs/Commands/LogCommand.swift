@@ -1,0 +1,33 @@
+import LLVS
+
+struct LogCommand: Command {
+    static let name = "log"
+    static let summary = "List versions, newest first; * marks the current version."
+    static let arguments = ""
+    static let options: [OptionSpec] = [
+        .flag("json", "print JSON"),
+        .value("limit", "N", "show at most N versions"),
+    ]
+
+    let json: Bool
+    let limit: Int?
+
+    init(_ arguments: ParsedArguments) throws {
+        json = arguments.has("json")
+        if let text = arguments.value("limit") {
+            guard let n = Int(text), n >= 0 else { throw CommandError.usage("--limit needs a whole number, not \(text)") }
+            limit = n
+        } else {
+            limit = nil
+        }
+    }
+
+    func run(in context: CommandContext) async throws {
+        let coordinator = try context.openCoordinator()
+        let current = await coordinator.currentVersionId
+        var versions = coordinator.store.history.versions.values.sorted { History.isOrderedBefore($1, $0) }
+        if let limit { versions = Array(versions.prefix(limit)) }
+        let summaries = versions.map { VersionSummary($0, current: current) }
+        if json { try context.writeJSON(summaries) } else { summaries.forEach { context.writeLine($0.line) } }
+    }
+}

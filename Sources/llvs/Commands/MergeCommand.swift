@@ -1,0 +1,42 @@
+import LLVS
+
+struct MergeCommand: Command {
+    static let name = "merge"
+    static let summary = "Merge the other heads into the current version (three-way through an arbiter) and make the result current."
+    static let arguments = ""
+    static let options: [OptionSpec] = [
+        .value("arbiter", "KIND", "how conflicts are decided: change (most recent change wins, the default) or branch (most recent version wins)"),
+        .value("branch", "NAME", "merge only heads on this branch (repeatable)", repeatable: true),
+        .value("except-branch", "NAME", "merge every head except those on this branch (repeatable)", repeatable: true),
+    ]
+
+    let arbiter: any MergeArbiter
+    let selection: HeadSelection
+
+    init(_ arguments: ParsedArguments) throws {
+        switch arguments.value("arbiter") ?? "change" {
+        case "change": arbiter = MostRecentChangeFavoringArbiter()
+        case "branch": arbiter = MostRecentBranchFavoringArbiter()
+        case let other: throw CommandError.usage("unknown arbiter \(other); use change or branch")
+        }
+        let only = arguments.all("branch"), except = arguments.all("except-branch")
+        guard only.isEmpty || except.isEmpty else { throw CommandError.usage("give --branch or --except-branch, not both") }
+        selection = !only.isEmpty ? .branches(only.map { Branch($0) }) : !except.isEmpty ? .allExcept(branches: except.map { Branch($0) }) : .all
+    }
+
+    func run(in context: CommandContext) async throws {
+        let coordinator = try context.openCoordinator()
+        let before = await coordinator.currentVersionId
+        guard let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter) else {
+            context.writeLine("The store is empty; nothing to merge.")
+            return
+        }
+        if merged.id == before {
+            context.writeLine("Already up to date at \(merged.id).")
+        } else if merged.isMerge {
+            context.writeLine("Merged into \(merged.id).")
+        } else {
+            context.writeLine("Fast-forwarded to \(merged.id).")
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+
+/// Runs the built `llvs` binary as a user would and checks its output and exit codes.
+@Suite final class CommandLineTests {
+    let directory: URL
+    var store: String { directory.appendingPathComponent("store").path }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    struct Result {
+        var status: Int32
+        var output: Data
+        var error: String
+        var text: String { String(decoding: output, as: UTF8.self) }
+    }
+
+    static let binary: URL = {
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for folder in [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent(),
+                       packageRoot.appendingPathComponent(".build/debug")] {
+            let url = folder.appendingPathComponent("llvs")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return packageRoot.appendingPathComponent(".build/debug/llvs")
+    }()
+
+    @discardableResult
+    func llvs(_ arguments: String..., input: Data? = nil, withStore: Bool = true) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments + (withStore ? ["--store", store] : [])
+        process.currentDirectoryURL = directory
+        let out = Pipe(), err = Pipe(), inp = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = inp
+        try process.run()
+        if let input { inp.fileHandleForWriting.write(input) }
+        try inp.fileHandleForWriting.close()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let error = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, output: output, error: String(decoding: error, as: UTF8.self))
+    }
+
+    @Test func aValueRoundTripsThroughPutAndGet() throws {
+        #expect(try llvs("init").status == 0)
+        let binary = Data((0..<256).map { UInt8($0) })
+        let put = try llvs("put", "blobs/all-bytes", "-", input: binary)
+        #expect(put.status == 0)
+        let version = put.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try llvs("get", "blobs/all-bytes").output == binary)
+        let file = directory.appendingPathComponent("in.txt")
+        try Data("second".utf8).write(to: file)
+        #expect(try llvs("put", "blobs/all-bytes", file.path).status == 0)
+        #expect(try llvs("get", "blobs/all-bytes").text == "second")
+        #expect(try llvs("get", "blobs/all-bytes", "--at", String(version.prefix(8))).output == binary)
+    }
+
+    @Test func logHeadsDiffAndRemove() throws {
+        try llvs("init")
+        let v1 = try llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .newlines)
+        try llvs("put", "b", "-", input: Data("2".utf8))
+        let v3 = try llvs("rm", "a").text.trimmingCharacters(in: .newlines)
+        let log = try llvs("log", "--json")
+        let entries = try JSONSerialization.jsonObject(with: log.output) as! [[String: Any]]
+        #expect(entries.count == 3)
+        #expect(entries[0]["id"] as? String == v3)
+        #expect(entries[0]["current"] as? Bool == true)
+        #expect(try llvs("heads").text.contains(v3))
+        #expect(try llvs("diff", v1, v3).text == "- a\n+ b\n")
+        #expect(try llvs("get", "a").status == 3)
+    }
+
+    @Test func mergeTakesInAnotherBranch() throws {
+        try llvs("init")
+        try llvs("put", "a", "-", input: Data("1".utf8))
+        #expect(try llvs("merge").text.contains("Already up to date"))
+        #expect(try llvs("merge", "--arbiter", "branch").status == 0)
+    }
+
+    @Test func badArgumentsGiveClearErrorsAndDistinctCodes() throws {
+        let missingStore = try llvs("get", "x")
+        #expect(missingStore.status == 4)
+        #expect(missingStore.error.contains("llvs init"))
+        try llvs("init")
+        #expect(try llvs("init").status == 4)
+        let unknown = try llvs("frobnicate")
+        #expect(unknown.status == 2)
+        #expect(unknown.error.contains("unknown command frobnicate"))
+        #expect(try llvs("put", "only-id").status == 2)
+        #expect(try llvs("log", "--limit", "many").error.contains("--limit"))
+        #expect(try llvs("get", "x", "--at", "nonexistent").status == 3)
+        #expect(try llvs("put", "x", directory.appendingPathComponent("missing").path).status == 3)
+        #expect(try llvs("merge", "--arbiter", "coin").status == 2)
+        #expect(try llvs("get", "x", "--bogus").error.contains("unknown option --bogus"))
+    }
+
+    @Test func everyCommandHasHelp() throws {
+        let overview = try llvs("--help", withStore: false)
+        #expect(overview.status == 0)
+        for command in ["init", "put", "get", "rm", "log", "heads", "diff", "merge"] {
+            #expect(overview.text.contains("  \(command) "))
+            let help = try llvs(command, "--help", withStore: false)
+            #expect(help.status == 0)
+            #expect(help.text.hasPrefix("usage: llvs \(command)"))
+        }
+    }
+
+    @Test func aDamagedStoreGivesTheCorruptExitCode() throws {
+        try llvs("init")
+        try llvs("put", "a", "-", input: Data("1".utf8))
+        let versions = URL(fileURLWithPath: store).appendingPathComponent("versions")
+        let shard = try FileManager.default.contentsOfDirectory(atPath: versions.path).first { !$0.hasPrefix(".") }!
+        let file = try FileManager.default.contentsOfDirectory(atPath: versions.appendingPathComponent(shard).path).first!
+        let path = versions.appendingPathComponent(shard).appendingPathComponent(file)
+        try Data("garbage".utf8).write(to: path)
+        let result = try llvs("log")
+        #expect(result.status == 5)
+        #expect(result.error.contains(path.path))
+    }
+}
