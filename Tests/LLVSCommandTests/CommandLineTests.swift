@@ -80,9 +80,19 @@ import Testing
 
     @Test func mergeTakesInAnotherBranch() throws {
         try llvs("init")
-        try llvs("put", "a", "-", input: Data("1".utf8))
+        let v1 = try llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .newlines)
         #expect(try llvs("merge").text.contains("Already up to date"))
-        #expect(try llvs("merge", "--arbiter", "branch").status == 0)
+        try llvs("put", "a", "-", input: Data("main".utf8))
+        let side = try llvs("put", "b", "-", "--on", v1, "--branch", "side", input: Data("side".utf8))
+        #expect(side.status == 0)
+        #expect(try llvs("get", "b").status == 3) // the current version did not move
+        let heads = try JSONSerialization.jsonObject(with: try llvs("heads", "--json").output) as! [[String: Any]]
+        #expect(heads.count == 2)
+        #expect(try llvs("merge", "--branch", "other").text.contains("Already up to date"))
+        #expect(try llvs("merge", "--arbiter", "branch").text.hasPrefix("Merged into"))
+        #expect(try llvs("get", "a").text == "main")
+        #expect(try llvs("get", "b").text == "side")
+        #expect(try llvs("heads", "--json").text.components(separatedBy: "\"id\"").count == 2)
     }
 
     @Test func badArgumentsGiveClearErrorsAndDistinctCodes() throws {

@@ -5,18 +5,20 @@ struct PutCommand: Command {
     static let name = "put"
     static let summary = "Save the contents of FILE (or standard input for -) as value ID, in a new version on top of the current one."
     static let arguments = "ID FILE|-"
-    static let options: [OptionSpec] = [.value("branch", "NAME", "save the version on a named branch")]
+    static let options = Saving.options
     static let positionalCount = 2...2
 
     let id: Value.ID
     let source: String
-    let branch: Branch?
+    let branch: String?
+    let base: String?
 
     init(_ arguments: ParsedArguments) throws {
         guard !arguments.positionals[0].isEmpty else { throw CommandError.usage("the value ID is empty") }
         id = Value.ID(arguments.positionals[0])
         source = arguments.positionals[1]
-        branch = arguments.value("branch").map { Branch($0) }
+        branch = arguments.value("branch")
+        base = arguments.value("on")
     }
 
     func run(in context: CommandContext) async throws {
@@ -30,9 +32,10 @@ struct PutCommand: Command {
             data = contents
         }
         let coordinator = try context.openCoordinator()
-        let exists = try await coordinator.value(id: id) != nil
+        let exists = try await Saving.existing(id, on: base, in: context, coordinator: coordinator) != nil
         let value = Value(id: id, data: data)
-        let version = try await coordinator.save(exists ? [.update(value)] : [.insert(value)], branch: branch)
+        let version = try await Saving.save(exists ? .update(value) : .insert(value), branch: branch, on: base,
+                                            in: context, coordinator: coordinator)
         context.writeLine(version.id.rawValue)
     }
 }
