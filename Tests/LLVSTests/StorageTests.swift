@@ -93,8 +93,11 @@ import Testing
             let head = try #require(store.mostRecentHead)
             #expect(try store.valueCount(at: head.id) == count)
             for value in try store.values(at: head.id) { #expect(value.data.count == 300_000) }
-            // The store takes new saves after the crash.
+            // The store takes new saves after the crash, and the killed writer's temporary file is gone.
             _ = try store.save(head.id, insert: ["after": "crash"])
+            let leftovers = try FileManager.default.subpathsOfDirectory(atPath: url.appendingPathComponent("versions").path)
+                .filter { ($0 as NSString).lastPathComponent.hasPrefix(".tmp-") }
+            #expect(leftovers.isEmpty)
         }
     }
 

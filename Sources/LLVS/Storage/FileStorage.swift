@@ -21,6 +21,9 @@ public final class FileStorage: Storage {
     public init(storeRoot: String) throws {
         versionsPath = storeRoot + "/versions"
         try POSIX.makeDirectories(versionsPath)
+        for folder in try POSIX.listNames(versionsPath) where folder.count == 2 {
+            try removeAbandonedTemporaryFiles(in: versionsPath + "/" + folder)
+        }
     }
 
     func path(for id: Version.ID) -> String {

@@ -32,8 +32,8 @@ enum POSIX {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Names in a folder, hidden ones excluded; an absent folder has none.
-    static func listNames(_ path: String) throws -> [String] {
+    /// Names in a folder, hidden ones excluded unless asked for; an absent folder has none.
+    static func listNames(_ path: String, includingHidden: Bool = false) throws -> [String] {
         guard let dir = opendir(path) else {
             if errno == ENOENT { return [] }
             throw fail(path, "list")
@@ -44,7 +44,7 @@ enum POSIX {
             let name = withUnsafePointer(to: entry.pointee.d_name) {
                 $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
             }
-            if name.hasPrefix(".") { continue }
+            if name == "." || name == ".." || (!includingHidden && name.hasPrefix(".")) { continue }
             names.append(name)
         }
         return names
@@ -129,6 +129,16 @@ final class ReadableFile: Sendable {
     }
 }
 
+/// Removes temporary files left in `folder` by writers whose process has ended (a crash mid-write).
+/// Files of live processes are left alone: another process sharing the folder may be writing them now.
+func removeAbandonedTemporaryFiles(in folder: String) throws {
+    for name in try POSIX.listNames(folder, includingHidden: true) where name.hasPrefix(AtomicFileWriter.temporaryPrefix) {
+        let pidText = name.dropFirst(AtomicFileWriter.temporaryPrefix.count).prefix { $0 != "-" }
+        guard let pid = pid_t(pidText), pid > 0 else { continue }
+        if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+    }
+}
+
 /// Writes a new file through a temporary name, made visible by `commit()` in one rename.
 /// Writes are buffered, so callers may append many small pieces; nothing partial is ever seen at `destination`.
 final class AtomicFileWriter {
@@ -138,12 +148,13 @@ final class AtomicFileWriter {
     private var buffer: [UInt8] = []
     private(set) var bytesWritten: Int64 = 0
     private static let bufferLimit = 1 << 20
+    static let temporaryPrefix = ".tmp-"
 
     init(destination: String) throws {
         self.destination = destination
         let folder = (destination as NSString).deletingLastPathComponent
         let name = (destination as NSString).lastPathComponent
-        self.temporaryPath = folder + "/.tmp-\(getpid())-\(UUID().uuidString)-" + name
+        self.temporaryPath = folder + "/" + Self.temporaryPrefix + "\(getpid())-\(UUID().uuidString)-" + name
         fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw POSIX.fail(temporaryPath, "create") }
     }
