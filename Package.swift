@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "LLVS", targets: ["LLVS"]),
+        .library(name: "LLVSSQLite", targets: ["LLVSSQLite"]),
         .executable(name: "llvs", targets: ["llvs"]),
         .executable(name: "llvs-bench", targets: ["llvs-bench"]),
     ],
@@ -27,16 +28,19 @@ let package = Package(
         // The core: versions, values, map, history, merge, storage, exchanges, coordinator.
         .target(name: "LLVS", dependencies: ["CCrypto", "CZlib"]),
 
+        // SQLite storage, on the system's sqlite3.
+        .target(name: "LLVSSQLite", dependencies: ["LLVS", "CSQLite3"]),
+
         // The command-line tool.
-        .executableTarget(name: "llvs", dependencies: ["LLVS"]),
+        .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite"]),
 
         // Benchmarks that print figures (never timed tests).
-        .executableTarget(name: "llvs-bench", dependencies: ["LLVS"]),
+        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite"]),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
-        .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS"], path: "Tests/Helpers/llvs-test-helper"),
+        .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite"], path: "Tests/Helpers/llvs-test-helper"),
 
-        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "llvs-test-helper"], exclude: ["Fixtures"]),
+        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs"]),
     ],

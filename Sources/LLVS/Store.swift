@@ -19,9 +19,9 @@ public final class Store: Sendable {
 
     /// Makes the storage for a store, given its root folder and descriptor. The core knows `file`;
     /// other kinds (SQLite) are supplied by their modules.
-    public typealias StorageMaker = @Sendable (_ root: String, _ descriptor: StoreDescriptor) throws -> any Storage
+    public typealias StorageMaker = @Sendable (_ root: String, _ descriptor: StoreDescriptor, _ creating: Bool) throws -> any Storage
 
-    public static let fileStorageMaker: StorageMaker = { root, descriptor in
+    public static let fileStorageMaker: StorageMaker = { root, descriptor, _ in
         guard descriptor.storage == "file" else { throw StoreError.unsupportedStorage(kind: descriptor.storage, path: root) }
         return try FileStorage(storeRoot: root)
     }
@@ -41,7 +41,7 @@ public final class Store: Sendable {
         let root = url.path
         if try StoreDescriptor.read(storeRoot: root) != nil { throw StoreError.alreadyAStore(path: root) }
         try POSIX.makeDirectories(root)
-        let storage = try makeStorage(root, descriptor)
+        let storage = try makeStorage(root, descriptor, true)
         try descriptor.write(storeRoot: root)
         try self.init(url: url, storage: storage)
     }
@@ -49,7 +49,7 @@ public final class Store: Sendable {
     /// Opens an existing store; fails with `notAStore` if `url` holds none.
     public convenience init(openingAt url: URL, makeStorage: StorageMaker = Store.fileStorageMaker) throws {
         guard let descriptor = try StoreDescriptor.read(storeRoot: url.path) else { throw StoreError.notAStore(path: url.path) }
-        try self.init(url: url, storage: makeStorage(url.path, descriptor))
+        try self.init(url: url, storage: makeStorage(url.path, descriptor, false))
     }
 
     private init(url: URL, storage: any Storage) throws {

@@ -1,12 +1,13 @@
 import Foundation
 import LLVS
+import LLVSSQLite
 
 // Benchmarks that print figures. Usage:
 //
-//   swift run -c release llvs-bench store [--sizes 1000,10000,100000] [--saves N] [--reads N]
+//   swift run -c release llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
 //
 // `store`: the cost of one save (one value updated, one inserted) and of one read in stores holding
-// 1k, 10k and 100k values, with random IDs and with IDs that share a long prefix.
+// 1k, 10k and 100k values, with random IDs and with IDs that share a long prefix, for each storage side by side.
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
@@ -44,16 +45,18 @@ func storeBenchmark(_ arguments: [String]) throws {
     let sizes = (option("sizes", in: arguments) ?? "1000,10000,100000").split(separator: ",").compactMap { Int($0) }
     let saveCount = Int(option("saves", in: arguments) ?? "") ?? 200
     let readCount = Int(option("reads", in: arguments) ?? "") ?? 2000
+    let storages = (option("storages", in: arguments) ?? "file,sqlite").split(separator: ",").map(String.init)
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-bench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }
 
-    print("Store benchmark: FileStorage, \(saveCount) saves and \(readCount) reads per row (medians; p90 in brackets)")
-    print("ids            values   fill(s)   save(ms)            bytes/save   read cold(µs)        read warm(µs)")
-    var saveMedians: [IDKind: [Int: Double]] = [:]
+    print("Store benchmark: \(saveCount) saves and \(readCount) reads per row (medians; p90 in brackets)")
+    print("storage ids            values   fill(s)   save(ms)            bytes/save   read cold(µs)        read warm(µs)")
+    var saveMedians: [String: [Int: Double]] = [:]
+    for storage in storages {
     for kind in IDKind.allCases {
         for size in sizes {
-            let url = root.appendingPathComponent("\(kind.rawValue)-\(size)")
-            let store = try Store(creatingAt: url)
+            let url = root.appendingPathComponent("\(storage)-\(kind.rawValue)-\(size)")
+            let store = try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: SQLiteStorage.storageMaker)
             var ids = (0..<size).map(kind.id)
             var head: Version!
             let payload = Data(repeating: 0x61, count: 100)
@@ -70,26 +73,28 @@ func storeBenchmark(_ arguments: [String]) throws {
                     head = try store.makeVersion(basedOnPredecessor: head.id, inserting: [inserted], updating: [updated])
                 }
                 saveTimes.append(t)
-                bytes.append(Double(try versionFileSize(of: head.id, in: url)))
+                if storage == "file" { bytes.append(Double(try versionFileSize(of: head.id, in: url))) }
             }
             // Cold: a freshly opened store, so map nodes come from disk. Warm: the same reads again.
-            let reopened = try Store(openingAt: url)
+            let reopened = try Store(openingAt: url, makeStorage: SQLiteStorage.storageMaker)
             let sample = (0..<readCount).map { _ in ids.randomElement()! }
             var cold: [Double] = [], warm: [Double] = []
             for id in sample { cold.append(try seconds { _ = try reopened.value(id: id, at: head.id) }) }
             for id in sample { warm.append(try seconds { _ = try reopened.value(id: id, at: head.id) }) }
-            saveMedians[kind, default: [:]][size] = median(saveTimes)
-            print(kind.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)
-                  + String(format: "%7d  %8.2f   %6.3f [%6.3f]   %8.0f    %7.1f [%7.1f]   %7.1f [%7.1f]",
-                           size, fill, median(saveTimes) * 1e3, percentile(saveTimes, 0.9) * 1e3, median(bytes),
+            saveMedians["\(storage) \(kind.rawValue)", default: [:]][size] = median(saveTimes)
+            print(storage.padding(toLength: 8, withPad: " ", startingAt: 0) + kind.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)
+                  + String(format: "%7d  %8.2f   %6.3f [%6.3f]   %8@    %7.1f [%7.1f]   %7.1f [%7.1f]",
+                           size, fill, median(saveTimes) * 1e3, percentile(saveTimes, 0.9) * 1e3,
+                           bytes.isEmpty ? "-" : String(Int(median(bytes))),
                            median(cold) * 1e6, percentile(cold, 0.9) * 1e6, median(warm) * 1e6, percentile(warm, 0.9) * 1e6))
             try? FileManager.default.removeItem(at: url)
         }
     }
+    }
     if let small = sizes.min(), let large = sizes.max(), small != large {
-        for kind in IDKind.allCases {
-            let ratio = saveMedians[kind]![large]! / saveMedians[kind]![small]!
-            print(String(format: "save at %d / save at %d values, %@ IDs: %.2f (target ≤ 2)", large, small, kind.rawValue, ratio))
+        for (row, medians) in saveMedians.sorted(by: { $0.key < $1.key }) {
+            let ratio = medians[large]! / medians[small]!
+            print(String(format: "save at %d / save at %d values, %@ IDs: %.2f (target ≤ 2)", large, small, row, ratio))
         }
     }
 }
@@ -107,6 +112,6 @@ switch arguments.first {
 case "store":
     try storeBenchmark(Array(arguments.dropFirst()))
 default:
-    print("usage: llvs-bench store [--sizes 1000,10000,100000] [--saves N] [--reads N]")
+    print("usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]")
     exit(arguments.isEmpty || arguments.first == "--help" ? 0 : 2)
 }

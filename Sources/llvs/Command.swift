@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSQLite
 
 /// One `llvs` subcommand: its name, help and options beside each other, and what it does.
 protocol Command {
@@ -44,8 +45,11 @@ struct CommandContext {
 
     var storeURL: URL { URL(fileURLWithPath: storePath) }
 
+    /// Every storage this build can open; the store's descriptor says which one it uses.
+    static let storageMaker: Store.StorageMaker = SQLiteStorage.storageMaker
+
     func openCoordinator() throws -> StoreCoordinator {
-        try StoreCoordinator(store: try Store(openingAt: storeURL))
+        try StoreCoordinator(store: try Store(openingAt: storeURL, makeStorage: Self.storageMaker))
     }
 
     /// A version named in full or by a unique prefix of its ID.

@@ -63,6 +63,14 @@ import Testing
         #expect(try llvs("get", "blobs/all-bytes", "--at", String(version.prefix(8))).output == binary)
     }
 
+    @Test func anSQLiteStoreRemembersItsStorage() throws {
+        #expect(try llvs("init", "--storage", "sqlite").text.contains("sqlite storage"))
+        try llvs("put", "a", "-", input: Data("in sqlite".utf8))
+        #expect(try llvs("get", "a").text == "in sqlite")
+        #expect(FileManager.default.fileExists(atPath: store + "/store.sqlite"))
+        #expect(try llvs("init", "--storage", "paper", withStore: false).status == 2)
+    }
+
     @Test func logHeadsDiffAndRemove() throws {
         try llvs("init")
         let v1 = try llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .newlines)

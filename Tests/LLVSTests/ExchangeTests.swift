@@ -18,10 +18,10 @@ import Testing
         }
     }
 
-    @Test(arguments: Kind.allCases)
-    func twoStoresConvergeAfterConcurrentEdits(kind: Kind) async throws {
-        let a = try StoreCoordinator(store: try makeStore(in: directory, name: "a"))
-        let b = try StoreCoordinator(store: try makeStore(in: directory, name: "b"))
+    @Test(arguments: Kind.allCases, StorageKind.allCases)
+    func twoStoresConvergeAfterConcurrentEdits(kind: Kind, storage: StorageKind) async throws {
+        let a = try StoreCoordinator(store: try makeStore(in: directory, name: "a", storage: storage))
+        let b = try StoreCoordinator(store: try makeStore(in: directory, name: "b", storage: storage))
         let ex = exchanges(kind, stores: [a.store, b.store])
 
         try await a.save(inserting: [Value("shared", "from a"), Value("a-only", "1")])
@@ -45,9 +45,9 @@ import Testing
         #expect(await a.currentVersionId == b.currentVersionId)
     }
 
-    @Test(arguments: Kind.allCases)
-    func threeStoresConverge(kind: Kind) async throws {
-        let coordinators = try (0..<3).map { try StoreCoordinator(store: try makeStore(in: directory, name: "s\($0)")) }
+    @Test(arguments: Kind.allCases, StorageKind.allCases)
+    func threeStoresConverge(kind: Kind, storage: StorageKind) async throws {
+        let coordinators = try (0..<3).map { try StoreCoordinator(store: try makeStore(in: directory, name: "s\($0)", storage: storage)) }
         let ex = exchanges(kind, stores: coordinators.map(\.store))
         for (i, c) in coordinators.enumerated() {
             try await c.save(inserting: (0..<20).map { Value("s\(i)-\($0)", "\($0)") } + [Value("common", "\(i)")])
@@ -58,8 +58,8 @@ import Testing
         #expect(states.allSatisfy { $0 == states[0] })
     }
 
-    @Test func aVersionWhosePredecessorNeverArrivesDoesNotBlockOthers() async throws {
-        let source = try makeStore(in: directory, name: "source")
+    @Test(arguments: StorageKind.allCases) func aVersionWhosePredecessorNeverArrivesDoesNotBlockOthers(storage: StorageKind) async throws {
+        let source = try makeStore(in: directory, name: "source", storage: storage)
         let root = try source.save(nil, insert: ["a": "1"])
         let child = try source.save(root.id, insert: ["b": "2"])
         let other = try source.save(nil, insert: ["c": "3"])
@@ -70,15 +70,15 @@ import Testing
         for id in [child.id, other.id] {
             await damaged.put(source.version(identifiedBy: id)!, changes: try source.valueChanges(madeInVersionIdentifiedBy: id))
         }
-        let target = try makeStore(in: directory, name: "target")
+        let target = try makeStore(in: directory, name: "target", storage: storage)
         let report = try await MemoryExchange(store: target, remote: damaged).retrieve()
         #expect(report.retrieved == [other.id])
         #expect(report.waitingForPredecessors == [child.id])
         #expect(try target.strings(at: other.id) == ["c": "3"])
     }
 
-    @Test func aMalformedRemoteFileIsNamedAndOtherVersionsStillArrive() async throws {
-        let source = try makeStore(in: directory, name: "source")
+    @Test(arguments: StorageKind.allCases) func aMalformedRemoteFileIsNamedAndOtherVersionsStillArrive(storage: StorageKind) async throws {
+        let source = try makeStore(in: directory, name: "source", storage: storage)
         let good = try source.save(nil, insert: ["a": "1"])
         let bad = try source.save(nil, insert: ["b": "2"])
         let folder = directory.child("remote")
@@ -86,7 +86,7 @@ import Testing
         let badPath = folder.appendingPathComponent("changes/\(bad.id)")
         try Data("[{\"insert\": 42}]".utf8).write(to: badPath)
 
-        let target = try makeStore(in: directory, name: "target")
+        let target = try makeStore(in: directory, name: "target", storage: storage)
         let report = try await FileSystemExchange(rootDirectoryURL: folder, store: target).retrieve()
         #expect(report.retrieved == [good.id])
         #expect(report.failures.count == 1)
@@ -94,8 +94,8 @@ import Testing
         #expect(target.version(identifiedBy: bad.id) == nil)
     }
 
-    @Test func theRemoteLayoutIsLLVSs() async throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func theRemoteLayoutIsLLVSs(storage: StorageKind) async throws {
+        let store = try makeStore(in: directory, storage: storage)
         let v1 = try store.save(nil, insert: ["x/y": "1"])
         let folder = directory.child("remote")
         let report = try await FileSystemExchange(rootDirectoryURL: folder, store: store).send()
@@ -114,10 +114,10 @@ import Testing
         #expect(try await FileSystemExchange(rootDirectoryURL: folder, store: store).send().sent.isEmpty)
     }
 
-    @Test func unsafeVersionIdsAreRefusedAsFileNames() async throws {
+    @Test(arguments: StorageKind.allCases) func unsafeVersionIdsAreRefusedAsFileNames(storage: StorageKind) async throws {
         let folder = directory.child("remote")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("versions"), withIntermediateDirectories: true)
-        let store = try makeStore(in: directory)
+        let store = try makeStore(in: directory, storage: storage)
         let exchange = FileSystemExchange(rootDirectoryURL: folder, store: store)
         await #expect(throws: ExchangeError.unsafeIdentifier("../escape")) { try await exchange.fetchVersion("../escape") }
     }
@@ -131,8 +131,8 @@ import Testing
     let v3 = Version.ID("00000000-0000-0000-0000-000000000003")
     let v4 = Version.ID("00000000-0000-0000-0000-000000000004")
 
-    @Test func pullingTheExampleGivesTheExpectedValues() async throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func pullingTheExampleGivesTheExpectedValues(storage: StorageKind) async throws {
+        let store = try makeStore(in: directory, storage: storage)
         let report = try await FileSystemExchange(rootDirectoryURL: TestPaths.exampleRemote, store: store).retrieve()
         #expect(report.failures.isEmpty)
         #expect(Set(report.retrieved) == [v1, v2, v3, v4])
@@ -154,8 +154,8 @@ import Testing
         #expect(store.heads.compactMap(store.version(identifiedBy:)).filter { $0.branch == "import" }.isEmpty)
     }
 
-    @Test func sendingThePulledStoreReproducesTheExample() async throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func sendingThePulledStoreReproducesTheExample(storage: StorageKind) async throws {
+        let store = try makeStore(in: directory, storage: storage)
         _ = try await FileSystemExchange(rootDirectoryURL: TestPaths.exampleRemote, store: store).retrieve()
         let copy = directory.child("copy")
         _ = try await FileSystemExchange(rootDirectoryURL: copy, store: store).send()

@@ -7,8 +7,8 @@ import Testing
 
     /// A store with a common ancestor holding a=1, b=2, c=3, d=4 and two branches off it.
     func fork(first: (inout Edits) -> Void, second: (inout Edits) -> Void,
-              firstTime: TimeInterval = 200, secondTime: TimeInterval = 100, name: String = "store") throws -> (Store, Version, Version, Version) {
-        let store = try makeStore(in: directory, name: name)
+              firstTime: TimeInterval = 200, secondTime: TimeInterval = 100, name: String = "store", storage: StorageKind) throws -> (Store, Version, Version, Version) {
+        let store = try makeStore(in: directory, name: name, storage: storage)
         let base = try store.save(nil, insert: ["a": "1", "b": "2", "c": "3", "d": "4"], timestamp: 10)
         var e1 = Edits(), e2 = Edits()
         first(&e1)
@@ -22,50 +22,50 @@ import Testing
         var insert: [String: String] = [:], update: [String: String] = [:], remove: [String] = []
     }
 
-    @Test func forkKinds() throws {
+    @Test(arguments: StorageKind.allCases) func forkKinds(storage: StorageKind) throws {
         let (store, base, v1, v2) = try fork(
             first: { $0.insert["new1"] = "x"; $0.update["a"] = "a1"; $0.remove = ["b", "d"]; $0.insert["both"] = "f"; $0.update["c"] = "c1" },
-            second: { $0.insert["new2"] = "y"; $0.remove = ["d", "c"]; $0.insert["both"] = "s"; $0.update["b"] = "b2" })
+            second: { $0.insert["new2"] = "y"; $0.remove = ["d", "c"]; $0.insert["both"] = "s"; $0.update["b"] = "b2" }, storage: storage)
         let forks = try store.forks(between: v1.id, and: v2.id, commonAncestor: base.id)
         #expect(forks == [
             "new1": .inserted(.first), "new2": .inserted(.second), "a": .updated(.first),
             "d": .twiceRemoved, "both": .twiceInserted,
             "b": .removedAndUpdated(removedOn: .first), "c": .removedAndUpdated(removedOn: .second),
         ])
-        let (store2, base2, w1, w2) = try fork(first: { $0.update["a"] = "x"; $0.remove = ["b"] }, second: { $0.update["a"] = "y"; $0.update["c"] = "z" }, name: "other")
+        let (store2, base2, w1, w2) = try fork(first: { $0.update["a"] = "x"; $0.remove = ["b"] }, second: { $0.update["a"] = "y"; $0.update["c"] = "z" }, name: "other", storage: storage)
         #expect(try store2.forks(between: w1.id, and: w2.id, commonAncestor: base2.id) ==
                 ["a": .twiceUpdated, "b": .removed(.first), "c": .updated(.second)])
     }
 
-    @Test func mostRecentChangeWinsAndAnUpdateBeatsARemoval() throws {
+    @Test(arguments: StorageKind.allCases) func mostRecentChangeWinsAndAnUpdateBeatsARemoval(storage: StorageKind) throws {
         let (store, _, v1, v2) = try fork(
             first: { $0.update["a"] = "first"; $0.remove = ["b"]; $0.insert["n"] = "first" },
             second: { $0.update["a"] = "second"; $0.update["b"] = "kept"; $0.insert["n"] = "second"; $0.update["c"] = "c2" },
-            firstTime: 100, secondTime: 200)
+            firstTime: 100, secondTime: 200, storage: storage)
         let merged = try store.merge(version: v1.id, with: v2.id)
         #expect(merged.predecessors == .init(idOfFirst: v1.id, idOfSecond: v2.id))
         #expect(try store.strings(at: merged.id) == ["a": "second", "b": "kept", "c": "c2", "d": "4", "n": "second"])
     }
 
-    @Test func changeArbiterTieGoesToTheFirst() throws {
+    @Test(arguments: StorageKind.allCases) func changeArbiterTieGoesToTheFirst(storage: StorageKind) throws {
         let (store, _, v1, v2) = try fork(first: { $0.update["a"] = "first" }, second: { $0.update["a"] = "second" },
-                                          firstTime: 100, secondTime: 100)
+                                          firstTime: 100, secondTime: 100, storage: storage)
         #expect(try store.value(id: "a", at: store.merge(version: v1.id, with: v2.id).id)?.string == "first")
     }
 
-    @Test func mostRecentBranchWinsEvenWithARemoval() throws {
+    @Test(arguments: StorageKind.allCases) func mostRecentBranchWinsEvenWithARemoval(storage: StorageKind) throws {
         let (store, _, v1, v2) = try fork(
             first: { $0.update["a"] = "first"; $0.remove = ["b"] },
             second: { $0.update["a"] = "second"; $0.update["b"] = "updated" },
-            firstTime: 300, secondTime: 200)
+            firstTime: 300, secondTime: 200, storage: storage)
         let merged = try store.merge(version: v1.id, with: v2.id, resolvingWith: MostRecentBranchFavoringArbiter())
         #expect(try store.strings(at: merged.id) == ["a": "first", "c": "3", "d": "4"])
         let other = try store.merge(version: v2.id, with: v1.id, resolvingWith: MostRecentBranchFavoringArbiter())
         #expect(try store.strings(at: other.id) == ["a": "first", "c": "3", "d": "4"])
     }
 
-    @Test func fastForwardMakesNoVersion() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func fastForwardMakesNoVersion(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         let v1 = try store.save(nil, insert: ["a": "1"])
         let v2 = try store.save(v1.id, insert: ["b": "2"])
         #expect(try store.merge(version: v1.id, with: v2.id).id == v2.id)
@@ -73,8 +73,8 @@ import Testing
         #expect(store.history.count == 2)
     }
 
-    @Test func twoWayMergeOfUnrelatedHistories() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func twoWayMergeOfUnrelatedHistories(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         let a = try store.save(nil, insert: ["shared": "A", "onlyA": "1"], timestamp: 10)
         let b = try store.save(nil, insert: ["shared": "B", "onlyB": "2"], timestamp: 20)
         #expect(try store.greatestCommonAncestor(a.id, b.id) == nil)
@@ -96,8 +96,8 @@ import Testing
         }
     }
 
-    @Test func anUnresolvedConflictIsAnErrorAndSavesNothing() throws {
-        let (store, _, v1, v2) = try fork(first: { $0.update["a"] = "x" }, second: { $0.update["a"] = "y" })
+    @Test(arguments: StorageKind.allCases) func anUnresolvedConflictIsAnErrorAndSavesNothing(storage: StorageKind) throws {
+        let (store, _, v1, v2) = try fork(first: { $0.update["a"] = "x" }, second: { $0.update["a"] = "y" }, storage: storage)
         let count = store.history.count
         #expect(throws: StoreError.unresolvedConflicts(valueIds: ["a"])) {
             try store.merge(version: v1.id, with: v2.id, resolvingWith: LazyArbiter())
@@ -105,16 +105,16 @@ import Testing
         #expect(store.history.count == count)
     }
 
-    @Test func aCustomArbiterCanWriteNewValues() throws {
-        let (store, _, v1, v2) = try fork(first: { $0.update["a"] = "x" }, second: { $0.update["a"] = "y" }, firstTime: 500)
+    @Test(arguments: StorageKind.allCases) func aCustomArbiterCanWriteNewValues(storage: StorageKind) throws {
+        let (store, _, v1, v2) = try fork(first: { $0.update["a"] = "x" }, second: { $0.update["a"] = "y" }, firstTime: 500, storage: storage)
         let merged = try store.merge(version: v1.id, with: v2.id, resolvingWith: SecondWinsArbiter())
         #expect(try store.strings(at: merged.id) == ["a": "y", "b": "2", "c": "3", "d": "4", "arbiter-note": "merged"])
         #expect(try store.valueChanges(madeInVersionIdentifiedBy: merged.id).contains(.insert(
             Value(id: "arbiter-note", data: Data("merged".utf8), storedVersionId: merged.id))))
     }
 
-    @Test func crissCrossMergeGivesTheSameValuesOnBothSides() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func crissCrossMergeGivesTheSameValuesOnBothSides(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         let root = try store.save(nil, insert: ["x": "0", "y": "0"], timestamp: 1)
         let a = try store.save(root.id, update: ["x": "a"], timestamp: 2)
         let b = try store.save(root.id, update: ["y": "b"], timestamp: 3)
@@ -128,11 +128,11 @@ import Testing
         #expect(try store.strings(at: final2.id) == store.strings(at: final1.id))
     }
 
-    @Test func mergingHeadsGivesTheSameResultWhateverOrderTheyWereMade() throws {
+    @Test(arguments: StorageKind.allCases) func mergingHeadsGivesTheSameResultWhateverOrderTheyWereMade(storage: StorageKind) throws {
         var results: [[String: String]] = []
         for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0]] {
             let dir = TemporaryDirectory()
-            let store = try makeStore(in: dir)
+            let store = try makeStore(in: dir, storage: storage)
             let root = try store.makeVersion(basedOn: nil, storing: [.insert(Value("k", "root"))], timestamp: 1)
             var made: [Int: Version] = [:]
             for i in order {
@@ -147,8 +147,8 @@ import Testing
         #expect(results[0]["only0"] == "0" && results[0]["only1"] == "1" && results[0]["only2"] == "2")
     }
 
-    @Test func headSelectionByBranch() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func headSelectionByBranch(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         let root = try store.save(nil, insert: ["a": "0"], timestamp: 1)
         let main = try store.save(root.id, insert: ["main": "1"], timestamp: 2)
         let imported = try store.save(root.id, insert: ["import": "1"], timestamp: 3, branch: "import")
@@ -166,10 +166,10 @@ import Testing
         #expect(Set(try store.strings(at: all.id).keys) == ["a", "main", "import", "draft"])
     }
 
-    @Test func mergeChangesFollowTheFormat() throws {
+    @Test(arguments: StorageKind.allCases) func mergeChangesFollowTheFormat(storage: StorageKind) throws {
         let (store, _, v1, v2) = try fork(
             first: { $0.update["a"] = "first"; $0.remove = ["b"] },
-            second: { $0.update["a"] = "second"; $0.insert["g"] = "new" }, firstTime: 100, secondTime: 200)
+            second: { $0.update["a"] = "second"; $0.insert["g"] = "new" }, firstTime: 100, secondTime: 200, storage: storage)
         let merged = try store.merge(version: v1.id, with: v2.id)
         #expect(try store.valueChanges(madeInVersionIdentifiedBy: merged.id) == [
             .preserve(.init(valueId: "a", storedVersionId: v2.id)),

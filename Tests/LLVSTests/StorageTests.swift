@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LLVSSQLite
 @testable import LLVS
 
 @Suite struct StorageTests {
@@ -74,10 +75,11 @@ import Testing
         return lines
     }
 
-    @Test func aChildKilledMidSaveLeavesTheLastCompleteState() throws {
+    @Test(arguments: StorageKind.allCases)
+    func aChildKilledMidSaveLeavesTheLastCompleteState(storage: StorageKind) throws {
         for round in 0..<5 {
             let url = directory.child("killed-\(round)")
-            _ = try Store(creatingAt: url)
+            _ = try makeStore(at: url, storage: storage)
             let (process, pipe) = try runHelper(["save-loop", url.path, "v", "100000", "300000"])
             let seen = readSaved(pipe, atLeast: 3 + round)
             usleep(UInt32.random(in: 0...20_000))
@@ -85,7 +87,7 @@ import Testing
             process.waitUntilExit()
             let printed = seen.count + readSaved(pipe, atLeast: .max).count
 
-            let store = try Store(openingAt: url)
+            let store = try openStore(url)
             let count = store.history.count
             // Every printed save is there; at most the one in flight landed besides.
             #expect(count >= printed && count <= printed + 1)
@@ -95,15 +97,18 @@ import Testing
             for value in try store.values(at: head.id) { #expect(value.data.count == 300_000) }
             // The store takes new saves after the crash, and the killed writer's temporary file is gone.
             _ = try store.save(head.id, insert: ["after": "crash"])
-            let leftovers = try FileManager.default.subpathsOfDirectory(atPath: url.appendingPathComponent("versions").path)
-                .filter { ($0 as NSString).lastPathComponent.hasPrefix(".tmp-") }
-            #expect(leftovers.isEmpty)
+            if storage == .file {
+                let leftovers = try FileManager.default.subpathsOfDirectory(atPath: url.appendingPathComponent("versions").path)
+                    .filter { ($0 as NSString).lastPathComponent.hasPrefix(".tmp-") }
+                #expect(leftovers.isEmpty)
+            }
         }
     }
 
-    @Test func twoProcessesWriteOneStore() throws {
+    @Test(arguments: StorageKind.allCases)
+    func twoProcessesWriteOneStore(storage: StorageKind) throws {
         let url = directory.child("shared")
-        let store = try Store(creatingAt: url)
+        let store = try makeStore(at: url, storage: storage)
         let a = try runHelper(["save-loop", url.path, "a", "40"])
         let b = try runHelper(["save-loop", url.path, "b", "40"])
         a.0.waitUntilExit()
@@ -116,5 +121,56 @@ import Testing
             let values = try store.values(at: head)
             #expect(values.count == 40)
         }
+    }
+
+    @Test func aFileThatIsNotSQLiteIsRefusedAndLeftAlone() throws {
+        let url = directory.child("store")
+        _ = try makeStore(at: url, storage: .sqlite)
+        let database = url.appendingPathComponent(SQLiteStorage.fileName)
+        for file in try FileManager.default.contentsOfDirectory(atPath: url.path) where file.hasPrefix(SQLiteStorage.fileName) {
+            try FileManager.default.removeItem(at: url.appendingPathComponent(file))
+        }
+        let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try garbage.write(to: database)
+        #expect {
+            try openStore(url)
+        } throws: { error in
+            guard case StoreError.corruptFile(let path, let reason) = error else { return false }
+            return path == database.path && reason.contains("not a SQLite database")
+        }
+        #expect(try Data(contentsOf: database) == garbage)
+        #expect(!FileManager.default.fileExists(atPath: database.path + "-wal"))
+    }
+
+    @Test func aDamagedSQLiteDatabaseGivesAnErrorNotACrash() throws {
+        let url = directory.child("store")
+        do {
+            let store = try makeStore(at: url, storage: .sqlite)
+            var values: [String: String] = [:]
+            for i in 0..<3000 { values["k\(i)"] = String(repeating: "v", count: 200) }
+            _ = try store.save(nil, insert: values)
+        }
+        let database = url.appendingPathComponent(SQLiteStorage.fileName)
+        var bytes = try Data(contentsOf: database)
+        // Keep the header page, scribble over the rest.
+        for i in stride(from: 4096, to: bytes.count, by: 7) { bytes[i] = 0xA5 }
+        try bytes.write(to: database)
+        #expect {
+            let store = try openStore(url)
+            for head in store.heads { _ = try store.values(at: head) }
+        } throws: { error in
+            switch error {
+            case StoreError.corruptFile(let path, _), StoreError.database(let path, _, _): path == database.path
+            default: false
+            }
+        }
+    }
+
+    @Test func aMissingDatabaseIsNotSilentlyRecreated() throws {
+        let url = directory.child("store")
+        _ = try makeStore(at: url, storage: .sqlite)
+        try FileManager.default.removeItem(at: url.appendingPathComponent(SQLiteStorage.fileName))
+        #expect(throws: StoreError.self) { try openStore(url) }
+        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(SQLiteStorage.fileName).path))
     }
 }

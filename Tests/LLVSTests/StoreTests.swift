@@ -5,8 +5,8 @@ import Testing
 @Suite struct StoreTests {
     let directory = TemporaryDirectory()
 
-    @Test func savesAndReadsValuesAtEveryVersion() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func savesAndReadsValuesAtEveryVersion(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         let v1 = try store.save(nil, insert: ["a": "1", "b": "2"])
         let v2 = try store.save(v1.id, insert: ["c": "3"], update: ["a": "1'"], remove: ["b"])
         #expect(try store.strings(at: v1.id) == ["a": "1", "b": "2"])
@@ -19,16 +19,16 @@ import Testing
         #expect(try store.valueReferences(at: v2.id).map(\.valueId) == ["a", "c"])
     }
 
-    @Test func valuesAreStoredOnceAndReferencedAfter() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func valuesAreStoredOnceAndReferencedAfter(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         let v1 = try store.save(nil, insert: ["kept": "data"])
         let v2 = try store.save(v1.id, insert: ["other": "x"])
         #expect(try store.value(id: "kept", at: v2.id)?.storedVersionId == v1.id)
         #expect(v2.valueDataSize == 1)
     }
 
-    @Test func changesOfRootLinearAndBetweenVersions() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func changesOfRootLinearAndBetweenVersions(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         let v1 = try store.save(nil, insert: ["a": "1", "b": "2"])
         let v2 = try store.save(v1.id, insert: ["c": "3"], update: ["a": "x"], remove: ["b"])
         #expect(try store.valueChanges(madeInVersionIdentifiedBy: v1.id) == [
@@ -43,8 +43,8 @@ import Testing
         #expect(try store.valueChanges(madeBetween: v2.id, and: v1.id).count == 3)
     }
 
-    @Test func headsAncestryAndMostRecentHead() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func headsAncestryAndMostRecentHead(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         let root = try store.save(nil, insert: ["a": "1"], timestamp: 100)
         let left = try store.save(root.id, update: ["a": "L"], timestamp: 200)
         let right = try store.save(root.id, update: ["a": "R"], timestamp: 300)
@@ -57,8 +57,8 @@ import Testing
         #expect(try store.greatestCommonAncestor(left.id, left.id) == left.id)
     }
 
-    @Test func greatestCommonAncestorOfACrissCrossIsDeterministic() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func greatestCommonAncestorOfACrissCrossIsDeterministic(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         let root = try store.save(nil, insert: ["x": "0"], timestamp: 1)
         let a = try store.save(root.id, insert: ["a": "a"], timestamp: 2)
         let b = try store.save(root.id, insert: ["b": "b"], timestamp: 3)
@@ -69,8 +69,8 @@ import Testing
         #expect(try store.greatestCommonAncestor(ba.id, ab.id) == b.id)
     }
 
-    @Test func unknownPredecessorAndDuplicateChangesAreRefused() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func unknownPredecessorAndDuplicateChangesAreRefused(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         #expect(throws: StoreError.missingPredecessor("nope", of: "v")) {
             try store.addVersion(Version(id: "v", predecessors: .init(idOfFirst: "nope")), storing: [])
         }
@@ -80,25 +80,25 @@ import Testing
         #expect(store.history.isEmpty)
     }
 
-    @Test func storeSurvivesReopening() throws {
+    @Test(arguments: StorageKind.allCases) func storeSurvivesReopening(storage: StorageKind) throws {
         let url = directory.child("store")
         let v2: Version
         do {
-            let store = try Store(creatingAt: url)
+            let store = try makeStore(at: url, storage: storage)
             let v1 = try store.save(nil, insert: ["a": "1"])
             v2 = try store.save(v1.id, insert: ["b": "2"])
         }
-        let reopened = try Store(openingAt: url)
+        let reopened = try openStore(url)
         #expect(reopened.history.count == 2)
         #expect(try reopened.strings(at: v2.id) == ["a": "1", "b": "2"])
-        #expect(throws: StoreError.alreadyAStore(path: url.path)) { try Store(creatingAt: url) }
+        #expect(throws: StoreError.alreadyAStore(path: url.path)) { try makeStore(at: url, storage: storage) }
         #expect(throws: StoreError.notAStore(path: directory.child("none").path)) { try Store(openingAt: directory.child("none")) }
     }
 
-    @Test func versionsSavedByAnotherStoreInstanceAppearAfterReload() throws {
+    @Test(arguments: StorageKind.allCases) func versionsSavedByAnotherStoreInstanceAppearAfterReload(storage: StorageKind) throws {
         let url = directory.child("store")
-        let first = try Store(creatingAt: url)
-        let second = try Store(openingAt: url)
+        let first = try makeStore(at: url, storage: storage)
+        let second = try openStore(url)
         let v1 = try first.save(nil, insert: ["a": "1"])
         #expect(second.version(identifiedBy: v1.id) == nil)
         #expect(try second.reloadHistory() == [v1.id])
@@ -106,8 +106,8 @@ import Testing
         #expect(try second.reloadHistory().isEmpty)
     }
 
-    @Test func concurrentSavesFromManyTasksAllLand() async throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func concurrentSavesFromManyTasksAllLand(storage: StorageKind) async throws {
+        let store = try makeStore(in: directory, storage: storage)
         let root = try store.save(nil, insert: ["seed": "0"])
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<16 {
@@ -119,8 +119,8 @@ import Testing
         #expect(store.heads.count == 16)
     }
 
-    @Test func receivedChangesAreCheckedAgainstTheirVersion() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func receivedChangesAreCheckedAgainstTheirVersion(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         #expect(throws: StoreError.invalidChanges("v", reason: "the version declares 10 bytes of value data but its changes carry 1")) {
             try store.addVersion(Version(id: "v", valueDataSize: 10), storing: [.insert(Value("a", "1"))])
         }

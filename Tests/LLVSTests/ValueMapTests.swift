@@ -15,9 +15,9 @@ import Testing
         }
     }
 
-    @Test(arguments: IDKind.allCases)
-    func matchesADictionaryThroughManyEdits(kind: IDKind) throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: IDKind.allCases, StorageKind.allCases)
+    func matchesADictionaryThroughManyEdits(kind: IDKind, storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         var expected: [String: String] = [:]
         var ids: [String] = []
         for i in 0..<2000 { ids.append(id(i, kind)) }
@@ -51,8 +51,8 @@ import Testing
         }
     }
 
-    @Test func emptyingAMapAndFillingItAgain() throws {
-        let store = try makeStore(in: directory)
+    @Test(arguments: StorageKind.allCases) func emptyingAMapAndFillingItAgain(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
         var values: [String: String] = [:]
         for i in 0..<500 { values["k\(i)"] = "\(i)" }
         let full = try store.save(nil, insert: values)

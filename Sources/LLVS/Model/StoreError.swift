@@ -9,6 +9,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case unsupportedStorage(kind: String, path: String)
     /// A file of the store could not be decoded; `path` names it.
     case corruptFile(path: String, reason: String)
+    /// The database at `path` answered with an error (SQLite result `code`).
+    case database(path: String, code: Int32, message: String)
     /// A system call on `path` failed.
     case io(path: String, operation: String, errno: Int32)
     case versionNotFound(Version.ID)
@@ -28,6 +30,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .alreadyAStore(let path): "There is already an LLVS store at \(path)."
         case .unsupportedStorage(let kind, let path): "The store at \(path) uses \(kind) storage, which this build cannot open."
         case .corruptFile(let path, let reason): "The file \(path) is corrupt: \(reason)."
+        case .database(let path, let code, let message): "The database \(path) failed (SQLite code \(code)): \(message)."
         case .io(let path, let operation, let code): "Could not \(operation) \(path): \(String(cString: strerrorSafe(code)))."
         case .versionNotFound(let id): "The store has no version \(id)."
         case .versionAlreadyExists(let id): "The store already has a version \(id)."

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSQLite
 
 // A child process for the store's crash and sharing tests.
 //
@@ -16,7 +17,7 @@ guard arguments.count >= 5, arguments[1] == "save-loop", let count = Int(argumen
 }
 let size = arguments.count > 5 ? Int(arguments[5]) ?? 1024 : 1024
 do {
-    let store = try Store(openingAt: URL(fileURLWithPath: arguments[2]))
+    let store = try Store(openingAt: URL(fileURLWithPath: arguments[2]), makeStorage: SQLiteStorage.storageMaker)
     var previous: Version.ID?
     for i in 0..<count {
         let data = Data(repeating: UInt8(i % 251), count: size)

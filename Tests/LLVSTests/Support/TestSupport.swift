@@ -1,5 +1,13 @@
 import Foundation
+import LLVSSQLite
+import Testing
 @testable import LLVS
+
+/// The storages the core tests run against, each test once per kind.
+enum StorageKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case file, sqlite
+    var testDescription: String { rawValue }
+}
 
 /// A fresh folder under the system's temporary folder, removed when the value is dropped.
 final class TemporaryDirectory: @unchecked Sendable {
@@ -43,8 +51,16 @@ extension Value {
     var string: String { String(decoding: data, as: UTF8.self) }
 }
 
-func makeStore(in directory: TemporaryDirectory, name: String = "store") throws -> Store {
-    try Store(creatingAt: directory.child(name))
+func makeStore(in directory: TemporaryDirectory, name: String = "store", storage: StorageKind = .file) throws -> Store {
+    try makeStore(at: directory.child(name), storage: storage)
+}
+
+func makeStore(at url: URL, storage: StorageKind) throws -> Store {
+    try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage.rawValue), makeStorage: SQLiteStorage.storageMaker)
+}
+
+func openStore(_ url: URL) throws -> Store {
+    try Store(openingAt: url, makeStorage: SQLiteStorage.storageMaker)
 }
 
 extension Store {

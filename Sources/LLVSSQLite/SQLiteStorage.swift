@@ -1,0 +1,133 @@
+import Foundation
+import LLVS
+import Synchronization
+
+/// Storage in one SQLite database (`store.sqlite` in the store's folder), on the system's sqlite3.
+///
+/// Each version is saved in one transaction, records and header together, so a crash or a killed process
+/// leaves the last committed version and nothing half-written. The database runs in WAL mode with a busy
+/// timeout, so several processes can share it; within a process one connection, behind a mutex, serves all
+/// threads, with its prepared statements kept for reuse.
+public final class SQLiteStorage: Storage {
+    public let kind = "sqlite"
+    public static let fileName = "store.sqlite"
+    public let path: String
+    private let connection: Mutex<SQLiteConnection>
+    /// The highest version sequence number already returned by `newlyCommittedVersions`.
+    private let lastSequence = Mutex<Int64>(0)
+
+    public init(storeRoot: String, create: Bool) throws {
+        path = storeRoot + "/" + Self.fileName
+        let connection = try SQLiteConnection(path: path, create: create)
+        // Reading the schema first makes SQLite check the file before anything is written to it.
+        try connection.run("SELECT count(*) FROM sqlite_master")
+        try connection.execute("PRAGMA journal_mode=WAL")
+        try connection.execute("PRAGMA synchronous=FULL")
+        try connection.execute("""
+            CREATE TABLE IF NOT EXISTS versions(
+                sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                header BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS records(
+                version TEXT NOT NULL,
+                ordinal INTEGER NOT NULL,
+                zone INTEGER NOT NULL,
+                data BLOB NOT NULL,
+                PRIMARY KEY (version, ordinal));
+            """)
+        self.connection = Mutex(connection)
+    }
+
+    /// Opens or creates SQLite storage for the stores whose descriptor says `sqlite`, and FileStorage otherwise.
+    public static let storageMaker: Store.StorageMaker = { root, descriptor, creating in
+        descriptor.storage == "sqlite" ? try SQLiteStorage(storeRoot: root, create: creating)
+                                       : try Store.fileStorageMaker(root, descriptor, creating)
+    }
+
+    public func newlyCommittedVersions() throws -> [StoredVersion] {
+        let after = lastSequence.withLock { $0 }
+        var rows: [(Int64, Data)] = []
+        try connection.withLock { connection in
+            try connection.run("SELECT sequence, header FROM versions WHERE sequence > ? ORDER BY sequence", [.integer(after)]) { row in
+                rows.append((row.integer(0), row.blob(1)))
+            }
+        }
+        let versions = try rows.map { sequence, header in
+            do {
+                return try JSONDecoder().decode(StoredVersion.self, from: header)
+            } catch {
+                throw StoreError.corruptFile(path: path, reason: "the header of version row \(sequence) does not decode (\(error))")
+            }
+        }
+        if let last = rows.last?.0 { lastSequence.withLock { $0 = max($0, last) } }
+        return versions
+    }
+
+    public func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter {
+        SQLiteVersionWriter(versionId: id, storage: self)
+    }
+
+    public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
+        var found: (zone: Int64, data: Data)?
+        try connection.withLock { connection in
+            try connection.run("SELECT zone, data FROM records WHERE version = ? AND ordinal = ?",
+                               [.text(location.versionId.rawValue), .integer(location.offset)]) { row in
+                found = (row.integer(0), row.blob(1))
+            }
+        }
+        let place = "record \(location.offset) of version \(location.versionId)"
+        guard let found else { throw StoreError.corruptFile(path: path, reason: "\(place) is missing") }
+        guard found.zone == Int64(zone.rawValue) else {
+            throw StoreError.corruptFile(path: path, reason: "\(place) is in zone \(found.zone), expected \(zone.rawValue)")
+        }
+        guard Int64(found.data.count) == location.length else {
+            throw StoreError.corruptFile(path: path, reason: "\(place) has \(found.data.count) bytes, expected \(location.length)")
+        }
+        return found.data
+    }
+
+    /// Saves a version's records and header in one transaction.
+    func commit(_ records: [(zone: StorageZone, data: Data)], header: StoredVersion) throws {
+        let id = header.version.id
+        let encodedHeader = try JSONEncoder().encode(header)
+        try connection.withLock { connection in
+            try connection.transaction {
+                var exists = false
+                try connection.run("SELECT 1 FROM versions WHERE id = ?", [.text(id.rawValue)]) { _ in exists = true }
+                if exists { throw StoreError.versionAlreadyExists(id) }
+                // Records left by a writer that failed before its version row are dropped first.
+                try connection.run("DELETE FROM records WHERE version = ?", [.text(id.rawValue)])
+                for (ordinal, record) in records.enumerated() {
+                    try connection.run("INSERT INTO records(version, ordinal, zone, data) VALUES (?, ?, ?, ?)",
+                                       [.text(id.rawValue), .integer(Int64(ordinal)), .integer(Int64(record.zone.rawValue)), .blob(record.data)])
+                }
+                try connection.run("INSERT INTO versions(id, header) VALUES (?, ?)", [.text(id.rawValue), .blob(encodedHeader)])
+            }
+        }
+    }
+}
+
+/// Gathers a version's records; `commit` writes them and the header in one transaction.
+/// Records are held in memory until then, which suits app-sized values; FileStorage streams large ones.
+final class SQLiteVersionWriter: VersionWriter {
+    let versionId: Version.ID
+    private let storage: SQLiteStorage
+    private var records: [(zone: StorageZone, data: Data)] = []
+
+    init(versionId: Version.ID, storage: SQLiteStorage) {
+        self.versionId = versionId
+        self.storage = storage
+    }
+
+    func append(_ record: Data, zone: StorageZone) throws -> RecordLocation {
+        records.append((zone, record))
+        return RecordLocation(versionId: versionId, offset: Int64(records.count - 1), length: Int64(record.count))
+    }
+
+    func commit(_ header: StoredVersion) throws {
+        try storage.commit(records, header: header)
+        records = []
+    }
+
+    func discard() { records = [] }
+}
