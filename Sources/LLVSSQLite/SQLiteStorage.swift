@@ -30,10 +30,10 @@ public final class SQLiteStorage: Storage {
                 header BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS records(
                 version TEXT NOT NULL,
-                ordinal INTEGER NOT NULL,
+                offset INTEGER NOT NULL,
                 zone INTEGER NOT NULL,
                 data BLOB NOT NULL,
-                PRIMARY KEY (version, ordinal));
+                PRIMARY KEY (version, offset));
             """)
         self.connection = Mutex(connection)
     }
@@ -70,7 +70,7 @@ public final class SQLiteStorage: Storage {
     public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
         var found: (zone: Int64, data: Data)?
         try connection.withLock { connection in
-            try connection.run("SELECT zone, data FROM records WHERE version = ? AND ordinal = ?",
+            try connection.run("SELECT zone, data FROM records WHERE version = ? AND offset = ?",
                                [.text(location.versionId.rawValue), .integer(location.offset)]) { row in
                 found = (row.integer(0), row.blob(1))
             }
@@ -87,32 +87,39 @@ public final class SQLiteStorage: Storage {
     }
 
     /// Saves a version's records and header in one transaction.
-    func commit(_ records: [(zone: StorageZone, data: Data)], header: StoredVersion) throws {
-        let id = header.version.id
-        let encodedHeader = try JSONEncoder().encode(header)
+    func commit(_ records: [VersionBundle.Record], header: StoredVersion) throws {
         try connection.withLock { connection in
-            try connection.transaction {
-                var exists = false
-                try connection.run("SELECT 1 FROM versions WHERE id = ?", [.text(id.rawValue)]) { _ in exists = true }
-                if exists { throw StoreError.versionAlreadyExists(id) }
-                // Records left by a writer that failed before its version row are dropped first.
-                try connection.run("DELETE FROM records WHERE version = ?", [.text(id.rawValue)])
-                for (ordinal, record) in records.enumerated() {
-                    try connection.run("INSERT INTO records(version, ordinal, zone, data) VALUES (?, ?, ?, ?)",
-                                       [.text(id.rawValue), .integer(Int64(ordinal)), .integer(Int64(record.zone.rawValue)), .blob(record.data)])
-                }
-                try connection.run("INSERT INTO versions(id, header) VALUES (?, ?)", [.text(id.rawValue), .blob(encodedHeader)])
-            }
+            try connection.transaction { try insert(records, header: header, into: connection) }
         }
+    }
+
+    /// Inserts one version's rows; the caller holds the lock and a transaction.
+    func insert(_ records: [VersionBundle.Record], header: StoredVersion, into connection: SQLiteConnection) throws {
+        let id = header.version.id
+        var exists = false
+        try connection.run("SELECT 1 FROM versions WHERE id = ?", [.text(id.rawValue)]) { _ in exists = true }
+        if exists { throw StoreError.versionAlreadyExists(id) }
+        for record in records {
+            try connection.run("INSERT INTO records(version, offset, zone, data) VALUES (?, ?, ?, ?)",
+                               [.text(id.rawValue), .integer(record.offset), .integer(Int64(record.zone.rawValue)), .blob(record.data)])
+        }
+        try connection.run("INSERT INTO versions(id, header) VALUES (?, ?)", [.text(id.rawValue), .blob(try JSONEncoder().encode(header))])
+    }
+
+    /// Runs `body` with the connection, under the lock.
+    func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try connection.withLock { try body($0) }
     }
 }
 
 /// Gathers a version's records; `commit` writes them and the header in one transaction.
 /// Records are held in memory until then, which suits app-sized values; FileStorage streams large ones.
+/// Each record gets the offset it would have in a version bundle, so snapshots move between storages unchanged.
 final class SQLiteVersionWriter: VersionWriter {
     let versionId: Version.ID
     private let storage: SQLiteStorage
-    private var records: [(zone: StorageZone, data: Data)] = []
+    private var records: [VersionBundle.Record] = []
+    private var nextOffset: Int64 = 0
 
     init(versionId: Version.ID, storage: SQLiteStorage) {
         self.versionId = versionId
@@ -120,8 +127,10 @@ final class SQLiteVersionWriter: VersionWriter {
     }
 
     func append(_ record: Data, zone: StorageZone) throws -> RecordLocation {
-        records.append((zone, record))
-        return RecordLocation(versionId: versionId, offset: Int64(records.count - 1), length: Int64(record.count))
+        let location = RecordLocation(versionId: versionId, offset: nextOffset, length: Int64(record.count))
+        records.append(VersionBundle.Record(offset: nextOffset, zone: zone, data: record))
+        nextOffset += VersionBundle.framedSize(ofRecordWithLength: record.count)
+        return location
     }
 
     func commit(_ header: StoredVersion) throws {

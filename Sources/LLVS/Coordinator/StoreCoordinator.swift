@@ -102,13 +102,54 @@ public actor StoreCoordinator {
         return added
     }
 
-    /// Brings in what the remote has, sends what it lacks, then merges the heads into the current version.
+    /// When snapshots are taken automatically after an exchange.
+    public var snapshotPolicy = SnapshotPolicy.disabled
+
+    public func setSnapshotPolicy(_ policy: SnapshotPolicy) { snapshotPolicy = policy }
+
+    /// Brings in what the remote has, merges the heads into the current version, and sends what the remote lacks
+    /// (the merge included). The remote is listed once. With an automatic snapshot policy and an exchange that
+    /// carries snapshots, a snapshot follows when the policy says one is due.
     public func exchange(with exchange: any Exchange, selection: HeadSelection = .all,
                          resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) async throws -> ExchangeReport {
-        let retrieved = try await exchange.retrieve()
+        let listing = try await exchange.remoteVersionIds()
+        let retrieved = try await exchange.retrieve(remoteVersionIds: listing)
         try mergeHeads(selection: selection, resolvingWith: arbiter)
-        let sent = try await exchange.send()
-        return ExchangeReport(retrieve: retrieved, send: sent)
+        let sent = try await exchange.send(remoteVersionIds: listing)
+        var report = ExchangeReport(retrieve: retrieved, send: sent)
+        if snapshotPolicy.isEnabled, let snapshots = exchange as? any SnapshotExchange {
+            let manifest = try await snapshots.snapshotManifest()
+            if snapshotPolicy.isDue(lastSnapshot: manifest, versionCount: store.history.count, now: Date()) {
+                report.snapshot = try await snapshots.sendSnapshot()
+            }
+        }
+        return report
+    }
+
+    /// Starts an empty store from the remote's snapshot, then syncs what came after it. A snapshot in a format this
+    /// build does not read is skipped (the outcome says so) and every version is pulled instead. Fails with
+    /// `storeNotEmpty` when the store has versions; a failed restore leaves the store empty.
+    public func bootstrapFromSnapshot(using exchange: any SnapshotExchange, selection: HeadSelection = .all,
+                                      resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) async throws -> BootstrapOutcome {
+        try store.reloadHistory()
+        guard store.history.isEmpty else { throw StoreError.storeNotEmpty(path: store.rootURL.path) }
+        let outcome: BootstrapOutcome
+        if let manifest = try await exchange.snapshotManifest() {
+            if manifest.format == SnapshotArchive.format {
+                let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-bootstrap-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: temporary) }
+                try await exchange.downloadSnapshot(manifest, to: temporary)
+                try store.restoreSnapshot(from: temporary)
+                outcome = .restored(manifest)
+            } else {
+                outcome = .skippedUnreadableFormat(manifest.format)
+            }
+        } else {
+            outcome = .noSnapshot
+        }
+        if currentVersionId == nil, let head = store.mostRecentHead { try setCurrentVersion(head.id) }
+        _ = try await self.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
+        return outcome
     }
 
     /// The current version after each change of it, starting with the current one.

@@ -38,6 +38,8 @@ public struct SendReport: Sendable {
 public struct ExchangeReport: Sendable {
     public var retrieve: RetrieveReport
     public var send: SendReport
+    /// The snapshot taken after the exchange, when the coordinator's policy called for one.
+    public var snapshot: SnapshotManifest?
 }
 
 extension Exchange {
@@ -47,9 +49,14 @@ extension Exchange {
     /// Brings in every version the remote has and the store lacks. Versions are added roots first; one that
     /// fails, or whose predecessor never arrives, is reported and does not hold up the others.
     public func retrieve() async throws -> RetrieveReport {
+        try await retrieve(remoteVersionIds: try await remoteVersionIds())
+    }
+
+    /// Retrieves given a listing of the remote already made (an exchange lists once for both directions).
+    public func retrieve(remoteVersionIds: Set<Version.ID>) async throws -> RetrieveReport {
         var report = RetrieveReport()
         let local = store.history
-        let missing = try await remoteVersionIds().filter { !local.contains($0) }.sorted()
+        let missing = remoteVersionIds.filter { !local.contains($0) }.sorted()
         guard !missing.isEmpty else { return report }
 
         var fetched: [Version] = []
@@ -119,8 +126,12 @@ extension Exchange {
 
     /// Sends every version the remote lacks, roots first, many at once.
     public func send() async throws -> SendReport {
+        try await send(remoteVersionIds: try await remoteVersionIds())
+    }
+
+    /// Sends given a listing of the remote already made.
+    public func send(remoteVersionIds remote: Set<Version.ID>) async throws -> SendReport {
         var report = SendReport()
-        let remote = try await remoteVersionIds()
         let pending = store.history.topologicallySorted().filter { !remote.contains($0.id) }
         for start in stride(from: 0, to: pending.count, by: window) {
             let batch = Array(pending[start..<min(start + window, pending.count)])

@@ -21,6 +21,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidChanges(Version.ID, reason: String)
     /// An arbiter left conflicts unresolved.
     case unresolvedConflicts(valueIds: [Value.ID])
+    /// A snapshot can only be restored into a store without versions.
+    case storeNotEmpty(path: String)
+    /// This storage kind cannot make or restore snapshots.
+    case snapshotsUnsupported(storage: String)
     /// Value data compressed with LZFSE by older LLVS builds, which this build cannot decode.
     case unsupportedCompressedValue(Value.ID, version: Version.ID)
 
@@ -37,6 +41,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .missingPredecessor(let predecessor, let version): "Version \(version) needs predecessor \(predecessor), which the store does not have."
         case .invalidChanges(let id, let reason): "The changes of version \(id) are invalid: \(reason)."
         case .unresolvedConflicts(let ids): "The merge arbiter left conflicts unresolved for: \(ids.map(\.rawValue).sorted().joined(separator: ", "))."
+        case .storeNotEmpty(let path): "The store at \(path) already has versions; a snapshot can only start an empty store."
+        case .snapshotsUnsupported(let kind): "The \(kind) storage cannot make or restore snapshots."
         case .unsupportedCompressedValue(let id, let version): "Value \(id) in version \(version) is LZFSE-compressed by an older LLVS, which this build cannot decode."
         }
     }

@@ -24,6 +24,10 @@ public final class FileStorage: Storage {
         for folder in try POSIX.listNames(versionsPath) where folder.count == 2 {
             try removeAbandonedTemporaryFiles(in: versionsPath + "/" + folder)
         }
+        // A restore that died before moving its staging folder into place left the store empty; drop the rest.
+        for name in try POSIX.listNames(storeRoot) where name.hasPrefix(Self.stagingPrefix) {
+            try POSIX.removeTree(storeRoot + "/" + name)
+        }
     }
 
     func path(for id: Version.ID) -> String {

@@ -47,20 +47,8 @@ enum RecordFraming {
 
     /// Reads the header at the end of a version file.
     static func readHeader(of file: ReadableFile) throws -> StoredVersion {
-        func corrupt(_ reason: String) -> StoreError { .corruptFile(path: file.path, reason: reason) }
-        guard file.size >= Int64(trailerSize) else { throw corrupt("only \(file.size) bytes, too short for a version file") }
-        let trailer = try file.read(at: file.size - Int64(trailerSize), count: trailerSize)
-        guard Array(trailer.suffix(8)) == magic else { throw corrupt("it does not end with the LLVS version marker (truncated or not a version file)") }
-        var reader = ByteReader(trailer.prefix(8))
-        let headerLength = Int64(try reader.uint32())
-        let headerCRC = try reader.uint32()
-        guard headerLength > 0, headerLength <= file.size - Int64(trailerSize) else { throw corrupt("header length \(headerLength) does not fit the file") }
-        let header = try file.read(at: file.size - Int64(trailerSize) - headerLength, count: Int(headerLength))
-        guard header.withUnsafeBytes({ CRC32.checksum($0) }) == headerCRC else { throw corrupt("header checksum mismatch") }
-        do {
-            return try JSONDecoder().decode(StoredVersion.self, from: header)
-        } catch {
-            throw corrupt("header does not decode (\(error))")
-        }
+        try VersionBundle.readHeader(size: file.size, source: file.path) { offset, count in
+            try file.read(at: offset, count: count)
+        }.0
     }
 }

@@ -194,9 +194,11 @@ final class AtomicFileWriter {
     /// survives a crash once this returns and never appears half-written.
     ///
     /// With `replacing: false` the move is a hard link, which fails with `EEXIST` rather than overwrite.
-    func commit(replacing: Bool = true) throws {
+    /// With `durable: false` nothing is synced: the file still appears whole or not at all, but a power cut
+    /// may lose it (right for caches and transfers that are redone, wrong for a store's own data).
+    func commit(replacing: Bool = true, durable: Bool = true) throws {
         try flush()
-        guard fsync(fd) == 0 else { throw POSIX.fail(temporaryPath, "sync") }
+        if durable { guard fsync(fd) == 0 else { throw POSIX.fail(temporaryPath, "sync") } }
         close(fd)
         fd = -1
         defer { unlink(temporaryPath) }
@@ -205,7 +207,7 @@ final class AtomicFileWriter {
         } else {
             guard link(temporaryPath, destination) == 0 else { throw POSIX.fail(destination, "create") }
         }
-        try POSIX.syncDirectory((destination as NSString).deletingLastPathComponent)
+        if durable { try POSIX.syncDirectory((destination as NSString).deletingLastPathComponent) }
     }
 
     func discard() {

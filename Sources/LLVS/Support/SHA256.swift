@@ -33,3 +33,30 @@ public enum SHA256 {
         return String(decoding: chars, as: UTF8.self)
     }
 }
+
+/// SHA-256 over data given in pieces, through libcrypto's EVP interface.
+public final class SHA256Stream {
+    private let context: OpaquePointer
+
+    public init() {
+        context = EVP_MD_CTX_new()
+        EVP_DigestInit_ex(context, EVP_sha256(), nil)
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    public func update(_ data: Data) {
+        data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return }
+            EVP_DigestUpdate(context, base, raw.count)
+        }
+    }
+
+    /// The digest as lowercase hex; the stream is finished after this.
+    public func finalizeHex() -> String {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        EVP_DigestFinal_ex(context, &digest, &length)
+        return SHA256.hexString(Array(digest.prefix(Int(length))))
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// A file or folder in a cloud file system, as a listing or a metadata request reports it.
+public struct CloudItem: Hashable, Sendable {
+    public var name: String
+    public var isFolder: Bool
+    /// Bytes, for files; nil when the service does not say.
+    public var size: Int64?
+    public var modified: Date?
+    /// The service's own checksum of the contents, where it offers one.
+    public var checksum: CloudChecksum?
+
+    public init(name: String, isFolder: Bool, size: Int64? = nil, modified: Date? = nil, checksum: CloudChecksum? = nil) {
+        self.name = name
+        self.isFolder = isFolder
+        self.size = size
+        self.modified = modified
+        self.checksum = checksum
+    }
+}
+
+/// A checksum as a service reports it: the algorithm's name (`sha256`, `md5`, `sha1`, `quickXorHash`) and its
+/// value in the service's own text form.
+public struct CloudChecksum: Hashable, Sendable {
+    public var algorithm: String
+    public var value: String
+
+    public init(algorithm: String, value: String) {
+        self.algorithm = algorithm
+        self.value = value
+    }
+}
+
+/// Part of a file: `bytes(a, b)` is bytes a through b inclusive (HTTP's `a-b`), `from(a)` is a to the end,
+/// `last(n)` is the final n bytes.
+public enum ByteRange: Hashable, Sendable {
+    case bytes(Int64, Int64)
+    case from(Int64)
+    case last(Int64)
+
+    /// The range as an HTTP Range header value.
+    public var httpValue: String {
+        switch self {
+        case .bytes(let a, let b): "bytes=\(a)-\(b)"
+        case .from(let a): "bytes=\(a)-"
+        case .last(let n): "bytes=-\(n)"
+        }
+    }
+
+    /// The offsets this range covers in a file of `size` bytes, clipped to the file; nil when it is unsatisfiable.
+    public func resolved(size: Int64) -> Range<Int64>? {
+        let range: Range<Int64>
+        switch self {
+        case .bytes(let a, let b):
+            guard a >= 0, b >= a, a < size else { return nil }
+            range = a..<min(b + 1, size)
+        case .from(let a):
+            guard a >= 0, a < size else { return nil }
+            range = a..<size
+        case .last(let n):
+            guard n > 0, size > 0 else { return nil }
+            range = max(0, size - n)..<size
+        }
+        return range
+    }
+}
+
+/// The file operations LLVS needs of a cloud service. Paths are `/`-separated and relative to the file system's
+/// root (`versions/ABC`); a leading `/` is allowed. Every connector implements this, and maps its service's
+/// failures to `CloudFileSystemError`, so callers never look at status codes or bodies.
+public protocol CloudFileSystem: Sendable {
+    /// True when a file or folder is at `path`.
+    func exists(_ path: String) async throws -> Bool
+    /// The files and folders directly inside a folder. `notFound` when the folder is missing.
+    func list(_ folder: String) async throws -> [CloudItem]
+    /// Metadata of one file or folder. `notFound` when missing.
+    func metadata(_ path: String) async throws -> CloudItem
+    /// Writes a file, replacing any, creating missing parent folders. Readers never see part of it.
+    func upload(_ data: Data, to path: String) async throws
+    /// Writes a file from a local file without holding it in memory.
+    func upload(fileAt source: URL, to path: String) async throws
+    func download(_ path: String) async throws -> Data
+    /// Reads a file into a local file without holding it in memory.
+    func download(_ path: String, toFileAt destination: URL) async throws
+    func read(_ path: String, range: ByteRange) async throws -> Data
+    /// Makes a folder and any missing parents; an existing folder is fine.
+    func makeFolder(_ path: String) async throws
+    /// Removes a file. A missing file is not an error.
+    func removeFile(_ path: String) async throws
+    /// Removes a folder and everything in it. A missing folder is not an error.
+    func removeFolder(_ path: String) async throws
+}
+
+extension CloudFileSystem {
+    /// The names directly inside a folder (LLVS's "list names"); an absent folder has none.
+    public func listNames(_ folder: String) async throws -> [String] {
+        do {
+            return try await list(folder).map(\.name)
+        } catch CloudFileSystemError.notFound {
+            return []
+        }
+    }
+}
+
+/// Splitting and joining the `/`-separated paths of cloud file systems.
+public enum CloudPath {
+    /// The components of a path, refusing `.`/`..`, empty components in the middle, and NUL.
+    public static func components(_ path: String) throws -> [String] {
+        var trimmed = Substring(path)
+        while trimmed.hasPrefix("/") { trimmed = trimmed.dropFirst() }
+        while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        if trimmed.isEmpty { return [] }
+        let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        for part in parts where part.isEmpty || part == "." || part == ".." || part.contains("\0") {
+            throw CloudFileSystemError.invalidPath(path)
+        }
+        return parts
+    }
+
+    public static func join(_ parts: String...) -> String {
+        parts.flatMap { $0.split(separator: "/").map(String.init) }.joined(separator: "/")
+    }
+
+    public static func parent(_ path: String) throws -> String {
+        try components(path).dropLast().joined(separator: "/")
+    }
+
+    public static func name(_ path: String) throws -> String {
+        try components(path).last ?? ""
+    }
+}

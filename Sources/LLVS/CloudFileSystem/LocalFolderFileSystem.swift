@@ -1,0 +1,194 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A cloud file system in a local folder: the `file://` remote, and how a mounted network share or a folder a
+/// sync client mirrors is used. Files are written to a hidden temporary name and renamed into place, so a reader
+/// (another device's sync client, another process) never sees part of a file.
+public struct LocalFolderFileSystem: CloudFileSystem {
+    public let root: URL
+    /// Whether each written file is synced to disk before it is renamed into place.
+    public let durable: Bool
+    static let chunkSize = 1 << 20
+
+    public init(root: URL, durable: Bool = true) {
+        self.root = root.standardizedFileURL
+        self.durable = durable
+    }
+
+    func localPath(_ path: String) throws -> String {
+        let components = try CloudPath.components(path)
+        return ([root.path] + components).joined(separator: "/")
+    }
+
+    /// Maps a failed system call on `path` (remote path `remote`) to the shared vocabulary.
+    func failure(_ remote: String, code: Int32 = errno) -> CloudFileSystemError {
+        switch code {
+        case ENOENT: .notFound(path: remote)
+        case ENOTDIR: .wrongKind(path: remote, expectedFolder: true)
+        case EISDIR: .wrongKind(path: remote, expectedFolder: false)
+        case EEXIST: .alreadyExists(path: remote)
+        case ENOSPC, EDQUOT: .quotaExceeded(String(cString: strerror(code)))
+        case EACCES, EPERM: .unauthorized("permission denied for \(remote) in \(root.path)")
+        case EIO, EAGAIN, EINTR, ETIMEDOUT: .transient(String(cString: strerror(code)))
+        default: .server(status: Int(code), message: "\(String(cString: strerror(code))) at \(remote)")
+        }
+    }
+
+    private func status(_ path: String) throws -> stat? {
+        var info = stat()
+        guard stat(try localPath(path), &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw failure(path)
+        }
+        return info
+    }
+
+    private func item(named name: String, _ info: stat) -> CloudItem {
+        let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
+        let modified = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
+        return CloudItem(name: name, isFolder: isFolder, size: isFolder ? nil : Int64(info.st_size), modified: modified)
+    }
+
+    public func exists(_ path: String) async throws -> Bool {
+        try status(path) != nil
+    }
+
+    public func metadata(_ path: String) async throws -> CloudItem {
+        guard let info = try status(path) else { throw CloudFileSystemError.notFound(path: path) }
+        return item(named: try CloudPath.name(path), info)
+    }
+
+    public func list(_ folder: String) async throws -> [CloudItem] {
+        let local = try localPath(folder)
+        guard let info = try status(folder) else { throw CloudFileSystemError.notFound(path: folder) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
+        let names: [String]
+        do { names = try POSIX.listNames(local, includingHidden: true) } catch { throw failure(folder) }
+        var items: [CloudItem] = []
+        for name in names where !name.hasPrefix(AtomicFileWriter.temporaryPrefix) {
+            var entry = stat()
+            guard lstat(local + "/" + name, &entry) == 0 else { continue } // removed meanwhile
+            if (entry.st_mode & S_IFMT) == S_IFLNK { guard stat(local + "/" + name, &entry) == 0 else { continue } }
+            items.append(item(named: name, entry))
+        }
+        return items
+    }
+
+    public func makeFolder(_ path: String) async throws {
+        var current = root.path
+        var remote: [String] = []
+        for component in try CloudPath.components(path) {
+            current += "/" + component
+            remote.append(component)
+            if mkdir(current, 0o755) != 0 {
+                let code = errno
+                guard code == EEXIST else { throw failure(remote.joined(separator: "/"), code: code) }
+                guard POSIX.isDirectory(current) else {
+                    throw CloudFileSystemError.wrongKind(path: remote.joined(separator: "/"), expectedFolder: true)
+                }
+            }
+        }
+    }
+
+    private func writer(for path: String) async throws -> AtomicFileWriter {
+        guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
+        try await makeFolder(try CloudPath.parent(path))
+        if let info = try status(path), (info.st_mode & S_IFMT) == S_IFDIR {
+            throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
+        }
+        do { return try AtomicFileWriter(destination: try localPath(path)) } catch { throw failure(path) }
+    }
+
+    private func commit(_ writer: AtomicFileWriter, _ path: String) throws {
+        do { try writer.commit(durable: durable) } catch { writer.discard(); throw failure(path) }
+    }
+
+    public func upload(_ data: Data, to path: String) async throws {
+        let writer = try await writer(for: path)
+        do { try writer.write(data) } catch { writer.discard(); throw failure(path) }
+        try commit(writer, path)
+    }
+
+    public func upload(fileAt source: URL, to path: String) async throws {
+        let input: ReadableFile
+        do { input = try ReadableFile(path: source.path) } catch {
+            throw CloudFileSystemError.localFile(path: source.path, message: String(cString: strerror(errno)))
+        }
+        let writer = try await writer(for: path)
+        var offset: Int64 = 0
+        do {
+            while offset < input.size {
+                let count = Int(min(Int64(Self.chunkSize), input.size - offset))
+                let chunk: Data
+                do { chunk = try input.read(at: offset, count: count) } catch {
+                    throw CloudFileSystemError.localFile(path: source.path, message: "\(error)")
+                }
+                do { try writer.write(chunk) } catch { throw failure(path) }
+                offset += Int64(count)
+            }
+        } catch {
+            writer.discard()
+            throw error
+        }
+        try commit(writer, path)
+    }
+
+    private func open(_ path: String) throws -> ReadableFile {
+        guard let info = try status(path) else { throw CloudFileSystemError.notFound(path: path) }
+        guard (info.st_mode & S_IFMT) != S_IFDIR else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+        do { return try ReadableFile(path: try localPath(path)) } catch { throw failure(path) }
+    }
+
+    public func download(_ path: String) async throws -> Data {
+        let file = try open(path)
+        do { return try file.read(at: 0, count: Int(file.size)) } catch { throw failure(path) }
+    }
+
+    public func download(_ path: String, toFileAt destination: URL) async throws {
+        let file = try open(path)
+        let output: AtomicFileWriter
+        do { output = try AtomicFileWriter(destination: destination.path) } catch {
+            throw CloudFileSystemError.localFile(path: destination.path, message: String(cString: strerror(errno)))
+        }
+        var offset: Int64 = 0
+        do {
+            while offset < file.size {
+                let count = Int(min(Int64(Self.chunkSize), file.size - offset))
+                try output.write(try file.read(at: offset, count: count))
+                offset += Int64(count)
+            }
+            try output.commit(durable: false)
+        } catch {
+            output.discard()
+            throw CloudFileSystemError.localFile(path: destination.path, message: "\(error)")
+        }
+    }
+
+    public func read(_ path: String, range: ByteRange) async throws -> Data {
+        let file = try open(path)
+        guard let span = range.resolved(size: file.size) else {
+            throw CloudFileSystemError.server(status: 416, message: "range \(range.httpValue) is outside the \(file.size)-byte file \(path)")
+        }
+        do { return try file.read(at: span.lowerBound, count: Int(span.count)) } catch { throw failure(path) }
+    }
+
+    public func removeFile(_ path: String) async throws {
+        guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
+        let local = try localPath(path)
+        guard unlink(local) == 0 else {
+            let code = errno
+            if code == ENOENT { return }
+            throw failure(path, code: (code == EPERM || code == EISDIR) && POSIX.isDirectory(local) ? EISDIR : code)
+        }
+    }
+
+    public func removeFolder(_ path: String) async throws {
+        guard let info = try status(path) else { return }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true) }
+        do { try FileManager.default.removeItem(atPath: try localPath(path)) } catch {
+            throw CloudFileSystemError.server(status: Int(EIO), message: "could not remove the folder \(path): \(error.localizedDescription)")
+        }
+    }
+}

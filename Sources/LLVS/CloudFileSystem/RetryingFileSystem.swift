@@ -1,0 +1,39 @@
+import Foundation
+
+/// Retries a file system's retryable failures (`transient`, `rateLimited`) through the shared `RetryPolicy`.
+/// Every `CloudFileSystem` operation is safe to repeat (uploads replace, removals accept a missing item), so all
+/// are retried. For file systems without a retrying transport of their own, such as a flaky network share;
+/// HTTP connectors already retry in their client and need no wrapper.
+public struct RetryingFileSystem: CloudFileSystem {
+    public let base: any CloudFileSystem
+    public let policy: RetryPolicy
+
+    public init(_ base: any CloudFileSystem, policy: RetryPolicy = RetryPolicy()) {
+        self.base = base
+        self.policy = policy
+    }
+
+    private func retrying<T>(_ operation: () async throws -> T) async throws -> T {
+        try await policy.run(operation) { error in
+            switch error as? CloudFileSystemError {
+            case .rateLimited(let after)?: .retry(after: after)
+            case .transient?: .retry(after: nil)
+            default: .fail
+            }
+        }
+    }
+
+    public func exists(_ path: String) async throws -> Bool { try await retrying { try await base.exists(path) } }
+    public func list(_ folder: String) async throws -> [CloudItem] { try await retrying { try await base.list(folder) } }
+    public func metadata(_ path: String) async throws -> CloudItem { try await retrying { try await base.metadata(path) } }
+    public func upload(_ data: Data, to path: String) async throws { try await retrying { try await base.upload(data, to: path) } }
+    public func upload(fileAt source: URL, to path: String) async throws { try await retrying { try await base.upload(fileAt: source, to: path) } }
+    public func download(_ path: String) async throws -> Data { try await retrying { try await base.download(path) } }
+    public func download(_ path: String, toFileAt destination: URL) async throws {
+        try await retrying { try await base.download(path, toFileAt: destination) }
+    }
+    public func read(_ path: String, range: ByteRange) async throws -> Data { try await retrying { try await base.read(path, range: range) } }
+    public func makeFolder(_ path: String) async throws { try await retrying { try await base.makeFolder(path) } }
+    public func removeFile(_ path: String) async throws { try await retrying { try await base.removeFile(path) } }
+    public func removeFolder(_ path: String) async throws { try await retrying { try await base.removeFolder(path) } }
+}

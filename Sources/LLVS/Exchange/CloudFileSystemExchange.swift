@@ -1,0 +1,48 @@
+import Foundation
+
+/// Exchanges versions over any `CloudFileSystem`, in the remote layout LLVS apps use (llvs-format.md), under a
+/// base path. Versions travel many at once; a version's changes file goes up before its version file, and only
+/// versions with a version file count as present, so an interrupted send is simply completed next time.
+public struct CloudFileSystemExchange: Exchange {
+    public let store: Store
+    public let fileSystem: any CloudFileSystem
+    /// The folder on the file system that holds `versions/`, `changes/` and `snapshots/` ("" for its root).
+    public let basePath: String
+    public let concurrency: Int
+
+    public init(store: Store, fileSystem: any CloudFileSystem, basePath: String = "", concurrency: Int = 8) {
+        self.store = store
+        self.fileSystem = fileSystem
+        self.basePath = basePath
+        self.concurrency = concurrency
+    }
+
+    func path(_ parts: String...) -> String {
+        CloudPath.join(([basePath] + parts).joined(separator: "/"))
+    }
+
+    private func file(_ folder: String, _ id: Version.ID) throws -> String {
+        try RemoteFormat.checkFileName(id.rawValue)
+        return path(folder, id.rawValue)
+    }
+
+    public func remoteVersionIds() async throws -> Set<Version.ID> {
+        let names = try await fileSystem.listNames(path(RemoteFormat.versionsFolder))
+        return Set(names.filter { !$0.hasPrefix(".") }.map(Version.ID.init))
+    }
+
+    public func fetchVersion(_ id: Version.ID) async throws -> Version {
+        let path = try file(RemoteFormat.versionsFolder, id)
+        return try RemoteFormat.decodeVersion(try await fileSystem.download(path), path: path)
+    }
+
+    public func fetchChanges(of id: Version.ID) async throws -> [Value.Change] {
+        let path = try file(RemoteFormat.changesFolder, id)
+        return try RemoteFormat.decodeChanges(try await fileSystem.download(path), path: path)
+    }
+
+    public func send(_ version: Version, changes: [Value.Change]) async throws {
+        try await fileSystem.upload(try RemoteFormat.encodeChanges(changes), to: try file(RemoteFormat.changesFolder, version.id))
+        try await fileSystem.upload(try RemoteFormat.encodeVersion(version), to: try file(RemoteFormat.versionsFolder, version.id))
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+/// The bytes of a snapshot (format `llvs-bundles-v1`): a marker, then each version's bundle with its length,
+/// predecessors before successors, then an end marker with the count.
+///
+///     "LLVSSNAP" version:u32=1  (length:u64 bundle)*  length:u64=0  count:u64
+///
+/// Both storages write and read it, so a snapshot from a FileStorage store can start an SQLite store and the reverse.
+public enum SnapshotArchive {
+    public static let format = "llvs-bundles-v1"
+    static let magic = Array("LLVSSNAP".utf8)
+    static let formatVersion: UInt32 = 1
+}
+
+/// Writes an archive to a local file, hashing it on the way.
+public final class SnapshotArchiveWriter {
+    private let file: AtomicFileWriter
+    private let hash = SHA256Stream()
+    public private(set) var bundleCount = 0
+
+    init(destination: URL) throws {
+        file = try AtomicFileWriter(destination: destination.path)
+        var writer = ByteWriter()
+        writer.uint32(SnapshotArchive.formatVersion)
+        try put(Data(SnapshotArchive.magic + writer.bytes))
+    }
+
+    private func put(_ data: Data) throws {
+        hash.update(data)
+        try file.write(data)
+    }
+
+    private func length(_ value: UInt64) -> Data {
+        var bytes = [UInt8]()
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xff)) }
+        return Data(bytes)
+    }
+
+    /// Adds one version's bundle held in memory.
+    public func append(bundle: Data) throws {
+        try put(length(UInt64(bundle.count)))
+        try put(bundle)
+        bundleCount += 1
+    }
+
+    /// Adds one version's bundle from a file, copied in pieces.
+    func append(bundleFile: ReadableFile) throws {
+        try put(length(UInt64(bundleFile.size)))
+        var offset: Int64 = 0
+        while offset < bundleFile.size {
+            let count = Int(min(Int64(1 << 20), bundleFile.size - offset))
+            try put(try bundleFile.read(at: offset, count: count))
+            offset += Int64(count)
+        }
+        bundleCount += 1
+    }
+
+    /// Ends the archive and moves it into place; returns its size and SHA-256.
+    func finish() throws -> (size: Int64, sha256: String) {
+        try put(length(0))
+        try put(length(UInt64(bundleCount)))
+        let size = file.bytesWritten
+        try file.commit(durable: false)
+        return (size, hash.finalizeHex())
+    }
+
+    func discard() { file.discard() }
+}
+
+/// Reads an archive from a local file: where each bundle lies, so storages can copy or decode them.
+public struct SnapshotArchiveReader {
+    public struct Entry {
+        /// Where the bundle's bytes start in the archive, and how many there are.
+        public var offset: Int64
+        public var length: Int64
+    }
+
+    let file: ReadableFile
+    public let entries: [Entry]
+
+    public init(url: URL) throws {
+        let file = try ReadableFile(path: url.path)
+        let path = url.path
+        func corrupt(_ reason: String) -> StoreError { .corruptFile(path: path, reason: reason) }
+        func number(at offset: Int64) throws -> UInt64 {
+            let bytes = try file.read(at: offset, count: 8)
+            return bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        guard file.size >= 12, Array(try file.read(at: 0, count: 8)) == SnapshotArchive.magic else {
+            throw corrupt("it is not an LLVS snapshot")
+        }
+        var reader = ByteReader(try file.read(at: 8, count: 4))
+        let version = try reader.uint32()
+        guard version == SnapshotArchive.formatVersion else { throw corrupt("snapshot archive version \(version) is not readable by this build") }
+        var found: [Entry] = []
+        var offset: Int64 = 12
+        while true {
+            guard offset + 8 <= file.size else { throw corrupt("the snapshot ends without its end marker") }
+            let length = try number(at: offset)
+            offset += 8
+            if length == 0 { break }
+            guard length <= UInt64(file.size - offset) else { throw corrupt("a version of \(length) bytes runs past the end of the snapshot") }
+            found.append(Entry(offset: offset, length: Int64(length)))
+            offset += Int64(length)
+        }
+        guard offset + 8 == file.size, try number(at: offset) == UInt64(found.count) else {
+            throw corrupt("the snapshot's end marker does not match its \(found.count) versions")
+        }
+        self.file = file
+        self.entries = found
+    }
+
+    /// The bytes of one bundle.
+    public func bundle(_ entry: Entry) throws -> Data {
+        try file.read(at: entry.offset, count: Int(entry.length))
+    }
+
+    /// The header of one bundle, read from its end without reading its records.
+    public func header(_ entry: Entry) throws -> StoredVersion {
+        try VersionBundle.readHeader(size: entry.length, source: "\(file.path) at offset \(entry.offset)") { offset, count in
+            try file.read(at: entry.offset + offset, count: count)
+        }.0
+    }
+
+    /// Copies one bundle into `writer`, in pieces.
+    func copy(_ entry: Entry, to writer: AtomicFileWriter) throws {
+        var done: Int64 = 0
+        while done < entry.length {
+            let count = Int(min(Int64(1 << 20), entry.length - done))
+            try writer.write(try file.read(at: entry.offset + done, count: count))
+            done += Int64(count)
+        }
+    }
+}
+
+/// Storage that can copy out all its versions as a snapshot and fill itself from one.
+public protocol SnapshotCapable: Storage {
+    /// Writes the bundles of `versions`, in the order given (predecessors first), to `archive`.
+    func writeBundles(of versions: [Version.ID], to archive: SnapshotArchiveWriter) throws
+    /// Fills this storage, which holds no versions, from `archive`: all of it, or nothing on failure.
+    func restoreBundles(from archive: SnapshotArchiveReader) throws
+}
+
+extension SnapshotCapable {
+    /// Checks that the archive's versions form a closed history (every predecessor included) before restoring.
+    public func checkedHeaders(of archive: SnapshotArchiveReader) throws -> [StoredVersion] {
+        let headers = try archive.entries.map(archive.header)
+        var history = History()
+        let stranded = try history.add(unordered: headers.map(\.version))
+        if let version = stranded.first {
+            throw StoreError.corruptFile(path: archive.file.path, reason: "version \(version.id) in the snapshot lacks a predecessor")
+        }
+        return headers
+    }
+}

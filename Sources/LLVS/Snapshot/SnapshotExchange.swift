@@ -1,0 +1,118 @@
+import Foundation
+
+/// An exchange that can also carry snapshots: a consistent copy of a whole store that a new device restores
+/// instead of pulling every version.
+public protocol SnapshotExchange: Exchange {
+    /// The manifest of the remote's current snapshot, or nil when there is none.
+    func snapshotManifest() async throws -> SnapshotManifest?
+    /// Uploads a snapshot of the store (chunks, then the manifest), then removes the previous one.
+    func sendSnapshot() async throws -> SnapshotManifest
+    /// Downloads the snapshot `manifest` describes into a local file, checking sizes and SHA-256.
+    func downloadSnapshot(_ manifest: SnapshotManifest, to url: URL) async throws
+}
+
+/// What a bootstrap did.
+public enum BootstrapOutcome: Sendable, Equatable {
+    /// The snapshot was restored; what came after it was then synced.
+    case restored(SnapshotManifest)
+    /// The remote has no snapshot; a full sync was done.
+    case noSnapshot
+    /// The snapshot's format is not one this build reads (LLVS apps write `zip-v1`); a full sync was done.
+    case skippedUnreadableFormat(String)
+
+    public var message: String {
+        switch self {
+        case .restored(let manifest): "Restored snapshot \(manifest.snapshotId) (\(manifest.versionCount) versions), then synced what came after."
+        case .noSnapshot: "The remote has no snapshot; pulled every version instead."
+        case .skippedUnreadableFormat(let format): "Skipped the remote's snapshot: its format \(format) is not one this build reads; pulled every version instead."
+        }
+    }
+}
+
+extension CloudFileSystemExchange: SnapshotExchange {
+    var manifestPath: String { path("snapshots", "manifest.json") }
+
+    public func snapshotManifest() async throws -> SnapshotManifest? {
+        let data: Data
+        do { data = try await fileSystem.download(manifestPath) } catch CloudFileSystemError.notFound { return nil }
+        let manifest: SnapshotManifest
+        do { manifest = try JSONDecoder().decode(SnapshotManifest.self, from: data) } catch {
+            throw ExchangeError.malformedFile(path: manifestPath, reason: RemoteFormat.describe(error))
+        }
+        try manifest.validate(path: manifestPath)
+        return manifest
+    }
+
+    public func sendSnapshot() async throws -> SnapshotManifest {
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-snapshot-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let summary = try store.writeSnapshot(to: temporary)
+        let previous = try? await snapshotManifest()
+        let snapshotId = UUID().uuidString
+        let chunkSize = SnapshotManifest.maximumChunkSize
+        let chunkCount = Int((summary.size + Int64(chunkSize) - 1) / Int64(chunkSize))
+        let file = try ReadableFile(path: temporary.path)
+        let fileSystem = self.fileSystem
+        let folder = path("snapshots", snapshotId)
+        // Chunks first, many at once; each is read from the local file only when its upload starts.
+        let results = await mapConcurrently(Array(0..<chunkCount), limit: concurrency) { index in
+            let offset = Int64(index) * Int64(chunkSize)
+            let data = try file.read(at: offset, count: Int(min(Int64(chunkSize), summary.size - offset)))
+            try await fileSystem.upload(data, to: CloudPath.join(folder, SnapshotManifest.chunkName(index)))
+        }
+        for result in results { try result.get() }
+
+        let manifest = SnapshotManifest(snapshotId: snapshotId, format: summary.format, createdAt: Date().timeIntervalSinceReferenceDate,
+                                        latestVersionId: summary.latestVersionId, versionCount: summary.versionCount,
+                                        chunkCount: chunkCount, totalSize: summary.size, sha256: summary.sha256)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try await fileSystem.upload(try encoder.encode(manifest), to: manifestPath)
+        // Only now, with the new manifest in place, does the old snapshot go.
+        if let previous, previous.snapshotId != snapshotId {
+            try await fileSystem.removeFolder(path("snapshots", previous.snapshotId))
+        }
+        return manifest
+    }
+
+    public func downloadSnapshot(_ manifest: SnapshotManifest, to url: URL) async throws {
+        try manifest.validate(path: manifestPath)
+        let folder = path("snapshots", manifest.snapshotId)
+        let writer = try AtomicFileWriter(destination: url.path)
+        let hash = SHA256Stream()
+        var received: Int64 = 0
+        do {
+            let fileSystem = self.fileSystem
+            for start in stride(from: 0, to: manifest.chunkCount, by: max(1, concurrency)) {
+                let indexes = Array(start..<min(start + max(1, concurrency), manifest.chunkCount))
+                let chunks = await mapConcurrently(indexes, limit: concurrency) { index in
+                    try await fileSystem.download(CloudPath.join(folder, SnapshotManifest.chunkName(index)))
+                }
+                for (index, result) in zip(indexes, chunks) {
+                    let chunk = try result.get()
+                    let chunkPath = CloudPath.join(folder, SnapshotManifest.chunkName(index))
+                    guard chunk.count <= SnapshotManifest.maximumChunkSize else {
+                        throw ExchangeError.malformedFile(path: chunkPath, reason: "\(chunk.count) bytes, over the \(SnapshotManifest.maximumChunkSize)-byte chunk limit")
+                    }
+                    received += Int64(chunk.count)
+                    guard received <= manifest.totalSize else {
+                        throw ExchangeError.malformedFile(path: chunkPath, reason: "the chunks hold more than the manifest's \(manifest.totalSize) bytes")
+                    }
+                    hash.update(chunk)
+                    try writer.write(chunk)
+                }
+            }
+            guard received == manifest.totalSize else {
+                throw ExchangeError.malformedFile(path: manifestPath, reason: "the chunks hold \(received) bytes, the manifest says \(manifest.totalSize)")
+            }
+            let digest = hash.finalizeHex()
+            if let expected = manifest.sha256, expected.lowercased() != digest {
+                throw ExchangeError.malformedFile(path: folder, reason: "the snapshot's SHA-256 is \(digest), the manifest says \(expected)")
+            }
+            try writer.commit(durable: false)
+        } catch {
+            writer.discard()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// Describes the snapshot on a remote (`snapshots/manifest.json`), with LLVS's fields.
+public struct SnapshotManifest: Codable, Sendable, Equatable {
+    public var snapshotId: String
+    /// What the chunks hold. LLVS apps write `zip-v1`; this package writes `llvs-bundles-v1`. A reader that does
+    /// not know the format skips the snapshot and syncs normally.
+    public var format: String
+    /// Seconds since 2001-01-01, as LLVS encodes dates.
+    public var createdAt: TimeInterval
+    public var latestVersionId: Version.ID
+    public var versionCount: Int
+    public var chunkCount: Int
+    public var totalSize: Int64
+    /// Lowercase hex SHA-256 of the whole snapshot; optional when reading.
+    public var sha256: String?
+
+    public static let maximumChunkSize = 5_000_000
+
+    public init(snapshotId: String, format: String, createdAt: TimeInterval, latestVersionId: Version.ID,
+                versionCount: Int, chunkCount: Int, totalSize: Int64, sha256: String?) {
+        self.snapshotId = snapshotId
+        self.format = format
+        self.createdAt = createdAt
+        self.latestVersionId = latestVersionId
+        self.versionCount = versionCount
+        self.chunkCount = chunkCount
+        self.totalSize = totalSize
+        self.sha256 = sha256
+    }
+
+    /// The rules LLVS applies before trusting a manifest, plus bounds that keep a hostile one from asking for
+    /// absurd work. `path` names the manifest in errors.
+    public func validate(path: String) throws {
+        func invalid(_ reason: String) -> ExchangeError { .malformedFile(path: path, reason: reason) }
+        let allowed = snapshotId.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
+        guard !snapshotId.isEmpty, snapshotId.count <= 128, allowed else {
+            throw invalid("snapshotId must be 1 to 128 ASCII letters, digits, - or _")
+        }
+        guard totalSize >= 0, versionCount >= 0, chunkCount >= 0 else { throw invalid("sizes and counts must not be negative") }
+        let needed = Int((totalSize + Int64(Self.maximumChunkSize) - 1) / Int64(Self.maximumChunkSize))
+        guard chunkCount >= needed, Int64(chunkCount) <= max(1, totalSize) else {
+            throw invalid("\(chunkCount) chunks cannot hold \(totalSize) bytes at most \(Self.maximumChunkSize) bytes each")
+        }
+        if let sha256, !(sha256.count == 64 && sha256.allSatisfy { $0.isHexDigit }) {
+            throw invalid("sha256 must be 64 hex digits")
+        }
+    }
+
+    public static func chunkName(_ index: Int) -> String {
+        "chunk-" + String(repeating: "0", count: max(0, 3 - String(index).count)) + String(index)
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// What a snapshot written by `Store.writeSnapshot` holds.
+public struct SnapshotSummary: Sendable, Equatable {
+    public var format: String
+    public var versionCount: Int
+    /// The version with the latest timestamp (then the largest ID).
+    public var latestVersionId: Version.ID
+    public var size: Int64
+    public var sha256: String
+}
+
+extension Store {
+    private func snapshotStorage() throws -> any SnapshotCapable {
+        guard let storage = storage as? any SnapshotCapable else { throw StoreError.snapshotsUnsupported(storage: storage.kind) }
+        return storage
+    }
+
+    /// Writes a consistent copy of every version the store has now to a local file. Saves made meanwhile are not
+    /// in it and do not disturb it.
+    public func writeSnapshot(to url: URL) throws -> SnapshotSummary {
+        let storage = try snapshotStorage()
+        let history = self.history
+        let versions = history.topologicallySorted()
+        guard let latest = versions.max(by: History.isOrderedBefore) else { throw StoreError.versionNotFound("(the store is empty)") }
+        let writer = try SnapshotArchiveWriter(destination: url)
+        do {
+            try storage.writeBundles(of: versions.map(\.id), to: writer)
+            let (size, sha256) = try writer.finish()
+            return SnapshotSummary(format: SnapshotArchive.format, versionCount: versions.count, latestVersionId: latest.id,
+                                   size: size, sha256: sha256)
+        } catch {
+            writer.discard()
+            throw error
+        }
+    }
+
+    /// Fills an empty store from a snapshot file: all of it, or (on any failure) nothing, leaving the store empty
+    /// and usable.
+    public func restoreSnapshot(from url: URL) throws {
+        let storage = try snapshotStorage()
+        try reloadHistory()
+        guard history.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }
+        try storage.restoreBundles(from: try SnapshotArchiveReader(url: url))
+        try reloadHistory()
+    }
+}
