@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "LLVS", targets: ["LLVS"]),
         .library(name: "LLVSSQLite", targets: ["LLVSSQLite"]),
+        .library(name: "LLVSConformance", targets: ["LLVSConformance"]),
         .executable(name: "llvs", targets: ["llvs"]),
         .executable(name: "llvs-bench", targets: ["llvs-bench"]),
     ],
@@ -31,6 +32,9 @@ let package = Package(
         // SQLite storage, on the system's sqlite3.
         .target(name: "LLVSSQLite", dependencies: ["LLVS", "CSQLite3"]),
 
+        // The connector conformance suite, shared by the tests and `llvs conformance`.
+        .target(name: "LLVSConformance", dependencies: ["LLVS"]),
+
         // The command-line tool.
         .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite"]),
 
@@ -40,7 +44,7 @@ let package = Package(
         // A small program the tests run as a child process (killed mid-save, two writers at once).
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite"], path: "Tests/Helpers/llvs-test-helper"),
 
-        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "llvs-test-helper"], exclude: ["Fixtures"]),
+        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs"]),
     ],

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import LLVSConformance
 @testable import LLVS
 
 @Suite struct ExchangeTests {
     let directory = TemporaryDirectory()
 
-    enum Kind: CaseIterable { case memory, fileSystem }
+    enum Kind: CaseIterable { case memory, fileSystem, cloudFolder, flakyCloudFolder }
 
     func exchanges(_ kind: Kind, stores: [Store]) -> [any Exchange] {
         switch kind {
@@ -15,6 +16,14 @@ import Testing
         case .fileSystem:
             let folder = directory.child("remote")
             return stores.map { FileSystemExchange(rootDirectoryURL: folder, store: $0, concurrency: 4) }
+        case .cloudFolder:
+            let fileSystem = LocalFolderFileSystem(root: directory.child("cloud"))
+            return stores.map { CloudFileSystemExchange(store: $0, fileSystem: fileSystem, basePath: "apps/notes", concurrency: 4) }
+        case .flakyCloudFolder:
+            // One operation in ten fails (503, dropped connections, 429); the shared retry policy absorbs them.
+            let flaky = FaultInjectingFileSystem(LocalFolderFileSystem(root: directory.child("cloud")), failureRate: 0.1, seed: 42)
+            let fileSystem = RetryingFileSystem(flaky, policy: RetryPolicy(maximumAttempts: 8, sleep: { _ in }))
+            return stores.map { CloudFileSystemExchange(store: $0, fileSystem: fileSystem, concurrency: 4) }
         }
     }
 
@@ -152,6 +161,17 @@ import Testing
                    stored: ["alpha": v3, "gamma": v3, "notes/today": v1])
         #expect(store.version(identifiedBy: v3)?.branch == "import")
         #expect(store.heads.compactMap(store.version(identifiedBy:)).filter { $0.branch == "import" }.isEmpty)
+    }
+
+    @Test(arguments: StorageKind.allCases) func pullingTheExampleThroughACloudFileSystem(storage: StorageKind) async throws {
+        let store = try makeStore(in: directory, storage: storage)
+        let exchange = CloudFileSystemExchange(store: store, fileSystem: LocalFolderFileSystem(root: TestPaths.exampleRemote))
+        let report = try await exchange.retrieve()
+        #expect(report.failures.isEmpty)
+        #expect(store.heads == [v4])
+        #expect(try store.value(id: "alpha", at: v4)?.storedVersionId == v3)
+        #expect(try store.value(id: "beta", at: v4) == nil)
+        #expect(try await exchange.snapshotManifest()?.format == "zip-v1")
     }
 
     @Test(arguments: StorageKind.allCases) func sendingThePulledStoreReproducesTheExample(storage: StorageKind) async throws {

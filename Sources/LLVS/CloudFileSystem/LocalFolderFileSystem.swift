@@ -77,6 +77,10 @@ public struct LocalFolderFileSystem: CloudFileSystem {
     }
 
     public func makeFolder(_ path: String) async throws {
+        // The root is the remote itself, like a cloud drive's root: it is made on first use.
+        if !POSIX.isDirectory(root.path) {
+            do { try POSIX.makeDirectories(root.path) } catch { throw failure("", code: errno) }
+        }
         var current = root.path
         var remote: [String] = []
         for component in try CloudPath.components(path) {

@@ -1,0 +1,309 @@
+import Foundation
+import LLVS
+
+/// The checks, in the order of conformance.md. Each works only inside its own folder.
+enum ConformanceChecks {
+    static let all: [ConformanceCheck] = [
+        ConformanceCheck(id: "not-found", section: 1, title: "missing files and folders give notFound", run: notFound),
+        ConformanceCheck(id: "folders", section: 2, title: "make, list, remove folders; kinds told apart", run: folders),
+        ConformanceCheck(id: "files", section: 3, title: "write, read back, overwrite, empty file", run: files),
+        ConformanceCheck(id: "large-file", section: 3, title: "a file above the simple-upload limit, through local files", run: largeFile),
+        ConformanceCheck(id: "ranges", section: 3, title: "ranged reads a-b, a-, last n", run: ranges),
+        ConformanceCheck(id: "names", section: 4, title: "awkward names round-trip", run: names),
+        ConformanceCheck(id: "listing", section: 5, title: "a listing longer than a page", run: listing),
+        ConformanceCheck(id: "integrity", section: 6, title: "reported size and checksum match", run: integrity),
+        ConformanceCheck(id: "failed-upload", section: 7, title: "a failed upload leaves the old file", run: failedUpload),
+        ConformanceCheck(id: "rate-limit", section: 7, title: "429/503 with Retry-After is waited out", run: rateLimit),
+        ConformanceCheck(id: "dropped-connection", section: 7, title: "a dropped connection is retried", run: droppedConnection),
+        ConformanceCheck(id: "expired-token", section: 7, title: "an expired token is refreshed", run: expiredToken),
+        ConformanceCheck(id: "revoked-token", section: 7, title: "a refused token is reported as unauthorized", run: revokedToken),
+        ConformanceCheck(id: "concurrency", section: 8, title: "many transfers at once into one folder", run: concurrency),
+    ]
+
+    // MARK: Helpers
+
+    static func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+        if !condition { throw ConformanceFailure(message()) }
+    }
+
+    /// Runs `body` and requires that it fails with an error `matches` accepts.
+    static func requireFailure(_ what: String, matches: (CloudFileSystemError) -> Bool, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as CloudFileSystemError {
+            try require(matches(error), "\(what): expected a different error, got \(error)")
+            return
+        } catch {
+            throw ConformanceFailure("\(what): expected a CloudFileSystemError, got \(error)")
+        }
+        throw ConformanceFailure("\(what): expected an error, but it succeeded")
+    }
+
+    static func isNotFound(_ error: CloudFileSystemError) -> Bool {
+        if case .notFound = error { true } else { false }
+    }
+
+    static func bytes(_ count: Int, seed: UInt64) -> Data {
+        var generator = SeededGenerator(seed: seed)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(count + 8)
+        while bytes.count < count {
+            var word = generator.next()
+            for _ in 0..<8 {
+                bytes.append(UInt8(truncatingIfNeeded: word))
+                word >>= 8
+            }
+        }
+        return Data(bytes.prefix(count))
+    }
+
+    static func skipWithoutFault(_ fault: InjectedFault, _ context: ConformanceContext) -> CheckOutcome? {
+        guard let faults = context.options.faults else { return .skipped("needs a remote that can inject faults (a mock)") }
+        return faults.supportedFaults.contains(fault) ? nil : .skipped("this remote cannot inject \(fault.rawValue)")
+    }
+
+    // MARK: 1. Not found
+
+    static func notFound(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        try await fs.makeFolder(c.folder)
+        for path in [c.path("missing"), c.path("a/b/c/missing")] {
+            try await requireFailure("download \(path)", matches: isNotFound) { _ = try await fs.download(path) }
+            try await requireFailure("metadata \(path)", matches: isNotFound) { _ = try await fs.metadata(path) }
+            try await requireFailure("list \(path)", matches: isNotFound) { _ = try await fs.list(path) }
+            try await requireFailure("read a range of \(path)", matches: isNotFound) { _ = try await fs.read(path, range: .from(0)) }
+            try require(try await !fs.exists(path), "\(path) should not exist")
+            try await fs.removeFile(path)
+            try await fs.removeFolder(path)
+        }
+        try require(try await fs.listNames(c.path("nowhere")).isEmpty, "listNames of a missing folder should be empty")
+        return .passed
+    }
+
+    // MARK: 2. Folders
+
+    static func folders(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        try await fs.makeFolder(c.path("made"))
+        try await fs.makeFolder(c.path("made"))
+        try require(try await fs.list(c.path("made")).isEmpty, "a new folder should list empty")
+        try await fs.makeFolder(c.path("nested/deeper/deepest"))
+        try require(try await fs.metadata(c.path("nested/deeper")).isFolder, "nested/deeper should be a folder")
+        let items = try await fs.list(c.path("nested"))
+        try require(items.map(\.name) == ["deeper"] && items[0].isFolder, "nested should list one folder, deeper; got \(items)")
+
+        try await fs.upload(Data("x".utf8), to: c.path("full/a/file.txt"))
+        try await fs.upload(Data("y".utf8), to: c.path("full/b.txt"))
+        try await fs.removeFolder(c.path("full"))
+        try require(try await !fs.exists(c.path("full")), "a removed full folder should be gone")
+        try await fs.removeFolder(c.path("made"))
+        try require(try await !fs.exists(c.path("made")), "a removed empty folder should be gone")
+
+        try await fs.upload(Data("file".utf8), to: c.path("plain"))
+        try await requireFailure("list a file as a folder", matches: { error in
+            switch error { case .wrongKind, .notFound: true; default: false }
+        }) { _ = try await fs.list(c.path("plain")) }
+        try await requireFailure("make a folder where a file is", matches: { error in
+            switch error { case .wrongKind, .alreadyExists: true; default: false }
+        }) { try await fs.makeFolder(c.path("plain")) }
+        try await requireFailure("download a folder", matches: { error in
+            switch error { case .wrongKind, .notFound: true; default: false }
+        }) { _ = try await fs.download(c.path("nested")) }
+        return .passed
+    }
+
+    // MARK: 3. Files
+
+    static func files(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let first = bytes(1000, seed: 3)
+        try await fs.upload(first, to: c.path("file.bin"))
+        try require(try await fs.download(c.path("file.bin")) == first, "the file should read back byte for byte")
+        let second = bytes(333, seed: 4)
+        try await fs.upload(second, to: c.path("file.bin"))
+        try require(try await fs.download(c.path("file.bin")) == second, "an overwritten file should hold the new contents")
+        try require(try await fs.metadata(c.path("file.bin")).size == 333, "an overwritten file should report the new size")
+        try await fs.upload(Data(), to: c.path("empty"))
+        try require(try await fs.download(c.path("empty")).isEmpty, "an empty file should read back empty")
+        try require(try await fs.metadata(c.path("empty")).size == 0, "an empty file should report size 0")
+        try await fs.removeFile(c.path("file.bin"))
+        try require(try await !fs.exists(c.path("file.bin")), "a removed file should be gone")
+        return .passed
+    }
+
+    static func largeFile(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let local = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
+        let back = local.appendingPathExtension("back")
+        defer {
+            try? FileManager.default.removeItem(at: local)
+            try? FileManager.default.removeItem(at: back)
+        }
+        let data = bytes(c.options.largeFileSize, seed: 5)
+        try data.write(to: local)
+        try await fs.upload(fileAt: local, to: c.path("large.bin"))
+        try require(try await fs.metadata(c.path("large.bin")).size == Int64(data.count), "the large file should report \(data.count) bytes")
+        try await fs.download(c.path("large.bin"), toFileAt: back)
+        try require(try Data(contentsOf: back) == data, "the large file should download byte for byte")
+        return .passed
+    }
+
+    static func ranges(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let data = bytes(10_000, seed: 6)
+        try await fs.upload(data, to: c.path("ranged.bin"))
+        try require(try await fs.read(c.path("ranged.bin"), range: .bytes(100, 199)) == data[100...199], "bytes 100-199")
+        try require(try await fs.read(c.path("ranged.bin"), range: .from(9_990)) == data[9_990...], "bytes 9990-")
+        try require(try await fs.read(c.path("ranged.bin"), range: .last(17)) == data.suffix(17), "the last 17 bytes")
+        try require(try await fs.read(c.path("ranged.bin"), range: .bytes(9_995, 20_000)) == data[9_995...], "a range past the end is clipped")
+        return .passed
+    }
+
+    // MARK: 4. Names
+
+    static let awkwardNames = [
+        "with space.txt", "êé.txt", "世界.txt", "emoji 😀.txt", "percent%.txt", "hash#.txt", "question?.txt", "plus+.txt",
+        "amp&.txt", "quote\".txt", "apostrophe'.txt", " leading space.txt", "trailing space.txt ", "test%46.txt",
+        "semi;colon=equals,comma.txt", "brackets[]{}().txt", String(repeating: "long", count: 50) + ".txt",
+    ]
+
+    static func names(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        for (index, name) in awkwardNames.enumerated() {
+            try await fs.upload(Data(name.utf8), to: c.path(name))
+            try require(try await fs.download(c.path(name)) == Data(name.utf8), "\"\(name)\" should read back (\(index))")
+        }
+        let listed = Set(try await fs.list(c.folder).map(\.name))
+        for name in awkwardNames { try require(listed.contains(name), "\"\(name)\" should be listed under the same name; listed \(listed.sorted())") }
+        try require(listed.count == awkwardNames.count, "the listing should hold exactly the names written; got \(listed.count)")
+        for name in awkwardNames { try await fs.removeFile(c.path(name)) }
+        try require(try await fs.list(c.folder).isEmpty, "every awkward name should be removable")
+        return .passed
+    }
+
+    // MARK: 5. Listing
+
+    static func listing(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let count = c.options.listingCount
+        let names = (0..<count).map { String(format: "entry-%05d", $0) }
+        try await forEachConcurrently(Array(names.enumerated()), limit: c.options.concurrentTransfers) { index, name in
+            try await fs.upload(Data(repeating: 0x41, count: index % 64), to: c.path(name))
+        }
+        try await fs.makeFolder(c.path("subfolder"))
+        let items = try await fs.list(c.folder)
+        try require(items.count == count + 1, "expected \(count + 1) entries, listed \(items.count)")
+        let byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        try require(byName.count == items.count, "the listing repeats names")
+        for (index, name) in names.enumerated() {
+            guard let item = byName[name] else { throw ConformanceFailure("\(name) is missing from the listing") }
+            try require(!item.isFolder, "\(name) should be a file")
+            try require(item.size == Int64(index % 64), "\(name) should be listed with size \(index % 64), got \(item.size.map(String.init) ?? "none")")
+        }
+        try require(byName["subfolder"]?.isFolder == true, "subfolder should be listed as a folder")
+        let folderName = try CloudPath.name(c.folder)
+        try require(byName[folderName] == nil || count == 0, "the listed folder itself should not be an entry")
+        return .passed
+    }
+
+    // MARK: 6. Integrity
+
+    static func integrity(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let data = bytes(70_000, seed: 7)
+        try await fs.upload(data, to: c.path("checked.bin"))
+        let item = try await fs.metadata(c.path("checked.bin"))
+        try require(item.size == Int64(data.count), "size should be \(data.count), got \(item.size.map(String.init) ?? "none")")
+        guard let checksum = item.checksum else { return .passed }
+        switch checksum.algorithm.lowercased() {
+        case "sha256": try require(checksum.value.lowercased() == SHA256.hex(data), "the service's SHA-256 should match the data")
+        default: break // other algorithms are compared by the connector's own tests
+        }
+        return .passed
+    }
+
+    // MARK: 7. Failure
+
+    static func failedUpload(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        try await fs.upload(Data("old".utf8), to: c.path("kept.txt"))
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-missing-\(UUID().uuidString)")
+        do {
+            try await fs.upload(fileAt: missing, to: c.path("kept.txt"))
+            throw ConformanceFailure("uploading from a missing local file should fail")
+        } catch is CloudFileSystemError {}
+        try require(try await fs.download(c.path("kept.txt")) == Data("old".utf8), "a failed upload should leave the old file")
+        do {
+            try await fs.upload(fileAt: missing, to: c.path("never.txt"))
+        } catch is CloudFileSystemError {}
+        try require(try await !fs.exists(c.path("never.txt")), "a failed upload should leave no file behind")
+        return .passed
+    }
+
+    static func rateLimit(_ c: ConformanceContext) async throws -> CheckOutcome {
+        if let skip = skipWithoutFault(.rateLimited, c) { return skip }
+        try await c.options.faults!.injectOnce(.rateLimited)
+        try await c.fileSystem.upload(Data("after a 429".utf8), to: c.path("limited.txt"))
+        try await c.options.faults!.injectOnce(.serviceUnavailable)
+        try require(try await c.fileSystem.download(c.path("limited.txt")) == Data("after a 429".utf8), "the upload after a 429 should have landed")
+        return .passed
+    }
+
+    static func droppedConnection(_ c: ConformanceContext) async throws -> CheckOutcome {
+        if let skip = skipWithoutFault(.droppedConnection, c) { return skip }
+        try await c.fileSystem.upload(Data("dropped".utf8), to: c.path("dropped.txt"))
+        await c.options.faults!.injectOnce(.droppedConnection)
+        try require(try await c.fileSystem.download(c.path("dropped.txt")) == Data("dropped".utf8), "a download after a dropped connection should succeed")
+        await c.options.faults!.injectOnce(.droppedConnection)
+        try require(try await c.fileSystem.list(c.folder).map(\.name) == ["dropped.txt"], "a listing after a dropped connection should succeed")
+        return .passed
+    }
+
+    static func expiredToken(_ c: ConformanceContext) async throws -> CheckOutcome {
+        if let skip = skipWithoutFault(.expiredToken, c) { return skip }
+        await c.options.faults!.injectOnce(.expiredToken)
+        try await c.fileSystem.upload(Data("fresh token".utf8), to: c.path("token.txt"))
+        try require(try await c.fileSystem.exists(c.path("token.txt")), "the upload with an expired token should succeed after a refresh")
+        return .passed
+    }
+
+    static func revokedToken(_ c: ConformanceContext) async throws -> CheckOutcome {
+        if let skip = skipWithoutFault(.revokedToken, c) { return skip }
+        await c.options.faults!.injectOnce(.revokedToken)
+        try await requireFailure("a request with a refused token", matches: { error in
+            if case .unauthorized = error { true } else { false }
+        }) { _ = try await c.fileSystem.exists(c.path("anything")) }
+        return .passed
+    }
+
+    // MARK: 8. Concurrency
+
+    static func concurrency(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let count = c.options.concurrentTransfers * 2
+        let indexes = Array(0..<count)
+        try await forEachConcurrently(indexes, limit: c.options.concurrentTransfers) { i in
+            try await fs.upload(bytes(1000 + i, seed: UInt64(100 + i)), to: c.path("parallel-\(i)"))
+        }
+        try await forEachConcurrently(indexes, limit: c.options.concurrentTransfers) { i in
+            let data = try await fs.download(c.path("parallel-\(i)"))
+            try require(data == bytes(1000 + i, seed: UInt64(100 + i)), "parallel-\(i) should read back byte for byte")
+        }
+        let names = Set(try await fs.list(c.folder).map(\.name))
+        try require(names == Set(indexes.map { "parallel-\($0)" }), "the folder should list exactly the \(count) files written at once")
+        return .passed
+    }
+
+    static func forEachConcurrently<T: Sendable>(_ items: [T], limit: Int, _ body: @escaping @Sendable (T) async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var iterator = items.makeIterator()
+            for _ in 0..<max(1, limit) {
+                guard let item = iterator.next() else { break }
+                group.addTask { try await body(item) }
+            }
+            while try await group.next() != nil {
+                if let item = iterator.next() { group.addTask { try await body(item) } }
+            }
+        }
+    }
+}

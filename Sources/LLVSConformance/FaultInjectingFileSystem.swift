@@ -1,0 +1,130 @@
+import Foundation
+import LLVS
+import Synchronization
+
+/// A fault a test asks for.
+public enum InjectedFault: String, Sendable, CaseIterable, Codable {
+    /// A 429 with a Retry-After of one second.
+    case rateLimited
+    /// A 503.
+    case serviceUnavailable
+    /// The connection drops before the answer (the operation may or may not have happened).
+    case droppedConnection
+    /// The access token has expired (a refresh cures it).
+    case expiredToken
+    /// The credentials are refused even after a refresh.
+    case revokedToken
+}
+
+/// How a conformance run can make the remote misbehave on purpose. Mocks implement it at the HTTP level; the
+/// fault-injecting wrapper implements it for any file system. Without one, the failure checks are skipped.
+public protocol FaultControl: Sendable {
+    /// The faults this control can inject.
+    var supportedFaults: Set<InjectedFault> { get }
+    /// Makes the next request (or operation) fail with `fault`.
+    func injectOnce(_ fault: InjectedFault) async
+}
+
+/// Wraps any file system and makes some of its operations fail: at random (a seeded rate, so a run can be
+/// repeated), on demand through `FaultControl`, or by a rule (the n-th upload, a path). It also counts operations,
+/// which benchmarks and tests use to see what a sync costs.
+public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
+    public enum Operation: String, Sendable, CaseIterable {
+        case exists, list, metadata, upload, download, read, makeFolder, removeFile, removeFolder
+    }
+
+    /// A rule: given the operation, its number (from 1, per kind) and path, the failure to raise, if any.
+    public typealias Rule = @Sendable (Operation, Int, String) -> CloudFileSystemError?
+
+    public let base: any CloudFileSystem
+    private let state: Mutex<State>
+
+    struct State {
+        var generator: SeededGenerator
+        var failureRate: Double
+        var pending: [InjectedFault] = []
+        var counts: [Operation: Int] = [:]
+        var rule: Rule?
+    }
+
+    /// `failureRate` is the share of operations that fail with a random transient fault (503, dropped connection
+    /// before or after the operation ran, 429 with a short delay).
+    public init(_ base: any CloudFileSystem, failureRate: Double = 0, seed: UInt64 = 1, rule: Rule? = nil) {
+        self.base = base
+        self.state = Mutex(State(generator: SeededGenerator(seed: seed), failureRate: failureRate, rule: rule))
+    }
+
+    public var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .revokedToken] }
+
+    public func injectOnce(_ fault: InjectedFault) async {
+        state.withLock { $0.pending.append(fault) }
+    }
+
+    public func setRule(_ rule: Rule?) { state.withLock { $0.rule = rule } }
+    public func setFailureRate(_ rate: Double) { state.withLock { $0.failureRate = rate } }
+
+    /// Operations performed (or attempted) so far, by kind.
+    public var counts: [Operation: Int] { state.withLock { $0.counts } }
+    public var totalCount: Int { counts.values.reduce(0, +) }
+    public func resetCounts() { state.withLock { $0.counts = [:] } }
+
+    private enum Timing { case before, after }
+
+    /// Decides this operation's fate: nil to run normally, or an error to raise before or after running it.
+    private func fault(for operation: Operation, path: String) -> (CloudFileSystemError, Timing)? {
+        state.withLock { state in
+            state.counts[operation, default: 0] += 1
+            if let rule = state.rule, let error = rule(operation, state.counts[operation]!, path) { return (error, .before) }
+            if !state.pending.isEmpty {
+                switch state.pending.removeFirst() {
+                case .rateLimited: return (.rateLimited(retryAfter: .seconds(1)), .before)
+                case .serviceUnavailable: return (.transient("503 Service Unavailable (injected)"), .before)
+                case .droppedConnection: return (.transient("connection dropped (injected)"), .after)
+                case .expiredToken, .revokedToken: return (.unauthorized("the token was refused (injected)"), .before)
+                }
+            }
+            guard state.failureRate > 0, Double.random(in: 0..<1, using: &state.generator) < state.failureRate else { return nil }
+            switch Int.random(in: 0..<4, using: &state.generator) {
+            case 0: return (.transient("503 Service Unavailable (injected)"), .before)
+            case 1: return (.transient("connection dropped before the answer (injected)"), .after)
+            case 2: return (.transient("connection reset (injected)"), .before)
+            default: return (.rateLimited(retryAfter: .milliseconds(10)), .before)
+            }
+        }
+    }
+
+    private func run<T>(_ operation: Operation, _ path: String, _ body: () async throws -> T) async throws -> T {
+        guard let (error, timing) = fault(for: operation, path: path) else { return try await body() }
+        if timing == .after { _ = try? await body() }
+        throw error
+    }
+
+    public func exists(_ path: String) async throws -> Bool { try await run(.exists, path) { try await base.exists(path) } }
+    public func list(_ folder: String) async throws -> [CloudItem] { try await run(.list, folder) { try await base.list(folder) } }
+    public func metadata(_ path: String) async throws -> CloudItem { try await run(.metadata, path) { try await base.metadata(path) } }
+    public func upload(_ data: Data, to path: String) async throws { try await run(.upload, path) { try await base.upload(data, to: path) } }
+    public func upload(fileAt source: URL, to path: String) async throws {
+        try await run(.upload, path) { try await base.upload(fileAt: source, to: path) }
+    }
+    public func download(_ path: String) async throws -> Data { try await run(.download, path) { try await base.download(path) } }
+    public func download(_ path: String, toFileAt destination: URL) async throws {
+        try await run(.download, path) { try await base.download(path, toFileAt: destination) }
+    }
+    public func read(_ path: String, range: ByteRange) async throws -> Data { try await run(.read, path) { try await base.read(path, range: range) } }
+    public func makeFolder(_ path: String) async throws { try await run(.makeFolder, path) { try await base.makeFolder(path) } }
+    public func removeFile(_ path: String) async throws { try await run(.removeFile, path) { try await base.removeFile(path) } }
+    public func removeFolder(_ path: String) async throws { try await run(.removeFolder, path) { try await base.removeFolder(path) } }
+}
+
+/// A small deterministic generator (SplitMix64), so a run with faults can be repeated exactly.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

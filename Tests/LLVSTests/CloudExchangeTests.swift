@@ -1,0 +1,275 @@
+import Foundation
+import LLVSConformance
+import Testing
+@testable import LLVS
+
+/// CloudFileSystemExchange over the local-folder file system: interruptions, the written format, snapshots.
+@Suite struct CloudExchangeTests {
+    let directory = TemporaryDirectory()
+
+    func exchange(_ store: Store, _ fileSystem: any CloudFileSystem) -> CloudFileSystemExchange {
+        CloudFileSystemExchange(store: store, fileSystem: fileSystem, basePath: "sync", concurrency: 4)
+    }
+
+    /// A store with `count` linear versions and a branch, each changing a couple of values.
+    func populatedStore(name: String, versions count: Int, storage: StorageKind = .file) throws -> Store {
+        let store = try makeStore(in: directory, name: name, storage: storage)
+        var head = try store.save(nil, insert: ["root": "0"])
+        for i in 1..<count {
+            head = try store.save(head.id, insert: ["v\(i)": "\(i)"], update: ["root": "\(i)"])
+        }
+        let branch = try store.save(head.id, insert: ["side": "branch"], branch: "side")
+        _ = try store.merge(version: head.id, with: branch.id)
+        return store
+    }
+
+    func sameContents(_ a: Store, _ b: Store) throws -> Bool {
+        guard a.heads == b.heads, a.history.count == b.history.count else { return false }
+        return try a.heads.allSatisfy { try a.strings(at: $0) == b.strings(at: $0) }
+    }
+
+    @Test(arguments: [1, 2, 3, 5, 8, 13])
+    func aSendInterruptedAtAnyUploadResumesWithNothingLostOrDuplicated(failAt: Int) async throws {
+        let source = try populatedStore(name: "source", versions: 6)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let broken = FaultInjectingFileSystem(remote, rule: { operation, number, _ in
+            operation == .upload && number >= failAt ? .server(status: 500, message: "the link died") : nil
+        })
+        let first = try await exchange(source, broken).send()
+        #expect(!first.failures.isEmpty)
+        let second = try await exchange(source, remote).send()
+        #expect(second.failures.isEmpty)
+        #expect(Set(first.sent + second.sent) == Set(source.history.versions.keys))
+        #expect(Set(first.sent).isDisjoint(with: second.sent))
+
+        let target = try makeStore(in: directory, name: "target")
+        let pulled = try await exchange(target, remote).retrieve()
+        #expect(pulled.failures.isEmpty && pulled.waitingForPredecessors.isEmpty)
+        #expect(try sameContents(source, target))
+    }
+
+    @Test(arguments: [1, 2, 4, 7, 11])
+    func aRetrieveInterruptedAtAnyDownloadResumes(failAt: Int) async throws {
+        let source = try populatedStore(name: "source", versions: 6)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        _ = try await exchange(source, remote).send()
+        let target = try makeStore(in: directory, name: "target")
+        let broken = FaultInjectingFileSystem(remote, rule: { operation, number, _ in
+            operation == .download && number >= failAt ? .transient("connection lost") : nil
+        })
+        let first = try await exchange(target, broken).retrieve()
+        #expect(!first.failures.isEmpty || !first.waitingForPredecessors.isEmpty)
+        let second = try await exchange(target, remote).retrieve()
+        #expect(second.failures.isEmpty)
+        #expect(Set(first.retrieved).isDisjoint(with: second.retrieved))
+        #expect(try sameContents(source, target))
+    }
+
+    @Test func changesGoUpBeforeTheirVersionAndDecodeAsTheFormatSays() async throws {
+        let source = try populatedStore(name: "source", versions: 3)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let recorder = FaultInjectingFileSystem(remote)
+        let order = OrderRecorder()
+        recorder.setRule { operation, _, path in
+            if operation == .upload { order.append(path) }
+            return nil
+        }
+        _ = try await exchange(source, recorder).send()
+        let uploads = order.paths
+        for id in source.history.versions.keys {
+            let changes = try #require(uploads.firstIndex(of: "sync/changes/\(id)"))
+            let version = try #require(uploads.firstIndex(of: "sync/versions/\(id)"))
+            #expect(changes < version)
+            let versionData = try await remote.download("sync/versions/\(id)")
+            #expect(try RemoteFormat.decodeVersion(versionData, path: "v") == source.version(identifiedBy: id))
+            let changesData = try await remote.download("sync/changes/\(id)")
+            #expect(try RemoteFormat.decodeChanges(changesData, path: "c") == source.valueChanges(madeInVersionIdentifiedBy: id))
+        }
+    }
+
+    @Test func anIncrementalSyncListsOnceAndMovesOnlyTheNewVersion() async throws {
+        let a = try StoreCoordinator(store: try populatedStore(name: "a", versions: 20))
+        let b = try StoreCoordinator(store: try makeStore(in: directory, name: "b"))
+        let remote = FaultInjectingFileSystem(LocalFolderFileSystem(root: directory.child("remote")))
+        _ = try await a.exchange(with: exchange(a.store, remote))
+        _ = try await b.exchange(with: exchange(b.store, remote))
+        try await a.save(inserting: [Value("new", "one more")])
+        remote.resetCounts()
+        _ = try await a.exchange(with: exchange(a.store, remote))
+        #expect(remote.counts == [.list: 1, .upload: 2])
+        remote.resetCounts()
+        _ = try await b.exchange(with: exchange(b.store, remote))
+        #expect(remote.counts == [.list: 1, .download: 2])
+        #expect(try await b.value(id: "new")?.string == "one more")
+    }
+
+    // MARK: Snapshots
+
+    @Test(arguments: [(StorageKind.file, StorageKind.file), (.sqlite, .sqlite), (.file, .sqlite), (.sqlite, .file)])
+    func aSnapshotBootstrapsAnEmptyStoreThenSyncsWhatCameAfter(from: StorageKind, to: StorageKind) async throws {
+        let source = try StoreCoordinator(store: try populatedStore(name: "source", versions: 30, storage: from))
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let sourceExchange = exchange(source.store, remote)
+        _ = try await source.exchange(with: sourceExchange)
+        let manifest = try await sourceExchange.sendSnapshot()
+        #expect(manifest.format == SnapshotArchive.format)
+        #expect(manifest.versionCount == source.store.history.count)
+        #expect(manifest.latestVersionId == source.store.mostRecentHead?.id)
+        try await source.save(inserting: [Value("after", "the snapshot")])
+        _ = try await source.exchange(with: sourceExchange)
+
+        let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target", storage: to))
+        let outcome = try await target.bootstrapFromSnapshot(using: exchange(target.store, remote))
+        #expect(outcome == .restored(manifest))
+        #expect(try sameContents(source.store, target.store))
+        #expect(try await target.value(id: "after")?.string == "the snapshot")
+        // The restored store takes saves like any other.
+        try await target.save(inserting: [Value("later", "x")])
+    }
+
+    @Test func aSecondSnapshotReplacesTheFirstAfterItsManifestIsInPlace() async throws {
+        let store = try populatedStore(name: "source", versions: 5)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let first = try await exchange(store, remote).sendSnapshot()
+        _ = try store.save(store.mostRecentHead!.id, insert: ["more": "1"])
+        let second = try await exchange(store, remote).sendSnapshot()
+        #expect(first.snapshotId != second.snapshotId)
+        #expect(try await remote.listNames("sync/snapshots").sorted() == [second.snapshotId, "manifest.json"].sorted())
+        #expect(try await remote.listNames("sync/snapshots/\(second.snapshotId)") == ["chunk-000"])
+    }
+
+    @Test func aBigSnapshotIsCutIntoChunksOfAtMostFiveMillionBytes() async throws {
+        let store = try makeStore(in: directory, name: "source")
+        var head: Version?
+        for i in 0..<12 { head = try store.makeVersion(basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("blob\(i)"), data: Data(repeating: UInt8(i), count: 1_000_000))]) }
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let manifest = try await exchange(store, remote).sendSnapshot()
+        #expect(manifest.chunkCount == 3)
+        for index in 0..<manifest.chunkCount {
+            let item = try await remote.metadata("sync/snapshots/\(manifest.snapshotId)/\(SnapshotManifest.chunkName(index))")
+            #expect(item.size! <= 5_000_000)
+        }
+        let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
+        #expect(try await target.bootstrapFromSnapshot(using: exchange(target.store, remote)) == .restored(manifest))
+        #expect(try target.store.value(id: "blob11", at: head!.id)?.data.count == 1_000_000)
+    }
+
+    @Test func aCorruptedChunkIsRefusedAndTheStoreStaysEmptyAndUsable() async throws {
+        let store = try populatedStore(name: "source", versions: 10)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let manifest = try await exchange(store, remote).sendSnapshot()
+        let chunk = "sync/snapshots/\(manifest.snapshotId)/chunk-000"
+        var bytes = try await remote.download(chunk)
+        bytes[bytes.count / 2] ^= 0x01
+        try await remote.upload(bytes, to: chunk)
+
+        let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
+        await #expect(throws: ExchangeError.self) { try await target.bootstrapFromSnapshot(using: exchange(target.store, remote)) }
+        #expect(target.store.history.isEmpty)
+        try await target.save(inserting: [Value("usable", "yes")])
+    }
+
+    @Test func aSnapshotInAFormatThisBuildDoesNotReadIsSkippedForAFullSync() async throws {
+        let store = try populatedStore(name: "source", versions: 4)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        _ = try await exchange(store, remote).send()
+        var manifest = try await exchange(store, remote).sendSnapshot()
+        manifest.format = "zip-v1"
+        try await remote.upload(try JSONEncoder().encode(manifest), to: "sync/snapshots/manifest.json")
+
+        let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
+        let outcome = try await target.bootstrapFromSnapshot(using: exchange(target.store, remote))
+        #expect(outcome == .skippedUnreadableFormat("zip-v1"))
+        #expect(outcome.message.contains("zip-v1"))
+        #expect(try sameContents(store, target.store))
+    }
+
+    @Test func aSnapshotReplacedWhileAReaderDownloadsFailsCleanly() async throws {
+        let store = try populatedStore(name: "source", versions: 4)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let old = try await exchange(store, remote).sendSnapshot()
+        // A writer replaces the snapshot between the reader's manifest and its chunks.
+        _ = try store.save(store.mostRecentHead!.id, insert: ["x": "y"])
+        _ = try await exchange(store, remote).sendSnapshot()
+        let target = try makeStore(in: directory, name: "target")
+        let file = directory.child("download")
+        await #expect(throws: CloudFileSystemError.notFound(path: "sync/snapshots/\(old.snapshotId)/chunk-000")) {
+            try await exchange(target, remote).downloadSnapshot(old, to: file)
+        }
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        #expect(target.history.isEmpty)
+    }
+
+    @Test func bootstrappingAStoreThatHasVersionsIsRefused() async throws {
+        let store = try populatedStore(name: "source", versions: 3)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        _ = try await exchange(store, remote).sendSnapshot()
+        let busy = try StoreCoordinator(store: try makeStore(in: directory, name: "busy"))
+        try await busy.save(inserting: [Value("mine", "1")])
+        await #expect(throws: StoreError.storeNotEmpty(path: busy.store.rootURL.path)) {
+            try await busy.bootstrapFromSnapshot(using: exchange(busy.store, remote))
+        }
+    }
+
+    @Test func aSnapshotMissingAPredecessorIsRefusedWhole() throws {
+        // An archive holding only the second of two versions cannot be restored.
+        let source = try makeStore(in: directory, name: "source")
+        let v1 = try source.save(nil, insert: ["a": "1"])
+        let v2 = try source.save(v1.id, insert: ["b": "2"])
+        let storage = source.storage as! FileStorage
+        let url = directory.child("partial.snapshot")
+        let writer = try SnapshotArchiveWriter(destination: url)
+        try storage.writeBundles(of: [v2.id], to: writer)
+        _ = try writer.finish()
+        for kind in StorageKind.allCases {
+            let target = try makeStore(in: directory, name: "target-\(kind)", storage: kind)
+            #expect(throws: StoreError.self) { try target.restoreSnapshot(from: url) }
+            #expect(target.history.isEmpty)
+            #expect(try openStore(target.rootURL).history.isEmpty)
+            _ = try target.save(nil, insert: ["fine": "yes"])
+        }
+    }
+
+    @Test func hostileManifestsAreRefused() throws {
+        func manifest(id: String = "ok", chunks: Int = 1, size: Int64 = 10) -> SnapshotManifest {
+            SnapshotManifest(snapshotId: id, format: SnapshotArchive.format, createdAt: 0, latestVersionId: "v",
+                             versionCount: 1, chunkCount: chunks, totalSize: size, sha256: nil)
+        }
+        #expect(throws: ExchangeError.self) { try manifest(id: "../escape").validate(path: "m") }
+        #expect(throws: ExchangeError.self) { try manifest(id: "").validate(path: "m") }
+        #expect(throws: ExchangeError.self) { try manifest(id: String(repeating: "a", count: 129)).validate(path: "m") }
+        #expect(throws: ExchangeError.self) { try manifest(chunks: 1, size: 5_000_001).validate(path: "m") }
+        #expect(throws: ExchangeError.self) { try manifest(chunks: 1_000_000, size: 10).validate(path: "m") }
+        try manifest(id: "00000000-0000-0000-0000-0000000000A1").validate(path: "m")
+    }
+
+    @Test func theSnapshotPolicyIsOffByDefaultAndTakesOneWhenDue() async throws {
+        let store = try populatedStore(name: "source", versions: 25)
+        let coordinator = try StoreCoordinator(store: store)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let plain = try await coordinator.exchange(with: exchange(store, remote))
+        #expect(plain.snapshot == nil)
+        await coordinator.setSnapshotPolicy(.automatic)
+        let first = try await coordinator.exchange(with: exchange(store, remote))
+        #expect(first.snapshot?.versionCount == store.history.count)
+        // Too soon for another, whatever the count.
+        try await coordinator.save(inserting: (0..<25).map { Value("extra\($0)", "x") })
+        #expect(try await coordinator.exchange(with: exchange(store, remote)).snapshot == nil)
+
+        let policy = SnapshotPolicy(isEnabled: true, minimumInterval: 7 * 86_400, minimumNewVersions: 20)
+        let last = first.snapshot!
+        #expect(!policy.isDue(lastSnapshot: last, versionCount: last.versionCount + 30, now: Date(timeIntervalSinceReferenceDate: last.createdAt + 86_400)))
+        #expect(!policy.isDue(lastSnapshot: last, versionCount: last.versionCount + 5, now: Date(timeIntervalSinceReferenceDate: last.createdAt + 8 * 86_400)))
+        #expect(policy.isDue(lastSnapshot: last, versionCount: last.versionCount + 20, now: Date(timeIntervalSinceReferenceDate: last.createdAt + 7 * 86_400)))
+        #expect(!SnapshotPolicy.disabled.isDue(lastSnapshot: nil, versionCount: 1000, now: Date()))
+    }
+}
+
+/// Collects paths from a synchronous rule.
+final class OrderRecorder: Sendable {
+    private let storage = Mutex<[String]>([])
+    func append(_ path: String) { storage.withLock { $0.append(path) } }
+    var paths: [String] { storage.withLock { $0 } }
+}
+
+import Synchronization
