@@ -39,7 +39,7 @@ let package = Package(
         .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite"]),
 
         // Benchmarks that print figures (never timed tests).
-        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite"]),
+        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance"]),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite"], path: "Tests/Helpers/llvs-test-helper"),

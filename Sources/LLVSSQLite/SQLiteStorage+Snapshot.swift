@@ -17,10 +17,7 @@ extension SQLiteStorage: SnapshotCapable {
                 return (header, records)
             }
             guard let header else { throw StoreError.versionNotFound(id) }
-            let stored: StoredVersion
-            do { stored = try JSONDecoder().decode(StoredVersion.self, from: header) } catch {
-                throw StoreError.corruptFile(path: path, reason: "the header of version \(id) does not decode (\(error))")
-            }
+            let stored = try StoredVersion(decoding: header, source: "\(path), version \(id)")
             var expected: Int64 = 0
             for record in records {
                 guard record.offset == expected else {

@@ -53,11 +53,7 @@ public final class SQLiteStorage: Storage {
             }
         }
         let versions = try rows.map { sequence, header in
-            do {
-                return try JSONDecoder().decode(StoredVersion.self, from: header)
-            } catch {
-                throw StoreError.corruptFile(path: path, reason: "the header of version row \(sequence) does not decode (\(error))")
-            }
+            try StoredVersion(decoding: header, source: "\(path), version row \(sequence)")
         }
         if let last = rows.last?.0 { lastSequence.withLock { $0 = max($0, last) } }
         return versions
@@ -103,7 +99,7 @@ public final class SQLiteStorage: Storage {
             try connection.run("INSERT INTO records(version, offset, zone, data) VALUES (?, ?, ?, ?)",
                                [.text(id.rawValue), .integer(record.offset), .integer(Int64(record.zone.rawValue)), .blob(record.data)])
         }
-        try connection.run("INSERT INTO versions(id, header) VALUES (?, ?)", [.text(id.rawValue), .blob(try JSONEncoder().encode(header))])
+        try connection.run("INSERT INTO versions(id, header) VALUES (?, ?)", [.text(id.rawValue), .blob(header.encoded())])
     }
 
     /// Runs `body` with the connection, under the lock.

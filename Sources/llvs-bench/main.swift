@@ -1,6 +1,7 @@
 import Foundation
 import LLVS
 import LLVSSQLite
+import LLVSConformance
 
 // Benchmarks that print figures. Usage:
 //
@@ -8,6 +9,11 @@ import LLVSSQLite
 //
 // `store`: the cost of one save (one value updated, one inserted) and of one read in stores holding
 // 1k, 10k and 100k values, with random IDs and with IDs that share a long prefix, for each storage side by side.
+//
+//   swift run -c release llvs-bench sync [--versions 1000,10000] [--runs N]
+//
+// `sync`: on a local-folder remote holding N versions, a new store's full pull against a snapshot bootstrap,
+// and the file operations an incremental sync of one new version costs on each side.
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
@@ -111,7 +117,12 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "store":
     try storeBenchmark(Array(arguments.dropFirst()))
+case "sync":
+    try await syncBenchmark(Array(arguments.dropFirst()))
 default:
-    print("usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]")
+    print("""
+        usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
+               llvs-bench sync [--versions 1000,10000] [--runs N]
+        """)
     exit(arguments.isEmpty || arguments.first == "--help" ? 0 : 2)
 }

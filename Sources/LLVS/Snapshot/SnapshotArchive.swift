@@ -43,14 +43,14 @@ public final class SnapshotArchiveWriter {
         bundleCount += 1
     }
 
-    /// Adds one version's bundle from a file, copied in pieces.
-    func append(bundleFile: ReadableFile) throws {
-        try put(length(UInt64(bundleFile.size)))
-        var offset: Int64 = 0
-        while offset < bundleFile.size {
-            let count = Int(min(Int64(1 << 20), bundleFile.size - offset))
-            try put(try bundleFile.read(at: offset, count: count))
-            offset += Int64(count)
+    /// Adds one version's bundle from part of a file, copied in pieces.
+    func append(bundleFrom file: ReadableFile, offset start: Int64, length: Int64) throws {
+        try put(self.length(UInt64(length)))
+        var done: Int64 = 0
+        while done < length {
+            let count = Int(min(Int64(1 << 20), length - done))
+            try put(try file.read(at: start + done, count: count))
+            done += Int64(count)
         }
         bundleCount += 1
     }
@@ -122,12 +122,12 @@ public struct SnapshotArchiveReader {
         }.0
     }
 
-    /// Copies one bundle into `writer`, in pieces.
-    func copy(_ entry: Entry, to writer: AtomicFileWriter) throws {
+    /// Copies the whole archive into `writer`, in pieces.
+    func copyAll(to writer: AtomicFileWriter) throws {
         var done: Int64 = 0
-        while done < entry.length {
-            let count = Int(min(Int64(1 << 20), entry.length - done))
-            try writer.write(try file.read(at: entry.offset + done, count: count))
+        while done < file.size {
+            let count = Int(min(Int64(1 << 20), file.size - done))
+            try writer.write(try file.read(at: done, count: count))
             done += Int64(count)
         }
     }

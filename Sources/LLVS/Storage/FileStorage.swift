@@ -6,28 +6,41 @@ import Glibc
 
 /// The default storage: one immutable file per version under `versions/`, written through a temporary name and
 /// linked into place, so a version appears whole or not at all and any number of processes can share the folder.
+/// A restored snapshot is kept as one pack file under `packs/` (the snapshot archive itself), so starting a store
+/// from thousands of versions writes one file, not thousands.
 ///
-/// Files are named by the SHA-256 of the version ID (IDs from a remote may hold any character) and spread over
-/// 256 sub-folders so no folder grows huge.
+/// Version files are named by the SHA-256 of the version ID (IDs from a remote may hold any character) and spread
+/// over 256 sub-folders so no folder grows huge.
 public final class FileStorage: Storage {
     public let kind = "file"
     public let versionsPath: String
-    /// File names already returned by `newlyCommittedVersions`.
+    public let packsPath: String
+    /// Version files and packs already returned by `newlyCommittedVersions`.
     private let loadedNames = Mutex<Set<String>>([])
+    /// Versions that live in packs: which pack, and where in it.
+    private let packed = Mutex<[Version.ID: PackedVersion]>([:])
+    /// Headers of a pack this process restored, handed out by the next `newlyCommittedVersions`.
+    private let restoredHeaders = Mutex<[StoredVersion]>([])
     /// Open version files, kept so repeated reads skip `open`. Bounded; evicted files close when their last reader ends.
     private let openFiles = Mutex<[Version.ID: ReadableFile]>([:])
     private static let openFileLimit = 256
+    static let packExtension = ".pack"
+
+    struct PackedVersion: Sendable {
+        let file: ReadableFile
+        let offset: Int64
+        let length: Int64
+    }
 
     public init(storeRoot: String) throws {
         versionsPath = storeRoot + "/versions"
+        packsPath = storeRoot + "/packs"
         try POSIX.makeDirectories(versionsPath)
+        try POSIX.makeDirectories(packsPath)
         for folder in try POSIX.listNames(versionsPath) where folder.count == 2 {
             try removeAbandonedTemporaryFiles(in: versionsPath + "/" + folder)
         }
-        // A restore that died before moving its staging folder into place left the store empty; drop the rest.
-        for name in try POSIX.listNames(storeRoot) where name.hasPrefix(Self.stagingPrefix) {
-            try POSIX.removeTree(storeRoot + "/" + name)
-        }
+        try removeAbandonedTemporaryFiles(in: packsPath)
     }
 
     func path(for id: Version.ID) -> String {
@@ -36,37 +49,60 @@ public final class FileStorage: Storage {
     }
 
     public func newlyCommittedVersions() throws -> [StoredVersion] {
-        var newNames: [(folder: String, name: String)] = []
         let known = loadedNames.withLock { $0 }
+        var loaded = restoredHeaders.withLock { headers in
+            defer { headers = [] }
+            return headers
+        }
+        var newNames: [String] = []
         for folder in try POSIX.listNames(versionsPath) where folder.count == 2 {
             for name in try POSIX.listNames(versionsPath + "/" + folder) where !known.contains(name) {
-                newNames.append((folder, name))
+                let path = versionsPath + "/" + folder + "/" + name
+                let header = try RecordFraming.readHeader(of: try ReadableFile(path: path))
+                guard self.path(for: header.version.id) == path else {
+                    throw StoreError.corruptFile(path: path, reason: "it holds version \(header.version.id), whose file name differs")
+                }
+                loaded.append(header)
+                newNames.append(name)
             }
         }
-        var loaded: [StoredVersion] = []
-        loaded.reserveCapacity(newNames.count)
-        for (folder, name) in newNames {
-            let path = versionsPath + "/" + folder + "/" + name
-            let header = try RecordFraming.readHeader(of: try ReadableFile(path: path))
-            guard self.path(for: header.version.id) == path else {
-                throw StoreError.corruptFile(path: path, reason: "it holds version \(header.version.id), whose file name differs")
-            }
-            loaded.append(header)
+        for name in try POSIX.listNames(packsPath) where name.hasSuffix(Self.packExtension) && !known.contains(name) {
+            loaded.append(contentsOf: try register(pack: SnapshotArchiveReader(url: URL(fileURLWithPath: packsPath + "/" + name))))
+            newNames.append(name)
         }
-        loadedNames.withLock { $0.formUnion(newNames.map(\.name)) }
+        loadedNames.withLock { $0.formUnion(newNames) }
         return loaded
+    }
+
+    /// Makes a pack's versions readable; returns their headers.
+    private func register(pack: SnapshotArchiveReader, headers known: [StoredVersion]? = nil) throws -> [StoredVersion] {
+        let headers = try known ?? pack.entries.map(pack.header)
+        packed.withLock { packed in
+            for (entry, header) in zip(pack.entries, headers) {
+                packed[header.version.id] = PackedVersion(file: pack.file, offset: entry.offset, length: entry.length)
+            }
+        }
+        return headers
     }
 
     public func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter {
         let path = path(for: id)
-        if POSIX.fileExists(path) { throw StoreError.versionAlreadyExists(id) }
+        if POSIX.fileExists(path) || packed.withLock({ $0[id] != nil }) { throw StoreError.versionAlreadyExists(id) }
         try POSIX.makeDirectories((path as NSString).deletingLastPathComponent)
         return try FileVersionWriter(versionId: id, file: AtomicFileWriter(destination: path))
     }
 
     public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
+        let count = RecordFraming.recordHeaderSize + Int(location.length)
+        if let pack = packed.withLock({ $0[location.versionId] }) {
+            guard location.offset >= 0, location.offset + Int64(count) <= pack.length else {
+                throw StoreError.corruptFile(path: pack.file.path, reason: "a record of version \(location.versionId) at offset \(location.offset) runs past its bundle")
+            }
+            let framed = try pack.file.read(at: pack.offset + location.offset, count: count)
+            return try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: pack.file.path, offset: pack.offset + location.offset)
+        }
         let file = try openFile(location.versionId)
-        let framed = try file.read(at: location.offset, count: RecordFraming.recordHeaderSize + Int(location.length))
+        let framed = try file.read(at: location.offset, count: count)
         return try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: file.path, offset: location.offset)
     }
 
@@ -78,6 +114,43 @@ public final class FileStorage: Storage {
             files[id] = file
         }
         return file
+    }
+}
+
+extension FileStorage: SnapshotCapable {
+    public func writeBundles(of versions: [Version.ID], to archive: SnapshotArchiveWriter) throws {
+        // Version files and packs never change once written, so copying a fixed list of versions is a consistent
+        // copy while other saves go on.
+        for id in versions {
+            if let pack = packed.withLock({ $0[id] }) {
+                try archive.append(bundleFrom: pack.file, offset: pack.offset, length: pack.length)
+            } else {
+                let file = try ReadableFile(path: path(for: id))
+                try archive.append(bundleFrom: file, offset: 0, length: file.size)
+            }
+        }
+    }
+
+    /// Copies the archive in as one pack (synced once), after checking that its versions form a closed history.
+    public func restoreBundles(from archive: SnapshotArchiveReader) throws {
+        let headers = try checkedHeaders(of: archive)
+        let hasVersions = try POSIX.listNames(versionsPath).contains { try !POSIX.listNames(versionsPath + "/" + $0).isEmpty }
+        guard !hasVersions, try POSIX.listNames(packsPath).isEmpty, packed.withLock({ $0.isEmpty }) else {
+            throw StoreError.storeNotEmpty(path: (versionsPath as NSString).deletingLastPathComponent)
+        }
+        let name = UUID().uuidString + Self.packExtension
+        let writer = try AtomicFileWriter(destination: packsPath + "/" + name)
+        do {
+            try archive.copyAll(to: writer)
+            try writer.commit(replacing: false)
+        } catch {
+            writer.discard()
+            throw error
+        }
+        let pack = try SnapshotArchiveReader(url: URL(fileURLWithPath: packsPath + "/" + name))
+        let registered = try register(pack: pack, headers: headers)
+        loadedNames.withLock { _ = $0.insert(name) }
+        restoredHeaders.withLock { $0.append(contentsOf: registered) }
     }
 }
 
@@ -99,9 +172,9 @@ final class FileVersionWriter: VersionWriter {
     }
 
     func commit(_ header: StoredVersion) throws {
-        let json = try JSONEncoder().encode(header)
-        try file.write(json)
-        try file.write(RecordFraming.trailer(headerLength: json.count, headerCRC: json.withUnsafeBytes { CRC32.checksum($0) }))
+        let encoded = header.encoded()
+        try file.write(encoded)
+        try file.write(RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
         do {
             try file.commit(replacing: false)
         } catch StoreError.io(_, _, let code) where code == EEXIST {

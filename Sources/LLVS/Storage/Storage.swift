@@ -15,7 +15,7 @@ public struct RecordLocation: Hashable, Sendable {
 }
 
 /// What storage keeps about a committed version: the version itself, the root of its value map and its value count.
-public struct StoredVersion: Sendable, Codable, Equatable {
+public struct StoredVersion: Sendable, Equatable {
     public var version: Version
     public var mapRoot: RecordLocation?
     public var valueCount: Int
@@ -27,9 +27,6 @@ public struct StoredVersion: Sendable, Codable, Equatable {
     }
 }
 
-extension RecordLocation: Codable {
-    enum CodingKeys: String, CodingKey { case versionId = "v", offset = "o", length = "l" }
-}
 
 /// The place a store keeps its versions. A version is written as a set of records in two zones (value data and
 /// map nodes) and becomes visible, all at once, when its writer commits; a crash before that leaves nothing.

@@ -33,9 +33,9 @@ public struct VersionBundle: Sendable {
             bundle.append(contentsOf: RecordFraming.frame(record.data, zone: record.zone))
             bundle.append(record.data)
         }
-        let json = try JSONEncoder().encode(header)
-        bundle.append(json)
-        bundle.append(contentsOf: RecordFraming.trailer(headerLength: json.count, headerCRC: json.withUnsafeBytes { CRC32.checksum($0) }))
+        let encoded = header.encoded()
+        bundle.append(encoded)
+        bundle.append(contentsOf: RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
         return bundle
     }
 
@@ -82,10 +82,6 @@ public struct VersionBundle: Sendable {
         guard headerLength > 0, headerLength <= size - trailerSize else { throw corrupt("header length \(headerLength) does not fit") }
         let header = try read(size - trailerSize - headerLength, Int(headerLength))
         guard header.withUnsafeBytes({ CRC32.checksum($0) }) == headerCRC else { throw corrupt("header checksum mismatch") }
-        do {
-            return (try JSONDecoder().decode(StoredVersion.self, from: header), size - trailerSize - headerLength)
-        } catch {
-            throw corrupt("header does not decode (\(error))")
-        }
+        return (try StoredVersion(decoding: header, source: source), size - trailerSize - headerLength)
     }
 }

@@ -16,6 +16,15 @@ struct ByteWriter {
         for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xff)) }
     }
 
+    mutating func uint64(_ value: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xff)) }
+    }
+
+    mutating func data(_ value: Data) {
+        varint(UInt64(value.count))
+        bytes.append(contentsOf: value)
+    }
+
     mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
@@ -63,6 +72,19 @@ struct ByteReader {
         var value: UInt32 = 0
         for shift in stride(from: 0, to: 32, by: 8) { value |= UInt32(try byte()) << UInt32(shift) }
         return value
+    }
+
+    mutating func uint64() throws -> UInt64 {
+        var value: UInt64 = 0
+        for shift in stride(from: 0, to: 64, by: 8) { value |= UInt64(try byte()) << UInt64(shift) }
+        return value
+    }
+
+    mutating func data() throws -> Data {
+        let count = try int()
+        guard count <= bytes.count - position else { throw Failure(description: "data of \(count) bytes runs past the end at byte \(position)") }
+        defer { position += count }
+        return Data(bytes[position..<position + count])
     }
 
     mutating func varint() throws -> UInt64 {
