@@ -10,6 +10,9 @@ let package = Package(
         .library(name: "LLVS", targets: ["LLVS"]),
         .library(name: "LLVSSQLite", targets: ["LLVSSQLite"]),
         .library(name: "LLVSConformance", targets: ["LLVSConformance"]),
+        .library(name: "LLVSHTTP", targets: ["LLVSHTTP"]),
+        .library(name: "LLVSMocks", targets: ["LLVSMocks"]),
+        .executable(name: "llvs-mock", targets: ["llvs-mock"]),
         .executable(name: "llvs", targets: ["llvs"]),
         .executable(name: "llvs-bench", targets: ["llvs-bench"]),
     ],
@@ -32,8 +35,15 @@ let package = Package(
         // SQLite storage, on the system's sqlite3.
         .target(name: "LLVSSQLite", dependencies: ["LLVS", "CSQLite3"]),
 
+        // The HTTP client on libcurl, with the retry policy and OAuth 2 tokens every connector shares.
+        .target(name: "LLVSHTTP", dependencies: ["LLVS", "CCurl", "CCrypto"]),
+
         // The connector conformance suite, shared by the tests and `llvs conformance`.
         .target(name: "LLVSConformance", dependencies: ["LLVS"]),
+
+        // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
+        .target(name: "LLVSMocks", dependencies: ["LLVS", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
+        .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks"], path: "Mocks/llvs-mock"),
 
         // The command-line tool.
         .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite"]),
@@ -45,6 +55,7 @@ let package = Package(
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite"], path: "Tests/Helpers/llvs-test-helper"),
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
+        .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSMocks", "llvs-test-helper"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs"]),
     ],

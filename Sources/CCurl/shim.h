@@ -28,6 +28,9 @@ static inline CURLcode llvs_curl_easy_setopt_xferinfo_callback(CURL *handle,
         int (*callback)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t)) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
 }
+static inline CURLcode llvs_curl_easy_setopt_seek_callback(CURL *handle, int (*callback)(void *, curl_off_t, int)) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, callback);
+}
 static inline CURLcode llvs_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -1,0 +1,138 @@
+import Foundation
+import LLVS
+import Synchronization
+
+/// What a mock does wrong to one request.
+public enum MockFault: Sendable, Equatable {
+    /// Answer with this status (and a Retry-After in seconds when given) instead of serving the request.
+    case status(Int, retryAfter: Int? = nil)
+    /// Serve the request, then close the connection without answering.
+    case dropBeforeAnswer
+    /// Answer, but close the connection halfway through the body.
+    case dropMidBody
+    /// Answer with the full Content-Length but send one byte less, then close.
+    case truncateBody
+    /// Wait this long before answering.
+    case latency(Duration)
+}
+
+/// The faults a mock injects: into the nth request, into the next requests, or into a seeded fraction of them.
+/// Set per test through methods, or from a spec string by `llvs-mock --faults`.
+public final class MockFaults: Sendable {
+    private struct State {
+        var byNumber: [Int: MockFault] = [:]
+        var queue: [MockFault] = []
+        var randomRate = 0.0
+        var randomFaults: [MockFault] = []
+        var generator = SeededGenerator(seed: 1)
+        var latency: Duration?
+        /// Only requests whose path starts with this are counted and faulted (nil: all).
+        var pathPrefix: String?
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Faults the request with this number (1 for the first the server receives).
+    public func inject(_ fault: MockFault, intoRequest number: Int) { state.withLock { $0.byNumber[number] = fault } }
+    /// Faults the next request to arrive (several calls queue several faults).
+    public func injectNext(_ fault: MockFault) { state.withLock { $0.queue.append(fault) } }
+    /// Faults a seeded fraction of requests with one of `faults`, chosen at random.
+    public func injectRandomly(rate: Double, faults: [MockFault], seed: UInt64 = 1) {
+        state.withLock {
+            $0.randomRate = rate
+            $0.randomFaults = faults
+            $0.generator = SeededGenerator(seed: seed)
+        }
+    }
+    public func setLatency(_ latency: Duration?) { state.withLock { $0.latency = latency } }
+    public func limit(toPathsStartingWith prefix: String?) { state.withLock { $0.pathPrefix = prefix } }
+    public func clear() { state.withLock { $0 = State() } }
+
+    /// The faults for request `number` at `path` (latency first, then at most one other).
+    func decide(number: Int, path: String) -> [MockFault] {
+        state.withLock { state in
+            var faults: [MockFault] = []
+            if let prefix = state.pathPrefix, !path.hasPrefix(prefix) { return [] }
+            if let latency = state.latency { faults.append(.latency(latency)) }
+            if let fault = state.byNumber.removeValue(forKey: number) {
+                faults.append(fault)
+            } else if !state.queue.isEmpty {
+                faults.append(state.queue.removeFirst())
+            } else if state.randomRate > 0, !state.randomFaults.isEmpty,
+                      Double.random(in: 0..<1, using: &state.generator) < state.randomRate {
+                faults.append(state.randomFaults.randomElement(using: &state.generator)!)
+            }
+            return faults
+        }
+    }
+
+    /// Reads a spec such as `500@3,503:0.1,429:0.05,retry-after=2,drop:0.02,drop-body@7,truncate:0.01,latency=20ms,seed=9`:
+    /// `STATUS@N` fails request N, `KIND:RATE` adds a random fault, `KIND@N` puts one into request N; kinds are a status,
+    /// `drop`, `drop-body` and `truncate`. `retry-after` applies to 429 and 503 answers.
+    public static func parse(_ spec: String) throws -> MockFaults {
+        let faults = MockFaults()
+        var retryAfter: Int?
+        var random: [(MockFault, Double)] = []
+        var seed: UInt64 = 1
+        let items = spec.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+        for item in items where item.hasPrefix("retry-after=") {
+            guard let value = Int(item.dropFirst("retry-after=".count)) else { throw SpecError(item) }
+            retryAfter = value
+        }
+        func fault(_ kind: String) throws -> MockFault {
+            switch kind {
+            case "drop": return .dropBeforeAnswer
+            case "drop-body": return .dropMidBody
+            case "truncate": return .truncateBody
+            default:
+                guard let status = Int(kind), (400...599).contains(status) else { throw SpecError(kind) }
+                return .status(status, retryAfter: [429, 503].contains(status) ? retryAfter : nil)
+            }
+        }
+        for item in items where !item.hasPrefix("retry-after=") {
+            if item.hasPrefix("seed=") {
+                guard let value = UInt64(item.dropFirst(5)) else { throw SpecError(item) }
+                seed = value
+            } else if item.hasPrefix("latency=") {
+                let text = item.dropFirst(8)
+                guard let milliseconds = Int(text.hasSuffix("ms") ? text.dropLast(2) : text) else { throw SpecError(item) }
+                faults.setLatency(.milliseconds(milliseconds))
+            } else if let at = item.firstIndex(of: "@") {
+                guard let number = Int(item[item.index(after: at)...]), number > 0 else { throw SpecError(item) }
+                faults.inject(try fault(String(item[..<at])), intoRequest: number)
+            } else if let colon = item.firstIndex(of: ":") {
+                guard let rate = Double(item[item.index(after: colon)...]), (0...1).contains(rate) else { throw SpecError(item) }
+                random.append((try fault(String(item[..<colon])), rate))
+            } else {
+                throw SpecError(item)
+            }
+        }
+        if !random.isEmpty {
+            // One overall rate, the kinds weighted by their share of it.
+            let total = min(1, random.reduce(0) { $0 + $1.1 })
+            var weighted: [MockFault] = []
+            for (fault, rate) in random { weighted += Array(repeating: fault, count: max(1, Int((rate / total * 100).rounded()))) }
+            faults.injectRandomly(rate: total, faults: weighted, seed: seed)
+        }
+        return faults
+    }
+
+    public struct SpecError: Error, CustomStringConvertible {
+        public var description: String
+        init(_ item: String) { description = "cannot read the fault \"\(item)\" (see `llvs-mock --help`)" }
+    }
+}
+
+/// What a mock received and how it answered, for tests to assert on.
+public struct MockLogEntry: Sendable {
+    public var number: Int
+    public var method: String
+    public var target: String
+    public var headers: HTTPHeaders
+    public var status: Int?
+    public var faults: [MockFault]
+}
+
+import LLVSHTTP

@@ -1,0 +1,154 @@
+import Foundation
+import LLVSHTTP
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/1.1 server on a loopback port for mocks: keep-alive, Content-Length and chunked request bodies,
+/// `Expect: 100-continue`, HEAD, streamed file bodies, many connections at once (a thread each), fault injection,
+/// a request log, and a clean stop.
+public final class MockHTTPServer: Sendable {
+    public typealias Handler = @Sendable (IncomingRequest) -> MockResponse
+
+    public let port: UInt16
+    public let faults: MockFaults
+    private let listener: TCPListener
+    private let handler: Handler
+    private let connections = Mutex<[Int32: TCPConnection]>([:])
+    private let entries = Mutex<[MockLogEntry]>([])
+    private let counter = Mutex(0)
+    private let stopped = Atomic<Bool>(false)
+
+    /// Starts serving on 127.0.0.1:`port` (0 picks a free port) on background threads.
+    public init(port: UInt16 = 0, faults: MockFaults = MockFaults(), handler: @escaping Handler) throws {
+        listener = try TCPListener(port: port)
+        self.port = listener.port
+        self.faults = faults
+        self.handler = handler
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "mock-accept-\(listener.port)"
+        thread.start()
+    }
+
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// Every request so far, in arrival order.
+    public var log: [MockLogEntry] { entries.withLock { $0 } }
+    public func clearLog() { entries.withLock { $0 = [] } }
+
+    /// Stops listening and closes every open connection.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        listener.close()
+        for connection in connections.withLock({ Array($0.values) }) { connection.close() }
+    }
+
+    deinit { stop() }
+
+    private func acceptLoop() {
+        while let connection = listener.accept() {
+            if stopped.load(ordering: .relaxed) { connection.close(); break }
+            connections.withLock { $0[connection.fd] = connection }
+            let thread = Thread { [self] in
+                serve(connection)
+                connections.withLock { _ = $0.removeValue(forKey: connection.fd) }
+                connection.close()
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    private func serve(_ connection: TCPConnection) {
+        let reader = IncomingRequestReader(connection: connection)
+        while !stopped.load(ordering: .relaxed) {
+            let request: IncomingRequest
+            do {
+                guard let next = try reader.next() else { return }
+                request = next
+            } catch {
+                try? connection.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return
+            }
+            defer { if case .file(let url, _) = request.body { try? FileManager.default.removeItem(at: url) } }
+            let number = counter.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            let faults = self.faults.decide(number: number, path: request.path)
+            var entry = MockLogEntry(number: number, method: request.method, target: request.target, headers: request.headers,
+                                     status: nil, faults: faults)
+            var response: MockResponse?
+            var ending: MockFault?
+            for fault in faults {
+                switch fault {
+                case .latency(let duration): Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+                case .status(let status, let retryAfter):
+                    var headers: HTTPHeaders = ["Content-Type": "application/json"]
+                    if let retryAfter { headers["Retry-After"] = String(retryAfter) }
+                    response = MockResponse(status: status, headers: headers,
+                                            body: .data(Data(#"{"error":"injected fault","status":\#(status)}"#.utf8)))
+                case .dropBeforeAnswer, .dropMidBody, .truncateBody: ending = fault
+                }
+            }
+            let answer = response ?? handler(request)
+            if ending == .dropBeforeAnswer {
+                record(entry)
+                return
+            }
+            entry.status = answer.status
+            record(entry)
+            do {
+                let keepAlive = request.keepsAlive && ending == nil
+                try write(answer, for: request, to: connection, keepAlive: keepAlive, cutShort: ending)
+                if !keepAlive { return }
+            } catch {
+                return
+            }
+        }
+    }
+
+    private func record(_ entry: MockLogEntry) { entries.withLock { $0.append(entry) } }
+
+    private func write(_ response: MockResponse, for request: IncomingRequest, to connection: TCPConnection,
+                       keepAlive: Bool, cutShort: MockFault?) throws {
+        let length = response.bodyLength
+        var head = "HTTP/1.1 \(response.status) \(MockResponse.reason(response.status))\r\n"
+        var headers = response.headers
+        let hasBody = !(response.status == 204 || response.status == 304 || (100..<200).contains(response.status))
+        if hasBody, headers["Content-Length"] == nil { headers["Content-Length"] = String(length) }
+        headers["Connection"] = keepAlive ? "keep-alive" : "close"
+        for field in headers { head += "\(field.name): \(field.value)\r\n" }
+        head += "\r\n"
+        try connection.write(head)
+        guard hasBody, request.method.uppercased() != "HEAD" else { return }
+        // How much of the body to send: all, half (dropped mid-body) or all but the last byte (truncated).
+        let limit: Int64 = switch cutShort {
+        case .dropMidBody?: length / 2
+        case .truncateBody?: max(0, length - 1)
+        default: length
+        }
+        var sent: Int64 = 0
+        switch response.body {
+        case .data(let data):
+            try connection.write(data.prefix(Int(limit)))
+            sent = limit
+        case .file(let url, let range):
+            let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw MockServerError.cannotRead(url.path) }
+            defer { close(fd) }
+            let start = range?.lowerBound ?? 0
+            var chunk = [UInt8](repeating: 0, count: 1 << 20)
+            while sent < limit {
+                let n = pread(fd, &chunk, Int(min(Int64(chunk.count), limit - sent)), off_t(start + sent))
+                guard n > 0 else { throw MockServerError.cannotRead(url.path) }
+                try chunk.withUnsafeBytes { try connection.write(UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
+                sent += Int64(n)
+            }
+        }
+    }
+
+}
+
+enum MockServerError: Error { case cannotRead(String) }

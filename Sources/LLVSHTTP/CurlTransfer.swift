@@ -1,0 +1,247 @@
+import CCurl
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The outcome of one transfer: the answer libcurl got.
+struct CurlResult: Sendable {
+    var status: Int
+    var headers: HTTPHeaders
+    var body: Data
+    var url: URL
+}
+
+/// One attempt at one request: a libcurl easy handle with its callbacks, body source and response sink.
+/// Set up on the caller's task, then driven only by the engine's thread until it completes.
+// @unchecked: wraps the CURL easy handle and its C callback state, touched by one thread at a time (the caller
+// while setting up, then only the engine thread); `cancelled` is atomic.
+final class CurlTransfer: @unchecked Sendable {
+    let easy: UnsafeMutableRawPointer
+    let request: HTTPRequest
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    let cancelled = Atomic<Bool>(false)
+    var continuation: CheckedContinuation<CurlResult, any Error>?
+
+    // Request body.
+    private var bodyData = Data()
+    private var bodyFD: Int32 = -1
+    private var bodyStart: Int64 = 0
+    private var bodyLength: Int64 = 0
+    private var bodyPosition: Int64 = 0
+
+    // Response.
+    private var responseData = Data()
+    private var memoryLimit = 0
+    private var responseFD: Int32 = -1
+    private(set) var failure: HTTPError?
+    private var headerLines: [String] = []
+
+    init(request: HTTPRequest, configuration: HTTPClientConfiguration) throws {
+        guard let easy = curl_easy_init() else { throw HTTPError.transport(code: -1, message: "libcurl could not make a handle", url: request.url.absoluteString) }
+        self.easy = easy
+        self.request = request
+        do { try configure(configuration) } catch {
+            cleanUp()
+            throw error
+        }
+    }
+
+    deinit { cleanUp() }
+
+    private func cleanUp() {
+        if let headerList { curl_slist_free_all(headerList); self.headerList = nil }
+        if bodyFD >= 0 { close(bodyFD); bodyFD = -1 }
+        if responseFD >= 0 { close(responseFD); responseFD = -1 }
+        curl_easy_cleanup(easy)
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) { _ = llvs_curl_easy_setopt_long(easy, option, value) }
+    private func set(_ option: CURLoption, _ value: String) { _ = llvs_curl_easy_setopt_string(easy, option, value) }
+
+    private func configure(_ configuration: HTTPClientConfiguration) throws {
+        let url = request.url.absoluteString
+        set(CURLOPT_URL, url)
+        set(CURLOPT_NOSIGNAL, 1)
+        set(CURLOPT_FOLLOWLOCATION, 0)
+        set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        set(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.components.seconds * 1000))
+        // A transfer that moves less than one byte a second for this long has stalled.
+        set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        set(CURLOPT_LOW_SPEED_TIME, Int(configuration.stallTimeout.components.seconds))
+        set(CURLOPT_TCP_KEEPALIVE, 1)
+        set(CURLOPT_USERAGENT, configuration.userAgent)
+        if let bundle = configuration.caBundle { set(CURLOPT_CAINFO, bundle) }
+        if let host = request.url.host, configuration.insecureHosts.contains(host) {
+            set(CURLOPT_SSL_VERIFYPEER, 0)
+            set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        if let credentials = request.credentials {
+            set(CURLOPT_USERNAME, credentials.user)
+            set(CURLOPT_PASSWORD, credentials.password)
+            // CURLAUTH_BASIC (1) and CURLAUTH_DIGEST (2) are shifted-constant macros Swift cannot import.
+            let scheme = switch credentials.scheme {
+            case .basic: 1
+            case .digest: 2
+            case .any: 1 | 2
+            }
+            set(CURLOPT_HTTPAUTH, scheme)
+        }
+
+        // Headers, with `Expect:` emptied so an upload never waits for a 100 Continue.
+        var fields = request.headers.fields.map { "\($0.name): \($0.value)" }
+        fields.append("Expect:")
+        for field in fields { headerList = curl_slist_append(headerList, field) }
+        _ = llvs_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        try configureBody(context)
+        try configureResponse(context)
+        _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context)
+        _ = llvs_curl_easy_setopt_xferinfo_callback(easy) { context, _, _, _, _ in
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+            return transfer.cancelled.load(ordering: .relaxed) ? 1 : 0
+        }
+        set(CURLOPT_NOPROGRESS, 0)
+    }
+
+    private func configureBody(_ context: UnsafeMutableRawPointer) throws {
+        let method = request.method.uppercased()
+        switch request.body {
+        case .none:
+            switch method {
+            case "GET": set(CURLOPT_HTTPGET, 1)
+            case "HEAD": set(CURLOPT_NOBODY, 1)
+            default: set(CURLOPT_CUSTOMREQUEST, method)
+            }
+            return
+        case .data(let data):
+            bodyData = data
+            bodyLength = Int64(data.count)
+        case .file(let url, let offset, let length):
+            let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno))) }
+            var info = stat()
+            fstat(fd, &info)
+            bodyFD = fd
+            bodyStart = offset
+            bodyLength = length ?? (Int64(info.st_size) - offset)
+            guard offset >= 0, bodyLength >= 0, offset + bodyLength <= Int64(info.st_size) else {
+                throw HTTPError.localFile(path: url.path, message: "the range \(offset)+\(bodyLength) is outside the \(info.st_size)-byte file")
+            }
+        }
+        // Any method with a body goes through the upload path; the method name is set explicitly.
+        set(CURLOPT_UPLOAD, 1)
+        _ = llvs_curl_easy_setopt_off_t(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(bodyLength))
+        if method != "PUT" { set(CURLOPT_CUSTOMREQUEST, method) }
+        _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, context)
+        _ = llvs_curl_easy_setopt_write_callback(easy, CURLOPT_READFUNCTION) { buffer, size, count, context in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().fill(buffer!, capacity: size * count)
+        }
+        _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, context)
+        _ = llvs_curl_easy_setopt_seek_callback(easy) { context, offset, origin in
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+            guard origin == SEEK_SET, offset >= 0, Int64(offset) <= transfer.bodyLength else { return 1 }
+            transfer.bodyPosition = Int64(offset)
+            return 0
+        }
+    }
+
+    private func configureResponse(_ context: UnsafeMutableRawPointer) throws {
+        switch request.destination {
+        case .memory(let limit):
+            memoryLimit = limit
+        case .file(let url):
+            let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno))) }
+            responseFD = fd
+        }
+        _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
+        _ = llvs_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(buffer!, count: size * count)
+        }
+        _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
+        _ = llvs_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+            let line = String(decoding: UnsafeRawBufferPointer(start: buffer, count: size * count), as: UTF8.self)
+            transfer.header(line.trimmingCharacters(in: .newlines))
+            return size * count
+        }
+    }
+
+    // MARK: Callbacks (engine thread)
+
+    private func fill(_ buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        let remaining = bodyLength - bodyPosition
+        let count = Int(min(Int64(capacity), remaining))
+        guard count > 0 else { return 0 }
+        if bodyFD >= 0 {
+            let n = pread(bodyFD, buffer, count, off_t(bodyStart + bodyPosition))
+            guard n >= 0 else {
+                failure = .localFile(path: "\(request.body)", message: String(cString: strerror(errno)))
+                return Int(CURL_READFUNC_ABORT)
+            }
+            bodyPosition += Int64(n)
+            return n
+        }
+        bodyData.withUnsafeBytes { raw in
+            let start = raw.baseAddress!.advanced(by: Int(bodyPosition))
+            UnsafeMutableRawPointer(buffer).copyMemory(from: start, byteCount: count)
+        }
+        bodyPosition += Int64(count)
+        return count
+    }
+
+    private func receive(_ buffer: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        if responseFD >= 0 {
+            var done = 0
+            while done < count {
+                let n = write(responseFD, buffer + done, count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = .localFile(path: "\(request.destination)", message: String(cString: strerror(errno)))
+                    return 0
+                }
+                done += n
+            }
+            return count
+        }
+        guard responseData.count + count <= memoryLimit else {
+            failure = .responseTooLarge(limit: memoryLimit, url: request.url.absoluteString)
+            return 0
+        }
+        responseData.append(UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: count)
+        return count
+    }
+
+    private func header(_ line: String) {
+        // Each new status line (after a 100 Continue or an authentication challenge) starts a new set of headers.
+        if line.hasPrefix("HTTP/") {
+            headerLines = []
+            responseData = Data()
+            if responseFD >= 0 { _ = ftruncate(responseFD, 0); _ = lseek(responseFD, 0, SEEK_SET) }
+        } else if !line.isEmpty {
+            headerLines.append(line)
+        }
+    }
+
+    /// The answer, once libcurl finished with `code`.
+    func result(code: CURLcode) -> Result<CurlResult, any Error> {
+        if let failure { return .failure(failure) }
+        if code == CURLE_ABORTED_BY_CALLBACK, cancelled.load(ordering: .relaxed) { return .failure(HTTPError.cancelled) }
+        guard code == CURLE_OK else {
+            let message = String(cString: curl_easy_strerror(code))
+            return .failure(HTTPError.transport(code: Int32(code.rawValue), message: message, url: request.url.absoluteString))
+        }
+        var status = 0
+        _ = llvs_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        var headers = HTTPHeaders()
+        for line in headerLines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers.add(String(line[..<colon]).trimmingCharacters(in: .whitespaces),
+                        String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        return .success(CurlResult(status: status, headers: headers, body: responseData, url: request.url))
+    }
+}

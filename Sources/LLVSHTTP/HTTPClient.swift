@@ -1,0 +1,133 @@
+import Foundation
+import LLVS
+
+/// Adds credentials to requests and renews them when the server refuses them. OAuth token sources, Basic and
+/// bearer credentials all plug in here, so every request of a connector goes through one place.
+public protocol HTTPAuthorizer: Sendable {
+    /// Adds credentials to a request about to go to its own host (never to a host a redirect leads to).
+    func authorize(_ request: inout HTTPRequest) async throws
+    /// Given a 401 answer, renews the credentials if the answer says they are expired or invalid, and returns true
+    /// when the request should be sent once more.
+    func renew(after response: HTTPResponse, to request: HTTPRequest) async throws -> Bool
+}
+
+/// The HTTP client every connector uses: libcurl's multi interface underneath (connection reuse, HTTP/2, many
+/// transfers at once), with the shared retry policy, redirects that never carry credentials to another host,
+/// bodies streamed from and to files, and a redacted trace.
+public final class HTTPClient: Sendable {
+    public let configuration: HTTPClientConfiguration
+    private let engine: CurlEngine
+
+    public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration()) {
+        self.configuration = configuration
+        engine = CurlEngine(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
+                            maximumTotalConnections: configuration.maximumTotalConnections)
+    }
+
+    deinit { engine.shutdown() }
+
+    /// Sends a request and returns the answer, whatever its status. Failures of the network (and 429, 5xx and
+    /// answers `isRetryable` picks) are retried by the policy when the request is safe to repeat; a 401 gives the
+    /// authorizer one chance to renew and the request is sent once more.
+    public func send(_ request: HTTPRequest, authorizer: (any HTTPAuthorizer)? = nil,
+                     isRetryable: (@Sendable (HTTPResponse) -> Bool)? = nil) async throws -> HTTPResponse {
+        var renewed = false
+        while true {
+            let response = try await sendRetrying(request, authorizer: authorizer, isRetryable: isRetryable)
+            if response.status == 401, !renewed, let authorizer, try await authorizer.renew(after: response, to: request) {
+                renewed = true
+                continue
+            }
+            return response
+        }
+    }
+
+    private func sendRetrying(_ request: HTTPRequest, authorizer: (any HTTPAuthorizer)?,
+                              isRetryable: (@Sendable (HTTPResponse) -> Bool)?) async throws -> HTTPResponse {
+        let policy = configuration.retryPolicy
+        var attempt = 1
+        while true {
+            let retryAfter: Duration?
+            do {
+                let response = try await followingRedirects(request, authorizer: authorizer)
+                guard request.repeatable, attempt < policy.maximumAttempts,
+                      Self.retryableStatuses.contains(response.status) || isRetryable?(response) == true else { return response }
+                retryAfter = response.headers["Retry-After"].flatMap(policy.retryAfter)
+                trace("↻ \(response.status) from \(Redaction.url(request.url)); retry \(attempt) of \(policy.maximumAttempts - 1)")
+            } catch let error as HTTPError {
+                guard request.repeatable, attempt < policy.maximumAttempts, error.isRetryable else { throw error }
+                retryAfter = nil
+                trace("↻ \(error); retry \(attempt) of \(policy.maximumAttempts - 1)")
+            }
+            try await policy.sleep(policy.delay(beforeRetry: attempt, retryAfter: retryAfter))
+            try Task.checkCancellation()
+            attempt += 1
+        }
+    }
+
+    static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    private func followingRedirects(_ original: HTTPRequest, authorizer: (any HTTPAuthorizer)?) async throws -> HTTPResponse {
+        var current = original
+        var sameHost = true
+        for _ in 0...configuration.maximumRedirects {
+            var sending = current
+            if sameHost {
+                try await authorizer?.authorize(&sending)
+            } else {
+                sending.headers.remove("Authorization")
+                sending.headers.remove("Cookie")
+                sending.credentials = nil
+            }
+            let response = try await perform(sending)
+            guard current.followsRedirects, Self.redirectStatuses.contains(response.status),
+                  let location = response.headers["Location"],
+                  let next = URL(string: location, relativeTo: current.url)?.absoluteURL else { return response }
+            if !Self.sameOrigin(next, original.url) { sameHost = false }
+            if response.status == 303 || ([301, 302].contains(response.status) && current.method.uppercased() == "POST") {
+                current.method = "GET"
+                current.body = .none
+            }
+            current.url = next
+        }
+        throw HTTPError.tooManyRedirects(url: original.url.absoluteString)
+    }
+
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil) }
+        return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && port(a) == port(b)
+    }
+
+    /// One exchange on the wire, traced.
+    private func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let start = DispatchTime.now().uptimeNanoseconds
+        if let trace = configuration.trace {
+            trace("→ \(request.method) \(Redaction.url(request.url))")
+            for field in request.headers { trace("  \(field.name): \(Redaction.header(field.name, field.value))") }
+        }
+        let transfer = try CurlTransfer(request: request, configuration: configuration)
+        do {
+            let result = try await engine.perform(transfer)
+            if let trace = configuration.trace {
+                let milliseconds = (DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
+                trace("← \(result.status) \(Redaction.url(request.url)) (\(result.body.count) bytes in memory, \(milliseconds) ms)")
+                for field in result.headers { trace("  \(field.name): \(Redaction.header(field.name, field.value))") }
+            }
+            return HTTPResponse(status: result.status, headers: result.headers, body: result.body, url: result.url)
+        } catch {
+            trace("✗ \(request.method) \(Redaction.url(request.url)): \(error)")
+            throw error
+        }
+    }
+
+    private func trace(_ line: String) { configuration.trace?(line) }
+}
+
+extension HTTPError {
+    /// Network failures worth another attempt: refused or reset connections, timeouts, a dropped answer.
+    public var isRetryable: Bool {
+        guard case .transport(let code, _, _) = self else { return false }
+        return [6, 7, 16, 18, 28, 35, 52, 55, 56, 92].contains(code)
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import LLVS
+
+/// How a client connects, waits, retries and traces.
+public struct HTTPClientConfiguration: Sendable {
+    /// Connections at once to one host; HTTP/2 servers multiplex requests over fewer.
+    public var maximumConnectionsPerHost = 8
+    public var maximumTotalConnections = 64
+    public var connectTimeout: Duration = .seconds(20)
+    /// A transfer that moves no data for this long fails (and is retried when safe).
+    public var stallTimeout: Duration = .seconds(60)
+    public var retryPolicy = RetryPolicy()
+    public var maximumRedirects = 10
+    public var userAgent = "llvs-linux/1"
+    /// Hosts whose TLS certificate is not checked: only test servers, named explicitly. Empty by default.
+    public var insecureHosts: Set<String> = []
+    /// A CA bundle, from SSL_CERT_FILE or CURL_CA_BUNDLE as curl users expect (libcurl reads the proxy variables
+    /// HTTPS_PROXY, NO_PROXY and friends itself).
+    public var caBundle: String?
+    /// Called with one line per request and per answer, secrets redacted.
+    public var trace: (@Sendable (String) -> Void)?
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        caBundle = environment["SSL_CERT_FILE"] ?? environment["CURL_CA_BUNDLE"]
+        if environment["LLVS_HTTP_TRACE"] != nil {
+            trace = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+        }
+    }
+}

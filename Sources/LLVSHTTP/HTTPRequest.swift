@@ -1,0 +1,104 @@
+import Foundation
+
+/// Where a request's body comes from. Files are read as the transfer goes, never loaded whole.
+public enum HTTPRequestBody: Sendable {
+    case none
+    case data(Data)
+    /// A local file, or part of one (`offset`, `length`), streamed.
+    case file(URL, offset: Int64 = 0, length: Int64? = nil)
+}
+
+/// Where a response's body goes. In memory it is bounded, so a hostile or mistaken answer of hundreds of megabytes
+/// fails cleanly; to a file it is streamed.
+public enum HTTPResponseDestination: Sendable {
+    case memory(limit: Int)
+    case file(URL)
+
+    public static let defaultMemoryLimit = 64 * 1024 * 1024
+    public static let memory = HTTPResponseDestination.memory(limit: defaultMemoryLimit)
+}
+
+/// Credentials curl applies itself (so Digest's challenge and response are libcurl's, not ours).
+public struct HTTPCredentials: Sendable, Equatable {
+    public enum Scheme: Sendable, Equatable { case basic, digest, any }
+    public var user: String
+    public var password: String
+    public var scheme: Scheme
+
+    public init(user: String, password: String, scheme: Scheme) {
+        self.user = user
+        self.password = password
+        self.scheme = scheme
+    }
+}
+
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: URL
+    public var headers: HTTPHeaders
+    public var body: HTTPRequestBody
+    public var destination: HTTPResponseDestination
+    /// Whether the request may be sent again after a failure. Nil: decided by the method (GET, HEAD, OPTIONS,
+    /// PUT, DELETE and PROPFIND are; POST, PATCH and the rest are not unless the caller says so).
+    public var isSafeToRepeat: Bool?
+    /// Credentials for curl to answer Basic or Digest challenges with; never sent to another host after a redirect.
+    public var credentials: HTTPCredentials?
+    /// Whether to follow redirects (the client's own logic, which drops credentials across hosts).
+    public var followsRedirects = true
+
+    public init(method: String = "GET", url: URL, headers: HTTPHeaders = [:], body: HTTPRequestBody = .none,
+                destination: HTTPResponseDestination = .memory, isSafeToRepeat: Bool? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.destination = destination
+        self.isSafeToRepeat = isSafeToRepeat
+    }
+
+    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "PROPFIND", "TRACE"]
+
+    public var repeatable: Bool { isSafeToRepeat ?? Self.idempotentMethods.contains(method.uppercased()) }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    /// The body, when it was kept in memory.
+    public var body: Data
+    /// The URL that answered, after redirects.
+    public var url: URL
+
+    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data(), url: URL) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url
+    }
+
+    public var isSuccess: Bool { (200..<300).contains(status) }
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// Failures below HTTP: the network, local files, limits. HTTP statuses are answers, not errors.
+public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// libcurl failed the transfer (`code` is its CURLcode).
+    case transport(code: Int32, message: String, url: String)
+    case cancelled
+    case tooManyRedirects(url: String)
+    /// The answer was larger than the memory limit set for it.
+    case responseTooLarge(limit: Int, url: String)
+    case localFile(path: String, message: String)
+    case invalidURL(String)
+
+    public var description: String {
+        switch self {
+        case .transport(let code, let message, let url): "Could not reach \(url): \(message) (curl error \(code))."
+        case .cancelled: "The transfer was cancelled."
+        case .tooManyRedirects(let url): "Too many redirects from \(url)."
+        case .responseTooLarge(let limit, let url): "The answer from \(url) is larger than the \(limit)-byte limit."
+        case .localFile(let path, let message): "The local file \(path) failed: \(message)."
+        case .invalidURL(let text): "\(text) is not a usable URL."
+        }
+    }
+}
