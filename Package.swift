@@ -52,7 +52,7 @@ let package = Package(
         .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance"]),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
-        .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite"], path: "Tests/Helpers/llvs-test-helper"),
+        .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSMocks", "llvs-test-helper"]),

@@ -6,8 +6,8 @@ import LLVS
 public protocol HTTPAuthorizer: Sendable {
     /// Adds credentials to a request about to go to its own host (never to a host a redirect leads to).
     func authorize(_ request: inout HTTPRequest) async throws
-    /// Given a 401 answer, renews the credentials if the answer says they are expired or invalid, and returns true
-    /// when the request should be sent once more.
+    /// Given a 401 answer to `request` (as sent, with its credentials), renews the credentials if the answer says
+    /// they are expired or invalid, and returns true when the request should be sent once more.
     func renew(after response: HTTPResponse, to request: HTTPRequest) async throws -> Bool
 }
 
@@ -33,8 +33,10 @@ public final class HTTPClient: Sendable {
                      isRetryable: (@Sendable (HTTPResponse) -> Bool)? = nil) async throws -> HTTPResponse {
         var renewed = false
         while true {
-            let response = try await sendRetrying(request, authorizer: authorizer, isRetryable: isRetryable)
-            if response.status == 401, !renewed, let authorizer, try await authorizer.renew(after: response, to: request) {
+            var authorized = request
+            try await authorizer?.authorize(&authorized)
+            let response = try await sendRetrying(authorized, isRetryable: isRetryable)
+            if response.status == 401, !renewed, let authorizer, try await authorizer.renew(after: response, to: authorized) {
                 renewed = true
                 continue
             }
@@ -42,14 +44,13 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    private func sendRetrying(_ request: HTTPRequest, authorizer: (any HTTPAuthorizer)?,
-                              isRetryable: (@Sendable (HTTPResponse) -> Bool)?) async throws -> HTTPResponse {
+    private func sendRetrying(_ request: HTTPRequest, isRetryable: (@Sendable (HTTPResponse) -> Bool)?) async throws -> HTTPResponse {
         let policy = configuration.retryPolicy
         var attempt = 1
         while true {
             let retryAfter: Duration?
             do {
-                let response = try await followingRedirects(request, authorizer: authorizer)
+                let response = try await followingRedirects(request)
                 guard request.repeatable, attempt < policy.maximumAttempts,
                       Self.retryableStatuses.contains(response.status) || isRetryable?(response) == true else { return response }
                 retryAfter = response.headers["Retry-After"].flatMap(policy.retryAfter)
@@ -68,14 +69,12 @@ public final class HTTPClient: Sendable {
     static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
     static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
-    private func followingRedirects(_ original: HTTPRequest, authorizer: (any HTTPAuthorizer)?) async throws -> HTTPResponse {
+    private func followingRedirects(_ original: HTTPRequest) async throws -> HTTPResponse {
         var current = original
         var sameHost = true
         for _ in 0...configuration.maximumRedirects {
             var sending = current
-            if sameHost {
-                try await authorizer?.authorize(&sending)
-            } else {
+            if !sameHost {
                 sending.headers.remove("Authorization")
                 sending.headers.remove("Cookie")
                 sending.credentials = nil

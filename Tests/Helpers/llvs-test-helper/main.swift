@@ -1,16 +1,38 @@
 import Foundation
 import LLVS
+import LLVSHTTP
 import LLVSSQLite
 
-// A child process for the store's crash and sharing tests.
+// A child process for tests that need more than one process.
 //
 //   llvs-test-helper save-loop STORE PREFIX COUNT [VALUE-BYTES]
 //
 // Opens the store at STORE and saves COUNT versions in a chain of its own, each inserting the value
 // PREFIX-i, printing "saved i <version-id>" after each save returns. Tests kill it mid-save or run two at once.
+//
+//   llvs-test-helper refresh TOKEN-FILE TOKEN-URL CLIENT-ID CLIENT-SECRET START-AT
+//
+// Waits until START-AT (seconds since 1970), then asks a token source on TOKEN-FILE for a token (refreshing the
+// expired one through TOKEN-URL) and prints the access token it ends with. Two at once test the token file lock.
 
 
 let arguments = CommandLine.arguments
+if arguments.count == 7, arguments[1] == "refresh", let startAt = Double(arguments[6]) {
+    let configuration = OAuthConfiguration(authorizationURL: URL(string: arguments[3])!, tokenURL: URL(string: arguments[3])!,
+                                           clientId: arguments[4], clientSecret: arguments[5])
+    let source = OAuthTokenSource(file: TokenFile(path: arguments[2]), configuration: configuration,
+                                  http: HTTPClient(), reauthorizeCommand: "llvs auth test")
+    let wait = startAt - Date().timeIntervalSince1970
+    if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+    do {
+        let token = try await source.token()
+        print(token.accessToken)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("llvs-test-helper: \(error)\n".utf8))
+        exit(1)
+    }
+}
 guard arguments.count >= 5, arguments[1] == "save-loop", let count = Int(arguments[4]) else {
     FileHandle.standardError.write(Data("usage: llvs-test-helper save-loop STORE PREFIX COUNT [VALUE-BYTES]\n".utf8))
     exit(2)

@@ -1,0 +1,217 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+import Synchronization
+
+/// A mock OAuth 2 authorization server, mounted by each service mock: an authorize endpoint that redirects to the
+/// loopback redirect URI with a code and the state; a token endpoint for `authorization_code` (checking PKCE),
+/// `refresh_token` and the device code grant, taking client credentials in the body or as Basic; and the token
+/// policies real services have (lifetime, rotation, Box's single-use refresh tokens, revocation).
+public final class MockOAuthServer: Sendable {
+    public struct Settings: Sendable {
+        public var clientId = "llvs-test-client"
+        public var clientSecret: String? = "llvs-test-secret"
+        public var accessTokenLifetime: TimeInterval = 3600
+        /// A refresh returns a new refresh token (OneDrive, Box).
+        public var rotatesRefreshTokens = false
+        /// A refresh token works once (Box); using it again answers invalid_grant.
+        public var singleUseRefreshTokens = false
+        /// Whether refresh tokens are issued at all (pCloud issues none, and its tokens do not expire).
+        public var issuesRefreshTokens = true
+        public var supportsDeviceFlow = true
+        public var deviceInterval = 1
+        /// Extra fields in every token answer (pCloud's `hostname`).
+        public var extraTokenFields: [String: String] = [:]
+        public var pathPrefix = "/oauth"
+
+        public init() {}
+    }
+
+    public let settings: Settings
+    private let now: @Sendable () -> Date
+    private let state = Mutex(State())
+
+    struct State {
+        var codes: [String: (challenge: String, redirectURI: String)] = [:]
+        var accessTokens: [String: Date] = [:]
+        var refreshTokens: Set<String> = []
+        var devices: [String: (userCode: String, approved: Bool, lastPoll: Date?)] = [:]
+        var refreshCount = 0
+        var invalidGrantCount = 0
+        var counter = 0
+    }
+
+    public init(settings: Settings = Settings(), now: @escaping @Sendable () -> Date = { Date() }) {
+        self.settings = settings
+        self.now = now
+    }
+
+    public var authorizePath: String { settings.pathPrefix + "/authorize" }
+    public var tokenPath: String { settings.pathPrefix + "/token" }
+    public var devicePath: String { settings.pathPrefix + "/device/code" }
+
+    /// The client configuration that talks to this server at `baseURL`.
+    public func configuration(baseURL: URL, clientAuthentication: OAuthConfiguration.ClientAuthentication = .body) -> OAuthConfiguration {
+        OAuthConfiguration(authorizationURL: baseURL.appendingPathComponent(authorizePath), tokenURL: baseURL.appendingPathComponent(tokenPath),
+                           deviceAuthorizationURL: settings.supportsDeviceFlow ? baseURL.appendingPathComponent(devicePath) : nil,
+                           clientId: settings.clientId, clientSecret: settings.clientSecret, scopes: ["files"],
+                           clientAuthentication: clientAuthentication)
+    }
+
+    // MARK: For tests
+
+    /// Issues a token directly, as if the user had authorized.
+    public func issueToken() -> OAuthToken {
+        state.withLock { state in
+            let (access, refresh, expires) = mint(&state)
+            return OAuthToken(accessToken: access, refreshToken: refresh, expiresAt: expires, scope: "files", extras: settings.extraTokenFields)
+        }
+    }
+
+    /// Makes every access token issued so far expired, as time passing would.
+    public func expireAccessTokens() { state.withLock { state in for key in state.accessTokens.keys { state.accessTokens[key] = .distantPast } } }
+    /// Revokes every refresh token, so the next refresh answers invalid_grant.
+    public func revokeRefreshTokens() { state.withLock { $0.refreshTokens = [] } }
+    /// Approves a pending device code, as the user would on another device.
+    public func approveDevice(userCode: String) {
+        state.withLock { state in
+            for (code, device) in state.devices where device.userCode == userCode { state.devices[code]?.approved = true }
+        }
+    }
+    public var refreshCount: Int { state.withLock { $0.refreshCount } }
+    public var invalidGrantCount: Int { state.withLock { $0.invalidGrantCount } }
+
+    /// True when an `Authorization: Bearer` header carries a live access token.
+    public func isAuthorized(_ header: String?) -> Bool {
+        guard let header, header.hasPrefix("Bearer ") else { return false }
+        let token = String(header.dropFirst(7))
+        return state.withLock { state in state.accessTokens[token].map { $0 > now() } ?? false }
+    }
+
+    /// The 401 answer a service gives a missing, expired or revoked token.
+    public func unauthorizedResponse() -> MockResponse {
+        MockResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer error="invalid_token""#, "Content-Type": "application/json"],
+                     body: .data(Data(#"{"error":"invalid_token","error_description":"The access token expired or is invalid"}"#.utf8)))
+    }
+
+    private func mint(_ state: inout State) -> (String, String?, Date?) {
+        state.counter += 1
+        let access = "access-\(state.counter)-" + PKCE.base64URL(PKCE.randomBytes(9))
+        let expires = settings.issuesRefreshTokens ? now().addingTimeInterval(settings.accessTokenLifetime) : nil
+        state.accessTokens[access] = expires ?? .distantFuture
+        var refresh: String?
+        if settings.issuesRefreshTokens {
+            refresh = "refresh-\(state.counter)-" + PKCE.base64URL(PKCE.randomBytes(9))
+            state.refreshTokens.insert(refresh!)
+        }
+        return (access, refresh, expires)
+    }
+
+    private func tokenAnswer(_ access: String, _ refresh: String?) -> MockResponse {
+        var object: [String: Any] = ["access_token": access, "token_type": "bearer", "scope": "files"]
+        if settings.issuesRefreshTokens { object["expires_in"] = Int(settings.accessTokenLifetime) }
+        if let refresh { object["refresh_token"] = refresh }
+        for (key, value) in settings.extraTokenFields { object[key] = value }
+        return .json(200, object)
+    }
+
+    private func error(_ status: Int, _ code: String, _ description: String) -> MockResponse {
+        .json(status, ["error": code, "error_description": description])
+    }
+
+    // MARK: Serving
+
+    /// Answers the OAuth endpoints; nil for any other path.
+    public func handle(_ request: IncomingRequest) -> MockResponse? {
+        switch (request.method, request.path) {
+        case ("GET", authorizePath): return authorize(request)
+        case ("POST", tokenPath): return token(request)
+        case ("POST", devicePath) where settings.supportsDeviceFlow: return deviceCode(request)
+        default: return nil
+        }
+    }
+
+    private func authorize(_ request: IncomingRequest) -> MockResponse {
+        let query = request.query
+        guard query["client_id"] == settings.clientId else { return error(400, "invalid_client", "unknown client_id") }
+        guard query["response_type"] == "code", let redirect = query["redirect_uri"], let challenge = query["code_challenge"],
+              query["code_challenge_method"] == "S256" else { return error(400, "invalid_request", "response_type=code, redirect_uri and an S256 code_challenge are required") }
+        guard redirect.hasPrefix("http://127.0.0.1:") || redirect.hasPrefix("http://localhost:") else {
+            return error(400, "invalid_request", "only loopback redirect URIs are registered")
+        }
+        let code = "code-" + PKCE.base64URL(PKCE.randomBytes(12))
+        state.withLock { $0.codes[code] = (challenge, redirect) }
+        var location = redirect + (redirect.contains("?") ? "&" : "?") + "code=\(code)"
+        if let stateValue = query["state"] { location += "&state=" + FormEncoding.escape(stateValue) }
+        return .empty(302, headers: ["Location": location])
+    }
+
+    /// The client's credentials from the body or a Basic header.
+    private func authenticateClient(_ request: IncomingRequest, _ form: [String: String]) -> Bool {
+        var id = form["client_id"], secret = form["client_secret"]
+        if let header = request.headers["Authorization"], header.hasPrefix("Basic "),
+           let decoded = Data(base64Encoded: String(header.dropFirst(6))).map({ String(decoding: $0, as: UTF8.self) }),
+           let colon = decoded.firstIndex(of: ":") {
+            id = String(decoded[..<colon]).removingPercentEncoding
+            secret = String(decoded[decoded.index(after: colon)...]).removingPercentEncoding
+        }
+        return id == settings.clientId && (settings.clientSecret == nil || secret == settings.clientSecret)
+    }
+
+    private func token(_ request: IncomingRequest) -> MockResponse {
+        let form = FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self))
+        guard authenticateClient(request, form) else { return error(401, "invalid_client", "client authentication failed") }
+        switch form["grant_type"] {
+        case "authorization_code":
+            return state.withLock { state -> MockResponse in
+                guard let code = form["code"], let issued = state.codes.removeValue(forKey: code) else {
+                    state.invalidGrantCount += 1
+                    return error(400, "invalid_grant", "the code is unknown or was used already")
+                }
+                guard form["redirect_uri"] == issued.redirectURI else { return error(400, "invalid_grant", "redirect_uri does not match") }
+                guard let verifier = form["code_verifier"], PKCE(verifier: verifier).challenge == issued.challenge else {
+                    return error(400, "invalid_grant", "the PKCE code_verifier does not match the challenge")
+                }
+                let (access, refresh, _) = mint(&state)
+                return tokenAnswer(access, refresh)
+            }
+        case "refresh_token":
+            return state.withLock { state -> MockResponse in
+                guard let refresh = form["refresh_token"], state.refreshTokens.contains(refresh) else {
+                    state.invalidGrantCount += 1
+                    return error(400, "invalid_grant", "the refresh token is invalid, revoked or used already")
+                }
+                state.refreshCount += 1
+                if settings.singleUseRefreshTokens { state.refreshTokens.remove(refresh) }
+                let (access, newRefresh, _) = mint(&state)
+                if !settings.rotatesRefreshTokens, let newRefresh { state.refreshTokens.remove(newRefresh) }
+                return tokenAnswer(access, settings.rotatesRefreshTokens ? newRefresh : nil)
+            }
+        case "urn:ietf:params:oauth:grant-type:device_code":
+            return state.withLock { state -> MockResponse in
+                guard let code = form["device_code"], let device = state.devices[code] else { return error(400, "expired_token", "unknown device code") }
+                if let last = device.lastPoll, now().timeIntervalSince(last) < Double(settings.deviceInterval) - 0.05 {
+                    state.devices[code]?.lastPoll = now()
+                    return error(400, "slow_down", "polling too fast")
+                }
+                state.devices[code]?.lastPoll = now()
+                guard device.approved else { return error(400, "authorization_pending", "the user has not approved yet") }
+                state.devices[code] = nil
+                let (access, refresh, _) = mint(&state)
+                return tokenAnswer(access, refresh)
+            }
+        default:
+            return error(400, "unsupported_grant_type", "grant_type \(form["grant_type"] ?? "(none)") is not supported")
+        }
+    }
+
+    private func deviceCode(_ request: IncomingRequest) -> MockResponse {
+        let form = FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self))
+        guard authenticateClient(request, form) else { return error(401, "invalid_client", "client authentication failed") }
+        let deviceCode = "device-" + PKCE.base64URL(PKCE.randomBytes(12))
+        let userCode = String(PKCE.base64URL(PKCE.randomBytes(6)).uppercased().prefix(8))
+        state.withLock { $0.devices[deviceCode] = (userCode, false, nil) }
+        return .json(200, ["device_code": deviceCode, "user_code": userCode, "verification_uri": "http://127.0.0.1/device",
+                           "expires_in": 600, "interval": settings.deviceInterval])
+    }
+}

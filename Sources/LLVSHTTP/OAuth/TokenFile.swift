@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The token file of one remote: JSON, mode 0600, replaced atomically (temporary file, fsync, rename), and
+/// guarded across processes by an advisory lock (`flock`) on a companion `.lock` file.
+public struct TokenFile: Sendable {
+    public let path: String
+    var lockPath: String { path + ".lock" }
+
+    public init(path: String) { self.path = path }
+
+    func failure(_ message: String) -> OAuthError { .tokenFile(path: path, message: message) }
+
+    /// The token on disk, or nil when there is no file.
+    public func read() throws -> OAuthToken? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch { throw failure("cannot read it (\(error.localizedDescription))") }
+        do { return try JSONDecoder().decode(OAuthToken.self, from: data) } catch {
+            throw failure("it does not hold a token (\(error))")
+        }
+    }
+
+    /// Replaces the file with `token`: written to a 0600 temporary file beside it, synced, renamed over it.
+    public func write(_ token: OAuthToken) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = try encoder.encode(token)
+        let folder = (path as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let temporary = folder + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UUID().uuidString)"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw failure("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        var ok = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) == $0.count }
+        ok = ok && fsync(fd) == 0
+        close(fd)
+        guard ok, rename(temporary, path) == 0 else {
+            let message = String(cString: strerror(errno))
+            unlink(temporary)
+            throw failure("cannot write it: \(message)")
+        }
+        let dirfd = open(folder, O_RDONLY | O_DIRECTORY)
+        if dirfd >= 0 { fsync(dirfd); close(dirfd) }
+    }
+
+    /// Runs `body` holding the exclusive lock shared by every process using this token file. Waiting for the lock
+    /// polls rather than blocks, so it does not tie up a thread of the concurrency pool.
+    public func withLock<T: Sendable>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
+        let folder = (path as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw failure("cannot open its lock \(lockPath): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw failure("cannot lock it: \(String(cString: strerror(errno)))") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try await body()
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+import LLVSMocks
+import Synchronization
+import Testing
+
+/// A service mock in miniature: the OAuth endpoints, and one API path that needs a live bearer token.
+struct OAuthFixture {
+    let oauth: MockOAuthServer
+    let server: MockHTTPServer
+    let folder: URL
+    let tokenFile: TokenFile
+    let http = client()
+
+    init(settings: MockOAuthServer.Settings = MockOAuthServer.Settings()) throws {
+        let oauth = MockOAuthServer(settings: settings)
+        self.oauth = oauth
+        server = try MockHTTPServer { request in
+            if let answer = oauth.handle(request) { return answer }
+            guard oauth.isAuthorized(request.headers["Authorization"]) else { return oauth.unauthorizedResponse() }
+            return .text(200, "hello")
+        }
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-oauth-\(UUID().uuidString)")
+        tokenFile = TokenFile(path: folder.appendingPathComponent("remote.token.json").path)
+    }
+
+    var configuration: OAuthConfiguration { oauth.configuration(baseURL: server.baseURL) }
+
+    func source(now: @escaping @Sendable () -> Date = { Date() }) -> OAuthTokenSource {
+        OAuthTokenSource(file: tokenFile, configuration: configuration, http: http, reauthorizeCommand: "llvs auth mock", now: now)
+    }
+
+    var api: HTTPRequest { HTTPRequest(url: server.baseURL.appendingPathComponent("api/hello")) }
+}
+
+@Suite struct OAuthTests {
+    @Test func theTokenFileIsPrivateAtomicAndKeepsExtras() throws {
+        let fixture = try OAuthFixture()
+        defer { try? FileManager.default.removeItem(at: fixture.folder) }
+        let token = OAuthToken(accessToken: "a", refreshToken: "r", expiresAt: Date(timeIntervalSince1970: 1_800_000_000),
+                               scope: "files", extras: ["hostname": "eapi.pcloud.com"])
+        try fixture.tokenFile.write(token)
+        let attributes = try FileManager.default.attributesOfItem(atPath: fixture.tokenFile.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try fixture.tokenFile.read() == token)
+        let text = try String(contentsOfFile: fixture.tokenFile.path, encoding: .utf8)
+        #expect(text.contains("\"expires_at\" : \"2027-01-15T08:00:00Z\""))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.folder.path).filter { $0.hasPrefix(".") }.isEmpty)
+    }
+
+    @Test func fourConcurrentRequestsMeetingAnExpiredTokenCauseOneRefresh() async throws {
+        let fixture = try OAuthFixture()
+        defer { try? FileManager.default.removeItem(at: fixture.folder) }
+        try fixture.tokenFile.write(fixture.oauth.issueToken())
+        fixture.oauth.expireAccessTokens() // the service says expired though the file thinks not
+        let source = fixture.source()
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 { group.addTask { try await fixture.http.send(fixture.api, authorizer: source).status } }
+            for try await status in group { #expect(status == 200) }
+        }
+        #expect(fixture.oauth.refreshCount == 1)
+        #expect(await source.refreshCount == 1)
+    }
+
+    @Test func aTokenNearItsExpiryIsRefreshedAheadOfTime() async throws {
+        let fixture = try OAuthFixture()
+        defer { try? FileManager.default.removeItem(at: fixture.folder) }
+        var token = fixture.oauth.issueToken()
+        token.expiresAt = Date().addingTimeInterval(30) // within the 60 s margin
+        try fixture.tokenFile.write(token)
+        let response = try await fixture.http.send(fixture.api, authorizer: fixture.source())
+        #expect(response.status == 200)
+        #expect(fixture.oauth.refreshCount == 1)
+        #expect(fixture.server.log.filter { $0.target.hasPrefix("/api") }.count == 1)
+    }
+
+    @Test func aRotatedRefreshTokenIsOnDiskBeforeTheNewAccessTokenIsUsed() async throws {
+        var settings = MockOAuthServer.Settings()
+        settings.rotatesRefreshTokens = true
+        settings.singleUseRefreshTokens = true
+        let fixture = try OAuthFixture(settings: settings)
+        defer { try? FileManager.default.removeItem(at: fixture.folder) }
+        let first = fixture.oauth.issueToken()
+        try fixture.tokenFile.write(first)
+        fixture.oauth.expireAccessTokens()
+        let seen = Mutex<[String?]>([])
+        // When the API request with the new token arrives, the file must already hold the new refresh token.
+        let probe = try MockHTTPServer { request in
+            if let answer = fixture.oauth.handle(request) { return answer }
+            seen.withLock { $0.append((try? fixture.tokenFile.read())?.refreshToken) }
+            return fixture.oauth.isAuthorized(request.headers["Authorization"]) ? .text(200, "ok") : fixture.oauth.unauthorizedResponse()
+        }
+        let configuration = fixture.oauth.configuration(baseURL: probe.baseURL)
+        let source = OAuthTokenSource(file: fixture.tokenFile, configuration: configuration, http: fixture.http, reauthorizeCommand: "llvs auth mock")
+        let response = try await fixture.http.send(HTTPRequest(url: probe.baseURL.appendingPathComponent("api")), authorizer: source)
+        #expect(response.status == 200)
+        let onDisk = try #require(try fixture.tokenFile.read())
+        #expect(onDisk.refreshToken != first.refreshToken)
+        #expect(seen.withLock { $0 }.last == onDisk.refreshToken)
+    }
+
+    @Test func invalidGrantNamesTheCommandAndLeavesTheFileAlone() async throws {
+        let fixture = try OAuthFixture()
+        defer { try? FileManager.default.removeItem(at: fixture.folder) }
+        try fixture.tokenFile.write(fixture.oauth.issueToken())
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.tokenFile.path))
+        fixture.oauth.expireAccessTokens()
+        fixture.oauth.revokeRefreshTokens()
+        do {
+            _ = try await fixture.http.send(fixture.api, authorizer: fixture.source())
+            Issue.record("expected reauthorizationRequired")
+        } catch let error as OAuthError {
+            guard case .reauthorizationRequired(let command, _) = error else { Issue.record("got \(error)"); return }
+            #expect(command == "llvs auth mock")
+            #expect(error.description.contains("Run `llvs auth mock`"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.tokenFile.path)) == before)
+    }
+
+    @Test func aSecond401AfterARefreshIsAnAnswerNotALoop() async throws {
+        let oauth = MockOAuthServer()
+        let server = try MockHTTPServer { request in oauth.handle(request) ?? oauth.unauthorizedResponse() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-oauth-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = TokenFile(path: folder.appendingPathComponent("t.json").path)
+        try file.write(oauth.issueToken())
+        let http = client()
+        let source = OAuthTokenSource(file: file, configuration: oauth.configuration(baseURL: server.baseURL), http: http, reauthorizeCommand: "llvs auth x")
+        let response = try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("api")), authorizer: source)
+        #expect(response.status == 401)
+        #expect(oauth.refreshCount == 1)
+        #expect(server.log.filter { $0.target.hasPrefix("/api") }.count == 2)
+    }
+
+    @Test func twoProcessesRefreshingOneSingleUseRefreshTokenBothEndWithAWorkingToken() async throws {
+        var settings = MockOAuthServer.Settings()
+        settings.rotatesRefreshTokens = true
+        settings.singleUseRefreshTokens = true
+        let fixture = try OAuthFixture(settings: settings)
+        defer { try? FileManager.default.removeItem(at: fixture.folder) }
+        var token = fixture.oauth.issueToken()
+        token.expiresAt = Date().addingTimeInterval(-10)
+        try fixture.tokenFile.write(token)
+        let startAt = String(Date().timeIntervalSince1970 + 1.0)
+        let helper = helperBinary()
+        let processes = try (0..<2).map { _ -> (Process, Pipe) in
+            let process = Process()
+            process.executableURL = helper
+            process.arguments = ["refresh", fixture.tokenFile.path, fixture.server.baseURL.appendingPathComponent(fixture.oauth.tokenPath).absoluteString,
+                                 settings.clientId, settings.clientSecret!, startAt]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            return (process, pipe)
+        }
+        var tokens: [String] = []
+        for (process, pipe) in processes {
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            tokens.append(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        #expect(fixture.oauth.invalidGrantCount == 0)
+        #expect(fixture.oauth.refreshCount == 1)
+        for token in tokens { #expect(fixture.oauth.isAuthorized("Bearer \(token)"), "\(token)") }
+    }
+
+    @Test(arguments: [OAuthConfiguration.ClientAuthentication.body, .basic])
+    func theAuthorizationCodeFlowEndToEnd(clientAuthentication: OAuthConfiguration.ClientAuthentication) async throws {
+        let fixture = try OAuthFixture()
+        let http = fixture.http
+        let flow = OAuthAuthorization(configuration: fixture.oauth.configuration(baseURL: fixture.server.baseURL, clientAuthentication: clientAuthentication), http: http)
+        // The "browser": opens the authorize URL and follows its redirect to the loopback listener.
+        let token = try await flow.authorizeWithLoopback { url in
+            let response = try await http.send(HTTPRequest(url: url))
+            #expect(response.status == 200 && response.text.contains("authorized"))
+        }
+        #expect(fixture.oauth.isAuthorized("Bearer \(token.accessToken)"))
+        #expect(token.refreshToken != nil)
+    }
+
+    @Test func theHeadlessFlowTakesAPastedRedirectOrCode() async throws {
+        let fixture = try OAuthFixture()
+        let flow = OAuthAuthorization(configuration: fixture.configuration, http: fixture.http)
+        let attempt = flow.makeAttempt(redirectURI: "http://127.0.0.1:53682/")
+        var visit = HTTPRequest(url: attempt.url)
+        visit.followsRedirects = false
+        let location = try #require(try await fixture.http.send(visit).headers["Location"])
+        let token = try await flow.finish(attempt, answer: location)
+        #expect(fixture.oauth.isAuthorized("Bearer \(token.accessToken)"))
+
+        let second = flow.makeAttempt(redirectURI: "http://127.0.0.1:53682/")
+        var again = HTTPRequest(url: second.url)
+        again.followsRedirects = false
+        let redirect = try #require(try await fixture.http.send(again).headers["Location"])
+        let code = try #require(FormEncoding.decode(String(redirect.split(separator: "?")[1]))["code"])
+        #expect(try await flow.finish(second, answer: "  \(code)\n").accessToken.hasPrefix("access-"))
+        // The same code twice is refused: it is single use, and never retried.
+        await #expect(throws: OAuthError.self) { try await flow.finish(second, answer: code) }
+        await #expect(throws: OAuthError.stateMismatch) {
+            try await flow.finish(flow.makeAttempt(redirectURI: "http://127.0.0.1:1/"), answer: redirect)
+        }
+    }
+
+    @Test func theDeviceFlowPollsUntilApproved() async throws {
+        let fixture = try OAuthFixture()
+        let flow = OAuthAuthorization(configuration: fixture.configuration, http: fixture.http)
+        let polls = Mutex(0)
+        let oauth = fixture.oauth
+        let token = try await flow.authorizeWithDevice(sleep: { _ in
+            // The user approves after the second poll; polls are spaced as the service asks.
+            try await Task.sleep(for: .milliseconds(1050))
+            polls.withLock { $0 += 1 }
+        }, show: { userCode, verification, _ in
+            #expect(verification.hasPrefix("http"))
+            Task {
+                try await Task.sleep(for: .milliseconds(1500))
+                oauth.approveDevice(userCode: userCode)
+            }
+        })
+        #expect(fixture.oauth.isAuthorized("Bearer \(token.accessToken)"))
+        #expect(polls.withLock { $0 } >= 2)
+    }
+
+    @Test func importingATokenJSON() throws {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        let raw = try OAuthAuthorization.importToken(Data(#"{"access_token":"a","refresh_token":"r","expires_in":3600,"token_type":"Bearer"}"#.utf8), now: now)
+        #expect(raw.expiresAt == now.addingTimeInterval(3600))
+        let rclone = try OAuthAuthorization.importToken(Data(#"{"access_token":"a","token_type":"Bearer","refresh_token":"r","expiry":"2026-12-01T10:00:00.123456789+01:00"}"#.utf8))
+        #expect(rclone.refreshToken == "r" && rclone.expiresAt != nil)
+        #expect(throws: OAuthError.self) { try OAuthAuthorization.importToken(Data(#"{"nothing":1}"#.utf8)) }
+    }
+}
+
+func helperBinary() -> URL {
+    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    for folder in [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent(),
+                   packageRoot.appendingPathComponent(".build/debug")] {
+        let url = folder.appendingPathComponent("llvs-test-helper")
+        if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+    }
+    return packageRoot.appendingPathComponent(".build/debug/llvs-test-helper")
+}
