@@ -156,8 +156,9 @@ struct OAuthFixture {
         }
         var tokens: [String] = []
         for (process, pipe) in processes {
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
+            let handle = pipe.fileHandleForReading
+            let output = try await runBlocking { handle.readDataToEndOfFile() }
+            try await runBlocking { process.waitUntilExit() }
             #expect(process.terminationStatus == 0)
             tokens.append(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         }

@@ -75,7 +75,7 @@ public struct OAuthAuthorization: Sendable {
         let listener = try TCPListener()
         defer { listener.close() }
         let attempt = makeAttempt(redirectURI: "http://127.0.0.1:\(listener.port)/")
-        let redirect = Task.detached { try LoopbackRedirect.wait(on: listener) }
+        let redirect = Task { try await runBlocking { try LoopbackRedirect.wait(on: listener) } }
         let watchdog = Task.detached {
             try await Task.sleep(for: timeout)
             listener.close()
