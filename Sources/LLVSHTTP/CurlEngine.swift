@@ -59,6 +59,14 @@ final class CurlEngine: @unchecked Sendable {
             if stopping.load(ordering: .relaxed) {
                 for transfer in active.values { transfer.cancelled.store(true, ordering: .relaxed) }
             }
+            // Cancelled transfers leave at once, not at libcurl's next progress callback (up to a second away).
+            for (easy, transfer) in active where transfer.cancelled.load(ordering: .relaxed) {
+                curl_multi_remove_handle(multi, easy)
+                active[easy] = nil
+                let continuation = transfer.continuation
+                transfer.continuation = nil
+                continuation?.resume(throwing: HTTPError.cancelled)
+            }
             curl_multi_perform(multi, &running)
             var remaining: Int32 = 0
             while let message = curl_multi_info_read(multi, &remaining) {
