@@ -14,6 +14,11 @@ import LLVSConformance
 //
 // `sync`: on a local-folder remote holding N versions, a new store's full pull against a snapshot bootstrap,
 // and the file operations an incremental sync of one new version costs on each side.
+//
+//   swift run -c release llvs-bench http [--size-mib 1024] [--requests 2000]
+//
+// `http`: a large upload and download streamed through the HTTP client to a mock server on loopback (throughput
+// and the process's peak resident memory), and many small requests with 1 and with 8 transfers at once.
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
@@ -119,10 +124,13 @@ case "store":
     try storeBenchmark(Array(arguments.dropFirst()))
 case "sync":
     try await syncBenchmark(Array(arguments.dropFirst()))
+case "http":
+    try await httpBenchmark(Array(arguments.dropFirst()))
 default:
     print("""
         usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
                llvs-bench sync [--versions 1000,10000] [--runs N]
+               llvs-bench http [--size-mib 1024] [--requests 2000]
         """)
     exit(arguments.isEmpty || arguments.first == "--help" ? 0 : 2)
 }
