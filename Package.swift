@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "LLVSConformance", targets: ["LLVSConformance"]),
         .library(name: "LLVSHTTP", targets: ["LLVSHTTP"]),
         .library(name: "LLVSMocks", targets: ["LLVSMocks"]),
+        .library(name: "LLVSWebDAV", targets: ["LLVSWebDAV"]),
         .executable(name: "llvs-mock", targets: ["llvs-mock"]),
         .executable(name: "llvs", targets: ["llvs"]),
         .executable(name: "llvs-bench", targets: ["llvs-bench"]),
@@ -41,6 +42,9 @@ let package = Package(
         // The connector conformance suite, shared by the tests and `llvs conformance`.
         .target(name: "LLVSConformance", dependencies: ["LLVS"]),
 
+        // Connectors: one small target per service.
+        .target(name: "LLVSWebDAV", dependencies: ["LLVS", "LLVSHTTP", "CLibXML2"], path: "Connectors/WebDAV"),
+
         // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
         .target(name: "LLVSMocks", dependencies: ["LLVS", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
         .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks"], path: "Mocks/llvs-mock"),
@@ -56,6 +60,7 @@ let package = Package(
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSMocks", "llvs-test-helper"]),
+        .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs"]),
     ],

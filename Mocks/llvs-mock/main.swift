@@ -1,1 +1,81 @@
-print("llvs-mock")
+import Foundation
+import LLVSMocks
+
+// llvs-mock: runs a mock service on loopback for manual tests and for `llvs` end-to-end tests.
+//
+//   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P]
+//
+// SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, oauth.
+
+let usage = """
+    usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P]
+
+    Runs a mock service on 127.0.0.1 until interrupted, printing its URL on the first line.
+
+    services:
+      webdav          WebDAV as Apache mod_dav answers (the reference server)
+      webdav-rclone   WebDAV with rclone serve's answers (201 on an existing folder, 404 for a missing parent)
+      webdav-nginx    WebDAV with nginx's answers (no etags, 500 for a missing parent)
+      oauth           an OAuth 2 authorization server alone (authorize, token, device endpoints under /oauth)
+
+    options:
+      --port N        listen on port N (default: a free port)
+      --faults SPEC   inject faults, e.g. 500@3,503:0.1,retry-after=2,drop:0.05,drop-body@7,truncate:0.01,latency=20ms,seed=9
+                      (STATUS@N fails request N; KIND:RATE faults that share of requests; kinds: a status, drop, drop-body, truncate)
+      --user U, --password P   require Basic authentication (webdav)
+
+    """
+
+/// Writes a line unbuffered, so a parent process reading the URL sees it at once.
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("llvs-mock: \(message)\n".utf8))
+    exit(2)
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.isEmpty || arguments.contains("--help") || arguments.contains("-h") {
+    print(usage, terminator: "")
+    exit(arguments.isEmpty ? 2 : 0)
+}
+let service = arguments.removeFirst()
+var options: [String: String] = [:]
+while !arguments.isEmpty {
+    let name = arguments.removeFirst()
+    guard ["--port", "--faults", "--user", "--password"].contains(name) else { fail("unknown option \(name); see llvs-mock --help") }
+    guard !arguments.isEmpty else { fail("\(name) needs a value") }
+    options[name] = arguments.removeFirst()
+}
+var port: UInt16 = 0
+if let text = options["--port"] {
+    guard let value = UInt16(text) else { fail("--port needs a number from 0 to 65535, not \(text)") }
+    port = value
+}
+let faults: MockFaults
+do { faults = try options["--faults"].map(MockFaults.parse) ?? MockFaults() } catch { fail("\(error)") }
+
+// Kept alive until the process ends.
+nonisolated(unsafe) var running: AnyObject?
+do {
+    switch service {
+    case "webdav", "webdav-rclone", "webdav-nginx":
+        let flavor: MockWebDAVServer.Flavor = service == "webdav" ? .apache : service == "webdav-rclone" ? .rclone : .nginx
+        let mock = try MockWebDAVServer(flavor: flavor, port: port, user: options["--user"], password: options["--password"], faults: faults)
+        running = mock
+        say(mock.url.absoluteString)
+    case "oauth":
+        let oauth = MockOAuthServer()
+        let server = try MockHTTPServer(port: port, faults: faults) { request in oauth.handle(request) ?? .empty(404) }
+        running = server
+        say(server.baseURL.appendingPathComponent(oauth.settings.pathPrefix).absoluteString)
+        say("client_id=\(oauth.settings.clientId) client_secret=\(oauth.settings.clientSecret ?? "")")
+    default:
+        fail("unknown service \(service); see llvs-mock --help")
+    }
+} catch {
+    fail("cannot start \(service): \(error)")
+}
+signal(SIGINT) { _ in exit(0) }
+signal(SIGTERM) { _ in exit(0) }
+while true { sleep(3600) }

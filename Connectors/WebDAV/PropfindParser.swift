@@ -1,0 +1,140 @@
+import CLibXML2
+import Foundation
+
+/// One `<response>` of a PROPFIND answer.
+struct PropfindEntry: Equatable {
+    var href: String
+    var isCollection = false
+    var contentLength: Int64?
+    var lastModified: Date?
+    var etag: String?
+    /// True when some propstat (or the response's own status) is 2xx.
+    var isPresent = false
+}
+
+/// Reads `207 Multi-Status` answers with libxml2, as untrusted input: no network, no external entities, no DTD at
+/// all (which also rules out entity expansion), libxml2's own limits on depth and text size, and elements matched
+/// by namespace URI `DAV:` and local name whatever prefix the server chose.
+enum PropfindParser {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private static let initialized: Bool = {
+        xmlInitParser()
+        return true
+    }()
+
+    static func parse(_ data: Data) throws -> [PropfindEntry] {
+        _ = initialized
+        guard !data.isEmpty else { throw Failure(description: "the answer is empty") }
+        // A WebDAV answer never needs a DTD; refusing one up front rules out entity expansion and external entities.
+        if data.range(of: Data("<!DOCTYPE".utf8)) != nil || data.range(of: Data("<!ENTITY".utf8)) != nil {
+            throw Failure(description: "the answer declares a DTD, which a WebDAV answer never needs (refused: it could expand entities)")
+        }
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOERROR.rawValue)
+        let document = data.withUnsafeBytes { raw in
+            xmlReadMemory(raw.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(clamping: raw.count), "propfind.xml", nil, options)
+        }
+        guard let document else { throw Failure(description: "the answer is not well-formed XML") }
+        defer { xmlFreeDoc(document) }
+        guard document.pointee.intSubset == nil, document.pointee.extSubset == nil else {
+            throw Failure(description: "the answer declares a DTD, which a WebDAV answer never needs (refused: it could expand entities)")
+        }
+        guard let root = xmlDocGetRootElement(document), isDAV(root, "multistatus") else {
+            throw Failure(description: "the answer is not a DAV: multistatus")
+        }
+        return try elements(of: root).filter { isDAV($0, "response") }.map(entry)
+    }
+
+    private static func entry(_ response: xmlNodePtr) throws -> PropfindEntry {
+        var entry = PropfindEntry(href: "")
+        var href: String?
+        for child in elements(of: response) {
+            if isDAV(child, "href") {
+                href = text(child).trimmingCharacters(in: .whitespacesAndNewlines)
+            } else if isDAV(child, "status") {
+                if let code = statusCode(text(child)), (200..<300).contains(code) { entry.isPresent = true }
+            } else if isDAV(child, "propstat") {
+                let status = elements(of: child).first { isDAV($0, "status") }.flatMap { statusCode(text($0)) } ?? 200
+                guard (200..<300).contains(status) else { continue }
+                entry.isPresent = true
+                for prop in elements(of: child) where isDAV(prop, "prop") {
+                    for property in elements(of: prop) { read(property, into: &entry) }
+                }
+            }
+        }
+        guard let href, !href.isEmpty else { throw Failure(description: "a response has no href") }
+        entry.href = href
+        return entry
+    }
+
+    private static func read(_ property: xmlNodePtr, into entry: inout PropfindEntry) {
+        if isDAV(property, "resourcetype") {
+            entry.isCollection = elements(of: property).contains { isDAV($0, "collection") }
+        } else if isDAV(property, "getcontentlength") {
+            entry.contentLength = Int64(text(property).trimmingCharacters(in: .whitespaces))
+        } else if isDAV(property, "getlastmodified") {
+            entry.lastModified = HTTPDate.parse(text(property).trimmingCharacters(in: .whitespaces))
+        } else if isDAV(property, "getetag") {
+            let value = text(property).trimmingCharacters(in: .whitespaces)
+            entry.etag = value.isEmpty ? nil : value
+        }
+    }
+
+    /// `HTTP/1.1 200 OK` → 200.
+    private static func statusCode(_ line: String) -> Int? {
+        let parts = line.split(separator: " ")
+        return parts.count >= 2 ? Int(parts[1]) : nil
+    }
+
+    private static func isDAV(_ node: xmlNodePtr, _ localName: String) -> Bool {
+        guard let name = node.pointee.name, let namespace = node.pointee.ns?.pointee.href else { return false }
+        return String(cString: name) == localName && String(cString: namespace) == "DAV:"
+    }
+
+    private static func elements(of node: xmlNodePtr) -> [xmlNodePtr] {
+        var result: [xmlNodePtr] = []
+        var child = node.pointee.children
+        while let current = child {
+            if current.pointee.type == XML_ELEMENT_NODE { result.append(current) }
+            child = current.pointee.next
+        }
+        return result
+    }
+
+    /// The text directly inside an element (text and CDATA children), read without libxml2 allocating.
+    private static func text(_ node: xmlNodePtr) -> String {
+        var result = ""
+        var child = node.pointee.children
+        while let current = child {
+            if current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE, let content = current.pointee.content {
+                result += String(cString: content)
+            }
+            child = current.pointee.next
+        }
+        return result
+    }
+}
+
+/// HTTP dates (RFC 1123, with RFC 850 and asctime tolerated) and, failing those, ISO 8601.
+enum HTTPDate {
+    static func parse(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return try? Date(text, strategy: .iso8601)
+    }
+
+    static func format(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}

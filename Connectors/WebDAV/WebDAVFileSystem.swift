@@ -1,0 +1,314 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+import Synchronization
+
+/// A `CloudFileSystem` over WebDAV (RFC 4918) as real servers behave (shared/reference/webdav.md): PROPFIND with an
+/// explicit Depth for listings and metadata, MKCOL only for folders not yet known to exist, PUT and GET streamed,
+/// DELETE after checking what is being deleted. Every quirk in the reference's table is absorbed here.
+public final class WebDAVFileSystem: CloudFileSystem {
+    public let configuration: WebDAVConfiguration
+    let http: HTTPClient
+    /// Folders known to exist (created or seen), so uploads do not probe every parent each time.
+    private let knownFolders = Mutex<Set<String>>([""])
+    /// Folder creations in flight, so many uploads into one new folder send one MKCOL, not one each.
+    private let creating = Mutex<[String: Task<Void, any Error>]>([:])
+
+    public init(configuration: WebDAVConfiguration, http: HTTPClient = HTTPClient()) {
+        self.configuration = configuration
+        self.http = http
+    }
+
+    // MARK: Requests
+
+    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// The URL of a path under the root; folders end in `/`.
+    func url(_ path: String, folder: Bool) throws -> URL {
+        let components = try CloudPath.components(path)
+        var text = configuration.url.absoluteString
+        if !text.hasSuffix("/") { text += "/" }
+        text += components.map { $0.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? $0 }.joined(separator: "/")
+        if folder, !components.isEmpty { text += "/" }
+        guard let url = URL(string: text) else { throw CloudFileSystemError.invalidPath(path) }
+        return url
+    }
+
+    func request(_ method: String, _ url: URL, headers: HTTPHeaders = [:], body: HTTPRequestBody = .none,
+                 destination: HTTPResponseDestination = .memory) -> HTTPRequest {
+        var request = HTTPRequest(method: method, url: url, headers: headers, body: body, destination: destination)
+        switch configuration.authentication {
+        case .none: break
+        case .basic(let user, let password):
+            request.credentials = HTTPCredentials(user: user, password: password, scheme: url.scheme?.lowercased() == "https" ? .basic : .any)
+        case .digest(let user, let password):
+            request.credentials = HTTPCredentials(user: user, password: password, scheme: .digest)
+        case .bearer(let token):
+            request.headers["Authorization"] = "Bearer \(token)"
+        }
+        if method == "MKCOL" { request.isSafeToRepeat = true } // a repeat answers 405, which means "exists"
+        return request
+    }
+
+    /// Sends through the shared client; WebDAV adds 423 (locked), 425 and 509 to the retryable answers.
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        do {
+            return try await http.send(request, isRetryable: { [423, 425, 509].contains($0.status) })
+        } catch let error as HTTPError {
+            throw Self.failure(error)
+        }
+    }
+
+    static func failure(_ error: HTTPError) -> CloudFileSystemError {
+        switch error {
+        case .localFile(let path, let message): .localFile(path: path, message: message)
+        case .responseTooLarge(let limit, let url): .server(status: 0, message: "the answer from \(url) is over the \(limit)-byte limit")
+        case .cancelled: .transient("cancelled")
+        default: error.isRetryable ? .transient(error.description) : .server(status: 0, message: error.description)
+        }
+    }
+
+    /// The shared vocabulary for a WebDAV answer that is not a success.
+    func failure(_ response: HTTPResponse, _ path: String) -> CloudFileSystemError {
+        switch response.status {
+        case 401: .unauthorized("the WebDAV server refused the credentials for \(configuration.url.host ?? "it"); check the remote's user and password")
+        case 404, 410: .notFound(path: path)
+        case 409: .parentMissing(path: path)
+        case 429: .rateLimited(retryAfter: response.headers["Retry-After"].flatMap { RetryPolicy().retryAfter($0) })
+        case 423, 425, 500, 502, 503, 504, 509: .transient("the WebDAV server answered \(response.status) for \(path)")
+        case 507: .quotaExceeded("the WebDAV server has no room for \(path)")
+        default: .server(status: response.status, message: "\(response.status) for \(path): \(response.text.prefix(200))")
+        }
+    }
+
+    // MARK: PROPFIND
+
+    static let propfindBody = Data(#"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/></d:prop></d:propfind>"#.utf8)
+
+    /// PROPFIND with an explicit Depth (0 or 1); nil when the resource is missing.
+    func propfind(_ path: String, folder: Bool, depth: Int) async throws -> (url: URL, entries: [PropfindEntry])? {
+        let target = try url(path, folder: folder)
+        let response = try await send(request("PROPFIND", target,
+                                              headers: ["Depth": String(depth), "Content-Type": "application/xml; charset=utf-8"],
+                                              body: .data(Self.propfindBody), destination: .memory(limit: configuration.maximumListingBytes)))
+        if response.status == 404 || response.status == 410 { return nil }
+        guard response.status == 207 else { throw failure(response, path) }
+        do {
+            return (response.url, try PropfindParser.parse(response.body))
+        } catch let error as PropfindParser.Failure {
+            throw CloudFileSystemError.server(status: 207, message: "the PROPFIND answer for \(path) is unusable: \(error.description)")
+        }
+    }
+
+    /// Splits a PROPFIND answer into the listed resource itself and its children by name, refusing any href that
+    /// leaves the listed collection (another host, `..`, another base path).
+    func resolve(_ entries: [PropfindEntry], listed: URL, path: String) throws -> (this: PropfindEntry?, children: [(String, PropfindEntry)]) {
+        let base = Self.decodedPath(listed.absoluteString.split(separator: "?").first.map(String.init) ?? listed.absoluteString)
+        var this: PropfindEntry?
+        var children: [(String, PropfindEntry)] = []
+        for entry in entries {
+            let href = entry.href
+            let absolute: URL? = URL(string: href, relativeTo: listed)?.absoluteURL
+                ?? href.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed).flatMap { URL(string: $0, relativeTo: listed)?.absoluteURL }
+            guard let absolute else { throw hostile(href, path, "it is not a URL") }
+            if href.contains("://") {
+                guard absolute.scheme?.lowercased() == listed.scheme?.lowercased(), absolute.host?.lowercased() == listed.host?.lowercased(),
+                      absolute.port == listed.port else { throw hostile(href, path, "it points to another host") }
+            }
+            let full = Self.decodedPath(absolute.absoluteString)
+            if full == base { this = entry; continue }
+            guard full.hasPrefix(base + "/") else { throw hostile(href, path, "it is outside the listed collection") }
+            let name = String(full.dropFirst(base.count + 1))
+            guard !name.isEmpty, name != ".", name != ".." else { throw hostile(href, path, "it names no item below the collection") }
+            if name.contains("/") { continue } // deeper than asked; Depth: 1 answers should not have it
+            children.append((name, entry))
+        }
+        return (this, children)
+    }
+
+    private func hostile(_ href: String, _ path: String, _ reason: String) -> CloudFileSystemError {
+        .server(status: 207, message: "the PROPFIND answer for \(path) has the href \(href.prefix(200)), which is refused: \(reason)")
+    }
+
+    /// The percent-decoded path of a URL string, without a trailing `/`, with `..` segments kept visible.
+    static func decodedPath(_ urlString: String) -> String {
+        var text = urlString
+        if let range = text.range(of: "://") {
+            let afterScheme = text[range.upperBound...]
+            text = afterScheme.firstIndex(of: "/").map { String(afterScheme[$0...]) } ?? "/"
+        }
+        let segments = text.split(separator: "/", omittingEmptySubsequences: true).map { String($0).removingPercentEncoding ?? String($0) }
+        return "/" + segments.joined(separator: "/")
+    }
+
+    func item(named name: String, _ entry: PropfindEntry) -> CloudItem {
+        CloudItem(name: name, isFolder: entry.isCollection, size: entry.isCollection ? nil : entry.contentLength, modified: entry.lastModified)
+    }
+
+    // MARK: CloudFileSystem
+
+    public func metadata(_ path: String) async throws -> CloudItem {
+        guard let (listed, entries) = try await propfind(path, folder: false, depth: 0) else { throw CloudFileSystemError.notFound(path: path) }
+        let this = try resolve(entries, listed: listed, path: path).this ?? entries.first
+        guard let this, this.isPresent else { throw CloudFileSystemError.notFound(path: path) }
+        if this.isCollection { knownFolders.withLock { _ = $0.insert(Self.key(path)) } }
+        return item(named: try CloudPath.name(path), this)
+    }
+
+    public func exists(_ path: String) async throws -> Bool {
+        do { _ = try await metadata(path); return true } catch CloudFileSystemError.notFound { return false }
+    }
+
+    public func list(_ folder: String) async throws -> [CloudItem] {
+        let answer: (url: URL, entries: [PropfindEntry])?
+        do {
+            answer = try await propfind(folder, folder: true, depth: 1)
+        } catch CloudFileSystemError.server(let status, let message) where status != 207 {
+            // Apache answers 400 to a file's path with a trailing slash: say what it really is.
+            if (try? await metadata(folder))?.isFolder == false { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
+            throw CloudFileSystemError.server(status: status, message: message)
+        }
+        guard let (listed, entries) = answer else { throw CloudFileSystemError.notFound(path: folder) }
+        let (this, children) = try resolve(entries, listed: listed, path: folder)
+        if let this, !this.isCollection { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
+        knownFolders.withLock { _ = $0.insert(Self.key(folder)) }
+        return children.filter { $0.1.isPresent }.map { item(named: $0.0, $0.1) }
+    }
+
+    static func key(_ path: String) -> String { (try? CloudPath.components(path).joined(separator: "/")) ?? path }
+
+    public func makeFolder(_ path: String) async throws {
+        let components = try CloudPath.components(path)
+        for depth in components.indices {
+            let prefix = components[...depth].joined(separator: "/")
+            if knownFolders.withLock({ $0.contains(prefix) }) { continue }
+            let task = creating.withLock { tasks in
+                if let running = tasks[prefix] { return running }
+                let task = Task { try await self.createFolder(prefix) }
+                tasks[prefix] = task
+                return task
+            }
+            defer { creating.withLock { _ = $0.removeValue(forKey: prefix) } }
+            try await task.value
+        }
+    }
+
+    /// One MKCOL for a folder whose parent exists.
+    private func createFolder(_ prefix: String) async throws {
+        if knownFolders.withLock({ $0.contains(prefix) }) { return }
+        let response = try await send(request("MKCOL", try url(prefix, folder: true)))
+        switch response.status {
+        case 200, 201, 204:
+            break
+        case 301, 400, 403, 405:
+            // Taken already (Apache answers 405; 403 when another client made it a moment ago; 400 when a file has
+            // the name): by a folder
+            // (fine) or by a file (not).
+            guard let item = try? await metadata(prefix) else { throw failure(response, prefix) }
+            guard item.isFolder else { throw CloudFileSystemError.wrongKind(path: prefix, expectedFolder: true) }
+        default:
+            throw failure(response, prefix)
+        }
+        knownFolders.withLock { _ = $0.insert(prefix) }
+    }
+
+    private func put(_ body: HTTPRequestBody, to path: String) async throws {
+        guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
+        let parent = try CloudPath.parent(path)
+        try await makeFolder(parent)
+        var response = try await send(request("PUT", try url(path, folder: false), body: body))
+        if [404, 409, 500].contains(response.status) {
+            // The parent vanished since it was known (or the server says so oddly): make it again, once.
+            forgetFolders(under: parent)
+            try await makeFolder(parent)
+            response = try await send(request("PUT", try url(path, folder: false), body: body))
+        }
+        switch response.status {
+        case 200, 201, 204: return
+        case 405, 409:
+            if (try? await metadata(path))?.isFolder == true { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+            throw failure(response, path)
+        default: throw failure(response, path)
+        }
+    }
+
+    public func upload(_ data: Data, to path: String) async throws { try await put(.data(data), to: path) }
+
+    public func upload(fileAt source: URL, to path: String) async throws {
+        guard FileManager.default.isReadableFile(atPath: source.path) else {
+            throw CloudFileSystemError.localFile(path: source.path, message: "it cannot be read")
+        }
+        try await put(.file(source), to: path)
+    }
+
+    private func get(_ path: String, headers: HTTPHeaders = [:], destination: HTTPResponseDestination) async throws -> HTTPResponse {
+        let response = try await send(request("GET", try url(path, folder: false), headers: headers, destination: destination))
+        guard (200..<300).contains(response.status) else {
+            if [301, 302, 403, 405].contains(response.status), (try? await metadata(path))?.isFolder == true {
+                throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
+            }
+            throw failure(response, path)
+        }
+        // Some servers (rclone) answer a GET on a folder with an HTML listing: make sure that is not what this is.
+        if response.headers["Content-Type"]?.lowercased().hasPrefix("text/html") == true, (try? await metadata(path))?.isFolder == true {
+            throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
+        }
+        return response
+    }
+
+    public func download(_ path: String) async throws -> Data {
+        try await get(path, destination: .memory).body
+    }
+
+    public func download(_ path: String, toFileAt destination: URL) async throws {
+        do {
+            _ = try await get(path, destination: .file(destination))
+        } catch {
+            try? FileManager.default.removeItem(at: destination)
+            throw error
+        }
+    }
+
+    public func read(_ path: String, range: ByteRange) async throws -> Data {
+        let response = try await send(request("GET", try url(path, folder: false), headers: ["Range": range.httpValue]))
+        switch response.status {
+        case 206: return response.body
+        case 200:
+            // The server ignored the Range header and sent everything: take the part asked for.
+            guard let span = range.resolved(size: Int64(response.body.count)) else { return Data() }
+            return response.body.subdata(in: Int(span.lowerBound)..<Int(span.upperBound))
+        default: throw failure(response, path)
+        }
+    }
+
+    public func removeFile(_ path: String) async throws {
+        // A DELETE on a folder would remove it and everything in it, so look first.
+        guard let item = try? await metadata(path) else { return }
+        guard !item.isFolder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+        try await delete(path, folder: false)
+    }
+
+    public func removeFolder(_ path: String) async throws {
+        guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
+        guard let item = try? await metadata(path) else { return }
+        guard item.isFolder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true) }
+        try await delete(path, folder: true)
+        forgetFolders(under: path)
+    }
+
+    private func delete(_ path: String, folder: Bool) async throws {
+        let response = try await send(request("DELETE", try url(path, folder: folder)))
+        switch response.status {
+        case 200, 202, 204, 404: return
+        case 207: throw CloudFileSystemError.server(status: 207, message: "the server removed only part of \(path)")
+        default: throw failure(response, path)
+        }
+    }
+
+    private func forgetFolders(under path: String) {
+        let key = Self.key(path)
+        knownFolders.withLock { folders in
+            folders = folders.filter { $0 != key && !$0.hasPrefix(key + "/") || $0.isEmpty }
+        }
+    }
+}

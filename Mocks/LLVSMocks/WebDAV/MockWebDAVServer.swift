@@ -1,0 +1,261 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+import Synchronization
+
+/// A mock WebDAV server that answers as Apache mod_dav does (the status codes of shared/reference/webdav.md), or
+/// with rclone serve's or nginx's quirks instead, with optional Basic authentication and the kit's faults.
+/// Files live in memory, except large uploads, which stay in spooled files.
+public final class MockWebDAVServer: Sendable {
+    /// Whose behaviour to imitate.
+    public enum Flavor: String, Sendable, CaseIterable {
+        case apache, rclone, nginx
+
+        var putReplaceStatus: Int { self == .rclone ? 201 : 204 }
+        var mkcolExistingStatus: Int { self == .rclone ? 201 : 405 }
+        var putParentMissingStatus: Int { switch self { case .apache: 409; case .rclone: 404; case .nginx: 500 } }
+        var allowsInfiniteDepth: Bool { self == .rclone }
+        func etag(_ version: Int, _ size: Int64) -> String? {
+            switch self {
+            case .apache: "W/\"\(String(size, radix: 16))-\(version)\""
+            case .rclone: "\"\(version)-\(size)\""
+            case .nginx: nil
+            }
+        }
+        /// Each flavour writes the DAV: namespace with a different prefix, as real servers do.
+        var prefix: String { switch self { case .apache: "D"; case .rclone: "d"; case .nginx: "ns0" } }
+    }
+
+    public let server: MockHTTPServer
+    public let flavor: Flavor
+    /// The collection the mock serves (`/dav`).
+    public let rootPath: String
+    private let tree: Mutex<[String: Node]>
+    private let credentials: (user: String, password: String)?
+    private let storage: URL
+
+    enum Node {
+        case folder(modified: Date)
+        case file(Content, modified: Date, version: Int)
+    }
+
+    enum Content {
+        case data(Data)
+        case spooled(URL, size: Int64)
+
+        var size: Int64 {
+            switch self {
+            case .data(let data): Int64(data.count)
+            case .spooled(_, let size): size
+            }
+        }
+    }
+
+    public init(flavor: Flavor = .apache, port: UInt16 = 0, rootPath: String = "/dav", user: String? = nil, password: String? = nil,
+                faults: MockFaults = MockFaults()) throws {
+        self.flavor = flavor
+        self.rootPath = rootPath
+        self.credentials = user.map { ($0, password ?? "") }
+        self.tree = Mutex(["": .folder(modified: Date())])
+        storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-webdav-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
+        let box = HandlerBox()
+        server = try MockHTTPServer(port: port, faults: faults) { request in box.handle(request) }
+        box.target.withLock { $0.value = self }
+    }
+
+    deinit { stop() }
+
+    /// Stops serving and drops what it stored.
+    public func stop() {
+        server.stop()
+        try? FileManager.default.removeItem(at: storage)
+    }
+
+    /// The URL of the served collection, ending in `/`.
+    public var url: URL { URL(string: "http://127.0.0.1:\(server.port)\(rootPath)/")! }
+    public var faults: MockFaults { server.faults }
+    public var log: [MockLogEntry] { server.log }
+
+    /// Paths of every file and folder, for tests.
+    public var paths: [String] { tree.withLock { $0.keys.filter { !$0.isEmpty }.sorted() } }
+
+    // MARK: Serving
+
+    func handle(_ request: IncomingRequest) -> MockResponse {
+        if let credentials {
+            guard let header = request.headers["Authorization"], header.hasPrefix("Basic "),
+                  let decoded = Data(base64Encoded: String(header.dropFirst(6))).map({ String(decoding: $0, as: UTF8.self) }),
+                  decoded == "\(credentials.user):\(credentials.password)" else {
+                return MockResponse(status: 401, headers: ["WWW-Authenticate": #"Basic realm="llvs mock""#])
+            }
+        }
+        let rawPath = request.rawPath
+        guard rawPath == rootPath || rawPath.hasPrefix(rootPath + "/") else { return .empty(404) }
+        let encodedRelative = String(rawPath.dropFirst(rootPath.count))
+        let segments = encodedRelative.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        if segments.contains("..") { return .empty(400) }
+        let path = segments.joined(separator: "/")
+        let trailingSlash = encodedRelative.hasSuffix("/")
+        switch request.method {
+        case "PROPFIND": return propfind(path, request: request)
+        case "MKCOL": return mkcol(path)
+        case "PUT": return put(path, request: request)
+        case "GET", "HEAD": return get(path, request: request)
+        case "DELETE": return delete(path, trailingSlash: trailingSlash)
+        case "OPTIONS": return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, MKCOL"])
+        default: return .empty(405)
+        }
+    }
+
+    private func parent(_ path: String) -> String {
+        path.split(separator: "/").dropLast().joined(separator: "/")
+    }
+
+    private func propfind(_ path: String, request: IncomingRequest) -> MockResponse {
+        let depth = request.headers["Depth"] ?? "infinity"
+        if depth.lowercased() == "infinity", !flavor.allowsInfiniteDepth { return .empty(403) }
+        let listing: [(String, Node)]? = tree.withLock { tree in
+            guard let node = tree[path] else { return nil }
+            var items = [(path, node)]
+            if depth != "0", case .folder = node {
+                let prefix = path.isEmpty ? "" : path + "/"
+                items += tree.filter { key, _ in
+                    guard !key.isEmpty, key.hasPrefix(prefix), key != path else { return false }
+                    return depth.lowercased() == "infinity" || !key.dropFirst(prefix.count).contains("/")
+                }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            }
+            return items
+        }
+        guard let listing else { return .empty(404) }
+        let p = flavor.prefix
+        var xml = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\">"
+        for (itemPath, node) in listing {
+            var href = rootPath + "/" + itemPath.split(separator: "/").map { Self.encode(String($0)) }.joined(separator: "/")
+            if case .folder = node, !itemPath.isEmpty { href += "/" }
+            if itemPath.isEmpty { href = rootPath + "/" }
+            xml += "<\(p):response><\(p):href>\(Self.xmlEscape(href))</\(p):href><\(p):propstat><\(p):prop>"
+            switch node {
+            case .folder(let modified):
+                xml += "<\(p):resourcetype><\(p):collection/></\(p):resourcetype><\(p):getlastmodified>\(HTTPDateFormat.string(modified))</\(p):getlastmodified>"
+            case .file(let content, let modified, let version):
+                xml += "<\(p):resourcetype/><\(p):getcontentlength>\(content.size)</\(p):getcontentlength>"
+                xml += "<\(p):getlastmodified>\(HTTPDateFormat.string(modified))</\(p):getlastmodified>"
+                if let etag = flavor.etag(version, content.size) { xml += "<\(p):getetag>\(Self.xmlEscape(etag))</\(p):getetag>" }
+            }
+            xml += "</\(p):prop><\(p):status>HTTP/1.1 200 OK</\(p):status></\(p):propstat>"
+            if flavor == .apache, case .folder = node {
+                // Apache reports the properties a collection lacks in a second propstat.
+                xml += "<\(p):propstat><\(p):prop><\(p):getcontentlength/><\(p):getetag/></\(p):prop><\(p):status>HTTP/1.1 404 Not Found</\(p):status></\(p):propstat>"
+            }
+            xml += "</\(p):response>"
+        }
+        xml += "</\(p):multistatus>"
+        return .text(207, xml, contentType: "application/xml; charset=utf-8")
+    }
+
+    /// Percent-encodes a name as servers do in hrefs (Apache writes `&` as `%26`, others leave it for `&amp;`).
+    static func encode(_ name: String) -> String {
+        var allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$'()*+,;=:@")
+        allowed.insert("&")
+        return name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
+    }
+
+    static func xmlEscape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+            .replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    private func mkcol(_ path: String) -> MockResponse {
+        tree.withLock { tree in
+            if let existing = tree[path] {
+                if case .folder = existing { return .empty(flavor.mkcolExistingStatus) }
+                return .empty(405)
+            }
+            guard case .folder? = tree[parent(path)] else { return .empty(409) }
+            tree[path] = .folder(modified: Date())
+            return .empty(201)
+        }
+    }
+
+    private func put(_ path: String, request: IncomingRequest) -> MockResponse {
+        let content: Content
+        switch request.body {
+        case .data(let data): content = .data(data)
+        case .file(let url, let size):
+            // Keep large bodies on disk: move the spooled file into the mock's own folder.
+            let kept = storage.appendingPathComponent(UUID().uuidString)
+            guard (try? FileManager.default.moveItem(at: url, to: kept)) != nil else { return .empty(500) }
+            content = .spooled(kept, size: size)
+        }
+        return tree.withLock { tree in
+            guard case .folder? = tree[parent(path)] else { return .empty(flavor.putParentMissingStatus) }
+            var version = 1
+            switch tree[path] {
+            case .folder?: return .empty(405)
+            case .file(let old, _, let oldVersion)?:
+                version = oldVersion + 1
+                if case .spooled(let url, _) = old { try? FileManager.default.removeItem(at: url) }
+                tree[path] = .file(content, modified: Date(), version: version)
+                return .empty(flavor.putReplaceStatus)
+            case nil:
+                tree[path] = .file(content, modified: Date(), version: version)
+                return .empty(201)
+            }
+        }
+    }
+
+    private func get(_ path: String, request: IncomingRequest) -> MockResponse {
+        guard let node = tree.withLock({ $0[path] }) else { return .empty(404) }
+        switch node {
+        case .folder: return flavor == .rclone ? .text(200, "<html><body>directory listing</body></html>", contentType: "text/html") : .empty(403)
+        case .file(let content, let modified, let version):
+            var headers: HTTPHeaders = ["Last-Modified": HTTPDateFormat.string(modified)]
+            if let etag = flavor.etag(version, content.size) { headers["ETag"] = etag }
+            let body: MockResponse.Body = switch content {
+            case .data(let data): .data(data)
+            case .spooled(let url, _): .file(url, range: nil)
+            }
+            return .ranged(body, size: content.size, rangeHeader: request.headers["Range"], headers: headers)
+        }
+    }
+
+    private func delete(_ path: String, trailingSlash: Bool) -> MockResponse {
+        tree.withLock { tree in
+            guard let node = tree[path], !path.isEmpty else { return .empty(404) }
+            if case .folder = node {
+                let prefix = path + "/"
+                for key in tree.keys where key.hasPrefix(prefix) {
+                    if case .file(.spooled(let url, _), _, _)? = tree[key] { try? FileManager.default.removeItem(at: url) }
+                    tree[key] = nil
+                }
+            } else if case .file(.spooled(let url, _), _, _) = node {
+                try? FileManager.default.removeItem(at: url)
+            }
+            tree[path] = nil
+            return .empty(204)
+        }
+    }
+}
+
+/// Lets the HTTP server's handler reach the mock once it exists (the server starts before `self` is complete),
+/// without keeping it alive.
+private final class HandlerBox: Sendable {
+    struct Weak { weak var value: MockWebDAVServer? }
+    let target = Mutex(Weak())
+    func handle(_ request: IncomingRequest) -> MockResponse {
+        guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
+        return mock.handle(request)
+    }
+}
+
+/// RFC 1123 dates for Last-Modified and getlastmodified.
+enum HTTPDateFormat {
+    static func string(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}

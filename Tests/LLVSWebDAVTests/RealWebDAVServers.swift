@@ -1,0 +1,168 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+import Testing
+
+/// Starts real WebDAV servers from Debian's packages (Apache with mod_dav, `rclone serve webdav`) on loopback for a
+/// test, each with Basic authentication, and stops them afterwards.
+final class RealWebDAVServer: @unchecked Sendable {
+    let name: String
+    let url: URL
+    let user = "llvs"
+    let password = "s3cret-pass"
+    private let process: SpawnedProcess
+    private let folder: URL
+
+    /// Why a real server cannot run here, or nil when it can. In CI a missing server is a failure, not a skip.
+    static func unavailable(_ binary: String) -> String? {
+        FileManager.default.isExecutableFile(atPath: binary) ? nil : "\(binary) is not installed (apt-get install apache2 rclone)"
+    }
+
+    static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] != nil }
+
+    private init(name: String, url: URL, process: SpawnedProcess, folder: URL) {
+        self.name = name
+        self.url = url
+        self.process = process
+        self.folder = folder
+    }
+
+    deinit {
+        process.stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    static func freePort() throws -> UInt16 {
+        let listener = try TCPListener()
+        defer { listener.close() }
+        return listener.port
+    }
+
+    static func run(_ path: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+    }
+
+    /// Waits until the server answers on its port.
+    func waitUntilReady() async throws {
+        var configuration = HTTPClientConfiguration(environment: [:])
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 1)
+        let http = HTTPClient(configuration: configuration)
+        for _ in 0..<100 {
+            var request = HTTPRequest(method: "OPTIONS", url: url)
+            request.credentials = HTTPCredentials(user: user, password: password, scheme: .any)
+            if let response = try? await http.send(request), response.status < 500 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HTTPError.transport(code: 7, message: "\(name) did not start", url: url.absoluteString)
+    }
+
+    static func apache() async throws -> RealWebDAVServer {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-apache-\(UUID().uuidString)")
+        let data = folder.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let port = try freePort()
+        let modules = "/usr/lib/apache2/modules"
+        let passwords = folder.appendingPathComponent("htpasswd").path
+        try run("/usr/bin/htpasswd", ["-bc", passwords, "llvs", "s3cret-pass"])
+        let runAsRoot = getuid() == 0
+        let config = """
+            ServerRoot \(folder.path)
+            Listen 127.0.0.1:\(port)
+            PidFile \(folder.path)/httpd.pid
+            ErrorLog \(folder.path)/error.log
+            LoadModule mpm_event_module \(modules)/mod_mpm_event.so
+            LoadModule authz_core_module \(modules)/mod_authz_core.so
+            LoadModule authz_user_module \(modules)/mod_authz_user.so
+            LoadModule authn_core_module \(modules)/mod_authn_core.so
+            LoadModule authn_file_module \(modules)/mod_authn_file.so
+            LoadModule auth_basic_module \(modules)/mod_auth_basic.so
+            LoadModule mime_module \(modules)/mod_mime.so
+            LoadModule dav_module \(modules)/mod_dav.so
+            LoadModule dav_fs_module \(modules)/mod_dav_fs.so
+            LoadModule dav_lock_module \(modules)/mod_dav_lock.so
+            LoadModule alias_module \(modules)/mod_alias.so
+            \(runAsRoot ? "User www-data\nGroup www-data" : "")
+            ServerName 127.0.0.1
+            TypesConfig /dev/null
+            DavLockDB \(folder.path)/davlock
+            Alias /dav \(data.path)
+            <Directory \(data.path)>
+                Dav On
+                AuthType Basic
+                AuthName "llvs"
+                AuthUserFile \(passwords)
+                Require valid-user
+            </Directory>
+            """
+        let configPath = folder.appendingPathComponent("httpd.conf")
+        try config.write(to: configPath, atomically: true, encoding: .utf8)
+        if runAsRoot { try run("/bin/chown", ["-R", "www-data:www-data", folder.path]) }
+        let process = try SpawnedProcess(["/usr/sbin/apache2", "-f", configPath.path, "-DFOREGROUND"])
+        let server = RealWebDAVServer(name: "Apache mod_dav", url: URL(string: "http://127.0.0.1:\(port)/dav/")!, process: process, folder: folder)
+        try await server.waitUntilReady()
+        return server
+    }
+
+    static func rclone() async throws -> RealWebDAVServer {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-rclone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("data"), withIntermediateDirectories: true)
+        let port = try freePort()
+        let process = try SpawnedProcess(["/usr/bin/rclone", "serve", "webdav", folder.appendingPathComponent("data").path,
+                                          "--addr", "127.0.0.1:\(port)", "--user", "llvs", "--pass", "s3cret-pass", "--config", "/dev/null"])
+        let server = RealWebDAVServer(name: "rclone serve webdav", url: URL(string: "http://127.0.0.1:\(port)/")!, process: process, folder: folder)
+        try await server.waitUntilReady()
+        return server
+    }
+}
+
+/// A server process started with posix_spawn in a process group of its own and with no signal blocked (the test
+/// runner's threads block signals, and a child would inherit that mask and ignore SIGTERM). `stop` ends the whole
+/// group, workers included, and reaps the leader.
+final class SpawnedProcess: @unchecked Sendable {
+    let pid: pid_t
+
+    init(_ arguments: [String]) throws {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var pid: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
+        guard result == 0 else { throw HTTPError.localFile(path: arguments[0], message: String(cString: strerror(result))) }
+        self.pid = pid
+    }
+
+    func stop() {
+        kill(-pid, SIGTERM)
+        var status: Int32 = 0
+        for _ in 0..<50 {
+            if waitpid(pid, &status, WNOHANG) == pid { kill(-pid, SIGKILL); return }
+            usleep(100_000)
+        }
+        kill(-pid, SIGKILL)
+        waitpid(pid, &status, 0)
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import LLVS
+import LLVSConformance
+import LLVSHTTP
+import LLVSMocks
+import LLVSWebDAV
+import Testing
+
+/// Lets the conformance suite's failure checks inject faults into a mock through its HTTP fault kit.
+struct MockFaultControl: FaultControl {
+    let faults: MockFaults
+    var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .revokedToken] }
+    func injectOnce(_ fault: InjectedFault) async {
+        switch fault {
+        case .rateLimited: faults.injectNext(.status(429, retryAfter: 1))
+        case .serviceUnavailable: faults.injectNext(.status(503, retryAfter: 1))
+        case .droppedConnection: faults.injectNext(.dropBeforeAnswer)
+        case .expiredToken, .revokedToken: faults.injectNext(.status(401))
+        }
+    }
+}
+
+func quickClient() -> HTTPClient {
+    var configuration = HTTPClientConfiguration()
+    configuration.retryPolicy = RetryPolicy(maximumAttempts: 8, sleep: { _ in })
+    return HTTPClient(configuration: configuration)
+}
+
+func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String>) async {
+    let report = await ConformanceSuite.run(on: fileSystem, options: options)
+    for result in report.results {
+        switch result.status {
+        case .passed: break
+        case .skipped: #expect(skippable.contains(result.id), "\(result.id) skipped: \(result.message ?? "")")
+        case .failed: Issue.record("\(result.id) failed: \(result.message ?? "")")
+        }
+    }
+}
+
+@Suite struct WebDAVMockTests {
+    @Test(arguments: MockWebDAVServer.Flavor.allCases)
+    func theConnectorConformsAgainstTheMock(flavor: MockWebDAVServer.Flavor) async throws {
+        let mock = try MockWebDAVServer(flavor: flavor, user: "u", password: "p")
+        defer { mock.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: quickClient())
+        var options = ConformanceOptions()
+        options.faults = MockFaultControl(faults: mock.faults)
+        options.largeFileSize = 10 * 1024 * 1024
+        await expectConformance(fileSystem, options: options, skippable: ["expired-token"])
+        #expect(mock.paths.isEmpty, "left behind: \(mock.paths.prefix(5))")
+    }
+
+    @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
+        let mock = try MockWebDAVServer()
+        defer { mock.stop() }
+        mock.faults.injectRandomly(rate: 0.1, faults: [.status(500), .status(503, retryAfter: 1), .dropBeforeAnswer], seed: 11)
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient())
+        var options = ConformanceOptions()
+        options.listingCount = 400
+        options.largeFileSize = 6 * 1024 * 1024
+        await expectConformance(fileSystem, options: options, skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+        #expect(mock.log.filter { !$0.faults.isEmpty }.count > 50)
+    }
+
+    @Test func foldersAreMadeOnlyWhereMissingAndRemembered() async throws {
+        let mock = try MockWebDAVServer()
+        defer { mock.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient())
+        for i in 0..<20 { try await fileSystem.upload(Data("\(i)".utf8), to: "a/b/c/file-\(i)") }
+        #expect(mock.log.filter { $0.method == "MKCOL" }.count == 3)
+        #expect(mock.log.filter { $0.method == "PROPFIND" }.isEmpty)
+        #expect(mock.log.filter { $0.method == "PUT" }.count == 20)
+    }
+
+    @Test func wrongCredentialsAreUnauthorized() async throws {
+        let mock = try MockWebDAVServer(user: "u", password: "right")
+        defer { mock.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "wrong")), http: quickClient())
+        await #expect {
+            _ = try await fileSystem.list("")
+        } throws: { error in
+            if case CloudFileSystemError.unauthorized = error { true } else { false }
+        }
+    }
+
+    @Test func credentialsComeFromTheEnvironment() {
+        #expect(WebDAVConfiguration.authentication(from: ["LLVS_WEBDAV_USER": "u", "LLVS_WEBDAV_PASSWORD": "p"]) == .basic(user: "u", password: "p"))
+        #expect(WebDAVConfiguration.authentication(from: ["LLVS_WEBDAV_USER": "u", "LLVS_WEBDAV_AUTH": "digest"]) == .digest(user: "u", password: ""))
+        #expect(WebDAVConfiguration.authentication(from: ["LLVS_WEBDAV_BEARER_TOKEN": "t"]) == .bearer(token: "t"))
+        #expect(WebDAVConfiguration.authentication(from: [:]) == .none)
+    }
+}
+
+/// Hostile and odd PROPFIND answers from a server that says whatever a test wants.
+@Suite struct WebDAVHostileAnswerTests {
+    func fileSystem(answering body: String, status: Int = 207) throws -> (WebDAVFileSystem, MockHTTPServer) {
+        let server = try MockHTTPServer { _ in .text(status, body, contentType: "application/xml") }
+        let configuration = WebDAVConfiguration(url: server.baseURL.appendingPathComponent("dav/"))
+        return (WebDAVFileSystem(configuration: configuration, http: quickClient()), server)
+    }
+
+    func expectRefused(_ body: String, containing: String, limit: Int? = nil) async throws {
+        let (fileSystem, server) = try fileSystem(answering: body)
+        defer { server.stop() }
+        var configured = fileSystem
+        if let limit {
+            var configuration = fileSystem.configuration
+            configuration.maximumListingBytes = limit
+            configured = WebDAVFileSystem(configuration: configuration, http: quickClient())
+        }
+        do {
+            let items = try await configured.list("folder")
+            Issue.record("expected a refusal, listed \(items)")
+        } catch let error as CloudFileSystemError {
+            #expect("\(error)".contains(containing), "\(error)")
+        }
+    }
+
+    static func response(_ href: String, collection: Bool = false) -> String {
+        "<D:response><D:href>\(href)</D:href><D:propstat><D:prop><D:resourcetype>\(collection ? "<D:collection/>" : "")</D:resourcetype><D:getcontentlength>3</D:getcontentlength></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>"
+    }
+
+    static func multistatus(_ responses: String) -> String {
+        #"<?xml version="1.0"?><D:multistatus xmlns:D="DAV:">"# + responses + "</D:multistatus>"
+    }
+
+    @Test func entityExpansionIsRefused() async throws {
+        let laughs = #"<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>"#
+            + #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/folder/&c;</D:href></D:response></D:multistatus>"#
+        try await expectRefused(laughs, containing: "DTD")
+    }
+
+    @Test func anExternalEntityIsRefusedAndNoFileIsRead() async throws {
+        let external = #"<?xml version="1.0"?><!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/passwd">]>"#
+            + #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/folder/&x;</D:href></D:response></D:multistatus>"#
+        try await expectRefused(external, containing: "DTD")
+    }
+
+    @Test func hrefsLeavingTheCollectionAreRefused() async throws {
+        try await expectRefused(Self.multistatus(Self.response("/dav/folder/", collection: true) + Self.response("/dav/folder/../../etc/passwd")),
+                                containing: "outside the listed collection")
+        try await expectRefused(Self.multistatus(Self.response("/dav/folder/", collection: true) + Self.response("http://evil.example/dav/folder/x")),
+                                containing: "another host")
+        try await expectRefused(Self.multistatus(Self.response("/elsewhere/x")), containing: "outside the listed collection")
+    }
+
+    @Test func brokenXMLAndHugeAnswersAreClearErrors() async throws {
+        try await expectRefused("<D:multistatus xmlns:D=\"DAV:\"><D:response>", containing: "not well-formed")
+        try await expectRefused("<html>hello</html>", containing: "not a DAV: multistatus")
+        let huge = Self.multistatus(String(repeating: Self.response("/dav/folder/x"), count: 20_000))
+        try await expectRefused(huge, containing: "limit", limit: 100_000)
+    }
+
+    @Test func everyHrefFormIsUnderstood() async throws {
+        // Full URLs and absolute paths, upper- and lowercase hex, &amp; and %26, the collection itself not first,
+        // with and without a trailing slash, a default namespace, and mixed propstats.
+        let body = #"<?xml version="1.0"?><multistatus xmlns="DAV:">"#
+            + "<response><href>/dav/folder/a%20b%c3%a9.txt</href><propstat><prop><getcontentlength>3</getcontentlength><getetag>W/\"x\"</getetag></prop><status>HTTP/1.1 200 OK</status></propstat><propstat><prop><quota/></prop><status>HTTP/1.1 404 Not Found</status></propstat></response>"
+            + "<response><href>HOST/dav/folder</href><propstat><prop><resourcetype><collection/></resourcetype></prop><status>HTTP/1.1 200 OK</status></propstat></response>"
+            + "<response><href>/dav/folder/x%26y&amp;z</href><propstat><prop><getcontentlength>1</getcontentlength><getlastmodified>Wed, 27 Sep 2017 14:28:34 GMT</getlastmodified></prop><status>HTTP/1.1 200 OK</status></propstat></response>"
+            + "<response><href>/dav/folder/sub%2Fdir/</href><propstat><prop><resourcetype><collection/></resourcetype></prop><status>HTTP/1.1 200 OK</status></propstat></response>"
+            + "<response><href>/dav/folder/Caf%C3%A9</href><propstat><prop><resourcetype/></prop><status>HTTP/1.1 200 OK</status></propstat></response>"
+            + "</multistatus>"
+        let server = try MockHTTPServer { request in .text(207, body.replacingOccurrences(of: "HOST", with: "http://\(request.headers["Host"] ?? "")"), contentType: "application/xml") }
+        defer { server.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: server.baseURL.appendingPathComponent("dav/")), http: quickClient())
+        let items = try await fileSystem.list("folder")
+        let byName = Dictionary(uniqueKeysWithValues: items.map { ($0.name, $0) })
+        #expect(Set(byName.keys) == ["a béé.txt".replacingOccurrences(of: "éé", with: "é"), "x&y&z", "Café"])
+        #expect(byName["a bé.txt"]?.size == 3)
+        #expect(byName["x&y&z"]?.modified == Date(timeIntervalSince1970: 1_506_522_514))
+    }
+}
+
+@Suite(.serialized) struct WebDAVRealServerTests {
+    enum Kind: String, CaseIterable { case apache, rclone }
+
+    func start(_ kind: Kind) async throws -> RealWebDAVServer? {
+        let binary = kind == .apache ? "/usr/sbin/apache2" : "/usr/bin/rclone"
+        if let reason = RealWebDAVServer.unavailable(binary) {
+            if RealWebDAVServer.inCI { Issue.record("CI must have \(kind.rawValue): \(reason)") }
+            else { print("SKIPPED \(kind.rawValue) WebDAV tests: \(reason)") }
+            return nil
+        }
+        return try await kind == .apache ? RealWebDAVServer.apache() : RealWebDAVServer.rclone()
+    }
+
+    func fileSystem(_ server: RealWebDAVServer) -> WebDAVFileSystem {
+        WebDAVFileSystem(configuration: WebDAVConfiguration(url: server.url, authentication: .basic(user: server.user, password: server.password)),
+                         http: quickClient())
+    }
+
+    @Test(arguments: Kind.allCases)
+    func theConnectorConformsAgainstARealServer(kind: Kind) async throws {
+        guard let server = try await start(kind) else { return }
+        var options = ConformanceOptions()
+        options.listingCount = 300
+        await expectConformance(fileSystem(server), options: options,
+                                skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+    }
+
+    @Test(arguments: Kind.allCases)
+    func storesConvergeAndASnapshotBootstrapsAThirdStore(kind: Kind) async throws {
+        guard let server = try await start(kind) else { return }
+        try await convergeAndBootstrap(through: fileSystem(server))
+    }
+}
+
+@Suite struct WebDAVSyncTests {
+    @Test func storesConvergeThroughTheMockAndASnapshotBootstrapsAThirdStore() async throws {
+        let mock = try MockWebDAVServer()
+        defer { mock.stop() }
+        try await convergeAndBootstrap(through: WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient()))
+    }
+}
+
+/// Two stores edit concurrently and sync through `fileSystem` until they agree; a third starts from a snapshot.
+func convergeAndBootstrap(through fileSystem: any CloudFileSystem) async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-webdav-sync-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    func coordinator(_ name: String) throws -> StoreCoordinator {
+        try StoreCoordinator(store: try Store(creatingAt: folder.appendingPathComponent(name)))
+    }
+    let a = try coordinator("a"), b = try coordinator("b")
+    func exchange(_ c: StoreCoordinator) -> CloudFileSystemExchange {
+        CloudFileSystemExchange(store: c.store, fileSystem: fileSystem, basePath: "sync test")
+    }
+    for i in 0..<10 { try await a.save(inserting: [Value(id: Value.ID("a/\(i)"), data: Data("a\(i)".utf8))]) }
+    try await b.save(inserting: [Value(id: "shared", data: Data("b".utf8))])
+    _ = try await a.exchange(with: exchange(a))
+    _ = try await b.exchange(with: exchange(b))
+    try await a.save(updating: [Value(id: "shared", data: Data("a wins later".utf8))])
+    _ = try await a.exchange(with: exchange(a))
+    _ = try await b.exchange(with: exchange(b))
+    let aValues = try await a.values().map { "\($0.id)=\(String(decoding: $0.data, as: UTF8.self))" }
+    let bValues = try await b.values().map { "\($0.id)=\(String(decoding: $0.data, as: UTF8.self))" }
+    #expect(aValues == bValues)
+    #expect(aValues.contains("shared=a wins later"))
+    let manifest = try await exchange(a).sendSnapshot()
+    let c = try coordinator("c")
+    #expect(try await c.bootstrapFromSnapshot(using: exchange(c)) == .restored(manifest))
+    #expect(try await c.values().map { "\($0.id)=\(String(decoding: $0.data, as: UTF8.self))" } == aValues)
+    try await fileSystem.removeFolder("sync test")
+}
