@@ -50,7 +50,7 @@ let package = Package(
         .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks"], path: "Mocks/llvs-mock"),
 
         // The command-line tool.
-        .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite"]),
+        .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSConformance"]),
 
         // Benchmarks that print figures (never timed tests).
         .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "LLVSHTTP", "LLVSMocks"]),
@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSMocks", "llvs-test-helper"]),
         .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
-        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs"]),
+        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock"]),
     ],
     swiftLanguageModes: [.v6]
 )

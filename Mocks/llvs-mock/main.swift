@@ -76,6 +76,13 @@ do {
 } catch {
     fail("cannot start \(service): \(error)")
 }
+// A parent that runs Swift concurrency may have started this process with signals blocked; unblock the ones that
+// stop it, so `kill` (and Process.terminate) works.
+var stopSignals = sigset_t()
+sigemptyset(&stopSignals)
+sigaddset(&stopSignals, SIGINT)
+sigaddset(&stopSignals, SIGTERM)
 signal(SIGINT) { _ in exit(0) }
 signal(SIGTERM) { _ in exit(0) }
+pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
 while true { sleep(3600) }

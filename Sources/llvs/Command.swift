@@ -45,6 +45,14 @@ struct CommandContext {
 
     var storeURL: URL { URL(fileURLWithPath: storePath) }
 
+    /// The configured remotes.
+    var registry: RemoteRegistry { RemoteRegistry() }
+
+    func connection(_ name: String?) throws -> RemoteConnection {
+        let (name, configuration) = try registry.remote(name)
+        return try RemoteConnection(name: name, configuration: configuration, registry: registry)
+    }
+
     /// Every storage this build can open; the store's descriptor says which one it uses.
     static let storageMaker: Store.StorageMaker = SQLiteStorage.storageMaker
 

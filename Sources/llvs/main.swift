@@ -5,12 +5,14 @@ import LLVS
 let commands: [any Command.Type] = [
     InitCommand.self, PutCommand.self, GetCommand.self, RemoveCommand.self,
     LogCommand.self, HeadsCommand.self, DiffCommand.self, MergeCommand.self,
+    RemoteCommand.self, SyncCommand.self, PushCommand.self, PullCommand.self, StatusCommand.self,
+    SnapshotCommand.self, CloneCommand.self, ConformanceCommand.self,
 ]
 
 @MainActor func overview() -> String {
     var text = "usage: llvs COMMAND [ARGUMENTS] [--store DIR]\n\nLLVS for Linux: a versioned store that syncs app data the way Git syncs code.\n\ncommands:\n"
     for command in commands {
-        text += "  " + command.name.padding(toLength: 8, withPad: " ", startingAt: 0) + command.summary + "\n"
+        text += "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.summary + "\n"
     }
     text += "\nRun `llvs COMMAND --help` for a command's options.\n\nexit codes:\n"
     for code in ExitCode.allCases { text += "  \(code.rawValue)  \(code.meaning)\n" }

@@ -32,9 +32,15 @@ import Testing
 
     @discardableResult
     func llvs(_ arguments: String..., input: Data? = nil, withStore: Bool = true) throws -> Result {
+        try run(arguments + (withStore ? ["--store", store] : []), input: input)
+    }
+
+    /// Runs `llvs` with its configuration (remotes) in this test's own folder.
+    func run(_ arguments: [String], input: Data? = nil) throws -> Result {
         let process = Process()
         process.executableURL = Self.binary
-        process.arguments = arguments + (withStore ? ["--store", store] : [])
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]) { _, new in new }
         process.currentDirectoryURL = directory
         let out = Pipe(), err = Pipe(), inp = Pipe()
         process.standardOutput = out

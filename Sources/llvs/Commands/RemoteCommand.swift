@@ -1,0 +1,70 @@
+import Foundation
+import LLVS
+
+struct RemoteCommand: Command {
+    static let name = "remote"
+    static let summary = "Add, list or remove remotes: llvs remote add NAME URL | list | remove NAME."
+    static let arguments = "add NAME URL | list | remove NAME"
+    static let options: [OptionSpec] = [
+        .value("base-path", "PATH", "the folder on the remote that holds the store (add)"),
+        .value("user", "USER", "the WebDAV user name (add); the password comes from $LLVS_WEBDAV_PASSWORD or --password-stdin"),
+        .flag("password-stdin", "read the WebDAV password from standard input and keep it in a private file (add)"),
+        .value("concurrency", "N", "transfers at once (add; default 8)"),
+        .flag("json", "print JSON (list)"),
+    ]
+    static let positionalCount = 1...3
+
+    let words: [String]
+    let arguments: ParsedArguments
+
+    init(_ arguments: ParsedArguments) throws {
+        words = arguments.positionals
+        self.arguments = arguments
+        switch words[0] {
+        case "add": guard words.count == 3 else { throw CommandError.usage("remote add needs NAME and URL") }
+        case "remove": guard words.count == 2 else { throw CommandError.usage("remote remove needs NAME") }
+        case "list": guard words.count == 1 else { throw CommandError.usage("remote list takes no arguments") }
+        default: throw CommandError.usage("unknown remote action \(words[0]); use add, list or remove")
+        }
+    }
+
+    func run(in context: CommandContext) async throws {
+        let registry = context.registry
+        var remotes = try registry.load()
+        switch words[0] {
+        case "add":
+            let name = words[1]
+            guard name.range(of: "^[A-Za-z0-9][A-Za-z0-9._-]*$", options: .regularExpression) != nil else {
+                throw CommandError.usage("a remote name is letters, digits, '.', '_' and '-', not \(name)")
+            }
+            guard remotes[name] == nil else { throw CommandError.failed("A remote called \(name) exists already; remove it first.") }
+            _ = try RemoteConnection.validate(words[2])
+            var concurrency: Int?
+            if let text = arguments.value("concurrency") {
+                guard let n = Int(text), (1...64).contains(n) else { throw CommandError.usage("--concurrency needs a number from 1 to 64") }
+                concurrency = n
+            }
+            remotes[name] = RemoteConfiguration(url: words[2], basePath: arguments.value("base-path"), user: arguments.value("user"), concurrency: concurrency)
+            if arguments.has("password-stdin") {
+                let password = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .newlines)
+                try registry.writePrivately(Data(password.utf8), to: registry.secretFile(name))
+            }
+            try registry.save(remotes)
+            context.writeLine("Added remote \(name) (\(words[2])).")
+        case "remove":
+            guard remotes.removeValue(forKey: words[1]) != nil else { throw CommandError.notFound("There is no remote called \(words[1]).") }
+            try registry.save(remotes)
+            try? FileManager.default.removeItem(at: registry.secretFile(words[1]))
+            try? FileManager.default.removeItem(at: registry.tokenFile(words[1]))
+            context.writeLine("Removed remote \(words[1]).")
+        default:
+            if arguments.has("json") {
+                try context.writeJSON(remotes)
+            } else {
+                for (name, remote) in remotes.sorted(by: { $0.key < $1.key }) {
+                    context.writeLine("\(name)\t\(remote.url)\(remote.basePath.map { "  (base path \($0))" } ?? "")")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import LLVS
+
+/// The arbiter option `sync` and `pull` share.
+enum ArbiterOption {
+    static let spec = OptionSpec.value("arbiter", "KIND", "how conflicts are decided: change (most recent change wins, the default) or branch")
+
+    static func parse(_ arguments: ParsedArguments) throws -> any MergeArbiter {
+        switch arguments.value("arbiter") ?? "change" {
+        case "change": MostRecentChangeFavoringArbiter()
+        case "branch": MostRecentBranchFavoringArbiter()
+        case let other: throw CommandError.usage("unknown arbiter \(other); use change or branch")
+        }
+    }
+}
+
+/// Reports what an exchange did, and fails when versions could not move.
+func report(_ retrieve: RetrieveReport?, _ send: SendReport?, context: CommandContext) throws {
+    if let retrieve {
+        context.writeLine("Retrieved \(retrieve.retrieved.count) version\(retrieve.retrieved.count == 1 ? "" : "s").")
+        if !retrieve.waitingForPredecessors.isEmpty {
+            context.writeLine("\(retrieve.waitingForPredecessors.count) version(s) wait for predecessors the remote does not have yet.")
+        }
+    }
+    if let send { context.writeLine("Sent \(send.sent.count) version\(send.sent.count == 1 ? "" : "s").") }
+    let failures = (retrieve?.failures ?? []) + (send?.failures ?? [])
+    guard failures.isEmpty else {
+        for failure in failures.prefix(10) { FileHandle.standardError.write(Data("llvs: \(failure)\n".utf8)) }
+        throw CommandError.failed("\(failures.count) version(s) could not be moved (see above); run the command again once the cause is fixed.")
+    }
+}
+
+struct SyncCommand: Command {
+    static let name = "sync"
+    static let summary = "Exchange versions with a remote: retrieve what it has, merge, send what it lacks."
+    static let arguments = "[REMOTE]"
+    static let options = [ArbiterOption.spec]
+    static let positionalCount = 0...1
+
+    let remote: String?
+    let arbiter: any MergeArbiter
+
+    init(_ arguments: ParsedArguments) throws {
+        remote = arguments.positionals.first
+        arbiter = try ArbiterOption.parse(arguments)
+    }
+
+    func run(in context: CommandContext) async throws {
+        let coordinator = try context.openCoordinator()
+        let connection = try context.connection(remote)
+        let result = try await coordinator.exchange(with: connection.exchange(for: coordinator.store), resolvingWith: arbiter)
+        try report(result.retrieve, result.send, context: context)
+        if let current = await coordinator.currentVersionId { context.writeLine("Now at \(current).") }
+    }
+}
+
+struct PushCommand: Command {
+    static let name = "push"
+    static let summary = "Send the versions a remote lacks."
+    static let arguments = "[REMOTE]"
+    static let positionalCount = 0...1
+
+    let remote: String?
+    init(_ arguments: ParsedArguments) throws { remote = arguments.positionals.first }
+
+    func run(in context: CommandContext) async throws {
+        let store = try context.openCoordinator().store
+        let sent = try await context.connection(remote).exchange(for: store).send()
+        try report(nil, sent, context: context)
+    }
+}
+
+struct PullCommand: Command {
+    static let name = "pull"
+    static let summary = "Retrieve the versions a remote has and merge them into the current version."
+    static let arguments = "[REMOTE]"
+    static let options = [ArbiterOption.spec]
+    static let positionalCount = 0...1
+
+    let remote: String?
+    let arbiter: any MergeArbiter
+
+    init(_ arguments: ParsedArguments) throws {
+        remote = arguments.positionals.first
+        arbiter = try ArbiterOption.parse(arguments)
+    }
+
+    func run(in context: CommandContext) async throws {
+        let coordinator = try context.openCoordinator()
+        let retrieved = try await context.connection(remote).exchange(for: coordinator.store).retrieve()
+        try report(retrieved, nil, context: context)
+        if let merged = try await coordinator.mergeHeads(resolvingWith: arbiter) { context.writeLine("Now at \(merged.id).") }
+    }
+}
+
+struct StatusCommand: Command {
+    static let name = "status"
+    static let summary = "Show the current version and heads, and with a remote what each side lacks."
+    static let arguments = "[REMOTE]"
+    static let options: [OptionSpec] = [.flag("json", "print JSON")]
+    static let positionalCount = 0...1
+
+    struct Status: Encodable {
+        var store: String
+        var currentVersion: String?
+        var heads: [String]
+        var versionCount: Int
+        var remote: String?
+        var remoteVersionCount: Int?
+        var missingHere: Int?
+        var missingThere: Int?
+    }
+
+    let remote: String?
+    let json: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        remote = arguments.positionals.first
+        json = arguments.has("json")
+    }
+
+    func run(in context: CommandContext) async throws {
+        let coordinator = try context.openCoordinator()
+        let history = coordinator.store.history
+        var status = Status(store: context.storePath, currentVersion: await coordinator.currentVersionId?.rawValue,
+                            heads: history.heads.map(\.rawValue).sorted(), versionCount: history.count)
+        let configured = try context.registry.load()
+        if remote != nil || configured.count == 1 {
+            let connection = try context.connection(remote)
+            let remoteIds = try await connection.exchange(for: coordinator.store).remoteVersionIds()
+            status.remote = connection.name
+            status.remoteVersionCount = remoteIds.count
+            status.missingHere = remoteIds.filter { !history.contains($0) }.count
+            status.missingThere = history.versions.keys.filter { !remoteIds.contains($0) }.count
+        }
+        if json { try context.writeJSON(status); return }
+        context.writeLine("Store \(status.store): \(status.versionCount) versions, current \(status.currentVersion ?? "(none)").")
+        context.writeLine("Heads: \(status.heads.isEmpty ? "(none)" : status.heads.joined(separator: ", "))")
+        if let name = status.remote {
+            context.writeLine("Remote \(name): \(status.remoteVersionCount ?? 0) versions; \(status.missingHere ?? 0) to retrieve, \(status.missingThere ?? 0) to send.")
+        }
+    }
+}
+
+struct SnapshotCommand: Command {
+    static let name = "snapshot"
+    static let summary = "Upload a snapshot of the store to a remote, so a new device can start from it quickly."
+    static let arguments = "REMOTE"
+    static let positionalCount = 1...1
+
+    let remote: String
+    init(_ arguments: ParsedArguments) throws { remote = arguments.positionals[0] }
+
+    func run(in context: CommandContext) async throws {
+        let store = try context.openCoordinator().store
+        let manifest = try await context.connection(remote).exchange(for: store).sendSnapshot()
+        context.writeLine("Uploaded snapshot \(manifest.snapshotId): \(manifest.versionCount) versions, \(manifest.totalSize) bytes in \(manifest.chunkCount) chunk(s).")
+    }
+}
+
+struct CloneCommand: Command {
+    static let name = "clone"
+    static let summary = "Make a new store in DIR from a remote: from its snapshot when it has one, then everything after."
+    static let arguments = "REMOTE DIR"
+    static let options: [OptionSpec] = [.value("storage", "KIND", "file (default) or sqlite")]
+    static let positionalCount = 2...2
+
+    let remote: String
+    let directory: String
+    let storage: String
+
+    init(_ arguments: ParsedArguments) throws {
+        remote = arguments.positionals[0]
+        directory = arguments.positionals[1]
+        storage = arguments.value("storage") ?? "file"
+        guard ["file", "sqlite"].contains(storage) else { throw CommandError.usage("unknown storage kind \(storage); use file or sqlite") }
+    }
+
+    func run(in context: CommandContext) async throws {
+        let connection = try context.connection(remote)
+        let url = URL(fileURLWithPath: directory).standardizedFileURL
+        let store = try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: CommandContext.storageMaker)
+        let coordinator = try StoreCoordinator(store: store)
+        let outcome = try await coordinator.bootstrapFromSnapshot(using: connection.exchange(for: store))
+        context.writeLine(outcome.message)
+        context.writeLine("Cloned \(store.history.count) versions into \(url.path); current \(await coordinator.currentVersionId?.rawValue ?? "(none)").")
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `llvs remote`, `sync`, `push`, `pull`, `status`, `snapshot`, `clone` and `conformance`, run as a user would.
+@Suite final class SyncCommandTests {
+    let tests: CommandLineTests
+
+    init() throws { tests = try CommandLineTests() }
+
+    func llvs(_ arguments: String..., input: Data? = nil) throws -> CommandLineTests.Result {
+        try tests.run(arguments, input: input)
+    }
+
+    var folder: URL { tests.directory }
+    func store(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    @Test func twoStoresSyncThroughALocalFolderAndACloneCatchesUp() throws {
+        let remote = "file://" + folder.appendingPathComponent("remote").path
+        #expect(try llvs("remote", "add", "home", remote).status == 0)
+        #expect(try llvs("init", "--store", store("a")).status == 0)
+        #expect(try llvs("init", "--store", store("b"), "--storage", "sqlite").status == 0)
+        _ = try llvs("put", "from-a", "-", "--store", store("a"), input: Data("A".utf8))
+        _ = try llvs("put", "from-b", "-", "--store", store("b"), input: Data("B".utf8))
+        #expect(try llvs("sync", "--store", store("a")).text.contains("Sent 1 version"))
+        #expect(try llvs("sync", "home", "--store", store("b")).text.contains("Retrieved 1 version"))
+        #expect(try llvs("sync", "--store", store("a")).status == 0)
+        for name in ["a", "b"] {
+            #expect(try llvs("get", "from-a", "--store", store(name)).text == "A")
+            #expect(try llvs("get", "from-b", "--store", store(name)).text == "B")
+        }
+        let status = try JSONSerialization.jsonObject(with: try llvs("status", "--json", "--store", store("a")).output) as! [String: Any]
+        #expect(status["missingHere"] as? Int == 0 && status["missingThere"] as? Int == 0)
+
+        #expect(try llvs("snapshot", "home", "--store", store("a")).text.contains("Uploaded snapshot"))
+        _ = try llvs("put", "after", "-", "--store", store("a"), input: Data("later".utf8))
+        _ = try llvs("push", "--store", store("a"))
+        let clone = try llvs("clone", "home", store("c"))
+        #expect(clone.text.contains("Restored snapshot"))
+        #expect(try llvs("get", "after", "--store", store("c")).text == "later")
+        // A version made on b arrives on a by pull.
+        _ = try llvs("put", "more", "-", "--store", store("b"), input: Data("x".utf8))
+        _ = try llvs("push", "--store", store("b"))
+        #expect(try llvs("pull", "--store", store("a")).text.contains("Retrieved"))
+        #expect(try llvs("get", "more", "--store", store("a")).text == "x")
+    }
+
+    @Test func remoteMistakesGiveClearErrors() throws {
+        try llvs("init", "--store", store("a"))
+        let none = try llvs("sync", "--store", store("a"))
+        #expect(none.status == 2 && none.error.contains("llvs remote add"))
+        #expect(try llvs("sync", "nowhere", "--store", store("a")).status == 3)
+        #expect(try llvs("remote", "add", "x", "ftp://example.com/x").error.contains("not supported"))
+        #expect(try llvs("remote", "add", "bad name", "file:///tmp/x").status == 2)
+        #expect(try llvs("remote", "add", "x", "file:///tmp/llvs-x").status == 0)
+        #expect(try llvs("remote", "add", "x", "file:///tmp/llvs-x").status == 1)
+        #expect(try llvs("remote", "list").text.contains("x\tfile:///tmp/llvs-x"))
+        #expect(try llvs("remote", "remove", "x").status == 0)
+        #expect(try llvs("remote", "remove", "x").status == 3)
+        let mode = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("config/llvs/remotes.json").path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func conformanceAgainstTheWebDAVMockStartedByLLVSMock() async throws {
+        let mock = Process()
+        mock.executableURL = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-mock")
+        mock.arguments = ["webdav", "--user", "u", "--password", "secret", "--faults", "503:0.05,drop:0.03,seed=4"]
+        let output = Pipe()
+        mock.standardOutput = output
+        mock.standardError = FileHandle.nullDevice
+        try mock.run()
+        defer {
+            kill(mock.processIdentifier, SIGKILL)
+            mock.waitUntilExit()
+        }
+        let handle = output.fileHandleForReading
+        let line = String(decoding: handle.availableData, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        #expect(line.hasPrefix("http://127.0.0.1:"))
+        let url = line.replacingOccurrences(of: "http://", with: "webdav://")
+        #expect(try llvs("remote", "add", "dav", url, "--user", "u", "--password-stdin", input: Data("secret\n".utf8)).status == 0)
+        let report = try llvs("conformance", "dav", "--listing-count", "80", "--large-file-mib", "6")
+        #expect(report.status == 0, "\(report.text)\n\(report.error)")
+        #expect(report.text.contains("0 failed"))
+        let json = try llvs("conformance", "dav", "--json", "--listing-count", "20", "--large-file-mib", "1")
+        let object = try JSONSerialization.jsonObject(with: json.output) as! [String: Any]
+        #expect((object["results"] as? [[String: Any]])?.allSatisfy { $0["status"] as? String != "failed" } == true)
+        // Syncing through the same mock works too, faults and all.
+        try llvs("init", "--store", store("a"))
+        _ = try llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))
+        #expect(try llvs("sync", "dav", "--store", store("a")).text.contains("Sent 1 version"))
+        #expect(try llvs("clone", "dav", store("b")).status == 0)
+        #expect(try llvs("get", "k", "--store", store("b")).text == "v")
+    }
+}
