@@ -1,5 +1,6 @@
 import CLibXML2
 import Foundation
+import LLVS
 
 /// One `<response>` of a PROPFIND answer.
 struct PropfindEntry: Equatable {
@@ -114,27 +115,5 @@ enum PropfindParser {
             child = current.pointee.next
         }
         return result
-    }
-}
-
-/// HTTP dates (RFC 1123, with RFC 850 and asctime tolerated) and, failing those, ISO 8601.
-enum HTTPDate {
-    static func parse(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        return try? Date(text, strategy: .iso8601)
-    }
-
-    static func format(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
     }
 }

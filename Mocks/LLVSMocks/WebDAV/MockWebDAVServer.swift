@@ -137,10 +137,10 @@ public final class MockWebDAVServer: Sendable {
             xml += "<\(p):response><\(p):href>\(Self.xmlEscape(href))</\(p):href><\(p):propstat><\(p):prop>"
             switch node {
             case .folder(let modified):
-                xml += "<\(p):resourcetype><\(p):collection/></\(p):resourcetype><\(p):getlastmodified>\(HTTPDateFormat.string(modified))</\(p):getlastmodified>"
+                xml += "<\(p):resourcetype><\(p):collection/></\(p):resourcetype><\(p):getlastmodified>\(HTTPDate.format(modified))</\(p):getlastmodified>"
             case .file(let content, let modified, let version):
                 xml += "<\(p):resourcetype/><\(p):getcontentlength>\(content.size)</\(p):getcontentlength>"
-                xml += "<\(p):getlastmodified>\(HTTPDateFormat.string(modified))</\(p):getlastmodified>"
+                xml += "<\(p):getlastmodified>\(HTTPDate.format(modified))</\(p):getlastmodified>"
                 if let etag = flavor.etag(version, content.size) { xml += "<\(p):getetag>\(Self.xmlEscape(etag))</\(p):getetag>" }
             }
             xml += "</\(p):prop><\(p):status>HTTP/1.1 200 OK</\(p):status></\(p):propstat>"
@@ -210,7 +210,7 @@ public final class MockWebDAVServer: Sendable {
         switch node {
         case .folder: return flavor == .rclone ? .text(200, "<html><body>directory listing</body></html>", contentType: "text/html") : .empty(403)
         case .file(let content, let modified, let version):
-            var headers: HTTPHeaders = ["Last-Modified": HTTPDateFormat.string(modified)]
+            var headers: HTTPHeaders = ["Last-Modified": HTTPDate.format(modified)]
             if let etag = flavor.etag(version, content.size) { headers["ETag"] = etag }
             let body: MockResponse.Body = switch content {
             case .data(let data): .data(data)
@@ -246,16 +246,5 @@ private final class HandlerBox: Sendable {
     func handle(_ request: IncomingRequest) -> MockResponse {
         guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
         return mock.handle(request)
-    }
-}
-
-/// RFC 1123 dates for Last-Modified and getlastmodified.
-enum HTTPDateFormat {
-    static func string(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
     }
 }

@@ -45,16 +45,8 @@ public struct RetryPolicy: Sendable {
     public func retryAfter(_ header: String) -> Duration? {
         let text = header.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(text) { return seconds >= 0 ? .seconds(seconds) : nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) {
-                return .milliseconds(max(0, Int64(date.timeIntervalSince(now()) * 1000)))
-            }
-        }
-        return nil
+        guard let date = HTTPDate.parse(text) else { return nil }
+        return .milliseconds(max(0, Int64(date.timeIntervalSince(now()) * 1000)))
     }
 
     /// What a failed attempt means for the next one.
