@@ -6,7 +6,8 @@ let commands: [any Command.Type] = [
     InitCommand.self, PutCommand.self, GetCommand.self, RemoveCommand.self,
     LogCommand.self, HeadsCommand.self, DiffCommand.self, MergeCommand.self,
     RemoteCommand.self, SyncCommand.self, PushCommand.self, PullCommand.self, StatusCommand.self,
-    SnapshotCommand.self, CloneCommand.self, ConformanceCommand.self,
+    SnapshotCommand.self, CloneCommand.self, BackupCommand.self, RestoreCommand.self, HistoryCommand.self,
+    ConformanceCommand.self,
 ]
 
 @MainActor func overview() -> String {

@@ -1,0 +1,46 @@
+import Foundation
+import LLVS
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a backup records about one path besides its contents: kept as the value `.llvs-meta/<path>`, beside the
+/// contents under `<path>`, so an unchanged file costs nothing (size and mtime decide, then the hash).
+struct BackupEntry: Codable, Equatable {
+    enum Kind: String, Codable { case file, symlink, directory }
+
+    var kind: Kind
+    var size: Int64
+    /// Modification time: seconds since 1970 and nanoseconds (kept apart: a Double cannot hold both exactly).
+    var modified: Int64
+    var modifiedNanoseconds: Int
+    var mode: UInt32
+    var sha256: String?
+    var target: String?
+
+    static let prefix = ".llvs-meta/"
+    static func metaId(_ path: String) -> Value.ID { Value.ID(prefix + path) }
+
+    /// Reads what is at `path` without following a symlink.
+    static func inspect(_ path: String) -> (kind: Kind, size: Int64, modified: Int64, nanoseconds: Int, mode: UInt32)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        let kind: Kind
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .file
+        case S_IFLNK: kind = .symlink
+        case S_IFDIR: kind = .directory
+        default: return nil // sockets, devices and fifos are not backed up
+        }
+        return (kind, Int64(info.st_size), Int64(info.st_mtim.tv_sec), info.st_mtim.tv_nsec, UInt32(info.st_mode & 0o7777))
+    }
+
+    /// SHA-256 of a file, read in pieces.
+    static func hash(_ path: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw CommandError.failed("cannot read \(path)") }
+        defer { try? handle.close() }
+        let digest = SHA256Stream()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { digest.update(chunk) }
+        return digest.finalizeHex()
+    }
+}

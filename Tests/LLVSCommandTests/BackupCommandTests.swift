@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `llvs backup`, `restore` and `history` end to end: back up, sync, clone into another store, restore, compare.
+@Suite final class BackupCommandTests {
+    let tests: CommandLineTests
+
+    init() throws { tests = try CommandLineTests() }
+
+    func llvs(_ arguments: String...) throws -> CommandLineTests.Result { try tests.run(arguments) }
+    var folder: URL { tests.directory }
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    /// Every entry under `root`: kind, contents (or link target), mode and modification time.
+    func snapshot(of root: String) throws -> [String: String] {
+        var result: [String: String] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: root)!
+        while let relative = enumerator.nextObject() as? String {
+            let full = root + "/" + relative
+            var info = stat()
+            guard lstat(full, &info) == 0 else { continue }
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            switch info.st_mode & S_IFMT {
+            case S_IFLNK: result[relative] = "link \(try FileManager.default.destinationOfSymbolicLink(atPath: full))"
+            case S_IFDIR: result[relative] = "dir \(mode)"
+            default:
+                let data = try Data(contentsOf: URL(fileURLWithPath: full))
+                result[relative] = "file \(mode) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(data.count) \(data.hashValue)"
+            }
+        }
+        return result
+    }
+
+    @Test func backupSyncCloneAndRestoreGiveAByteIdenticalTree() throws {
+        let source = path("source")
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: source + "/nested/ünïcødé 世界/deeper", withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: source + "/empty folder", withIntermediateDirectories: true)
+        try Data("kept".utf8).write(to: URL(fileURLWithPath: source + "/kept.txt"))
+        try Data("first".utf8).write(to: URL(fileURLWithPath: source + "/modified.txt"))
+        try Data("going".utf8).write(to: URL(fileURLWithPath: source + "/deleted.txt"))
+        try Data().write(to: URL(fileURLWithPath: source + "/empty"))
+        try Data("😀 emoji".utf8).write(to: URL(fileURLWithPath: source + "/nested/ünïcødé 世界/名前.txt"))
+        try fm.createSymbolicLink(atPath: source + "/link-to-kept", withDestinationPath: "kept.txt")
+        chmod(source + "/kept.txt", 0o600)
+        // A 100 MiB file, written in pieces.
+        fm.createFile(atPath: source + "/nested/big.bin", contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: source + "/nested/big.bin"))
+        let piece = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 131) })
+        for _ in 0..<100 { handle.write(piece) }
+        try handle.close()
+
+        #expect(try llvs("init", "--store", path("store")).status == 0)
+        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        let first = try llvs("backup", source, "--store", path("store"), "--to", "home")
+        #expect(first.status == 0, "\(first.error)")
+        #expect(try llvs("backup", source, "--store", path("store")).text.contains("Nothing changed"))
+
+        // Second backup: one file modified, one deleted.
+        try Data("second".utf8).write(to: URL(fileURLWithPath: source + "/modified.txt"))
+        try fm.removeItem(atPath: source + "/deleted.txt")
+        let second = try llvs("backup", source, "--store", path("store"), "--to", "home")
+        #expect(second.text.contains("1 file(s) stored") && second.text.contains("1 removed"), "\(second.text)")
+
+        #expect(try llvs("clone", "home", path("clone")).status == 0)
+        let restored = try llvs("restore", path("restored"), "--store", path("clone"))
+        #expect(restored.status == 0, "\(restored.error)")
+        let original = try snapshot(of: source), copy = try snapshot(of: path("restored"))
+        for key in Set(original.keys).union(copy.keys).sorted() where original[key] != copy[key] {
+            Issue.record("\(key): \(original[key] ?? "absent") in the source, \(copy[key] ?? "absent") restored")
+        }
+
+        // The first backup is still there to restore, deleted file included.
+        let versions = try JSONSerialization.jsonObject(with: try llvs("history", "modified.txt", "--json", "--store", path("clone")).output) as! [[String: Any]]
+        #expect(versions.map { $0["change"] as? String } == ["changed", "added"])
+        let old = try #require(versions.last?["version"] as? String)
+        #expect(try llvs("restore", path("old"), "deleted.txt", "--at", old, "--store", path("clone")).status == 0)
+        #expect(try String(contentsOfFile: path("old") + "/deleted.txt", encoding: .utf8) == "going")
+        #expect(!fm.fileExists(atPath: path("old") + "/kept.txt"))
+    }
+
+    @Test func anUnreadableFileIsReportedAndTheRestIsBackedUp() throws {
+        guard getuid() != 0 else { return } // root reads every file; the permission check cannot fail here
+        let source = path("source")
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        try Data("fine".utf8).write(to: URL(fileURLWithPath: source + "/fine.txt"))
+        try Data("secret".utf8).write(to: URL(fileURLWithPath: source + "/secret.txt"))
+        chmod(source + "/secret.txt", 0)
+        try llvs("init", "--store", path("store"))
+        let result = try llvs("backup", source, "--store", path("store"))
+        #expect(result.status == 0)
+        #expect(result.error.contains("secret.txt"))
+    }
+
+    @Test func badBackupArgumentsAreClear() throws {
+        try llvs("init", "--store", path("store"))
+        #expect(try llvs("backup", path("missing"), "--store", path("store")).status == 3)
+        #expect(try llvs("restore", path("out"), "--store", path("store")).status == 3)
+        #expect(try llvs("restore", path("out"), "--before", "yesterday", "--store", path("store")).status == 2)
+        #expect(try llvs("history", "nothing", "--store", path("store")).status == 3)
+    }
+}
