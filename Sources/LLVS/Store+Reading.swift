@@ -29,6 +29,16 @@ extension Store {
         try storedVersion(version).valueCount
     }
 
+    /// Writes the data of value `id` at `version` to a file, in pieces, without holding it in memory.
+    /// Returns false (writing nothing) when the version does not have the value.
+    @discardableResult
+    public func writeValue(id: Value.ID, at version: Version.ID, to destination: URL) throws -> Bool {
+        let stored = try storedVersion(version)
+        guard let entry = try map.entry(for: id, root: stored.mapRoot) else { return false }
+        try storage.copyRecord(at: entry.data, zone: .values, to: destination)
+        return true
+    }
+
     func value(for entry: MapEntry) throws -> Value {
         let data = try storage.readRecord(at: entry.data, zone: .values)
         return Value(id: entry.valueId, data: data, storedVersionId: entry.storedVersionId)

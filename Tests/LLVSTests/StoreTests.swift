@@ -19,6 +19,30 @@ import Testing
         #expect(try store.valueReferences(at: v2.id).map(\.valueId) == ["a", "c"])
     }
 
+    @Test(arguments: StorageKind.allCases) func aValueIsWrittenToAFileInPieces(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
+        let big = Data((0..<(3 << 20) + 17).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let version = try store.makeVersion(basedOnPredecessor: nil, inserting: [Value(id: "big", data: big), Value("small", "x")])
+        let out = directory.child("out-\(storage)")
+        #expect(try store.writeValue(id: "big", at: version.id, to: out))
+        #expect(try Data(contentsOf: out) == big)
+        #expect(try store.writeValue(id: "missing", at: version.id, to: directory.child("none")) == false)
+        #expect(!FileManager.default.fileExists(atPath: directory.child("none").path))
+    }
+
+    @Test func aDamagedValueIsNotWrittenOut() throws {
+        let store = try makeStore(in: directory)
+        let version = try store.makeVersion(basedOnPredecessor: nil, inserting: [Value(id: "v", data: Data(repeating: 1, count: 5000))])
+        let path = (store.storage as! FileStorage).path(for: version.id)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[4000] ^= 0xff
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let reopened = try Store(openingAt: store.rootURL)
+        let out = directory.child("out")
+        #expect(throws: StoreError.self) { try reopened.writeValue(id: "v", at: version.id, to: out) }
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
     @Test(arguments: StorageKind.allCases) func valuesAreStoredOnceAndReferencedAfter(storage: StorageKind) throws {
         let store = try makeStore(in: directory, storage: storage)
         let v1 = try store.save(nil, insert: ["kept": "data"])

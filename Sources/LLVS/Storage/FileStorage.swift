@@ -106,6 +106,41 @@ public final class FileStorage: Storage {
         return try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: file.path, offset: location.offset)
     }
 
+    public func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws {
+        // Where the record's frame starts, in which file.
+        let file: ReadableFile, start: Int64
+        if let pack = packed.withLock({ $0[location.versionId] }) {
+            guard location.offset >= 0, location.offset + Int64(RecordFraming.recordHeaderSize) + location.length <= pack.length else {
+                throw StoreError.corruptFile(path: pack.file.path, reason: "a record of version \(location.versionId) at offset \(location.offset) runs past its bundle")
+            }
+            (file, start) = (pack.file, pack.offset + location.offset)
+        } else {
+            (file, start) = (try openFile(location.versionId), location.offset)
+        }
+        let header = try file.read(at: start, count: RecordFraming.recordHeaderSize)
+        var reader = ByteReader(header)
+        let storedZone = try reader.byte(), length = Int64(try reader.uint32()), expectedCRC = try reader.uint32()
+        guard storedZone == zone.rawValue, length == location.length else {
+            throw StoreError.corruptFile(path: file.path, reason: "record at offset \(start): zone \(storedZone), length \(length), expected zone \(zone.rawValue), length \(location.length)")
+        }
+        let writer = try AtomicFileWriter(destination: destination.path)
+        do {
+            var crc = CRC32.Running()
+            var done: Int64 = 0
+            while done < length {
+                let piece = try file.read(at: start + Int64(RecordFraming.recordHeaderSize) + done, count: Int(min(Int64(1 << 20), length - done)))
+                crc.update(piece)
+                try writer.write(piece)
+                done += Int64(piece.count)
+            }
+            guard crc.value == expectedCRC else { throw StoreError.corruptFile(path: file.path, reason: "record at offset \(start): checksum mismatch") }
+            try writer.commit(durable: false)
+        } catch {
+            writer.discard()
+            throw error
+        }
+    }
+
     private func openFile(_ id: Version.ID) throws -> ReadableFile {
         if let file = openFiles.withLock({ $0[id] }) { return file }
         let file = try ReadableFile(path: path(for: id))

@@ -41,6 +41,22 @@ public protocol Storage: Sendable {
     func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter
     /// The bytes of a committed record, checked against its zone and checksum.
     func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data
+    /// Writes a committed record to `destination` (replacing it), in pieces where the storage can, so a large value
+    /// never sits whole in memory. The checksum is verified before the file is moved into place.
+    func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws
+}
+
+extension Storage {
+    public func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws {
+        let writer = try AtomicFileWriter(destination: destination.path)
+        do {
+            try writer.write(try readRecord(at: location, zone: zone))
+            try writer.commit(durable: false)
+        } catch {
+            writer.discard()
+            throw error
+        }
+    }
 }
 
 /// The records of one version being written. Nothing is visible until `commit`; `discard` drops it all.

@@ -1,4 +1,5 @@
 import CZlib
+import Foundation
 
 /// CRC-32 through zlib, used to detect torn or corrupted records in storage files.
 enum CRC32 {
@@ -9,5 +10,17 @@ enum CRC32 {
 
     static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
+    }
+
+    /// A checksum over data given in pieces.
+    struct Running {
+        private(set) var value: UInt32 = 0
+
+        mutating func update(_ data: Data) {
+            value = data.withUnsafeBytes { raw in
+                guard let base = raw.baseAddress, raw.count > 0 else { return value }
+                return UInt32(crc32(uLong(value), base.assumingMemoryBound(to: Bytef.self), uInt(raw.count)))
+            }
+        }
     }
 }

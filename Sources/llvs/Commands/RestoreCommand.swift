@@ -69,12 +69,10 @@ struct RestoreCommand: Command {
                 try? FileManager.default.removeItem(atPath: target)
                 try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: entry.target ?? "")
             case .file:
-                let contents = try store.value(id: Value.ID(path), at: version.id)?.data ?? Data()
-                let temporary = target + ".llvs-restoring"
-                guard FileManager.default.createFile(atPath: temporary, contents: contents) else {
-                    throw CommandError.failed("Cannot write \(target).")
+                // Streamed from the store to the file: a large file is never whole in memory.
+                if try !store.writeValue(id: Value.ID(path), at: version.id, to: URL(fileURLWithPath: target)) {
+                    guard FileManager.default.createFile(atPath: target, contents: Data()) else { throw CommandError.failed("Cannot write \(target).") }
                 }
-                guard rename(temporary, target) == 0 else { throw CommandError.failed("Cannot write \(target).") }
                 chmod(target, mode_t(entry.mode))
                 setModified(target, seconds: entry.modified, nanoseconds: entry.modifiedNanoseconds)
             }
