@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension Store {
     /// Saves a new version made from `predecessors` (none for a root) with the given changes, in one step:
@@ -9,7 +12,7 @@ extension Store {
                             timestamp: TimeInterval = Date().timeIntervalSinceReferenceDate) throws -> Version {
         let version = Version(id: .random(), predecessors: predecessors, timestamp: timestamp,
                               valueDataSize: changes.valueDataSize, metadata: metadata)
-        return try commit(version, changes: changes, received: false)
+        return try commit(version, changes: changes, files: [], received: false)
     }
 
     /// Saves a new version on top of one predecessor (or as a root), inserting, updating and removing values.
@@ -20,14 +23,32 @@ extension Store {
         return try makeVersion(basedOn: predecessor.map { Version.Predecessors(idOfFirst: $0) }, storing: changes, metadata: metadata)
     }
 
+    /// Saves a new version whose new values include local files, read in pieces as they are stored (so a file of any
+    /// size costs bounded memory). `files` maps value IDs to files; each is an insert, or an update where `updating`
+    /// says so. `changes` may not name the same values.
+    @discardableResult
+    public func makeVersion(basedOn predecessors: Version.Predecessors?, storing changes: [Value.Change],
+                            files: [(id: Value.ID, url: URL, isUpdate: Bool)], metadata: Version.Metadata = [:]) throws -> Version {
+        var size = changes.valueDataSize
+        for file in files {
+            let length = (try? FileManager.default.attributesOfItem(atPath: file.url.path)[.size] as? Int64) ?? nil
+            guard let length else { throw StoreError.io(path: file.url.path, operation: "read", errno: ENOENT) }
+            size += length
+        }
+        let version = Version(id: .random(), predecessors: predecessors, timestamp: Date().timeIntervalSinceReferenceDate,
+                              valueDataSize: size, metadata: metadata)
+        return try commit(version, changes: changes, files: files, received: false)
+    }
+
     /// Adds a version made elsewhere (received through an exchange) with the changes it was sent with.
     /// The changes are checked against the version before anything is stored.
     public func addVersion(_ version: Version, storing changes: [Value.Change]) throws {
-        try commit(version, changes: changes, received: true)
+        try commit(version, changes: changes, files: [], received: true)
     }
 
     @discardableResult
-    private func commit(_ proposed: Version, changes: [Value.Change], received: Bool) throws -> Version {
+    private func commit(_ proposed: Version, changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)],
+                        received: Bool) throws -> Version {
         var version = proposed
         let id = version.id
         func invalid(_ reason: String) -> StoreError { .invalidChanges(id, reason: reason) }
@@ -43,8 +64,8 @@ extension Store {
         }
 
         var seen = Set<Value.ID>()
-        for change in changes where !seen.insert(change.valueId).inserted {
-            throw invalid("value \(change.valueId) appears in more than one change")
+        for valueId in changes.map(\.valueId) + files.map(\.id) where !seen.insert(valueId).inserted {
+            throw invalid("value \(valueId) appears in more than one change")
         }
         if received {
             let size = changes.valueDataSize
@@ -78,6 +99,10 @@ extension Store {
                     }
                     edits.append(MapEdit(key: key, entry: entry))
                 }
+            }
+            for file in files {
+                let location = try writer.append(contentsOf: file.url, zone: .values)
+                edits.append(MapEdit(key: MapKey(file.id), entry: MapEntry(valueId: file.id, storedVersionId: id, data: location)))
             }
             let (root, countChange) = try map.apply(edits, to: base, writer: writer)
             let header = StoredVersion(version: version, mapRoot: root, valueCount: baseCount + countChange)

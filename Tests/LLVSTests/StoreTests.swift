@@ -30,6 +30,20 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.child("none").path))
     }
 
+    @Test(arguments: StorageKind.allCases) func localFilesAreStoredAsValues(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
+        let source = directory.child("source-\(storage)")
+        let data = Data((0..<(2 << 20) + 5).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try data.write(to: source)
+        let v1 = try store.makeVersion(basedOn: nil, storing: [.insert(Value("meta", "m"))], files: [("file", source, false)])
+        #expect(v1.valueDataSize == Int64(data.count) + 1)
+        #expect(try store.value(id: "file", at: v1.id)?.data == data)
+        #expect(try store.valueChanges(madeInVersionIdentifiedBy: v1.id).count == 2)
+        #expect(throws: StoreError.self) {
+            try store.makeVersion(basedOn: .init(idOfFirst: v1.id), storing: [.remove("file")], files: [("file", source, true)])
+        }
+    }
+
     @Test func aDamagedValueIsNotWrittenOut() throws {
         let store = try makeStore(in: directory)
         let version = try store.makeVersion(basedOnPredecessor: nil, inserting: [Value(id: "v", data: Data(repeating: 1, count: 5000))])

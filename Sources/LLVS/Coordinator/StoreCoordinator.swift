@@ -60,6 +60,17 @@ public actor StoreCoordinator {
         return version
     }
 
+    /// Saves changes plus local files stored as values (read in pieces), on top of the current version.
+    @discardableResult
+    public func save(_ changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)], branch: Branch? = nil) throws -> Version {
+        var metadata = Version.Metadata()
+        if let branch { metadata[.branch] = try Version.MetadataValue(branch.name) }
+        let version = try store.makeVersion(basedOn: currentVersionId.map { Version.Predecessors(idOfFirst: $0) },
+                                            storing: changes, files: files, metadata: metadata)
+        try setCurrentVersion(version.id)
+        return version
+    }
+
     @discardableResult
     public func save(inserting: [Value] = [], updating: [Value] = [], removing: [Value.ID] = [], branch: Branch? = nil) throws -> Version {
         try save(inserting.map(Value.Change.insert) + updating.map(Value.Change.update) + removing.map(Value.Change.remove), branch: branch)

@@ -206,6 +206,34 @@ final class FileVersionWriter: VersionWriter {
         return RecordLocation(versionId: versionId, offset: offset, length: Int64(record.count))
     }
 
+    /// Two passes over the file (its checksum goes in the frame before the bytes), each in 1 MiB pieces.
+    func append(contentsOf source: URL, zone: StorageZone) throws -> RecordLocation {
+        let input = try ReadableFile(path: source.path)
+        guard input.size <= Int64(UInt32.max) else {
+            throw StoreError.invalidChanges(versionId, reason: "\(source.path) is \(input.size) bytes; a value holds at most 4 GiB")
+        }
+        var crc = CRC32.Running()
+        var offset: Int64 = 0
+        while offset < input.size {
+            let piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset)))
+            crc.update(piece)
+            offset += Int64(piece.count)
+        }
+        let start = file.bytesWritten
+        var frame = ByteWriter()
+        frame.byte(zone.rawValue)
+        frame.uint32(UInt32(input.size))
+        frame.uint32(crc.value)
+        try file.write(frame.bytes)
+        offset = 0
+        while offset < input.size {
+            let piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset)))
+            try file.write(piece)
+            offset += Int64(piece.count)
+        }
+        return RecordLocation(versionId: versionId, offset: start, length: input.size)
+    }
+
     func commit(_ header: StoredVersion) throws {
         let encoded = header.encoded()
         try file.write(encoded)

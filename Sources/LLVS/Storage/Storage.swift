@@ -46,6 +46,12 @@ public protocol Storage: Sendable {
     func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws
 }
 
+extension VersionWriter {
+    public func append(contentsOf file: URL, zone: StorageZone) throws -> RecordLocation {
+        try append(try POSIX.readFile(file.path), zone: zone)
+    }
+}
+
 extension Storage {
     public func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws {
         let writer = try AtomicFileWriter(destination: destination.path)
@@ -63,6 +69,8 @@ extension Storage {
 public protocol VersionWriter: AnyObject {
     /// Stores one record; `zone` is recorded with it, so a map node is never read as value data or the reverse.
     func append(_ record: Data, zone: StorageZone) throws -> RecordLocation
+    /// Stores a local file's contents as one record, reading it in pieces where the storage can.
+    func append(contentsOf file: URL, zone: StorageZone) throws -> RecordLocation
     func commit(_ header: StoredVersion) throws
     func discard()
 }

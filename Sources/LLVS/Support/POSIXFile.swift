@@ -164,8 +164,14 @@ final class AtomicFileWriter {
     }
 
     func write(_ data: Data) throws {
-        data.withUnsafeBytes { buffer.append(contentsOf: $0) }
         bytesWritten += Int64(data.count)
+        guard data.count < Self.bufferLimit else {
+            // Large pieces go straight to the file, never copied into the buffer.
+            try flush()
+            try data.withUnsafeBytes { try writeAll($0) }
+            return
+        }
+        data.withUnsafeBytes { buffer.append(contentsOf: $0) }
         if buffer.count >= Self.bufferLimit { try flush() }
     }
 
@@ -176,18 +182,20 @@ final class AtomicFileWriter {
     }
 
     private func flush() throws {
-        var done = 0
-        try buffer.withUnsafeBytes { raw in
-            while done < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw POSIX.fail(temporaryPath, "write")
-                }
-                done += n
-            }
-        }
+        try buffer.withUnsafeBytes { try writeAll($0) }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAll(_ raw: UnsafeRawBufferPointer) throws {
+        var done = 0
+        while done < raw.count {
+            let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw POSIX.fail(temporaryPath, "write")
+            }
+            done += n
+        }
     }
 
     /// Flushes, syncs the data to disk, moves it into place and syncs the folder, so the new file

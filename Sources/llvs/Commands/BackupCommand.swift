@@ -29,6 +29,7 @@ struct BackupCommand: Command {
             }
         }
         var changes: [Value.Change] = []
+        var files: [(id: Value.ID, url: URL, isUpdate: Bool)] = []
         var seen = Set<String>()
         var skipped: [String] = []
         var stored = 0, unchanged = 0
@@ -70,12 +71,8 @@ struct BackupCommand: Command {
                     guard let hash = try? BackupEntry.hash(absolute) else { skipped.append("\(absolute): cannot read it"); continue }
                     entry.sha256 = hash
                     if old?.sha256 != hash || old?.kind != .file {
-                        // Mapped, not read into memory: a large file's pages are read as the store writes them.
-                        guard let data = try? Data(contentsOf: URL(fileURLWithPath: absolute), options: .alwaysMapped) else {
-                            skipped.append("\(absolute): cannot read it"); continue
-                        }
-                        let value = Value(id: Value.ID(path), data: data)
-                        changes.append(previous.contains(path) ? .update(value) : .insert(value))
+                        // The store reads the file in pieces as it writes it: any size, bounded memory.
+                        files.append((Value.ID(path), URL(fileURLWithPath: absolute), previous.contains(path)))
                         stored += 1
                     }
                     changes.append(meta(entry, path, exists: old != nil))
@@ -88,10 +85,10 @@ struct BackupCommand: Command {
             if let current, try store.value(id: Value.ID(path), at: current) != nil { changes.append(.remove(Value.ID(path))) }
         }
         for problem in skipped { FileHandle.standardError.write(Data("llvs: skipped \(problem)\n".utf8)) }
-        if changes.isEmpty {
+        if changes.isEmpty && files.isEmpty {
             context.writeLine("Nothing changed since the last backup (\(seen.count) entries).")
         } else {
-            let version = try await coordinator.save(changes)
+            let version = try await coordinator.save(changes, files: files)
             context.writeLine("Backed up \(directory) as version \(version.id): \(stored) file(s) stored, \(unchanged) unchanged, \(previous.subtracting(seen).count) removed.")
         }
         if let remote {
