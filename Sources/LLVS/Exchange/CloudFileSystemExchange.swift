@@ -9,12 +9,15 @@ public struct CloudFileSystemExchange: Exchange {
     /// The folder on the file system that holds `versions/`, `changes/` and `snapshots/` ("" for its root).
     public let basePath: String
     public let concurrency: Int
+    public let progress: (@Sendable (ExchangeProgress) -> Void)?
 
-    public init(store: Store, fileSystem: any CloudFileSystem, basePath: String = "", concurrency: Int = 8) {
+    public init(store: Store, fileSystem: any CloudFileSystem, basePath: String = "", concurrency: Int = 8,
+                progress: (@Sendable (ExchangeProgress) -> Void)? = nil) {
         self.store = store
         self.fileSystem = fileSystem
         self.basePath = basePath
         self.concurrency = concurrency
+        self.progress = progress
     }
 
     func path(_ parts: String...) -> String {

@@ -12,6 +12,16 @@ public protocol Exchange: Sendable {
     func fetchChanges(of id: Version.ID) async throws -> [Value.Change]
     /// Writes a version's changes, then the version itself, so a version is never visible without its changes.
     func send(_ version: Version, changes: [Value.Change]) async throws
+    /// Told how a retrieve or send is going (for a progress line); nil for none.
+    var progress: (@Sendable (ExchangeProgress) -> Void)? { get }
+}
+
+/// How far a retrieve or a send has come.
+public struct ExchangeProgress: Sendable, Equatable {
+    public enum Direction: String, Sendable { case retrieving, sending }
+    public var direction: Direction
+    public var done: Int
+    public var total: Int
 }
 
 /// What one version's transfer ran into.
@@ -43,6 +53,8 @@ public struct ExchangeReport: Sendable {
 }
 
 extension Exchange {
+    public var progress: (@Sendable (ExchangeProgress) -> Void)? { nil }
+
     /// How many versions are prepared at a time: enough to keep every transfer busy, few enough to bound memory.
     var window: Int { max(1, concurrency) * 8 }
 
@@ -85,6 +97,7 @@ extension Exchange {
                 do {
                     try store.addVersion(version, storing: try result.get())
                     report.retrieved.append(version.id)
+                    progress?(ExchangeProgress(direction: .retrieving, done: report.retrieved.count, total: placeable.count))
                 } catch {
                     failed.insert(version.id)
                     report.failures.append(ExchangeFailure(versionId: version.id, error: error))
@@ -141,7 +154,9 @@ extension Exchange {
             }
             for (version, result) in zip(batch, results) {
                 switch result {
-                case .success: report.sent.append(version.id)
+                case .success:
+                    report.sent.append(version.id)
+                    progress?(ExchangeProgress(direction: .sending, done: report.sent.count, total: pending.count))
                 case .failure(let error): report.failures.append(ExchangeFailure(versionId: version.id, error: error))
                 }
             }

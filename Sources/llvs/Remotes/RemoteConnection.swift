@@ -53,6 +53,6 @@ struct RemoteConnection {
 
     func exchange(for store: Store) -> CloudFileSystemExchange {
         CloudFileSystemExchange(store: store, fileSystem: fileSystem, basePath: configuration.basePath ?? "",
-                                concurrency: configuration.concurrency ?? 8)
+                                concurrency: configuration.concurrency ?? 8, progress: ProgressLine.shared?.report)
     }
 }
