@@ -121,11 +121,17 @@ public final class IncomingRequestReader {
 
     private func readBody(length: Int64) throws -> IncomingRequest.Body {
         let sink = try BodySink(spoolAbove: spoolThreshold, expected: length)
-        var remaining = length
+        try copy(length, into: sink, what: "the body")
+        return try sink.finish()
+    }
+
+    /// Moves `count` bytes of body from the buffer and the connection into `sink`.
+    private func copy(_ count: Int64, into sink: BodySink, what: String) throws {
+        var remaining = count
         while remaining > 0 {
             if buffer.isEmpty {
                 let more = try connection.read(upTo: Int(min(remaining, 1 << 20)))
-                if more.isEmpty { throw Malformed(description: "the body ended after \(length - remaining) of \(length) bytes") }
+                if more.isEmpty { throw Malformed(description: "\(what) ended after \(count - remaining) of \(count) bytes") }
                 buffer = more
             }
             let take = Int(min(Int64(buffer.count), remaining))
@@ -133,7 +139,6 @@ public final class IncomingRequestReader {
             buffer.removeFirst(take)
             remaining -= Int64(take)
         }
-        return try sink.finish()
     }
 
     private func readChunked() throws -> IncomingRequest.Body {
@@ -153,18 +158,7 @@ public final class IncomingRequestReader {
                     if end == 0 { return try sink.finish() }
                 }
             }
-            var remaining = size
-            while remaining > 0 {
-                if buffer.isEmpty {
-                    let more = try connection.read(upTo: Int(min(remaining + 2, 1 << 20)))
-                    if more.isEmpty { throw Malformed(description: "a chunk ended early") }
-                    buffer = more
-                }
-                let take = Int(min(Int64(buffer.count), remaining))
-                try sink.write(buffer[..<take])
-                buffer.removeFirst(take)
-                remaining -= Int64(take)
-            }
+            try copy(size, into: sink, what: "a chunk")
             guard try fill(until: { self.buffer.count >= 2 ? 0 : nil }) != nil, buffer[0] == 13, buffer[1] == 10 else {
                 throw Malformed(description: "a chunk is not followed by CRLF")
             }
