@@ -3,21 +3,13 @@ import LLVS
 
 extension SQLiteStorage: SnapshotCapable {
     public func writeBundles(of versions: [Version.ID], to archive: SnapshotArchiveWriter) throws {
-        // Committed versions never change, so reading a fixed list version by version is a consistent copy
-        // while other saves go on; each version is read under the lock in one piece.
+        // A connection of its own with one read transaction: WAL gives it a consistent view of the database for the
+        // whole copy, while saves go on through the main connection (never a copy of the live file).
+        let reader = try SQLiteConnection(path: path, create: false)
+        try reader.execute("BEGIN")
+        defer { try? reader.execute("COMMIT") }
         for id in versions {
-            let (header, records) = try withConnection { connection -> (Data?, [VersionBundle.Record]) in
-                var header: Data?
-                try connection.run("SELECT header FROM versions WHERE id = ?", [.text(id.rawValue)]) { header = $0.blob(0) }
-                var records: [VersionBundle.Record] = []
-                try connection.run("SELECT offset, zone, data FROM records WHERE version = ? ORDER BY offset", [.text(id.rawValue)]) { row in
-                    records.append(VersionBundle.Record(offset: row.integer(0), zone: StorageZone(rawValue: UInt8(truncatingIfNeeded: row.integer(1))) ?? .values,
-                                                        data: row.blob(2)))
-                }
-                return (header, records)
-            }
-            guard let header else { throw StoreError.versionNotFound(id) }
-            let stored = try StoredVersion(decoding: header, source: "\(path), version \(id)")
+            let (header, records) = try readVersion(id, from: reader)
             var expected: Int64 = 0
             for record in records {
                 guard record.offset == expected else {
@@ -25,8 +17,21 @@ extension SQLiteStorage: SnapshotCapable {
                 }
                 expected += VersionBundle.framedSize(ofRecordWithLength: record.data.count)
             }
-            try archive.append(bundle: try VersionBundle.encode(header: stored, records: records.map { ($0.zone, $0.data) }))
+            try archive.append(bundle: try VersionBundle.encode(header: header, records: records.map { ($0.zone, $0.data) }))
         }
+    }
+
+    /// One version's header and records, in offset order.
+    private func readVersion(_ id: Version.ID, from connection: SQLiteConnection) throws -> (StoredVersion, [VersionBundle.Record]) {
+        var header: Data?
+        try connection.run("SELECT header FROM versions WHERE id = ?", [.text(id.rawValue)]) { header = $0.blob(0) }
+        guard let header else { throw StoreError.versionNotFound(id) }
+        var records: [VersionBundle.Record] = []
+        try connection.run("SELECT offset, zone, data FROM records WHERE version = ? ORDER BY offset", [.text(id.rawValue)]) { row in
+            guard let zone = StorageZone(rawValue: UInt8(truncatingIfNeeded: row.integer(1))) else { return }
+            records.append(VersionBundle.Record(offset: row.integer(0), zone: zone, data: row.blob(2)))
+        }
+        return (try StoredVersion(decoding: header, source: "\(path), version \(id)"), records)
     }
 
     public func restoreBundles(from archive: SnapshotArchiveReader) throws {
