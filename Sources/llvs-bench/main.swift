@@ -19,6 +19,12 @@ import LLVSConformance
 //
 // `http`: a large upload and download streamed through the HTTP client to a mock server on loopback (throughput
 // and the process's peak resident memory), and many small requests with 1 and with 8 transfers at once.
+//
+//   swift run -c release llvs-bench webdav [--files 2000] [--versions 2000] [--size-mib 256] [--runs 3]
+//
+// `webdav`: against Apache mod_dav started here, side by side in one run: one large file through the connector
+// against `curl -T`; many small files through the connector against `rclone copy`; a store pushed with 8 transfers
+// at once against one at a time.
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
@@ -126,11 +132,14 @@ case "sync":
     try await syncBenchmark(Array(arguments.dropFirst()))
 case "http":
     try await httpBenchmark(Array(arguments.dropFirst()))
+case "webdav":
+    try await webdavBenchmark(Array(arguments.dropFirst()))
 default:
     print("""
         usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
                llvs-bench sync [--versions 1000,10000] [--runs N]
                llvs-bench http [--size-mib 1024] [--requests 2000]
+               llvs-bench webdav [--files 2000] [--versions 2000] [--size-mib 256] [--runs 3]
         """)
     exit(arguments.isEmpty || arguments.first == "--help" ? 0 : 2)
 }

@@ -176,7 +176,7 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
     enum Kind: String, CaseIterable { case apache, rclone }
 
     func start(_ kind: Kind) async throws -> RealWebDAVServer? {
-        let binary = kind == .apache ? "/usr/sbin/apache2" : "/usr/bin/rclone"
+        let binary = kind == .apache ? RealWebDAVServer.apacheBinary : RealWebDAVServer.rcloneBinary
         if let reason = RealWebDAVServer.unavailable(binary) {
             if RealWebDAVServer.inCI { Issue.record("CI must have \(kind.rawValue): \(reason)") }
             else { print("SKIPPED \(kind.rawValue) WebDAV tests: \(reason)") }

@@ -1,28 +1,37 @@
 import Foundation
 import LLVS
 import LLVSHTTP
-import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// Starts real WebDAV servers from Debian's packages (Apache with mod_dav, `rclone serve webdav`) on loopback for a
-/// test, each with Basic authentication, and stops them afterwards.
-final class RealWebDAVServer: @unchecked Sendable {
-    let name: String
-    let url: URL
-    let user = "llvs"
-    let password = "s3cret-pass"
+/// Starts real WebDAV servers from Debian's packages (Apache with mod_dav, `rclone serve webdav`) on loopback, each
+/// with Basic authentication, and stops them when released. Tests and benchmarks use them side by side with the mocks.
+public final class RealWebDAVServer: Sendable {
+    public let name: String
+    /// The collection's URL, ending in `/`.
+    public let url: URL
+    /// The folder on disk that the server serves.
+    public let dataFolder: URL
+    public let user = "llvs"
+    public let password = "s3cret-pass"
     private let process: SpawnedProcess
     private let folder: URL
 
+    public static let apacheBinary = "/usr/sbin/apache2"
+    public static let rcloneBinary = "/usr/bin/rclone"
+
     /// Why a real server cannot run here, or nil when it can. In CI a missing server is a failure, not a skip.
-    static func unavailable(_ binary: String) -> String? {
-        FileManager.default.isExecutableFile(atPath: binary) ? nil : "\(binary) is not installed (apt-get install apache2 rclone)"
+    public static func unavailable(_ binary: String) -> String? {
+        FileManager.default.isExecutableFile(atPath: binary) ? nil : "\(binary) is not installed (apt-get install apache2 apache2-utils rclone)"
     }
 
-    static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] != nil }
+    public static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] != nil }
 
-    private init(name: String, url: URL, process: SpawnedProcess, folder: URL) {
+    private init(name: String, url: URL, dataFolder: URL, process: SpawnedProcess, folder: URL) {
         self.name = name
         self.url = url
+        self.dataFolder = dataFolder
         self.process = process
         self.folder = folder
     }
@@ -32,7 +41,7 @@ final class RealWebDAVServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    static func freePort() throws -> UInt16 {
+    public static func freePort() throws -> UInt16 {
         let listener = try TCPListener()
         defer { listener.close() }
         return listener.port
@@ -62,7 +71,7 @@ final class RealWebDAVServer: @unchecked Sendable {
         throw HTTPError.transport(code: 7, message: "\(name) did not start", url: url.absoluteString)
     }
 
-    static func apache() async throws -> RealWebDAVServer {
+    public static func apache() async throws -> RealWebDAVServer {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-apache-\(UUID().uuidString)")
         let data = folder.appendingPathComponent("data")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
@@ -104,18 +113,20 @@ final class RealWebDAVServer: @unchecked Sendable {
         try config.write(to: configPath, atomically: true, encoding: .utf8)
         if runAsRoot { try run("/bin/chown", ["-R", "www-data:www-data", folder.path]) }
         let process = try SpawnedProcess(["/usr/sbin/apache2", "-f", configPath.path, "-DFOREGROUND"])
-        let server = RealWebDAVServer(name: "Apache mod_dav", url: URL(string: "http://127.0.0.1:\(port)/dav/")!, process: process, folder: folder)
+        let server = RealWebDAVServer(name: "Apache mod_dav", url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data,
+                                      process: process, folder: folder)
         try await server.waitUntilReady()
         return server
     }
 
-    static func rclone() async throws -> RealWebDAVServer {
+    public static func rclone() async throws -> RealWebDAVServer {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-rclone-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("data"), withIntermediateDirectories: true)
         let port = try freePort()
         let process = try SpawnedProcess(["/usr/bin/rclone", "serve", "webdav", folder.appendingPathComponent("data").path,
                                           "--addr", "127.0.0.1:\(port)", "--user", "llvs", "--pass", "s3cret-pass", "--config", "/dev/null"])
-        let server = RealWebDAVServer(name: "rclone serve webdav", url: URL(string: "http://127.0.0.1:\(port)/")!, process: process, folder: folder)
+        let server = RealWebDAVServer(name: "rclone serve webdav", url: URL(string: "http://127.0.0.1:\(port)/")!,
+                                      dataFolder: folder.appendingPathComponent("data"), process: process, folder: folder)
         try await server.waitUntilReady()
         return server
     }
@@ -124,10 +135,10 @@ final class RealWebDAVServer: @unchecked Sendable {
 /// A server process started with posix_spawn in a process group of its own and with no signal blocked (the test
 /// runner's threads block signals, and a child would inherit that mask and ignore SIGTERM). `stop` ends the whole
 /// group, workers included, and reaps the leader.
-final class SpawnedProcess: @unchecked Sendable {
-    let pid: pid_t
+public final class SpawnedProcess: Sendable {
+    public let pid: pid_t
 
-    init(_ arguments: [String]) throws {
+    public init(_ arguments: [String]) throws {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -155,7 +166,7 @@ final class SpawnedProcess: @unchecked Sendable {
         self.pid = pid
     }
 
-    func stop() {
+    public func stop() {
         kill(-pid, SIGTERM)
         var status: Int32 = 0
         for _ in 0..<50 {
