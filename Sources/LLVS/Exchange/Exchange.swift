@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Moves versions between a store and a remote. A conforming type says how to list, read and write the
 /// remote; the shared logic here works out what is missing on each side and moves it, many transfers at once.
@@ -142,23 +143,27 @@ extension Exchange {
         try await send(remoteVersionIds: try await remoteVersionIds())
     }
 
-    /// Sends given a listing of the remote already made.
+    /// Sends given a listing of the remote already made. Versions start in order (roots first) and run `concurrency`
+    /// at a time without waiting for one another in batches; each computes its changes only when it starts.
     public func send(remoteVersionIds remote: Set<Version.ID>) async throws -> SendReport {
         var report = SendReport()
         let pending = store.history.topologicallySorted().filter { !remote.contains($0.id) }
-        for start in stride(from: 0, to: pending.count, by: window) {
-            let batch = Array(pending[start..<min(start + window, pending.count)])
-            let store = self.store
-            let results = await mapConcurrently(batch, limit: concurrency) { version in
-                try await self.send(version, changes: try store.valueChanges(madeInVersionIdentifiedBy: version.id))
+        let store = self.store
+        let sentCount = Mutex(0)
+        let progress = self.progress
+        let total = pending.count
+        let results = await mapConcurrently(pending, limit: concurrency) { version in
+            try await self.send(version, changes: try store.valueChanges(madeInVersionIdentifiedBy: version.id))
+            let done = sentCount.withLock { count -> Int in
+                count += 1
+                return count
             }
-            for (version, result) in zip(batch, results) {
-                switch result {
-                case .success:
-                    report.sent.append(version.id)
-                    progress?(ExchangeProgress(direction: .sending, done: report.sent.count, total: pending.count))
-                case .failure(let error): report.failures.append(ExchangeFailure(versionId: version.id, error: error))
-                }
+            progress?(ExchangeProgress(direction: .sending, done: done, total: total))
+        }
+        for (version, result) in zip(pending, results) {
+            switch result {
+            case .success: report.sent.append(version.id)
+            case .failure(let error): report.failures.append(ExchangeFailure(versionId: version.id, error: error))
             }
         }
         return report
