@@ -5,7 +5,7 @@ struct MergeCommand: Command {
     static let summary = "Merge the other heads into the current version (three-way through an arbiter) and make the result current."
     static let arguments = ""
     static let options: [OptionSpec] = [
-        .value("arbiter", "KIND", "how conflicts are decided: change (most recent change wins, the default) or branch (most recent version wins)"),
+        ArbiterOption.spec,
         .value("branch", "NAME", "merge only heads on this branch (repeatable)", repeatable: true),
         .value("except-branch", "NAME", "merge every head except those on this branch (repeatable)", repeatable: true),
     ]
@@ -14,11 +14,7 @@ struct MergeCommand: Command {
     let selection: HeadSelection
 
     init(_ arguments: ParsedArguments) throws {
-        switch arguments.value("arbiter") ?? "change" {
-        case "change": arbiter = MostRecentChangeFavoringArbiter()
-        case "branch": arbiter = MostRecentBranchFavoringArbiter()
-        case let other: throw CommandError.usage("unknown arbiter \(other); use change or branch")
-        }
+        arbiter = try ArbiterOption.parse(arguments)
         let only = arguments.all("branch"), except = arguments.all("except-branch")
         guard only.isEmpty || except.isEmpty else { throw CommandError.usage("give --branch or --except-branch, not both") }
         selection = !only.isEmpty ? .branches(only.map { Branch($0) }) : !except.isEmpty ? .allExcept(branches: except.map { Branch($0) }) : .all

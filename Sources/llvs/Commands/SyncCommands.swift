@@ -12,6 +12,11 @@ enum ArbiterOption {
         case let other: throw CommandError.usage("unknown arbiter \(other); use change or branch")
         }
     }
+
+    /// The optional remote name and the arbiter, which `sync` and `pull` both take.
+    static func remoteAndArbiter(_ arguments: ParsedArguments) throws -> (String?, any MergeArbiter) {
+        (arguments.positionals.first, try parse(arguments))
+    }
 }
 
 /// Reports what an exchange did, and fails when versions could not move.
@@ -41,8 +46,7 @@ struct SyncCommand: Command {
     let arbiter: any MergeArbiter
 
     init(_ arguments: ParsedArguments) throws {
-        remote = arguments.positionals.first
-        arbiter = try ArbiterOption.parse(arguments)
+        (remote, arbiter) = try ArbiterOption.remoteAndArbiter(arguments)
     }
 
     func run(in context: CommandContext) async throws {
@@ -81,8 +85,7 @@ struct PullCommand: Command {
     let arbiter: any MergeArbiter
 
     init(_ arguments: ParsedArguments) throws {
-        remote = arguments.positionals.first
-        arbiter = try ArbiterOption.parse(arguments)
+        (remote, arbiter) = try ArbiterOption.remoteAndArbiter(arguments)
     }
 
     func run(in context: CommandContext) async throws {
