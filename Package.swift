@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "LLVSHTTP", targets: ["LLVSHTTP"]),
         .library(name: "LLVSMocks", targets: ["LLVSMocks"]),
         .library(name: "LLVSWebDAV", targets: ["LLVSWebDAV"]),
+        .library(name: "LLVSGoogleDrive", targets: ["LLVSGoogleDrive"]),
         .executable(name: "llvs-mock", targets: ["llvs-mock"]),
         .executable(name: "llvs", targets: ["llvs"]),
         .executable(name: "llvs-bench", targets: ["llvs-bench"]),
@@ -44,16 +45,17 @@ let package = Package(
 
         // Connectors: one small target per service.
         .target(name: "LLVSWebDAV", dependencies: ["LLVS", "LLVSHTTP", "CLibXML2"], path: "Connectors/WebDAV"),
+        .target(name: "LLVSGoogleDrive", dependencies: ["LLVS", "LLVSHTTP"], path: "Connectors/GoogleDrive"),
 
         // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
         .target(name: "LLVSMocks", dependencies: ["LLVS", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
         .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks"], path: "Mocks/llvs-mock"),
 
         // The command-line tool.
-        .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSConformance"]),
+        .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSConformance"]),
 
         // Benchmarks that print figures (never timed tests).
-        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV"]),
+        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive"]),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),
@@ -61,6 +63,7 @@ let package = Package(
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSMocks", "llvs-test-helper"]),
         .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
+        .testTarget(name: "LLVSGoogleDriveTests", dependencies: ["LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock"]),
     ],

@@ -51,8 +51,11 @@ public final class HTTPClient: Sendable {
             let retryAfter: Duration?
             do {
                 let response = try await followingRedirects(request)
-                guard request.repeatable, attempt < policy.maximumAttempts,
-                      Self.retryableStatuses.contains(response.status) || isRetryable?(response) == true else { return response }
+                let picked = isRetryable?(response) == true
+                let refused = picked || Self.refusalStatuses.contains(response.status)
+                guard attempt < policy.maximumAttempts,
+                      (request.repeatable && (Self.retryableStatuses.contains(response.status) || picked))
+                        || (request.repeatsAfterRefusal && refused) else { return response }
                 retryAfter = response.headers["Retry-After"].flatMap(policy.retryAfter)
                 trace("↻ \(response.status) from \(Redaction.url(request.url)); retry \(attempt) of \(policy.maximumAttempts - 1)")
             } catch let error as HTTPError {
@@ -67,6 +70,8 @@ public final class HTTPClient: Sendable {
     }
 
     static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+    /// Answers that say the server did not act on the request.
+    static let refusalStatuses: Set<Int> = [429, 503]
     static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
     private func followingRedirects(_ original: HTTPRequest) async throws -> HTTPResponse {

@@ -41,6 +41,10 @@ public struct HTTPRequest: Sendable {
     /// Whether the request may be sent again after a failure. Nil: decided by the method (GET, HEAD, OPTIONS,
     /// PUT, DELETE and PROPFIND are; POST, PATCH and the rest are not unless the caller says so).
     public var isSafeToRepeat: Bool?
+    /// Whether a refusal (429, 503, or an answer the caller's `isRetryable` picks) may be retried even when the
+    /// request is not safe to repeat: true for services that document that a refused request was not acted on
+    /// (Google Drive's rate-limit answers). Network failures still repeat only what is safe to repeat.
+    public var repeatsAfterRefusal = false
     /// Credentials for curl to answer Basic or Digest challenges with; never sent to another host after a redirect.
     public var credentials: HTTPCredentials?
     /// Whether to follow redirects (the client's own logic, which drops credentials across hosts).

@@ -10,22 +10,29 @@ import Glibc
 /// a request log, and a clean stop.
 public final class MockHTTPServer: Sendable {
     public typealias Handler = @Sendable (IncomingRequest) -> MockResponse
+    /// The answer an injected status fault gives (a service's own error body); the status and Retry-After are set.
+    public typealias FaultBody = @Sendable (_ status: Int) -> MockResponse
 
     public let port: UInt16
     public let faults: MockFaults
     private let listener: TCPListener
     private let handler: Handler
+    private let faultBody: FaultBody
     private let connections = Mutex<[Int32: TCPConnection]>([:])
     private let entries = Mutex<[MockLogEntry]>([])
     private let counter = Mutex(0)
     private let stopped = Atomic<Bool>(false)
 
     /// Starts serving on 127.0.0.1:`port` (0 picks a free port) on background threads.
-    public init(port: UInt16 = 0, faults: MockFaults = MockFaults(), handler: @escaping Handler) throws {
+    public init(port: UInt16 = 0, faults: MockFaults = MockFaults(), faultBody: FaultBody? = nil, handler: @escaping Handler) throws {
         listener = try TCPListener(port: port)
         self.port = listener.port
         self.faults = faults
         self.handler = handler
+        self.faultBody = faultBody ?? { status in
+            MockResponse(status: status, headers: ["Content-Type": "application/json"],
+                         body: .data(Data(#"{"error":"injected fault","status":\#(status)}"#.utf8)))
+        }
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "mock-accept-\(listener.port)"
         thread.start()
@@ -85,10 +92,10 @@ public final class MockHTTPServer: Sendable {
                 switch fault {
                 case .latency(let duration): Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
                 case .status(let status, let retryAfter):
-                    var headers: HTTPHeaders = ["Content-Type": "application/json"]
-                    if let retryAfter { headers["Retry-After"] = String(retryAfter) }
-                    response = MockResponse(status: status, headers: headers,
-                                            body: .data(Data(#"{"error":"injected fault","status":\#(status)}"#.utf8)))
+                    var answer = faultBody(status)
+                    answer.status = status
+                    if let retryAfter { answer.headers["Retry-After"] = String(retryAfter) }
+                    response = answer
                 case .dropBeforeAnswer, .dropMidBody, .truncateBody: ending = fault
                 }
             }

@@ -23,6 +23,21 @@ public final class MockOAuthServer: Sendable {
         /// Extra fields in every token answer (pCloud's `hostname`).
         public var extraTokenFields: [String: String] = [:]
         public var pathPrefix = "/oauth"
+        /// Each endpoint's path, where a service does not put them under one prefix (Google: `/o/oauth2/v2/auth`,
+        /// `/token`, `/device/code`); nil means under `pathPrefix`.
+        public var authorizePath: String?
+        public var tokenPath: String?
+        public var devicePath: String?
+        /// `token_type` as the service writes it (Google `Bearer`, others `bearer`).
+        public var tokenType = "bearer"
+        /// The scope granted, echoed in token answers.
+        public var scope = "files"
+        /// The description of an `invalid_grant` for a dead refresh token, in the service's words.
+        public var invalidGrantDescription = "the refresh token is invalid, revoked or used already"
+        /// The name of the verification address in a device code answer (Google writes `verification_url`).
+        public var deviceVerificationField = "verification_uri"
+        /// The 401 answer the service's API gives a missing, expired or revoked access token.
+        public var unauthorizedBody = #"{"error":"invalid_token","error_description":"The access token expired or is invalid"}"#
 
         public init() {}
     }
@@ -46,15 +61,15 @@ public final class MockOAuthServer: Sendable {
         self.now = now
     }
 
-    public var authorizePath: String { settings.pathPrefix + "/authorize" }
-    public var tokenPath: String { settings.pathPrefix + "/token" }
-    public var devicePath: String { settings.pathPrefix + "/device/code" }
+    public var authorizePath: String { settings.authorizePath ?? settings.pathPrefix + "/authorize" }
+    public var tokenPath: String { settings.tokenPath ?? settings.pathPrefix + "/token" }
+    public var devicePath: String { settings.devicePath ?? settings.pathPrefix + "/device/code" }
 
     /// The client configuration that talks to this server at `baseURL`.
     public func configuration(baseURL: URL, clientAuthentication: OAuthConfiguration.ClientAuthentication = .body) -> OAuthConfiguration {
         OAuthConfiguration(authorizationURL: baseURL.appendingPathComponent(authorizePath), tokenURL: baseURL.appendingPathComponent(tokenPath),
                            deviceAuthorizationURL: settings.supportsDeviceFlow ? baseURL.appendingPathComponent(devicePath) : nil,
-                           clientId: settings.clientId, clientSecret: settings.clientSecret, scopes: ["files"],
+                           clientId: settings.clientId, clientSecret: settings.clientSecret, scopes: [settings.scope],
                            clientAuthentication: clientAuthentication)
     }
 
@@ -64,7 +79,8 @@ public final class MockOAuthServer: Sendable {
     public func issueToken() -> OAuthToken {
         state.withLock { state in
             let (access, refresh, expires) = mint(&state)
-            return OAuthToken(accessToken: access, refreshToken: refresh, expiresAt: expires, scope: "files", extras: settings.extraTokenFields)
+            return OAuthToken(accessToken: access, refreshToken: refresh, tokenType: settings.tokenType, expiresAt: expires, scope: settings.scope,
+                              extras: settings.extraTokenFields)
         }
     }
 
@@ -91,7 +107,7 @@ public final class MockOAuthServer: Sendable {
     /// The 401 answer a service gives a missing, expired or revoked token.
     public func unauthorizedResponse() -> MockResponse {
         MockResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer error="invalid_token""#, "Content-Type": "application/json"],
-                     body: .data(Data(#"{"error":"invalid_token","error_description":"The access token expired or is invalid"}"#.utf8)))
+                     body: .data(Data(settings.unauthorizedBody.utf8)))
     }
 
     private func mint(_ state: inout State) -> (String, String?, Date?) {
@@ -108,7 +124,7 @@ public final class MockOAuthServer: Sendable {
     }
 
     private func tokenAnswer(_ access: String, _ refresh: String?) -> MockResponse {
-        var object: [String: Any] = ["access_token": access, "token_type": "bearer", "scope": "files"]
+        var object: [String: Any] = ["access_token": access, "token_type": settings.tokenType, "scope": settings.scope]
         if settings.issuesRefreshTokens { object["expires_in"] = Int(settings.accessTokenLifetime) }
         if let refresh { object["refresh_token"] = refresh }
         for (key, value) in settings.extraTokenFields { object[key] = value }
@@ -179,7 +195,7 @@ public final class MockOAuthServer: Sendable {
             return state.withLock { state -> MockResponse in
                 guard let refresh = form["refresh_token"], state.refreshTokens.contains(refresh) else {
                     state.invalidGrantCount += 1
-                    return error(400, "invalid_grant", "the refresh token is invalid, revoked or used already")
+                    return error(400, "invalid_grant", settings.invalidGrantDescription)
                 }
                 state.refreshCount += 1
                 if settings.singleUseRefreshTokens { state.refreshTokens.remove(refresh) }
@@ -211,7 +227,7 @@ public final class MockOAuthServer: Sendable {
         let deviceCode = "device-" + PKCE.base64URL(PKCE.randomBytes(12))
         let userCode = String(PKCE.base64URL(PKCE.randomBytes(6)).uppercased().prefix(8))
         state.withLock { $0.devices[deviceCode] = (userCode, false, nil) }
-        return .json(200, ["device_code": deviceCode, "user_code": userCode, "verification_uri": "http://127.0.0.1/device",
+        return .json(200, ["device_code": deviceCode, "user_code": userCode, settings.deviceVerificationField: "http://127.0.0.1/device",
                            "expires_in": 600, "interval": settings.deviceInterval])
     }
 }

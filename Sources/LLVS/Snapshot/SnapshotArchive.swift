@@ -15,7 +15,7 @@ public enum SnapshotArchive {
 /// Writes an archive to a local file, hashing it on the way.
 public final class SnapshotArchiveWriter {
     private let file: AtomicFileWriter
-    private let hash = SHA256Stream()
+    private let hash = DigestStream(.sha256)
     public private(set) var bundleCount = 0
 
     init(destination: URL) throws {

@@ -79,7 +79,7 @@ extension CloudFileSystemExchange: SnapshotExchange {
         try manifest.validate(path: manifestPath)
         let folder = path("snapshots", manifest.snapshotId)
         let writer = try AtomicFileWriter(destination: url.path)
-        let hash = SHA256Stream()
+        let hash = DigestStream(.sha256)
         var received: Int64 = 0
         do {
             let fileSystem = self.fileSystem

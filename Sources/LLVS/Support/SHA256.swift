@@ -34,13 +34,15 @@ public enum SHA256 {
     }
 }
 
-/// SHA-256 over data given in pieces, through libcrypto's EVP interface.
-public final class SHA256Stream {
+/// A message digest over data given in pieces, through libcrypto's EVP interface: SHA-256 for LLVS's own checks,
+/// MD5 because services report it (Google Drive's `md5Checksum`).
+public final class DigestStream {
+    public enum Algorithm: Sendable { case sha256, md5 }
     private let context: OpaquePointer
 
-    public init() {
+    public init(_ algorithm: Algorithm = .sha256) {
         context = EVP_MD_CTX_new()
-        EVP_DigestInit_ex(context, EVP_sha256(), nil)
+        EVP_DigestInit_ex(context, algorithm == .sha256 ? EVP_sha256() : EVP_md5(), nil)
     }
 
     deinit { EVP_MD_CTX_free(context) }
@@ -58,5 +60,12 @@ public final class SHA256Stream {
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &digest, &length)
         return SHA256.hexString(Array(digest.prefix(Int(length))))
+    }
+
+    /// The hex digest of `data` in one call.
+    public static func hex(_ data: Data, _ algorithm: Algorithm) -> String {
+        let stream = DigestStream(algorithm)
+        stream.update(data)
+        return stream.finalizeHex()
     }
 }

@@ -39,7 +39,7 @@ struct BackupEntry: Codable, Equatable {
     static func hash(_ path: String) throws -> String {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw CommandError.failed("cannot read \(path)") }
         defer { try? handle.close() }
-        let digest = SHA256Stream()
+        let digest = DigestStream(.sha256)
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { digest.update(chunk) }
         return digest.finalizeHex()
     }

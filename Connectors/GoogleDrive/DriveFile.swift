@@ -1,0 +1,62 @@
+import Foundation
+import LLVS
+
+/// A Drive file or folder as the API describes it. `size` is a string in Drive's JSON; folders and Google Docs
+/// have none.
+struct DriveFile: Decodable, Sendable {
+    var id: String
+    var name: String
+    var mimeType: String?
+    var size: String?
+    var md5Checksum: String?
+    var modifiedTime: String?
+    var createdTime: String?
+    var trashed: Bool?
+
+    /// The fields the connector asks for, so answers carry what it reads and no more.
+    static let fields = "id,name,mimeType,size,md5Checksum,modifiedTime,createdTime,trashed"
+    static let listFields = "nextPageToken,files(\(fields))"
+
+    var isFolder: Bool { mimeType == GoogleDriveConfiguration.folderMimeType }
+    var byteCount: Int64? { size.flatMap { Int64($0) } }
+
+    var item: CloudItem {
+        CloudItem(name: name, isFolder: isFolder, size: isFolder ? nil : byteCount ?? 0,
+                  modified: modifiedTime.flatMap(Self.date), checksum: md5Checksum.map { CloudChecksum(algorithm: "md5", value: $0) })
+    }
+
+    static func date(_ text: String) -> Date? {
+        (try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)))
+            ?? (try? Date(text, strategy: .iso8601))
+    }
+
+    /// Drive lets one folder hold several items of the same name. Every reader must pick the same one, so the
+    /// oldest wins, then the lowest ID; a path never resolves differently from one call to the next.
+    static func chosen(_ files: [DriveFile]) -> DriveFile? {
+        files.min { a, b in
+            let ta = a.createdTime.flatMap(date) ?? .distantFuture, tb = b.createdTime.flatMap(date) ?? .distantFuture
+            return ta != tb ? ta < tb : a.id < b.id
+        }
+    }
+}
+
+/// One page of `files.list`.
+struct DriveFileList: Decodable {
+    var files: [DriveFile]?
+    var nextPageToken: String?
+}
+
+/// Builds `q` expressions of Drive's query language, escaping literals as the reference says (`\` and `'`).
+enum DriveQuery {
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+    }
+
+    static func children(of folderID: String) -> String {
+        "\(literal(folderID)) in parents and trashed = false"
+    }
+
+    static func named(_ name: String, in folderID: String) -> String {
+        "\(literal(folderID)) in parents and name = \(literal(name)) and trashed = false"
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import LLVSHTTP
+
+/// Where Google Drive is and how the connector uses it. The API, upload and OAuth hosts are settings so that the
+/// same client talks to the mock in tests (shared/reference/google-drive.md).
+public struct GoogleDriveConfiguration: Sendable {
+    /// What removing a file does: move it to the trash (recoverable for 30 days, the default, as rclone does) or
+    /// delete it for good.
+    public enum Removal: String, Sendable, CaseIterable { case trash, delete }
+
+    public var apiURL = URL(string: "https://www.googleapis.com/drive/v3")!
+    public var uploadURL = URL(string: "https://www.googleapis.com/upload/drive/v3")!
+    /// The folder that is this file system's root: `root` (My Drive) or a folder's ID.
+    public var rootFolderID = "root"
+    public var removal: Removal = .trash
+    /// Files up to this size go up in one multipart request; larger ones by resumable upload.
+    public var multipartLimit = 5 * 1024 * 1024
+    /// The piece of a resumable upload sent per request; a multiple of 256 KiB, as Drive requires.
+    public var chunkSize = 8 * 1024 * 1024 {
+        didSet { chunkSize = max(Self.chunkGranularity, chunkSize / Self.chunkGranularity * Self.chunkGranularity) }
+    }
+    /// Entries per listing page (Drive allows at most 1000).
+    public var pageSize = 1000
+
+    public static let chunkGranularity = 256 * 1024
+    public static let folderMimeType = "application/vnd.google-apps.folder"
+
+    public init() {}
+
+    /// The mock's (or a proxy's) hosts: API at `BASE/drive/v3`, uploads at `BASE/upload/drive/v3`.
+    public init(endpoint: URL) {
+        apiURL = endpoint.appendingPathComponent("drive/v3")
+        uploadURL = endpoint.appendingPathComponent("upload/drive/v3")
+    }
+
+    /// Google's OAuth 2 endpoints for an installed application (the client is the user's own, registered in the
+    /// Google Cloud console): offline access so a refresh token is issued, consent asked so it is issued every time.
+    /// `endpoint` replaces Google's hosts with one (the mock's).
+    public static func oauth(clientId: String, clientSecret: String?, scope: String = "https://www.googleapis.com/auth/drive",
+                             endpoint: URL? = nil) -> OAuthConfiguration {
+        func url(_ google: String, _ path: String) -> URL {
+            endpoint.map { $0.appendingPathComponent(path) } ?? URL(string: google + path)!
+        }
+        return OAuthConfiguration(authorizationURL: url("https://accounts.google.com", "/o/oauth2/v2/auth"),
+                                  tokenURL: url("https://oauth2.googleapis.com", "/token"),
+                                  deviceAuthorizationURL: url("https://oauth2.googleapis.com", "/device/code"),
+                                  clientId: clientId, clientSecret: clientSecret, scopes: [scope], clientAuthentication: .body,
+                                  extraAuthorizationParameters: [("access_type", "offline"), ("prompt", "consent")])
+    }
+}

@@ -1,0 +1,321 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+import Synchronization
+
+/// A mock Google Drive (API v3) that behaves as Drive does (shared/reference/google-drive.md): items with IDs and
+/// parents, duplicate names allowed, trash, the query language, `fields`, page tokens, multipart, media and
+/// resumable uploads with the 308/Range protocol, PATCH updates, `alt=media` with Range, delete and trash, error
+/// bodies with reasons, rate-limit answers as Drive gives them, Google's OAuth endpoints and answer shapes, and
+/// the changes feed. Everything is served from one port: the API under `/drive/v3`, uploads under
+/// `/upload/drive/v3`, OAuth at `/o/oauth2/v2/auth`, `/token` and `/device/code`.
+public final class MockGoogleDriveServer: Sendable {
+    public struct Settings: Sendable {
+        /// The largest media part a multipart upload takes; larger files must use a resumable upload.
+        public var multipartLimit = 5 * 1024 * 1024
+        public var defaultPageSize = 100
+        public var maximumPageSize = 1000
+        /// The account's storage quota in bytes; nil for unlimited.
+        public var quotaBytes: Int64?
+        public var oauth = MockOAuthServer.Settings.google
+        public init() {}
+    }
+
+    public let settings: Settings
+    public let server: MockHTTPServer
+    public let oauth: MockOAuthServer
+    /// The real ID behind the `root` alias.
+    public let rootID: String
+    let state: Mutex<MockDriveState>
+    let storage: URL
+
+    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults()) throws {
+        self.settings = settings
+        oauth = MockOAuthServer(settings: settings.oauth)
+        rootID = "0A" + MockDriveID.make().prefix(17) + "Uk9PVA"
+        state = Mutex(MockDriveState(rootID: rootID))
+        storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-gdrive-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
+        let box = DriveHandlerBox()
+        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.handle(request) }
+        box.target.withLock { $0.value = self }
+    }
+
+    deinit { stop() }
+
+    public func stop() {
+        server.stop()
+        try? FileManager.default.removeItem(at: storage)
+    }
+
+    /// The base every configurable host points at (`http://127.0.0.1:PORT`).
+    public var endpoint: URL { server.baseURL }
+    public var faults: MockFaults { server.faults }
+    public var log: [MockLogEntry] { server.log }
+
+    // MARK: For tests
+
+    /// A token as if the user had authorized (Google's shape: `Bearer`, about an hour).
+    public func issueToken() -> OAuthToken { oauth.issueToken() }
+    public func expireAccessTokens() { oauth.expireAccessTokens() }
+    /// Answers the next `count` API requests 401, as Drive does once a token is revoked (the token endpoint is
+    /// not affected, so a refresh still succeeds).
+    public func rejectNextRequests(_ count: Int) { state.withLock { $0.rejectRemaining += count } }
+    /// Makes every open upload session forgotten, as Drive does after a week.
+    public func expireUploadSessions() { state.withLock { $0.expireSessions() } }
+    /// Forgets every upload session once this many more chunks have been stored (a deterministic mid-upload expiry).
+    public func expireUploadSessions(afterChunks count: Int) { state.withLock { $0.chunksUntilExpiry = count } }
+    /// Bytes sent to each upload session so far, repeats included, in no particular order.
+    public var uploadSessionBytes: [Int64] { state.withLock { $0.sessions.values.map(\.bytesSent) } }
+    /// Paths of items not in the trash (folders included), for tests.
+    public var paths: [String] {
+        state.withLock { state in state.items.keys.filter { $0 != rootID && !state.isTrashed($0) }.compactMap { state.path(of: $0) }.sorted() }
+    }
+    /// How many items (trashed or not) have this name.
+    public func count(named name: String) -> Int { state.withLock { $0.items.values.filter { $0.name == name }.count } }
+    public var itemCount: Int { state.withLock { $0.items.count - 1 } }
+
+    /// Adds a file directly (for duplicate-name tests); returns its ID.
+    @discardableResult
+    public func addFile(named name: String, in parentID: String = "root", data: Data) throws -> String {
+        try state.withLock { state in
+            var metadata = try MockDriveMetadata(json: Data())
+            metadata.name = name
+            metadata.parents = [parentID]
+            return try state.create(metadata, content: .data(data), md5: DigestStream.hex(data, .md5)).id
+        }
+    }
+
+    /// The ID of the live item at a path, if any (the oldest among duplicates).
+    public func id(at path: String) -> String? {
+        state.withLock { state in
+            var id = rootID
+            for name in path.split(separator: "/").map(String.init) {
+                let match = (state.children[id] ?? []).compactMap { state.items[$0] }
+                    .filter { $0.name == name && !state.isTrashed($0.id) }
+                    .min { ($0.createdTime, $0.id) < ($1.createdTime, $1.id) }
+                guard let match else { return nil }
+                id = match.id
+            }
+            return id
+        }
+    }
+
+    // MARK: Serving
+
+    func handle(_ request: IncomingRequest) -> MockResponse {
+        if let answer = oauth.handle(request) { return answer }
+        let path = request.path
+        let isAPI = path.hasPrefix("/drive/v3/"), isUpload = path.hasPrefix("/upload/drive/v3/")
+        guard isAPI || isUpload else { return Self.error(404, "notFound", "Not Found") }
+        guard oauth.isAuthorized(request.headers["Authorization"]) else { return unauthorized() }
+        if state.withLock({ state -> Bool in
+            guard state.rejectRemaining > 0 else { return false }
+            state.rejectRemaining -= 1
+            return true
+        }) { return unauthorized() }
+        do {
+            if isUpload { return try upload(request, String(path.dropFirst("/upload/drive/v3".count))) }
+            return try api(request, String(path.dropFirst("/drive/v3".count)))
+        } catch let error as MockDriveError {
+            return Self.answer(error)
+        } catch let error as DriveQuery.Invalid {
+            return Self.error(400, "invalid", "Invalid Value: \(error.description)", location: "q")
+        } catch let error as DriveFieldMask.Invalid {
+            return Self.error(400, "invalidParameter", "Invalid field selection \(error.field)", location: "fields")
+        } catch {
+            return Self.error(500, "backendError", "Backend Error: \(error)", domain: "global")
+        }
+    }
+
+    private func unauthorized() -> MockResponse {
+        var answer = oauth.unauthorizedResponse()
+        answer.headers["WWW-Authenticate"] = #"Bearer realm="https://accounts.google.com/", error="invalid_token""#
+        return answer
+    }
+
+    private func api(_ request: IncomingRequest, _ path: String) throws -> MockResponse {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let query = request.query
+        switch (request.method, parts.count, parts.first) {
+        case ("GET", 1, "files"): return try list(query)
+        case ("POST", 1, "files"): return try createMetadataOnly(request)
+        case ("GET", 2, "files"):
+            if query["alt"] == "media" { return try download(parts[1], request) }
+            let item = try state.withLock { try $0.item(parts[1]) }
+            return try fileAnswer(item, fields: query["fields"])
+        case ("PATCH", 2, "files"): return try patch(parts[1], request)
+        case ("DELETE", 2, "files"):
+            let spooled = try state.withLock { try $0.delete(parts[1]) }
+            for url in spooled { try? FileManager.default.removeItem(at: url) }
+            return .empty(204)
+        case ("GET", 2, "changes") where parts[1] == "startPageToken":
+            let token = state.withLock { $0.changes.count + 1 }
+            return .json(200, ["kind": "drive#startPageToken", "startPageToken": String(token)])
+        case ("GET", 1, "changes"): return try changes(query)
+        case ("GET", 1, "about"):
+            let usage = state.withLock { $0.usage }
+            var quota: [String: Any] = ["usage": String(usage), "usageInDrive": String(usage)]
+            if let limit = settings.quotaBytes { quota["limit"] = String(limit) }
+            return .json(200, ["kind": "drive#about", "storageQuota": quota, "user": ["displayName": "Mock User", "emailAddress": "mock@example.com"]])
+        default:
+            return Self.error(404, "notFound", "Not Found")
+        }
+    }
+
+    // MARK: Files
+
+    func fileAnswer(_ item: MockDriveItem, fields: String?) throws -> MockResponse {
+        let mask = try fields.map(DriveFieldMask.parse) ?? DriveSchema.defaultFile
+        let object = state.withLock { $0.json(item) }
+        return .json(200, try mask.apply(to: object, schema: .file))
+    }
+
+    private func list(_ query: [String: String]) throws -> MockResponse {
+        let pageSize = try query["pageSize"].map { text -> Int in
+            guard let size = Int(text), (1...settings.maximumPageSize).contains(size) else {
+                throw MockDriveError.invalidParameter(location: "pageSize", message: "Invalid value '\(text)'. Values must be within the range: [1, \(settings.maximumPageSize)]")
+            }
+            return size
+        } ?? settings.defaultPageSize
+        let mask = try query["fields"].map(DriveFieldMask.parse) ?? DriveSchema.defaultFileList
+        let q = query["q"] ?? ""
+        let parsed = q.isEmpty ? nil : try DriveQuery.parse(q)
+        let object: [String: Any] = try state.withLock { state in
+            var offset = 0
+            if let token = query["pageToken"] {
+                guard let saved = state.pageTokens[token], saved.query == q else {
+                    throw MockDriveError.invalidParameter(location: "pageToken", message: "Invalid Value")
+                }
+                offset = saved.offset
+            }
+            let matches = try state.search(parsed)
+            let page = matches.dropFirst(offset).prefix(pageSize)
+            var object: [String: Any] = ["kind": "drive#fileList", "incompleteSearch": false, "files": page.map { state.json($0) }]
+            if offset + page.count < matches.count {
+                let token = "~!!~" + MockDriveID.make()
+                state.pageTokens[token] = (q, offset + page.count)
+                object["nextPageToken"] = token
+            }
+            return object
+        }
+        return .json(200, try mask.apply(to: object, schema: .fileList))
+    }
+
+    private func createMetadataOnly(_ request: IncomingRequest) throws -> MockResponse {
+        let metadata = try MockDriveMetadata(json: request.bodyData)
+        let item = try state.withLock { try $0.create(metadata, content: nil, md5: nil) }
+        return try fileAnswer(item, fields: request.query["fields"])
+    }
+
+    private func patch(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
+        let metadata = try MockDriveMetadata(json: request.bodyData)
+        let query = request.query
+        let item = try state.withLock { state in
+            let adding = query["addParents"].map { $0.split(separator: ",").map(String.init) } ?? []
+            let removing = query["removeParents"].map { $0.split(separator: ",").map(String.init) } ?? []
+            if !adding.isEmpty || !removing.isEmpty { try state.move(id, adding: adding, removing: removing) }
+            return try state.update(id, metadata, content: nil, md5: nil)
+        }
+        return try fileAnswer(item, fields: query["fields"])
+    }
+
+    private func download(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
+        let item = try state.withLock { try $0.item(id) }
+        guard !item.isFolder, let content = item.content else {
+            throw MockDriveError.forbidden(reason: "fileNotDownloadable",
+                                           message: "Only files with binary content can be downloaded. Use Export with Docs Editors files.")
+        }
+        let body: MockResponse.Body = switch content {
+        case .data(let data): .data(data)
+        case .spooled(let url, _): .file(url, range: nil)
+        }
+        return .ranged(body, size: content.size, rangeHeader: request.headers["Range"], headers: ["Content-Type": item.mimeType])
+    }
+
+    private func changes(_ query: [String: String]) throws -> MockResponse {
+        guard let token = query["pageToken"], let start = Int(token), start >= 1 else {
+            throw MockDriveError.invalidParameter(location: "pageToken", message: "Invalid Value")
+        }
+        let pageSize = query["pageSize"].flatMap(Int.init).map { min(max($0, 1), settings.maximumPageSize) } ?? settings.defaultPageSize
+        let mask = try query["fields"].map(DriveFieldMask.parse) ?? DriveSchema.defaultChangeList
+        let object: [String: Any] = state.withLock { state in
+            let end = min(state.changes.count, start - 1 + pageSize)
+            var list: [[String: Any]] = []
+            if start - 1 < end {
+                // Drive reports each file once, in its latest state: a change superseded later is left out.
+                for (offset, change) in state.changes[(start - 1)..<end].enumerated()
+                where state.latestChange[change.fileId] == start - 1 + offset {
+                    var entry: [String: Any] = ["kind": "drive#change", "changeType": "file", "fileId": change.fileId,
+                                                "time": MockDriveTime.format(change.time), "removed": change.removed]
+                    if !change.removed, let item = state.items[change.fileId] { entry["file"] = state.json(item) }
+                    list.append(entry)
+                }
+            }
+            var object: [String: Any] = ["kind": "drive#changeList", "changes": list]
+            if end < state.changes.count { object["nextPageToken"] = String(end + 1) } else { object["newStartPageToken"] = String(state.changes.count + 1) }
+            return object
+        }
+        return .json(200, try mask.apply(to: object, schema: .changeList))
+    }
+
+    // MARK: Errors in Drive's shape
+
+    static func error(_ status: Int, _ reason: String, _ message: String, domain: String = "global", location: String? = nil) -> MockResponse {
+        var detail: [String: Any] = ["domain": domain, "reason": reason, "message": message]
+        if let location {
+            detail["locationType"] = "parameter"
+            detail["location"] = location
+        }
+        return .json(status, ["error": ["errors": [detail], "code": status, "message": message]])
+    }
+
+    static func answer(_ error: MockDriveError) -> MockResponse {
+        switch error {
+        case .badRequest(let message): Self.error(400, "badRequest", message)
+        case .notFound(let id): Self.error(404, "notFound", "File not found: \(id).", location: "fileId")
+        case .forbidden(let reason, let message): Self.error(403, reason, message, domain: reason == "storageQuotaExceeded" ? "usageLimits" : "global")
+        case .invalidParameter(let location, let message): Self.error(400, "invalidParameter", message, location: location)
+        }
+    }
+
+    /// Injected faults answer as Drive does: 403 and 429 say the rate limit was exceeded, 5xx are backend errors.
+    static let faultBody: MockHTTPServer.FaultBody = { status in
+        switch status {
+        case 403: error(403, "userRateLimitExceeded", "User Rate Limit Exceeded", domain: "usageLimits")
+        case 429: error(429, "rateLimitExceeded", "Rate Limit Exceeded", domain: "usageLimits")
+        case 401: error(401, "authError", "Invalid Credentials", location: "Authorization")
+        case 500...599: error(status, "backendError", "Backend Error")
+        default: error(status, "failed", "Injected failure")
+        }
+    }
+}
+
+extension MockOAuthServer.Settings {
+    /// Google's endpoints and answer shapes: `Bearer`, 3599-second tokens, no new refresh token on refresh,
+    /// `verification_url`, and the 401 body of Google's APIs.
+    public static var google: MockOAuthServer.Settings {
+        var settings = MockOAuthServer.Settings()
+        settings.clientId = "000000000000-llvsmock.apps.googleusercontent.com"
+        settings.clientSecret = "GOCSPX-llvs-mock-secret"
+        settings.authorizePath = "/o/oauth2/v2/auth"
+        settings.tokenPath = "/token"
+        settings.devicePath = "/device/code"
+        settings.tokenType = "Bearer"
+        settings.accessTokenLifetime = 3599
+        settings.scope = "https://www.googleapis.com/auth/drive"
+        settings.invalidGrantDescription = "Token has been expired or revoked."
+        settings.deviceVerificationField = "verification_url"
+        settings.unauthorizedBody = #"{"error":{"errors":[{"domain":"global","reason":"authError","message":"Invalid Credentials","locationType":"header","location":"Authorization"}],"code":401,"message":"Invalid Credentials"}}"#
+        return settings
+    }
+}
+
+private final class DriveHandlerBox: Sendable {
+    struct Weak { weak var value: MockGoogleDriveServer? }
+    let target = Mutex(Weak())
+    func handle(_ request: IncomingRequest) -> MockResponse {
+        guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
+        return mock.handle(request)
+    }
+}

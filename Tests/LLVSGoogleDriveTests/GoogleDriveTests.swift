@@ -1,0 +1,183 @@
+import Foundation
+import LLVS
+import LLVSConformance
+import LLVSGoogleDrive
+import LLVSHTTP
+import LLVSMocks
+import Testing
+
+func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = []) async {
+    let report = await ConformanceSuite.run(on: fileSystem, options: options)
+    for result in report.results {
+        switch result.status {
+        case .passed: break
+        case .skipped: #expect(skippable.contains(result.id), "\(result.id) skipped: \(result.message ?? "")")
+        case .failed: Issue.record("\(result.id) failed: \(result.message ?? "")")
+        }
+    }
+}
+
+@Suite struct GoogleDriveConformanceTests {
+    @Test(arguments: GoogleDriveConfiguration.Removal.allCases)
+    func theConnectorConformsAgainstTheMock(removal: GoogleDriveConfiguration.Removal) async throws {
+        let fixture = try DriveFixture { $0.pageSize = 100; $0.removal = removal }
+        var options = ConformanceOptions()
+        options.faults = DriveFaultControl(mock: fixture.mock)
+        options.largeFileSize = 6 * 1024 * 1024 + 12_345
+        options.listingCount = 250
+        await expectConformance(fixture.fileSystem, options: options)
+        #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
+        #expect(fixture.requests("PUT", "/upload/drive/v3/files?uploadType=resumable").count >= 7, "the large file should go up in resumable chunks")
+        #expect(fixture.mock.log.contains { $0.target.contains("pageToken=") }, "the listing should have needed a second page")
+        if removal == .delete { #expect(fixture.mock.itemCount == 0) }
+    }
+
+    @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
+        let fixture = try DriveFixture { $0.pageSize = 100 }
+        fixture.mock.faults.injectRandomly(rate: 0.1, faults: [.status(403), .status(429), .status(503), .status(500), .dropBeforeAnswer], seed: 5)
+        var options = ConformanceOptions()
+        options.largeFileSize = 6 * 1024 * 1024
+        options.listingCount = 250
+        await expectConformance(fixture.fileSystem, options: options,
+                                skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+        #expect(fixture.mock.log.filter { !$0.faults.isEmpty }.count > 50)
+        #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
+        #expect(fixture.mock.count(named: "folder") <= 1, "a folder was created twice")
+    }
+}
+
+@Suite struct GoogleDriveBehaviourTests {
+    @Test func anInterruptedResumableUploadResumesWithoutSendingAcknowledgedChunksAgain() async throws {
+        let fixture = try DriveFixture { $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024 }
+        let data = bytes(9 * 256 * 1024 + 100, seed: 3)
+        try data.write(to: fixture.local("big.bin"))
+        try await fixture.fileSystem.makeFolder("up")
+        // Requests from here: the name lookup, the session, then chunks. The fourth chunk is stored but its answer
+        // is lost, and so is the answer to the one retry libcurl makes by itself on a fresh connection.
+        let before = fixture.mock.log.count
+        fixture.mock.faults.inject(.dropBeforeAnswer, intoRequest: before + 2 + 4)
+        fixture.mock.faults.inject(.dropBeforeAnswer, intoRequest: before + 2 + 5)
+        try await fixture.fileSystem.upload(fileAt: fixture.local("big.bin"), to: "up/big.bin")
+
+        #expect(try await fixture.fileSystem.download("up/big.bin") == data)
+        let puts = fixture.requests("PUT", "/upload/drive/v3/files?uploadType=resumable")
+        #expect(puts.contains { $0.headers["Content-Range"] == "bytes */\(data.count)" }, "the session was asked what it holds")
+        // Offsets never go back to a chunk Drive acknowledged: only the chunk whose answer was lost went twice.
+        let starts = puts.compactMap { $0.headers["Content-Range"].flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) } }
+        #expect(starts == starts.sorted())
+        #expect(Set(starts).count == 10)
+        #expect(fixture.mock.uploadSessionBytes == [Int64(data.count + 256 * 1024)])
+    }
+
+    @Test func aFailedChunkIsResumedFromWhatTheSessionHolds() async throws {
+        let fixture = try DriveFixture { $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024 }
+        let data = bytes(5 * 256 * 1024, seed: 4)
+        let before = fixture.mock.log.count
+        fixture.mock.faults.inject(.status(503), intoRequest: before + 2 + 3)
+        fixture.mock.faults.inject(.status(500), intoRequest: before + 2 + 6)
+        try await fixture.fileSystem.upload(data, to: "b.bin")
+        #expect(try await fixture.fileSystem.download("b.bin") == data)
+        #expect(fixture.mock.uploadSessionBytes == [Int64(data.count)])
+    }
+
+    @Test func anExpiredUploadSessionStartsOver() async throws {
+        let fixture = try DriveFixture { $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024 }
+        let data = bytes(4 * 256 * 1024, seed: 6)
+        fixture.mock.expireUploadSessions(afterChunks: 2)
+        try await fixture.fileSystem.upload(data, to: "c.bin")
+        #expect(fixture.mock.uploadSessionBytes.sorted() == [Int64(2 * 256 * 1024), Int64(data.count)], "a second session took the whole file")
+        #expect(try await fixture.fileSystem.download("c.bin") == data)
+        #expect(fixture.mock.count(named: "c.bin") == 1)
+    }
+
+    @Test func eightUploadsIntoOneNewNestedFolderCreateEachFolderOnce() async throws {
+        let fixture = try DriveFixture()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<8 {
+                group.addTask { try await fixture.fileSystem.upload(Data("file \(i)".utf8), to: "new/nested/folder/f\(i).txt") }
+            }
+            try await group.waitForAll()
+        }
+        #expect(fixture.requests("POST", "/drive/v3/files").count == 3)
+        for name in ["new", "nested", "folder"] { #expect(fixture.mock.count(named: name) == 1, "\(name) created more than once") }
+        #expect(try await fixture.fileSystem.list("new/nested/folder").count == 8)
+    }
+
+    @Test func duplicateNamesResolveToTheOldestEveryTime() async throws {
+        let fixture = try DriveFixture()
+        let folder = try fixture.mock.addFile(named: "twice", data: Data())
+        _ = folder
+        try fixture.mock.addFile(named: "dup.txt", data: Data("first".utf8))
+        try fixture.mock.addFile(named: "dup.txt", data: Data("second".utf8))
+        try fixture.mock.addFile(named: "DUP.txt", data: Data("other case".utf8))
+        #expect(try await fixture.fileSystem.download("dup.txt") == Data("first".utf8))
+        #expect(try await fixture.fileSystem.download("DUP.txt") == Data("other case".utf8))
+        let listed = try await fixture.fileSystem.list("").filter { $0.name.lowercased() == "dup.txt" }
+        #expect(listed.count == 2)
+        // Replacing updates the chosen file by its ID: no third copy appears.
+        try await fixture.fileSystem.upload(Data("replaced".utf8), to: "dup.txt")
+        #expect(fixture.mock.count(named: "dup.txt") == 2)
+        #expect(try await fixture.fileSystem.download("dup.txt") == Data("replaced".utf8))
+        // Removing removes every copy, so no other takes its place.
+        try await fixture.fileSystem.removeFile("dup.txt")
+        #expect(try await !fixture.fileSystem.exists("dup.txt"))
+        #expect(try await fixture.fileSystem.exists("DUP.txt"))
+    }
+
+    @Test func replacingAFileKeepsItsID() async throws {
+        let fixture = try DriveFixture()
+        try await fixture.fileSystem.upload(Data("one".utf8), to: "a/file.txt")
+        let id = fixture.mock.id(at: "a/file.txt")
+        try await fixture.fileSystem.upload(Data("two, longer".utf8), to: "a/file.txt")
+        #expect(fixture.mock.id(at: "a/file.txt") == id)
+        #expect(fixture.requests("DELETE", "/drive/v3/files").isEmpty)
+        let item = try await fixture.fileSystem.metadata("a/file.txt")
+        #expect(item.size == 11)
+        #expect(item.checksum == CloudChecksum(algorithm: "md5", value: DigestStream.hex(Data("two, longer".utf8), .md5)))
+    }
+
+    @Test func rateLimitsAreWaitedOutAndAFullQuotaIsFinal() async throws {
+        var settings = MockGoogleDriveServer.Settings()
+        settings.quotaBytes = 1000
+        let fixture = try DriveFixture(settings: settings)
+        fixture.mock.faults.injectNext(.status(403, retryAfter: 1))
+        fixture.mock.faults.injectNext(.status(429))
+        try await fixture.fileSystem.upload(Data(repeating: 1, count: 600), to: "x.bin")
+        await #expect {
+            try await fixture.fileSystem.upload(Data(repeating: 2, count: 600), to: "y.bin")
+        } throws: { error in
+            if case CloudFileSystemError.quotaExceeded = error { true } else { false }
+        }
+        #expect(try await !fixture.fileSystem.exists("y.bin"))
+    }
+
+    @Test func aRevokedRefreshTokenAsksForAuthorizationAgain() async throws {
+        let fixture = try DriveFixture()
+        fixture.mock.oauth.revokeRefreshTokens()
+        fixture.mock.expireAccessTokens()
+        let tokenBefore = try Data(contentsOf: URL(fileURLWithPath: fixture.tokenSource.file.path))
+        await #expect {
+            _ = try await fixture.fileSystem.list("")
+        } throws: { error in
+            guard case CloudFileSystemError.unauthorized(let message) = error else { return false }
+            return message.contains("llvs auth drive") && message.contains("Token has been expired or revoked")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.tokenSource.file.path)) == tokenBefore, "the token file is untouched")
+    }
+
+    @Test func theChangesFeedReportsNewAndRemovedFiles() async throws {
+        let fixture = try DriveFixture { $0.removal = .delete }
+        let start = try await fixture.fileSystem.startPageToken()
+        try await fixture.fileSystem.upload(Data("x".utf8), to: "feed/one.txt")
+        try await fixture.fileSystem.upload(Data("y".utf8), to: "feed/two.txt")
+        try await fixture.fileSystem.removeFile("feed/one.txt")
+        let (changes, next) = try await fixture.fileSystem.changes(since: start)
+        // Drive reports each file once, as it is now: one.txt only as removed.
+        #expect(changes.count == 3)
+        #expect(changes.contains { $0.removed && $0.name == nil })
+        #expect(changes.contains { $0.name == "two.txt" && !$0.removed && !$0.isFolder })
+        #expect(changes.contains { $0.name == "feed" && $0.isFolder })
+        let (none, _) = try await fixture.fileSystem.changes(since: next)
+        #expect(none.isEmpty)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+import Testing
+@testable import LLVSMocks
+
+/// The mock answers as Drive does, checked over HTTP with raw requests (no connector in between).
+@Suite struct MockGoogleDriveTests {
+    let mock: MockGoogleDriveServer
+    let token: String
+    let http = quickClient()
+
+    init() throws {
+        mock = try MockGoogleDriveServer()
+        token = mock.issueToken().accessToken
+    }
+
+    func get(_ target: String, authorized: Bool = true) async throws -> (status: Int, json: [String: Any]) {
+        var request = HTTPRequest(url: URL(string: mock.endpoint.absoluteString + target)!)
+        if authorized { request.headers["Authorization"] = "Bearer \(token)" }
+        let response = try await http.send(request)
+        return (response.status, (try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]) ?? [:])
+    }
+
+    func reason(_ json: [String: Any]) -> String? {
+        ((json["error"] as? [String: Any])?["errors"] as? [[String: Any]])?.first?["reason"] as? String
+    }
+
+    func q(_ text: String) -> String { FormEncoding.escape(text) }
+
+    @Test func theQueryLanguageReadsWhatDriveClientsSend() throws {
+        let query = try DriveQuery.parse(#"'root' in parents and (name contains 'rep' or mimeType = 'application/vnd.google-apps.folder') and not trashed = true"#)
+        #expect(query.requiredParent == "root")
+        func subject(_ name: String, _ type: String = "text/plain", trashed: Bool = false) -> DriveQuery.Subject {
+            DriveQuery.Subject(name: name, mimeType: type, parents: ["root"], trashed: trashed, createdTime: Date(), modifiedTime: Date())
+        }
+        #expect(try query.matches(subject("report.txt")))
+        #expect(try query.matches(subject("Old Reports")))
+        #expect(try !query.matches(subject("prepare.txt")), "contains matches the start of a word, as Drive does")
+        #expect(try query.matches(subject("x", "application/vnd.google-apps.folder")))
+        #expect(try !query.matches(subject("report.txt", trashed: true)))
+        #expect(try DriveQuery.parse(#"name = 'it\'s \\ here'"#) == .compare(field: "name", op: "=", value: .string(#"it's \ here"#)))
+        #expect(try DriveQuery.parse("name = 'A.TXT'").matches(subject("a.txt")), "name = ignores case")
+        for bad in ["name = ", "'x' in", "name ~ 'x'", "(name = 'x'", "name = 'open"] {
+            #expect(throws: DriveQuery.Invalid.self, "\(bad)") { try DriveQuery.parse(bad) }
+        }
+    }
+
+    @Test func listingsAnswerWithTheFieldsAskedForAndPageTokensOnlyWhenAsked() async throws {
+        for i in 0..<5 { try mock.addFile(named: "f\(i)", data: Data(repeating: 7, count: 1234)) }
+        let all = try await get("/drive/v3/files?q=\(q("'root' in parents and trashed = false"))&pageSize=2&fields=\(q("nextPageToken,files(id,name,size,modifiedTime)"))")
+        #expect(all.status == 200)
+        let files = all.json["files"] as? [[String: Any]] ?? []
+        #expect(files.count == 2)
+        #expect(files.first?["size"] as? String == "1234", "size is a string")
+        #expect((files.first?["modifiedTime"] as? String)?.contains(".") == true, "times carry milliseconds")
+        #expect(files.first?["mimeType"] == nil, "only the fields asked for")
+        #expect(all.json["nextPageToken"] is String)
+        let withoutToken = try await get("/drive/v3/files?pageSize=2&fields=\(q("files(id)"))")
+        #expect(withoutToken.json["nextPageToken"] == nil, "a listing whose fields leave out nextPageToken has none")
+        let unknown = try await get("/drive/v3/files?fields=\(q("files(id,colour)"))")
+        #expect(unknown.status == 400)
+        #expect(reason(unknown.json) == "invalidParameter")
+        let tooBig = try await get("/drive/v3/files?pageSize=1001")
+        #expect(tooBig.status == 400)
+        let badQuery = try await get("/drive/v3/files?q=\(q("name = "))")
+        #expect(badQuery.status == 400)
+        #expect(reason(badQuery.json) == "invalid")
+    }
+
+    @Test func errorsCarryDrivesReasons() async throws {
+        let missing = try await get("/drive/v3/files/nope?fields=id")
+        #expect(missing.status == 404)
+        #expect(reason(missing.json) == "notFound")
+        let anonymous = try await get("/drive/v3/files", authorized: false)
+        #expect(anonymous.status == 401)
+        #expect(reason(anonymous.json) == "authError")
+        mock.faults.injectNext(.status(403))
+        var request = HTTPRequest(url: mock.endpoint.appendingPathComponent("drive/v3/files"))
+        request.headers["Authorization"] = "Bearer \(token)"
+        var once = HTTPClientConfiguration()
+        once.retryPolicy = RetryPolicy(maximumAttempts: 1)
+        let limited = try await HTTPClient(configuration: once).send(request)
+        #expect(limited.status == 403)
+        #expect(limited.text.contains("userRateLimitExceeded") && limited.text.contains("usageLimits"))
+        let root = try await get("/drive/v3/files/root?fields=id,mimeType")
+        #expect(root.json["id"] as? String == mock.rootID)
+    }
+
+    @Test func uploadsFollowDrivesRules() async throws {
+        let big = Data(repeating: 1, count: mock.settings.multipartLimit + 1)
+        let multipart = MultipartRelated(parts: [.init(contentType: "application/json", data: Data(#"{"name":"big"}"#.utf8)),
+                                                 .init(contentType: "application/octet-stream", data: big)])
+        var request = HTTPRequest(method: "POST", url: URL(string: mock.endpoint.absoluteString + "/upload/drive/v3/files?uploadType=multipart")!,
+                                  headers: ["Content-Type": multipart.contentType, "Authorization": "Bearer \(token)"], body: .data(multipart.body))
+        #expect(try await http.send(request).status == 400, "multipart is for files up to 5 MB")
+
+        request = HTTPRequest(method: "POST", url: URL(string: mock.endpoint.absoluteString + "/upload/drive/v3/files?uploadType=resumable")!,
+                              headers: ["Content-Type": "application/json", "Authorization": "Bearer \(token)", "X-Upload-Content-Length": "600000"],
+                              body: .data(Data(#"{"name":"r.bin"}"#.utf8)))
+        let opened = try await http.send(request)
+        let session = try #require(opened.headers["Location"].flatMap(URL.init(string:)))
+        func put(_ range: String, _ body: Data) async throws -> HTTPResponse {
+            try await http.send(HTTPRequest(method: "PUT", url: session, headers: ["Content-Range": range, "Authorization": "Bearer \(token)"], body: .data(body)))
+        }
+        let odd = try await put("bytes 0-99999/600000", Data(count: 100_000))
+        #expect(odd.status == 400, "an intermediate chunk must be a multiple of 256 KiB")
+        let first = try await put("bytes 0-262143/600000", Data(count: 262_144))
+        #expect(first.status == 308)
+        #expect(first.headers["Range"] == "bytes=0-262143")
+        let status = try await put("bytes */600000", Data())
+        #expect(status.status == 308)
+        #expect(status.headers["Range"] == "bytes=0-262143")
+        let last = try await put("bytes 262144-599999/600000", Data(count: 600_000 - 262_144))
+        #expect(last.status == 200)
+        #expect(last.text.contains("r.bin"))
+    }
+}
