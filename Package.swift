@@ -49,7 +49,7 @@ let package = Package(
 
         // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
         .target(name: "LLVSMocks", dependencies: ["LLVS", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
-        .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks"], path: "Mocks/llvs-mock"),
+        .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks", "LLVSHTTP"], path: "Mocks/llvs-mock"),
 
         // The command-line tool.
         .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSConformance"]),
@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
         .testTarget(name: "LLVSGoogleDriveTests", dependencies: ["LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
-        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock"]),
+        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper"]),
     ],
     swiftLanguageModes: [.v6]
 )

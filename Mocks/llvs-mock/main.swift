@@ -1,14 +1,15 @@
 import Foundation
+import LLVSHTTP
 import LLVSMocks
 
 // llvs-mock: runs a mock service on loopback for manual tests and for `llvs` end-to-end tests.
 //
-//   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P]
+//   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE]
 //
-// SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, oauth.
+// SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, gdrive, oauth.
 
 let usage = """
-    usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P]
+    usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE]
 
     Runs a mock service on 127.0.0.1 until interrupted, printing its URL on the first line.
 
@@ -16,6 +17,8 @@ let usage = """
       webdav          WebDAV as Apache mod_dav answers (the reference server)
       webdav-rclone   WebDAV with rclone serve's answers (201 on an existing folder, 404 for a missing parent)
       webdav-nginx    WebDAV with nginx's answers (no etags, 500 for a missing parent)
+      gdrive          Google Drive API v3 with Google's OAuth endpoints on the same port; prints the endpoint, then
+                      the client ID and secret to give `llvs remote add NAME gdrive:/path --endpoint URL --client-id ID`
       oauth           an OAuth 2 authorization server alone (authorize, token, device endpoints under /oauth)
 
     options:
@@ -23,6 +26,7 @@ let usage = """
       --faults SPEC   inject faults, e.g. 500@3,503:0.1,retry-after=2,drop:0.05,drop-body@7,truncate:0.01,latency=20ms,seed=9
                       (STATUS@N fails request N; KIND:RATE faults that share of requests; kinds: a status, drop, drop-body, truncate)
       --user U, --password P   require Basic authentication (webdav)
+      --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, oauth), mode 0600
 
     """
 
@@ -43,7 +47,7 @@ let service = arguments.removeFirst()
 var options: [String: String] = [:]
 while !arguments.isEmpty {
     let name = arguments.removeFirst()
-    guard ["--port", "--faults", "--user", "--password"].contains(name) else { fail("unknown option \(name); see llvs-mock --help") }
+    guard ["--port", "--faults", "--user", "--password", "--token-out"].contains(name) else { fail("unknown option \(name); see llvs-mock --help") }
     guard !arguments.isEmpty else { fail("\(name) needs a value") }
     options[name] = arguments.removeFirst()
 }
@@ -55,6 +59,12 @@ if let text = options["--port"] {
 let faults: MockFaults
 do { faults = try options["--faults"].map(MockFaults.parse) ?? MockFaults() } catch { fail("\(error)") }
 
+/// Writes an issued token where --token-out says, readable only by its owner.
+func writeToken(_ token: OAuthToken, to path: String?) throws {
+    guard let path else { return }
+    try TokenFile(path: path).write(token)
+}
+
 // Kept alive until the process ends.
 nonisolated(unsafe) var running: AnyObject?
 do {
@@ -64,8 +74,15 @@ do {
         let mock = try MockWebDAVServer(flavor: flavor, port: port, user: options["--user"], password: options["--password"], faults: faults)
         running = mock
         say(mock.url.absoluteString)
+    case "gdrive":
+        let mock = try MockGoogleDriveServer(port: port, faults: faults)
+        running = mock
+        try writeToken(mock.issueToken(), to: options["--token-out"])
+        say(mock.endpoint.absoluteString)
+        say("client_id=\(mock.oauth.settings.clientId) client_secret=\(mock.oauth.settings.clientSecret ?? "")")
     case "oauth":
         let oauth = MockOAuthServer()
+        try writeToken(oauth.issueToken(), to: options["--token-out"])
         let server = try MockHTTPServer(port: port, faults: faults) { request in oauth.handle(request) ?? .empty(404) }
         running = server
         say(server.baseURL.appendingPathComponent(oauth.settings.pathPrefix).absoluteString)

@@ -7,7 +7,7 @@ let commands: [any Command.Type] = [
     LogCommand.self, HeadsCommand.self, DiffCommand.self, MergeCommand.self,
     RemoteCommand.self, SyncCommand.self, PushCommand.self, PullCommand.self, StatusCommand.self,
     SnapshotCommand.self, CloneCommand.self, BackupCommand.self, RestoreCommand.self, HistoryCommand.self,
-    ConformanceCommand.self,
+    AuthCommand.self, ConformanceCommand.self,
 ]
 
 @MainActor func overview() -> String {

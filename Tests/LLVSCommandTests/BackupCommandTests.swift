@@ -10,7 +10,8 @@ import Glibc
 
     init() throws { tests = try CommandLineTests() }
 
-    func llvs(_ arguments: String...) throws -> CommandLineTests.Result { try tests.run(arguments) }
+    @discardableResult
+    func llvs(_ arguments: String..., input: Data? = nil) throws -> CommandLineTests.Result { try tests.run(arguments, input: input) }
     var folder: URL { tests.directory }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
@@ -34,7 +35,35 @@ import Glibc
         return result
     }
 
-    @Test func backupSyncCloneAndRestoreGiveAByteIdenticalTree() throws {
+    /// Adds the remote `home` of a kind: a local folder, or a WebDAV or Google Drive mock started with `llvs-mock`
+    /// (returned, so it lives as long as the test).
+    func addRemote(_ kind: String) throws -> MockProcess? {
+        switch kind {
+        case "webdav":
+            let mock = try MockProcess(["webdav", "--user", "u", "--password", "pw"])
+            let added = try llvs("remote", "add", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://"), "--user", "u",
+                                 "--password-stdin", input: Data("pw\n".utf8))
+            #expect(added.status == 0, "\(added.error)")
+            return mock
+        case "gdrive":
+            let token = path("issued-token.json")
+            let mock = try MockProcess(["gdrive", "--token-out", token], lineCount: 2)
+            let added = try llvs("remote", "add", "home", "gdrive:/backups/this machine", "--endpoint", mock.url,
+                                 "--client-id", mock.fields["client_id"] ?? "", "--client-secret-stdin",
+                                 input: Data((mock.fields["client_secret"] ?? "").utf8))
+            #expect(added.status == 0, "\(added.error)")
+            #expect(added.text.contains("llvs auth home"))
+            let auth = try llvs("auth", "home", "--token-json", token)
+            #expect(auth.status == 0, "\(auth.error)")
+            return mock
+        default:
+            #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+            return nil
+        }
+    }
+
+    @Test(arguments: ["file", "webdav", "gdrive"])
+    func backupSyncCloneAndRestoreGiveAByteIdenticalTree(remote kind: String) throws {
         let source = path("source")
         let fm = FileManager.default
         try fm.createDirectory(atPath: source + "/nested/ünïcødé 世界/deeper", withIntermediateDirectories: true)
@@ -54,7 +83,8 @@ import Glibc
         try handle.close()
 
         #expect(try llvs("init", "--store", path("store")).status == 0)
-        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        let mock = try addRemote(kind)
+        defer { withExtendedLifetime(mock) {} }
         let first = try llvs("backup", source, "--store", path("store"), "--to", "home")
         #expect(first.status == 0, "\(first.error)")
         #expect(try llvs("backup", source, "--store", path("store")).text.contains("Nothing changed"))

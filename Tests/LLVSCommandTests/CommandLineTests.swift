@@ -36,11 +36,13 @@ import Testing
     }
 
     /// Runs `llvs` with its configuration (remotes) in this test's own folder.
-    func run(_ arguments: [String], input: Data? = nil) throws -> Result {
+    func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]) { _, new in new }
+        process.environment = ProcessInfo.processInfo.environment
+            .merging(["XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]) { _, new in new }
+            .merging(environment) { _, new in new }
         process.currentDirectoryURL = directory
         let out = Pipe(), err = Pipe(), inp = Pipe()
         process.standardOutput = out

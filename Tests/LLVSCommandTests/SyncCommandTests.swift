@@ -10,8 +10,9 @@ import Glibc
 
     init() throws { tests = try CommandLineTests() }
 
-    func llvs(_ arguments: String..., input: Data? = nil) throws -> CommandLineTests.Result {
-        try tests.run(arguments, input: input)
+    @discardableResult
+    func llvs(_ arguments: String..., input: Data? = nil, environment: [String: String] = [:]) throws -> CommandLineTests.Result {
+        try tests.run(arguments, input: input, environment: environment)
     }
 
     var folder: URL { tests.directory }
@@ -92,5 +93,53 @@ import Glibc
         #expect(try llvs("sync", "dav", "--store", store("a")).text.contains("Sent 1 version"))
         #expect(try llvs("clone", "dav", store("b")).status == 0)
         #expect(try llvs("get", "k", "--store", store("b")).text == "v")
+    }
+
+    @Test func aGoogleDriveRemoteIsAuthorizedInTheBrowserAndPassesConformanceWithFaults() throws {
+        let mock = try MockProcess(["gdrive", "--faults", "403:0.05,503:0.03,drop:0.03,seed=8"], lineCount: 2)
+        let client = mock.fields
+        #expect(mock.url.hasPrefix("http://127.0.0.1:"))
+        #expect(try llvs("remote", "add", "drive", "gdrive:/LLVS/notes", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
+                         "--client-secret-stdin", input: Data((client["client_secret"] ?? "").utf8)).status == 0)
+        let unauthorized = try llvs("conformance", "drive", "--listing-count", "5", "--large-file-mib", "1")
+        #expect(unauthorized.status != 0)
+        #expect(unauthorized.text.contains("llvs auth drive") || unauthorized.error.contains("llvs auth drive"), "\(unauthorized.text)\(unauthorized.error)")
+
+        // The loopback flow, with a "browser" that follows the mock's redirect back to llvs's listener.
+        let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper").path
+        let auth = try llvs("auth", "drive", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
+        #expect(auth.status == 0, "\(auth.error)")
+        #expect(!auth.text.contains("access-") && !auth.error.contains("access-"), "a token was printed")
+        let tokenFile = folder.appendingPathComponent("config/llvs/drive.token.json").path
+        #expect(try FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? Int == 0o600)
+
+        let report = try llvs("conformance", "drive", "--listing-count", "120", "--large-file-mib", "6")
+        #expect(report.status == 0, "\(report.text)\n\(report.error)")
+        #expect(report.text.contains("0 failed"))
+
+        try llvs("init", "--store", store("a"))
+        _ = try llvs("put", "k", "-", "--store", store("a"), input: Data("through drive".utf8))
+        #expect(try llvs("sync", "drive", "--store", store("a")).text.contains("Sent 1 version"))
+        #expect(try llvs("snapshot", "drive", "--store", store("a")).status == 0)
+        let clone = try llvs("clone", "drive", store("b"))
+        #expect(clone.status == 0, "\(clone.error)")
+        #expect(try llvs("get", "k", "--store", store("b")).text == "through drive")
+    }
+
+    @Test func oauthRemoteMistakesGiveClearErrors() throws {
+        let planned = try llvs("remote", "add", "one", "onedrive:/x")
+        #expect(planned.status == 2 && planned.error.contains("not supported by this build yet"))
+        let noClient = try llvs("remote", "add", "g", "gdrive:/x", environment: ["LLVS_GDRIVE_CLIENT_ID": ""])
+        #expect(noClient.status == 2 && noClient.error.contains("--client-id"), "\(noClient.error)")
+        #expect(try llvs("remote", "add", "g", "gdrive://host/x", "--client-id", "c").status == 2)
+        #expect(try llvs("remote", "add", "g", "gdrive:/x", "--client-id", "c", "--removal", "shred").status == 2)
+        #expect(try llvs("remote", "add", "d", "file:///tmp/llvs-nothing").status == 0)
+        let notOAuth = try llvs("auth", "d")
+        #expect(notOAuth.status == 2 && notOAuth.error.contains("does not use OAuth"))
+        #expect(try llvs("auth", "missing").status == 3)
+        #expect(try llvs("remote", "add", "g", "gdrive:/x", "--client-id", "c").status == 0)
+        #expect(try llvs("auth", "g", "--headless", "--device").status == 2)
+        let badToken = try llvs("auth", "g", "--token-json", folder.appendingPathComponent("nope.json").path)
+        #expect(badToken.status == 1 && badToken.error.contains("nope.json"))
     }
 }

@@ -159,7 +159,9 @@ public actor StoreCoordinator {
             outcome = .noSnapshot
         }
         if currentVersionId == nil, let head = store.mostRecentHead { try setCurrentVersion(head.id) }
-        _ = try await self.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
+        let report = try await self.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
+        let failures = report.retrieve.failures + report.send.failures
+        if let first = failures.first { throw ExchangeError.incomplete(failures: failures.count, first: first.description) }
         return outcome
     }
 

@@ -41,7 +41,16 @@ public struct CloudFileSystemExchange: Exchange {
 
     public func fetchChanges(of id: Version.ID) async throws -> [Value.Change] {
         let path = try file(RemoteFormat.changesFolder, id)
-        return try RemoteFormat.decodeChanges(try await fileSystem.download(path), path: path)
+        // A changes file holds the version's values and can be any size: it goes to a temporary file, read mapped,
+        // so no connector has to hold it (or refuse it) in memory.
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-changes-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        try await fileSystem.download(path, toFileAt: temporary)
+        let data: Data
+        do { data = try Data(contentsOf: temporary, options: .alwaysMapped) } catch {
+            throw CloudFileSystemError.localFile(path: temporary.path, message: error.localizedDescription)
+        }
+        return try RemoteFormat.decodeChanges(data, path: path)
     }
 
     public func send(_ version: Version, changes: [Value.Change]) async throws {

@@ -10,6 +10,8 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsafeIdentifier(String)
     /// The remote has no such version.
     case missingOnRemote(Version.ID)
+    /// Some versions could not be moved; what did move is kept, and running the exchange again completes it.
+    case incomplete(failures: Int, first: String)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
         case .predecessorFailed(let id): "Its predecessor \(id) could not be retrieved."
         case .unsafeIdentifier(let id): "The identifier \"\(id)\" cannot be used as a remote file name."
         case .missingOnRemote(let id): "The remote has no version \(id)."
+        case .incomplete(let failures, let first): "\(failures) version(s) could not be moved (the first: \(first)); run the exchange again once the cause is fixed."
         }
     }
 }

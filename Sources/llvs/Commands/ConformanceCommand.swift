@@ -33,7 +33,7 @@ struct ConformanceCommand: Command {
     func run(in context: CommandContext) async throws {
         let connection = try context.connection(remote)
         var options = self.options
-        options.parentFolder = connection.configuration.basePath ?? ""
+        options.parentFolder = connection.basePath
         let json = self.json
         let report = await ConformanceSuite.run(on: connection.fileSystem, options: options) { result in
             if !json { FileHandle.standardError.write(Data("  \(result.status == .failed ? "✗" : "·") \(result.id)\n".utf8)) }

@@ -10,6 +10,11 @@ struct RemoteCommand: Command {
         .value("user", "USER", "the WebDAV user name (add); the password comes from $LLVS_WEBDAV_PASSWORD or --password-stdin"),
         .flag("password-stdin", "read the WebDAV password from standard input and keep it in a private file (add)"),
         .value("concurrency", "N", "transfers at once (add; default 8)"),
+        .value("client-id", "ID", "the OAuth client ID you registered with the service (add, gdrive:); or $LLVS_GDRIVE_CLIENT_ID"),
+        .flag("client-secret-stdin", "read the OAuth client secret from standard input into a private file (add, gdrive:); or $LLVS_GDRIVE_CLIENT_SECRET"),
+        .value("endpoint", "URL", "send every request of the service to this base URL instead, e.g. a mock from `llvs-mock gdrive` (add)"),
+        .value("removal", "trash|delete", "what removing a remote file does on Google Drive (add; default trash)"),
+        .value("root-folder-id", "ID", "the Drive folder that is the remote's root (add; default My Drive)"),
         .flag("json", "print JSON (list)"),
     ]
     static let positionalCount = 1...3
@@ -38,19 +43,36 @@ struct RemoteCommand: Command {
                 throw CommandError.usage("a remote name is letters, digits, '.', '_' and '-', not \(name)")
             }
             guard remotes[name] == nil else { throw CommandError.failed("A remote called \(name) exists already; remove it first.") }
-            _ = try RemoteConnection.validate(words[2])
+            let (kind, _) = try RemoteConnection.validate(words[2])
             var concurrency: Int?
             if let text = arguments.value("concurrency") {
                 guard let n = Int(text), (1...64).contains(n) else { throw CommandError.usage("--concurrency needs a number from 1 to 64") }
                 concurrency = n
             }
-            remotes[name] = RemoteConfiguration(url: words[2], basePath: arguments.value("base-path"), user: arguments.value("user"), concurrency: concurrency)
-            if arguments.has("password-stdin") {
-                let password = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .newlines)
-                try registry.writePrivately(Data(password.utf8), to: registry.secretFile(name))
+            var remote = RemoteConfiguration(url: words[2], basePath: arguments.value("base-path"), user: arguments.value("user"), concurrency: concurrency)
+            if let endpoint = arguments.value("endpoint") {
+                guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                    throw CommandError.usage("--endpoint needs an http:// or https:// URL, not \(endpoint)")
+                }
+                remote.endpoint = endpoint
+            }
+            if let removal = arguments.value("removal") {
+                guard ["trash", "delete"].contains(removal) else { throw CommandError.usage("--removal is trash or delete, not \(removal)") }
+                remote.removal = removal
+            }
+            remote.rootFolderId = arguments.value("root-folder-id")
+            remote.clientId = arguments.value("client-id")
+            if kind.usesOAuth, remote.clientId == nil, (ProcessInfo.processInfo.environment["LLVS_GDRIVE_CLIENT_ID"] ?? "").isEmpty {
+                throw CommandError.usage("a Google Drive remote needs the OAuth client you registered: --client-id ID (or $LLVS_GDRIVE_CLIENT_ID)")
+            }
+            remotes[name] = remote
+            if arguments.has("password-stdin") || arguments.has("client-secret-stdin") {
+                let secret = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .newlines)
+                try registry.writePrivately(Data(secret.utf8), to: registry.secretFile(name))
             }
             try registry.save(remotes)
             context.writeLine("Added remote \(name) (\(words[2])).")
+            if kind.usesOAuth { context.writeLine("Next, authorize it: llvs auth \(name)   (--headless or --device on a machine without a browser)") }
         case "remove":
             guard remotes.removeValue(forKey: words[1]) != nil else { throw CommandError.notFound("There is no remote called \(words[1]).") }
             try registry.save(remotes)

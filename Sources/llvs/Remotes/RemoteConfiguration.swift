@@ -13,6 +13,14 @@ struct RemoteConfiguration: Codable, Equatable {
     var basePath: String?
     var user: String?
     var concurrency: Int?
+    /// One base URL standing in for every host of the service (a mock's), for OAuth remotes.
+    var endpoint: String?
+    /// The OAuth client the user registered with the service (the secret is kept in NAME.secret or the environment).
+    var clientId: String?
+    /// Google Drive: what removing a file does, `trash` (default) or `delete`.
+    var removal: String?
+    /// Google Drive: the ID of the folder that is the remote's root (default: My Drive).
+    var rootFolderId: String?
 }
 
 /// The remotes file and the secrets beside it.
@@ -28,6 +36,11 @@ struct RemoteRegistry {
     var file: URL { folder.appendingPathComponent("remotes.json") }
     func secretFile(_ name: String) -> URL { folder.appendingPathComponent("\(name).secret") }
     func tokenFile(_ name: String) -> URL { folder.appendingPathComponent("\(name).token.json") }
+
+    /// The remote's password or client secret, from its private file.
+    func secret(_ name: String) -> String? {
+        (try? String(contentsOf: secretFile(name), encoding: .utf8))?.trimmingCharacters(in: .newlines)
+    }
 
     func load() throws -> [String: RemoteConfiguration] {
         guard FileManager.default.fileExists(atPath: file.path) else { return [:] }

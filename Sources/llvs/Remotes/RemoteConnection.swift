@@ -1,58 +1,113 @@
 import Foundation
 import LLVS
+import LLVSGoogleDrive
 import LLVSHTTP
 import LLVSWebDAV
+
+/// The kinds of remote `llvs` knows, by URL scheme.
+enum RemoteKind: String, CaseIterable {
+    case file, webdav, webdavs, gdrive
+    /// Services with a connector still to come; named so the error says so rather than "unknown".
+    static let planned = ["onedrive", "box", "pcloud"]
+
+    var usesOAuth: Bool { self == .gdrive }
+}
 
 /// Turns a configured remote into a file system and an exchange.
 struct RemoteConnection {
     let name: String
     let configuration: RemoteConfiguration
+    let kind: RemoteKind
     let fileSystem: any CloudFileSystem
+    /// The folder on the file system that holds the store: the URL's path (for Drive) joined with `--base-path`.
+    let basePath: String
 
-    /// The URL forms `llvs` understands: `file:///path`, `webdav://host/path` (HTTP) and `webdavs://host/path` (HTTPS).
-    static let supportedSchemes = ["file", "webdav", "webdavs"]
+    static let urlForms = "file:///path, webdav://host/path, webdavs://host/path or gdrive:/path"
 
     init(name: String, configuration: RemoteConfiguration, registry: RemoteRegistry,
          environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.name = name
         self.configuration = configuration
-        fileSystem = try Self.fileSystem(for: configuration, name: name, registry: registry, environment: environment)
+        let (kind, url) = try Self.validate(configuration.url)
+        self.kind = kind
+        switch kind {
+        case .file:
+            fileSystem = LocalFolderFileSystem(root: URL(fileURLWithPath: url.path))
+            basePath = configuration.basePath ?? ""
+        case .webdav, .webdavs:
+            fileSystem = Self.webDAV(url, kind: kind, configuration: configuration, name: name, registry: registry, environment: environment)
+            basePath = configuration.basePath ?? ""
+        case .gdrive:
+            fileSystem = try Self.googleDrive(configuration, name: name, registry: registry, environment: environment)
+            basePath = CloudPath.join(url.path, configuration.basePath ?? "")
+        }
     }
 
-    static func validate(_ text: String) throws -> URL {
+    /// Checks a remote URL and tells its kind.
+    @discardableResult
+    static func validate(_ text: String) throws -> (RemoteKind, URL) {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
-            throw CommandError.usage("\(text) is not a remote URL; use file:///path, webdav://host/path or webdavs://host/path")
+            throw CommandError.usage("\(text) is not a remote URL; use \(urlForms)")
         }
-        guard supportedSchemes.contains(scheme) else {
-            throw CommandError.usage("remotes of kind \(scheme): are not supported by this build; use file://, webdav:// or webdavs://")
+        guard let kind = RemoteKind(rawValue: scheme) else {
+            if RemoteKind.planned.contains(scheme) {
+                throw CommandError.usage("\(scheme): remotes are not supported by this build yet; use \(urlForms)")
+            }
+            throw CommandError.usage("remotes of kind \(scheme): are not supported; use \(urlForms)")
         }
-        if scheme == "file", url.path.isEmpty { throw CommandError.usage("a file:// remote needs an absolute path, as file:///srv/llvs") }
-        if scheme != "file", url.host == nil { throw CommandError.usage("a WebDAV remote needs a host, as webdavs://dav.example.com/llvs") }
-        return url
+        switch kind {
+        case .file where url.path.isEmpty: throw CommandError.usage("a file:// remote needs an absolute path, as file:///srv/llvs")
+        case .webdav where url.host == nil, .webdavs where url.host == nil: throw CommandError.usage("a WebDAV remote needs a host, as webdavs://dav.example.com/llvs")
+        case .gdrive where url.host != nil: throw CommandError.usage("a Google Drive remote is gdrive:/path (one slash), not \(text)")
+        default: break
+        }
+        _ = try CloudPath.components(url.path)
+        return (kind, url)
     }
 
-    static func fileSystem(for configuration: RemoteConfiguration, name: String, registry: RemoteRegistry,
-                           environment: [String: String]) throws -> any CloudFileSystem {
-        let url = try validate(configuration.url)
-        switch url.scheme!.lowercased() {
-        case "file":
-            return LocalFolderFileSystem(root: URL(fileURLWithPath: url.path))
-        default:
-            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
-            components.scheme = url.scheme!.lowercased() == "webdavs" ? "https" : "http"
-            if !components.path.hasSuffix("/") { components.path += "/" }
-            var authentication = WebDAVConfiguration.authentication(from: environment)
-            if case .none = authentication, let user = configuration.user {
-                let password = environment["LLVS_WEBDAV_PASSWORD"]
-                    ?? (try? String(contentsOf: registry.secretFile(name), encoding: .utf8))?.trimmingCharacters(in: .newlines) ?? ""
-                authentication = .basic(user: user, password: password)
-            }
-            return WebDAVFileSystem(configuration: WebDAVConfiguration(url: components.url!, authentication: authentication))
+    private static func webDAV(_ url: URL, kind: RemoteKind, configuration: RemoteConfiguration, name: String, registry: RemoteRegistry,
+                               environment: [String: String]) -> WebDAVFileSystem {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        components.scheme = kind == .webdavs ? "https" : "http"
+        if !components.path.hasSuffix("/") { components.path += "/" }
+        var authentication = WebDAVConfiguration.authentication(from: environment)
+        if case .none = authentication, let user = configuration.user {
+            let password = environment["LLVS_WEBDAV_PASSWORD"] ?? registry.secret(name) ?? ""
+            authentication = .basic(user: user, password: password)
         }
+        return WebDAVFileSystem(configuration: WebDAVConfiguration(url: components.url!, authentication: authentication))
+    }
+
+    /// The OAuth client of an OAuth remote: its ID from the configuration or `LLVS_GDRIVE_CLIENT_ID`, its secret from
+    /// `LLVS_GDRIVE_CLIENT_SECRET` or the remote's private secret file.
+    static func oauthConfiguration(_ configuration: RemoteConfiguration, name: String, registry: RemoteRegistry,
+                                   environment: [String: String]) throws -> OAuthConfiguration {
+        guard let clientId = environment["LLVS_GDRIVE_CLIENT_ID"].flatMap({ $0.isEmpty ? nil : $0 }) ?? configuration.clientId else {
+            throw CommandError.usage("remote \(name) has no OAuth client; add it again with --client-id, or set LLVS_GDRIVE_CLIENT_ID")
+        }
+        let secret = environment["LLVS_GDRIVE_CLIENT_SECRET"].flatMap { $0.isEmpty ? nil : $0 } ?? registry.secret(name)
+        return GoogleDriveConfiguration.oauth(clientId: clientId, clientSecret: secret, endpoint: configuration.endpoint.flatMap(URL.init(string:)))
+    }
+
+    static func tokenSource(_ configuration: RemoteConfiguration, name: String, registry: RemoteRegistry, http: HTTPClient,
+                            environment: [String: String]) throws -> OAuthTokenSource {
+        OAuthTokenSource(file: TokenFile(path: registry.tokenFile(name).path),
+                         configuration: try oauthConfiguration(configuration, name: name, registry: registry, environment: environment),
+                         http: http, reauthorizeCommand: "llvs auth \(name)")
+    }
+
+    private static func googleDrive(_ configuration: RemoteConfiguration, name: String, registry: RemoteRegistry,
+                                    environment: [String: String]) throws -> GoogleDriveFileSystem {
+        let http = HTTPClient()
+        var drive = configuration.endpoint.flatMap(URL.init(string:)).map(GoogleDriveConfiguration.init(endpoint:)) ?? GoogleDriveConfiguration()
+        if let removal = configuration.removal.flatMap(GoogleDriveConfiguration.Removal.init(rawValue:)) { drive.removal = removal }
+        if let root = configuration.rootFolderId { drive.rootFolderID = root }
+        return GoogleDriveFileSystem(configuration: drive, http: http,
+                                     authorizer: try tokenSource(configuration, name: name, registry: registry, http: http, environment: environment))
     }
 
     func exchange(for store: Store) -> CloudFileSystemExchange {
-        CloudFileSystemExchange(store: store, fileSystem: fileSystem, basePath: configuration.basePath ?? "",
+        CloudFileSystemExchange(store: store, fileSystem: fileSystem, basePath: basePath,
                                 concurrency: configuration.concurrency ?? 8, progress: ProgressLine.shared?.report)
     }
 }

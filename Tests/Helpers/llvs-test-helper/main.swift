@@ -14,9 +14,17 @@ import LLVSSQLite
 //
 // Waits until START-AT (seconds since 1970), then asks a token source on TOKEN-FILE for a token (refreshing the
 // expired one through TOKEN-URL) and prints the access token it ends with. Two at once test the token file lock.
-
+//
+//   llvs-test-helper open URL
+//
+// Fetches URL following redirects, as a browser would: set as $BROWSER, it completes `llvs auth`'s loopback flow
+// against a mock whose authorize endpoint redirects at once.
 
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "open", let url = URL(string: arguments[2]) {
+    let response = try await HTTPClient().send(HTTPRequest(url: url))
+    exit(response.isSuccess ? 0 : 1)
+}
 if arguments.count == 7, arguments[1] == "refresh", let startAt = Double(arguments[6]) {
     let configuration = OAuthConfiguration(authorizationURL: URL(string: arguments[3])!, tokenURL: URL(string: arguments[3])!,
                                            clientId: arguments[4], clientSecret: arguments[5])

@@ -1,0 +1,127 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `llvs auth NAME`: gets a first OAuth token for a remote and keeps it in the remote's private token file. With a
+/// browser on this machine, the loopback flow; on a headless machine, `--headless` (open the printed address
+/// elsewhere, paste back where the browser ended up) or `--device` (enter a code on another device); or a token
+/// JSON made elsewhere with `--token-json`.
+struct AuthCommand: Command {
+    static let name = "auth"
+    static let summary = "Authorize an OAuth remote (Google Drive): browser, --headless, --device or --token-json FILE."
+    static let arguments = "NAME"
+    static let options: [OptionSpec] = [
+        .flag("headless", "print the address to open on another machine, then read the address the browser ended up at"),
+        .flag("device", "show a code to enter on another device (the device authorization grant)"),
+        .value("token-json", "FILE", "take a token JSON made elsewhere (this tool's token file, rclone's, or a token answer)"),
+        .value("timeout", "SECONDS", "how long to wait for the browser (default 300)"),
+    ]
+    static let positionalCount = 1...1
+
+    enum Flow { case loopback, headless, device, importing(String) }
+
+    let remote: String
+    let flow: Flow
+    let timeout: Duration
+
+    init(_ arguments: ParsedArguments) throws {
+        remote = arguments.positionals[0]
+        let chosen = [arguments.has("headless"), arguments.has("device"), arguments.value("token-json") != nil].filter { $0 }.count
+        guard chosen <= 1 else { throw CommandError.usage("choose one of --headless, --device and --token-json") }
+        if arguments.has("headless") { flow = .headless }
+        else if arguments.has("device") { flow = .device }
+        else if let file = arguments.value("token-json") { flow = .importing(file) }
+        else { flow = .loopback }
+        var seconds = 300
+        if let text = arguments.value("timeout") {
+            guard let value = Int(text), value > 0 else { throw CommandError.usage("--timeout needs a number of seconds") }
+            seconds = value
+        }
+        timeout = .seconds(seconds)
+    }
+
+    func run(in context: CommandContext) async throws {
+        let registry = context.registry
+        let (name, configuration) = try registry.remote(remote)
+        let (kind, _) = try RemoteConnection.validate(configuration.url)
+        guard kind.usesOAuth else {
+            throw CommandError.usage("remote \(name) (\(kind.rawValue)) does not use OAuth; its password comes from --password-stdin or $LLVS_WEBDAV_PASSWORD")
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let oauth = try RemoteConnection.oauthConfiguration(configuration, name: name, registry: registry, environment: environment)
+        let authorization = OAuthAuthorization(configuration: oauth, http: HTTPClient())
+        let token: OAuthToken
+        do {
+            switch flow {
+            case .importing(let path):
+                guard let data = FileManager.default.contents(atPath: path) else { throw CommandError.failed("Cannot read the token file \(path).") }
+                token = try OAuthAuthorization.importToken(data)
+            case .loopback:
+                token = try await authorization.authorizeWithLoopback(timeout: timeout) { url in
+                    Self.say("Opening the authorization page. If no browser appears, open this address:\n\n  \(url.absoluteString)\n")
+                    Self.openBrowser(url, environment: environment)
+                }
+            case .headless:
+                let attempt = authorization.makeAttempt(redirectURI: "http://127.0.0.1:53682/")
+                Self.say("""
+                    Open this address in a browser on any machine and allow access:
+
+                      \(attempt.url.absoluteString)
+
+                    The browser then ends up at an address starting http://127.0.0.1:53682/ that does not load; that is expected.
+                    Paste that whole address here and press Enter:
+                    """)
+                guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+                    throw CommandError.failed("Nothing was pasted; run `llvs auth \(name) --headless` again.")
+                }
+                token = try await authorization.finish(attempt, answer: line)
+            case .device:
+                token = try await authorization.authorizeWithDevice { code, address, _ in
+                    Self.say("On any device, open \(address) and enter the code \(code). Waiting for approval…")
+                }
+            }
+        } catch let error as OAuthError {
+            throw CommandError.failed("Authorization of \(name) failed: \(error.description)")
+        }
+        try save(token, name: name, registry: registry)
+        if token.refreshToken == nil, token.expiresAt != nil {
+            Self.say("Note: the service issued no refresh token, so this authorization ends when the access token expires.")
+        }
+        context.writeLine("Authorized remote \(name); the token is kept in \(registry.tokenFile(name).path) (readable only by you).")
+    }
+
+    private func save(_ token: OAuthToken, name: String, registry: RemoteRegistry) throws {
+        try FileManager.default.createDirectory(at: registry.folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = TokenFile(path: registry.tokenFile(name).path)
+        do {
+            try file.write(token)
+        } catch let error as OAuthError {
+            throw CommandError.failed(error.description)
+        }
+    }
+
+    /// Instructions go to standard error, so standard output carries only the result.
+    static func say(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+
+    /// Opens a URL with $BROWSER, else xdg-open when there is a display; a failure only means the user opens it.
+    static func openBrowser(_ url: URL, environment: [String: String]) {
+        var command: [String]
+        if let browser = environment["BROWSER"], !browser.isEmpty {
+            command = browser.split(separator: " ").map(String.init)
+        } else if environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil {
+            command = ["xdg-open"]
+        } else {
+            return
+        }
+        command.append(url.absoluteString)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
+    }
+}
