@@ -152,16 +152,31 @@ public final class GoogleDriveFileSystem: CloudFileSystem {
         let request = Self.jsonRequest("POST", url(configuration.apiURL, "/files", [("fields", DriveFile.fields)]),
                                        ["name": name, "mimeType": GoogleDriveConfiguration.folderMimeType, "parents": [parentID]],
                                        safeToRepeat: false)
-        do {
-            _ = try decode(DriveFile.self, try await send(request), key)
-        } catch CloudFileSystemError.transient {
-            // The answer was lost; whether the folder was made is answered by looking, below.
+        _ = try await createOnce(request, path: key) {
+            DriveFile.chosen(try await self.items(named: name, in: parentID, path: key).filter(\.isFolder))
         }
         guard let folder = DriveFile.chosen(try await items(named: name, in: parentID, path: key).filter(\.isFolder)) else {
             throw CloudFileSystemError.transient("Google Drive did not create the folder \(key); try again")
         }
         remember(key, folder)
         return folder.id
+    }
+
+    /// Sends a creation that must not happen twice. Drive may have acted on a request whose answer was lost or
+    /// was a 5xx, so before sending it again the connector looks whether the item landed.
+    func createOnce(_ request: HTTPRequest, path: String, landed: () async throws -> DriveFile?) async throws -> DriveFile {
+        let policy = http.configuration.retryPolicy
+        var attempt = 1
+        while true {
+            do {
+                return try decode(DriveFile.self, try await send(request), path)
+            } catch let error as CloudFileSystemError where Self.isWorthResuming(error) {
+                if let file = try await landed() { return file }
+                guard attempt < policy.maximumAttempts else { throw error }
+                try await policy.sleep(policy.delay(beforeRetry: attempt, retryAfter: nil))
+                attempt += 1
+            }
+        }
     }
 
     static let rootItem = DriveFile(id: "", name: "", mimeType: GoogleDriveConfiguration.folderMimeType)
@@ -303,15 +318,10 @@ public final class GoogleDriveFileSystem: CloudFileSystem {
         ])
         let request = HTTPRequest(method: "POST", url: url(configuration.uploadURL, "/files", [("uploadType", "multipart"), ("fields", DriveFile.fields)]),
                                   headers: ["Content-Type": multipart.contentType], body: .data(multipart.body), isSafeToRepeat: false)
-        do {
-            return try decode(DriveFile.self, try await send(request), path)
-        } catch CloudFileSystemError.transient(let message) {
-            // The answer was lost: the file may or may not exist. Look before sending again, so there is one copy.
-            if let landed = DriveFile.chosen(try await items(named: name, in: parentID, path: path).filter { !$0.isFolder }),
-               landed.byteCount == source.size { return landed }
-            let retry = try await send(request)
-            guard retry.isSuccess else { throw CloudFileSystemError.transient(message) }
-            return try decode(DriveFile.self, retry, path)
+        return try await createOnce(request, path: path) {
+            guard let landed = DriveFile.chosen(try await self.items(named: name, in: parentID, path: path).filter { !$0.isFolder }),
+                  landed.byteCount == source.size else { return nil }
+            return landed
         }
     }
 

@@ -151,7 +151,7 @@ public final class WebDAVFileSystem: CloudFileSystem {
         guard let (listed, entries) = try await propfind(path, folder: false, depth: 0) else { throw CloudFileSystemError.notFound(path: path) }
         let this = try resolve(entries, listed: listed, path: path).this ?? entries.first
         guard let this, this.isPresent else { throw CloudFileSystemError.notFound(path: path) }
-        if this.isCollection { knownFolders.withLock { _ = $0.insert(Self.key(path)) } }
+        if this.isCollection { remember(path) }
         return item(named: try CloudPath.name(path), this)
     }
 
@@ -171,11 +171,23 @@ public final class WebDAVFileSystem: CloudFileSystem {
         guard let (listed, entries) = answer else { throw CloudFileSystemError.notFound(path: folder) }
         let (this, children) = try resolve(entries, listed: listed, path: folder)
         if let this, !this.isCollection { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
-        knownFolders.withLock { _ = $0.insert(Self.key(folder)) }
+        remember(folder)
         return children.filter { $0.1.isPresent }.map { item(named: $0.0, $0.1) }
     }
 
     static func key(_ path: String) -> String { (try? CloudPath.components(path).joined(separator: "/")) ?? path }
+
+    /// Records a folder seen to exist, and so every folder above it.
+    private func remember(_ folder: String) {
+        guard let components = try? CloudPath.components(folder) else { return }
+        knownFolders.withLock { known in
+            for depth in components.indices { known.insert(components[...depth].joined(separator: "/")) }
+        }
+    }
+
+    /// Bodies up to this size are sent before making sure the parent exists: in a remote in use it does, and a
+    /// missing parent costs one refused small request. Larger bodies wait for the folders, so none goes up twice.
+    static let optimisticPutLimit: Int64 = 256 * 1024
 
     public func makeFolder(_ path: String) async throws {
         let components = try CloudPath.components(path)
@@ -215,7 +227,12 @@ public final class WebDAVFileSystem: CloudFileSystem {
     private func put(_ body: HTTPRequestBody, to path: String) async throws {
         guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let parent = try CloudPath.parent(path)
-        try await makeFolder(parent)
+        let small = switch body {
+        case .none: true
+        case .data(let data): Int64(data.count) <= Self.optimisticPutLimit
+        case .file(let url, _, let length): (length ?? Self.fileSize(url)) <= Self.optimisticPutLimit
+        }
+        if !small { try await makeFolder(parent) }
         var response = try await send(request("PUT", try url(path, folder: false), body: body))
         if [404, 409, 500].contains(response.status) {
             // The parent vanished since it was known (or the server says so oddly): make it again, once.
@@ -224,7 +241,9 @@ public final class WebDAVFileSystem: CloudFileSystem {
             response = try await send(request("PUT", try url(path, folder: false), body: body))
         }
         switch response.status {
-        case 200, 201, 204: return
+        case 200, 201, 204:
+            remember(parent) // the file landed, so its folder exists
+            return
         case 405, 409:
             if (try? await metadata(path))?.isFolder == true { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
             throw failure(response, path)
@@ -233,6 +252,10 @@ public final class WebDAVFileSystem: CloudFileSystem {
     }
 
     public func upload(_ data: Data, to path: String) async throws { try await put(.data(data), to: path) }
+
+    static func fileSize(_ url: URL) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? .max
+    }
 
     public func upload(fileAt source: URL, to path: String) async throws {
         guard FileManager.default.isReadableFile(atPath: source.path) else {

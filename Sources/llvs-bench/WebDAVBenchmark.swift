@@ -33,21 +33,18 @@ func format(_ figure: (median: Double, min: Double, max: Double)) -> String {
     String(format: "%7.2f s [%.2f–%.2f]", figure.median, figure.min, figure.max)
 }
 
-func webdavBenchmark(_ arguments: [String]) async throws {
+/// Rows 1, 2 and 4 of the comparison: against Apache mod_dav, the connector against curl -T and rclone copy, and a
+/// push with parallel transfers against one at a time.
+func webdavBenchmark(_ arguments: [String], apache: RealWebDAVServer, rclone: [String: String], table: ComparisonTable) async throws {
     let fileCount = Int(option("files", in: arguments) ?? "") ?? 2000
     let versionCount = Int(option("versions", in: arguments) ?? "") ?? 2000
     let sizeMiB = Int(option("size-mib", in: arguments) ?? "") ?? 256
     let runs = Int(option("runs", in: arguments) ?? "") ?? 3
-    for binary in [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, "/usr/bin/curl"] {
-        if let reason = RealWebDAVServer.unavailable(binary) { throw BenchmarkError(reason) }
-    }
     let work = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-bench-webdav-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: work) }
-    let apache = try await RealWebDAVServer.apache()
     let auth = WebDAVConfiguration.Authentication.basic(user: apache.user, password: apache.password)
     let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: apache.url, authentication: auth))
-    print("WebDAV benchmark against Apache mod_dav on loopback (median of \(runs) runs [min–max])")
 
     // 4. One large file: the connector against curl -T (first, so the peak memory figure is this transfer's).
     let big = work.appendingPathComponent("big.bin")
@@ -66,9 +63,12 @@ func webdavBenchmark(_ arguments: [String]) async throws {
         try timeProcess(["/usr/bin/curl", "-sS", "-f", "-T", big.path, "-u", "\(apache.user):\(apache.password)",
                          apache.url.appendingPathComponent("big/curl-\(run).bin").absoluteString])
     }
-    print(String(format: "one %d MiB file:     connector %@ (%.0f MiB/s)   curl -T %@ (%.0f MiB/s)   ratio %.2f of curl (target ≥ 0.8); peak resident %.1f MiB (target < 100)",
-                 sizeMiB, format(connectorBig), Double(sizeMiB) / connectorBig.median, format(curlBig), Double(sizeMiB) / curlBig.median,
-                 curlBig.median / connectorBig.median, peak))
+    let bigRatio = curlBig.median / connectorBig.median
+    table.add(.init(number: 4, what: "one \(sizeMiB) MiB file to Apache mod_dav",
+                    ours: String(format: "%@ (%.0f MiB/s), peak resident %.1f MiB", formatSeconds(connectorBig), Double(sizeMiB) / connectorBig.median, peak),
+                    theirs: String(format: "curl -T %@ (%.0f MiB/s)", formatSeconds(curlBig), Double(sizeMiB) / curlBig.median),
+                    ratio: String(format: "%.2f of curl's throughput", bigRatio), target: "≥ 0.8 of curl, peak < 100 MiB",
+                    met: bigRatio >= 0.8 && peak < 100))
 
     // 1. Many small files: the connector (8 at once) against rclone copy at its default and at equal parallelism.
     let small = work.appendingPathComponent("small")
@@ -86,20 +86,7 @@ func webdavBenchmark(_ arguments: [String]) async throws {
         }
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
-    let obscured = try String(decoding: {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: RealWebDAVServer.rcloneBinary)
-        process.arguments = ["obscure", apache.password]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return data
-    }(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    let rcloneEnvironment = ["RCLONE_CONFIG_BENCH_TYPE": "webdav", "RCLONE_CONFIG_BENCH_URL": apache.url.absoluteString,
-                             "RCLONE_CONFIG_BENCH_VENDOR": "other", "RCLONE_CONFIG_BENCH_USER": apache.user,
-                             "RCLONE_CONFIG_BENCH_PASS": obscured]
+    let rcloneEnvironment = rclone
     let rcloneDefault = try await measure(runs) { run in
         try timeProcess([RealWebDAVServer.rcloneBinary, "copy", small.path, "bench:small/rclone-default-\(run)", "--config", "/dev/null"], environment: rcloneEnvironment)
     }
@@ -107,8 +94,10 @@ func webdavBenchmark(_ arguments: [String]) async throws {
         try timeProcess([RealWebDAVServer.rcloneBinary, "copy", small.path, "bench:small/rclone-8-\(run)", "--transfers", "8", "--config", "/dev/null"],
                         environment: rcloneEnvironment)
     }
-    print(String(format: "%d files of 4 KiB:  connector (8 at once) %@   rclone copy (default 4) %@   rclone copy --transfers 8 %@   speed-up at equal parallelism %.2f× (target ≥ 1.5)",
-                 fileCount, format(connectorSmall), format(rcloneDefault), format(rcloneEqual), rcloneEqual.median / connectorSmall.median))
+    let smallRatio = rcloneEqual.median / connectorSmall.median
+    table.add(.init(number: 1, what: "\(fileCount) files of 4 KiB to Apache mod_dav", ours: "connector, 8 at once: \(formatSeconds(connectorSmall))",
+                    theirs: "rclone copy: default (4) \(formatSeconds(rcloneDefault)); --transfers 8 \(formatSeconds(rcloneEqual))",
+                    ratio: String(format: "%.1f× faster at equal parallelism", smallRatio), target: "≥ 1.5× at equal parallelism", met: smallRatio >= 1.5))
 
     // 2. A store of many versions pushed with 8 transfers at once against one at a time.
     let store = try Store(creatingAt: work.appendingPathComponent("store"))
@@ -125,6 +114,22 @@ func webdavBenchmark(_ arguments: [String]) async throws {
     }
     let parallel = try await measure(runs) { try await push(8, $0) }
     let serial = try await measure(runs) { try await push(1, $0) }
-    print(String(format: "push %d versions:   8 at once %@   one at a time %@   speed-up %.2f× (target ≥ 4)",
-                 versionCount, format(parallel), format(serial), serial.median / parallel.median))
+    let pushRatio = serial.median / parallel.median
+    table.add(.init(number: 2, what: "push a store of \(versionCount) versions to Apache mod_dav", ours: "8 transfers at once: \(formatSeconds(parallel))",
+                    theirs: "one at a time (how LLVS does it): \(formatSeconds(serial))", ratio: String(format: "%.2f× faster", pushRatio),
+                    target: "≥ 4×", met: pushRatio >= 4))
+}
+
+/// rclone's configuration for a WebDAV server, through environment variables (the remote is called `bench`).
+func rcloneEnvironment(for server: RealWebDAVServer) throws -> [String: String] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: RealWebDAVServer.rcloneBinary)
+    process.arguments = ["obscure", server.password]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let obscured = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    process.waitUntilExit()
+    return ["RCLONE_CONFIG_BENCH_TYPE": "webdav", "RCLONE_CONFIG_BENCH_URL": server.url.absoluteString,
+            "RCLONE_CONFIG_BENCH_VENDOR": "other", "RCLONE_CONFIG_BENCH_USER": server.user, "RCLONE_CONFIG_BENCH_PASS": obscured]
 }

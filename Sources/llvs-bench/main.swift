@@ -20,11 +20,14 @@ import LLVSConformance
 // `http`: a large upload and download streamed through the HTTP client to a mock server on loopback (throughput
 // and the process's peak resident memory), and many small requests with 1 and with 8 transfers at once.
 //
-//   swift run -c release llvs-bench webdav [--files 2000] [--versions 2000] [--size-mib 256] [--runs 3]
+//   swift build -c release && .build/release/llvs-bench compare [--runs 3] [--files 2000] [--versions 2000]
+//       [--size-mib 256] [--backup-files 2000] [--clone-versions 10000]
 //
-// `webdav`: against Apache mod_dav started here, side by side in one run: one large file through the connector
-// against `curl -T`; many small files through the connector against `rclone copy`; a store pushed with 8 transfers
-// at once against one at a time.
+// `compare`: one table, side by side in one run, against Apache mod_dav and the Google Drive mock started here:
+// (1) many small files through the connector against `rclone copy`; (2) a store pushed with 8 transfers at once
+// against one at a time; (3) `llvs backup --to` against `rclone copy` of the same tree; (4) one large file through
+// the connector against `curl -T`; (5) a new store by full pull against snapshot bootstrap; (6) the requests of an
+// incremental sync. `llvs` must be built beside `llvs-bench`.
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
@@ -132,14 +135,14 @@ case "sync":
     try await syncBenchmark(Array(arguments.dropFirst()))
 case "http":
     try await httpBenchmark(Array(arguments.dropFirst()))
-case "webdav":
-    try await webdavBenchmark(Array(arguments.dropFirst()))
+case "compare", "webdav":
+    try await compareBenchmark(Array(arguments.dropFirst()))
 default:
     print("""
         usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
                llvs-bench sync [--versions 1000,10000] [--runs N]
                llvs-bench http [--size-mib 1024] [--requests 2000]
-               llvs-bench webdav [--files 2000] [--versions 2000] [--size-mib 256] [--runs 3]
+               llvs-bench compare [--runs 3] [--files 2000] [--versions 2000] [--size-mib 256] [--backup-files 2000] [--clone-versions 10000]
         """)
     exit(arguments.isEmpty || arguments.first == "--help" ? 0 : 2)
 }

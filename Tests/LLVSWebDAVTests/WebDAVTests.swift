@@ -69,7 +69,8 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
         for i in 0..<20 { try await fileSystem.upload(Data("\(i)".utf8), to: "a/b/c/file-\(i)") }
         #expect(mock.log.filter { $0.method == "MKCOL" }.count == 3)
         #expect(mock.log.filter { $0.method == "PROPFIND" }.isEmpty)
-        #expect(mock.log.filter { $0.method == "PUT" }.count == 20)
+        // The first small PUT goes out before the folders exist, is refused (409), and is sent again after them.
+        #expect(mock.log.filter { $0.method == "PUT" }.count == 21)
     }
 
     @Test func wrongCredentialsAreUnauthorized() async throws {

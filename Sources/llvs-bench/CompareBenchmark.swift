@@ -1,0 +1,170 @@
+import Foundation
+import LLVS
+import LLVSGoogleDrive
+import LLVSHTTP
+import LLVSMocks
+import LLVSWebDAV
+import Synchronization
+
+/// `llvs-bench compare`: every row of the side-by-side table in one run on this machine's loopback. It starts Apache
+/// mod_dav and the Google Drive mock itself, and runs `curl`, `rclone copy` and the built `llvs` beside the
+/// connectors.
+func compareBenchmark(_ arguments: [String]) async throws {
+    let runs = Int(option("runs", in: arguments) ?? "") ?? 3
+    let versionCount = Int(option("clone-versions", in: arguments) ?? "") ?? 10_000
+    let backupFiles = Int(option("backup-files", in: arguments) ?? "") ?? 2000
+    for binary in [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, "/usr/bin/curl"] {
+        if let reason = RealWebDAVServer.unavailable(binary) { throw BenchmarkError(reason) }
+    }
+    let llvs = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("llvs")
+    guard FileManager.default.isExecutableFile(atPath: llvs.path) else {
+        throw BenchmarkError("\(llvs.path) is missing; build everything first: swift build -c release")
+    }
+    let work = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-bench-compare-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: work) }
+    let apache = try await RealWebDAVServer.apache()
+    let rclone = try rcloneEnvironment(for: apache)
+    let table = ComparisonTable()
+    print("Side by side on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; each figure the median of \(runs) runs [min–max]")
+
+    try await webdavBenchmark(arguments, apache: apache, rclone: rclone, table: table)
+    try backupRow(llvs: llvs, apache: apache, rclone: rclone, files: backupFiles, runs: runs, work: work, table: table)
+
+    // Rows 5 and 6: one store of N versions, on Apache and on the Drive mock.
+    print("  making a store of \(versionCount) versions…")
+    let source = try StoreCoordinator(store: try Store(creatingAt: work.appendingPathComponent("source")))
+    for i in 0..<versionCount {
+        try await source.save(inserting: [Value(id: Value.ID("item-\(i)"), data: Data("value \(i) of the benchmark".utf8))])
+    }
+    let counter = RequestCounter()
+    let webdav = RemoteUnderTest(name: "WebDAV (Apache mod_dav)", requests: { counter.count }) {
+        var configuration = HTTPClientConfiguration()
+        configuration.trace = { line in if line.hasPrefix("→") { counter.add() } }
+        return WebDAVFileSystem(configuration: WebDAVConfiguration(url: apache.url, authentication: .basic(user: apache.user, password: apache.password)),
+                                http: HTTPClient(configuration: configuration))
+    }
+    try await cloneRows(webdav, source: source, runs: runs, work: work, table: table)
+
+    let drive = try MockGoogleDriveServer()
+    defer { drive.stop() }
+    let tokenFile = TokenFile(path: work.appendingPathComponent("drive.token.json").path)
+    try tokenFile.write(drive.issueToken())
+    let googleDrive = RemoteUnderTest(name: "Google Drive mock", requests: { drive.log.count }) {
+        let http = HTTPClient()
+        let oauth = GoogleDriveConfiguration.oauth(clientId: drive.oauth.settings.clientId, clientSecret: drive.oauth.settings.clientSecret,
+                                                   endpoint: drive.endpoint)
+        return GoogleDriveFileSystem(configuration: GoogleDriveConfiguration(endpoint: drive.endpoint), http: http,
+                                     authorizer: OAuthTokenSource(file: tokenFile, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
+    }
+    try await cloneRows(googleDrive, source: source, runs: runs, work: work, table: table)
+
+    print("\n" + table.markdown)
+}
+
+/// Counts requests through an HTTP client's trace.
+final class RequestCounter: Sendable {
+    private let value = Atomic<Int>(0)
+    func add() { value.add(1, ordering: .relaxed) }
+    var count: Int { value.load(ordering: .relaxed) }
+}
+
+/// A remote for rows 5 and 6: a way to make a fresh connector (as each `llvs` command does) and to count requests.
+struct RemoteUnderTest {
+    var name: String
+    var requests: () -> Int
+    var makeFileSystem: () throws -> any CloudFileSystem
+
+    init(name: String, requests: @escaping () -> Int, makeFileSystem: @escaping () throws -> any CloudFileSystem) {
+        self.name = name
+        self.requests = requests
+        self.makeFileSystem = makeFileSystem
+    }
+}
+
+/// Row 3: `llvs backup --to` (one version, then a sync) against `rclone copy` of the same tree, as a user runs them.
+func backupRow(llvs: URL, apache: RealWebDAVServer, rclone: [String: String], files: Int, runs: Int, work: URL, table: ComparisonTable) throws {
+    let tree = work.appendingPathComponent("backup-tree")
+    for i in 0..<files {
+        let folder = tree.appendingPathComponent("folder-\(i % 20)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ i) }).write(to: folder.appendingPathComponent("file-\(i).txt"))
+    }
+    let environment = ["XDG_CONFIG_HOME": work.appendingPathComponent("config").path, "LLVS_WEBDAV_USER": apache.user,
+                       "LLVS_WEBDAV_PASSWORD": apache.password]
+    let remoteURL = apache.url.absoluteString.replacingOccurrences(of: "http://", with: "webdav://")
+    var ours: [Double] = [], theirs: [Double] = []
+    for run in 0..<runs {
+        let store = work.appendingPathComponent("backup-store-\(run)").path
+        _ = try timeProcess([llvs.path, "init", "--store", store], environment: environment)
+        _ = try timeProcess([llvs.path, "remote", "add", "backup-\(run)", remoteURL, "--base-path", "backup-llvs-\(run)"], environment: environment)
+        ours.append(try timeProcess([llvs.path, "backup", tree.path, "--store", store, "--to", "backup-\(run)"], environment: environment))
+        theirs.append(try timeProcess([RealWebDAVServer.rcloneBinary, "copy", tree.path, "bench:backup-rclone-\(run)", "--config", "/dev/null"],
+                                      environment: rclone))
+    }
+    let ratio = median(theirs) / median(ours)
+    table.add(.init(number: 3, what: "back up a tree of \(files) files of 4 KiB to Apache mod_dav",
+                    ours: "llvs backup --to (one version, then sync): \(formatSeconds((median(ours), ours.min()!, ours.max()!)))",
+                    theirs: "rclone copy: \(formatSeconds((median(theirs), theirs.min()!, theirs.max()!)))",
+                    ratio: String(format: "%.1f× faster", ratio), target: "(the ratio a user sees)", met: nil))
+}
+
+/// Rows 5 and 6 on one remote: a new store cloned by full pull against snapshot bootstrap; then one new version
+/// synced from another device, with the requests and time it costs the sender and the receiver.
+func cloneRows(_ remote: RemoteUnderTest, source: StoreCoordinator, runs: Int, work: URL, table: ComparisonTable) async throws {
+    let count = source.store.history.count
+    let base = "clone-bench"
+    print("  pushing \(count) versions and a snapshot to the \(remote.name)…")
+    let pushing = CloudFileSystemExchange(store: source.store, fileSystem: try remote.makeFileSystem(), basePath: base)
+    let pushed = try await pushing.send()
+    guard pushed.failures.isEmpty else { throw BenchmarkError("the push to \(remote.name) failed: \(pushed.failures[0])") }
+    _ = try await pushing.sendSnapshot()
+
+    let folder = work.appendingPathComponent(UUID().uuidString)
+    func newStore(_ name: String) throws -> StoreCoordinator {
+        try StoreCoordinator(store: try Store(creatingAt: folder.appendingPathComponent(name)))
+    }
+    var pulls: [Double] = [], boots: [Double] = []
+    var booted: [StoreCoordinator] = []
+    for run in 0..<runs {
+        let pulled = try newStore("pull-\(run)")
+        let start = DispatchTime.now().uptimeNanoseconds
+        let report = try await pulled.exchange(with: CloudFileSystemExchange(store: pulled.store, fileSystem: try remote.makeFileSystem(), basePath: base))
+        pulls.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        guard report.retrieve.retrieved.count == count else { throw BenchmarkError("the full pull from \(remote.name) missed versions") }
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent("pull-\(run)"))
+
+        let boot = try newStore("boot-\(run)")
+        let bootStart = DispatchTime.now().uptimeNanoseconds
+        let outcome = try await boot.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: boot.store, fileSystem: try remote.makeFileSystem(), basePath: base))
+        boots.append(Double(DispatchTime.now().uptimeNanoseconds - bootStart) / 1e9)
+        guard case .restored = outcome, boot.store.history.count == count else { throw BenchmarkError("the bootstrap from \(remote.name) did not restore everything") }
+        booted.append(boot)
+    }
+    let speedUp = median(pulls) / median(boots)
+    table.add(.init(number: 5, what: "new store cloned from \(count) versions, \(remote.name)",
+                    ours: "snapshot bootstrap: \(formatSeconds((median(boots), boots.min()!, boots.max()!)))",
+                    theirs: "full pull: \(formatSeconds((median(pulls), pulls.min()!, pulls.max()!)))",
+                    ratio: String(format: "%.1f× faster", speedUp), target: "≥ 20×", met: speedUp >= 20))
+
+    // One device makes a version and syncs; another syncs and receives it. Each with a fresh connector, as each
+    // `llvs sync` is a new process.
+    guard booted.count >= 2 || runs == 1 else { return }
+    let sender = booted[0], receiver = booted.count > 1 ? booted[1] : try newStore("receiver")
+    if booted.count < 2 { _ = try await receiver.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: receiver.store, fileSystem: try remote.makeFileSystem(), basePath: base)) }
+    try await sender.save(inserting: [Value(id: "one-more", data: Data("new".utf8))])
+    func sync(_ coordinator: StoreCoordinator) async throws -> (requests: Int, seconds: Double) {
+        let fileSystem = try remote.makeFileSystem()
+        let before = remote.requests()
+        let start = DispatchTime.now().uptimeNanoseconds
+        let report = try await coordinator.exchange(with: CloudFileSystemExchange(store: coordinator.store, fileSystem: fileSystem, basePath: base))
+        guard report.retrieve.failures.isEmpty, report.send.failures.isEmpty else { throw BenchmarkError("an incremental sync with \(remote.name) failed") }
+        return (remote.requests() - before, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    let sent = try await sync(sender)
+    let received = try await sync(receiver)
+    guard receiver.store.history.count == count + 1 else { throw BenchmarkError("the receiver did not get the new version") }
+    table.add(.init(number: 6, what: "incremental sync of 1 new version, \(count) on the remote, \(remote.name)",
+                    ours: String(format: "sender %d requests, %.3f s; receiver %d requests, %.3f s", sent.requests, sent.seconds, received.requests, received.seconds),
+                    theirs: "—", ratio: "—", target: "one listing + the version's 2 files", met: nil))
+}
