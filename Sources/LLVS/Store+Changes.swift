@@ -7,12 +7,18 @@ extension Store {
     /// `preserveRemoval`, or `insert`/`update` with data an arbiter wrote). Applying the changes to the first
     /// predecessor's values gives the version's values.
     public func valueChanges(madeInVersionIdentifiedBy id: Version.ID) throws -> [Value.Change] {
+        try plannedChanges(madeInVersionIdentifiedBy: id).map(change(for:))
+    }
+
+    /// The changes a version made, with new values as map entries (where their data is) rather than loaded, so a
+    /// sender can stream large values instead of holding them.
+    func plannedChanges(madeInVersionIdentifiedBy id: Version.ID) throws -> [PlannedChange] {
         guard let version = version(identifiedBy: id) else { throw StoreError.versionNotFound(id) }
         guard let predecessors = version.predecessors else {
-            return try valueChanges(madeBetween: nil, and: id)
+            return try plannedChanges(madeBetween: nil, and: id)
         }
         guard let second = predecessors.idOfSecond else {
-            return try valueChanges(madeBetween: predecessors.idOfFirst, and: id)
+            return try plannedChanges(madeBetween: predecessors.idOfFirst, and: id)
         }
         let merged = try storedVersion(id)
         let firstRoot = try storedVersion(predecessors.idOfFirst).mapRoot
@@ -23,15 +29,14 @@ extension Store {
         for difference in try map.differences(from: firstRoot, to: secondRoot) { firstEntries[difference.valueId] = difference.old }
         for difference in try map.differences(from: firstRoot, to: merged.mapRoot) { firstEntries[difference.valueId] = difference.old }
 
-        var changes: [Value.Change] = []
+        var changes: [PlannedChange] = []
         for (valueId, firstEntry) in firstEntries.sorted(by: { $0.key < $1.key }) {
             guard let entry = try map.entry(for: valueId, root: merged.mapRoot) else {
                 changes.append(.preserveRemoval(valueId))
                 continue
             }
             if entry.storedVersionId == id {
-                let value = try value(for: entry)
-                changes.append(firstEntry == nil ? .insert(value) : .update(value))
+                changes.append(firstEntry == nil ? .insert(entry) : .update(entry))
             } else {
                 changes.append(.preserve(entry.reference))
             }
@@ -41,12 +46,43 @@ extension Store {
 
     /// The changes that turn the values of `from` (none when nil) into those of `to`, sorted by value ID.
     public func valueChanges(madeBetween from: Version.ID?, and to: Version.ID) throws -> [Value.Change] {
+        try plannedChanges(madeBetween: from, and: to).map(change(for:))
+    }
+
+    func plannedChanges(madeBetween from: Version.ID?, and to: Version.ID) throws -> [PlannedChange] {
         let fromRoot = try from.map { try storedVersion($0).mapRoot } ?? nil
         let toRoot = try storedVersion(to).mapRoot
         return try map.differences(from: fromRoot, to: toRoot).sorted { $0.valueId < $1.valueId }.map { difference in
             guard let new = difference.new else { return .remove(difference.valueId) }
-            let value = try value(for: new)
-            return difference.old == nil ? .insert(value) : .update(value)
+            return difference.old == nil ? .insert(new) : .update(new)
+        }
+    }
+
+    /// A planned change with its value's data loaded.
+    func change(for planned: PlannedChange) throws -> Value.Change {
+        switch planned {
+        case .insert(let entry): .insert(try value(for: entry))
+        case .update(let entry): .update(try value(for: entry))
+        case .remove(let id): .remove(id)
+        case .preserve(let reference): .preserve(reference)
+        case .preserveRemoval(let id): .preserveRemoval(id)
+        }
+    }
+}
+
+/// A change a version made, its new data not yet read.
+enum PlannedChange {
+    case insert(MapEntry)
+    case update(MapEntry)
+    case remove(Value.ID)
+    case preserve(Value.Reference)
+    case preserveRemoval(Value.ID)
+
+    /// The entry of an inserted or updated value.
+    var entry: MapEntry? {
+        switch self {
+        case .insert(let entry), .update(let entry): entry
+        default: nil
         }
     }
 }

@@ -46,6 +46,11 @@ extension Store {
         try commit(version, changes: changes, files: [], received: true)
     }
 
+    /// Adds a received version whose large values arrived in files (read into storage in pieces).
+    public func addVersion(_ version: Version, receiving received: ReceivedChanges) throws {
+        try commit(version, changes: received.changes, files: received.files, received: true)
+    }
+
     @discardableResult
     private func commit(_ proposed: Version, changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)],
                         received: Bool) throws -> Version {
@@ -67,14 +72,28 @@ extension Store {
         for valueId in changes.map(\.valueId) + files.map(\.id) where !seen.insert(valueId).inserted {
             throw invalid("value \(valueId) appears in more than one change")
         }
+        var fileSizes: [Int64] = []
+        for file in files {
+            guard let size = (try? FileManager.default.attributesOfItem(atPath: file.url.path)[.size] as? NSNumber)?.int64Value else {
+                throw StoreError.io(path: file.url.path, operation: "read", errno: ENOENT)
+            }
+            fileSizes.append(size)
+        }
         if received {
-            let size = changes.valueDataSize
+            let size = changes.valueDataSize + fileSizes.reduce(0, +)
             if let declared = version.valueDataSize, declared != size {
                 throw invalid("the version declares \(declared) bytes of value data but its changes carry \(size)")
             }
             version.valueDataSize = size
             if version.predecessors == nil, let change = changes.first(where: { if case .insert = $0 { false } else { true } }) {
                 throw invalid("a root version may only insert, but it has a change for \(change.valueId) of another kind")
+            }
+            if version.predecessors == nil, let file = files.first(where: \.isUpdate) {
+                throw invalid("a root version may only insert, but it updates \(file.id)")
+            }
+            for (file, size) in zip(files, fileSizes) where size > Self.lzfseMarker.count {
+                let head = try POSIX.readPrefix(file.url.path, count: Self.lzfseMarker.count)
+                if head == Self.lzfseMarker { throw StoreError.unsupportedCompressedValue(file.id, version: id) }
             }
         }
 

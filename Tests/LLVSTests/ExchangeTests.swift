@@ -77,7 +77,7 @@ import LLVSConformance
         // Take the root away from the remote: its child can never be placed, the unrelated root can.
         let damaged = MemoryRemote()
         for id in [child.id, other.id] {
-            await damaged.put(source.version(identifiedBy: id)!, changes: try source.valueChanges(madeInVersionIdentifiedBy: id))
+            await damaged.put(source.version(identifiedBy: id)!, changes: try RemoteFormat.encodeChanges(try source.valueChanges(madeInVersionIdentifiedBy: id)))
         }
         let target = try makeStore(in: directory, name: "target", storage: storage)
         let report = try await MemoryExchange(store: target, remote: damaged).retrieve()

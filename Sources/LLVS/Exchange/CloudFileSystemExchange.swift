@@ -39,22 +39,28 @@ public struct CloudFileSystemExchange: Exchange {
         return try RemoteFormat.decodeVersion(try await fileSystem.download(path), path: path)
     }
 
-    public func fetchChanges(of id: Version.ID) async throws -> [Value.Change] {
+    /// A changes file holds the version's values and can be any size: it goes to a temporary file, which the
+    /// shared retrieve reads as a stream, so no connector has to hold it (or refuse it) in memory.
+    public func changesLocation(of id: Version.ID) -> String { path(RemoteFormat.changesFolder, id.rawValue) }
+
+    public func fetchChanges(of id: Version.ID) async throws -> EncodedChanges {
         let path = try file(RemoteFormat.changesFolder, id)
-        // A changes file holds the version's values and can be any size: it goes to a temporary file, read mapped,
-        // so no connector has to hold it (or refuse it) in memory.
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-changes-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: temporary) }
-        try await fileSystem.download(path, toFileAt: temporary)
-        let data: Data
-        do { data = try Data(contentsOf: temporary, options: .alwaysMapped) } catch {
-            throw CloudFileSystemError.localFile(path: temporary.path, message: error.localizedDescription)
+        do {
+            try await fileSystem.download(path, toFileAt: temporary)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
         }
-        return try RemoteFormat.decodeChanges(data, path: path)
+        return .file(temporary, owned: true)
     }
 
-    public func send(_ version: Version, changes: [Value.Change]) async throws {
-        try await fileSystem.upload(try RemoteFormat.encodeChanges(changes), to: try file(RemoteFormat.changesFolder, version.id))
+    public func send(_ version: Version, changes: EncodedChanges) async throws {
+        let changesPath = try file(RemoteFormat.changesFolder, version.id)
+        switch changes {
+        case .data(let data): try await fileSystem.upload(data, to: changesPath)
+        case .file(let url, _): try await fileSystem.upload(fileAt: url, to: changesPath)
+        }
         try await fileSystem.upload(try RemoteFormat.encodeVersion(version), to: try file(RemoteFormat.versionsFolder, version.id))
     }
 }

@@ -10,9 +10,12 @@ public protocol Exchange: Sendable {
     /// The IDs of the versions the remote holds completely. Called once per retrieve or send.
     func remoteVersionIds() async throws -> Set<Version.ID>
     func fetchVersion(_ id: Version.ID) async throws -> Version
-    func fetchChanges(of id: Version.ID) async throws -> [Value.Change]
+    /// A version's encoded changes; large ones in a file, so no value is held whole.
+    func fetchChanges(of id: Version.ID) async throws -> EncodedChanges
     /// Writes a version's changes, then the version itself, so a version is never visible without its changes.
-    func send(_ version: Version, changes: [Value.Change]) async throws
+    func send(_ version: Version, changes: EncodedChanges) async throws
+    /// Where a version's changes are on the remote, as errors name it.
+    func changesLocation(of id: Version.ID) -> String
     /// Told how a retrieve or send is going (for a progress line); nil for none.
     var progress: (@Sendable (ExchangeProgress) -> Void)? { get }
 }
@@ -55,6 +58,7 @@ public struct ExchangeReport: Sendable {
 
 extension Exchange {
     public var progress: (@Sendable (ExchangeProgress) -> Void)? { nil }
+    public func changesLocation(of id: Version.ID) -> String { "\(RemoteFormat.changesFolder)/\(id.rawValue)" }
 
     /// How many versions are prepared at a time: enough to keep every transfer busy, few enough to bound memory.
     var window: Int { max(1, concurrency) * 8 }
@@ -96,7 +100,11 @@ extension Exchange {
                     continue
                 }
                 do {
-                    try store.addVersion(version, storing: try result.get())
+                    let encoded = try result.get()
+                    defer { encoded.discard() }
+                    let received = try ChangesReader.read(encoded, path: changesLocation(of: version.id))
+                    defer { received.discard() }
+                    try store.addVersion(version, receiving: received)
                     report.retrieved.append(version.id)
                     progress?(ExchangeProgress(direction: .retrieving, done: report.retrieved.count, total: placeable.count))
                 } catch {
@@ -153,7 +161,9 @@ extension Exchange {
         let progress = self.progress
         let total = pending.count
         let results = await mapConcurrently(pending, limit: concurrency) { version in
-            try await self.send(version, changes: try store.valueChanges(madeInVersionIdentifiedBy: version.id))
+            let encoded = try store.encodedChanges(madeInVersionIdentifiedBy: version.id)
+            defer { encoded.discard() }
+            try await self.send(version, changes: encoded)
             let done = sentCount.withLock { count -> Int in
                 count += 1
                 return count

@@ -29,17 +29,23 @@ public struct FileSystemExchange: Exchange {
         return try RemoteFormat.decodeVersion(try POSIX.readFile(path), path: path)
     }
 
-    public func fetchChanges(of id: Version.ID) async throws -> [Value.Change] {
+    public func changesLocation(of id: Version.ID) -> String { rootURL.path + "/" + RemoteFormat.changesFolder + "/" + id.rawValue }
+
+    public func fetchChanges(of id: Version.ID) async throws -> EncodedChanges {
         let path = try path(RemoteFormat.changesFolder, id)
-        return try RemoteFormat.decodeChanges(try POSIX.readFile(path), path: path)
+        guard POSIX.fileExists(path) else { throw ExchangeError.missingOnRemote(id) }
+        return .file(URL(fileURLWithPath: path), owned: false)
     }
 
-    public func send(_ version: Version, changes: [Value.Change]) async throws {
+    public func send(_ version: Version, changes: EncodedChanges) async throws {
         let changesPath = try path(RemoteFormat.changesFolder, version.id)
         let versionPath = try path(RemoteFormat.versionsFolder, version.id)
         try POSIX.makeDirectories((changesPath as NSString).deletingLastPathComponent)
         try POSIX.makeDirectories((versionPath as NSString).deletingLastPathComponent)
-        try POSIX.writeAtomically(try RemoteFormat.encodeChanges(changes), to: changesPath)
+        switch changes {
+        case .data(let data): try POSIX.writeAtomically(data, to: changesPath)
+        case .file(let url, _): try POSIX.copyAtomically(url.path, to: changesPath)
+        }
         try POSIX.writeAtomically(try RemoteFormat.encodeVersion(version), to: versionPath)
     }
 }

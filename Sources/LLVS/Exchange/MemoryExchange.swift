@@ -1,8 +1,10 @@
+import Foundation
+
 /// A remote held in memory, shared by the stores that exchange through it. For tests and for apps that
 /// move versions between stores in one process.
 public actor MemoryRemote {
     private var versions: [Version.ID: Version] = [:]
-    private var changes: [Version.ID: [Value.Change]] = [:]
+    private var changes: [Version.ID: Data] = [:]
 
     public init() {}
 
@@ -13,12 +15,12 @@ public actor MemoryRemote {
         return version
     }
 
-    func changes(of id: Version.ID) throws -> [Value.Change] {
+    func changes(of id: Version.ID) throws -> Data {
         guard let changes = changes[id] else { throw ExchangeError.missingOnRemote(id) }
         return changes
     }
 
-    func put(_ version: Version, changes: [Value.Change]) {
+    func put(_ version: Version, changes: Data) {
         self.changes[version.id] = changes
         versions[version.id] = version
     }
@@ -38,6 +40,6 @@ public struct MemoryExchange: Exchange {
 
     public func remoteVersionIds() async throws -> Set<Version.ID> { await remote.versionIds }
     public func fetchVersion(_ id: Version.ID) async throws -> Version { try await remote.version(id) }
-    public func fetchChanges(of id: Version.ID) async throws -> [Value.Change] { try await remote.changes(of: id) }
-    public func send(_ version: Version, changes: [Value.Change]) async throws { await remote.put(version, changes: changes) }
+    public func fetchChanges(of id: Version.ID) async throws -> EncodedChanges { .data(try await remote.changes(of: id)) }
+    public func send(_ version: Version, changes: EncodedChanges) async throws { await remote.put(version, changes: try changes.data()) }
 }

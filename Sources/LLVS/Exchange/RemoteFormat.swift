@@ -28,6 +28,16 @@ public enum RemoteFormat {
         try encoder.encode(changes)
     }
 
+    /// One change, encoded as it appears inside a changes file.
+    static func encodeChange(_ change: Value.Change) throws -> Data {
+        try encoder.encode(change)
+    }
+
+    /// A string as a JSON literal, escaped as JSONEncoder escapes it.
+    static func jsonString(_ text: String) -> Data {
+        (try? encoder.encode(text)) ?? Data("\"\"".utf8)
+    }
+
     public static func decodeChanges(_ data: Data, path: String) throws -> [Value.Change] {
         do {
             return try JSONDecoder().decode([Value.Change].self, from: data)

@@ -70,9 +70,33 @@ enum POSIX {
         }
     }
 
+    /// Copies a file to `path` atomically, 1 MiB at a time.
+    static func copyAtomically(_ source: String, to path: String) throws {
+        let input = try ReadableFile(path: source)
+        let writer = try AtomicFileWriter(destination: path)
+        do {
+            var offset: Int64 = 0
+            while offset < input.size {
+                let piece = try input.read(at: offset, count: Int(min(1 << 20, input.size - offset)))
+                try writer.write(piece)
+                offset += Int64(piece.count)
+            }
+            try writer.commit()
+        } catch {
+            writer.discard()
+            throw error
+        }
+    }
+
     static func readFile(_ path: String) throws -> Data {
         let file = try ReadableFile(path: path)
         return try file.read(at: 0, count: Int(file.size))
+    }
+
+    /// The first `count` bytes of a file (fewer when it is shorter).
+    static func readPrefix(_ path: String, count: Int) throws -> Data {
+        let file = try ReadableFile(path: path)
+        return try file.read(at: 0, count: Int(min(Int64(count), file.size)))
     }
 
     static func remove(_ path: String) {

@@ -1,0 +1,77 @@
+import Foundation
+
+/// A version's changes in the remote format (`[Value.Change]` as JSON): in memory when they are small, in a file
+/// when a value is large, so no side of an exchange holds a large value whole.
+public enum EncodedChanges: Sendable {
+    case data(Data)
+    /// A file of encoded changes; an `owned` file is temporary and removed by `discard()`.
+    case file(URL, owned: Bool)
+
+    /// Removes the temporary file, if this owns one.
+    public func discard() {
+        if case .file(let url, true) = self { try? FileManager.default.removeItem(at: url) }
+    }
+
+    /// The whole encoding in memory (for small changes, and tests).
+    public func data() throws -> Data {
+        switch self {
+        case .data(let data): return data
+        case .file(let url, _): return try POSIX.readFile(url.path)
+        }
+    }
+}
+
+extension Store {
+    /// Values up to this size travel inline; larger ones are streamed between storage and files.
+    public static let inlineValueLimit: Int64 = 4 * 1024 * 1024
+
+    /// The changes a version made, encoded for a remote (llvs-format.md). A value larger than `inlineLimit` is
+    /// copied out of storage and written as base64 in pieces into a temporary file, so sending a version costs
+    /// bounded memory whatever it holds. The bytes equal JSONEncoder's with sorted keys either way.
+    public func encodedChanges(madeInVersionIdentifiedBy id: Version.ID, inlineLimit: Int64 = Store.inlineValueLimit) throws -> EncodedChanges {
+        let planned = try plannedChanges(madeInVersionIdentifiedBy: id)
+        guard planned.contains(where: { ($0.entry?.data.length ?? 0) > inlineLimit }) else {
+            return .data(try RemoteFormat.encodeChanges(try planned.map(change(for:))))
+        }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-send-\(UUID().uuidString)")
+        let raw = url.appendingPathExtension("value")
+        defer { try? FileManager.default.removeItem(at: raw) }
+        guard FileManager.default.createFile(atPath: url.path, contents: nil), let out = try? FileHandle(forWritingTo: url) else {
+            throw StoreError.io(path: url.path, operation: "create", errno: errno)
+        }
+        do {
+            defer { try? out.close() }
+            try out.write(contentsOf: Data("[".utf8))
+            for (index, change) in planned.enumerated() {
+                if index > 0 { try out.write(contentsOf: Data(",".utf8)) }
+                guard let entry = change.entry, entry.data.length > inlineLimit else {
+                    try out.write(contentsOf: try RemoteFormat.encodeChange(try self.change(for: change)))
+                    continue
+                }
+                let kind = if case .update = change { "update" } else { "insert" }
+                try out.write(contentsOf: Data(#"{"\#(kind)":{"data":""#.utf8))
+                try storage.copyRecord(at: entry.data, zone: .values, to: raw)
+                try Base64Stream.encode(fileAt: raw, to: out)
+                try out.write(contentsOf: Data(#"","id":"#.utf8) + RemoteFormat.jsonString(entry.valueId.rawValue)
+                              + Data(#","storedVersionId":"#.utf8) + RemoteFormat.jsonString(entry.storedVersionId.rawValue) + Data("}}".utf8))
+            }
+            try out.write(contentsOf: Data("]".utf8))
+        } catch {
+            try? FileManager.default.removeItem(at: url)
+            throw error
+        }
+        return .file(url, owned: true)
+    }
+}
+
+/// Base64 in pieces, for values too large to encode or decode in one go.
+enum Base64Stream {
+    /// Appends the base64 of a file to `out`, reading 3 MiB (a multiple of 3 bytes) at a time.
+    static func encode(fileAt url: URL, to out: FileHandle) throws {
+        let input = try FileHandle(forReadingFrom: url)
+        defer { try? input.close() }
+        while let piece = try input.read(upToCount: 3 << 20), !piece.isEmpty {
+            try out.write(contentsOf: piece.base64EncodedData())
+        }
+    }
+}
