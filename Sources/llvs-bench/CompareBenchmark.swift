@@ -13,6 +13,8 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let runs = Int(option("runs", in: arguments) ?? "") ?? 3
     let versionCount = Int(option("clone-versions", in: arguments) ?? "") ?? 10_000
     let backupFiles = Int(option("backup-files", in: arguments) ?? "") ?? 2000
+    let rows = Set((option("rows", in: arguments) ?? "1,2,3,4,5,6").split(separator: ",").compactMap { Int($0) })
+    let remotes = Set((option("remotes", in: arguments) ?? "webdav,gdrive").split(separator: ",").map(String.init))
     for binary in [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, "/usr/bin/curl"] {
         if let reason = RealWebDAVServer.unavailable(binary) { throw BenchmarkError(reason) }
     }
@@ -28,8 +30,12 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let table = ComparisonTable()
     print("Side by side on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; each figure the median of \(runs) runs [min–max]")
 
-    try await webdavBenchmark(arguments, apache: apache, rclone: rclone, table: table)
-    try backupRow(llvs: llvs, apache: apache, rclone: rclone, files: backupFiles, runs: runs, work: work, table: table)
+    if !rows.isDisjoint(with: [1, 2, 4]) { try await webdavBenchmark(arguments, apache: apache, rclone: rclone, table: table) }
+    if rows.contains(3) { try backupRow(llvs: llvs, apache: apache, rclone: rclone, files: backupFiles, runs: runs, work: work, table: table) }
+    guard !rows.isDisjoint(with: [5, 6]) else {
+        print("\n" + table.markdown)
+        return
+    }
 
     // Rows 5 and 6: one store of N versions, on Apache and on the Drive mock.
     print("  making a store of \(versionCount) versions…")
@@ -44,7 +50,7 @@ func compareBenchmark(_ arguments: [String]) async throws {
         return WebDAVFileSystem(configuration: WebDAVConfiguration(url: apache.url, authentication: .basic(user: apache.user, password: apache.password)),
                                 http: HTTPClient(configuration: configuration))
     }
-    try await cloneRows(webdav, source: source, runs: runs, work: work, table: table)
+    if remotes.contains("webdav") { try await cloneRows(webdav, source: source, runs: runs, work: work, table: table) }
 
     let drive = try MockGoogleDriveServer()
     defer { drive.stop() }
@@ -57,7 +63,7 @@ func compareBenchmark(_ arguments: [String]) async throws {
         return GoogleDriveFileSystem(configuration: GoogleDriveConfiguration(endpoint: drive.endpoint), http: http,
                                      authorizer: OAuthTokenSource(file: tokenFile, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
     }
-    try await cloneRows(googleDrive, source: source, runs: runs, work: work, table: table)
+    if remotes.contains("gdrive") { try await cloneRows(googleDrive, source: source, runs: runs, work: work, table: table) }
 
     print("\n" + table.markdown)
 }

@@ -21,13 +21,17 @@ import LLVSConformance
 // and the process's peak resident memory), and many small requests with 1 and with 8 transfers at once.
 //
 //   swift build -c release && .build/release/llvs-bench compare [--runs 3] [--files 2000] [--versions 2000]
-//       [--size-mib 256] [--backup-files 2000] [--clone-versions 10000]
+//       [--size-mib 256] [--backup-files 2000] [--clone-versions 10000] [--rows 1,2,3,4,5,6] [--remotes webdav,gdrive]
 //
 // `compare`: one table, side by side in one run, against Apache mod_dav and the Google Drive mock started here:
 // (1) many small files through the connector against `rclone copy`; (2) a store pushed with 8 transfers at once
 // against one at a time; (3) `llvs backup --to` against `rclone copy` of the same tree; (4) one large file through
 // the connector against `curl -T`; (5) a new store by full pull against snapshot bootstrap; (6) the requests of an
-// incremental sync. `llvs` must be built beside `llvs-bench`.
+// incremental sync. `llvs` must be built beside `llvs-bench`. `--rows` and `--remotes` run part of it.
+//
+//   swift run -c release llvs-bench listing [--entries 10000] [--runs 5]
+//
+// `listing`: a PROPFIND of a large folder on Apache mod_dav, by curl (the server's time) and by the connector.
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
@@ -135,6 +139,9 @@ case "sync":
     try await syncBenchmark(Array(arguments.dropFirst()))
 case "http":
     try await httpBenchmark(Array(arguments.dropFirst()))
+case "listing":
+    if option("remote", in: arguments) == "gdrive" { try await driveListingBenchmark(Array(arguments.dropFirst())) }
+    else { try await listingBenchmark(Array(arguments.dropFirst())) }
 case "compare", "webdav":
     try await compareBenchmark(Array(arguments.dropFirst()))
 default:
@@ -142,7 +149,9 @@ default:
         usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
                llvs-bench sync [--versions 1000,10000] [--runs N]
                llvs-bench http [--size-mib 1024] [--requests 2000]
-               llvs-bench compare [--runs 3] [--files 2000] [--versions 2000] [--size-mib 256] [--backup-files 2000] [--clone-versions 10000]
+               llvs-bench compare [--runs 3] [--rows 1,2,3,4,5,6] [--remotes webdav,gdrive] [--files 2000] [--versions 2000]
+                                  [--size-mib 256] [--backup-files 2000] [--clone-versions 10000]
+               llvs-bench listing [--entries 10000] [--runs 5]
         """)
     exit(arguments.isEmpty || arguments.first == "--help" ? 0 : 2)
 }

@@ -45,6 +45,15 @@ indirect enum DriveQuery: Sendable, Equatable {
         }
     }
 
+    /// The name every match must have (ignoring case), when the query says so at its top level.
+    var requiredName: String? {
+        switch self {
+        case .compare("name", "=", .string(let name)): name
+        case .and(let a, let b): a.requiredName ?? b.requiredName
+        default: nil
+        }
+    }
+
     func matches(_ item: Subject) throws -> Bool {
         switch self {
         case .and(let a, let b): return try a.matches(item) && b.matches(item)

@@ -21,11 +21,25 @@ struct MockDriveItem: Sendable {
     var mimeType: String
     var parents: [String]
     var trashed = false
-    var createdTime: Date
-    var modifiedTime: Date
+    var createdTime: Date { didSet { createdText = MockDriveTime.format(createdTime) } }
+    var modifiedTime: Date { didSet { modifiedText = MockDriveTime.format(modifiedTime) } }
+    /// The times as Drive writes them, formatted once rather than for every listing.
+    private(set) var createdText: String
+    private(set) var modifiedText: String
     var content: MockDriveContent?
     var md5: String?
     var version = 1
+
+    init(id: String, name: String, mimeType: String, parents: [String], createdTime: Date, modifiedTime: Date) {
+        self.id = id
+        self.name = name
+        self.mimeType = mimeType
+        self.parents = parents
+        self.createdTime = createdTime
+        self.modifiedTime = modifiedTime
+        createdText = MockDriveTime.format(createdTime)
+        modifiedText = MockDriveTime.format(modifiedTime)
+    }
 
     static let folderType = "application/vnd.google-apps.folder"
     var isFolder: Bool { mimeType == Self.folderType }
@@ -34,8 +48,8 @@ struct MockDriveItem: Sendable {
     func json(trashed effective: Bool) -> [String: Any] {
         var object: [String: Any] = [
             "kind": "drive#file", "id": id, "name": name, "mimeType": mimeType, "parents": parents, "trashed": effective,
-            "explicitlyTrashed": trashed, "createdTime": MockDriveTime.format(createdTime),
-            "modifiedTime": MockDriveTime.format(modifiedTime), "version": String(version), "spaces": ["drive"], "starred": false,
+            "explicitlyTrashed": trashed, "createdTime": createdText,
+            "modifiedTime": modifiedText, "version": String(version), "spaces": ["drive"], "starred": false,
         ]
         if let content, !isFolder {
             object["size"] = String(content.size)
@@ -96,8 +110,11 @@ struct MockDriveState: Sendable {
     var items: [String: MockDriveItem] = [:]
     /// Folder ID → child IDs in creation order, so `'<id>' in parents` looks at one folder, not the whole drive.
     var children: [String: [String]] = [:]
+    /// Folder ID → lowercased name → child IDs, so `name = '…'` in a folder is a lookup, as it is for Drive.
+    var childrenByName: [String: [String: [String]]] = [:]
     var sessions: [String: MockUploadSession] = [:]
-    var pageTokens: [String: (query: String, offset: Int)] = [:]
+    /// A listing's remaining pages: the query and the IDs it matched when its first page was asked for.
+    var pageTokens: [String: (query: String, ids: ArraySlice<String>)] = [:]
     /// The changes feed: change number N is `changes[N - 1]`.
     var changes: [(fileId: String, removed: Bool, time: Date)] = []
     /// The index in `changes` of each file's latest change.
@@ -180,14 +197,23 @@ struct MockDriveState: Sendable {
             item.md5 = md5 ?? DigestStream.hex(Data(), .md5)
         }
         items[id] = item
-        for parent in parents { children[parent, default: []].append(id) }
+        for parent in parents {
+            children[parent, default: []].append(id)
+            childrenByName[parent, default: [:]][item.name.lowercased(), default: []].append(id)
+        }
         record(id)
         return item
     }
 
     mutating func update(_ id: String, _ metadata: MockDriveMetadata, content: MockDriveContent?, md5: String?) throws -> MockDriveItem {
         var item = try item(id)
-        if let name = metadata.name { item.name = name }
+        if let name = metadata.name, name != item.name {
+            for parent in item.parents {
+                childrenByName[parent]?[item.name.lowercased()]?.removeAll { $0 == item.id }
+                childrenByName[parent, default: [:]][name.lowercased(), default: []].append(item.id)
+            }
+            item.name = name
+        }
         if let trashed = metadata.trashed { item.trashed = trashed }
         if let content, !item.isFolder {
             item.content = content
@@ -206,10 +232,12 @@ struct MockDriveState: Sendable {
             guard items[parent]?.isFolder == true else { throw MockDriveError.notFound(parent) }
             item.parents.append(parent)
             children[parent, default: []].append(item.id)
+            childrenByName[parent, default: [:]][item.name.lowercased(), default: []].append(item.id)
         }
         for parent in removing.map(resolve) {
             item.parents.removeAll { $0 == parent }
             children[parent]?.removeAll { $0 == item.id }
+            childrenByName[parent]?[item.name.lowercased()]?.removeAll { $0 == item.id }
         }
         items[item.id] = item
     }
@@ -224,8 +252,12 @@ struct MockDriveState: Sendable {
         while let next = pending.popLast() {
             guard let removed = items.removeValue(forKey: next) else { continue }
             if case .spooled(let url, _) = removed.content { spooled.append(url) }
-            for parent in removed.parents { children[parent]?.removeAll { $0 == next } }
+            for parent in removed.parents {
+                children[parent]?.removeAll { $0 == next }
+                childrenByName[parent]?[removed.name.lowercased()]?.removeAll { $0 == next }
+            }
             pending += children.removeValue(forKey: next) ?? []
+            childrenByName[next] = nil
             record(next, removed: true)
         }
         return spooled
@@ -234,7 +266,9 @@ struct MockDriveState: Sendable {
     /// The items a query matches, in creation order; only the named folder's children when the query names one.
     func search(_ query: DriveQuery?) throws -> [MockDriveItem] {
         let candidates: [MockDriveItem]
-        if let parent = query?.requiredParent {
+        if let parent = query?.requiredParent, let name = query?.requiredName {
+            candidates = (childrenByName[resolve(parent)]?[name.lowercased()] ?? []).compactMap { items[$0] }
+        } else if let parent = query?.requiredParent {
             candidates = (children[resolve(parent)] ?? []).compactMap { items[$0] }
         } else {
             candidates = items.values.filter { $0.id != rootID }.sorted { ($0.createdTime, $0.id) < ($1.createdTime, $1.id) }

@@ -86,6 +86,18 @@ public final class MockGoogleDriveServer: Sendable {
         }
     }
 
+    /// Adds a folder directly; returns its ID.
+    @discardableResult
+    public func addFolder(named name: String, in parentID: String = "root") throws -> String {
+        try state.withLock { state in
+            var metadata = try MockDriveMetadata(json: Data())
+            metadata.name = name
+            metadata.parents = [parentID]
+            metadata.mimeType = MockDriveItem.folderType
+            return try state.create(metadata, content: nil, md5: nil).id
+        }
+    }
+
     /// The ID of the live item at a path, if any (the oldest among duplicates).
     public func id(at path: String) -> String? {
         state.withLock { state in
@@ -182,19 +194,21 @@ public final class MockGoogleDriveServer: Sendable {
         let q = query["q"] ?? ""
         let parsed = q.isEmpty ? nil : try DriveQuery.parse(q)
         let object: [String: Any] = try state.withLock { state in
-            var offset = 0
+            // Like Drive, a listing is a snapshot taken at its first page; later pages continue it.
+            let matches: ArraySlice<String>
             if let token = query["pageToken"] {
                 guard let saved = state.pageTokens[token], saved.query == q else {
                     throw MockDriveError.invalidParameter(location: "pageToken", message: "Invalid Value")
                 }
-                offset = saved.offset
+                matches = saved.ids
+            } else {
+                matches = ArraySlice(try state.search(parsed).map(\.id))
             }
-            let matches = try state.search(parsed)
-            let page = matches.dropFirst(offset).prefix(pageSize)
+            let page = matches.prefix(pageSize).compactMap { state.items[$0] }
             var object: [String: Any] = ["kind": "drive#fileList", "incompleteSearch": false, "files": page.map { state.json($0) }]
-            if offset + page.count < matches.count {
+            if matches.count > pageSize {
                 let token = "~!!~" + MockDriveID.make()
-                state.pageTokens[token] = (q, offset + page.count)
+                state.pageTokens[token] = (q, matches.dropFirst(pageSize))
                 object["nextPageToken"] = token
             }
             return object

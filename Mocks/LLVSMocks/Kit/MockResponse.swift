@@ -26,8 +26,9 @@ public struct MockResponse: Sendable {
         MockResponse(status: status, headers: ["Content-Type": contentType], body: .data(Data(text.utf8)))
     }
 
-    public static func json(_ status: Int, _ object: Any) -> MockResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+    /// A JSON answer; keys sorted only when asked (sorting costs most of the time of a large answer).
+    public static func json(_ status: Int, _ object: Any, sortedKeys: Bool = false) -> MockResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: sortedKeys ? [.sortedKeys] : [])) ?? Data("{}".utf8)
         return MockResponse(status: status, headers: ["Content-Type": "application/json; charset=utf-8"], body: .data(data))
     }
 
