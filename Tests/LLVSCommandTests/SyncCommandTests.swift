@@ -126,6 +126,46 @@ import Glibc
         #expect(try llvs("get", "k", "--store", store("b")).text == "through drive")
     }
 
+    @Test func aHeadlessAuthorizationTakesThePastedRedirect() throws {
+        let mock = try MockProcess(["gdrive"], lineCount: 2)
+        #expect(try llvs("remote", "add", "drive", "gdrive:/x", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
+                         "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8)).status == 0)
+        // Run `llvs auth --headless` by hand: read the address it prints, "open" it elsewhere, paste where it ends up.
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = ["auth", "drive", "--headless"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": folder.appendingPathComponent("config").path]) { _, new in new }
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        var said = ""
+        while !said.contains("Paste") {
+            let data = errors.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            said += String(decoding: data, as: UTF8.self)
+        }
+        let address = try #require(said.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix(mock.url) }.map(String.init))
+        #expect(address.contains("access_type=offline") && address.contains("code_challenge_method=S256"))
+        let helper = Process()
+        helper.executableURL = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper")
+        helper.arguments = ["location", address]
+        let location = Pipe()
+        helper.standardOutput = location
+        try helper.run()
+        let redirect = location.fileHandleForReading.readDataToEndOfFile()
+        helper.waitUntilExit()
+        #expect(String(decoding: redirect, as: UTF8.self).hasPrefix("http://127.0.0.1:53682/?code="))
+        input.fileHandleForWriting.write(redirect)
+        try input.fileHandleForWriting.close()
+        let result = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        #expect(result.contains("Authorized remote drive"))
+        #expect(try llvs("conformance", "drive", "--listing-count", "3", "--large-file-mib", "1").status == 0)
+    }
+
     @Test func oauthRemoteMistakesGiveClearErrors() throws {
         let planned = try llvs("remote", "add", "one", "onedrive:/x")
         #expect(planned.status == 2 && planned.error.contains("not supported by this build yet"))

@@ -20,7 +20,20 @@ import LLVSSQLite
 // Fetches URL following redirects, as a browser would: set as $BROWSER, it completes `llvs auth`'s loopback flow
 // against a mock whose authorize endpoint redirects at once.
 
+//
+//   llvs-test-helper location URL
+//
+// Prints where URL redirects to, without following (the address a headless user copies from the browser).
+
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "location", let url = URL(string: arguments[2]) {
+    var request = HTTPRequest(url: url)
+    request.followsRedirects = false
+    let response = try await HTTPClient().send(request)
+    guard let location = response.headers["Location"] else { exit(1) }
+    print(location)
+    exit(0)
+}
 if arguments.count == 3, arguments[1] == "open", let url = URL(string: arguments[2]) {
     let response = try await HTTPClient().send(HTTPRequest(url: url))
     exit(response.isSuccess ? 0 : 1)
