@@ -26,6 +26,9 @@ public struct ExchangeProgress: Sendable, Equatable {
     public var direction: Direction
     public var done: Int
     public var total: Int
+    /// Bytes of value data in the versions done and in all of them (their `valueDataSize`).
+    public var bytes: Int64 = 0
+    public var totalBytes: Int64 = 0
 }
 
 /// What one version's transfer ran into.
@@ -90,6 +93,8 @@ extension Exchange {
         report.waitingForPredecessors = Set(fetched.map(\.id)).subtracting(placeable.map(\.id)).sorted()
 
         var failed = Set<Version.ID>()
+        let totalBytes = placeable.reduce(Int64(0)) { $0 + ($1.valueDataSize ?? 0) }
+        var doneBytes: Int64 = 0
         for start in stride(from: 0, to: placeable.count, by: window) {
             let batch = Array(placeable[start..<min(start + window, placeable.count)])
             let changes = await mapConcurrently(batch, limit: concurrency) { try await self.fetchChanges(of: $0.id) }
@@ -106,7 +111,9 @@ extension Exchange {
                     defer { received.discard() }
                     try store.addVersion(version, receiving: received)
                     report.retrieved.append(version.id)
-                    progress?(ExchangeProgress(direction: .retrieving, done: report.retrieved.count, total: placeable.count))
+                    doneBytes += version.valueDataSize ?? 0
+                    progress?(ExchangeProgress(direction: .retrieving, done: report.retrieved.count, total: placeable.count,
+                                               bytes: doneBytes, totalBytes: totalBytes))
                 } catch {
                     failed.insert(version.id)
                     report.failures.append(ExchangeFailure(versionId: version.id, error: error))
@@ -157,18 +164,20 @@ extension Exchange {
         var report = SendReport()
         let pending = store.history.topologicallySorted().filter { !remote.contains($0.id) }
         let store = self.store
-        let sentCount = Mutex(0)
+        let sent = Mutex((count: 0, bytes: Int64(0)))
         let progress = self.progress
         let total = pending.count
+        let totalBytes = pending.reduce(Int64(0)) { $0 + ($1.valueDataSize ?? 0) }
         let results = await mapConcurrently(pending, limit: concurrency) { version in
             let encoded = try store.encodedChanges(madeInVersionIdentifiedBy: version.id)
             defer { encoded.discard() }
             try await self.send(version, changes: encoded)
-            let done = sentCount.withLock { count -> Int in
-                count += 1
-                return count
+            let done = sent.withLock { sent in
+                sent.count += 1
+                sent.bytes += version.valueDataSize ?? 0
+                return sent
             }
-            progress?(ExchangeProgress(direction: .sending, done: done, total: total))
+            progress?(ExchangeProgress(direction: .sending, done: done.count, total: total, bytes: done.bytes, totalBytes: totalBytes))
         }
         for (version, result) in zip(pending, results) {
             switch result {

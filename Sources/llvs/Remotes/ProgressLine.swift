@@ -5,7 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// A progress line on standard error for long transfers: versions done, total, rate and time left, redrawn in
+/// A progress line on standard error for long transfers: versions and bytes done, rate and time left, redrawn in
 /// place at most ten times a second. Only when standard error is a terminal; quiet otherwise (logs, pipes, tests).
 final class ProgressLine: Sendable {
     static let shared: ProgressLine? = isatty(STDERR_FILENO) == 1 ? ProgressLine() : nil
@@ -31,14 +31,29 @@ final class ProgressLine: Sendable {
             guard progress.done == progress.total || now.timeIntervalSince(state.lastDrawn) > 0.1 else { return nil }
             state.lastDrawn = now
             let elapsed = max(now.timeIntervalSince(state.started), 0.001)
-            let rate = Double(progress.done) / elapsed
-            let left = rate > 0 ? Double(progress.total - progress.done) / rate : 0
-            var text = String(format: "\r%@ %d/%d versions  %.0f/s  %@ left", progress.direction.rawValue.capitalized,
-                              progress.done, progress.total, rate, Self.duration(left))
+            var text = String(format: "\r%@ %d/%d versions", progress.direction.rawValue.capitalized, progress.done, progress.total)
+            let left: Double
+            if progress.totalBytes >= 1 << 20 {
+                // Large versions: bytes say more than counts about the rate and the time left.
+                let rate = Double(progress.bytes) / elapsed
+                left = rate > 0 ? Double(progress.totalBytes - progress.bytes) / rate : 0
+                text += String(format: "  %@/%@  %@/s", Self.size(progress.bytes), Self.size(progress.totalBytes), Self.size(Int64(rate)))
+            } else {
+                let rate = Double(progress.done) / elapsed
+                left = rate > 0 ? Double(progress.total - progress.done) / rate : 0
+                text += String(format: "  %.0f/s", rate)
+            }
+            text += "  \(Self.duration(left)) left   "
             if progress.done == progress.total { text += "\n" }
             return text
         }
         if let line { FileHandle.standardError.write(Data(line.utf8)) }
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        let value = Double(bytes), mebibyte = 1_048_576.0
+        return value >= 1024 * mebibyte ? String(format: "%.1f GiB", value / (1024 * mebibyte))
+            : value >= mebibyte ? String(format: "%.1f MiB", value / mebibyte) : String(format: "%.0f KiB", value / 1024)
     }
 
     static func duration(_ seconds: Double) -> String {
