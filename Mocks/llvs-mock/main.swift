@@ -4,12 +4,12 @@ import LLVSMocks
 
 // llvs-mock: runs a mock service on loopback for manual tests and for `llvs` end-to-end tests.
 //
-//   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE]
+//   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
 //
 // SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, gdrive, oauth.
 
 let usage = """
-    usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE]
+    usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
 
     Runs a mock service on 127.0.0.1 until interrupted, printing its URL on the first line.
 
@@ -27,6 +27,9 @@ let usage = """
                       (STATUS@N fails request N; KIND:RATE faults that share of requests; kinds: a status, drop, drop-body, truncate)
       --user U, --password P   require Basic authentication (webdav)
       --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, oauth), mode 0600
+      --state DIR              keep what the mock holds in DIR (and the tokens it issued), so a restart finds it again
+                               (webdav, gdrive; give --port too, so remotes find it at the same address);
+                               without it everything is dropped when the mock stops
 
     """
 
@@ -47,7 +50,7 @@ let service = arguments.removeFirst()
 var options: [String: String] = [:]
 while !arguments.isEmpty {
     let name = arguments.removeFirst()
-    guard ["--port", "--faults", "--user", "--password", "--token-out"].contains(name) else { fail("unknown option \(name); see llvs-mock --help") }
+    guard ["--port", "--faults", "--user", "--password", "--token-out", "--state"].contains(name) else { fail("unknown option \(name); see llvs-mock --help") }
     guard !arguments.isEmpty else { fail("\(name) needs a value") }
     options[name] = arguments.removeFirst()
 }
@@ -56,6 +59,8 @@ if let text = options["--port"] {
     guard let value = UInt16(text) else { fail("--port needs a number from 0 to 65535, not \(text)") }
     port = value
 }
+let state: MockStateDirectory?
+do { state = try options["--state"].map { try MockStateDirectory(URL(fileURLWithPath: $0)) } } catch { fail("cannot use --state: \(error)") }
 let faults: MockFaults
 do { faults = try options["--faults"].map(MockFaults.parse) ?? MockFaults() } catch { fail("\(error)") }
 
@@ -71,11 +76,11 @@ do {
     switch service {
     case "webdav", "webdav-rclone", "webdav-nginx":
         let flavor: MockWebDAVServer.Flavor = service == "webdav" ? .apache : service == "webdav-rclone" ? .rclone : .nginx
-        let mock = try MockWebDAVServer(flavor: flavor, port: port, user: options["--user"], password: options["--password"], faults: faults)
+        let mock = try MockWebDAVServer(flavor: flavor, port: port, user: options["--user"], password: options["--password"], faults: faults, state: state)
         running = mock
         say(mock.url.absoluteString)
     case "gdrive":
-        let mock = try MockGoogleDriveServer(port: port, faults: faults)
+        let mock = try MockGoogleDriveServer(port: port, faults: faults, state: state)
         running = mock
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)

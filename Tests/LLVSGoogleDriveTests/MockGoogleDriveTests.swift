@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSGoogleDrive
 import LLVSHTTP
 import Testing
 @testable import LLVSMocks
@@ -114,5 +115,39 @@ import Testing
         let last = try await put("bytes 262144-599999/600000", Data(count: 600_000 - 262_144))
         #expect(last.status == 200)
         #expect(last.text.contains("r.bin"))
+    }
+}
+
+@Suite struct MockStateTests {
+    @Test func aDriveMockRestartedWithItsStateKeepsTheDriveAndTheTokens() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let big = bytes(7 * 1024 * 1024 + 3, seed: 9)
+        let tokenFile = TokenFile(path: folder.appendingPathExtension("token").path)
+        defer { try? FileManager.default.removeItem(atPath: tokenFile.path) }
+        func connect(_ mock: MockGoogleDriveServer) -> GoogleDriveFileSystem {
+            let oauth = GoogleDriveConfiguration.oauth(clientId: mock.oauth.settings.clientId, clientSecret: mock.oauth.settings.clientSecret, endpoint: mock.endpoint)
+            var configuration = GoogleDriveConfiguration(endpoint: mock.endpoint)
+            configuration.chunkSize = 1 << 20
+            return GoogleDriveFileSystem(configuration: configuration, http: quickClient(),
+                                         authorizer: OAuthTokenSource(file: tokenFile, configuration: oauth, http: quickClient(), reauthorizeCommand: "llvs auth x"))
+        }
+        do {
+            let mock = try MockGoogleDriveServer(state: try MockStateDirectory(folder))
+            defer { mock.stop() }
+            try tokenFile.write(mock.issueToken())
+            let drive = connect(mock)
+            try await drive.upload(Data("small".utf8), to: "a/small.txt")
+            try await drive.upload(big, to: "a/big.bin")
+            try await drive.upload(Data("gone".utf8), to: "a/gone.txt")
+            try await drive.removeFile("a/gone.txt")
+        }
+        let again = try MockGoogleDriveServer(state: try MockStateDirectory(folder))
+        defer { again.stop() }
+        let drive = connect(again)
+        #expect(try await drive.download("a/small.txt") == Data("small".utf8))
+        #expect(try await drive.download("a/big.bin") == big)
+        #expect(try await !drive.exists("a/gone.txt"))
+        #expect(again.oauth.refreshCount == 0, "the saved access token is still accepted")
     }
 }

@@ -73,6 +73,30 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
         #expect(mock.log.filter { $0.method == "PUT" }.count == 21)
     }
 
+    @Test func aMockRestartedWithItsStateKeepsItsFiles() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let big = Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        do {
+            let mock = try MockWebDAVServer(state: try MockStateDirectory(folder))
+            defer { mock.stop() }
+            let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient())
+            try await fileSystem.upload(Data("kept".utf8), to: "a/b/kept.txt")
+            try await fileSystem.upload(big, to: "a/big.bin")
+            try await fileSystem.makeFolder("empty")
+            try await fileSystem.upload(Data("x".utf8), to: "gone/x.txt")
+            try await fileSystem.removeFolder("gone")
+        }
+        let again = try MockWebDAVServer(state: try MockStateDirectory(folder))
+        defer { again.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: again.url), http: quickClient())
+        #expect(try await fileSystem.download("a/b/kept.txt") == Data("kept".utf8))
+        #expect(try await fileSystem.download("a/big.bin") == big)
+        #expect(try await fileSystem.metadata("empty").isFolder)
+        #expect(try await !fileSystem.exists("gone"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("files").path).count == 2)
+    }
+
     @Test func wrongCredentialsAreUnauthorized() async throws {
         let mock = try MockWebDAVServer(user: "u", password: "right")
         defer { mock.stop() }

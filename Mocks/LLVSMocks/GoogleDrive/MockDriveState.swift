@@ -280,6 +280,15 @@ struct MockDriveState: Sendable {
         }
     }
 
+    /// Puts back an item read from a saved state, with its place in the folder indexes.
+    mutating func restore(_ item: MockDriveItem) {
+        items[item.id] = item
+        for parent in item.parents {
+            children[parent, default: []].append(item.id)
+            childrenByName[parent, default: [:]][item.name.lowercased(), default: []].append(item.id)
+        }
+    }
+
     /// The path of a live item from the root, for tests.
     func path(of id: String) -> String? {
         var names: [String] = []

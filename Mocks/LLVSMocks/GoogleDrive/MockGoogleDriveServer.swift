@@ -28,12 +28,22 @@ public final class MockGoogleDriveServer: Sendable {
     public let rootID: String
     let state: Mutex<MockDriveState>
     let storage: URL
+    let stateDirectory: MockStateDirectory?
 
-    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults()) throws {
+    /// `state`: a folder to keep the drive (and the issued tokens) in between runs, loaded now and written after
+    /// every change.
+    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(), state saved: MockStateDirectory? = nil) throws {
         self.settings = settings
         oauth = MockOAuthServer(settings: settings.oauth)
-        rootID = "0A" + MockDriveID.make().prefix(17) + "Uk9PVA"
-        state = Mutex(MockDriveState(rootID: rootID))
+        stateDirectory = saved
+        let loaded = try saved?.load(Saved.self)
+        rootID = loaded?.rootID ?? "0A" + MockDriveID.make().prefix(17) + "Uk9PVA"
+        var drive = MockDriveState(rootID: rootID)
+        if let loaded, let saved {
+            for item in loaded.items { drive.restore(item.item(in: saved)) }
+            oauth.restore(loaded.tokens)
+        }
+        state = Mutex(drive)
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-gdrive-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
         let box = DriveHandlerBox()
@@ -56,7 +66,11 @@ public final class MockGoogleDriveServer: Sendable {
     // MARK: For tests
 
     /// A token as if the user had authorized (Google's shape: `Bearer`, about an hour).
-    public func issueToken() -> OAuthToken { oauth.issueToken() }
+    public func issueToken() -> OAuthToken {
+        let token = oauth.issueToken()
+        persist()
+        return token
+    }
     public func expireAccessTokens() { oauth.expireAccessTokens() }
     /// Answers the next `count` API requests 401, as Drive does once a token is revoked (the token endpoint is
     /// not affected, so a refresh still succeeds).
@@ -116,7 +130,10 @@ public final class MockGoogleDriveServer: Sendable {
     // MARK: Serving
 
     func handle(_ request: IncomingRequest) -> MockResponse {
-        if let answer = oauth.handle(request) { return answer }
+        if let answer = oauth.handle(request) {
+            if stateDirectory != nil, request.method == "POST", answer.status == 200 { persist() } // new tokens
+            return answer
+        }
         let path = request.path
         let isAPI = path.hasPrefix("/drive/v3/"), isUpload = path.hasPrefix("/upload/drive/v3/")
         guard isAPI || isUpload else { return Self.error(404, "notFound", "Not Found") }
@@ -127,8 +144,10 @@ public final class MockGoogleDriveServer: Sendable {
             return true
         }) { return unauthorized() }
         do {
-            if isUpload { return try upload(request, String(path.dropFirst("/upload/drive/v3".count))) }
-            return try api(request, String(path.dropFirst("/drive/v3".count)))
+            let answer = if isUpload { try upload(request, String(path.dropFirst("/upload/drive/v3".count))) }
+                         else { try api(request, String(path.dropFirst("/drive/v3".count))) }
+            if stateDirectory != nil, request.method != "GET", answer.status < 300 { persist() }
+            return answer
         } catch let error as MockDriveError {
             return Self.answer(error)
         } catch let error as DriveQuery.Invalid {
@@ -271,6 +290,60 @@ public final class MockGoogleDriveServer: Sendable {
             return object
         }
         return .json(200, try mask.apply(to: object, schema: .changeList))
+    }
+
+    // MARK: Keeping the drive between runs
+
+    struct Saved: Codable {
+        struct Item: Codable {
+            var id, name, mimeType: String
+            var parents: [String]
+            var trashed: Bool
+            var createdTime, modifiedTime: Date
+            var md5: String?
+            var version: Int
+            /// The content's name under `files/` and its size (files only).
+            var file: String?
+            var size: Int64?
+
+            func item(in directory: MockStateDirectory) -> MockDriveItem {
+                var item = MockDriveItem(id: id, name: name, mimeType: mimeType, parents: parents, createdTime: createdTime, modifiedTime: modifiedTime)
+                item.trashed = trashed
+                item.md5 = md5
+                item.version = version
+                if let file { item.content = .spooled(directory.file(file), size: size ?? 0) }
+                return item
+            }
+        }
+        var rootID: String
+        var items: [Item]
+        var tokens: MockOAuthServer.Tokens
+    }
+
+    private func persist() {
+        guard let directory = stateDirectory else { return }
+        let tokens = oauth.tokens
+        state.withLock { state in
+            var names = Set<String>()
+            var items: [Saved.Item] = []
+            for item in state.items.values where item.id != rootID {
+                var saved = Saved.Item(id: item.id, name: item.name, mimeType: item.mimeType, parents: item.parents, trashed: item.trashed,
+                                       createdTime: item.createdTime, modifiedTime: item.modifiedTime, md5: item.md5, version: item.version)
+                if let content = item.content {
+                    let name = "\(item.id)-\(item.version)"
+                    switch content {
+                    case .data(let data): _ = try? directory.keep(data, orFileAt: nil, as: name)
+                    case .spooled(let url, _): _ = try? directory.keep(nil, orFileAt: url, as: name)
+                    }
+                    names.insert(name)
+                    saved.file = name
+                    saved.size = content.size
+                }
+                items.append(saved)
+            }
+            try? directory.save(Saved(rootID: rootID, items: items.sorted { ($0.createdTime, $0.id) < ($1.createdTime, $1.id) }, tokens: tokens))
+            directory.prune(keeping: names)
+        }
     }
 
     // MARK: Errors in Drive's shape

@@ -95,6 +95,23 @@ public final class MockOAuthServer: Sendable {
         }
     }
     public var refreshCount: Int { state.withLock { $0.refreshCount } }
+
+    /// The live tokens, so a mock restarted with `--state` still accepts what it issued before.
+    public struct Tokens: Codable, Sendable {
+        public var access: [String: Date]
+        public var refresh: [String]
+    }
+
+    public var tokens: Tokens {
+        get { state.withLock { Tokens(access: $0.accessTokens, refresh: Array($0.refreshTokens)) } }
+    }
+
+    public func restore(_ tokens: Tokens) {
+        state.withLock { state in
+            state.accessTokens.merge(tokens.access) { _, saved in saved }
+            state.refreshTokens.formUnion(tokens.refresh)
+        }
+    }
     public var invalidGrantCount: Int { state.withLock { $0.invalidGrantCount } }
 
     /// True when an `Authorization: Bearer` header carries a live access token.

@@ -33,6 +33,7 @@ public final class MockWebDAVServer: Sendable {
     private let tree: Mutex<[String: Node]>
     private let credentials: (user: String, password: String)?
     private let storage: URL
+    private let state: MockStateDirectory?
 
     enum Node {
         case folder(modified: Date)
@@ -51,12 +52,14 @@ public final class MockWebDAVServer: Sendable {
         }
     }
 
+    /// `state`: a folder to keep the files in between runs (loaded now, written after every change).
     public init(flavor: Flavor = .apache, port: UInt16 = 0, rootPath: String = "/dav", user: String? = nil, password: String? = nil,
-                faults: MockFaults = MockFaults()) throws {
+                faults: MockFaults = MockFaults(), state: MockStateDirectory? = nil) throws {
         self.flavor = flavor
         self.rootPath = rootPath
         self.credentials = user.map { ($0, password ?? "") }
-        self.tree = Mutex(["": .folder(modified: Date())])
+        self.state = state
+        self.tree = Mutex(try state.map(Self.load) ?? ["": .folder(modified: Date())])
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-webdav-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
         let box = HandlerBox()
@@ -99,10 +102,10 @@ public final class MockWebDAVServer: Sendable {
         let trailingSlash = encodedRelative.hasSuffix("/")
         switch request.method {
         case "PROPFIND": return propfind(path, request: request)
-        case "MKCOL": return mkcol(path)
-        case "PUT": return put(path, request: request)
+        case "MKCOL": return persisting(mkcol(path))
+        case "PUT": return persisting(put(path, request: request))
         case "GET", "HEAD": return get(path, request: request)
-        case "DELETE": return delete(path, trailingSlash: trailingSlash)
+        case "DELETE": return persisting(delete(path, trailingSlash: trailingSlash))
         case "OPTIONS": return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, MKCOL"])
         default: return .empty(405)
         }
@@ -176,6 +179,58 @@ public final class MockWebDAVServer: Sendable {
             tree[path] = .folder(modified: Date())
             return .empty(201)
         }
+    }
+
+    // MARK: Keeping the files between runs
+
+    private struct Saved: Codable {
+        struct Entry: Codable {
+            var path: String
+            var modified: Date
+            /// For files: the version and the content's name under `files/`.
+            var version: Int?
+            var file: String?
+            var size: Int64?
+        }
+        var entries: [Entry]
+    }
+
+    private static func load(_ state: MockStateDirectory) throws -> [String: Node] {
+        var tree: [String: Node] = ["": .folder(modified: Date())]
+        for entry in try state.load(Saved.self)?.entries ?? [] {
+            if let name = entry.file, let version = entry.version {
+                tree[entry.path] = .file(.spooled(state.file(name), size: entry.size ?? 0), modified: entry.modified, version: version)
+            } else {
+                tree[entry.path] = .folder(modified: entry.modified)
+            }
+        }
+        return tree
+    }
+
+    /// After a change: the tree written to the state folder (new contents linked in, unused ones removed).
+    private func persisting(_ response: MockResponse) -> MockResponse {
+        guard let state, response.status < 400 else { return response }
+        tree.withLock { tree in
+            var entries: [Saved.Entry] = []
+            var names = Set<String>()
+            for (path, node) in tree where !path.isEmpty {
+                switch node {
+                case .folder(let modified):
+                    entries.append(Saved.Entry(path: path, modified: modified))
+                case .file(let content, let modified, let version):
+                    let name = SHA256.hex(Data(path.utf8)) + "-\(version)"
+                    switch content {
+                    case .data(let data): _ = try? state.keep(data, orFileAt: nil, as: name)
+                    case .spooled(let url, _): _ = try? state.keep(nil, orFileAt: url, as: name)
+                    }
+                    names.insert(name)
+                    entries.append(Saved.Entry(path: path, modified: modified, version: version, file: name, size: content.size))
+                }
+            }
+            try? state.save(Saved(entries: entries.sorted { $0.path < $1.path }))
+            state.prune(keeping: names)
+        }
+        return response
     }
 
     private func put(_ path: String, request: IncomingRequest) -> MockResponse {
