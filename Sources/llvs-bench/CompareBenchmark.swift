@@ -7,8 +7,8 @@ import LLVSWebDAV
 import Synchronization
 
 /// `llvs-bench compare`: every row of the side-by-side table in one run on this machine's loopback. It starts Apache
-/// mod_dav and the Google Drive mock itself, and runs `curl`, `rclone copy` and the built `llvs` beside the
-/// connectors.
+/// mod_dav, `rclone serve webdav` and the Google Drive mock itself, and runs `curl`, `rclone copy` and the built
+/// `llvs` beside the connectors.
 func compareBenchmark(_ arguments: [String]) async throws {
     let runs = Int(option("runs", in: arguments) ?? "") ?? 3
     let versionCount = Int(option("clone-versions", in: arguments) ?? "") ?? 10_000
@@ -31,6 +31,12 @@ func compareBenchmark(_ arguments: [String]) async throws {
     print("Side by side on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; each figure the median of \(runs) runs [min–max]")
 
     if !rows.isDisjoint(with: [1, 2, 4]) { try await webdavBenchmark(arguments, apache: apache, rclone: rclone, table: table) }
+    if rows.contains(1) {
+        // Row 1 again on the other real server, `rclone serve webdav`.
+        let served = try await RealWebDAVServer.rclone()
+        try await smallFilesRow(server: served, label: "rclone serve webdav", rclone: try rcloneEnvironment(for: served),
+                                fileCount: Int(option("files", in: arguments) ?? "") ?? 2000, runs: runs, work: work, table: table)
+    }
     if rows.contains(3) { try backupRow(llvs: llvs, apache: apache, rclone: rclone, files: backupFiles, runs: runs, work: work, table: table) }
     guard !rows.isDisjoint(with: [5, 6]) else {
         print("\n" + table.markdown)
