@@ -6,7 +6,7 @@ import LLVSHTTP
 import LLVSMocks
 
 /// A mock Drive, a token file authorized against it, and the connector wired to both.
-final class DriveFixture: @unchecked Sendable {
+final class DriveFixture: Sendable {
     let mock: MockGoogleDriveServer
     let directory: URL
     let tokenSource: OAuthTokenSource

@@ -81,7 +81,16 @@ struct DriveSchema: Sendable {
     static let change = DriveSchema(fields: ["kind": nil, "changeType": nil, "time": nil, "removed": nil, "fileId": nil, "file": file])
     static let changeList = DriveSchema(fields: ["kind": nil, "nextPageToken": nil, "newStartPageToken": nil, "changes": change])
 
-    static let defaultFile = try! DriveFieldMask.parse("kind,id,name,mimeType")
-    static let defaultFileList = try! DriveFieldMask.parse("kind,incompleteSearch,nextPageToken,files(kind,id,name,mimeType)")
-    static let defaultChangeList = try! DriveFieldMask.parse("kind,nextPageToken,newStartPageToken,changes(kind,changeType,time,removed,fileId,file(kind,id,name,mimeType))")
+    /// A field sent whole (no mask of its own).
+    static let whole: DriveFieldMask? = nil
+
+    /// What Drive sends when `fields` is not given.
+    static let defaultFile = DriveFieldMask(fields: ["kind": whole, "id": whole, "name": whole, "mimeType": whole])
+    static let defaultFileList = DriveFieldMask(fields: ["kind": whole, "incompleteSearch": whole, "nextPageToken": whole,
+                                                         "files": defaultFile])
+    static let defaultChangeList = DriveFieldMask(fields: [
+        "kind": whole, "nextPageToken": whole, "newStartPageToken": whole,
+        "changes": DriveFieldMask(fields: ["kind": whole, "changeType": whole, "time": whole, "removed": whole,
+                                           "fileId": whole, "file": defaultFile]),
+    ])
 }

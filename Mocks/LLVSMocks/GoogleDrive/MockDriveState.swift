@@ -1,19 +1,6 @@
 import Foundation
 import LLVS
 
-/// A file's bytes in the mock: small ones in memory, large ones in a spooled file.
-enum MockDriveContent: Sendable {
-    case data(Data)
-    case spooled(URL, size: Int64)
-
-    var size: Int64 {
-        switch self {
-        case .data(let data): Int64(data.count)
-        case .spooled(_, let size): size
-        }
-    }
-}
-
 /// One Drive item: a file or a folder, with its ID, its parents and its place in the trash.
 struct MockDriveItem: Sendable {
     var id: String
@@ -26,7 +13,7 @@ struct MockDriveItem: Sendable {
     /// The times as Drive writes them, formatted once rather than for every listing.
     private(set) var createdText: String
     private(set) var modifiedText: String
-    var content: MockDriveContent?
+    var content: MockContent?
     var md5: String?
     var version = 1
 
@@ -181,7 +168,7 @@ struct MockDriveState: Sendable {
     }
 
     /// A new item in a folder; Drive never refuses a duplicate name.
-    mutating func create(_ metadata: MockDriveMetadata, content: MockDriveContent?, md5: String?, defaultName: String = "Untitled") throws -> MockDriveItem {
+    mutating func create(_ metadata: MockDriveMetadata, content: MockContent?, md5: String?, defaultName: String = "Untitled") throws -> MockDriveItem {
         let parents = (metadata.parents ?? [rootID]).map(resolve)
         for parent in parents {
             guard let folder = items[parent] else { throw MockDriveError.notFound(parent) }
@@ -205,7 +192,7 @@ struct MockDriveState: Sendable {
         return item
     }
 
-    mutating func update(_ id: String, _ metadata: MockDriveMetadata, content: MockDriveContent?, md5: String?) throws -> MockDriveItem {
+    mutating func update(_ id: String, _ metadata: MockDriveMetadata, content: MockContent?, md5: String?) throws -> MockDriveItem {
         var item = try item(id)
         if let name = metadata.name, name != item.name {
             for parent in item.parents {

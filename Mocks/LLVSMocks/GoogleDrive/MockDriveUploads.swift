@@ -51,7 +51,7 @@ extension MockGoogleDriveServer {
     }
 
     /// Stores contents as a new file or as the new contents of `target`, after the quota check.
-    private func store(_ content: MockDriveContent, metadata: MockDriveMetadata, target: String?, fields: String?) throws -> MockResponse {
+    private func store(_ content: MockContent, metadata: MockDriveMetadata, target: String?, fields: String?) throws -> MockResponse {
         let md5 = Self.md5(content)
         let item = try state.withLock { state -> MockDriveItem in
             let replaced = try target.map { try state.item($0).content?.size ?? 0 } ?? 0
@@ -65,7 +65,7 @@ extension MockGoogleDriveServer {
     }
 
     /// The body as stored contents: small ones in memory, spooled ones moved into the mock's storage.
-    private func keep(_ body: IncomingRequest.Body) throws -> MockDriveContent {
+    private func keep(_ body: IncomingRequest.Body) throws -> MockContent {
         switch body {
         case .data(let data): return .data(data)
         case .file(let url, let size):
@@ -75,7 +75,7 @@ extension MockGoogleDriveServer {
         }
     }
 
-    static func md5(_ content: MockDriveContent) -> String {
+    static func md5(_ content: MockContent) -> String {
         switch content {
         case .data(let data): return DigestStream.hex(data, .md5)
         case .spooled(let url, _):
@@ -131,7 +131,7 @@ extension MockGoogleDriveServer {
             }
         }
         if let total = session.total, session.received == total {
-            let content: MockDriveContent = total <= 1 << 20
+            let content: MockContent = total <= 1 << 20
                 ? .data((try? Data(contentsOf: session.spool)) ?? Data())
                 : .spooled(session.spool, size: total)
             if case .data = content { try? FileManager.default.removeItem(at: session.spool) }

@@ -40,17 +40,7 @@ public final class MockWebDAVServer: Sendable {
         case file(Content, modified: Date, version: Int)
     }
 
-    enum Content {
-        case data(Data)
-        case spooled(URL, size: Int64)
-
-        var size: Int64 {
-            switch self {
-            case .data(let data): Int64(data.count)
-            case .spooled(_, let size): size
-            }
-        }
-    }
+    typealias Content = MockContent
 
     /// `state`: a folder to keep the files in between runs (loaded now, written after every change).
     public init(flavor: Flavor = .apache, port: UInt16 = 0, rootPath: String = "/dav", user: String? = nil, password: String? = nil,
