@@ -43,19 +43,7 @@ enum ConformanceChecks {
         if case .notFound = error { true } else { false }
     }
 
-    static func bytes(_ count: Int, seed: UInt64) -> Data {
-        var generator = SeededGenerator(seed: seed)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(count + 8)
-        while bytes.count < count {
-            var word = generator.next()
-            for _ in 0..<8 {
-                bytes.append(UInt8(truncatingIfNeeded: word))
-                word >>= 8
-            }
-        }
-        return Data(bytes.prefix(count))
-    }
+    static func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(count, seed: seed) }
 
     static func skipWithoutFault(_ fault: InjectedFault, _ context: ConformanceContext) -> CheckOutcome? {
         guard let faults = context.options.faults else { return .skipped("needs a remote that can inject faults (a mock)") }

@@ -63,7 +63,4 @@ func quickClient() -> HTTPClient {
     return HTTPClient(configuration: configuration)
 }
 
-func bytes(_ count: Int, seed: UInt64) -> Data {
-    var generator = SeededGenerator(seed: seed)
-    return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
-}
+func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(count, seed: seed) }

@@ -76,7 +76,7 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
     @Test func aMockRestartedWithItsStateKeepsItsFiles() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-state-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let big = Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let big = SeededGenerator.bytes(9 << 20, seed: 12)
         do {
             let mock = try MockWebDAVServer(state: try MockStateDirectory(folder))
             defer { mock.stop() }
