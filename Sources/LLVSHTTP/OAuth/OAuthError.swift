@@ -2,6 +2,8 @@
 public enum OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The service no longer accepts the refresh token (`invalid_grant`), or there is none: authorize again.
     case reauthorizationRequired(command: String, reason: String)
+    /// There is no token yet: the remote was never authorized (or its token file was removed).
+    case notAuthorized(command: String, tokenFile: String)
     /// The token endpoint refused a request for another reason.
     case tokenEndpoint(status: Int, error: String, description: String)
     /// The redirect's `state` did not match: the answer is not for this request.
@@ -18,6 +20,7 @@ public enum OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .reauthorizationRequired(let command, let reason): "The saved authorization no longer works (\(reason)). Run `\(command)` to authorize again."
+        case .notAuthorized(let command, let tokenFile): "This remote is not authorized yet (there is no token at \(tokenFile)). Run `\(command)` first."
         case .tokenEndpoint(let status, let error, let description): "The token endpoint refused the request (\(status) \(error)): \(description)"
         case .stateMismatch: "The authorization answer does not belong to this request (state mismatch); start again."
         case .authorizationDenied(let reason): "The authorization was declined: \(reason)."

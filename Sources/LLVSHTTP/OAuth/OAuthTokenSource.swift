@@ -45,7 +45,7 @@ public actor OAuthTokenSource: HTTPAuthorizer {
     private func currentToken() throws -> OAuthToken {
         if let cached { return cached }
         guard let token = try file.read() else {
-            throw OAuthError.reauthorizationRequired(command: reauthorizeCommand, reason: "there is no token file at \(file.path)")
+            throw OAuthError.notAuthorized(command: reauthorizeCommand, tokenFile: file.path)
         }
         cached = token
         return token
