@@ -15,7 +15,8 @@ struct DriveFile: Decodable, Sendable {
 
     /// The fields the connector asks for, so answers carry what it reads and no more.
     static let fields = "id,name,mimeType,size,md5Checksum,modifiedTime,createdTime,trashed"
-    static let listFields = "nextPageToken,files(\(fields))"
+    /// Enough to tell items apart and choose among duplicates, for listings of names.
+    static let nameFields = "id,name,mimeType,createdTime"
 
     var isFolder: Bool { mimeType == GoogleDriveConfiguration.folderMimeType }
     var byteCount: Int64? { size.flatMap { Int64($0) } }

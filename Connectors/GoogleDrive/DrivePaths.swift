@@ -19,11 +19,11 @@ extension GoogleDriveFileSystem {
     }
 
     /// Every item of a query, page after page.
-    func query(_ q: String, path: String) async throws -> [DriveFile] {
+    func query(_ q: String, path: String, fields: String = DriveFile.fields) async throws -> [DriveFile] {
         var files: [DriveFile] = []
         var pageToken: String?
         repeat {
-            var parameters = [("q", q), ("fields", DriveFile.listFields), ("pageSize", String(configuration.pageSize)), ("spaces", "drive")]
+            var parameters = [("q", q), ("fields", "nextPageToken,files(\(fields))"), ("pageSize", String(configuration.pageSize)), ("spaces", "drive")]
             if let pageToken { parameters.append(("pageToken", pageToken)) }
             let page = try decode(DriveFileList.self, try await send(HTTPRequest(url: url(configuration.apiURL, "/files", parameters))), path)
             files += page.files ?? []

@@ -97,6 +97,20 @@ public final class GoogleDriveFileSystem: CloudFileSystem {
         }
     }
 
+    /// Names only, with the few fields the ID cache needs: smaller pages than a full listing.
+    public func listNames(_ folder: String) async throws -> [String] {
+        let components = try CloudPath.components(folder)
+        guard let id = try await folderID(components, creating: false) else { return [] }
+        let files = try await query(DriveQuery.children(of: id), path: folder, fields: DriveFile.nameFields)
+        var byName: [String: [DriveFile]] = [:]
+        for file in files { byName[file.name, default: []].append(file) }
+        return byName.values.compactMap { duplicates in
+            guard let file = DriveFile.chosen(duplicates) else { return nil }
+            remember(Self.key(components + [file.name]), file)
+            return file.name
+        }
+    }
+
     private func get(_ id: String, path: String, headers: HTTPHeaders = [:], destination: HTTPResponseDestination) async throws -> HTTPResponse {
         let response = try await send(HTTPRequest(url: fileURL(id, [("alt", "media")]), headers: headers, destination: destination))
         guard response.isSuccess else {

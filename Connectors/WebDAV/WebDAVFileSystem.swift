@@ -85,12 +85,15 @@ public final class WebDAVFileSystem: CloudFileSystem {
 
     static let propfindBody = Data(#"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/></d:prop></d:propfind>"#.utf8)
 
+    /// Only the resource type: what a listing of names needs, and less for the server to gather.
+    static let namesPropfindBody = Data(#"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>"#.utf8)
+
     /// PROPFIND with an explicit Depth (0 or 1); nil when the resource is missing.
-    func propfind(_ path: String, folder: Bool, depth: Int) async throws -> (url: URL, entries: [PropfindEntry])? {
+    func propfind(_ path: String, folder: Bool, depth: Int, body: Data = propfindBody) async throws -> (url: URL, entries: [PropfindEntry])? {
         let target = try url(path, folder: folder)
         let response = try await send(request("PROPFIND", target,
                                               headers: ["Depth": String(depth), "Content-Type": "application/xml; charset=utf-8"],
-                                              body: .data(Self.propfindBody), destination: .memory(limit: configuration.maximumListingBytes)))
+                                              body: .data(body), destination: .memory(limit: configuration.maximumListingBytes)))
         if response.status == 404 || response.status == 410 { return nil }
         guard response.status == 207 else { throw failure(response, path) }
         do {
@@ -173,6 +176,14 @@ public final class WebDAVFileSystem: CloudFileSystem {
         if let this, !this.isCollection { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
         remember(folder)
         return children.filter { $0.1.isPresent }.map { item(named: $0.0, $0.1) }
+    }
+
+    public func listNames(_ folder: String) async throws -> [String] {
+        guard let (listed, entries) = try await propfind(folder, folder: true, depth: 1, body: Self.namesPropfindBody) else { return [] }
+        let (this, children) = try resolve(entries, listed: listed, path: folder)
+        if let this, !this.isCollection { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
+        remember(folder)
+        return children.filter { $0.1.isPresent }.map(\.0)
     }
 
     static func key(_ path: String) -> String { (try? CloudPath.components(path).joined(separator: "/")) ?? path }

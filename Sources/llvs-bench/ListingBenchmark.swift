@@ -33,10 +33,16 @@ func listingBenchmark(_ arguments: [String]) async throws {
         guard items.count == count else { throw BenchmarkError("listed \(items.count) of \(count)") }
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
+    let names = try await measure(runs) { _ in
+        let start = DispatchTime.now().uptimeNanoseconds
+        guard try await fileSystem.listNames("listing").count == count else { throw BenchmarkError("listNames missed entries") }
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
     let xml = try Data(contentsOf: answer)
     print("Listing a folder of \(count) files on Apache mod_dav (\(xml.count) bytes of PROPFIND answer), median of \(runs) [min–max]")
     print("  curl PROPFIND (the server):   \(formatSeconds(curl))")
     print("  connector list (everything):  \(formatSeconds(connector))")
+    print("  connector listNames:          \(formatSeconds(names)) (asks for the resource type only)")
 }
 
 /// `llvs-bench listing --remote gdrive`: the same for the Google Drive mock: the raw pages (the mock's time and the
@@ -77,7 +83,13 @@ func driveListingBenchmark(_ arguments: [String]) async throws {
         guard items.count == count else { throw BenchmarkError("listed \(items.count) of \(count)") }
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
+    let names = try await measure(runs) { _ in
+        let start = DispatchTime.now().uptimeNanoseconds
+        guard try await fileSystem.listNames("listing").count == count else { throw BenchmarkError("listNames missed entries") }
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
     print("Listing a folder of \(count) files on the Google Drive mock (pages of 1000), median of \(runs) [min–max]")
     print("  raw pages (the mock and the transfer): \(formatSeconds(raw))")
     print("  connector list (everything):           \(formatSeconds(connector))")
+    print("  connector listNames:                   \(formatSeconds(names)) (id, name, mimeType, createdTime only)")
 }

@@ -44,15 +44,17 @@ import Testing
 
     @Test func aBrokenChangesFileIsNamedAndLeavesNoTemporaryFiles() throws {
         let good = try JSONEncoder().encode([Value.Change.insert(Value(id: "v", data: bytes(100_000, seed: 4)))])
-        let before = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("llvs-receive-") })
+        let scratch = directory.child("scratch")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         for (name, data) in [("truncated", good.prefix(good.count / 2)), ("not base64", Data(#"[{"insert":{"id":"v","data":""#.utf8) + Data(repeating: UInt8(ascii: "!"), count: 9000) + Data(#""}}]"#.utf8)),
                              ("trailing", good + Data("x".utf8)), ("not an array", Data(#"{"insert":1}"#.utf8))] {
             let file = directory.child(name)
             try data.write(to: file)
-            #expect(throws: ExchangeError.self, "\(name)") { try ChangesReader.read(.file(file, owned: false), path: "changes/\(name)", inlineLimit: 2048) }
+            #expect(throws: ExchangeError.self, "\(name)") {
+                try ChangesReader.read(.file(file, owned: false), path: "changes/\(name)", inlineLimit: 2048, temporaryDirectory: scratch)
+            }
         }
-        let after = Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("llvs-receive-") })
-        #expect(after.subtracting(before).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty, "a failed read leaves no temporary file")
     }
 
     @Test(arguments: StorageKind.allCases)

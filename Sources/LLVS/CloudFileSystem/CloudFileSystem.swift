@@ -89,10 +89,13 @@ public protocol CloudFileSystem: Sendable {
     func removeFile(_ path: String) async throws
     /// Removes a folder and everything in it. A missing folder is not an error.
     func removeFolder(_ path: String) async throws
+    /// The names directly inside a folder (LLVS's "list names"); an absent folder has none. What an exchange lists
+    /// on every sync, so a connector may answer it with a lighter request than `list`.
+    func listNames(_ folder: String) async throws -> [String]
 }
 
 extension CloudFileSystem {
-    /// The names directly inside a folder (LLVS's "list names"); an absent folder has none.
+    /// The names from a full listing.
     public func listNames(_ folder: String) async throws -> [String] {
         do {
             return try await list(folder).map(\.name)

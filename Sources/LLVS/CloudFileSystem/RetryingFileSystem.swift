@@ -25,6 +25,7 @@ public struct RetryingFileSystem: CloudFileSystem {
 
     public func exists(_ path: String) async throws -> Bool { try await retrying { try await base.exists(path) } }
     public func list(_ folder: String) async throws -> [CloudItem] { try await retrying { try await base.list(folder) } }
+    public func listNames(_ folder: String) async throws -> [String] { try await retrying { try await base.listNames(folder) } }
     public func metadata(_ path: String) async throws -> CloudItem { try await retrying { try await base.metadata(path) } }
     public func upload(_ data: Data, to path: String) async throws { try await retrying { try await base.upload(data, to: path) } }
     public func upload(fileAt source: URL, to path: String) async throws { try await retrying { try await base.upload(fileAt: source, to: path) } }

@@ -24,7 +24,9 @@ public struct ReceivedChanges: Sendable {
 /// string longer than the inline limit is base64-decoded piece by piece into a temporary file instead of being
 /// kept. Everything else about the format (key order, `\/`, one-key objects) is JSONDecoder's business.
 public enum ChangesReader {
-    public static func read(_ encoded: EncodedChanges, path: String, inlineLimit: Int = Int(Store.inlineValueLimit)) throws -> ReceivedChanges {
+    /// `temporaryDirectory` is where large values are decoded to (the system's by default).
+    public static func read(_ encoded: EncodedChanges, path: String, inlineLimit: Int = Int(Store.inlineValueLimit),
+                            temporaryDirectory: URL = FileManager.default.temporaryDirectory) throws -> ReceivedChanges {
         switch encoded {
         case .data(let data):
             return ReceivedChanges(changes: try RemoteFormat.decodeChanges(data, path: path))
@@ -33,7 +35,7 @@ public enum ChangesReader {
                 throw StoreError.io(path: url.path, operation: "open", errno: errno)
             }
             defer { try? input.close() }
-            var parser = ChangesStreamParser(path: path, inlineLimit: inlineLimit)
+            var parser = ChangesStreamParser(path: path, inlineLimit: inlineLimit, temporaryDirectory: temporaryDirectory)
             do {
                 while let piece = try input.read(upToCount: 1 << 20), !piece.isEmpty {
                     try piece.withUnsafeBytes { try parser.feed($0.bindMemory(to: UInt8.self)) }
@@ -53,6 +55,7 @@ public enum ChangesReader {
 struct ChangesStreamParser {
     let path: String
     let inlineLimit: Int
+    let temporaryDirectory: URL
     var received = ReceivedChanges(changes: [])
     /// The bytes of the element being read, without the contents of a streamed string.
     private var element: [UInt8] = []
@@ -72,9 +75,10 @@ struct ChangesStreamParser {
     var sink: Base64FileSink?
     private var streamedFile: URL?
 
-    init(path: String, inlineLimit: Int) {
+    init(path: String, inlineLimit: Int, temporaryDirectory: URL) {
         self.path = path
         self.inlineLimit = max(1024, inlineLimit)
+        self.temporaryDirectory = temporaryDirectory
     }
 
     func malformed(_ reason: String) -> ExchangeError { .malformedFile(path: path, reason: reason) }
@@ -181,7 +185,7 @@ struct ChangesStreamParser {
     /// A `data` string has grown past the limit: what is buffered goes to a file sink, and so does the rest.
     private mutating func startStreaming() throws {
         guard streamedFile == nil else { throw malformed("an element has more than one large data string") }
-        let sink = try Base64FileSink(path: path)
+        let sink = try Base64FileSink(path: path, in: temporaryDirectory)
         try sink.write(element[stringStart...])
         element.removeSubrange(stringStart...)
         self.sink = sink
@@ -244,9 +248,9 @@ final class Base64FileSink {
     private let out: FileHandle
     private var pending: [UInt8] = []
 
-    init(path: String) throws {
+    init(path: String, in directory: URL) throws {
         self.path = path
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-receive-\(UUID().uuidString)")
+        url = directory.appendingPathComponent("llvs-receive-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: url.path, contents: nil), let handle = FileHandle(forWritingAtPath: url.path) else {
             throw StoreError.io(path: url.path, operation: "create", errno: errno)
         }
