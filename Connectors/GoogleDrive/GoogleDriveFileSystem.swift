@@ -87,27 +87,25 @@ public final class GoogleDriveFileSystem: CloudFileSystem {
     public func list(_ folder: String) async throws -> [CloudItem] {
         let components = try CloudPath.components(folder)
         guard let id = try await folderID(components, creating: false) else { throw CloudFileSystemError.notFound(path: folder) }
-        let files = try await query(DriveQuery.children(of: id), path: folder)
-        var byName: [String: [DriveFile]] = [:]
-        for file in files { byName[file.name, default: []].append(file) }
-        return byName.values.compactMap { duplicates in
-            guard let file = DriveFile.chosen(duplicates) else { return nil }
-            remember(Self.key(components + [file.name]), file)
-            return file.item
-        }
+        return try await children(of: id, at: components, fields: DriveFile.fields).map(\.item)
     }
 
     /// Names only, with the few fields the ID cache needs: smaller pages than a full listing.
     public func listNames(_ folder: String) async throws -> [String] {
         let components = try CloudPath.components(folder)
         guard let id = try await folderID(components, creating: false) else { return [] }
-        let files = try await query(DriveQuery.children(of: id), path: folder, fields: DriveFile.nameFields)
+        return try await children(of: id, at: components, fields: DriveFile.nameFields).map(\.name)
+    }
+
+    /// A folder's items, one per name (the chosen one among duplicates), each remembered by path.
+    private func children(of id: String, at components: [String], fields: String) async throws -> [DriveFile] {
+        let files = try await query(DriveQuery.children(of: id), path: Self.key(components), fields: fields)
         var byName: [String: [DriveFile]] = [:]
         for file in files { byName[file.name, default: []].append(file) }
         return byName.values.compactMap { duplicates in
             guard let file = DriveFile.chosen(duplicates) else { return nil }
             remember(Self.key(components + [file.name]), file)
-            return file.name
+            return file
         }
     }
 

@@ -28,15 +28,15 @@ func listingBenchmark(_ arguments: [String]) async throws {
                          "--data-binary", String(decoding: body, as: UTF8.self), "-u", "\(apache.user):\(apache.password)", "-o", answer.path, target])
     }
     let connector = try await measure(runs) { _ in
-        let start = DispatchTime.now().uptimeNanoseconds
-        let items = try await fileSystem.list("listing")
-        guard items.count == count else { throw BenchmarkError("listed \(items.count) of \(count)") }
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        try await elapsed {
+            let items = try await fileSystem.list("listing")
+            guard items.count == count else { throw BenchmarkError("listed \(items.count) of \(count)") }
+        }
     }
     let names = try await measure(runs) { _ in
-        let start = DispatchTime.now().uptimeNanoseconds
-        guard try await fileSystem.listNames("listing").count == count else { throw BenchmarkError("listNames missed entries") }
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        try await elapsed {
+            guard try await fileSystem.listNames("listing").count == count else { throw BenchmarkError("listNames missed entries") }
+        }
     }
     let xml = try Data(contentsOf: answer)
     print("Listing a folder of \(count) files on Apache mod_dav (\(xml.count) bytes of PROPFIND answer), median of \(runs) [min–max]")
@@ -65,28 +65,28 @@ func driveListingBenchmark(_ arguments: [String]) async throws {
                                            authorizer: OAuthTokenSource(file: tokenFile, configuration: oauth, http: http, reauthorizeCommand: "x"))
     _ = try await fileSystem.list("listing")
     let raw = try await measure(runs) { _ in
-        let start = DispatchTime.now().uptimeNanoseconds
-        var pageToken: String?
-        repeat {
-            var query = "q=" + FormEncoding.escape("'\(folder)' in parents and trashed = false") + "&pageSize=1000&fields="
-                + FormEncoding.escape("nextPageToken,files(id,name,mimeType,size,md5Checksum,modifiedTime,createdTime,trashed)")
-            if let pageToken { query += "&pageToken=" + FormEncoding.escape(pageToken) }
-            let response = try await http.send(HTTPRequest(url: URL(string: mock.endpoint.absoluteString + "/drive/v3/files?" + query)!,
-                                                           headers: ["Authorization": "Bearer \(token.accessToken)"]))
-            pageToken = (try JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["nextPageToken"] as? String
-        } while pageToken != nil
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        try await elapsed {
+            var pageToken: String?
+            repeat {
+                var query = "q=" + FormEncoding.escape("'\(folder)' in parents and trashed = false") + "&pageSize=1000&fields="
+                    + FormEncoding.escape("nextPageToken,files(id,name,mimeType,size,md5Checksum,modifiedTime,createdTime,trashed)")
+                if let pageToken { query += "&pageToken=" + FormEncoding.escape(pageToken) }
+                let response = try await http.send(HTTPRequest(url: URL(string: mock.endpoint.absoluteString + "/drive/v3/files?" + query)!,
+                                                               headers: ["Authorization": "Bearer \(token.accessToken)"]))
+                pageToken = (try JSONSerialization.jsonObject(with: response.body) as? [String: Any])?["nextPageToken"] as? String
+            } while pageToken != nil
+        }
     }
     let connector = try await measure(runs) { _ in
-        let start = DispatchTime.now().uptimeNanoseconds
-        let items = try await fileSystem.list("listing")
-        guard items.count == count else { throw BenchmarkError("listed \(items.count) of \(count)") }
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        try await elapsed {
+            let items = try await fileSystem.list("listing")
+            guard items.count == count else { throw BenchmarkError("listed \(items.count) of \(count)") }
+        }
     }
     let names = try await measure(runs) { _ in
-        let start = DispatchTime.now().uptimeNanoseconds
-        guard try await fileSystem.listNames("listing").count == count else { throw BenchmarkError("listNames missed entries") }
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        try await elapsed {
+            guard try await fileSystem.listNames("listing").count == count else { throw BenchmarkError("listNames missed entries") }
+        }
     }
     print("Listing a folder of \(count) files on the Google Drive mock (pages of 1000), median of \(runs) [min–max]")
     print("  raw pages (the mock and the transfer): \(formatSeconds(raw))")

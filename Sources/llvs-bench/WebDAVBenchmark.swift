@@ -29,6 +29,13 @@ func measure(_ runs: Int, _ body: (Int) async throws -> Double) async throws -> 
     return (median(figures), figures.min()!, figures.max()!)
 }
 
+/// Seconds `body` takes.
+func elapsed(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try await body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
 func format(_ figure: (median: Double, min: Double, max: Double)) -> String {
     String(format: "%7.2f s [%.2f–%.2f]", figure.median, figure.min, figure.max)
 }
@@ -54,9 +61,9 @@ func webdavBenchmark(_ arguments: [String], apache: RealWebDAVServer, rclone: [S
     for _ in 0..<sizeMiB { handle.write(piece) }
     try handle.close()
     let connectorBig = try await measure(runs) { run in
-        let start = DispatchTime.now().uptimeNanoseconds
-        try await fileSystem.upload(fileAt: big, to: "big/connector-\(run).bin")
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        try await elapsed {
+            try await fileSystem.upload(fileAt: big, to: "big/connector-\(run).bin")
+        }
     }
     let peak = peakResidentMiB()
     let curlBig = try await measure(runs) { run in
@@ -104,15 +111,15 @@ func smallFilesRow(server: RealWebDAVServer, label: String, rclone: [String: Str
     for i in 0..<fileCount { try Data(repeating: UInt8(i % 251), count: 4096).write(to: small.appendingPathComponent("file-\(i).bin")) }
     let names = (0..<fileCount).map { "file-\($0).bin" }
     let connector = try await measure(runs) { run in
-        let start = DispatchTime.now().uptimeNanoseconds
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var iterator = names.makeIterator()
-            for _ in 0..<8 { if let name = iterator.next() { group.addTask { try await fileSystem.upload(fileAt: small.appendingPathComponent(name), to: "small/connector-\(run)/\(name)") } } }
-            while try await group.next() != nil {
-                if let name = iterator.next() { group.addTask { try await fileSystem.upload(fileAt: small.appendingPathComponent(name), to: "small/connector-\(run)/\(name)") } }
+        try await elapsed {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var iterator = names.makeIterator()
+                for _ in 0..<8 { if let name = iterator.next() { group.addTask { try await fileSystem.upload(fileAt: small.appendingPathComponent(name), to: "small/connector-\(run)/\(name)") } } }
+                while try await group.next() != nil {
+                    if let name = iterator.next() { group.addTask { try await fileSystem.upload(fileAt: small.appendingPathComponent(name), to: "small/connector-\(run)/\(name)") } }
+                }
             }
         }
-        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
     let rcloneDefault = try await measure(runs) { run in
         try timeProcess([RealWebDAVServer.rcloneBinary, "copy", small.path, "bench:small/rclone-default-\(run)", "--config", "/dev/null"], environment: rclone)
