@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "LLVSSQLite", targets: ["LLVSSQLite"]),
         .library(name: "LLVSConformance", targets: ["LLVSConformance"]),
         .library(name: "LLVSHTTP", targets: ["LLVSHTTP"]),
+        .library(name: "LLVSCloudService", targets: ["LLVSCloudService"]),
         .library(name: "LLVSMocks", targets: ["LLVSMocks"]),
         .library(name: "LLVSWebDAV", targets: ["LLVSWebDAV"]),
         .library(name: "LLVSGoogleDrive", targets: ["LLVSGoogleDrive"]),
@@ -40,12 +41,16 @@ let package = Package(
         // The HTTP client on libcurl, with the retry policy and OAuth 2 tokens every connector shares.
         .target(name: "LLVSHTTP", dependencies: ["LLVS", "CCurl", "CCrypto"]),
 
+        // What every HTTP connector shares (Connectors/README.md): the service client with its error classifier and
+        // pacer, create-once, the ID path cache, the resumable upload engine and upload sources.
+        .target(name: "LLVSCloudService", dependencies: ["LLVS", "LLVSHTTP"]),
+
         // The connector conformance suite, shared by the tests and `llvs conformance`.
         .target(name: "LLVSConformance", dependencies: ["LLVS"]),
 
         // Connectors: one small target per service.
-        .target(name: "LLVSWebDAV", dependencies: ["LLVS", "LLVSHTTP", "CLibXML2"], path: "Connectors/WebDAV"),
-        .target(name: "LLVSGoogleDrive", dependencies: ["LLVS", "LLVSHTTP"], path: "Connectors/GoogleDrive"),
+        .target(name: "LLVSWebDAV", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService", "CLibXML2"], path: "Connectors/WebDAV"),
+        .target(name: "LLVSGoogleDrive", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/GoogleDrive"),
 
         // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
         .target(name: "LLVSMocks", dependencies: ["LLVS", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
@@ -62,6 +67,7 @@ let package = Package(
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSMocks", "llvs-test-helper"]),
+        .testTarget(name: "LLVSCloudServiceTests", dependencies: ["LLVSCloudService", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVS"]),
         .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
         .testTarget(name: "LLVSGoogleDriveTests", dependencies: ["LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),

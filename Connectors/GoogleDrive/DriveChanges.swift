@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSCloudService
 import LLVSHTTP
 
 /// One entry of Drive's changes feed: something was added, changed, trashed or removed.
@@ -29,8 +30,7 @@ extension GoogleDriveFileSystem {
 
     /// A token for "now": changes after it are reported by `changes(since:)`.
     public func startPageToken() async throws -> String {
-        let response = try await send(HTTPRequest(url: url(configuration.apiURL, "/changes/startPageToken")))
-        return try decode(StartToken.self, response, "changes/startPageToken").startPageToken
+        try await client.json(StartToken.self, HTTPRequest(url: try configuration.api("/changes/startPageToken")), path: "changes/startPageToken").startPageToken
     }
 
     /// Every change since `token`, page after page, and the token to ask with next time.
@@ -39,10 +39,10 @@ extension GoogleDriveFileSystem {
         var pageToken = token
         while true {
             let fields = "nextPageToken,newStartPageToken,changes(fileId,removed,file(\(DriveFile.fields)))"
-            let response = try await send(HTTPRequest(url: url(configuration.apiURL, "/changes", [
+            let response = try await client.checked(HTTPRequest(url: try configuration.api("/changes", [
                 ("pageToken", pageToken), ("fields", fields), ("pageSize", String(configuration.pageSize)), ("spaces", "drive"),
-            ])))
-            let page = try decode(ChangeList.self, response, "changes")
+            ])), path: "changes")
+            let page = try client.decode(ChangeList.self, response, path: "changes")
             for change in page.changes ?? [] {
                 guard let id = change.fileId ?? change.file?.id else { continue }
                 changes.append(DriveChange(fileID: id, removed: change.removed ?? false, name: change.file?.name,

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSCloudService
 import LLVSHTTP
 
 /// Drive's error body, `{"error":{"errors":[{"domain","reason","message"}],"code","message"}}`, read once here so
@@ -23,43 +24,27 @@ struct DriveErrorBody {
     var isQuota: Bool { !Self.quotaReasons.isDisjoint(with: reasons) }
 }
 
-extension GoogleDriveFileSystem {
-    /// 403 and 429 answers that say "slow down" are retried by the shared policy; everything else is not.
-    static let isRetryable: @Sendable (HTTPResponse) -> Bool = { response in
+/// Drive's answers in the shared vocabulary. 403 and 429 answers with a rate-limit reason mean "slow down" and were
+/// not carried out (Drive documents it), so they are paced and retried even for creations.
+struct DriveClassifier: ServiceErrorClassifier {
+    var refusalsAreNotActedOn: Bool { true }
+
+    func isRefusal(_ response: HTTPResponse) -> Bool {
         [403, 429].contains(response.status) && DriveErrorBody(response).isRateLimit
     }
 
-    /// The shared vocabulary for a Drive answer that is not a success.
-    static func failure(_ response: HTTPResponse, _ path: String) -> CloudFileSystemError {
+    func failure(_ response: HTTPResponse, path: String) -> CloudFileSystemError {
         let body = DriveErrorBody(response)
         switch response.status {
-        case 401:
-            return .unauthorized("Google Drive refused the access token for \(path) (\(body.message)); authorize the remote again")
-        case 403 where body.isRateLimit, 429:
-            return .rateLimited(retryAfter: response.headers["Retry-After"].flatMap { RetryPolicy().retryAfter($0) })
+        case 403 where body.isRateLimit:
+            return .rateLimited(retryAfter: ServiceFailure.retryAfter(response))
         case 403 where body.isQuota:
             return .quotaExceeded("Google Drive has no room for \(path): \(body.message)")
-        case 404:
-            return .notFound(path: path)
-        case 500...599:
-            return .transient("Google Drive answered \(response.status) for \(path): \(body.message)")
+        case 403 where body.reasons.contains("fileNotDownloadable"):
+            return .wrongKind(path: path, expectedFolder: false)
         default:
-            return .server(status: response.status, message: "\(response.status) for \(path): \(body.reasons.first.map { "\($0): " } ?? "")\(body.message)")
-        }
-    }
-
-    static func failure(_ error: any Error) -> any Error {
-        switch error {
-        case let error as HTTPError:
-            switch error {
-            case .localFile(let path, let message): CloudFileSystemError.localFile(path: path, message: message)
-            case .cancelled: CancellationError()
-            default: error.isRetryable ? CloudFileSystemError.transient(error.description) : CloudFileSystemError.server(status: 0, message: error.description)
-            }
-        case let error as OAuthError:
-            CloudFileSystemError.unauthorized(error.description)
-        default:
-            error
+            let reason = body.reasons.first.map { "\($0): " } ?? ""
+            return ServiceFailure.standard(response, path: path, service: "Google Drive", message: reason + body.message)
         }
     }
 }

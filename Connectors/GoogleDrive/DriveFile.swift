@@ -1,9 +1,10 @@
 import Foundation
 import LLVS
+import LLVSCloudService
 
 /// A Drive file or folder as the API describes it. `size` is a string in Drive's JSON; folders and Google Docs
 /// have none.
-struct DriveFile: Decodable, Sendable {
+struct DriveFile: Decodable, Sendable, IdentifiedItem {
     var id: String
     var name: String
     var mimeType: String?
@@ -23,7 +24,14 @@ struct DriveFile: Decodable, Sendable {
 
     var item: CloudItem {
         CloudItem(name: name, isFolder: isFolder, size: isFolder ? nil : byteCount ?? 0,
-                  modified: modifiedTime.flatMap(Self.date), checksum: md5Checksum.map { CloudChecksum(algorithm: "md5", value: $0) })
+                  modified: modifiedTime.flatMap(Self.date), checksums: md5Checksum.map { [.md5: $0] } ?? [:])
+    }
+
+    /// The metadata of a new item; absent fields are left out of the JSON (`{}` for new contents only).
+    struct Creation: Encodable, Sendable {
+        var name: String?
+        var mimeType: String?
+        var parents: [String]?
     }
 
     static func date(_ text: String) -> Date? {

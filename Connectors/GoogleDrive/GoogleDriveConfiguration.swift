@@ -27,6 +27,21 @@ public struct GoogleDriveConfiguration: Sendable {
 
     public init() {}
 
+    /// A URL of the API: `path` already escaped where it holds an ID.
+    func api(_ path: String, _ query: [(String, String)] = []) throws -> URL {
+        try URLEscaping.url(apiURL, path, query)
+    }
+
+    /// A URL of the upload host.
+    func upload(_ path: String, _ query: [(String, String)] = []) throws -> URL {
+        try URLEscaping.url(uploadURL, path, query)
+    }
+
+    /// The URL of one file by ID.
+    func file(_ id: String, _ query: [(String, String)] = []) throws -> URL {
+        try api("/files/" + URLEscaping.escape(id), query)
+    }
+
     /// The mock's (or a proxy's) hosts: API at `BASE/drive/v3`, uploads at `BASE/upload/drive/v3`.
     public init(endpoint: URL) {
         apiURL = endpoint.appendingPathComponent("drive/v3")

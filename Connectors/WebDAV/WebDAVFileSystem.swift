@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSCloudService
 import LLVSHTTP
 import Synchronization
 
@@ -8,27 +9,25 @@ import Synchronization
 /// DELETE after checking what is being deleted. Every quirk in the reference's table is absorbed here.
 public final class WebDAVFileSystem: CloudFileSystem {
     public let configuration: WebDAVConfiguration
-    let http: HTTPClient
+    let client: ServiceClient
     /// Folders known to exist (created or seen), so uploads do not probe every parent each time.
     private let knownFolders = Mutex<Set<String>>([""])
     /// Folder creations in flight, so many uploads into one new folder send one MKCOL, not one each.
-    private let creating = Mutex<[String: Task<Void, any Error>]>([:])
+    private let creating = SingleFlight<Void>()
 
     public init(configuration: WebDAVConfiguration, http: HTTPClient = HTTPClient()) {
         self.configuration = configuration
-        self.http = http
+        client = ServiceClient(http: http, authorizer: nil, classifier: WebDAVClassifier(host: configuration.url.host ?? "it"))
     }
 
     // MARK: Requests
-
-    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// The URL of a path under the root; folders end in `/`.
     func url(_ path: String, folder: Bool) throws -> URL {
         let components = try CloudPath.components(path)
         var text = configuration.url.absoluteString
         if !text.hasSuffix("/") { text += "/" }
-        text += components.map { $0.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? $0 }.joined(separator: "/")
+        text += components.map(URLEscaping.escape).joined(separator: "/")
         if folder, !components.isEmpty { text += "/" }
         guard let url = URL(string: text) else { throw CloudFileSystemError.invalidPath(path) }
         return url
@@ -50,35 +49,13 @@ public final class WebDAVFileSystem: CloudFileSystem {
         return request
     }
 
-    /// Sends through the shared client; WebDAV adds 423 (locked), 425 and 509 to the retryable answers.
+    /// Sends through the shared client (its retries, pacing and error mapping).
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        do {
-            return try await http.send(request, isRetryable: { [423, 425, 509].contains($0.status) })
-        } catch let error as HTTPError {
-            throw Self.failure(error)
-        }
+        try await client.send(request)
     }
 
-    static func failure(_ error: HTTPError) -> CloudFileSystemError {
-        switch error {
-        case .localFile(let path, let message): .localFile(path: path, message: message)
-        case .responseTooLarge(let limit, let url): .server(status: 0, message: "the answer from \(url) is over the \(limit)-byte limit")
-        case .cancelled: .transient("cancelled")
-        default: error.isRetryable ? .transient(error.description) : .server(status: 0, message: error.description)
-        }
-    }
-
-    /// The shared vocabulary for a WebDAV answer that is not a success.
     func failure(_ response: HTTPResponse, _ path: String) -> CloudFileSystemError {
-        switch response.status {
-        case 401: .unauthorized("the WebDAV server refused the credentials for \(configuration.url.host ?? "it"); check the remote's user and password")
-        case 404, 410: .notFound(path: path)
-        case 409: .parentMissing(path: path)
-        case 429: .rateLimited(retryAfter: response.headers["Retry-After"].flatMap { RetryPolicy().retryAfter($0) })
-        case 423, 425, 500, 502, 503, 504, 509: .transient("the WebDAV server answered \(response.status) for \(path)")
-        case 507: .quotaExceeded("the WebDAV server has no room for \(path)")
-        default: .server(status: response.status, message: "\(response.status) for \(path): \(response.text.prefix(200))")
-        }
+        client.classifier.failure(response, path: path)
     }
 
     // MARK: PROPFIND
@@ -205,14 +182,7 @@ public final class WebDAVFileSystem: CloudFileSystem {
         for depth in components.indices {
             let prefix = components[...depth].joined(separator: "/")
             if knownFolders.withLock({ $0.contains(prefix) }) { continue }
-            let task = creating.withLock { tasks in
-                if let running = tasks[prefix] { return running }
-                let task = Task { try await self.createFolder(prefix) }
-                tasks[prefix] = task
-                return task
-            }
-            defer { creating.withLock { _ = $0.removeValue(forKey: prefix) } }
-            try await task.value
+            try await creating.run(prefix) { try await self.createFolder(prefix) }
         }
     }
 
@@ -242,6 +212,7 @@ public final class WebDAVFileSystem: CloudFileSystem {
         case .none: true
         case .data(let data): Int64(data.count) <= Self.optimisticPutLimit
         case .file(let url, _, let length): (length ?? Self.fileSize(url)) <= Self.optimisticPutLimit
+        case .form: false
         }
         if !small { try await makeFolder(parent) }
         var response = try await send(request("PUT", try url(path, folder: false), body: body))
@@ -304,15 +275,7 @@ public final class WebDAVFileSystem: CloudFileSystem {
     }
 
     public func read(_ path: String, range: ByteRange) async throws -> Data {
-        let response = try await send(request("GET", try url(path, folder: false), headers: ["Range": range.httpValue]))
-        switch response.status {
-        case 206: return response.body
-        case 200:
-            // The server ignored the Range header and sent everything: take the part asked for.
-            guard let span = range.resolved(size: Int64(response.body.count)) else { return Data() }
-            return response.body.subdata(in: Int(span.lowerBound)..<Int(span.upperBound))
-        default: throw failure(response, path)
-        }
+        try await client.read(request("GET", try url(path, folder: false)), range: range, path: path)
     }
 
     public func removeFile(_ path: String) async throws {

@@ -155,8 +155,18 @@ enum ConformanceChecks {
         "semi;colon=equals,comma.txt", "brackets[]{}().txt", String(repeating: "long", count: 50) + ".txt",
     ]
 
+    /// The awkward names, plus for a connector that declares a name encoding every character it encodes and the
+    /// look-alikes it encodes to (which must come back as written, not decoded).
+    static func names(for capabilities: CloudCapabilities) -> [String] {
+        guard let encoding = capabilities.nameEncoding else { return awkwardNames }
+        let forbidden = String(encoding.forbidden.sorted())
+        let lookAlikes = encoding.encode(forbidden)
+        return awkwardNames + ["all \(forbidden) here.txt", "look-alikes \(lookAlikes).txt", "quote \u{201B}.txt", "dot at end.", "space at end "]
+    }
+
     static func names(_ c: ConformanceContext) async throws -> CheckOutcome {
         let fs = c.fileSystem
+        let awkwardNames = names(for: fs.capabilities)
         for (index, name) in awkwardNames.enumerated() {
             try await fs.upload(Data(name.utf8), to: c.path(name))
             try require(try await fs.download(c.path(name)) == Data(name.utf8), "\"\(name)\" should read back (\(index))")
@@ -196,16 +206,40 @@ enum ConformanceChecks {
 
     // MARK: 6. Integrity
 
+    /// Every checksum the connector declares must be reported for an upload, from memory and from a file, and
+    /// match what was sent; a connector that declares none is checked by downloading and hashing, so this is never
+    /// only a size check.
     static func integrity(_ c: ConformanceContext) async throws -> CheckOutcome {
         let fs = c.fileSystem
+        let declared = fs.capabilities.checksums
         let data = bytes(70_000, seed: 7)
+        let fromFile = bytes(90_001, seed: 8)
+        let local = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
+        try fromFile.write(to: local)
+        defer { try? FileManager.default.removeItem(at: local) }
         try await fs.upload(data, to: c.path("checked.bin"))
-        let item = try await fs.metadata(c.path("checked.bin"))
-        try require(item.size == Int64(data.count), "size should be \(data.count), got \(item.size.map(String.init) ?? "none")")
-        guard let checksum = item.checksum else { return .passed }
-        switch checksum.algorithm.lowercased() {
-        case "sha256": try require(checksum.value.lowercased() == SHA256.hex(data), "the service's SHA-256 should match the data")
-        default: break // other algorithms are compared by the connector's own tests
+        try await fs.upload(fileAt: local, to: c.path("checked-file.bin"))
+        for (name, sent) in [("checked.bin", data), ("checked-file.bin", fromFile)] {
+            let item = try await fs.metadata(c.path(name))
+            try require(item.size == Int64(sent.count), "\(name): size should be \(sent.count), got \(item.size.map(String.init) ?? "none")")
+            for algorithm in declared.sorted(by: { $0.rawValue < $1.rawValue }) {
+                guard let reported = item.checksums[algorithm] else {
+                    throw ConformanceFailure("\(name): the connector declares \(algorithm) but the service reported none")
+                }
+                let expected = algorithm.text(of: sent)
+                try require(algorithm.matches(reported, expected), "\(name): the service's \(algorithm) \(reported) should be \(expected)")
+            }
+            for (algorithm, reported) in item.checksums where !declared.contains(algorithm) {
+                try require(algorithm.matches(reported, algorithm.text(of: sent)), "\(name): the reported \(algorithm) should match the data")
+            }
+            if declared.isEmpty {
+                try require(try await fs.download(c.path(name)) == sent, "\(name): the bytes read back should be the bytes sent")
+            }
+        }
+        let listed = try await fs.list(c.folder).first { $0.name == "checked.bin" }
+        for algorithm in declared {
+            guard let value = listed?.checksums[algorithm] else { continue }
+            try require(algorithm.matches(value, algorithm.text(of: data)), "the listing's \(algorithm) should match the data")
         }
         return .passed
     }

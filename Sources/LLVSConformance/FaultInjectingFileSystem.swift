@@ -54,6 +54,8 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
         self.state = Mutex(State(generator: SeededGenerator(seed: seed), failureRate: failureRate, rule: rule))
     }
 
+    public var capabilities: CloudCapabilities { base.capabilities }
+
     public var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .revokedToken] }
 
     public func injectOnce(_ fault: InjectedFault) async {

@@ -21,6 +21,7 @@ final class CurlTransfer: @unchecked Sendable {
     let easy: UnsafeMutableRawPointer
     let request: HTTPRequest
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var mime: OpaquePointer?
     let cancelled = Atomic<Bool>(false)
     var continuation: CheckedContinuation<CurlResult, any Error>?
 
@@ -52,6 +53,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func cleanUp() {
         if let headerList { curl_slist_free_all(headerList); self.headerList = nil }
+        if let mime { curl_mime_free(mime); self.mime = nil }
         if bodyFD >= 0 { close(bodyFD); bodyFD = -1 }
         if responseFD >= 0 { close(responseFD); responseFD = -1 }
         curl_easy_cleanup(easy)
@@ -116,6 +118,9 @@ final class CurlTransfer: @unchecked Sendable {
             default: set(CURLOPT_CUSTOMREQUEST, method)
             }
             return
+        case .form(let parts):
+            try configureForm(parts, method: method)
+            return
         case .data(let data):
             bodyData = data
             bodyLength = Int64(data.count)
@@ -146,6 +151,33 @@ final class CurlTransfer: @unchecked Sendable {
             transfer.bodyPosition = Int64(offset)
             return 0
         }
+    }
+
+    /// libcurl builds the multipart body, boundary and Content-Type, and streams file parts itself.
+    private func configureForm(_ parts: [FormPart], method: String) throws {
+        guard let mime = curl_mime_init(easy) else { throw HTTPError.transport(code: -1, message: "libcurl could not make a MIME body", url: request.url.absoluteString) }
+        self.mime = mime
+        for part in parts {
+            guard let handle = curl_mime_addpart(mime) else { throw HTTPError.transport(code: -1, message: "libcurl could not add a MIME part", url: request.url.absoluteString) }
+            curl_mime_name(handle, part.name)
+            switch part.content {
+            case .data(let data):
+                // libcurl copies the bytes.
+                if data.isEmpty {
+                    curl_mime_data(handle, "", 0)
+                } else {
+                    data.withUnsafeBytes { raw in _ = curl_mime_data(handle, raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count) }
+                }
+            case .file(let url):
+                guard access(url.path, R_OK) == 0 else { throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno))) }
+                curl_mime_filedata(handle, url.path)
+            }
+            // After filedata, which names the part after the local file: the name the service is to see, or none.
+            curl_mime_filename(handle, part.filename)
+            if let type = part.contentType { curl_mime_type(handle, type) }
+        }
+        _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_MIMEPOST, UnsafeMutableRawPointer(mime))
+        if method != "POST" { set(CURLOPT_CUSTOMREQUEST, method) }
     }
 
     private func configureResponse(_ context: UnsafeMutableRawPointer) throws {

@@ -2,15 +2,9 @@ import Foundation
 
 /// `application/x-www-form-urlencoded`, as OAuth token endpoints take it.
 public enum FormEncoding {
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    public static func escape(_ text: String) -> String { URLEscaping.escape(text) }
 
-    public static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
-    }
-
-    public static func encode(_ fields: [(String, String)]) -> Data {
-        Data(fields.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&").utf8)
-    }
+    public static func encode(_ fields: [(String, String)]) -> Data { Data(URLEscaping.query(fields).utf8) }
 
     /// Parses a form or a query string; `+` is a space.
     public static func decode(_ text: String) -> [String: String] {

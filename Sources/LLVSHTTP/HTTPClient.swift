@@ -26,16 +26,18 @@ public final class HTTPClient: Sendable {
 
     deinit { engine.shutdown() }
 
-    /// Sends a request and returns the answer, whatever its status. Failures of the network (and 429, 5xx and
-    /// answers `isRetryable` picks) are retried by the policy when the request is safe to repeat; a 401 gives the
-    /// authorizer one chance to renew and the request is sent once more.
+    /// Sends a request and returns the answer, whatever its status. This is the one retry point of every request:
+    /// failures of the network (and 429, 5xx and answers `isRetryable` picks) are retried by the policy when the
+    /// request is safe to repeat, up to `request.maximumAttempts`; a 401 gives the authorizer one chance to renew and
+    /// the request is sent once more. With a `pacer`, every attempt waits its turn and a refusal (429, 503, or what
+    /// `isRetryable` picks) slows down every request sharing that pacer, for the Retry-After the server asked.
     public func send(_ request: HTTPRequest, authorizer: (any HTTPAuthorizer)? = nil,
-                     isRetryable: (@Sendable (HTTPResponse) -> Bool)? = nil) async throws -> HTTPResponse {
+                     isRetryable: (@Sendable (HTTPResponse) -> Bool)? = nil, pacer: RequestPacer? = nil) async throws -> HTTPResponse {
         var renewed = false
         while true {
             var authorized = request
             try await authorizer?.authorize(&authorized)
-            let response = try await sendRetrying(authorized, isRetryable: isRetryable)
+            let response = try await sendRetrying(authorized, isRetryable: isRetryable, pacer: pacer)
             if response.status == 401, !renewed, let authorizer, try await authorizer.renew(after: response, to: authorized) {
                 renewed = true
                 continue
@@ -44,26 +46,37 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    private func sendRetrying(_ request: HTTPRequest, isRetryable: (@Sendable (HTTPResponse) -> Bool)?) async throws -> HTTPResponse {
+    private func sendRetrying(_ request: HTTPRequest, isRetryable: (@Sendable (HTTPResponse) -> Bool)?,
+                              pacer: RequestPacer?) async throws -> HTTPResponse {
         let policy = configuration.retryPolicy
+        let maximumAttempts = max(1, request.maximumAttempts ?? policy.maximumAttempts)
         var attempt = 1
         while true {
-            let retryAfter: Duration?
+            try await pacer?.waitForTurn(sleep: policy.sleep)
+            let wait: Duration
             do {
                 let response = try await followingRedirects(request)
                 let picked = isRetryable?(response) == true
                 let refused = picked || Self.refusalStatuses.contains(response.status)
-                guard attempt < policy.maximumAttempts,
+                let retryAfter = response.headers["Retry-After"].flatMap(policy.retryAfter)
+                if refused {
+                    // Every transfer of the remote holds back, not only this one, whether or not this one is retried.
+                    pacer?.slowDown(for: policy.delay(beforeRetry: attempt, retryAfter: retryAfter))
+                } else if response.status < 500 {
+                    pacer?.succeeded()
+                }
+                guard attempt < maximumAttempts,
                       (request.repeatable && (Self.retryableStatuses.contains(response.status) || picked))
                         || (request.repeatsAfterRefusal && refused) else { return response }
-                retryAfter = response.headers["Retry-After"].flatMap(policy.retryAfter)
-                trace("↻ \(response.status) from \(Redaction.url(request.url)); retry \(attempt) of \(policy.maximumAttempts - 1)")
+                // A paced refusal already holds this request back through the pacer.
+                wait = refused && pacer != nil ? .zero : policy.delay(beforeRetry: attempt, retryAfter: retryAfter)
+                trace("↻ \(response.status) from \(Redaction.url(request.url)); retry \(attempt) of \(maximumAttempts - 1)")
             } catch let error as HTTPError {
-                guard request.repeatable, attempt < policy.maximumAttempts, error.isRetryable else { throw error }
-                retryAfter = nil
-                trace("↻ \(error); retry \(attempt) of \(policy.maximumAttempts - 1)")
+                guard request.repeatable, attempt < maximumAttempts, error.isRetryable else { throw error }
+                wait = policy.delay(beforeRetry: attempt, retryAfter: nil)
+                trace("↻ \(error); retry \(attempt) of \(maximumAttempts - 1)")
             }
-            try await policy.sleep(policy.delay(beforeRetry: attempt, retryAfter: retryAfter))
+            if wait > .zero { try await policy.sleep(wait) }
             try Task.checkCancellation()
             attempt += 1
         }

@@ -6,6 +6,29 @@ public enum HTTPRequestBody: Sendable {
     case data(Data)
     /// A local file, or part of one (`offset`, `length`), streamed.
     case file(URL, offset: Int64 = 0, length: Int64? = nil)
+    /// A `multipart/form-data` body (Box and pCloud uploads), built and streamed by libcurl's MIME API: file parts
+    /// are read as the transfer goes. The Content-Type with its boundary is set by libcurl.
+    case form([FormPart])
+}
+
+/// One part of a `multipart/form-data` body, in the order given (Box wants `attributes` before `file`).
+public struct FormPart: Sendable {
+    public enum Content: Sendable {
+        case data(Data)
+        case file(URL)
+    }
+
+    public var name: String
+    public var filename: String?
+    public var contentType: String?
+    public var content: Content
+
+    public init(name: String, filename: String? = nil, contentType: String? = nil, content: Content) {
+        self.name = name
+        self.filename = filename
+        self.contentType = contentType
+        self.content = content
+    }
 }
 
 /// Where a response's body goes. In memory it is bounded, so a hostile or mistaken answer of hundreds of megabytes
@@ -49,6 +72,9 @@ public struct HTTPRequest: Sendable {
     public var credentials: HTTPCredentials?
     /// Whether to follow redirects (the client's own logic, which drops credentials across hosts).
     public var followsRedirects = true
+    /// Attempts the client makes at most; nil for the policy's. 1 when the caller is itself the retry point (a
+    /// create that must look before sending again, a resumable upload that asks the session what it holds).
+    public var maximumAttempts: Int?
 
     public init(method: String = "GET", url: URL, headers: HTTPHeaders = [:], body: HTTPRequestBody = .none,
                 destination: HTTPResponseDestination = .memory, isSafeToRepeat: Bool? = nil) {

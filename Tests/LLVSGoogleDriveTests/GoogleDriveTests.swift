@@ -133,7 +133,7 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
         #expect(fixture.requests("DELETE", "/drive/v3/files").isEmpty)
         let item = try await fixture.fileSystem.metadata("a/file.txt")
         #expect(item.size == 11)
-        #expect(item.checksum == CloudChecksum(algorithm: "md5", value: DigestStream.hex(Data("two, longer".utf8), .md5)))
+        #expect(item.checksums == [.md5: DigestStream.hex(Data("two, longer".utf8), .md5)])
     }
 
     @Test func rateLimitsAreWaitedOutAndAFullQuotaIsFinal() async throws {
@@ -179,5 +179,32 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
         #expect(changes.contains { $0.name == "feed" && $0.isFolder })
         let (none, _) = try await fixture.fileSystem.changes(since: next)
         #expect(none.isEmpty)
+    }
+}
+
+@Suite struct DriveSharedLayerTests {
+    /// Drive declares MD5: the suite compares it for every upload, and fails a connector whose MD5 is wrong.
+    @Test func theIntegrityCheckComparesDrivesMD5() async throws {
+        let fixture = try DriveFixture()
+        #expect(fixture.fileSystem.capabilities.checksums == [.md5])
+        var options = ConformanceOptions()
+        options.listingCount = 10
+        options.largeFileSize = 1024
+        let honest = await ConformanceSuite.run(on: fixture.fileSystem, options: options)
+        #expect(honest.results.first { $0.id == "integrity" }?.status == .passed)
+        let lying = await ConformanceSuite.run(on: MisreportingFileSystem(fixture.fileSystem, lie: .checksums), options: options)
+        let integrity = try #require(lying.results.first { $0.id == "integrity" })
+        #expect(integrity.status == .failed)
+        #expect(integrity.message?.contains("MD5") == true, "\(integrity.message ?? "")")
+    }
+
+    /// A folder POST answered 503 every time goes out at most the policy's attempts in all: the shared create-once
+    /// is its only retry point (before, the client's retries and the connector's multiplied to 25).
+    @Test func aRefusedFolderCreationIsSentAtMostThePolicysAttempts() async throws {
+        let fixture = try DriveFixture()
+        fixture.mock.faults.limit(toMethods: ["POST"])
+        fixture.mock.faults.injectRandomly(rate: 1, faults: [.status(503)])
+        await #expect(throws: CloudFileSystemError.self) { try await fixture.fileSystem.makeFolder("never/made") }
+        #expect(fixture.requests("POST", "/drive/v3/files").count == 8, "quickClient's policy allows 8 attempts")
     }
 }

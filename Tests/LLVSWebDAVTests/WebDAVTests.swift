@@ -267,3 +267,20 @@ func convergeAndBootstrap(through fileSystem: any CloudFileSystem) async throws 
     #expect(try await c.values().map { "\($0.id)=\(String(decoding: $0.data, as: UTF8.self))" } == aValues)
     try await fileSystem.removeFolder("sync test")
 }
+
+@Suite struct WebDAVIntegrityTests {
+    /// WebDAV reports no checksum, so the suite downloads and hashes: a connector that reads back other bytes fails.
+    @Test func withNoChecksumDeclaredTheIntegrityCheckReadsTheBytesBack() async throws {
+        let mock = try MockWebDAVServer()
+        defer { mock.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient())
+        #expect(fileSystem.capabilities.checksums.isEmpty)
+        var options = ConformanceOptions()
+        options.listingCount = 10
+        options.largeFileSize = 1024
+        let lying = await ConformanceSuite.run(on: MisreportingFileSystem(fileSystem, lie: .contents), options: options)
+        let integrity = try #require(lying.results.first { $0.id == "integrity" })
+        #expect(integrity.status == .failed)
+        #expect(integrity.message?.contains("bytes read back") == true, "\(integrity.message ?? "")")
+    }
+}

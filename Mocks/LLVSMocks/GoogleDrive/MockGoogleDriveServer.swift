@@ -259,11 +259,7 @@ public final class MockGoogleDriveServer: Sendable {
             throw MockDriveError.forbidden(reason: "fileNotDownloadable",
                                            message: "Only files with binary content can be downloaded. Use Export with Docs Editors files.")
         }
-        let body: MockResponse.Body = switch content {
-        case .data(let data): .data(data)
-        case .spooled(let url, _): .file(url, range: nil)
-        }
-        return .ranged(body, size: content.size, rangeHeader: request.headers["Range"], headers: ["Content-Type": item.mimeType])
+        return content.response(range: request.headers["Range"], headers: ["Content-Type": item.mimeType])
     }
 
     private func changes(_ query: [String: String]) throws -> MockResponse {

@@ -28,6 +28,8 @@ public final class MockFaults: Sendable {
         var latency: Duration?
         /// Only requests whose path starts with this are counted and faulted (nil: all).
         var pathPrefix: String?
+        /// Only requests with one of these methods are faulted (nil: all).
+        var methods: Set<String>?
     }
 
     private let state = Mutex(State())
@@ -48,13 +50,15 @@ public final class MockFaults: Sendable {
     }
     public func setLatency(_ latency: Duration?) { state.withLock { $0.latency = latency } }
     public func limit(toPathsStartingWith prefix: String?) { state.withLock { $0.pathPrefix = prefix } }
+    public func limit(toMethods methods: Set<String>?) { state.withLock { $0.methods = methods } }
     public func clear() { state.withLock { $0 = State() } }
 
     /// The faults for request `number` at `path` (latency first, then at most one other).
-    func decide(number: Int, path: String) -> [MockFault] {
+    func decide(number: Int, method: String = "GET", path: String) -> [MockFault] {
         state.withLock { state in
             var faults: [MockFault] = []
             if let prefix = state.pathPrefix, !path.hasPrefix(prefix) { return [] }
+            if let methods = state.methods, !methods.contains(method.uppercased()) { return [] }
             if let latency = state.latency { faults.append(.latency(latency)) }
             if let fault = state.byNumber.removeValue(forKey: number) {
                 faults.append(fault)
@@ -133,6 +137,8 @@ public struct MockLogEntry: Sendable {
     public var headers: HTTPHeaders
     public var status: Int?
     public var faults: [MockFault]
+    /// When the request arrived (uptime nanoseconds), so tests can see what a client held back and for how long.
+    public var arrival: UInt64 = DispatchTime.now().uptimeNanoseconds
 }
 
 import LLVSHTTP

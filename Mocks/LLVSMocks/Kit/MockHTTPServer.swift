@@ -83,7 +83,7 @@ public final class MockHTTPServer: Sendable {
                 count += 1
                 return count
             }
-            let faults = self.faults.decide(number: number, path: request.path)
+            let faults = self.faults.decide(number: number, method: request.method, path: request.path)
             var entry = MockLogEntry(number: number, method: request.method, target: request.target, headers: request.headers,
                                      status: nil, faults: faults)
             var response: MockResponse?

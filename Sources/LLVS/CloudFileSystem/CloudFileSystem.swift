@@ -7,27 +7,16 @@ public struct CloudItem: Hashable, Sendable {
     /// Bytes, for files; nil when the service does not say.
     public var size: Int64?
     public var modified: Date?
-    /// The service's own checksum of the contents, where it offers one.
-    public var checksum: CloudChecksum?
+    /// The service's own checksums of the contents, by algorithm, in the service's text form (hex, or base64 for
+    /// QuickXorHash); empty where it reports none.
+    public var checksums: [ChecksumAlgorithm: String]
 
-    public init(name: String, isFolder: Bool, size: Int64? = nil, modified: Date? = nil, checksum: CloudChecksum? = nil) {
+    public init(name: String, isFolder: Bool, size: Int64? = nil, modified: Date? = nil, checksums: [ChecksumAlgorithm: String] = [:]) {
         self.name = name
         self.isFolder = isFolder
         self.size = size
         self.modified = modified
-        self.checksum = checksum
-    }
-}
-
-/// A checksum as a service reports it: the algorithm's name (`sha256`, `md5`, `sha1`, `quickXorHash`) and its
-/// value in the service's own text form.
-public struct CloudChecksum: Hashable, Sendable {
-    public var algorithm: String
-    public var value: String
-
-    public init(algorithm: String, value: String) {
-        self.algorithm = algorithm
-        self.value = value
+        self.checksums = checksums
     }
 }
 
@@ -92,9 +81,13 @@ public protocol CloudFileSystem: Sendable {
     /// The names directly inside a folder (LLVS's "list names"); an absent folder has none. What an exchange lists
     /// on every sync, so a connector may answer it with a lighter request than `list`.
     func listNames(_ folder: String) async throws -> [String]
+    /// What the service reports and refuses: checksums, name rules, upload limits.
+    var capabilities: CloudCapabilities { get }
 }
 
 extension CloudFileSystem {
+    public var capabilities: CloudCapabilities { .plain }
+
     /// The names from a full listing.
     public func listNames(_ folder: String) async throws -> [String] {
         do {

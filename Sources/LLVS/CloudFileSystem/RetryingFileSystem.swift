@@ -23,6 +23,8 @@ public struct RetryingFileSystem: CloudFileSystem {
         }
     }
 
+    public var capabilities: CloudCapabilities { base.capabilities }
+
     public func exists(_ path: String) async throws -> Bool { try await retrying { try await base.exists(path) } }
     public func list(_ folder: String) async throws -> [CloudItem] { try await retrying { try await base.list(folder) } }
     public func listNames(_ folder: String) async throws -> [String] { try await retrying { try await base.listNames(folder) } }

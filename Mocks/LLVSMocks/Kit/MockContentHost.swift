@@ -1,0 +1,44 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+import Synchronization
+
+/// A second listener for a mock's pre-authenticated URLs, as real services hand them out on other hosts: OneDrive
+/// downloads redirect to one, Box to dl.boxcloud.com, pCloud to its content hosts, and upload sessions live on
+/// their own URLs. Each published URL carries its own unguessable token, so the client must not (and must not
+/// need to) send the account's credentials there; the log shows whether it did.
+public final class MockContentHost: Sendable {
+    public let server: MockHTTPServer
+    private let published: Published
+
+    private final class Published: Sendable {
+        let contents = Mutex<[String: MockContent]>([:])
+    }
+
+    public init(faults: MockFaults = MockFaults()) throws {
+        let published = Published()
+        self.published = published
+        server = try MockHTTPServer(faults: faults) { request in
+            let token = request.path.split(separator: "/").last.map(String.init) ?? ""
+            guard request.method == "GET" || request.method == "HEAD",
+                  let content = published.contents.withLock({ $0[token] }) else { return .empty(404) }
+            return content.response(range: request.headers["Range"])
+        }
+    }
+
+    /// A URL on this host that serves `content` to anyone holding it.
+    public func publish(_ content: MockContent) -> URL {
+        let token = UUID().uuidString.lowercased()
+        published.contents.withLock { $0[token] = content }
+        return server.baseURL.appendingPathComponent("content").appendingPathComponent(token)
+    }
+
+    public func withdraw(_ url: URL) {
+        published.contents.withLock { _ = $0.removeValue(forKey: url.lastPathComponent) }
+    }
+
+    /// Requests that arrived with an `Authorization` header (there should be none).
+    public var requestsWithCredentials: [MockLogEntry] { server.log.filter { $0.headers["Authorization"] != nil } }
+
+    public func stop() { server.stop() }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// What a connector declares about its service, so that callers and the conformance suite read the service's
+/// rules from the connector instead of keeping constants per service in tests.
+public struct CloudCapabilities: Sendable, Equatable {
+    /// The checksums the service reports for every stored file; the conformance suite verifies each against what
+    /// was uploaded. Empty when the service reports none (the suite then downloads and hashes).
+    public var checksums: Set<ChecksumAlgorithm>
+    /// Whether two names differing only in case name the same item (OneDrive, Box).
+    public var caseInsensitiveNames: Bool
+    /// The reversible encoding the connector applies to names the service refuses; nil when it takes any name.
+    public var nameEncoding: NameEncoding?
+    /// The largest file sent in one request; larger files go through the resumable path. Nil when there is none.
+    public var simpleUploadLimit: Int64?
+    /// Pieces of a resumable upload are multiples of this many bytes (Drive 256 KiB, OneDrive 320 KiB).
+    public var chunkGranularity: Int64?
+
+    public init(checksums: Set<ChecksumAlgorithm> = [], caseInsensitiveNames: Bool = false, nameEncoding: NameEncoding? = nil,
+                simpleUploadLimit: Int64? = nil, chunkGranularity: Int64? = nil) {
+        self.checksums = checksums
+        self.caseInsensitiveNames = caseInsensitiveNames
+        self.nameEncoding = nameEncoding
+        self.simpleUploadLimit = simpleUploadLimit
+        self.chunkGranularity = chunkGranularity
+    }
+
+    /// A file system that declares nothing: exact names, no checksums.
+    public static let plain = CloudCapabilities()
+}

@@ -1,0 +1,89 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+
+/// What an upload sends: bytes in memory or a local file, streamed in whole or in pieces, never loaded whole
+/// except where a service's small-upload request needs it in one body.
+public enum UploadSource: Sendable {
+    case data(Data)
+    case file(URL, size: Int64)
+
+    /// A readable local file; its size is taken now, so a file that changes under the upload is caught by the
+    /// size check afterwards.
+    public init(file: URL) throws {
+        guard FileManager.default.isReadableFile(atPath: file.path),
+              let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
+              (attributes[.type] as? FileAttributeType) == .typeRegular else {
+            throw CloudFileSystemError.localFile(path: file.path, message: "it is missing, unreadable or not a regular file")
+        }
+        self = .file(file, size: (attributes[.size] as? NSNumber)?.int64Value ?? 0)
+    }
+
+    public var size: Int64 {
+        switch self {
+        case .data(let data): Int64(data.count)
+        case .file(_, let size): size
+        }
+    }
+
+    /// The whole source as a request body, streamed from a file.
+    public var body: HTTPRequestBody {
+        switch self {
+        case .data(let data): .data(data)
+        case .file(let url, let size): .file(url, offset: 0, length: size)
+        }
+    }
+
+    /// Bytes `offset ..< offset + length` as a request body.
+    public func body(offset: Int64, length: Int64) -> HTTPRequestBody {
+        switch self {
+        case .data(let data): .data(data.subdata(in: Int(offset)..<Int(offset + length)))
+        case .file(let url, _): .file(url, offset: offset, length: length)
+        }
+    }
+
+    /// The source as a form part (streamed by libcurl from a file).
+    public func formPart(name: String, filename: String?, contentType: String? = "application/octet-stream") -> FormPart {
+        switch self {
+        case .data(let data): FormPart(name: name, filename: filename, contentType: contentType, content: .data(data))
+        case .file(let url, _): FormPart(name: name, filename: filename, contentType: contentType, content: .file(url))
+        }
+    }
+
+    /// Bytes `offset ..< offset + length` in memory: one piece of a chunked upload, where a service wants a digest
+    /// of each piece.
+    public func data(offset: Int64, length: Int64) throws -> Data {
+        switch self {
+        case .data(let data): return data.subdata(in: Int(offset)..<Int(offset + length))
+        case .file(let url, _):
+            do {
+                let handle = try FileHandle(forReadingFrom: url)
+                defer { try? handle.close() }
+                try handle.seek(toOffset: UInt64(offset))
+                let piece = try handle.read(upToCount: Int(length)) ?? Data()
+                guard piece.count == Int(length) else {
+                    throw CloudFileSystemError.localFile(path: url.path, message: "it ended at \(offset + Int64(piece.count)) bytes, before the \(offset + length) expected")
+                }
+                return piece
+            } catch let error as CloudFileSystemError {
+                throw error
+            } catch {
+                throw CloudFileSystemError.localFile(path: url.path, message: error.localizedDescription)
+            }
+        }
+    }
+
+    /// The whole contents in memory; only for sources under a service's small-upload limit.
+    public func data() throws -> Data { try data(offset: 0, length: size) }
+
+    /// The checksum of everything the source holds, hashed as it is read.
+    public func checksum(_ algorithm: ChecksumAlgorithm) throws -> String {
+        switch self {
+        case .data(let data): return algorithm.text(of: data)
+        case .file(let url, _):
+            do { return try ChecksumStream.text(ofFileAt: url, algorithm) } catch {
+                throw CloudFileSystemError.localFile(path: url.path, message: error.localizedDescription)
+            }
+        }
+    }
+}

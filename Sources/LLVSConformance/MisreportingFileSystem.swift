@@ -1,0 +1,59 @@
+import Foundation
+import LLVS
+
+/// Wraps a file system and misreports what it stored, as a buggy connector would: checksums that do not match the
+/// bytes, or bytes read back that differ from those written. Tests run the suite over it to show the integrity
+/// check catches such a connector whatever checksum it declares.
+public struct MisreportingFileSystem: CloudFileSystem {
+    public enum Lie: Sendable {
+        /// Every reported checksum has its first character changed.
+        case checksums
+        /// Every download has its first byte flipped.
+        case contents
+    }
+
+    public let base: any CloudFileSystem
+    public let lie: Lie
+
+    public init(_ base: any CloudFileSystem, lie: Lie) {
+        self.base = base
+        self.lie = lie
+    }
+
+    public var capabilities: CloudCapabilities { base.capabilities }
+
+    private func misreport(_ item: CloudItem) -> CloudItem {
+        guard lie == .checksums else { return item }
+        var item = item
+        item.checksums = item.checksums.mapValues { value in
+            guard let first = value.first else { return value }
+            return (first == "0" ? "1" : "0") + value.dropFirst()
+        }
+        return item
+    }
+
+    private func misreport(_ data: Data) -> Data {
+        guard lie == .contents, !data.isEmpty else { return data }
+        var data = data
+        data[data.startIndex] ^= 0xFF
+        return data
+    }
+
+    public func exists(_ path: String) async throws -> Bool { try await base.exists(path) }
+    public func list(_ folder: String) async throws -> [CloudItem] { try await base.list(folder).map(misreport) }
+    public func listNames(_ folder: String) async throws -> [String] { try await base.listNames(folder) }
+    public func metadata(_ path: String) async throws -> CloudItem { misreport(try await base.metadata(path)) }
+    public func upload(_ data: Data, to path: String) async throws { try await base.upload(data, to: path) }
+    public func upload(fileAt source: URL, to path: String) async throws { try await base.upload(fileAt: source, to: path) }
+    public func download(_ path: String) async throws -> Data { misreport(try await base.download(path)) }
+    public func download(_ path: String, toFileAt destination: URL) async throws {
+        try await base.download(path, toFileAt: destination)
+        guard lie == .contents else { return }
+        let data = try Data(contentsOf: destination)
+        try misreport(data).write(to: destination)
+    }
+    public func read(_ path: String, range: ByteRange) async throws -> Data { misreport(try await base.read(path, range: range)) }
+    public func makeFolder(_ path: String) async throws { try await base.makeFolder(path) }
+    public func removeFile(_ path: String) async throws { try await base.removeFile(path) }
+    public func removeFolder(_ path: String) async throws { try await base.removeFolder(path) }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import LLVS
+import LLVSCloudService
+import Synchronization
+import Testing
+
+struct MemoryItem: IdentifiedItem {
+    var id: String
+    var name: String
+    var isFolder: Bool
+    var parent: String
+}
+
+/// A directory in memory that counts lookups and creations.
+final class MemoryDirectory: IDDirectory, Sendable {
+    struct State {
+        var items: [MemoryItem] = []
+        var lookups = 0
+        var creations: [String] = []
+        var next = 1
+    }
+    let state = Mutex(State())
+    let caseInsensitive: Bool
+    init(caseInsensitive: Bool = false) { self.caseInsensitive = caseInsensitive }
+
+    var rootID: String { "root" }
+
+    func items(named name: String, in folderID: String, path: String) async throws -> [MemoryItem] {
+        try await Task.sleep(for: .milliseconds(5)) // long enough for concurrent callers to overlap
+        return state.withLock { state in
+            state.lookups += 1
+            return state.items.filter { $0.parent == folderID && (caseInsensitive ? $0.name.lowercased() == name.lowercased() : $0.name == name) }
+        }
+    }
+
+    func createFolder(named name: String, in folderID: String, path: String) async throws -> MemoryItem? {
+        state.withLock { state in
+            let item = MemoryItem(id: "id\(state.next)", name: name, isFolder: true, parent: folderID)
+            state.next += 1
+            state.items.append(item)
+            state.creations.append(path)
+            return item
+        }
+    }
+
+    func add(_ item: MemoryItem) { state.withLock { $0.items.append(item) } }
+}
+
+@Suite struct IDPathCacheTests {
+    @Test func concurrentCallersCreateEachFolderOnceAndLaterOnesAskNothing() async throws {
+        let directory = MemoryDirectory()
+        let cache = IDPathCache(directory)
+        let ids = try await withThrowingTaskGroup(of: String?.self) { group in
+            for _ in 0..<8 { group.addTask { try await cache.folderID(["new", "nested", "folder"], creating: true) } }
+            return try await group.reduce(into: Set<String?>()) { $0.insert($1) }
+        }
+        #expect(ids.count == 1)
+        #expect(directory.state.withLock { $0.creations } == ["new", "new/nested", "new/nested/folder"])
+        let lookups = directory.state.withLock { $0.lookups }
+        #expect(try await cache.folderID(["new", "nested", "folder"], creating: false) == ids.first!)
+        #expect(directory.state.withLock { $0.lookups } == lookups, "a cached path costs no request")
+    }
+
+    @Test func aForgottenPathIsResolvedAgainAndAFileIsNotAFolder() async throws {
+        let directory = MemoryDirectory()
+        directory.add(MemoryItem(id: "f1", name: "a", isFolder: true, parent: "root"))
+        directory.add(MemoryItem(id: "x1", name: "file", isFolder: false, parent: "f1"))
+        let cache = IDPathCache(directory)
+        #expect(try await cache.folderID(["a"], creating: false) == "f1")
+        await #expect(throws: CloudFileSystemError.wrongKind(path: "a/file", expectedFolder: true)) {
+            _ = try await cache.folderID(["a", "file"], creating: false)
+        }
+        #expect(try await cache.folderID(["a", "missing"], creating: false) == nil)
+        let seen = Mutex<[String]>([])
+        let result = try await cache.withFileID(["a", "file"]) { id in
+            seen.withLock { $0.append(id) }
+            if seen.withLock({ $0.count }) == 1 { directory.add(MemoryItem(id: "x2", name: "file", isFolder: false, parent: "f1")) }
+            return id
+        }
+        #expect(result == "x1")
+        cache.forget(["a"])
+        #expect(cache.cached(["a", "file"]) == nil)
+    }
+
+    @Test func casesMeetInOneEntryWhereTheServiceIgnoresCase() async throws {
+        let directory = MemoryDirectory(caseInsensitive: true)
+        let cache = IDPathCache(directory, caseInsensitive: true)
+        let first = try await cache.folderID(["Docs"], creating: true)
+        let second = try await cache.folderID(["docs"], creating: true)
+        #expect(first == second)
+        #expect(directory.state.withLock { $0.creations } == ["Docs"])
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import LLVS
+import LLVSCloudService
+import LLVSHTTP
+import LLVSMocks
+import Synchronization
+import Testing
+
+@Suite struct ServiceClientTests {
+    /// The API answers a download with a 302 to a pre-authenticated URL on another host, as OneDrive and Box do:
+    /// the client follows it without the account's token, and a request made without authorization carries none.
+    @Test func aDownloadRedirectedToAnotherHostCarriesNoAuthorization() async throws {
+        let content = try MockContentHost()
+        defer { content.stop() }
+        let data = SeededGenerator.bytes(100_000, seed: 3)
+        let published = content.publish(.data(data))
+        let api = try MockHTTPServer { request in
+            request.headers["Authorization"] == "Bearer secret-token" ? .empty(302, headers: ["Location": published.absoluteString]) : .empty(401)
+        }
+        defer { api.stop() }
+        let client = ServiceClient(http: testClient(), authorizer: BearerAuthorizer(), classifier: PlainClassifier())
+        let body = try await client.checked(HTTPRequest(url: api.baseURL.appendingPathComponent("files/1/content")), path: "f").body
+        #expect(body == data)
+        let part = try await client.read(HTTPRequest(url: api.baseURL.appendingPathComponent("files/1/content")), range: .bytes(10, 19), path: "f")
+        #expect(part == data[10...19])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-redirect-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await client.download(HTTPRequest(url: api.baseURL.appendingPathComponent("files/1/content")), to: file, path: "f")
+        #expect(try Data(contentsOf: file) == data)
+        _ = try await client.checked(HTTPRequest(url: published), path: "f", authorization: .none)
+        #expect(api.log.allSatisfy { $0.headers["Authorization"] != nil })
+        #expect(content.server.log.count == 4)
+        #expect(content.requestsWithCredentials.isEmpty, "the token reached the content host")
+    }
+
+    @Test func aRangeOutsideTheFileIsAnErrorAndAFailedDownloadLeavesNoFile() async throws {
+        let server = try MockHTTPServer { request in
+            request.path == "/missing" ? .empty(404) : MockContent.data(Data("0123456789".utf8)).response(range: request.headers["Range"])
+        }
+        defer { server.stop() }
+        let client = ServiceClient(http: testClient(), authorizer: nil, classifier: PlainClassifier())
+        await #expect(throws: CloudFileSystemError.server(status: 416, message: "range bytes=20- is outside the file f")) {
+            _ = try await client.read(HTTPRequest(url: server.baseURL.appendingPathComponent("file")), range: .from(20), path: "f")
+        }
+        #expect(try await client.read(HTTPRequest(url: server.baseURL.appendingPathComponent("file")), range: .last(3), path: "f") == Data("789".utf8))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-missing-\(UUID().uuidString)")
+        await #expect(throws: CloudFileSystemError.notFound(path: "m")) {
+            try await client.download(HTTPRequest(url: server.baseURL.appendingPathComponent("missing")), to: file, path: "m")
+        }
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
+    /// A creation answered 503 every time is sent at most the policy's attempts in all (the HTTP client does not
+    /// repeat it on its own as well), looking between attempts whether it landed.
+    @Test func aRefusedCreationIsSentAtMostThePolicysAttempts() async throws {
+        let server = try MockHTTPServer { _ in .empty(503) }
+        defer { server.stop() }
+        let client = ServiceClient(http: testClient(attempts: 5), authorizer: nil, classifier: AlwaysRefusedIsNotActedOn())
+        let looks = Recorder<Int>()
+        await #expect(throws: CloudFileSystemError.self) {
+            _ = try await client.createOnce(HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("folders")), path: "a",
+                                            decode: { _ in "id" }, landed: { looks.append(1); return nil })
+        }
+        #expect(server.log.filter { $0.method == "POST" }.count == 5)
+        #expect(looks.values.count == 4, "it looks before each resend")
+    }
+
+    @Test func aCreationWhoseAnswerWasLostIsFoundInsteadOfMadeAgain() async throws {
+        let server = try MockHTTPServer { _ in .empty(201) }
+        defer { server.stop() }
+        server.faults.injectNext(.dropBeforeAnswer)
+        let client = ServiceClient(http: testClient(), authorizer: nil, classifier: PlainClassifier())
+        let id = try await client.createOnce(HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("folders")), path: "a",
+                                             decode: { _ in "sent again" }, landed: { "found" })
+        #expect(id == "found")
+        #expect(server.log.filter { $0.method == "POST" }.count == 1)
+    }
+
+    /// libcurl streams a multipart/form-data body from a file, parts in the order given (Box's `attributes` first).
+    @Test func aFormBodyIsStreamedFromAFileInOrder() async throws {
+        let received = Mutex<(String?, Data)>((nil, Data()))
+        let server = try MockHTTPServer { request in
+            received.withLock { $0 = (request.headers["Content-Type"], request.bodyData) }
+            return .empty(201)
+        }
+        defer { server.stop() }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-form-\(UUID().uuidString)")
+        let contents = SeededGenerator.bytes(3 * 1024 * 1024 + 7, seed: 9)
+        try contents.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let form: [FormPart] = [
+            FormPart(name: "attributes", content: .data(Data(#"{"name":"a b.bin","parent":{"id":"0"}}"#.utf8))),
+            UploadSource.file(file, size: Int64(contents.count)).formPart(name: "file", filename: "a b.bin"),
+        ]
+        let client = ServiceClient(http: testClient(), authorizer: nil, classifier: PlainClassifier())
+        try await client.checked(HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("upload"), body: .form(form)), path: "a")
+        let (type, body) = received.withLock { $0 }
+        let boundary = try #require(type?.components(separatedBy: "boundary=").last)
+        #expect(type?.hasPrefix("multipart/form-data") == true)
+        var parts: [Data] = []
+        var rest = body[...]
+        let delimiter = Data("--\(boundary)".utf8)
+        while let found = rest.range(of: delimiter) {
+            parts.append(Data(rest[..<found.lowerBound]))
+            rest = rest[found.upperBound...]
+        }
+        parts = Array(parts.dropFirst())
+        #expect(parts.count == 2)
+        let first = try #require(parts.first), second = try #require(parts.last)
+        #expect(String(decoding: first, as: UTF8.self).contains(#"Content-Disposition: form-data; name="attributes""#))
+        let head = String(decoding: second.prefix(300), as: UTF8.self)
+        #expect(head.contains(#"name="file"; filename="a b.bin""#))
+        let separator = try #require(second.range(of: Data("\r\n\r\n".utf8)))
+        #expect(Data(second[separator.upperBound...].dropLast(2)) == contents)
+    }
+}
+
+/// As Drive: a refusal was not acted on, so even a creation may be resent after one.
+struct AlwaysRefusedIsNotActedOn: ServiceErrorClassifier {
+    var refusalsAreNotActedOn: Bool { true }
+    func failure(_ response: HTTPResponse, path: String) -> CloudFileSystemError {
+        ServiceFailure.standard(response, path: path, service: "the test service", message: "")
+    }
+}
