@@ -38,11 +38,8 @@ extension MockGoogleDriveServer {
                 return value
             }
             let id = "ABdE" + MockDriveID.make() + MockDriveID.make()
-            let spool = storage.appendingPathComponent("session-\(id)")
-            FileManager.default.createFile(atPath: spool.path, contents: nil)
-            let session = MockUploadSession(target: target.map { .update(id: $0, metadata) } ?? .create(metadata), total: total, spool: spool,
-                                            fields: query["fields"])
-            state.withLock { $0.sessions[id] = session }
+            let upload = MockDriveUploadTarget(kind: target.map { .update(id: $0, metadata) } ?? .create(metadata), fields: query["fields"])
+            state.withLock { _ = $0.sessions.open(upload, total: total, in: storage, id: id) }
             let location = endpoint.absoluteString + "/upload/drive/v3/files" + (target.map { "/" + $0 } ?? "") + "?uploadType=resumable&upload_id=" + id
             return .empty(200, headers: ["Location": location, "X-GUploader-UploadID": id, "Content-Length": "0"])
         default:
@@ -107,7 +104,7 @@ extension MockGoogleDriveServer {
             return Self.error(404, "notFound", "Upload session not found or expired; start a new upload.")
         }
         if let finished = session.finishedID {
-            return try fileAnswer(try state.withLock { try $0.item(finished) }, fields: session.fields)
+            return try fileAnswer(try state.withLock { try $0.item(finished) }, fields: session.target.fields)
         }
         let (range, total) = try Self.contentRange(request.headers["Content-Range"] ?? (request.bodySize == 0 ? "bytes */*" : nil))
         if let total { session.total = total }
@@ -116,43 +113,37 @@ extension MockGoogleDriveServer {
             guard range.count == length else {
                 throw MockDriveError.badRequest("Content-Range covers \(range.count) bytes but the request carries \(length)")
             }
-            session.bytesSent += length
             guard range.lowerBound <= session.received else {
+                state.withLock { $0.sessions[sessionID]?.bytesSent += length }
                 throw MockDriveError.badRequest("Invalid request. According to the Content-Range header, the upload offset is \(range.lowerBound) byte(s), which exceeds already uploaded size of \(session.received) byte(s).")
             }
             let isLast = session.total.map { range.upperBound + 1 == $0 } ?? false
             if !isLast, length % Self.chunkGranularity != 0 {
                 throw MockDriveError.badRequest("Invalid request. The number of bytes uploaded is required to be equal or greater than 262144, except for the final request (it's recommended to be the exact multiple of 262144). The received request contained \(length) bytes, which does not meet this requirement.")
             }
-            if range.upperBound >= session.received {
-                // Bytes already held (a chunk sent again) are skipped; the rest is appended.
-                try append(request.body, skipping: session.received - range.lowerBound, to: session.spool)
-                session.received = range.upperBound + 1
-            }
+            // Bytes already held (a chunk sent again) are written over with the same bytes.
+            try session.write(request.body, at: range.lowerBound)
         }
         if let total = session.total, session.received == total {
-            let content: MockContent = total <= 1 << 20
-                ? .data((try? Data(contentsOf: session.spool)) ?? Data())
-                : .spooled(session.spool, size: total)
-            if case .data = content { try? FileManager.default.removeItem(at: session.spool) }
+            let content = session.content(total: total)
             let answer: MockResponse
             do {
-                switch session.target {
-                case .create(let metadata): answer = try store(content, metadata: metadata, target: nil, fields: session.fields)
-                case .update(let id, let metadata): answer = try store(content, metadata: metadata, target: id, fields: session.fields)
+                switch session.target.kind {
+                case .create(let metadata): answer = try store(content, metadata: metadata, target: nil, fields: session.target.fields)
+                case .update(let id, let metadata): answer = try store(content, metadata: metadata, target: id, fields: session.target.fields)
                 }
             } catch {
                 state.withLock { $0.sessions[sessionID] = session }
                 throw error
             }
             let finishedID = (try? JSONSerialization.jsonObject(with: answerData(answer)) as? [String: Any])?["id"] as? String
-            session.finishedID = finishedID ?? state.withLock { $0.changes.last?.fileId }
+            session.finishedID = finishedID ?? state.withLock { $0.changes.last?.id }
             state.withLock { $0.sessions[sessionID] = session }
             return answer
         }
         state.withLock { state in
             state.sessions[sessionID] = session
-            if range != nil { state.chunkStored() }
+            if range != nil { state.sessions.pieceStored() }
         }
         var headers: HTTPHeaders = ["Content-Length": "0", "X-GUploader-UploadID": sessionID]
         if session.received > 0 { headers["Range"] = "bytes=0-\(session.received - 1)" }
@@ -162,20 +153,5 @@ extension MockGoogleDriveServer {
     private func answerData(_ answer: MockResponse) -> Data {
         if case .data(let data) = answer.body { return data }
         return Data()
-    }
-
-    private func append(_ body: IncomingRequest.Body, skipping: Int64, to spool: URL) throws {
-        let handle = try FileHandle(forWritingTo: spool)
-        defer { try? handle.close() }
-        try handle.seekToEnd()
-        switch body {
-        case .data(let data):
-            try handle.write(contentsOf: data.dropFirst(Int(skipping)))
-        case .file(let url, _):
-            let reader = try FileHandle(forReadingFrom: url)
-            defer { try? reader.close() }
-            try reader.seek(toOffset: UInt64(skipping))
-            while let piece = try reader.read(upToCount: 1 << 20), !piece.isEmpty { try handle.write(contentsOf: piece) }
-        }
     }
 }

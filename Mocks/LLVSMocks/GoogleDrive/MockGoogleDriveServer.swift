@@ -76,14 +76,14 @@ public final class MockGoogleDriveServer: Sendable {
     /// not affected, so a refresh still succeeds).
     public func rejectNextRequests(_ count: Int) { state.withLock { $0.rejectRemaining += count } }
     /// Makes every open upload session forgotten, as Drive does after a week.
-    public func expireUploadSessions() { state.withLock { $0.expireSessions() } }
+    public func expireUploadSessions() { state.withLock { $0.sessions.expireAll() } }
     /// Forgets every upload session once this many more chunks have been stored (a deterministic mid-upload expiry).
-    public func expireUploadSessions(afterChunks count: Int) { state.withLock { $0.chunksUntilExpiry = count } }
+    public func expireUploadSessions(afterChunks count: Int) { state.withLock { $0.sessions.piecesUntilExpiry = count } }
     /// Bytes sent to each upload session so far, repeats included, in no particular order.
-    public var uploadSessionBytes: [Int64] { state.withLock { $0.sessions.values.map(\.bytesSent) } }
+    public var uploadSessionBytes: [Int64] { state.withLock { $0.sessions.bytesSent } }
     /// Paths of items not in the trash (folders included), for tests.
     public var paths: [String] {
-        state.withLock { state in state.items.keys.filter { $0 != rootID && !state.isTrashed($0) }.compactMap { state.path(of: $0) }.sorted() }
+        state.withLock { $0.tree.livePaths }
     }
     /// How many items (trashed or not) have this name.
     public func count(named name: String) -> Int { state.withLock { $0.items.values.filter { $0.name == name }.count } }
@@ -117,7 +117,7 @@ public final class MockGoogleDriveServer: Sendable {
         state.withLock { state in
             var id = rootID
             for name in path.split(separator: "/").map(String.init) {
-                let match = (state.children[id] ?? []).compactMap { state.items[$0] }
+                let match = state.tree.children(of: id)
                     .filter { $0.name == name && !state.isTrashed($0.id) }
                     .min { ($0.createdTime, $0.id) < ($1.createdTime, $1.id) }
                 guard let match else { return nil }
@@ -274,10 +274,10 @@ public final class MockGoogleDriveServer: Sendable {
             if start - 1 < end {
                 // Drive reports each file once, in its latest state: a change superseded later is left out.
                 for (offset, change) in state.changes[(start - 1)..<end].enumerated()
-                where state.latestChange[change.fileId] == start - 1 + offset {
-                    var entry: [String: Any] = ["kind": "drive#change", "changeType": "file", "fileId": change.fileId,
+                where state.latestChange[change.id] == start - 1 + offset {
+                    var entry: [String: Any] = ["kind": "drive#change", "changeType": "file", "fileId": change.id,
                                                 "time": MockDriveTime.format(change.time), "removed": change.removed]
-                    if !change.removed, let item = state.items[change.fileId] { entry["file"] = state.json(item) }
+                    if !change.removed, let item = state.items[change.id] { entry["file"] = state.json(item) }
                     list.append(entry)
                 }
             }

@@ -1,0 +1,164 @@
+import Foundation
+
+/// An item of a mock service that names things by ID: what the shared tree needs to index it. Each mock adds its
+/// service's own fields (Drive's mimeType and md5, Box's etag and sha1, pCloud's hash).
+public protocol MockTreeItem: Sendable {
+    var id: String { get }
+    var name: String { get set }
+    /// Drive items may have several parents; the other services have one.
+    var parents: [String] { get set }
+    var isFolder: Bool { get }
+    /// Moved to the trash itself (an item inside a trashed folder counts as trashed too).
+    var trashed: Bool { get set }
+    var content: MockContent? { get }
+}
+
+/// One entry of a mock's change log.
+public struct MockChange: Sendable, Equatable {
+    public var id: String
+    public var removed: Bool
+    public var time: Date
+}
+
+/// The item tree that the ID-based mocks (Drive, OneDrive, Box, pCloud) share: items by ID with their parents,
+/// the children of each folder in creation order, a per-folder name index (case-insensitive where the service
+/// is), trash, a strictly increasing clock and a change log. Lookups by folder and name are dictionary lookups,
+/// as on the real services, so a mock holding 10,000 items answers as fast as one holding ten.
+public struct MockItemTree<Item: MockTreeItem>: Sendable {
+    public let rootID: String
+    /// Whether names are indexed without regard to case (OneDrive, Box; Drive's `name =` also ignores case).
+    public let caseInsensitiveNames: Bool
+    public private(set) var items: [String: Item] = [:]
+    private var children: [String: [String]] = [:]
+    private var childrenByName: [String: [String: [String]]] = [:]
+    /// Change number N (from 1) is `changes[N - 1]`.
+    public private(set) var changes: [MockChange] = []
+    /// The index in `changes` of each item's latest change.
+    public private(set) var latestChange: [String: Int] = [:]
+    private var lastTime = Date.distantPast
+
+    public init(root: Item, caseInsensitiveNames: Bool) {
+        rootID = root.id
+        self.caseInsensitiveNames = caseInsensitiveNames
+        items[root.id] = root
+    }
+
+    func key(_ name: String) -> String { caseInsensitiveNames ? name.lowercased() : name }
+
+    /// A strictly increasing clock with millisecond steps, so creation order shows in the items' times.
+    public mutating func tick() -> Date {
+        let now = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+        lastTime = now > lastTime ? now : lastTime.addingTimeInterval(0.001)
+        return lastTime
+    }
+
+    public subscript(id: String) -> Item? { items[id] }
+
+    /// A folder's children in creation order.
+    public func children(of folderID: String) -> [Item] {
+        (children[folderID] ?? []).compactMap { items[$0] }
+    }
+
+    /// The children whose name matches `name` under the tree's case rule.
+    public func children(of folderID: String, named name: String) -> [Item] {
+        (childrenByName[folderID]?[key(name)] ?? []).compactMap { items[$0] }
+    }
+
+    /// Trashed itself or inside a trashed folder.
+    public func isTrashed(_ id: String) -> Bool {
+        var current = items[id]
+        var depth = 0
+        while let item = current, depth < 256 {
+            if item.trashed { return true }
+            current = item.parents.first.flatMap { items[$0] }
+            depth += 1
+        }
+        return false
+    }
+
+    /// Bytes held by every item.
+    public var usage: Int64 { items.values.reduce(0) { $0 + ($1.content?.size ?? 0) } }
+
+    public mutating func record(_ id: String, removed: Bool = false) {
+        latestChange[id] = changes.count
+        changes.append(MockChange(id: id, removed: removed, time: lastTime))
+    }
+
+    private mutating func index(_ item: Item) {
+        let name = key(item.name)
+        for parent in item.parents {
+            children[parent, default: []].append(item.id)
+            childrenByName[parent, default: [:]][name, default: []].append(item.id)
+        }
+    }
+
+    private mutating func unindex(_ item: Item) {
+        let name = key(item.name)
+        for parent in item.parents {
+            children[parent]?.removeAll { $0 == item.id }
+            childrenByName[parent]?[name]?.removeAll { $0 == item.id }
+        }
+    }
+
+    /// Adds a new item to its parents' indexes and the change log.
+    public mutating func insert(_ item: Item) {
+        items[item.id] = item
+        index(item)
+        record(item.id)
+    }
+
+    /// Changes an item (name, parents, contents, trash) and keeps the indexes right; recorded as a change.
+    @discardableResult
+    public mutating func update(_ id: String, _ change: (inout Item) throws -> Void) rethrows -> Item? {
+        guard var item = items[id] else { return nil }
+        let before = item
+        try change(&item)
+        if before.name != item.name || before.parents != item.parents {
+            unindex(before)
+            index(item)
+        }
+        items[id] = item
+        record(id)
+        return item
+    }
+
+    /// Removes an item for good, and everything inside it when it is a folder; returns what was removed.
+    public mutating func remove(_ id: String) -> [Item] {
+        var removed: [Item] = []
+        var pending = [id]
+        while let next = pending.popLast() {
+            guard let item = items.removeValue(forKey: next) else { continue }
+            unindex(item)
+            removed.append(item)
+            pending += children.removeValue(forKey: next) ?? []
+            childrenByName[next] = nil
+            record(next, removed: true)
+        }
+        return removed
+    }
+
+    /// Puts back an item read from a saved state, without a change.
+    public mutating func restore(_ item: Item) {
+        items[item.id] = item
+        index(item)
+    }
+
+    /// The path of an item from the root, for tests.
+    public func path(of id: String) -> String? {
+        var names: [String] = []
+        var current = items[id]
+        var depth = 0
+        while let item = current, item.id != rootID, depth < 256 {
+            names.append(item.name)
+            guard let parent = item.parents.first else { return nil }
+            current = items[parent]
+            depth += 1
+        }
+        return names.reversed().joined(separator: "/")
+    }
+
+    /// Every live (not trashed) item's path, for tests.
+    public var livePaths: [String] {
+        items.keys.filter { $0 != rootID && !isTrashed($0) }.compactMap { path(of: $0) }.sorted()
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+import LLVSMocks
+import Testing
+
+struct KitItem: MockTreeItem {
+    var id: String
+    var name: String
+    var parents: [String]
+    var isFolder: Bool
+    var trashed = false
+    var content: MockContent?
+}
+
+@Suite struct MockKitTests {
+    @Test func theTreeIndexesNamesByTheServicesCaseRuleAndLogsChanges() {
+        var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: true)
+        tree.insert(KitItem(id: "1", name: "Docs", parents: ["0"], isFolder: true))
+        tree.insert(KitItem(id: "2", name: "a.txt", parents: ["1"], isFolder: false, content: .data(Data("abc".utf8))))
+        #expect(tree.children(of: "0", named: "docs").map(\.id) == ["1"])
+        #expect(tree.path(of: "2") == "Docs/a.txt")
+        tree.update("2") { $0.name = "B.txt" }
+        #expect(tree.children(of: "1", named: "a.txt").isEmpty)
+        #expect(tree.children(of: "1", named: "b.TXT").map(\.id) == ["2"])
+        tree.update("1") { $0.trashed = true }
+        #expect(tree.isTrashed("2"), "inside a trashed folder")
+        #expect(tree.livePaths.isEmpty)
+        #expect(tree.remove("1").map(\.id).sorted() == ["1", "2"])
+        #expect(tree.changes.suffix(2).allSatisfy { $0.removed })
+        #expect(tree.latestChange["2"] != nil)
+        #expect(tree.usage == 0)
+        let exact = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
+        #expect(exact.children(of: "0", named: "x").isEmpty)
+    }
+
+    @Test func aTimeFromTheTreesClockIsAlwaysLaterThanTheLast() {
+        var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
+        let times = (0..<100).map { _ in tree.tick() }
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
+    /// Box parts and pCloud writes may arrive out of order: `received` counts only bytes without a gap before them,
+    /// and a piece sent twice changes nothing.
+    @Test func sessionsTakePiecesAtAnyOffset() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-kit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var sessions = MockUploadSessions<String>()
+        var session = sessions.open("file", total: 30, in: directory)
+        try session.write(.data(Data(repeating: 2, count: 10)), at: 10)
+        #expect(session.received == 0)
+        try session.write(.data(Data(repeating: 1, count: 10)), at: 0)
+        #expect(session.received == 20)
+        try session.write(.data(Data(repeating: 1, count: 10)), at: 0)
+        try session.write(.data(Data(repeating: 3, count: 10)), at: 20)
+        #expect(session.received == 30)
+        #expect(session.bytesSent == 40)
+        guard case .data(let data) = session.content(total: 30) else { Issue.record("a small upload is kept in memory"); return }
+        #expect(data == Data(repeating: 1, count: 10) + Data(repeating: 2, count: 10) + Data(repeating: 3, count: 10))
+        sessions["x"] = nil
+        sessions.piecesUntilExpiry = 1
+        sessions.pieceStored()
+        #expect(sessions.sessions.values.allSatisfy { $0.expired })
+    }
+}
