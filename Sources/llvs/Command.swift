@@ -75,7 +75,8 @@ struct CommandContext {
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 
-    func writeLine(_ text: String) { write(text + "\n") }
+    /// A line for people; control characters in it (from names a remote chose) are shown escaped.
+    func writeLine(_ text: String) { write(TerminalText.escaped(text) + "\n") }
 
     func writeJSON<T: Encodable>(_ value: T) throws {
         let encoder = JSONEncoder()

@@ -21,7 +21,7 @@ let commands: [any Command.Type] = [
 }
 
 func fail(_ message: String, code: ExitCode) -> Never {
-    FileHandle.standardError.write(Data("llvs: \(message)\n".utf8))
+    TerminalText.warn(message)
     exit(code.rawValue)
 }
 
@@ -52,7 +52,8 @@ do {
     try await command.init(arguments).run(in: context)
 } catch let error as CommandError {
     if case .usage(let message) = error {
-        fail("\(message)\nusage: llvs \(name) \(command.arguments) [--store DIR]  (see `llvs \(name) --help`)", code: .usage)
+        TerminalText.warn(message)
+        fail("usage: llvs \(name) \(command.arguments) [--store DIR]  (see `llvs \(name) --help`)", code: .usage)
     }
     fail(error.description, code: ExitCode.of(error))
 } catch {

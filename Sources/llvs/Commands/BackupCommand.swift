@@ -84,7 +84,7 @@ struct BackupCommand: Command {
             changes.append(.remove(BackupEntry.metaId(path)))
             if let current, try store.value(id: Value.ID(path), at: current) != nil { changes.append(.remove(Value.ID(path))) }
         }
-        for problem in skipped { FileHandle.standardError.write(Data("llvs: skipped \(problem)\n".utf8)) }
+        for problem in skipped { TerminalText.warn("skipped \(problem)") }
         if changes.isEmpty && files.isEmpty {
             context.writeLine("Nothing changed since the last backup (\(seen.count) entries).")
         } else {

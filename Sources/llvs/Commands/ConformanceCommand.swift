@@ -38,7 +38,7 @@ struct ConformanceCommand: Command {
         let report = await ConformanceSuite.run(on: connection.fileSystem, options: options) { result in
             if !json { FileHandle.standardError.write(Data("  \(result.status == .failed ? "✗" : "·") \(result.id)\n".utf8)) }
         }
-        if json { try context.writeJSON(report) } else { context.writeLine(report.table) }
+        if json { try context.writeJSON(report) } else { report.table.split(separator: "\n").forEach { context.writeLine(String($0)) } }
         guard report.allPassed else { throw CommandError.failed("\(report.failed) conformance check(s) failed against \(connection.name).") }
     }
 }

@@ -11,6 +11,7 @@ struct RestoreCommand: Command {
     static let options: [OptionSpec] = [
         .value("at", "VERSION", "restore this version"),
         .value("before", "DATE", "restore the last version saved before DATE (ISO 8601, as 2026-11-29T12:00:00Z)"),
+        .flag("keep-special-bits", "restore setuid, setgid and sticky bits (dropped by default, as tar does for non-root users)"),
     ]
     static let positionalCount = 1...Int.max
 
@@ -18,8 +19,10 @@ struct RestoreCommand: Command {
     let paths: [String]
     let at: String?
     let before: Date?
+    let keepSpecialBits: Bool
 
     init(_ arguments: ParsedArguments) throws {
+        keepSpecialBits = arguments.has("keep-special-bits")
         destination = URL(fileURLWithPath: arguments.positionals[0]).standardizedFileURL.path
         paths = Array(arguments.positionals.dropFirst()).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "/")) }
         at = arguments.value("at")
@@ -53,37 +56,82 @@ struct RestoreCommand: Command {
             return paths.isEmpty || paths.contains { path == $0 || path.hasPrefix($0 + "/") } ? path : nil
         }.sorted()
         guard !entries.isEmpty else { throw CommandError.notFound("Version \(version.id) holds no backed-up \(paths.isEmpty ? "files" : "files under \(paths.joined(separator: ", "))").") }
-        try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
-        var folders: [(String, BackupEntry)] = []
-        for path in entries {
-            guard path.split(separator: "/").allSatisfy({ $0 != ".." && $0 != "." }) else { continue }
-            guard let metaValue = try store.value(id: BackupEntry.metaId(path), at: version.id),
-                  let entry = try? JSONDecoder().decode(BackupEntry.self, from: metaValue.data) else { continue }
-            let target = destination + "/" + path
-            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            switch entry.kind {
-            case .directory:
-                try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
-                folders.append((target, entry))
-            case .symlink:
-                try? FileManager.default.removeItem(atPath: target)
-                try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: entry.target ?? "")
-            case .file:
-                // Streamed from the store to the file: a large file is never whole in memory.
-                if try !store.writeValue(id: Value.ID(path), at: version.id, to: URL(fileURLWithPath: target)) {
-                    guard FileManager.default.createFile(atPath: target, contents: Data()) else { throw CommandError.failed("Cannot write \(target).") }
-                }
-                chmod(target, mode_t(entry.mode))
-                setModified(target, seconds: entry.modified, nanoseconds: entry.modifiedNanoseconds)
-            }
-        }
-        for (folder, entry) in folders { chmod(folder, mode_t(entry.mode)) }
-        context.writeLine("Restored \(entries.count) entries from version \(version.id) into \(destination).")
+        try restore(entries, of: version, from: store, in: context)
     }
 
-    private func setModified(_ path: String, seconds: Int64, nanoseconds: Int) {
-        var times = [timespec(tv_sec: Int(seconds), tv_nsec: nanoseconds), timespec(tv_sec: Int(seconds), tv_nsec: nanoseconds)]
-        utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW)
+    /// Writes the entries inside DEST only: files and folders first, links last as leaves; an entry below a link
+    /// the store holds, or below a link or file found in DEST, is refused and reported, never followed.
+    private func restore(_ entries: [String], of version: Version, from store: Store, in context: CommandContext) throws {
+        let tree = try RestoreTree(destination: destination)
+        let modeMask: UInt32 = keepSpecialBits ? 0o7777 : 0o777
+        var records: [(path: String, components: [String], entry: BackupEntry)] = []
+        var refused: [String] = []
+        for path in entries {
+            let components = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard components.allSatisfy({ !$0.isEmpty && $0 != ".." && $0 != "." && !$0.contains("\0") }) else {
+                refused.append("\(path): not a path inside DEST")
+                continue
+            }
+            guard let metaValue = try store.value(id: BackupEntry.metaId(path), at: version.id),
+                  let entry = try? JSONDecoder().decode(BackupEntry.self, from: metaValue.data) else { continue }
+            records.append((path, components, entry))
+        }
+        let links = Set(records.filter { $0.entry.kind == .symlink }.map(\.path))
+        func underLink(_ path: String) -> String? {
+            var prefix = Substring(path)
+            while let slash = prefix.lastIndex(of: "/") {
+                prefix = prefix[..<slash]
+                if links.contains(String(prefix)) { return String(prefix) }
+            }
+            return nil
+        }
+        var folders: [(components: [String], entry: BackupEntry)] = []
+        var restored = 0
+        for record in records where record.entry.kind != .symlink {
+            if let link = underLink(record.path) {
+                refused.append("\(record.path): it is below \(link), which is a symlink in this backup")
+                continue
+            }
+            let time = timespec(tv_sec: Int(record.entry.modified), tv_nsec: record.entry.modifiedNanoseconds)
+            do {
+                switch record.entry.kind {
+                case .directory:
+                    try tree.makeDirectory(record.components)
+                    folders.append((record.components, record.entry))
+                case .file:
+                    // Streamed from the store to the file: a large file is never whole in memory.
+                    try tree.writeFile(record.components, mode: record.entry.mode & modeMask, modified: time) { url in
+                        if try !store.writeValue(id: Value.ID(record.path), at: version.id, to: url) { try Data().write(to: url) }
+                    }
+                case .symlink:
+                    break
+                }
+                restored += 1
+            } catch let refusal as RestoreTree.Refusal {
+                refused.append(refusal.description)
+            }
+        }
+        for record in records where record.entry.kind == .symlink {
+            if let link = underLink(record.path) {
+                refused.append("\(record.path): it is below \(link), which is a symlink in this backup")
+                continue
+            }
+            do {
+                try tree.makeLink(record.components, target: record.entry.target ?? "",
+                                  modified: timespec(tv_sec: Int(record.entry.modified), tv_nsec: record.entry.modifiedNanoseconds))
+                restored += 1
+            } catch let refusal as RestoreTree.Refusal {
+                refused.append(refusal.description)
+            }
+        }
+        // Deepest first, so a folder made read-only does not stop the ones inside it.
+        for folder in folders.sorted(by: { $0.components.count > $1.components.count }) {
+            try? tree.finishDirectory(folder.components, mode: folder.entry.mode & modeMask,
+                                      modified: timespec(tv_sec: Int(folder.entry.modified), tv_nsec: folder.entry.modifiedNanoseconds))
+        }
+        for problem in refused { TerminalText.warn("not restored: \(problem)") }
+        context.writeLine("Restored \(restored) entries from version \(version.id) into \(destination).")
+        if !refused.isEmpty { throw CommandError.failed("\(refused.count) entr\(refused.count == 1 ? "y was" : "ies were") not restored (listed above).") }
     }
 }
 

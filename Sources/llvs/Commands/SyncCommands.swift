@@ -30,7 +30,7 @@ func report(_ retrieve: RetrieveReport?, _ send: SendReport?, context: CommandCo
     if let send { context.writeLine("Sent \(send.sent.count) version\(send.sent.count == 1 ? "" : "s").") }
     let failures = (retrieve?.failures ?? []) + (send?.failures ?? [])
     guard failures.isEmpty else {
-        for failure in failures.prefix(10) { FileHandle.standardError.write(Data("llvs: \(failure)\n".utf8)) }
+        for failure in failures.prefix(10) { TerminalText.warn("\(failure)") }
         throw CommandError.failed("\(failures.count) version(s) could not be moved (see above); run the command again once the cause is fixed.")
     }
 }

@@ -1,0 +1,121 @@
+import Foundation
+import LLVS
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes a restore inside DEST and nowhere else. Every directory is opened relative to its parent with
+/// `O_NOFOLLOW`, so a symlink inside DEST (planted there, or made by this restore) is never followed; a file is
+/// written to a fresh temporary name in its real parent directory and renamed over the leaf, which replaces a link
+/// there rather than writing through it; links are made last, as leaves. DEST itself is the user's to choose and
+/// may be a link.
+final class RestoreTree {
+    enum Refusal: Error, CustomStringConvertible {
+        /// A component on the way is a symlink or a file, not a directory.
+        case notADirectory(String)
+        case failed(String, String)
+
+        var description: String {
+            switch self {
+            case .notADirectory(let path): "\(path) is a symlink or a file, not a folder; nothing is written through it"
+            case .failed(let path, let message): "\(path): \(message)"
+            }
+        }
+    }
+
+    let destination: String
+    private let root: Int32
+    /// The directories open along the last path used: `open[i]` is the fd of `openPath[0...i]`.
+    private var openPath: [String] = []
+    private var open: [Int32] = []
+
+    init(destination: String) throws {
+        self.destination = destination
+        try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
+        root = Glibc.open(destination, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard root >= 0 else { throw CommandError.failed("Cannot open \(destination): \(String(cString: strerror(errno))).") }
+    }
+
+    deinit {
+        for fd in open { close(fd) }
+        close(root)
+    }
+
+    static func display(_ components: [String]) -> String { components.joined(separator: "/") }
+
+    /// The fd of the directory at `components` (relative to DEST), made where missing (0700 until its mode is set).
+    func directory(_ components: [String]) throws -> Int32 {
+        var common = 0
+        while common < min(openPath.count, components.count), openPath[common] == components[common] { common += 1 }
+        while open.count > common { close(open.removeLast()); openPath.removeLast() }
+        for index in common..<components.count {
+            let parent = open.last ?? root
+            let name = components[index]
+            var fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if fd < 0, errno == ENOENT {
+                if mkdirat(parent, name, 0o700) != 0, errno != EEXIST {
+                    throw Refusal.failed(Self.display(Array(components[...index])), String(cString: strerror(errno)))
+                }
+                fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            guard fd >= 0 else {
+                if errno == ELOOP || errno == ENOTDIR { throw Refusal.notADirectory(Self.display(Array(components[...index]))) }
+                throw Refusal.failed(Self.display(Array(components[...index])), String(cString: strerror(errno)))
+            }
+            open.append(fd)
+            openPath.append(name)
+        }
+        return open.last ?? root
+    }
+
+    /// Writes a file: `fill` writes the contents to the path it is given (a fresh temporary file in the real parent
+    /// directory, reached through the directory's fd), which then replaces the leaf.
+    func writeFile(_ components: [String], mode: UInt32, modified: timespec, fill: (URL) throws -> Void) throws {
+        let parent = try directory(Array(components.dropLast()))
+        let name = components[components.count - 1]
+        let temporary = ".llvs-restore-\(UUID().uuidString)"
+        let fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
+        close(fd)
+        // /proc/self/fd/N is the directory itself, whatever path led to it: the name below it is the one just made.
+        let path = "/proc/self/fd/\(parent)/\(temporary)"
+        do {
+            try fill(URL(fileURLWithPath: path))
+            guard chmod(path, mode_t(mode)) == 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
+            var times = [modified, modified]
+            utimensat(parent, temporary, &times, AT_SYMLINK_NOFOLLOW)
+            guard renameat(parent, temporary, parent, name) == 0 else {
+                throw Refusal.failed(Self.display(components), errno == EISDIR ? "a folder is in the way" : String(cString: strerror(errno)))
+            }
+        } catch {
+            unlinkat(parent, temporary, 0)
+            throw error
+        }
+    }
+
+    func makeDirectory(_ components: [String]) throws {
+        _ = try directory(components)
+    }
+
+    /// Sets a directory's mode and time once everything inside it is written.
+    func finishDirectory(_ components: [String], mode: UInt32, modified: timespec) throws {
+        let fd = try directory(components)
+        fchmod(fd, mode_t(mode))
+        var times = [modified, modified]
+        futimens(fd, &times)
+    }
+
+    /// Makes a symlink as a leaf, replacing a file or link there (never a folder); the link is not followed.
+    func makeLink(_ components: [String], target: String, modified: timespec) throws {
+        let parent = try directory(Array(components.dropLast()))
+        let name = components[components.count - 1]
+        var info = stat()
+        if fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+            guard info.st_mode & S_IFMT != S_IFDIR else { throw Refusal.failed(Self.display(components), "a folder is in the way of the link") }
+            unlinkat(parent, name, 0)
+        }
+        guard symlinkat(target, parent, name) == 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
+        var times = [modified, modified]
+        utimensat(parent, name, &times, AT_SYMLINK_NOFOLLOW)
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Restores that must stay inside DEST whatever the store (or a remote it synced with) or DEST holds.
+@Suite final class ContainmentTests {
+    let tests: CommandLineTests
+
+    init() throws { tests = try CommandLineTests() }
+
+    @discardableResult
+    func llvs(_ arguments: String..., input: Data? = nil) throws -> CommandLineTests.Result { try tests.run(arguments, input: input) }
+    func path(_ name: String) -> String { tests.directory.appendingPathComponent(name).path }
+
+    func meta(_ kind: String, mode: Int = 0o644, target: String? = nil) -> Data {
+        var object: [String: Any] = ["kind": kind, "size": 0, "modified": 1_700_000_000, "modifiedNanoseconds": 5, "mode": mode]
+        if let target { object["target"] = target }
+        return try! JSONSerialization.data(withJSONObject: object)
+    }
+
+    /// A store holding a link `link → OUTSIDE` and a file `link/pwned.txt`, as a hostile remote could make it.
+    @Test func aFileBelowALinkInTheBackupIsNotWrittenThroughIt() throws {
+        let outside = path("outside")
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        #expect(try llvs("init").status == 0)
+        #expect(try llvs("put", ".llvs-meta/link", "-", input: meta("symlink", target: outside)).status == 0)
+        #expect(try llvs("put", "link/pwned.txt", "-", input: Data("pwned".utf8)).status == 0)
+        #expect(try llvs("put", ".llvs-meta/link/pwned.txt", "-", input: meta("file")).status == 0)
+        #expect(try llvs("put", "fine.txt", "-", input: Data("fine".utf8)).status == 0)
+        #expect(try llvs("put", ".llvs-meta/fine.txt", "-", input: meta("file")).status == 0)
+        let restored = try llvs("restore", path("dest"))
+        #expect(restored.status == 1)
+        #expect(restored.error.contains("link/pwned.txt"), "\(restored.error)")
+        #expect(!FileManager.default.fileExists(atPath: outside + "/pwned.txt"), "restore wrote outside DEST")
+        #expect(try String(contentsOfFile: path("dest/fine.txt"), encoding: .utf8) == "fine")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: path("dest/link")) == outside, "the link itself is restored")
+    }
+
+    /// DEST already holds `sub → OUTSIDE` (and a link where a file goes): nothing is written through either.
+    @Test func aLinkPlantedInDestIsNeverFollowed() throws {
+        let outside = path("outside")
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        let source = path("source")
+        try FileManager.default.createDirectory(atPath: source + "/sub", withIntermediateDirectories: true)
+        try Data("inner".utf8).write(to: URL(fileURLWithPath: source + "/sub/file.txt"))
+        try Data("top".utf8).write(to: URL(fileURLWithPath: source + "/top.txt"))
+        #expect(try llvs("init").status == 0)
+        #expect(try llvs("backup", source).status == 0)
+        let dest = path("dest")
+        try FileManager.default.createDirectory(atPath: dest, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dest + "/sub", withDestinationPath: outside)
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: outside + "/victim.txt"))
+        try FileManager.default.createSymbolicLink(atPath: dest + "/top.txt", withDestinationPath: outside + "/victim.txt")
+        let restored = try llvs("restore", dest)
+        #expect(restored.status == 1)
+        #expect(restored.error.contains("sub"), "\(restored.error)")
+        #expect(!FileManager.default.fileExists(atPath: outside + "/file.txt"), "restore wrote through a planted link")
+        #expect(try String(contentsOfFile: outside + "/victim.txt", encoding: .utf8) == "keep", "restore wrote through a planted leaf link")
+        #expect(try String(contentsOfFile: dest + "/top.txt", encoding: .utf8) == "top", "the leaf link is replaced by the file")
+        var info = stat()
+        #expect(lstat(dest + "/top.txt", &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
+    }
+
+    @Test func setuidSetgidAndStickyBitsAreDroppedUnlessAsked() throws {
+        #expect(try llvs("init").status == 0)
+        #expect(try llvs("put", "tool", "-", input: Data("#!/bin/sh\n".utf8)).status == 0)
+        #expect(try llvs("put", ".llvs-meta/tool", "-", input: meta("file", mode: 0o6755)).status == 0)
+        #expect(try llvs("put", ".llvs-meta/shared", "-", input: meta("directory", mode: 0o1777)).status == 0)
+        #expect(try llvs("restore", path("plain")).status == 0)
+        var info = stat()
+        #expect(stat(path("plain/tool"), &info) == 0 && info.st_mode & 0o7777 == 0o755)
+        #expect(stat(path("plain/shared"), &info) == 0 && info.st_mode & 0o7777 == 0o777)
+        #expect(try llvs("restore", path("kept"), "--keep-special-bits").status == 0)
+        #expect(stat(path("kept/tool"), &info) == 0 && info.st_mode & 0o7777 == 0o6755)
+        #expect(stat(path("kept/shared"), &info) == 0 && info.st_mode & 0o7777 == 0o1777)
+    }
+
+    /// Names a remote chose reach the terminal with their control characters escaped: no forged `llvs:` lines, no
+    /// escape sequences.
+    @Test func controlCharactersInNamesAreEscaped() throws {
+        #expect(try llvs("init").status == 0)
+        let hostile = "evil\nllvs: all good\u{1B}[31m\u{07}"
+        let first = try llvs("put", "plain", "-", input: Data("x".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let second = try llvs("put", hostile, "-", input: Data("x".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let diff = try llvs("diff", first, second)
+        #expect(diff.status == 0)
+        #expect(diff.text == "+ evil\\nllvs: all good\\e[31m\\u{7}\n", "\(diff.text)")
+        let missing = try llvs("get", hostile + "-missing")
+        #expect(missing.status == 3)
+        #expect(!missing.error.contains("\u{1B}") && !missing.error.contains("\u{07}"), "\(missing.error)")
+        #expect(missing.error.split(separator: "\n").count == 1, "a name forged a line: \(missing.error)")
+        #expect(missing.error.contains("evil\\nllvs: all good\\e[31m\\u{7}"), "\(missing.error)")
+    }
+}
