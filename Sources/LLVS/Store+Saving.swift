@@ -91,10 +91,6 @@ extension Store {
             if version.predecessors == nil, let file = files.first(where: \.isUpdate) {
                 throw invalid("a root version may only insert, but it updates \(file.id)")
             }
-            for (file, size) in zip(files, fileSizes) where size > Self.lzfseMarker.count {
-                let head = try POSIX.readPrefix(file.url.path, count: Self.lzfseMarker.count)
-                if head == Self.lzfseMarker { throw StoreError.unsupportedCompressedValue(file.id, version: id) }
-            }
         }
 
         let writer = try storage.makeVersionWriter(for: id)
@@ -105,9 +101,6 @@ extension Store {
                 let key = MapKey(change.valueId)
                 switch change {
                 case .insert(let value), .update(let value):
-                    if received, value.data.starts(with: Self.lzfseMarker), value.data.count > Self.lzfseMarker.count {
-                        throw StoreError.unsupportedCompressedValue(value.id, version: id)
-                    }
                     let location = try writer.append(value.data, zone: .values)
                     edits.append(MapEdit(key: key, entry: MapEntry(valueId: value.id, storedVersionId: id, data: location)))
                 case .remove, .preserveRemoval:
@@ -136,9 +129,6 @@ extension Store {
         }
         return version
     }
-
-    /// The prefix older LLVS builds put before LZFSE-compressed value data.
-    static let lzfseMarker = Data("LLZF".utf8)
 
     /// The map entry of a value as stored in the version that stored it.
     func entry(referencedBy reference: Value.Reference) throws -> MapEntry? {

@@ -49,7 +49,7 @@ enum ExitCode: Int32, CaseIterable {
         case let error as StoreError:
             switch error {
             case .notAStore, .alreadyAStore: return .noStore
-            case .corruptFile, .unsupportedStorage, .unsupportedCompressedValue: return .corrupt
+            case .corruptFile, .unsupportedStorage: return .corrupt
             case .versionNotFound: return .notFound
             case .unresolvedConflicts: return .conflict
             case .io, .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty, .snapshotsUnsupported: return .failure

@@ -25,8 +25,6 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case storeNotEmpty(path: String)
     /// This storage kind cannot make or restore snapshots.
     case snapshotsUnsupported(storage: String)
-    /// Value data compressed with LZFSE by older LLVS builds, which this build cannot decode.
-    case unsupportedCompressedValue(Value.ID, version: Version.ID)
 
     public var description: String {
         switch self {
@@ -43,7 +41,6 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unresolvedConflicts(let ids): "The merge arbiter left conflicts unresolved for: \(ids.map(\.rawValue).sorted().joined(separator: ", "))."
         case .storeNotEmpty(let path): "The store at \(path) already has versions; a snapshot can only start an empty store."
         case .snapshotsUnsupported(let kind): "The \(kind) storage cannot make or restore snapshots."
-        case .unsupportedCompressedValue(let id, let version): "Value \(id) in version \(version) is LZFSE-compressed by an older LLVS, which this build cannot decode."
         }
     }
 }

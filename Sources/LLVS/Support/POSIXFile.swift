@@ -93,12 +93,6 @@ enum POSIX {
         return try file.read(at: 0, count: Int(file.size))
     }
 
-    /// The first `count` bytes of a file (fewer when it is shorter).
-    static func readPrefix(_ path: String, count: Int) throws -> Data {
-        let file = try ReadableFile(path: path)
-        return try file.read(at: 0, count: Int(min(Int64(count), file.size)))
-    }
-
     static func remove(_ path: String) {
         unlink(path)
     }

@@ -4,8 +4,9 @@ import Testing
 import Glibc
 #endif
 
-/// Restores that must stay inside DEST whatever the store (or a remote it synced with) or DEST holds.
-@Suite final class ContainmentTests {
+/// Nothing lost, nothing escaped: restores stay inside DEST whatever the store (or a remote it synced with) or DEST
+/// holds; user data is never refused for what it looks like; what a remote chose reaches the terminal harmless.
+@Suite final class NothingLostTests {
     let tests: CommandLineTests
 
     init() throws { tests = try CommandLineTests() }
@@ -92,5 +93,23 @@ import Glibc
         #expect(!missing.error.contains("\u{1B}") && !missing.error.contains("\u{07}"), "\(missing.error)")
         #expect(missing.error.split(separator: "\n").count == 1, "a name forged a line: \(missing.error)")
         #expect(missing.error.contains("evil\\nllvs: all good\\e[31m\\u{7}"), "\(missing.error)")
+    }
+}
+
+extension NothingLostTests {
+    /// A file whose bytes begin with `LLZF` is backed up, pushed, cloned and restored intact.
+    @Test func aFileBeginningWithLLZFIsClonedIntact() throws {
+        let source = path("source")
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        let data = Data("LLZF".utf8) + Data((0..<5000).map { UInt8($0 % 251) })
+        try data.write(to: URL(fileURLWithPath: source + "/looks-compressed.bin"))
+        #expect(try llvs("init").status == 0)
+        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try llvs("backup", source, "--to", "home").status == 0)
+        let cloned = try tests.run(["clone", "home", path("clone")])
+        #expect(cloned.status == 0, "\(cloned.error)")
+        #expect(cloned.text.contains("Cloned 1 version"), "\(cloned.text)")
+        #expect(try tests.run(["restore", path("restored"), "--store", path("clone")]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path("restored/looks-compressed.bin"))) == data)
     }
 }
