@@ -113,3 +113,32 @@ extension NothingLostTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path("restored/looks-compressed.bin"))) == data)
     }
 }
+
+extension NothingLostTests {
+    /// A remote with an unmerged `draft` branch: clone and pull leave its head apart (no merge version), as LLVS's
+    /// coordinator does; `--merge-branches` merges it.
+    @Test func branchHeadsAreLeftUnmergedUnlessAsked() throws {
+        #expect(try llvs("init").status == 0)
+        let first = try llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let main = try llvs("put", "c", "-", input: Data("3".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let draft = try llvs("put", "b", "-", "--on", first, "--branch", "draft", input: Data("2".utf8))
+        #expect(draft.status == 0, "\(draft.error)")
+        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try llvs("push", "home").status == 0)
+
+        let cloned = try tests.run(["clone", "home", path("clone")])
+        #expect(cloned.status == 0, "\(cloned.error)")
+        #expect(cloned.text.contains("Cloned 3 versions"), "\(cloned.text)")
+        #expect(cloned.text.contains("current \(main)"), "the unbranched head is current: \(cloned.text)")
+        let heads = try tests.run(["heads", "--json", "--store", path("clone")])
+        #expect((try JSONSerialization.jsonObject(with: heads.output) as? [Any])?.count == 2, "\(heads.text)")
+
+        #expect(try tests.run(["init", "--store", path("puller")]).status == 0)
+        #expect(try tests.run(["pull", "home", "--store", path("puller")]).status == 0)
+        #expect(try tests.run(["log", "--json", "--store", path("puller")]).text.components(separatedBy: "\"id\"").count - 1 == 3)
+
+        let merged = try tests.run(["clone", "home", path("merged"), "--merge-branches"])
+        #expect(merged.status == 0, "\(merged.error)")
+        #expect(merged.text.contains("Cloned 4 versions"), "a merge version of the draft head: \(merged.text)")
+    }
+}

@@ -90,13 +90,15 @@ public actor StoreCoordinator {
 
     // MARK: Merging and history
 
-    /// Merges the selected heads into the current version and makes the result current.
+    /// Merges the selected heads into the current version and makes the result current. By default only heads on no
+    /// named branch: a branch's head stays apart until it is merged on purpose.
     @discardableResult
-    public func mergeHeads(selection: HeadSelection = .all,
+    public func mergeHeads(selection: HeadSelection = .unbranched,
                            resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) throws -> Version? {
         guard let current = currentVersionId else {
-            // An empty working state adopts the most recent head, then merges the rest into it.
-            guard let head = store.mostRecentHead else { return nil }
+            // An empty working state adopts the most recent selected head (any head when none is), then merges the rest.
+            let selected = store.heads.compactMap(store.version(identifiedBy:)).filter(selection.includes).max(by: History.isOrderedBefore)
+            guard let head = selected ?? store.mostRecentHead else { return nil }
             try setCurrentVersion(head.id)
             return try mergeHeads(selection: selection, resolvingWith: arbiter)
         }
@@ -121,7 +123,7 @@ public actor StoreCoordinator {
     /// Brings in what the remote has, merges the heads into the current version, and sends what the remote lacks
     /// (the merge included). The remote is listed once. With an automatic snapshot policy and an exchange that
     /// carries snapshots, a snapshot follows when the policy says one is due.
-    public func exchange(with exchange: any Exchange, selection: HeadSelection = .all,
+    public func exchange(with exchange: any Exchange, selection: HeadSelection = .unbranched,
                          resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) async throws -> ExchangeReport {
         let listing = try await exchange.remoteVersionIds()
         let retrieved = try await exchange.retrieve(remoteVersionIds: listing)
@@ -140,7 +142,7 @@ public actor StoreCoordinator {
     /// Starts an empty store from the remote's snapshot, then syncs what came after it. A snapshot in a format this
     /// build does not read is skipped (the outcome says so) and every version is pulled instead. Fails with
     /// `storeNotEmpty` when the store has versions; a failed restore leaves the store empty.
-    public func bootstrapFromSnapshot(using exchange: any SnapshotExchange, selection: HeadSelection = .all,
+    public func bootstrapFromSnapshot(using exchange: any SnapshotExchange, selection: HeadSelection = .unbranched,
                                       resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) async throws -> BootstrapOutcome {
         try store.reloadHistory()
         guard store.history.isEmpty else { throw StoreError.storeNotEmpty(path: store.rootURL.path) }
@@ -158,7 +160,6 @@ public actor StoreCoordinator {
         } else {
             outcome = .noSnapshot
         }
-        if currentVersionId == nil, let head = store.mostRecentHead { try setCurrentVersion(head.id) }
         let report = try await self.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
         let failures = report.retrieve.failures + report.send.failures
         if let first = failures.first { throw ExchangeError.incomplete(failures: failures.count, first: first.description) }

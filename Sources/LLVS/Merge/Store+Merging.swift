@@ -3,6 +3,9 @@ import Foundation
 /// Which heads a merge of heads takes in.
 public enum HeadSelection: Sendable, Equatable {
     case all
+    /// Heads saved on no named branch: what the coordinator merges by default, as LLVS's does, leaving a branch
+    /// someone is working on (`draft`) alone until it is merged on purpose.
+    case unbranched
     /// Every head except those saved on the named branches.
     case allExcept(branches: [Branch])
     /// Only heads saved on the named branches (plus the version merged into).
@@ -11,6 +14,7 @@ public enum HeadSelection: Sendable, Equatable {
     func includes(_ version: Version) -> Bool {
         switch self {
         case .all: true
+        case .unbranched: version.branch == nil
         case .allExcept(let excluded): version.branch.map { !excluded.contains($0) } ?? true
         case .branches(let included): version.branch.map(included.contains) ?? false
         }

@@ -1,9 +1,14 @@
 import Foundation
 import LLVS
 
-/// The arbiter option `sync` and `pull` share.
+/// The merge options `sync`, `pull` and `clone` share.
 enum ArbiterOption {
     static let spec = OptionSpec.value("arbiter", "KIND", "how conflicts are decided: change (most recent change wins, the default) or branch")
+    static let branchesSpec = OptionSpec.flag("merge-branches", "merge heads on named branches too (by default they are left apart, as LLVS does)")
+
+    static func selection(_ arguments: ParsedArguments) -> HeadSelection {
+        arguments.has("merge-branches") ? .all : .unbranched
+    }
 
     static func parse(_ arguments: ParsedArguments) throws -> any MergeArbiter {
         switch arguments.value("arbiter") ?? "change" {
@@ -39,20 +44,22 @@ struct SyncCommand: Command {
     static let name = "sync"
     static let summary = "Exchange versions with a remote: retrieve what it has, merge, send what it lacks."
     static let arguments = "[REMOTE]"
-    static let options = [ArbiterOption.spec]
+    static let options = [ArbiterOption.spec, ArbiterOption.branchesSpec]
     static let positionalCount = 0...1
 
     let remote: String?
     let arbiter: any MergeArbiter
+    let selection: HeadSelection
 
     init(_ arguments: ParsedArguments) throws {
         (remote, arbiter) = try ArbiterOption.remoteAndArbiter(arguments)
+        selection = ArbiterOption.selection(arguments)
     }
 
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
         let connection = try context.connection(remote)
-        let result = try await coordinator.exchange(with: connection.exchange(for: coordinator.store), resolvingWith: arbiter)
+        let result = try await coordinator.exchange(with: connection.exchange(for: coordinator.store), selection: selection, resolvingWith: arbiter)
         try report(result.retrieve, result.send, context: context)
         if let current = await coordinator.currentVersionId { context.writeLine("Now at \(current).") }
     }
@@ -78,21 +85,23 @@ struct PullCommand: Command {
     static let name = "pull"
     static let summary = "Retrieve the versions a remote has and merge them into the current version."
     static let arguments = "[REMOTE]"
-    static let options = [ArbiterOption.spec]
+    static let options = [ArbiterOption.spec, ArbiterOption.branchesSpec]
     static let positionalCount = 0...1
 
     let remote: String?
     let arbiter: any MergeArbiter
+    let selection: HeadSelection
 
     init(_ arguments: ParsedArguments) throws {
         (remote, arbiter) = try ArbiterOption.remoteAndArbiter(arguments)
+        selection = ArbiterOption.selection(arguments)
     }
 
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
         let retrieved = try await context.connection(remote).exchange(for: coordinator.store).retrieve()
         try report(retrieved, nil, context: context)
-        if let merged = try await coordinator.mergeHeads(resolvingWith: arbiter) { context.writeLine("Now at \(merged.id).") }
+        if let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter) { context.writeLine("Now at \(merged.id).") }
     }
 }
 
@@ -165,14 +174,18 @@ struct CloneCommand: Command {
     static let name = "clone"
     static let summary = "Make a new store in DIR from a remote: from its snapshot when it has one, then everything after."
     static let arguments = "REMOTE DIR"
-    static let options: [OptionSpec] = [.value("storage", "KIND", "file (default) or sqlite")]
+    static let options: [OptionSpec] = [.value("storage", "KIND", "file (default) or sqlite"), ArbiterOption.spec, ArbiterOption.branchesSpec]
     static let positionalCount = 2...2
 
     let remote: String
     let directory: String
     let storage: String
+    let arbiter: any MergeArbiter
+    let selection: HeadSelection
 
     init(_ arguments: ParsedArguments) throws {
+        arbiter = try ArbiterOption.parse(arguments)
+        selection = ArbiterOption.selection(arguments)
         remote = arguments.positionals[0]
         directory = arguments.positionals[1]
         storage = arguments.value("storage") ?? "file"
@@ -184,7 +197,7 @@ struct CloneCommand: Command {
         let url = URL(fileURLWithPath: directory).standardizedFileURL
         let store = try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: CommandContext.storageMaker)
         let coordinator = try StoreCoordinator(store: store)
-        let outcome = try await coordinator.bootstrapFromSnapshot(using: connection.exchange(for: store))
+        let outcome = try await coordinator.bootstrapFromSnapshot(using: connection.exchange(for: store), selection: selection, resolvingWith: arbiter)
         context.writeLine(outcome.message)
         context.writeLine("Cloned \(store.history.count) versions into \(url.path); current \(await coordinator.currentVersionId?.rawValue ?? "(none)").")
     }
