@@ -142,3 +142,20 @@ extension NothingLostTests {
         #expect(merged.text.contains("Cloned 4 versions"), "a merge version of the draft head: \(merged.text)")
     }
 }
+
+extension NothingLostTests {
+    /// A mistyped remote path: clone and pull say there is no store there (exit 3) and clone makes no folder.
+    @Test func aRemoteWithoutAStoreIsAnErrorForCloneAndPull() throws {
+        #expect(try llvs("init").status == 0)
+        #expect(try llvs("remote", "add", "typo", "file://" + path("no-such-remote")).status == 0)
+        let cloned = try tests.run(["clone", "typo", path("clone")])
+        #expect(cloned.status == 3, "\(cloned.text)")
+        #expect(cloned.error.contains("no LLVS store"), "\(cloned.error)")
+        #expect(!FileManager.default.fileExists(atPath: path("clone")))
+        let pulled = try llvs("pull", "typo")
+        #expect(pulled.status == 3, "\(pulled.text)")
+        #expect(try llvs("put", "a", "-", input: Data("1".utf8)).status == 0)
+        #expect(try llvs("push", "typo").status == 0, "push makes the remote")
+        #expect(try llvs("pull", "typo").status == 0)
+    }
+}

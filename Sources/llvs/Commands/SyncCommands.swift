@@ -99,7 +99,9 @@ struct PullCommand: Command {
 
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
-        let retrieved = try await context.connection(remote).exchange(for: coordinator.store).retrieve()
+        let connection = try context.connection(remote)
+        try await connection.requireStore()
+        let retrieved = try await connection.exchange(for: coordinator.store).retrieve()
         try report(retrieved, nil, context: context)
         if let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter) { context.writeLine("Now at \(merged.id).") }
     }
@@ -194,6 +196,7 @@ struct CloneCommand: Command {
 
     func run(in context: CommandContext) async throws {
         let connection = try context.connection(remote)
+        try await connection.requireStore()
         let url = URL(fileURLWithPath: directory).standardizedFileURL
         let store = try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: CommandContext.storageMaker)
         let coordinator = try StoreCoordinator(store: store)

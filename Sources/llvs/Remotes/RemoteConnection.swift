@@ -43,6 +43,15 @@ struct RemoteConnection {
         }
     }
 
+    /// Fails unless the remote holds an LLVS store (a `versions/` folder), so a mistyped URL or base path is an
+    /// error for `clone` and `pull` instead of "0 versions" (`push` and `sync` make the folder).
+    func requireStore() async throws {
+        let versions = CloudPath.join(basePath, "versions")
+        guard try await fileSystem.exists(versions) else {
+            throw CommandError.notFound("The remote \(name) (\(configuration.url)\(basePath.isEmpty ? "" : ", base path \(basePath)")) holds no LLVS store: there is no \(versions) folder. Check the URL and base path.")
+        }
+    }
+
     /// Checks a remote URL and tells its kind.
     @discardableResult
     static func validate(_ text: String) throws -> (RemoteKind, URL) {
