@@ -14,6 +14,8 @@ public final class WebDAVFileSystem: CloudFileSystem {
     private let knownFolders = Mutex<Set<String>>([""])
     /// Folder creations in flight, so many uploads into one new folder send one MKCOL, not one each.
     private let creating = SingleFlight<Void>()
+    /// Set once the server asked for an authentication scheme other than Basic.
+    private let negotiatesAuthentication = Atomic<Bool>(false)
 
     public init(configuration: WebDAVConfiguration, http: HTTPClient = HTTPClient()) {
         self.configuration = configuration
@@ -39,7 +41,9 @@ public final class WebDAVFileSystem: CloudFileSystem {
         switch configuration.authentication {
         case .none: break
         case .basic(let user, let password):
-            request.credentials = HTTPCredentials(user: user, password: password, scheme: url.scheme?.lowercased() == "https" ? .basic : .any)
+            // Sent with the first request (over plain HTTP they travel in the clear either way, and a probe without them
+            // doubles every request); a server that asks for another scheme switches the remote to negotiating.
+            request.credentials = HTTPCredentials(user: user, password: password, scheme: negotiatesAuthentication.load(ordering: .relaxed) ? .any : .basic)
         case .digest(let user, let password):
             request.credentials = HTTPCredentials(user: user, password: password, scheme: .digest)
         case .bearer(let token):
@@ -49,9 +53,19 @@ public final class WebDAVFileSystem: CloudFileSystem {
         return request
     }
 
-    /// Sends through the shared client (its retries, pacing and error mapping).
+    /// Sends through the shared client (its retries, pacing and error mapping). A 401 whose challenge is not Basic
+    /// (a Digest server reached with Basic credentials) is answered once by letting libcurl negotiate, from then on.
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try await client.send(request)
+        let response = try await client.send(request)
+        guard response.status == 401, var credentials = request.credentials, credentials.scheme == .basic,
+              case .basic = configuration.authentication,
+              case let challenges = response.headers.values("WWW-Authenticate"), !challenges.isEmpty,
+              !challenges.contains(where: { $0.lowercased().hasPrefix("basic") }) else { return response }
+        negotiatesAuthentication.store(true, ordering: .relaxed)
+        var again = request
+        credentials.scheme = .any
+        again.credentials = credentials
+        return try await client.send(again)
     }
 
     func failure(_ response: HTTPResponse, _ path: String) -> CloudFileSystemError {

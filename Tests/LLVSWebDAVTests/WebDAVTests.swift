@@ -284,3 +284,19 @@ func convergeAndBootstrap(through fileSystem: any CloudFileSystem) async throws 
         #expect(integrity.message?.contains("bytes read back") == true, "\(integrity.message ?? "")")
     }
 }
+
+@Suite struct WebDAVAuthenticationTests {
+    /// Over plain HTTP every request carries its Basic credentials the first time: no request is sent twice.
+    @Test func basicCredentialsGoWithTheFirstRequest() async throws {
+        let mock = try MockWebDAVServer(user: "u", password: "p")
+        defer { mock.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: quickClient())
+        try await fileSystem.upload(Data("one".utf8), to: "a/b/one.txt")
+        #expect(try await fileSystem.download("a/b/one.txt") == Data("one".utf8))
+        #expect(try await fileSystem.list("a/b").map(\.name) == ["one.txt"])
+        try await fileSystem.removeFolder("a")
+        let log = mock.log
+        #expect(!log.contains { $0.status == 401 }, "challenged: \(log.filter { $0.status == 401 }.map(\.method))")
+        #expect(log.allSatisfy { $0.headers["Authorization"]?.hasPrefix("Basic ") == true })
+    }
+}
