@@ -23,12 +23,15 @@ extension Store {
         return try makeVersion(basedOn: predecessor.map { Version.Predecessors(idOfFirst: $0) }, storing: changes, metadata: metadata)
     }
 
-    /// Saves a new version whose new values include local files, read in pieces as they are stored (so a file of any
-    /// size costs bounded memory). `files` maps value IDs to files; each is an insert, or an update where `updating`
-    /// says so. `changes` may not name the same values.
+    /// Saves a new version whose new values include local files, read once in pieces as they are stored (so a file of
+    /// any size costs bounded memory). `files` maps value IDs to files; each is an insert, or an update where
+    /// `updating` says so. `changes` may not name the same values. A file that changes while it is read (size,
+    /// modification or change time), or whose SHA-256 differs from `expectedSHA256[id]`, fails the save with
+    /// `sourceChanged` and nothing is stored: a version never holds bytes other than those the caller hashed.
     @discardableResult
     public func makeVersion(basedOn predecessors: Version.Predecessors?, storing changes: [Value.Change],
-                            files: [(id: Value.ID, url: URL, isUpdate: Bool)], metadata: Version.Metadata = [:]) throws -> Version {
+                            files: [(id: Value.ID, url: URL, isUpdate: Bool)], expectedSHA256: [Value.ID: String] = [:],
+                            metadata: Version.Metadata = [:]) throws -> Version {
         var size = changes.valueDataSize
         for file in files {
             let length = (try? FileManager.default.attributesOfItem(atPath: file.url.path)[.size] as? Int64) ?? nil
@@ -37,7 +40,7 @@ extension Store {
         }
         let version = Version(id: .random(), predecessors: predecessors, timestamp: Date().timeIntervalSinceReferenceDate,
                               valueDataSize: size, metadata: metadata)
-        return try commit(version, changes: changes, files: files, received: false)
+        return try commit(version, changes: changes, files: files, expectedSHA256: expectedSHA256, received: false)
     }
 
     /// Adds a version made elsewhere (received through an exchange) with the changes it was sent with.
@@ -53,7 +56,7 @@ extension Store {
 
     @discardableResult
     private func commit(_ proposed: Version, changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)],
-                        received: Bool) throws -> Version {
+                        expectedSHA256: [Value.ID: String] = [:], received: Bool) throws -> Version {
         var version = proposed
         let id = version.id
         func invalid(_ reason: String) -> StoreError { .invalidChanges(id, reason: reason) }
@@ -113,7 +116,13 @@ extension Store {
                 }
             }
             for file in files {
-                let location = try writer.append(contentsOf: file.url, zone: .values)
+                let before = SourceFileState(file.url.path)
+                let digest = expectedSHA256[file.id].map { _ in DigestStream(.sha256) }
+                let location = try writer.append(contentsOf: file.url, zone: .values, digest: digest)
+                guard let before, before == SourceFileState(file.url.path), before.size == location.length,
+                      digest.map({ $0.finalizeHex() == expectedSHA256[file.id] }) ?? true else {
+                    throw StoreError.sourceChanged(path: file.url.path)
+                }
                 edits.append(MapEdit(key: MapKey(file.id), entry: MapEntry(valueId: file.id, storedVersionId: id, data: location)))
             }
             let (root, countChange) = try map.apply(edits, to: base, writer: writer)
@@ -136,5 +145,26 @@ extension Store {
         guard let entry = try map.entry(for: reference.valueId, root: stored.mapRoot),
               entry.storedVersionId == reference.storedVersionId else { return nil }
         return entry
+    }
+}
+
+/// What tells a local file changed while it was read: its size, modification and change times (the change time
+/// moves with every write, even one that restores the modification time).
+struct SourceFileState: Equatable {
+    var size: Int64
+    var modified: timespec
+    var changed: timespec
+
+    init?(_ path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+        changed = info.st_ctim
+    }
+
+    static func == (a: SourceFileState, b: SourceFileState) -> Bool {
+        a.size == b.size && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+            && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
     }
 }

@@ -52,7 +52,7 @@ enum ExitCode: Int32, CaseIterable {
             case .corruptFile, .unsupportedStorage: return .corrupt
             case .versionNotFound: return .notFound
             case .unresolvedConflicts: return .conflict
-            case .io, .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty, .snapshotsUnsupported: return .failure
+            case .io, .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty, .snapshotsUnsupported, .sourceChanged: return .failure
             }
         default: return .failure
         }

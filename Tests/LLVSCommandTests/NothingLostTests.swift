@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -157,5 +158,70 @@ extension NothingLostTests {
         #expect(try llvs("put", "a", "-", input: Data("1".utf8)).status == 0)
         #expect(try llvs("push", "typo").status == 0, "push makes the remote")
         #expect(try llvs("pull", "typo").status == 0)
+    }
+}
+
+/// Rewrites a file in place over and over from another thread until stopped.
+final class FileRewriter: @unchecked Sendable {
+    // @unchecked: `stop` is only set once and read by the writer thread; the counter is read after the join.
+    private let stopped = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+    let path: String
+
+    init(path: String, size: Int) {
+        self.path = path
+        let thread = Thread { [self] in
+            // In place, as an editor or a database does: the size stays, the bytes change under the reader.
+            let fd = open(path, O_WRONLY)
+            var round: UInt8 = 1
+            while !stopped.load(ordering: .relaxed) {
+                let piece = [UInt8](repeating: round, count: 1 << 20)
+                for offset in stride(from: 0, to: size, by: 1 << 20) {
+                    _ = piece.withUnsafeBytes { pwrite(fd, $0.baseAddress, min(1 << 20, size - offset), off_t(offset)) }
+                }
+                round &+= 1
+            }
+            close(fd)
+            done.signal()
+        }
+        thread.start()
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        done.wait()
+    }
+}
+
+extension NothingLostTests {
+    /// A file rewritten while `llvs backup` reads it: the backup never ends "damaged", and whatever version it makes
+    /// holds bytes that match their record, so get, restore and a clone of it all work.
+    @Test func aFileRewrittenDuringBackupNeverDamagesTheVersion() throws {
+        let source = path("source")
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        try Data("steady".utf8).write(to: URL(fileURLWithPath: source + "/steady.txt"))
+        let busy = source + "/busy.bin"
+        try Data(repeating: 0, count: 24 << 20).write(to: URL(fileURLWithPath: busy))
+        #expect(try llvs("init").status == 0)
+        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        let rewriter = FileRewriter(path: busy, size: 24 << 20)
+        var results: [CommandLineTests.Result] = []
+        for _ in 0..<3 { results.append(try llvs("backup", source)) }
+        rewriter.stop()
+        for result in results {
+            #expect(result.status == 0 || result.status == 1, "backup ended \(result.status): \(result.error)")
+            #expect(result.status != 5)
+        }
+        #expect(try llvs("get", "steady.txt").text == "steady")
+        let restored = try llvs("restore", path("restored"))
+        #expect(restored.status == 0, "\(restored.error)")
+        if FileManager.default.fileExists(atPath: path("restored/busy.bin")) {
+            let meta = try JSONSerialization.jsonObject(with: try llvs("get", ".llvs-meta/busy.bin").output) as? [String: Any]
+            let data = try Data(contentsOf: URL(fileURLWithPath: path("restored/busy.bin")))
+            #expect(meta?["size"] as? Int == data.count, "the record and the bytes disagree")
+        }
+        #expect(try llvs("push", "home").status == 0)
+        let cloned = try tests.run(["clone", "home", path("clone")])
+        #expect(cloned.status == 0, "\(cloned.error)")
     }
 }

@@ -182,3 +182,22 @@ import Testing
         #expect(try store.value(id: "z", at: "v")?.data == data)
     }
 }
+
+@Suite struct SourceFileTests {
+    let directory = TemporaryDirectory()
+
+    /// The bytes a caller hashed are the bytes stored, or nothing is: a wrong expected SHA-256 (the file changed
+    /// after it was hashed) fails the save with `sourceChanged` and leaves no version.
+    @Test(arguments: StorageKind.allCases) func aFileThatIsNotWhatWasHashedIsNotStored(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
+        let file = directory.url.appendingPathComponent("source.bin")
+        let data = Data(repeating: 7, count: 3 << 20)
+        try data.write(to: file)
+        #expect(throws: StoreError.sourceChanged(path: file.path)) {
+            try store.makeVersion(basedOn: nil, storing: [], files: [(Value.ID("f"), file, false)], expectedSHA256: ["f": SHA256.hex(Data("other".utf8))])
+        }
+        #expect(store.history.isEmpty)
+        let version = try store.makeVersion(basedOn: nil, storing: [], files: [(Value.ID("f"), file, false)], expectedSHA256: ["f": SHA256.hex(data)])
+        #expect(try store.value(id: "f", at: version.id)?.data == data)
+    }
+}

@@ -62,11 +62,12 @@ public actor StoreCoordinator {
 
     /// Saves changes plus local files stored as values (read in pieces), on top of the current version.
     @discardableResult
-    public func save(_ changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)], branch: Branch? = nil) throws -> Version {
+    public func save(_ changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)], expectedSHA256: [Value.ID: String] = [:],
+                     branch: Branch? = nil) throws -> Version {
         var metadata = Version.Metadata()
         if let branch { metadata[.branch] = try Version.MetadataValue(branch.name) }
         let version = try store.makeVersion(basedOn: currentVersionId.map { Version.Predecessors(idOfFirst: $0) },
-                                            storing: changes, files: files, metadata: metadata)
+                                            storing: changes, files: files, expectedSHA256: expectedSHA256, metadata: metadata)
         try setCurrentVersion(version.id)
         return version
     }

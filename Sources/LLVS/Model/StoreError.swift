@@ -25,6 +25,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case storeNotEmpty(path: String)
     /// This storage kind cannot make or restore snapshots.
     case snapshotsUnsupported(storage: String)
+    /// A local file being stored changed while it was read (its size, times or checksum moved): nothing was saved,
+    /// so no version holds a record that is not the file's bytes.
+    case sourceChanged(path: String)
 
     public var description: String {
         switch self {
@@ -41,6 +44,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unresolvedConflicts(let ids): "The merge arbiter left conflicts unresolved for: \(ids.map(\.rawValue).sorted().joined(separator: ", "))."
         case .storeNotEmpty(let path): "The store at \(path) already has versions; a snapshot can only start an empty store."
         case .snapshotsUnsupported(let kind): "The \(kind) storage cannot make or restore snapshots."
+        case .sourceChanged(let path): "The file \(path) changed while it was being stored; nothing was saved."
         }
     }
 }

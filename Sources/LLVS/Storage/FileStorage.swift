@@ -206,31 +206,35 @@ final class FileVersionWriter: VersionWriter {
         return RecordLocation(versionId: versionId, offset: offset, length: Int64(record.count))
     }
 
-    /// Two passes over the file (its checksum goes in the frame before the bytes), each in 1 MiB pieces.
-    func append(contentsOf source: URL, zone: StorageZone) throws -> RecordLocation {
+    /// One pass over the file in 1 MiB pieces: the frame goes first with the checksum left open, the bytes follow,
+    /// and the checksum of exactly those bytes is written into the frame after them. A file that changes meanwhile
+    /// can then never leave a record whose checksum is not its own (the store also checks the file did not change).
+    func append(contentsOf source: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
         let input = try ReadableFile(path: source.path)
         guard input.size <= Int64(UInt32.max) else {
             throw StoreError.invalidChanges(versionId, reason: "\(source.path) is \(input.size) bytes; a value holds at most 4 GiB")
-        }
-        var crc = CRC32.Running()
-        var offset: Int64 = 0
-        while offset < input.size {
-            let piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset)))
-            crc.update(piece)
-            offset += Int64(piece.count)
         }
         let start = file.bytesWritten
         var frame = ByteWriter()
         frame.byte(zone.rawValue)
         frame.uint32(UInt32(input.size))
-        frame.uint32(crc.value)
+        frame.uint32(0)
         try file.write(frame.bytes)
-        offset = 0
+        var crc = CRC32.Running()
+        var offset: Int64 = 0
         while offset < input.size {
-            let piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset)))
+            let piece: Data
+            do { piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset))) } catch StoreError.corruptFile {
+                throw StoreError.sourceChanged(path: source.path)
+            }
+            crc.update(piece)
+            digest?.update(piece)
             try file.write(piece)
             offset += Int64(piece.count)
         }
+        var checksum = ByteWriter()
+        checksum.uint32(crc.value)
+        try file.overwrite(checksum.bytes, at: start + 5)
         return RecordLocation(versionId: versionId, offset: start, length: input.size)
     }
 

@@ -47,8 +47,11 @@ public protocol Storage: Sendable {
 }
 
 extension VersionWriter {
-    public func append(contentsOf file: URL, zone: StorageZone) throws -> RecordLocation {
-        try append(try POSIX.readFile(file.path), zone: zone)
+    public func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
+        let data: Data
+        do { data = try POSIX.readFile(file.path) } catch StoreError.corruptFile { throw StoreError.sourceChanged(path: file.path) }
+        digest?.update(data)
+        return try append(data, zone: zone)
     }
 }
 
@@ -69,8 +72,9 @@ extension Storage {
 public protocol VersionWriter: AnyObject {
     /// Stores one record; `zone` is recorded with it, so a map node is never read as value data or the reverse.
     func append(_ record: Data, zone: StorageZone) throws -> RecordLocation
-    /// Stores a local file's contents as one record, reading it in pieces where the storage can.
-    func append(contentsOf file: URL, zone: StorageZone) throws -> RecordLocation
+    /// Stores a local file's contents as one record, read once (in pieces where the storage can), feeding `digest`
+    /// with exactly the bytes stored. A file that ends early is `sourceChanged`.
+    func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation
     func commit(_ header: StoredVersion) throws
     func discard()
 }

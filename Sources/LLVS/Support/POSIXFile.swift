@@ -199,6 +199,23 @@ final class AtomicFileWriter {
         if buffer.count >= Self.bufferLimit { try flush() }
     }
 
+    /// Writes `bytes` over what was written at `offset` (a frame's checksum known only after its record).
+    func overwrite(_ bytes: [UInt8], at offset: Int64) throws {
+        precondition(offset + Int64(bytes.count) <= bytesWritten, "only bytes already written can be overwritten")
+        try flush()
+        var done = 0
+        try bytes.withUnsafeBytes { raw in
+            while done < raw.count {
+                let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw POSIX.fail(temporaryPath, "write")
+                }
+                done += n
+            }
+        }
+    }
+
     private func flush() throws {
         try buffer.withUnsafeBytes { try writeAll($0) }
         buffer.removeAll(keepingCapacity: true)

@@ -29,7 +29,8 @@ struct BackupCommand: Command {
             }
         }
         var changes: [Value.Change] = []
-        var files: [(id: Value.ID, url: URL, isUpdate: Bool)] = []
+        /// Files whose contents go into the version, by path, with the record that goes beside them.
+        var files: [String: PendingFile] = [:]
         var seen = Set<String>()
         var skipped: [String] = []
         var stored = 0, unchanged = 0
@@ -71,11 +72,13 @@ struct BackupCommand: Command {
                     guard let hash = try? BackupEntry.hash(absolute) else { skipped.append("\(absolute): cannot read it"); continue }
                     entry.sha256 = hash
                     if old?.sha256 != hash || old?.kind != .file {
-                        // The store reads the file in pieces as it writes it: any size, bounded memory.
-                        files.append((Value.ID(path), URL(fileURLWithPath: absolute), previous.contains(path)))
-                        stored += 1
+                        // The store reads the file in pieces as it writes it (any size, bounded memory) and checks the
+                        // bytes it stored are the bytes hashed here.
+                        files[path] = PendingFile(path: path, absolute: absolute, entry: entry, hadRecord: old != nil,
+                                                  isUpdate: previous.contains(path))
+                    } else {
+                        changes.append(meta(entry, path, exists: old != nil))
                     }
-                    changes.append(meta(entry, path, exists: old != nil))
                 }
             }
         }
@@ -84,17 +87,64 @@ struct BackupCommand: Command {
             changes.append(.remove(BackupEntry.metaId(path)))
             if let current, try store.value(id: Value.ID(path), at: current) != nil { changes.append(.remove(Value.ID(path))) }
         }
+        let version = try await save(changes, files: &files, skipped: &skipped, coordinator: coordinator)
+        stored = files.count
         for problem in skipped { TerminalText.warn("skipped \(problem)") }
-        if changes.isEmpty && files.isEmpty {
-            context.writeLine("Nothing changed since the last backup (\(seen.count) entries).")
-        } else {
-            let version = try await coordinator.save(changes, files: files)
+        if let version {
             context.writeLine("Backed up \(directory) as version \(version.id): \(stored) file(s) stored, \(unchanged) unchanged, \(previous.subtracting(seen).count) removed.")
+        } else {
+            context.writeLine("Nothing changed since the last backup (\(seen.count) entries).")
         }
         if let remote {
             let connection = try context.connection(remote)
             let result = try await coordinator.exchange(with: connection.exchange(for: store))
             try report(result.retrieve, result.send, context: context)
+        }
+    }
+
+    /// A file to store, and its record.
+    struct PendingFile {
+        var path: String
+        var absolute: String
+        var entry: BackupEntry
+        var hadRecord: Bool
+        var isUpdate: Bool
+        var attempts = 1
+    }
+
+    /// Reads of one file before it counts as changing too fast to back up.
+    static let maximumReads = 3
+
+    /// Saves the version. A file that changed between its hashing and its storing fails the save with nothing stored;
+    /// it is hashed again and the save retried, and a file that keeps changing is left out (its earlier backup, if
+    /// any, stays) and reported. Nil when there was nothing to save.
+    private func save(_ changes: [Value.Change], files: inout [String: PendingFile], skipped: inout [String],
+                      coordinator: StoreCoordinator) async throws -> Version? {
+        while true {
+            guard !changes.isEmpty || !files.isEmpty else { return nil }
+            let ordered = files.values.sorted { $0.path < $1.path }
+            let all = changes + ordered.map { meta($0.entry, $0.path, exists: $0.hadRecord) }
+            let sources = ordered.map { (id: Value.ID($0.path), url: URL(fileURLWithPath: $0.absolute), isUpdate: $0.isUpdate) }
+            let expected = Dictionary(uniqueKeysWithValues: ordered.compactMap { file in file.entry.sha256.map { (Value.ID(file.path), $0) } })
+            do {
+                return try await coordinator.save(all, files: sources, expectedSHA256: expected)
+            } catch StoreError.sourceChanged(let absolute) {
+                guard let path = files.values.first(where: { $0.absolute == absolute })?.path, var file = files[path] else { throw StoreError.sourceChanged(path: absolute) }
+                file.attempts += 1
+                guard file.attempts <= Self.maximumReads, let info = BackupEntry.inspect(absolute), info.kind == .file,
+                      let hash = try? BackupEntry.hash(absolute) else {
+                    files[path] = nil
+                    skipped.append("\(absolute): it kept changing while it was read (\(Self.maximumReads) tries); "
+                                   + (file.hadRecord ? "its last backup is kept" : "it is not in this backup"))
+                    continue
+                }
+                file.entry.size = info.size
+                file.entry.modified = info.modified
+                file.entry.modifiedNanoseconds = info.nanoseconds
+                file.entry.mode = info.mode
+                file.entry.sha256 = hash
+                files[path] = file
+            }
         }
     }
 
