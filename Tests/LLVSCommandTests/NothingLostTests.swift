@@ -225,3 +225,24 @@ extension NothingLostTests {
         #expect(cloned.status == 0, "\(cloned.error)")
     }
 }
+
+extension NothingLostTests {
+    /// One damaged snapshot chunk: clone warns and pulls every version instead of stopping.
+    @Test func aDamagedSnapshotChunkFallsBackToAFullPull() throws {
+        #expect(try llvs("init").status == 0)
+        for index in 0..<5 { #expect(try llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 1000)).status == 0) }
+        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try llvs("push", "home").status == 0)
+        #expect(try llvs("snapshot", "home").status == 0)
+        let snapshots = path("remote/snapshots")
+        let chunk = try #require(FileManager.default.subpaths(atPath: snapshots)?.first { !$0.hasSuffix(".json") && $0.contains("/") })
+        var data = try Data(contentsOf: URL(fileURLWithPath: snapshots + "/" + chunk))
+        data[data.count / 2] ^= 0xFF
+        try data.write(to: URL(fileURLWithPath: snapshots + "/" + chunk))
+        let cloned = try tests.run(["clone", "home", path("clone")])
+        #expect(cloned.status == 0, "\(cloned.error)")
+        #expect(cloned.error.contains("pulled every version instead"), "\(cloned.error)")
+        #expect(cloned.text.contains("Cloned 5 versions"), "\(cloned.text)")
+        #expect(try tests.run(["get", "v4", "--store", path("clone")]).output == Data(repeating: 4, count: 1000))
+    }
+}

@@ -152,9 +152,17 @@ public actor StoreCoordinator {
             if manifest.format == SnapshotArchive.format {
                 let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-bootstrap-\(UUID().uuidString)")
                 defer { try? FileManager.default.removeItem(at: temporary) }
-                try await exchange.downloadSnapshot(manifest, to: temporary)
-                try store.restoreSnapshot(from: temporary)
-                outcome = .restored(manifest)
+                do {
+                    try await exchange.downloadSnapshot(manifest, to: temporary)
+                    try store.restoreSnapshot(from: temporary)
+                    outcome = .restored(manifest)
+                } catch let error as CancellationError {
+                    throw error
+                } catch {
+                    // A failed restore leaves the store empty, so pulling every version starts from a clean slate.
+                    guard store.history.isEmpty else { throw error }
+                    outcome = .fellBackToFullPull(reason: "\(error)")
+                }
             } else {
                 outcome = .skippedUnreadableFormat(manifest.format)
             }

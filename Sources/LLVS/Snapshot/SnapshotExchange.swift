@@ -19,12 +19,16 @@ public enum BootstrapOutcome: Sendable, Equatable {
     case noSnapshot
     /// The snapshot's format is not one this build reads (LLVS apps write `zip-v1`); a full sync was done.
     case skippedUnreadableFormat(String)
+    /// The snapshot could not be used (a damaged chunk, a failed download); `reason` says why, and every version was
+    /// pulled instead, so one bad chunk never stops a new device from starting.
+    case fellBackToFullPull(reason: String)
 
     public var message: String {
         switch self {
         case .restored(let manifest): "Restored snapshot \(manifest.snapshotId) (\(manifest.versionCount) versions), then synced what came after."
         case .noSnapshot: "The remote has no snapshot; pulled every version instead."
         case .skippedUnreadableFormat(let format): "Skipped the remote's snapshot: its format \(format) is not one this build reads; pulled every version instead."
+        case .fellBackToFullPull(let reason): "Warning: the remote's snapshot could not be used (\(reason)); pulled every version instead."
         }
     }
 }

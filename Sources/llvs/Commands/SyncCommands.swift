@@ -201,7 +201,7 @@ struct CloneCommand: Command {
         let store = try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: CommandContext.storageMaker)
         let coordinator = try StoreCoordinator(store: store)
         let outcome = try await coordinator.bootstrapFromSnapshot(using: connection.exchange(for: store), selection: selection, resolvingWith: arbiter)
-        context.writeLine(outcome.message)
+        if case .fellBackToFullPull = outcome { TerminalText.warn(outcome.message) } else { context.writeLine(outcome.message) }
         context.writeLine("Cloned \(store.history.count) versions into \(url.path); current \(await coordinator.currentVersionId?.rawValue ?? "(none)").")
     }
 }
