@@ -37,6 +37,7 @@ extension GoogleDriveFileSystem {
     public func changes(since token: String) async throws -> (changes: [DriveChange], next: String) {
         var changes: [DriveChange] = []
         var pageToken = token
+        var tokens = PageTokens("Google Drive's changes feed", maximumPages: configuration.maximumPages)
         while true {
             let fields = "nextPageToken,newStartPageToken,changes(fileId,removed,file(\(DriveFile.fields)))"
             let response = try await client.checked(HTTPRequest(url: try configuration.api("/changes", [
@@ -48,7 +49,7 @@ extension GoogleDriveFileSystem {
                 changes.append(DriveChange(fileID: id, removed: change.removed ?? false, name: change.file?.name,
                                            isFolder: change.file?.isFolder ?? false, trashed: change.file?.trashed ?? false))
             }
-            if let next = page.nextPageToken { pageToken = next; continue }
+            if let next = try tokens.next(page.nextPageToken) { pageToken = next; continue }
             guard let newStart = page.newStartPageToken else {
                 throw CloudFileSystemError.server(status: response.status, message: "Google Drive's changes page has neither nextPageToken nor newStartPageToken")
             }

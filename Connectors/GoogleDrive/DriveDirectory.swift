@@ -23,12 +23,13 @@ struct DriveDirectory: IDDirectory {
     func query(_ q: String, path: String, fields: String = DriveFile.fields) async throws -> [DriveFile] {
         var files: [DriveFile] = []
         var pageToken: String?
+        var tokens = PageTokens("Google Drive's listing of \(path.isEmpty ? "the root" : path)", maximumPages: configuration.maximumPages)
         repeat {
             var parameters = [("q", q), ("fields", "nextPageToken,files(\(fields))"), ("pageSize", String(configuration.pageSize)), ("spaces", "drive")]
             if let pageToken { parameters.append(("pageToken", pageToken)) }
             let page = try await client.json(DriveFileList.self, HTTPRequest(url: try configuration.api("/files", parameters)), path: path)
             files += page.files ?? []
-            pageToken = page.nextPageToken
+            pageToken = try tokens.next(page.nextPageToken)
         } while pageToken != nil
         return files
     }

@@ -21,6 +21,8 @@ public struct GoogleDriveConfiguration: Sendable {
     }
     /// Entries per listing page (Drive allows at most 1000).
     public var pageSize = 1000
+    /// Pages of one listing before the server counts as looping (20 million entries at 1000 a page).
+    public var maximumPages = 20_000
 
     public static let chunkGranularity = 256 * 1024
     public static let folderMimeType = "application/vnd.google-apps.folder"

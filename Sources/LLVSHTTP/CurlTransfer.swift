@@ -69,8 +69,8 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_FOLLOWLOCATION, 0)
         set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         set(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.components.seconds * 1000))
-        // A transfer that moves less than one byte a second for this long has stalled.
-        set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        // A transfer that moves less than the minimum rate for this long has stalled (or is trickled on purpose).
+        set(CURLOPT_LOW_SPEED_LIMIT, max(1, configuration.minimumTransferRate))
         set(CURLOPT_LOW_SPEED_TIME, Int(configuration.stallTimeout.components.seconds))
         set(CURLOPT_TCP_KEEPALIVE, 1)
         set(CURLOPT_USERAGENT, configuration.userAgent)

@@ -7,8 +7,11 @@ public struct HTTPClientConfiguration: Sendable {
     public var maximumConnectionsPerHost = 8
     public var maximumTotalConnections = 64
     public var connectTimeout: Duration = .seconds(20)
-    /// A transfer that moves no data for this long fails (and is retried when safe).
+    /// A transfer slower than `minimumTransferRate` for this long fails (and is retried when safe), so a server
+    /// that trickles an answer cannot hold a command for ever.
     public var stallTimeout: Duration = .seconds(60)
+    /// Bytes per second, averaged over `stallTimeout`, below which a transfer counts as stalled.
+    public var minimumTransferRate = 1024
     public var retryPolicy = RetryPolicy()
     public var maximumRedirects = 10
     public var userAgent = "llvs-linux/1"

@@ -43,7 +43,26 @@ if words.contains("--help") || words.contains("-h") {
     exit(0)
 }
 
+/// Every command ends in bounded time whatever a server does: past `$LLVS_DEADLINE` seconds (default a day; 0 for
+/// none) it stops with a clear error. What it had stored is whole (every write is atomic), as after a kill.
+func startDeadline(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    let text = environment["LLVS_DEADLINE"] ?? "86400"
+    guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+        throw CommandError.usage("LLVS_DEADLINE must be a number of seconds (0 for none), not \(text)")
+    }
+    guard seconds > 0 else { return }
+    let timer = DispatchSource.makeTimerSource(queue: .global())
+    timer.schedule(deadline: .now() + seconds)
+    timer.setEventHandler {
+        fail("the command did not finish within \(text) s (LLVS_DEADLINE) and was stopped; what it had stored is whole, run it again to go on.", code: .failure)
+    }
+    timer.resume()
+    deadlineTimer = timer
+}
+nonisolated(unsafe) var deadlineTimer: (any DispatchSourceTimer)?
+
 do {
+    try startDeadline()
     let arguments = try ParsedArguments(words, specs: command.options + [CommandContext.storeOption])
     guard command.positionalCount.contains(arguments.positionals.count) else {
         throw CommandError.usage("\(name) takes \(command.arguments.isEmpty ? "no arguments" : command.arguments), not \(arguments.positionals.map { "'\($0)'" }.joined(separator: " "))")

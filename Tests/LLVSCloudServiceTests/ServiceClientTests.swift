@@ -122,3 +122,22 @@ struct AlwaysRefusedIsNotActedOn: ServiceErrorClassifier {
         ServiceFailure.standard(response, path: path, service: "the test service", message: "")
     }
 }
+
+@Suite struct TricklingServerTests {
+    /// An answer trickled at 2 bytes a second fails once the transfer has been slower than the minimum rate for the
+    /// stall time, instead of holding the caller for as long as the server likes.
+    @Test func aTrickledAnswerFailsAfterTheStallTime() async throws {
+        let server = try MockHTTPServer { _ in .text(200, String(repeating: "x", count: 1000)) }
+        defer { server.stop() }
+        server.faults.injectNext(.trickle(bytesPerSecond: 2))
+        var configuration = HTTPClientConfiguration()
+        configuration.stallTimeout = .seconds(2)
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 1, sleep: { _ in })
+        let client = ServiceClient(http: HTTPClient(configuration: configuration), authorizer: nil, classifier: PlainClassifier())
+        let start = ContinuousClock.now
+        await #expect(throws: CloudFileSystemError.self) {
+            _ = try await client.checked(HTTPRequest(url: server.baseURL.appendingPathComponent("slow")), path: "slow")
+        }
+        #expect(ContinuousClock.now - start < .seconds(10))
+    }
+}

@@ -246,3 +246,20 @@ extension NothingLostTests {
         #expect(try tests.run(["get", "v4", "--store", path("clone")]).output == Data(repeating: 4, count: 1000))
     }
 }
+
+extension NothingLostTests {
+    /// A WebDAV server that trickles every answer: the command stops at its deadline with a clear error.
+    @Test func aCommandEndsAtItsDeadlineWhateverTheServerDoes() throws {
+        let mock = try MockProcess(["webdav", "--faults", "trickle:1"])
+        #expect(try llvs("init").status == 0)
+        #expect(try llvs("remote", "add", "slow", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        let start = Date()
+        // The conformance suite lists folders early; every listing's body comes at 2 bytes a second.
+        let pulled = try tests.run(["conformance", "slow"], environment: ["LLVS_DEADLINE": "3"])
+        #expect(Date().timeIntervalSince(start) < 20)
+        #expect(pulled.status == 1)
+        #expect(pulled.error.contains("LLVS_DEADLINE"), "\(pulled.error)")
+        let bad = try tests.run(["log"], environment: ["LLVS_DEADLINE": "soon"])
+        #expect(bad.status == 2)
+    }
+}

@@ -4,6 +4,7 @@ import LLVSConformance
 import LLVSGoogleDrive
 import LLVSHTTP
 import LLVSMocks
+import Synchronization
 import Testing
 
 func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = []) async {
@@ -206,5 +207,38 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
         fixture.mock.faults.injectRandomly(rate: 1, faults: [.status(503)])
         await #expect(throws: CloudFileSystemError.self) { try await fixture.fileSystem.makeFolder("never/made") }
         #expect(fixture.requests("POST", "/drive/v3/files").count == 8, "quickClient's policy allows 8 attempts")
+    }
+}
+
+@Suite struct HostileDriveTests {
+    /// A server that answers every listing page with a next page: the same token again, or a new one for ever.
+    func looping(newToken: Bool) throws -> (GoogleDriveFileSystem, MockHTTPServer) {
+        let counter = Mutex(0)
+        let server = try MockHTTPServer { request in
+            let page = counter.withLock { $0 += 1; return $0 }
+            return .json(200, ["files": [], "nextPageToken": newToken ? "token-\(page)" : "same"])
+        }
+        var configuration = GoogleDriveConfiguration(endpoint: server.baseURL)
+        configuration.maximumPages = 50
+        return (GoogleDriveFileSystem(configuration: configuration, http: quickClient(), authorizer: nil), server)
+    }
+
+    @Test func aRepeatedPageTokenEndsTheListing() async throws {
+        let (fileSystem, server) = try looping(newToken: false)
+        defer { server.stop() }
+        await #expect(throws: CloudFileSystemError.self) { _ = try await fileSystem.list("") }
+        #expect(server.log.count == 2, "the second page repeated the first page's token")
+    }
+
+    @Test func aListingThatNeverEndsStopsAtThePageBound() async throws {
+        let (fileSystem, server) = try looping(newToken: true)
+        defer { server.stop() }
+        do {
+            _ = try await fileSystem.listNames("")
+            Issue.record("the listing should have failed")
+        } catch let error as CloudFileSystemError {
+            #expect(error.description.contains("past 50 pages"), "\(error)")
+        }
+        #expect(server.log.count == 50)
     }
 }

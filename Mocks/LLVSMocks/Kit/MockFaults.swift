@@ -14,6 +14,8 @@ public enum MockFault: Sendable, Equatable {
     case truncateBody
     /// Wait this long before answering.
     case latency(Duration)
+    /// Answer, but send the body this many bytes a second (a hostile or broken server that never quite stalls).
+    case trickle(bytesPerSecond: Int)
 }
 
 /// The faults a mock injects: into the nth request, into the next requests, or into a seeded fraction of them.
@@ -74,7 +76,7 @@ public final class MockFaults: Sendable {
 
     /// Reads a spec such as `500@3,503:0.1,429:0.05,retry-after=2,drop:0.02,drop-body@7,truncate:0.01,latency=20ms,seed=9`:
     /// `STATUS@N` fails request N, `KIND:RATE` adds a random fault, `KIND@N` puts one into request N; kinds are a status,
-    /// `drop`, `drop-body` and `truncate`. `retry-after` applies to 429 and 503 answers.
+    /// `drop`, `drop-body`, `truncate` and `trickle` (the body at 2 bytes a second). `retry-after` applies to 429 and 503 answers.
     public static func parse(_ spec: String) throws -> MockFaults {
         let faults = MockFaults()
         var retryAfter: Int?
@@ -90,6 +92,7 @@ public final class MockFaults: Sendable {
             case "drop": return .dropBeforeAnswer
             case "drop-body": return .dropMidBody
             case "truncate": return .truncateBody
+            case "trickle": return .trickle(bytesPerSecond: 2)
             default:
                 guard let status = Int(kind), (400...599).contains(status) else { throw SpecError(kind) }
                 return .status(status, retryAfter: [429, 503].contains(status) ? retryAfter : nil)

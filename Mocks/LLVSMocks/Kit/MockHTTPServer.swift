@@ -96,7 +96,7 @@ public final class MockHTTPServer: Sendable {
                     answer.status = status
                     if let retryAfter { answer.headers["Retry-After"] = String(retryAfter) }
                     response = answer
-                case .dropBeforeAnswer, .dropMidBody, .truncateBody: ending = fault
+                case .dropBeforeAnswer, .dropMidBody, .truncateBody, .trickle: ending = fault
                 }
             }
             let answer = response ?? handler(request)
@@ -137,6 +137,18 @@ public final class MockHTTPServer: Sendable {
         default: length
         }
         var sent: Int64 = 0
+        if case .trickle(let rate)? = cutShort {
+            // A byte at a time, spaced to the rate, until the body is out or the client gives up (the write fails).
+            let body: Data = switch response.body {
+            case .data(let data): data
+            case .file(let url, _): (try? Data(contentsOf: url)) ?? Data()
+            }
+            for byte in body.prefix(Int(limit)) {
+                Thread.sleep(forTimeInterval: 1 / Double(max(1, rate)))
+                try connection.write(Data([byte]))
+            }
+            return
+        }
         switch response.body {
         case .data(let data):
             try connection.write(data.prefix(Int(limit)))
