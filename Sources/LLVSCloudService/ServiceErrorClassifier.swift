@@ -31,6 +31,7 @@ public enum ServiceFailure {
             case .localFile(let path, let message): CloudFileSystemError.localFile(path: path, message: message)
             case .cancelled: CancellationError()
             case .responseTooLarge(let limit, let url): CloudFileSystemError.server(status: 0, message: "the answer from \(url) is over the \(limit)-byte limit")
+            case .memoryBudgetExceeded: CloudFileSystemError.transient(error.description)
             default: error.isRetryable ? CloudFileSystemError.transient(error.description) : CloudFileSystemError.server(status: 0, message: error.description)
             }
         case let error as OAuthError:

@@ -39,7 +39,12 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var failure: HTTPError?
     private var headerLines: [String] = []
 
-    init(request: HTTPRequest, configuration: HTTPClientConfiguration) throws {
+    private let budget: MemoryBudget?
+    /// Bytes of `budget` this transfer holds.
+    private var reserved = 0
+
+    init(request: HTTPRequest, configuration: HTTPClientConfiguration, budget: MemoryBudget? = nil) throws {
+        self.budget = budget
         guard let easy = curl_easy_init() else { throw HTTPError.transport(code: -1, message: "libcurl could not make a handle", url: request.url.absoluteString) }
         self.easy = easy
         self.request = request
@@ -49,7 +54,10 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    deinit { cleanUp() }
+    deinit {
+        budget?.release(reserved)
+        cleanUp()
+    }
 
     private func cleanUp() {
         if let headerList { curl_slist_free_all(headerList); self.headerList = nil }
@@ -243,6 +251,13 @@ final class CurlTransfer: @unchecked Sendable {
             failure = .responseTooLarge(limit: memoryLimit, url: request.url.absoluteString)
             return 0
         }
+        if let budget {
+            guard budget.reserve(count) else {
+                failure = .memoryBudgetExceeded(limit: budget.limit, url: request.url.absoluteString)
+                return 0
+            }
+            reserved += count
+        }
         responseData.append(UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: count)
         return count
     }
@@ -252,6 +267,8 @@ final class CurlTransfer: @unchecked Sendable {
         if line.hasPrefix("HTTP/") {
             headerLines = []
             responseData = Data()
+            budget?.release(reserved)
+            reserved = 0
             if responseFD >= 0 { _ = ftruncate(responseFD, 0); _ = lseek(responseFD, 0, SEEK_SET) }
         } else if !line.isEmpty {
             headerLines.append(line)
@@ -260,6 +277,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The answer, once libcurl finished with `code`.
     func result(code: CURLcode) -> Result<CurlResult, any Error> {
+        // The body leaves the transfer here: from now on it is the caller's, and out of the in-flight budget.
+        defer {
+            budget?.release(reserved)
+            reserved = 0
+        }
         if let failure { return .failure(failure) }
         if code == CURLE_ABORTED_BY_CALLBACK, cancelled.load(ordering: .relaxed) { return .failure(HTTPError.cancelled) }
         guard code == CURLE_OK else {

@@ -17,9 +17,12 @@ public protocol HTTPAuthorizer: Sendable {
 public final class HTTPClient: Sendable {
     public let configuration: HTTPClientConfiguration
     private let engine: CurlEngine
+    /// Shared by every transfer of this client: the bound on answers held in memory at once.
+    public let memoryBudget: MemoryBudget
 
     public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration()) {
         self.configuration = configuration
+        memoryBudget = MemoryBudget(limit: configuration.maximumBufferedBytes)
         engine = CurlEngine(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
                             maximumTotalConnections: configuration.maximumTotalConnections)
     }
@@ -123,7 +126,7 @@ public final class HTTPClient: Sendable {
             trace("→ \(request.method) \(Redaction.url(request.url))")
             for field in request.headers { trace("  \(field.name): \(Redaction.header(field.name, field.value))") }
         }
-        let transfer = try CurlTransfer(request: request, configuration: configuration)
+        let transfer = try CurlTransfer(request: request, configuration: configuration, budget: memoryBudget)
         do {
             let result = try await engine.perform(transfer)
             if let trace = configuration.trace {

@@ -13,6 +13,8 @@ public struct HTTPClientConfiguration: Sendable {
     /// Bytes per second, averaged over `stallTimeout`, below which a transfer counts as stalled.
     public var minimumTransferRate = 1024
     public var retryPolicy = RetryPolicy()
+    /// Bytes of answers all transfers together may hold in memory at once (each also has its own limit).
+    public var maximumBufferedBytes = 256 * 1024 * 1024
     public var maximumRedirects = 10
     public var userAgent = "llvs-linux/1"
     /// Hosts whose TLS certificate is not checked: only test servers, named explicitly. Empty by default.

@@ -118,6 +118,8 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyRedirects(url: String)
     /// The answer was larger than the memory limit set for it.
     case responseTooLarge(limit: Int, url: String)
+    /// The answers of all transfers together would pass the client's in-memory budget.
+    case memoryBudgetExceeded(limit: Int, url: String)
     case localFile(path: String, message: String)
     case invalidURL(String)
 
@@ -127,6 +129,7 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cancelled: "The transfer was cancelled."
         case .tooManyRedirects(let url): "Too many redirects from \(url)."
         case .responseTooLarge(let limit, let url): "The answer from \(url) is larger than the \(limit)-byte limit."
+        case .memoryBudgetExceeded(let limit, let url): "The answer from \(url) would take the answers held in memory past \(limit) bytes; it was refused."
         case .localFile(let path, let message): "The local file \(path) failed: \(message)."
         case .invalidURL(let text): "\(text) is not a usable URL."
         }

@@ -141,3 +141,35 @@ struct AlwaysRefusedIsNotActedOn: ServiceErrorClassifier {
         #expect(ContinuousClock.now - start < .seconds(10))
     }
 }
+
+@Suite struct MemoryBudgetTests {
+    /// Eight transfers of large answers at once: what they hold in memory together never passes the client's budget;
+    /// the ones that would pass it fail with a clear error, and the rest arrive whole.
+    @Test func answersHeldAtOnceStayWithinTheClientsBudget() async throws {
+        let body = Data(repeating: 0x61, count: 12 << 20)
+        let server = try MockHTTPServer { _ in MockResponse(status: 200, body: .data(body)) }
+        defer { server.stop() }
+        var configuration = HTTPClientConfiguration()
+        configuration.maximumBufferedBytes = 32 << 20
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 1, sleep: { _ in })
+        let http = HTTPClient(configuration: configuration)
+        let outcomes = await withTaskGroup(of: Result<Int, any Error>.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    do { return .success(try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("big\(index)"))).body.count) }
+                    catch { return .failure(error) }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(http.memoryBudget.highWaterMark <= 32 << 20)
+        #expect(http.memoryBudget.inUse == 0, "every transfer gave its bytes back")
+        for outcome in outcomes {
+            switch outcome {
+            case .success(let count): #expect(count == body.count)
+            case .failure(let error): #expect("\(error)".contains("past 33554432 bytes"), "\(error)")
+            }
+        }
+        #expect(outcomes.contains { if case .failure = $0 { true } else { false } }, "eight 12 MiB answers cannot all be held in 32 MiB at once")
+    }
+}
