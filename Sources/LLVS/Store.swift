@@ -57,6 +57,7 @@ public final class Store: Sendable {
         self.storage = storage
         self.map = ValueMap(storage: storage, cache: MapNodeCache())
         self.state = Mutex(State())
+        removeAbandonedTemporaries()
         try reloadHistory()
     }
 

@@ -263,3 +263,64 @@ extension NothingLostTests {
         #expect(bad.status == 2)
     }
 }
+
+extension NothingLostTests {
+    /// `llvs clone` killed with SIGKILL part way: running it again resumes it (no "already a store"), and the
+    /// temporary files the killed run left in the store are gone after the next run.
+    @Test func aKilledCloneResumesAndLeavesNoTemporaries() throws {
+        let mock = try MockProcess(["webdav", "--faults", "latency=100ms"])
+        #expect(try llvs("init").status == 0)
+        for index in 0..<24 { #expect(try llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 20_000)).status == 0) }
+        #expect(try llvs("remote", "add", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        #expect(try llvs("push", "home").status == 0)
+
+        let clone = path("clone")
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = ["clone", "home", clone]
+        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 0.6)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "the clone finished before it could be killed; slow the mock down")
+
+        let resumed = try tests.run(["clone", "home", clone])
+        #expect(resumed.status == 0, "\(resumed.error)")
+        #expect(try tests.run(["get", "v23", "--store", clone]).output == Data(repeating: 23, count: 20_000))
+        #expect(try tests.run(["log", "--json", "--store", clone]).text.components(separatedBy: "\"id\"").count - 1 == 24)
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/tmp")) ?? []
+        #expect(leftovers.isEmpty, "left behind: \(leftovers)")
+        #expect(!FileManager.default.fileExists(atPath: clone + "/clone-in-progress"))
+        #expect(try tests.run(["clone", "home", clone]).status == 4, "a finished clone is a store like any other")
+    }
+
+    /// What killed writers left on a file:// remote goes with the next push (an hour old, its process gone), and an
+    /// abandoned snapshot folder with the next snapshot.
+    @Test func remoteLeftoversGoWithTheNextPushAndSnapshot() throws {
+        #expect(try llvs("init").status == 0)
+        #expect(try llvs("put", "a", "-", input: Data("1".utf8)).status == 0)
+        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try llvs("push", "home").status == 0)
+        let old = Date().addingTimeInterval(-7200)
+        let stale = path("remote/versions/.tmp-2147483646-00000000-stale")
+        try Data("partial".utf8).write(to: URL(fileURLWithPath: stale))
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: stale)
+        let fresh = path("remote/versions/.tmp-2147483646-00000000-fresh")
+        try Data("being written elsewhere".utf8).write(to: URL(fileURLWithPath: fresh))
+        let orphan = path("remote/snapshots/00000000-ORPHAN")
+        try FileManager.default.createDirectory(atPath: orphan, withIntermediateDirectories: true)
+        try Data("chunk".utf8).write(to: URL(fileURLWithPath: orphan + "/chunk-000"))
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: orphan)
+
+        #expect(try llvs("put", "b", "-", input: Data("2".utf8)).status == 0)
+        #expect(try llvs("push", "home").status == 0)
+        #expect(!FileManager.default.fileExists(atPath: stale), "a stale temporary stayed")
+        #expect(FileManager.default.fileExists(atPath: fresh), "a recent temporary may be another machine's upload")
+        #expect(try llvs("snapshot", "home").status == 0)
+        #expect(!FileManager.default.fileExists(atPath: orphan), "the orphan snapshot folder stayed")
+        #expect(try tests.run(["clone", "home", path("clone")]).status == 0)
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,13 @@ public struct LocalFolderFileSystem: CloudFileSystem {
     /// Whether each written file is synced to disk before it is renamed into place.
     public let durable: Bool
     static let chunkSize = 1 << 20
+    /// Folders already cleared of abandoned temporaries by this file system.
+    private let cleanedFolders = CleanedFolders()
+
+    private final class CleanedFolders: Sendable {
+        let names = Mutex<Set<String>>([])
+        func insert(_ folder: String) -> Bool { names.withLock { $0.insert(folder).inserted } }
+    }
 
     public init(root: URL, durable: Bool = true) {
         self.root = root.standardizedFileURL
@@ -98,7 +106,9 @@ public struct LocalFolderFileSystem: CloudFileSystem {
 
     private func writer(for path: String) async throws -> AtomicFileWriter {
         guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
-        try await makeFolder(try CloudPath.parent(path))
+        let parent = try CloudPath.parent(path)
+        try await makeFolder(parent)
+        removeAbandonedTemporaries(in: parent)
         if let info = try status(path), (info.st_mode & S_IFMT) == S_IFDIR {
             throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
         }
@@ -193,6 +203,22 @@ public struct LocalFolderFileSystem: CloudFileSystem {
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true) }
         do { try FileManager.default.removeItem(atPath: try localPath(path)) } catch {
             throw CloudFileSystemError.server(status: Int(EIO), message: "could not remove the folder \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Before the first write into a folder, removes temporary files that writers killed mid-way left there: those
+    /// of processes gone from this machine and untouched for an hour (the folder may be shared with other machines,
+    /// whose writers this one cannot see, and a file being written is always recent).
+    private func removeAbandonedTemporaries(in folder: String) {
+        guard cleanedFolders.insert(folder), let local = try? localPath(folder),
+              let names = try? FileManager.default.contentsOfDirectory(atPath: local) else { return }
+        let cutoff = Date().timeIntervalSince1970 - 3600
+        for name in names where name.hasPrefix(AtomicFileWriter.temporaryPrefix) {
+            let pidText = name.dropFirst(AtomicFileWriter.temporaryPrefix.count).prefix { $0 != "-" }
+            guard let pid = pid_t(pidText), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            var info = stat()
+            guard lstat(local + "/" + name, &info) == 0, Double(info.st_mtim.tv_sec) < cutoff else { continue }
+            unlink(local + "/" + name)
         }
     }
 }

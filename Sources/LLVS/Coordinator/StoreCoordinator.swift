@@ -150,7 +150,7 @@ public actor StoreCoordinator {
         let outcome: BootstrapOutcome
         if let manifest = try await exchange.snapshotManifest() {
             if manifest.format == SnapshotArchive.format {
-                let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-bootstrap-\(UUID().uuidString)")
+                let temporary = store.temporaryFile("bootstrap")
                 defer { try? FileManager.default.removeItem(at: temporary) }
                 do {
                     try await exchange.downloadSnapshot(manifest, to: temporary)

@@ -45,7 +45,7 @@ public struct CloudFileSystemExchange: Exchange {
 
     public func fetchChanges(of id: Version.ID) async throws -> EncodedChanges {
         let path = try file(RemoteFormat.changesFolder, id)
-        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-changes-\(UUID().uuidString)")
+        let temporary = store.temporaryFile("changes")
         do {
             try await fileSystem.download(path, toFileAt: temporary)
         } catch {

@@ -33,7 +33,7 @@ extension Store {
         guard planned.contains(where: { ($0.entry?.data.length ?? 0) > inlineLimit }) else {
             return .data(try RemoteFormat.encodeChanges(try planned.map(change(for:))))
         }
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-send-\(UUID().uuidString)")
+        let url = temporaryFile("send")
         let raw = url.appendingPathExtension("value")
         defer { try? FileManager.default.removeItem(at: raw) }
         guard FileManager.default.createFile(atPath: url.path, contents: nil), let out = try? FileHandle(forWritingTo: url) else {

@@ -107,7 +107,7 @@ extension Exchange {
                 do {
                     let encoded = try result.get()
                     defer { encoded.discard() }
-                    let received = try ChangesReader.read(encoded, path: changesLocation(of: version.id))
+                    let received = try ChangesReader.read(encoded, path: changesLocation(of: version.id), temporaryDirectory: store.temporaryDirectory)
                     defer { received.discard() }
                     try store.addVersion(version, receiving: received)
                     report.retrieved.append(version.id)

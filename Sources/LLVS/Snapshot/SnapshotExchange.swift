@@ -48,7 +48,7 @@ extension CloudFileSystemExchange: SnapshotExchange {
     }
 
     public func sendSnapshot() async throws -> SnapshotManifest {
-        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-snapshot-\(UUID().uuidString)")
+        let temporary = store.temporaryFile("snapshot")
         defer { try? FileManager.default.removeItem(at: temporary) }
         let summary = try store.writeSnapshot(to: temporary)
         let previous = try? await snapshotManifest()
@@ -76,7 +76,23 @@ extension CloudFileSystemExchange: SnapshotExchange {
         if let previous, previous.snapshotId != snapshotId {
             try await fileSystem.removeFolder(path("snapshots", previous.snapshotId))
         }
+        await removeOrphanSnapshotFolders(keeping: snapshotId)
         return manifest
+    }
+
+    /// How old a snapshot folder the manifest does not name must be before it counts as abandoned: another device may
+    /// be uploading chunks into a new one right now (its manifest comes last).
+    static let orphanAge: TimeInterval = 3600
+
+    /// Removes snapshot folders no manifest names, left by uploads that were killed or failed part way. Only folders
+    /// known to be older than `orphanAge` go; failures here never fail the snapshot.
+    func removeOrphanSnapshotFolders(keeping current: String) async {
+        guard let items = try? await fileSystem.list(path("snapshots")) else { return }
+        let cutoff = Date().addingTimeInterval(-Self.orphanAge)
+        for item in items where item.isFolder && item.name != current {
+            guard let modified = item.modified, modified < cutoff else { continue }
+            try? await fileSystem.removeFolder(path("snapshots", item.name))
+        }
     }
 
     public func downloadSnapshot(_ manifest: SnapshotManifest, to url: URL) async throws {

@@ -173,6 +173,8 @@ struct SnapshotCommand: Command {
 }
 
 struct CloneCommand: Command {
+    /// Written into DIR when a clone starts and removed when it ends, so running the clone again resumes it.
+    static let markerName = "clone-in-progress"
     static let name = "clone"
     static let summary = "Make a new store in DIR from a remote: from its snapshot when it has one, then everything after."
     static let arguments = "REMOTE DIR"
@@ -198,10 +200,29 @@ struct CloneCommand: Command {
         let connection = try context.connection(remote)
         try await connection.requireStore()
         let url = URL(fileURLWithPath: directory).standardizedFileURL
-        let store = try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: CommandContext.storageMaker)
+        let marker = url.appendingPathComponent(Self.markerName)
+        let store: Store
+        if let existing = try? Store(openingAt: url, makeStorage: CommandContext.storageMaker) {
+            // A clone that was stopped (killed, a lost connection) left its mark: carry on from what it stored.
+            guard let data = try? Data(contentsOf: marker), String(decoding: data, as: UTF8.self) == remote else {
+                throw StoreError.alreadyAStore(path: url.path)
+            }
+            store = existing
+            context.writeLine("Resuming the clone of \(remote) into \(url.path).")
+        } else {
+            store = try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: CommandContext.storageMaker)
+            try Data(remote.utf8).write(to: marker)
+        }
         let coordinator = try StoreCoordinator(store: store)
-        let outcome = try await coordinator.bootstrapFromSnapshot(using: connection.exchange(for: store), selection: selection, resolvingWith: arbiter)
-        if case .fellBackToFullPull = outcome { TerminalText.warn(outcome.message) } else { context.writeLine(outcome.message) }
+        let exchange = connection.exchange(for: store)
+        if store.history.isEmpty {
+            let outcome = try await coordinator.bootstrapFromSnapshot(using: exchange, selection: selection, resolvingWith: arbiter)
+            if case .fellBackToFullPull = outcome { TerminalText.warn(outcome.message) } else { context.writeLine(outcome.message) }
+        } else {
+            let result = try await coordinator.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
+            try report(result.retrieve, nil, context: context)
+        }
+        try? FileManager.default.removeItem(at: marker)
         context.writeLine("Cloned \(store.history.count) versions into \(url.path); current \(await coordinator.currentVersionId?.rawValue ?? "(none)").")
     }
 }

@@ -1,0 +1,31 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Store {
+    /// Where the store's operations keep temporary files (changes downloaded or encoded for an exchange, snapshot
+    /// archives): inside the store, so they are on its disk and a process killed mid-way leaves them where the next
+    /// run finds them. Names start with the process ID; opening the store removes those of processes that are gone.
+    public var temporaryDirectory: URL { rootURL.appendingPathComponent(Self.temporaryFolderName) }
+
+    static let temporaryFolderName = "tmp"
+
+    /// A fresh path in `temporaryDirectory`, named so a later run can tell whether its process is still alive.
+    public func temporaryFile(_ label: String) -> URL {
+        try? POSIX.makeDirectories(temporaryDirectory.path)
+        return temporaryDirectory.appendingPathComponent("\(getpid())-\(UUID().uuidString)-\(label)")
+    }
+
+    /// Removes what processes that ended (killed, crashed) left in `temporaryDirectory`; a live process's files
+    /// (another `llvs` sharing the store) are left alone.
+    func removeAbandonedTemporaries() {
+        let folder = temporaryDirectory.path
+        try? POSIX.makeDirectories(folder)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names {
+            guard let pid = pid_t(name.prefix { $0 != "-" }), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: folder + "/" + name) }
+        }
+    }
+}
