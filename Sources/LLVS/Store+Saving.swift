@@ -34,8 +34,8 @@ extension Store {
                             metadata: Version.Metadata = [:]) throws -> Version {
         var size = changes.valueDataSize
         for file in files {
-            let length = (try? FileManager.default.attributesOfItem(atPath: file.url.path)[.size] as? Int64) ?? nil
-            guard let length else { throw StoreError.io(path: file.url.path, operation: "read", errno: ENOENT) }
+            // stat, not lstat: a source may be given as a link to it (/proc/self/fd/N for a name that is not UTF-8).
+            guard let length = SourceFileState(file.url.path)?.size else { throw StoreError.io(path: file.url.path, operation: "read", errno: ENOENT) }
             size += length
         }
         let version = Version(id: .random(), predecessors: predecessors, timestamp: Date().timeIntervalSinceReferenceDate,
@@ -77,7 +77,7 @@ extension Store {
         }
         var fileSizes: [Int64] = []
         for file in files {
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: file.url.path)[.size] as? NSNumber)?.int64Value else {
+            guard let size = SourceFileState(file.url.path)?.size else {
                 throw StoreError.io(path: file.url.path, operation: "read", errno: ENOENT)
             }
             fileSizes.append(size)

@@ -13,6 +13,9 @@ enum TerminalText {
             case "\r": out += "\\r"
             case "\u{1B}": out += "\\e"
             case "\\": out += "\\\\"
+            case "\u{10FF00}"..."\u{10FFFF}":
+                // A byte of a name that is not UTF-8 (RawName), shown as the byte it stands for.
+                out += "\\x" + String(format: "%02x", scalar.value - 0x10FF00)
             default:
                 // C0 and C1 controls, DEL, and the bidirectional overrides that reorder what follows them.
                 if (scalar.value < 0x20 && scalar != "\t") || (0x7F...0x9F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)

@@ -138,7 +138,8 @@ struct AlwaysRefusedIsNotActedOn: ServiceErrorClassifier {
         await #expect(throws: CloudFileSystemError.self) {
             _ = try await client.checked(HTTPRequest(url: server.baseURL.appendingPathComponent("slow")), path: "slow")
         }
-        #expect(ContinuousClock.now - start < .seconds(10))
+        // The whole body would take 500 s; the stall bound ends it long before, even on a loaded machine.
+        #expect(ContinuousClock.now - start < .seconds(60))
     }
 }
 

@@ -324,3 +324,78 @@ extension NothingLostTests {
         #expect(try tests.run(["clone", "home", path("clone")]).status == 0)
     }
 }
+
+/// Names as the kernel has them: bytes.
+enum RawFiles {
+    static func cString(_ bytes: [UInt8]) -> [CChar] { bytes.map { CChar(bitPattern: $0) } + [0] }
+
+    static func write(_ path: [UInt8], _ data: Data) {
+        let fd = cString(path).withUnsafeBufferPointer { open($0.baseAddress!, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
+        _ = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+
+    static func read(_ path: [UInt8]) -> Data? {
+        let fd = cString(path).withUnsafeBufferPointer { open($0.baseAddress!, O_RDONLY) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = Glibc.read(fd, &buffer, buffer.count)
+            if n <= 0 { break }
+            data.append(contentsOf: buffer[0..<n])
+        }
+        return data
+    }
+
+    static func names(_ path: [UInt8]) -> Set<[UInt8]> {
+        guard let directory = cString(path).withUnsafeBufferPointer({ opendir($0.baseAddress!) }) else { return [] }
+        defer { closedir(directory) }
+        var names = Set<[UInt8]>()
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            if name != [46], name != [46, 46] { names.insert(name) }
+        }
+        return names
+    }
+}
+
+extension NothingLostTests {
+    /// Names that are not UTF-8 (a Latin-1 `é`, a lone continuation byte, a folder of such) are backed up, synced,
+    /// cloned and restored with exactly their bytes; so is a link whose target is not UTF-8.
+    @Test func namesThatAreNotUTF8RoundTripExactly() throws {
+        let source = Array(path("source").utf8)
+        mkdir(RawFiles.cString(source), 0o755)
+        let latin1: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt".utf8)
+        let lone: [UInt8] = [0x80, 0x41]
+        let folder: [UInt8] = Array("dir".utf8) + [0xFF]
+        let lookAlike = Array("pua-\u{10FF41}".utf8) // a real character of the block the encoding uses
+        RawFiles.write(source + [47] + latin1, Data("latin".utf8))
+        RawFiles.write(source + [47] + lone, Data("lone".utf8))
+        RawFiles.write(source + [47] + lookAlike, Data("look-alike".utf8))
+        mkdir(RawFiles.cString(source + [47] + folder), 0o755)
+        RawFiles.write(source + [47] + folder + [47] + latin1, Data("inside".utf8))
+        _ = symlink(RawFiles.cString(Array("target-".utf8) + [0xFE]), RawFiles.cString(source + [47] + Array("link".utf8)))
+
+        #expect(try llvs("init").status == 0)
+        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        let backup = try llvs("backup", path("source"), "--to", "home")
+        #expect(backup.status == 0, "\(backup.error)")
+        #expect(backup.error.isEmpty, "nothing may be skipped: \(backup.error)")
+        #expect(try tests.run(["clone", "home", path("clone")]).status == 0)
+        let restored = try tests.run(["restore", path("restored"), "--store", path("clone")])
+        #expect(restored.status == 0, "\(restored.error)")
+
+        let out = Array(path("restored").utf8)
+        #expect(RawFiles.names(out) == [latin1, lone, lookAlike, folder, Array("link".utf8)])
+        #expect(RawFiles.read(out + [47] + latin1) == Data("latin".utf8))
+        #expect(RawFiles.read(out + [47] + lone) == Data("lone".utf8))
+        #expect(RawFiles.read(out + [47] + lookAlike) == Data("look-alike".utf8))
+        #expect(RawFiles.read(out + [47] + folder + [47] + latin1) == Data("inside".utf8))
+        var buffer = [CChar](repeating: 0, count: 256)
+        let count = RawFiles.cString(out + [47] + Array("link".utf8)).withUnsafeBufferPointer { readlink($0.baseAddress!, &buffer, 255) }
+        #expect(count > 0 && buffer.prefix(count).map { UInt8(bitPattern: $0) } == Array("target-".utf8) + [0xFE])
+        #expect(try llvs("backup", path("source")).text.contains("Nothing changed"), "a second backup finds every name again")
+    }
+}

@@ -22,9 +22,8 @@ struct BackupEntry: Codable, Equatable {
     static func metaId(_ path: String) -> Value.ID { Value.ID(prefix + path) }
 
     /// Reads what is at `path` without following a symlink.
-    static func inspect(_ path: String) -> (kind: Kind, size: Int64, modified: Int64, nanoseconds: Int, mode: UInt32)? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
+    static func inspect(_ path: LocalPath) -> (kind: Kind, size: Int64, modified: Int64, nanoseconds: Int, mode: UInt32)? {
+        guard let info = path.lstat() else { return nil }
         let kind: Kind
         switch info.st_mode & S_IFMT {
         case S_IFREG: kind = .file
@@ -36,8 +35,10 @@ struct BackupEntry: Codable, Equatable {
     }
 
     /// SHA-256 of a file, read in pieces.
-    static func hash(_ path: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw CommandError.failed("cannot read \(path)") }
+    static func hash(_ path: LocalPath) throws -> String {
+        let fd = path.openForReading()
+        guard fd >= 0 else { throw CommandError.failed("cannot read \(path.display)") }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         defer { try? handle.close() }
         let digest = DigestStream(.sha256)
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { digest.update(chunk) }

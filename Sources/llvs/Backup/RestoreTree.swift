@@ -43,6 +43,15 @@ final class RestoreTree {
 
     static func display(_ components: [String]) -> String { components.joined(separator: "/") }
 
+    /// A component's bytes name one entry of its folder: no `/`, no NUL, not `.` or `..` (a value ID could spell
+    /// them through the raw-name encoding).
+    static func check(_ name: String, in components: [String]) throws {
+        let bytes = RawName.decode(name)
+        guard !bytes.isEmpty, !bytes.contains(UInt8(ascii: "/")), !bytes.contains(0), bytes != [46], bytes != [46, 46] else {
+            throw Refusal.failed(display(components), "not a name inside DEST")
+        }
+    }
+
     /// The fd of the directory at `components` (relative to DEST), made where missing (0700 until its mode is set).
     func directory(_ components: [String]) throws -> Int32 {
         var common = 0
@@ -51,12 +60,13 @@ final class RestoreTree {
         for index in common..<components.count {
             let parent = open.last ?? root
             let name = components[index]
-            var fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            try Self.check(name, in: components)
+            var fd = RawName.withCString(name) { openat(parent, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             if fd < 0, errno == ENOENT {
-                if mkdirat(parent, name, 0o700) != 0, errno != EEXIST {
+                if RawName.withCString(name, { mkdirat(parent, $0, 0o700) }) != 0, errno != EEXIST {
                     throw Refusal.failed(Self.display(Array(components[...index])), String(cString: strerror(errno)))
                 }
-                fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                fd = RawName.withCString(name) { openat(parent, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             }
             guard fd >= 0 else {
                 if errno == ELOOP || errno == ENOTDIR { throw Refusal.notADirectory(Self.display(Array(components[...index]))) }
@@ -73,6 +83,7 @@ final class RestoreTree {
     func writeFile(_ components: [String], mode: UInt32, modified: timespec, fill: (URL) throws -> Void) throws {
         let parent = try directory(Array(components.dropLast()))
         let name = components[components.count - 1]
+        try Self.check(name, in: components)
         let temporary = ".llvs-restore-\(UUID().uuidString)"
         let fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
@@ -84,7 +95,7 @@ final class RestoreTree {
             guard chmod(path, mode_t(mode)) == 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
             var times = [modified, modified]
             utimensat(parent, temporary, &times, AT_SYMLINK_NOFOLLOW)
-            guard renameat(parent, temporary, parent, name) == 0 else {
+            guard RawName.withCString(name, { renameat(parent, temporary, parent, $0) }) == 0 else {
                 throw Refusal.failed(Self.display(components), errno == EISDIR ? "a folder is in the way" : String(cString: strerror(errno)))
             }
         } catch {
@@ -109,13 +120,18 @@ final class RestoreTree {
     func makeLink(_ components: [String], target: String, modified: timespec) throws {
         let parent = try directory(Array(components.dropLast()))
         let name = components[components.count - 1]
-        var info = stat()
-        if fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
-            guard info.st_mode & S_IFMT != S_IFDIR else { throw Refusal.failed(Self.display(components), "a folder is in the way of the link") }
-            unlinkat(parent, name, 0)
+        try Self.check(name, in: components)
+        try RawName.withCString(name) { name in
+            var info = stat()
+            if fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+                guard info.st_mode & S_IFMT != S_IFDIR else { throw Refusal.failed(Self.display(components), "a folder is in the way of the link") }
+                unlinkat(parent, name, 0)
+            }
+            guard RawName.withCString(target, { symlinkat($0, parent, name) }) == 0 else {
+                throw Refusal.failed(Self.display(components), String(cString: strerror(errno)))
+            }
+            var times = [modified, modified]
+            utimensat(parent, name, &times, AT_SYMLINK_NOFOLLOW)
         }
-        guard symlinkat(target, parent, name) == 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
-        var times = [modified, modified]
-        utimensat(parent, name, &times, AT_SYMLINK_NOFOLLOW)
     }
 }

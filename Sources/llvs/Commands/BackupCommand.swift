@@ -17,7 +17,7 @@ struct BackupCommand: Command {
     }
 
     func run(in context: CommandContext) async throws {
-        guard BackupEntry.inspect(directory)?.kind == .directory else { throw CommandError.notFound("\(directory) is not a directory.") }
+        guard BackupEntry.inspect(LocalPath(directory))?.kind == .directory else { throw CommandError.notFound("\(directory) is not a directory.") }
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
         let current = await coordinator.currentVersionId
@@ -35,17 +35,19 @@ struct BackupCommand: Command {
         var skipped: [String] = []
         var stored = 0, unchanged = 0
 
-        func walk(_ relative: String) throws {
-            let full = relative.isEmpty ? directory : directory + "/" + relative
-            let names: [String]
-            do { names = try FileManager.default.contentsOfDirectory(atPath: full).sorted() } catch {
-                skipped.append("\(full): cannot list (\(error.localizedDescription))")
+        /// `relative` is the folder's path as value IDs spell it; `local` its bytes on disk (names need not be UTF-8).
+        func walk(_ relative: String, _ local: LocalPath) throws {
+            let names: [[UInt8]]
+            do { names = try local.names().sorted { $0.lexicographicallyPrecedes($1) } } catch {
+                skipped.append("\(error)")
                 return
             }
-            for name in names {
+            for raw in names {
+                let name = RawName.encode(raw)
                 let path = relative.isEmpty ? name : relative + "/" + name
-                let absolute = directory + "/" + path
-                guard let info = BackupEntry.inspect(absolute) else { continue }
+                let file = local.appending(raw)
+                let absolute = file.display
+                guard let info = BackupEntry.inspect(file) else { continue }
                 seen.insert(path)
                 let old = try current.flatMap { try store.value(id: BackupEntry.metaId(path), at: $0) }
                     .flatMap { try? JSONDecoder().decode(BackupEntry.self, from: $0.data) }
@@ -56,12 +58,12 @@ struct BackupCommand: Command {
                     entry.modified = 0 // a folder's mtime changes with its contents; it is not worth a version
                     entry.modifiedNanoseconds = 0
                     if old != entry { changes.append(meta(entry, path, exists: old != nil)) }
-                    try walk(path)
+                    try walk(path, file)
                 case .symlink:
-                    guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: absolute) else {
+                    guard let target = file.linkTarget() else {
                         skipped.append("\(absolute): cannot read the link"); continue
                     }
-                    entry.target = target
+                    entry.target = RawName.encode(target)
                     if old != entry { changes.append(meta(entry, path, exists: old != nil)) } else { unchanged += 1 }
                 case .file:
                     if let old, old.kind == .file, old.size == entry.size, old.modified == entry.modified,
@@ -69,12 +71,12 @@ struct BackupCommand: Command {
                         unchanged += 1
                         continue
                     }
-                    guard let hash = try? BackupEntry.hash(absolute) else { skipped.append("\(absolute): cannot read it"); continue }
+                    guard let hash = try? BackupEntry.hash(file) else { skipped.append("\(absolute): cannot read it"); continue }
                     entry.sha256 = hash
                     if old?.sha256 != hash || old?.kind != .file {
                         // The store reads the file in pieces as it writes it (any size, bounded memory) and checks the
                         // bytes it stored are the bytes hashed here.
-                        files[path] = PendingFile(path: path, absolute: absolute, entry: entry, hadRecord: old != nil,
+                        files[path] = PendingFile(path: path, local: file, entry: entry, hadRecord: old != nil,
                                                   isUpdate: previous.contains(path))
                     } else {
                         changes.append(meta(entry, path, exists: old != nil))
@@ -82,7 +84,7 @@ struct BackupCommand: Command {
                 }
             }
         }
-        try walk("")
+        try walk("", LocalPath(directory))
         for path in previous.subtracting(seen).sorted() {
             changes.append(.remove(BackupEntry.metaId(path)))
             if let current, try store.value(id: Value.ID(path), at: current) != nil { changes.append(.remove(Value.ID(path))) }
@@ -105,7 +107,7 @@ struct BackupCommand: Command {
     /// A file to store, and its record.
     struct PendingFile {
         var path: String
-        var absolute: String
+        var local: LocalPath
         var entry: BackupEntry
         var hadRecord: Bool
         var isUpdate: Bool
@@ -124,15 +126,30 @@ struct BackupCommand: Command {
             guard !changes.isEmpty || !files.isEmpty else { return nil }
             let ordered = files.values.sorted { $0.path < $1.path }
             let all = changes + ordered.map { meta($0.entry, $0.path, exists: $0.hadRecord) }
-            let sources = ordered.map { (id: Value.ID($0.path), url: URL(fileURLWithPath: $0.absolute), isUpdate: $0.isUpdate) }
+            // A file whose path is not UTF-8 is handed to the store as its open descriptor's /proc path.
+            var held: [Int32] = []
+            defer { held.forEach { close($0) } }
+            var byStorePath: [String: String] = [:]
+            var sources: [(id: Value.ID, url: URL, isUpdate: Bool)] = []
+            for file in ordered {
+                var storePath = file.local.string
+                if storePath == nil {
+                    let fd = file.local.openForReading()
+                    if fd >= 0 { held.append(fd); storePath = "/proc/self/fd/\(fd)" }
+                }
+                let url = URL(fileURLWithPath: storePath ?? file.local.display)
+                byStorePath[url.path] = file.path
+                sources.append((id: Value.ID(file.path), url: url, isUpdate: file.isUpdate))
+            }
             let expected = Dictionary(uniqueKeysWithValues: ordered.compactMap { file in file.entry.sha256.map { (Value.ID(file.path), $0) } })
             do {
                 return try await coordinator.save(all, files: sources, expectedSHA256: expected)
-            } catch StoreError.sourceChanged(let absolute) {
-                guard let path = files.values.first(where: { $0.absolute == absolute })?.path, var file = files[path] else { throw StoreError.sourceChanged(path: absolute) }
+            } catch StoreError.sourceChanged(let storePath) {
+                guard let path = byStorePath[storePath], var file = files[path] else { throw StoreError.sourceChanged(path: storePath) }
+                let absolute = file.local.display
                 file.attempts += 1
-                guard file.attempts <= Self.maximumReads, let info = BackupEntry.inspect(absolute), info.kind == .file,
-                      let hash = try? BackupEntry.hash(absolute) else {
+                guard file.attempts <= Self.maximumReads, let info = BackupEntry.inspect(file.local), info.kind == .file,
+                      let hash = try? BackupEntry.hash(file.local) else {
                     files[path] = nil
                     skipped.append("\(absolute): it kept changing while it was read (\(Self.maximumReads) tries); "
                                    + (file.hadRecord ? "its last backup is kept" : "it is not in this backup"))
