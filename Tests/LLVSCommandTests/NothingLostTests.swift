@@ -399,3 +399,34 @@ extension NothingLostTests {
         #expect(try llvs("backup", path("source")).text.contains("Nothing changed"), "a second backup finds every name again")
     }
 }
+
+extension NothingLostTests {
+    /// The repro through llvs: two stores, one file:// remote. Both merge the same two heads (a criss-cross),
+    /// one removes x, and the other's next sync must not bring x back.
+    @Test func aRemovalSurvivesACrissCrossBetweenTwoStores() throws {
+        func one(_ arguments: String..., input: Data? = nil) throws -> CommandLineTests.Result {
+            try tests.run(arguments + ["--store", path("one")], input: input)
+        }
+        func two(_ arguments: String..., input: Data? = nil) throws -> CommandLineTests.Result {
+            try tests.run(arguments + ["--store", path("two")], input: input)
+        }
+        #expect(try tests.run(["remote", "add", "home", "file://" + path("remote")]).status == 0)
+        #expect(try one("init").status == 0)
+        #expect(try one("put", "x", "-", input: Data("1".utf8)).status == 0)
+        #expect(try one("push", "home").status == 0)
+        #expect(try tests.run(["clone", "home", path("two")]).status == 0)
+        #expect(try two("put", "x", "-", input: Data("2".utf8)).status == 0)   // B1, older
+        Thread.sleep(forTimeInterval: 0.01)
+        #expect(try one("put", "y", "-", input: Data("1".utf8)).status == 0)   // A1, newer
+        #expect(try one("push", "home").status == 0)
+        #expect(try two("push", "home").status == 0)
+        #expect(try one("pull", "home").status == 0)                           // M1 = A1 + B1
+        #expect(try two("pull", "home").status == 0)                           // M2 = B1 + A1
+        #expect(try one("rm", "x").status == 0)
+        #expect(try one("sync", "home").status == 0)
+        #expect(try two("sync", "home").status == 0)
+        #expect(try two("get", "x").status == 3, "x came back after the criss-cross")
+        #expect(try one("sync", "home").status == 0)
+        #expect(try one("get", "x").status == 3)
+    }
+}

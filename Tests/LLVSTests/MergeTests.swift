@@ -178,3 +178,27 @@ import Testing
         ])
     }
 }
+
+@Suite struct CrissCrossMergeTests {
+    let directory = TemporaryDirectory()
+
+    /// Two stores merged the same two heads (A1, B1) into M1 and M2; x was updated in B1 and then removed after M1.
+    /// Merging the removal into M2 has two best common ancestors; whichever is newer, the removal must hold, as it
+    /// does from the virtual base (A1 and B1 merged), and the result must not depend on which ancestor is newer.
+    @Test(arguments: [(100.0, 200.0), (200.0, 100.0)], StorageKind.allCases)
+    func aRemovalAfterACrissCrossStaysRemoved(times: (Double, Double), storage: StorageKind) throws {
+        let store = try makeStore(in: directory, name: "store-\(times.0)", storage: storage)
+        let base = try store.save(nil, insert: ["x": "1", "y": "1"], timestamp: 10)
+        let a1 = try store.save(base.id, update: ["y": "2"], timestamp: times.0)
+        let b1 = try store.save(base.id, update: ["x": "2"], timestamp: times.1)
+        let m1 = try store.merge(version: a1.id, with: b1.id)
+        let m2 = try store.merge(version: b1.id, with: a1.id)
+        #expect(try store.strings(at: m1.id) == ["x": "2", "y": "2"])
+        let a2 = try store.save(m1.id, remove: ["x"], timestamp: 300)
+        let merged = try store.merge(version: m2.id, with: a2.id)
+        #expect(try store.strings(at: merged.id) == ["y": "2"], "x came back")
+        #expect(merged.predecessors == Version.Predecessors(idOfFirst: m2.id, idOfSecond: a2.id), "an ordinary LLVS merge version")
+        let other = try store.merge(version: a2.id, with: m2.id)
+        #expect(try store.strings(at: other.id) == ["y": "2"], "the result depends on the order of the sides")
+    }
+}

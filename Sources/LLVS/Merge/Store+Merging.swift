@@ -57,7 +57,8 @@ extension Store {
 
     /// Merges two versions. When one is an ancestor of the other, the descendant is returned and nothing is
     /// saved (fast-forward); otherwise a merge version is saved with `first` and `second` as predecessors, three-way
-    /// from their greatest common ancestor, or two-way when they share no history.
+    /// from their common ancestor (a virtual one merged from several after a criss-cross, so the result does not
+    /// depend on which of them wins a tie), or two-way when they share no history.
     @discardableResult
     public func merge(version first: Version.ID, with second: Version.ID,
                       resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter(),
@@ -67,10 +68,13 @@ extension Store {
         if isAncestor(second, of: first) { return firstVersion }
         if isAncestor(first, of: second) { return secondVersion }
 
-        let ancestor = try greatestCommonAncestor(first, second)
-        let forks = try forks(between: first, and: second, commonAncestor: ancestor)
+        // One best common ancestor: the plain three-way merge. Several (a criss-cross): a virtual base merged from them.
+        let base = try mergeBase(first, second)
+        let forks = base.overlay.isEmpty
+            ? try forks(between: first, and: second, commonAncestor: base.version)
+            : try forks(MergeBase(version: first), MergeBase(version: second), over: base)
         let merge = Merge(firstVersion: firstVersion, secondVersion: secondVersion,
-                          commonAncestor: ancestor.flatMap(version(identifiedBy:)), forksByValueIdentifier: forks)
+                          commonAncestor: base.version.flatMap(version(identifiedBy:)), forksByValueIdentifier: forks)
         var changes: [Value.ID: Value.Change] = [:]
         for change in try arbiter.changes(toResolve: merge, in: self) { changes[change.valueId] = change }
 
