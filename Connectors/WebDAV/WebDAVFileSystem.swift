@@ -10,10 +10,8 @@ import Synchronization
 public final class WebDAVFileSystem: CloudFileSystem {
     public let configuration: WebDAVConfiguration
     let client: ServiceClient
-    /// Folders known to exist (created or seen), so uploads do not probe every parent each time.
-    private let knownFolders = Mutex<Set<String>>([""])
-    /// Folder creations in flight, so many uploads into one new folder send one MKCOL, not one each.
-    private let creating = SingleFlight<Void>()
+    /// Folders known to exist (created or seen); each missing one made with one MKCOL however many uploads want it.
+    private let folders = KnownFolders()
     /// Set once the server asked for an authentication scheme other than Basic.
     private let negotiatesAuthentication = Atomic<Bool>(false)
 
@@ -177,14 +175,11 @@ public final class WebDAVFileSystem: CloudFileSystem {
         return children.filter { $0.1.isPresent }.map(\.0)
     }
 
-    static func key(_ path: String) -> String { (try? CloudPath.components(path).joined(separator: "/")) ?? path }
 
     /// Records a folder seen to exist, and so every folder above it.
     private func remember(_ folder: String) {
         guard let components = try? CloudPath.components(folder) else { return }
-        knownFolders.withLock { known in
-            for depth in components.indices { known.insert(components[...depth].joined(separator: "/")) }
-        }
+        folders.remember(components)
     }
 
     /// Bodies up to this size are sent before making sure the parent exists: in a remote in use it does, and a
@@ -192,17 +187,11 @@ public final class WebDAVFileSystem: CloudFileSystem {
     static let optimisticPutLimit: Int64 = 256 * 1024
 
     public func makeFolder(_ path: String) async throws {
-        let components = try CloudPath.components(path)
-        for depth in components.indices {
-            let prefix = components[...depth].joined(separator: "/")
-            if knownFolders.withLock({ $0.contains(prefix) }) { continue }
-            try await creating.run(prefix) { try await self.createFolder(prefix) }
-        }
+        try await folders.ensure(try CloudPath.components(path)) { try await self.createFolder($0.joined(separator: "/")) }
     }
 
     /// One MKCOL for a folder whose parent exists.
     private func createFolder(_ prefix: String) async throws {
-        if knownFolders.withLock({ $0.contains(prefix) }) { return }
         let response = try await send(request("MKCOL", try url(prefix, folder: true)))
         switch response.status {
         case 200, 201, 204:
@@ -216,7 +205,6 @@ public final class WebDAVFileSystem: CloudFileSystem {
         default:
             throw failure(response, prefix)
         }
-        knownFolders.withLock { _ = $0.insert(prefix) }
     }
 
     private func put(_ body: HTTPRequestBody, to path: String) async throws {
@@ -317,9 +305,7 @@ public final class WebDAVFileSystem: CloudFileSystem {
     }
 
     private func forgetFolders(under path: String) {
-        let key = Self.key(path)
-        knownFolders.withLock { folders in
-            folders = folders.filter { $0 != key && !$0.hasPrefix(key + "/") || $0.isEmpty }
-        }
+        guard let components = try? CloudPath.components(path) else { return }
+        folders.forget(components)
     }
 }
