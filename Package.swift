@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "LLVSMocks", targets: ["LLVSMocks"]),
         .library(name: "LLVSWebDAV", targets: ["LLVSWebDAV"]),
         .library(name: "LLVSGoogleDrive", targets: ["LLVSGoogleDrive"]),
+        .library(name: "LLVSOneDrive", targets: ["LLVSOneDrive"]),
         .executable(name: "llvs-mock", targets: ["llvs-mock"]),
         .executable(name: "llvs", targets: ["llvs"]),
         .executable(name: "llvs-bench", targets: ["llvs-bench"]),
@@ -51,6 +52,7 @@ let package = Package(
         // Connectors: one small target per service.
         .target(name: "LLVSWebDAV", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService", "CLibXML2"], path: "Connectors/WebDAV"),
         .target(name: "LLVSGoogleDrive", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/GoogleDrive"),
+        .target(name: "LLVSOneDrive", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/OneDrive"),
 
         // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
         .target(name: "LLVSMocks", dependencies: ["LLVS", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
@@ -70,6 +72,7 @@ let package = Package(
         .testTarget(name: "LLVSCloudServiceTests", dependencies: ["LLVSCloudService", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVS"]),
         .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
         .testTarget(name: "LLVSGoogleDriveTests", dependencies: ["LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
+        .testTarget(name: "LLVSOneDriveTests", dependencies: ["LLVSOneDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper"]),
     ],

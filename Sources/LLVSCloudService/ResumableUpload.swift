@@ -81,7 +81,7 @@ public struct ResumableUploader: Sendable {
                     let length = min(chunkSize, total - offset)
                     sentEmpty = true
                     progress = try await service.send(source, offset: offset, length: length, total: total, to: session)
-                    if case .received(let held) = progress, held <= offset, held < total {
+                    if case .received(let held) = progress, held == offset, length > 0 {
                         throw CloudFileSystemError.server(status: 0, message: "the upload session for \(path) accepted none of the bytes at \(offset)")
                     }
                 } else {

@@ -15,10 +15,18 @@ public final class MockContentHost: Sendable {
         let contents = Mutex<[String: MockContent]>([:])
     }
 
-    public init(faults: MockFaults = MockFaults()) throws {
+    /// `extra` answers what is not a published download (a service's upload-session URLs); nil passes it on.
+    /// `refusesCredentials` answers 401 to any request carrying Authorization, as OneDrive's upload and download
+    /// hosts do, so a client that leaks its token fails loudly.
+    public init(faults: MockFaults = MockFaults(), refusesCredentials: Bool = false,
+                extra: (@Sendable (IncomingRequest) -> MockResponse?)? = nil) throws {
         let published = Published()
         self.published = published
         server = try MockHTTPServer(faults: faults) { request in
+            if refusesCredentials, request.headers["Authorization"] != nil {
+                return .json(401, ["error": ["code": "unauthenticated", "message": "This URL is pre-authenticated; do not send an Authorization header."]])
+            }
+            if let answer = extra?(request) { return answer }
             let token = request.path.split(separator: "/").last.map(String.init) ?? ""
             guard request.method == "GET" || request.method == "HEAD",
                   let content = published.contents.withLock({ $0[token] }) else { return .empty(404) }

@@ -1,0 +1,222 @@
+import Foundation
+import LLVS
+import LLVSCloudService
+import LLVSHTTP
+
+/// A `CloudFileSystem` over OneDrive through Microsoft Graph v1.0 (shared/reference/onedrive.md). Items are
+/// addressed by path (`root:/a/b:`), names go through OneDrive's reversible name encoding (its forbidden
+/// characters, leading and trailing spaces, trailing dots) and compare without regard to case; downloads and upload
+/// sessions live on other hosts and never get the token. Retries, pacing, resumable uploads and known folders are
+/// the shared layer's.
+public final class OneDriveFileSystem: CloudFileSystem {
+    public let configuration: OneDriveConfiguration
+    let client: ServiceClient
+    let folders = KnownFolders(caseInsensitive: true)
+    static let encoding = NameEncoding.oneDrive
+
+    /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file.
+    public init(configuration: OneDriveConfiguration = OneDriveConfiguration(), http: HTTPClient = HTTPClient(),
+                authorizer: (any HTTPAuthorizer)?) {
+        self.configuration = configuration
+        client = ServiceClient(http: http, authorizer: authorizer, classifier: OneDriveClassifier())
+    }
+
+    public var capabilities: CloudCapabilities {
+        CloudCapabilities(checksums: [.quickXor], caseInsensitiveNames: true, nameEncoding: Self.encoding,
+                          simpleUploadLimit: configuration.simpleUploadLimit, chunkGranularity: OneDriveConfiguration.fragmentGranularity)
+    }
+
+    /// The path's components as OneDrive stores them, refused before any request when the whole path is too long.
+    func components(_ path: String) throws -> [String] {
+        let stored = try CloudPath.components(path).map(Self.encoding.encode)
+        let length = stored.reduce(0) { $0 + $1.count + 1 }
+        guard length <= OneDriveConfiguration.maximumPathLength else {
+            throw CloudFileSystemError.server(status: 400, message: "\(path) is \(length) characters as OneDrive stores it; OneDrive refuses paths over \(OneDriveConfiguration.maximumPathLength)")
+        }
+        return stored
+    }
+
+    private func item(_ components: [String], path: String) async throws -> OneDriveItem? {
+        let response = try await client.send(HTTPRequest(url: try configuration.item(components, "", [("$select", OneDriveItem.select)])))
+        if response.status == 404 { return nil }
+        return try client.decode(OneDriveItem.self, response, path: path)
+    }
+
+    // MARK: CloudFileSystem: reading
+
+    public func exists(_ path: String) async throws -> Bool {
+        try await item(try components(path), path: path) != nil
+    }
+
+    public func metadata(_ path: String) async throws -> CloudItem {
+        guard let found = try await item(try components(path), path: path) else { throw CloudFileSystemError.notFound(path: path) }
+        return found.item(Self.encoding)
+    }
+
+    public func list(_ folder: String) async throws -> [CloudItem] {
+        guard let items = try await children(folder, select: OneDriveItem.select) else { throw CloudFileSystemError.notFound(path: folder) }
+        return items.map { $0.item(Self.encoding) }
+    }
+
+    public func listNames(_ folder: String) async throws -> [String] {
+        try await children(folder, select: "id,name,folder")?.map { Self.encoding.decode($0.name) } ?? []
+    }
+
+    /// Every child of a folder, page after page (nextLink followed as given); nil when the folder is missing.
+    private func children(_ folder: String, select: String) async throws -> [OneDriveItem]? {
+        let components = try components(folder)
+        var next: URL? = try configuration.item(components, "children", [("$top", String(configuration.pageSize)), ("$select", select)])
+        var items: [OneDriveItem] = []
+        var pages = PageTokens("OneDrive's listing of \(folder.isEmpty ? "the root" : folder)", maximumPages: configuration.maximumPages)
+        while let url = next {
+            let response = try await client.send(HTTPRequest(url: url))
+            if response.status == 404, items.isEmpty { return nil }
+            if response.status == 400, items.isEmpty, let found = try await item(components, path: folder), !found.isFolder {
+                throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true)
+            }
+            let page = try client.decode(OneDriveItemPage.self, response, path: folder)
+            items += page.value
+            next = try pages.next(page.nextLink).map { link in
+                guard let url = URL(string: link), url.scheme != nil else {
+                    throw CloudFileSystemError.server(status: 200, message: "OneDrive's nextLink for \(folder) is not a URL")
+                }
+                return url
+            }
+        }
+        folders.remember(components)
+        return items
+    }
+
+    private func content(_ components: [String]) throws -> HTTPRequest {
+        HTTPRequest(url: try configuration.item(components, "content"))
+    }
+
+    /// A file's contents answer a 302 to a pre-authenticated host; the shared client follows it without the token.
+    private func fileFailure(_ error: CloudFileSystemError, _ components: [String], _ path: String) async -> CloudFileSystemError {
+        if case .server(400, _) = error, (try? await item(components, path: path))?.isFolder == true {
+            return .wrongKind(path: path, expectedFolder: false)
+        }
+        return error
+    }
+
+    public func download(_ path: String) async throws -> Data {
+        let components = try components(path)
+        do { return try await client.checked(try content(components), path: path).body } catch let error as CloudFileSystemError {
+            throw await fileFailure(error, components, path)
+        }
+    }
+
+    public func download(_ path: String, toFileAt destination: URL) async throws {
+        let components = try components(path)
+        do { try await client.download(try content(components), to: destination, path: path) } catch let error as CloudFileSystemError {
+            throw await fileFailure(error, components, path)
+        }
+    }
+
+    public func read(_ path: String, range: ByteRange) async throws -> Data {
+        let components = try components(path)
+        do { return try await client.read(try content(components), range: range, path: path) } catch let error as CloudFileSystemError {
+            throw await fileFailure(error, components, path)
+        }
+    }
+
+    // MARK: CloudFileSystem: writing
+
+    public func makeFolder(_ path: String) async throws {
+        try await ensureFolders(try components(path), path: path)
+    }
+
+    /// Each missing folder made once: `fail` on a conflict, then the existing item used when it is a folder.
+    private func ensureFolders(_ components: [String], path: String) async throws {
+        try await folders.ensure(components) { prefix in
+            let shown = prefix.map(Self.encoding.decode).joined(separator: "/")
+            struct Folder: Encodable {
+                var name: String
+                var folder: [String: String] = [:]
+                var behavior = "fail"
+                enum CodingKeys: String, CodingKey { case name, folder, behavior = "@microsoft.graph.conflictBehavior" }
+            }
+            let request = ServiceClient.jsonRequest("POST", try self.configuration.item(Array(prefix.dropLast()), "children"),
+                                                    Folder(name: prefix[prefix.count - 1]), safeToRepeat: true)
+            let response = try await self.client.send(request)
+            if response.isSuccess { return }
+            let error = self.client.classifier.failure(response, path: shown)
+            guard case .alreadyExists = error else { throw error }
+            guard let existing = try await self.item(prefix, path: shown) else { throw error }
+            guard existing.isFolder else { throw CloudFileSystemError.wrongKind(path: shown, expectedFolder: true) }
+        }
+    }
+
+    public func upload(_ data: Data, to path: String) async throws {
+        try await upload(.data(data), to: path)
+    }
+
+    public func upload(fileAt source: URL, to path: String) async throws {
+        try await upload(try UploadSource(file: source), to: path)
+    }
+
+    func upload(_ source: UploadSource, to path: String) async throws {
+        let components = try components(path)
+        guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
+        let parent = Array(components.dropLast())
+        try await ensureFolders(parent, path: path)
+        let stored: OneDriveItem
+        do {
+            stored = try await send(source, to: components, path: path)
+        } catch CloudFileSystemError.notFound {
+            // The parent went since it was known: make it again, once.
+            folders.forget(parent)
+            try await ensureFolders(parent, path: path)
+            stored = try await send(source, to: components, path: path)
+        } catch let error as CloudFileSystemError {
+            if case .alreadyExists = error { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+            throw error
+        }
+        try check(stored, against: source, path: path)
+    }
+
+    private func send(_ source: UploadSource, to components: [String], path: String) async throws -> OneDriveItem {
+        guard source.size > configuration.simpleUploadLimit else {
+            // Replacing a whole file's contents is idempotent, so the shared policy may repeat it.
+            let request = HTTPRequest(method: "PUT", url: try configuration.item(components, "content"),
+                                      headers: ["Content-Type": "application/octet-stream"], body: source.body, isSafeToRepeat: true)
+            return try await client.json(OneDriveItem.self, request, path: path)
+        }
+        let uploader = ResumableUploader(chunkSize: configuration.fragmentSize, granularity: OneDriveConfiguration.fragmentGranularity,
+                                         policy: client.retryPolicy)
+        let session = OneDriveUploadSession(client: client, create: try configuration.item(components, "createUploadSession"), path: path)
+        return try await uploader.upload(source, with: session, path: path)
+    }
+
+    /// OneDrive's own account of what it stored must match what was sent: the size, and the QuickXorHash every
+    /// drive type reports (hashed again from the source).
+    private func check(_ item: OneDriveItem, against source: UploadSource, path: String) throws {
+        if let size = item.size, size != source.size {
+            throw CloudFileSystemError.server(status: 200, message: "OneDrive stored \(size) bytes for \(path), not the \(source.size) sent")
+        }
+        if let hash = item.file?.hashes?.quickXorHash, !ChecksumAlgorithm.quickXor.matches(hash, try source.checksum(.quickXor)) {
+            throw CloudFileSystemError.server(status: 200, message: "OneDrive's QuickXorHash of \(path) does not match the data sent")
+        }
+    }
+
+    // MARK: CloudFileSystem: removing
+
+    public func removeFile(_ path: String) async throws {
+        try await remove(path, folder: false)
+    }
+
+    public func removeFolder(_ path: String) async throws {
+        guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
+        try await remove(path, folder: true)
+    }
+
+    /// Looks first (a DELETE of a folder takes everything in it), then deletes to the recycle bin.
+    private func remove(_ path: String, folder: Bool) async throws {
+        let components = try components(path)
+        guard let found = try await item(components, path: path) else { return }
+        guard found.isFolder == folder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: folder) }
+        let response = try await client.send(HTTPRequest(method: "DELETE", url: try configuration.item(components)))
+        guard response.isSuccess || response.status == 404 else { throw client.classifier.failure(response, path: path) }
+        if folder { folders.forget(components) }
+    }
+}

@@ -1,0 +1,300 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+
+/// The item endpoints: read, list (pages with an absolute nextLink), create folders, simple PUT, download as a 302,
+/// delete to the recycle bin, and the delta feed.
+extension MockOneDriveServer {
+    static let maximumPathLength = 400
+    static let maximumSimpleUpload: Int64 = 250 * 1024 * 1024
+
+    func serve(_ request: IncomingRequest, _ address: MockGraphAddress, drivePrefix: String) throws -> MockResponse {
+        switch (request.method, address.action) {
+        case ("GET", ""):
+            return .json(200, json(try resolve(address)))
+        case ("GET", "children"):
+            return try children(request, of: try resolve(address), drivePrefix: drivePrefix)
+        case ("POST", "children"):
+            return try createFolder(request, in: try resolve(address))
+        case ("PUT", "content"):
+            return try put(request, address)
+        case ("GET", "content"):
+            let item = try resolve(address)
+            guard !item.isFolder, let content = item.content else { throw MockGraphError(400, "invalidRequest", "The item is a folder and has no content.") }
+            return .empty(302, headers: ["Location": contentHost.publish(content).absoluteString, "Content-Length": "0"])
+        case ("POST", "createUploadSession"):
+            return try createUploadSession(request, address)
+        case ("DELETE", ""):
+            let item = try resolve(address)
+            guard item.id != MockOneDriveState.rootID else { throw MockGraphError(403, "accessDenied", "The root cannot be deleted.") }
+            try ifMatch(request, item)
+            state.withLock { state in
+                _ = state.tree.tick()
+                state.tree.update(item.id) { $0.trashed = true }
+            }
+            return .empty(204)
+        case ("GET", "delta"):
+            return try delta(request, drivePrefix: drivePrefix)
+        default:
+            throw MockGraphError(400, "invalidRequest", "\(request.method) \(address.action.isEmpty ? "on an item" : address.action) is not supported.")
+        }
+    }
+
+    /// The live item an address names; `itemNotFound` otherwise.
+    func resolve(_ address: MockGraphAddress) throws -> MockOneDriveItem {
+        try state.withLock { state in
+            var id: String
+            switch address.anchor {
+            case .root: id = MockOneDriveState.rootID
+            case .item(let itemID):
+                guard state.live(itemID) != nil else { throw MockGraphError(404, "itemNotFound", "The resource could not be found.") }
+                id = itemID
+            }
+            for name in address.relative {
+                guard let child = state.child(named: name, of: id) else { throw MockGraphError(404, "itemNotFound", "The resource could not be found.") }
+                id = child.id
+            }
+            return state.live(id)!
+        }
+    }
+
+    func ifMatch(_ request: IncomingRequest, _ item: MockOneDriveItem) throws {
+        if let expected = request.headers["If-Match"], expected != "*", expected != item.eTag, expected != item.cTag {
+            throw MockGraphError(412, "resourceModified", "ETag does not match current item's value")
+        }
+    }
+
+    /// Graph's JSON for an item.
+    func json(_ item: MockOneDriveItem) -> [String: Any] {
+        state.withLock { state in json(item, state) }
+    }
+
+    func json(_ item: MockOneDriveItem, _ state: MockOneDriveState) -> [String: Any] {
+        var object: [String: Any] = [
+            "id": item.id, "name": item.name, "eTag": item.eTag, "cTag": item.cTag, "size": item.size,
+            "createdDateTime": MockGraphTime.format(item.created), "lastModifiedDateTime": MockGraphTime.format(item.modified),
+            "webUrl": "https://onedrive.live.com/?id=\(item.id)",
+            "fileSystemInfo": ["createdDateTime": MockGraphTime.format(item.created), "lastModifiedDateTime": MockGraphTime.format(item.modified)],
+        ]
+        if item.id == MockOneDriveState.rootID {
+            object["root"] = [String: Any]()
+            object["name"] = "root"
+            object["parentReference"] = ["driveId": settings.driveId, "driveType": settings.driveType.rawValue]
+        } else if let parent = item.parents.first {
+            let parentPath = state.path(of: parent)
+            object["parentReference"] = ["driveId": settings.driveId, "driveType": settings.driveType.rawValue, "id": parent,
+                                         "path": "/drive/root:" + (parentPath.isEmpty ? "" : "/" + parentPath)]
+        }
+        if item.isFolder {
+            object["folder"] = ["childCount": state.tree.children(of: item.id).filter { !state.tree.isTrashed($0.id) }.count]
+            object["size"] = state.tree.children(of: item.id).reduce(Int64(0)) { $0 + $1.size }
+        } else {
+            var hashes: [String: String] = [:]
+            if let hash = item.quickXorHash { hashes["quickXorHash"] = hash }
+            if let hash = item.sha1Hash { hashes["sha1Hash"] = hash }
+            if let hash = item.sha256Hash { hashes["sha256Hash"] = hash }
+            object["file"] = ["mimeType": "application/octet-stream", "hashes": hashes]
+        }
+        return object
+    }
+
+    private func children(_ request: IncomingRequest, of folder: MockOneDriveItem, drivePrefix: String) throws -> MockResponse {
+        guard folder.isFolder else { throw MockGraphError(400, "invalidRequest", "The item is not a folder.") }
+        let query = request.query
+        let top = try query["$top"].map { text -> Int in
+            guard let value = Int(text), value > 0 else { throw MockGraphError(400, "invalidRequest", "Invalid value for $top: \(text)") }
+            return min(value, 1000)
+        } ?? 200
+        let skip = Int(query["$skiptoken"] ?? "0") ?? 0
+        return state.withLock { state in
+            let live = state.tree.children(of: folder.id).filter { !state.tree.isTrashed($0.id) }
+            let page = live.dropFirst(skip).prefix(top)
+            var object: [String: Any] = ["value": page.map { json($0, state) }]
+            if skip + top < live.count {
+                var items = [("$top", String(top)), ("$skiptoken", String(skip + top))]
+                if let select = query["$select"] { items.append(("$select", select)) }
+                object["@odata.nextLink"] = endpoint.absoluteString + "/v1.0" + drivePrefix + "/items/" + URLEscaping.escape(folder.id) + "/children?" + URLEscaping.query(items)
+            }
+            return .json(200, object)
+        }
+    }
+
+    static func conflictBehavior(_ object: [String: Any]?) -> String? {
+        (object?["@microsoft.graph.conflictBehavior"] ?? object?["@name.conflictBehavior"]) as? String
+    }
+
+    /// Refuses names OneDrive refuses, and paths over 400 characters.
+    func checkName(_ name: String, in parentID: String, _ state: MockOneDriveState) throws {
+        if let problem = MockOneDriveNames.problem(name) { throw MockGraphError(400, "invalidRequest", problem) }
+        let parentPath = state.path(of: parentID)
+        if parentPath.count + 1 + name.count > Self.maximumPathLength {
+            throw MockGraphError(400, "invalidRequest", "The path is too long (over \(Self.maximumPathLength) characters).")
+        }
+    }
+
+    private func createFolder(_ request: IncomingRequest, in parent: MockOneDriveItem) throws -> MockResponse {
+        guard parent.isFolder else { throw MockGraphError(400, "invalidRequest", "The parent is not a folder.") }
+        guard let object = (try? JSONSerialization.jsonObject(with: request.bodyData)) as? [String: Any], let name = object["name"] as? String else {
+            throw MockGraphError(400, "invalidRequest", "The request body must be an item with a name.")
+        }
+        let behavior = Self.conflictBehavior(object) ?? "fail"
+        return try state.withLock { state in
+            try checkName(name, in: parent.id, state)
+            var finalName = name
+            if let existing = state.child(named: name, of: parent.id) {
+                switch behavior {
+                case "replace":
+                    state.tree.update(existing.id) { $0.trashed = true }
+                case "rename":
+                    var index = 1
+                    while state.child(named: "\(name) \(index)", of: parent.id) != nil { index += 1 }
+                    finalName = "\(name) \(index)"
+                default:
+                    throw MockGraphError(409, "nameAlreadyExists", "The specified item name already exists.")
+                }
+            }
+            let time = state.tree.tick()
+            let item = MockOneDriveItem(id: state.newID(), name: finalName, parents: [parent.id], isFolder: object["file"] == nil,
+                                        created: time, modified: time)
+            state.tree.insert(item)
+            return .json(201, json(item, state))
+        }
+    }
+
+    /// The body as stored contents: small ones in memory, spooled ones moved into the mock's storage.
+    func keep(_ body: IncomingRequest.Body) throws -> MockContent {
+        switch body {
+        case .data(let data): return .data(data)
+        case .file(let url, let size):
+            let kept = storage.appendingPathComponent("content-\(UUID().uuidString)")
+            try FileManager.default.moveItem(at: url, to: kept)
+            return .spooled(kept, size: size)
+        }
+    }
+
+    func hashes(_ content: MockContent) -> (quickXor: String, sha1: String?, sha256: String?) {
+        let streams = [ChecksumStream(.quickXor), ChecksumStream(.sha1), ChecksumStream(.sha256)]
+        switch content {
+        case .data(let data): streams.forEach { $0.update(data) }
+        case .spooled(let url, _):
+            if let handle = try? FileHandle(forReadingFrom: url) {
+                while let piece = try? handle.read(upToCount: 1 << 20), !piece.isEmpty { streams.forEach { $0.update(piece) } }
+                try? handle.close()
+            }
+        }
+        let values = streams.map { $0.finalize() }
+        // Business drives promise only QuickXorHash.
+        return settings.driveType == .personal ? (values[0], values[1], values[2]) : (values[0], nil, nil)
+    }
+
+    /// Stores contents as a new file in `parentID` or as new contents of the item of that name (or `replaceID`).
+    func storeFile(named name: String, in parentID: String, replacing replaceID: String?, behavior: String,
+                   content: MockContent) throws -> (item: MockOneDriveItem, created: Bool) {
+        let (quickXor, sha1, sha256) = hashes(content)
+        return try state.withLock { state in
+            let existing = replaceID.flatMap { state.live($0) } ?? state.child(named: name, of: parentID)
+            let replaced = existing?.size ?? 0
+            if state.tree.usage - replaced + content.size > settings.quotaBytes {
+                throw MockGraphError(507, "quotaLimitReached", "Insufficient Space Available")
+            }
+            let time = state.tree.tick()
+            if let existing {
+                guard !existing.isFolder else { throw MockGraphError(409, "nameAlreadyExists", "A folder with that name already exists.") }
+                guard behavior != "fail" else { throw MockGraphError(409, "nameAlreadyExists", "The specified item name already exists.") }
+                let item = state.tree.update(existing.id) { item in
+                    item.content = content
+                    item.size = content.size
+                    item.quickXorHash = quickXor
+                    item.sha1Hash = sha1
+                    item.sha256Hash = sha256
+                    item.version += 1
+                    item.contentVersion += 1
+                    item.modified = time
+                }!
+                return (item, false)
+            }
+            try checkName(name, in: parentID, state)
+            var item = MockOneDriveItem(id: state.newID(), name: name, parents: [parentID], isFolder: false, created: time, modified: time)
+            item.content = content
+            item.size = content.size
+            item.quickXorHash = quickXor
+            item.sha1Hash = sha1
+            item.sha256Hash = sha256
+            state.tree.insert(item)
+            return (item, true)
+        }
+    }
+
+    /// The folder an address's last component goes into, made where missing (as Graph does for a path upload), and
+    /// that last component's name; or the item an ID names when there is no path.
+    func target(of address: MockGraphAddress) throws -> (parentID: String, name: String?, replaceID: String?) {
+        if address.relative.isEmpty {
+            let item = try resolve(address)
+            guard !item.isFolder else { throw MockGraphError(400, "invalidRequest", "The item is a folder.") }
+            return (item.parents.first ?? MockOneDriveState.rootID, item.name, item.id)
+        }
+        var parent = MockGraphAddress(anchor: address.anchor, relative: [], action: "")
+        let anchorItem = try resolve(parent)
+        parent.relative = Array(address.relative.dropLast())
+        return try state.withLock { state in
+            var id = anchorItem.id
+            for name in parent.relative {
+                if let child = state.child(named: name, of: id) {
+                    guard child.isFolder else { throw MockGraphError(400, "invalidRequest", "\(name) is a file, not a folder.") }
+                    id = child.id
+                    continue
+                }
+                try checkName(name, in: id, state)
+                let time = state.tree.tick()
+                let folder = MockOneDriveItem(id: state.newID(), name: name, parents: [id], isFolder: true, created: time, modified: time)
+                state.tree.insert(folder)
+                id = folder.id
+            }
+            return (id, address.relative.last, nil)
+        }
+    }
+
+    private func put(_ request: IncomingRequest, _ address: MockGraphAddress) throws -> MockResponse {
+        guard request.bodySize <= Self.maximumSimpleUpload else {
+            throw MockGraphError(413, "requestTooLarge", "Files over 250 MB must be uploaded with an upload session.")
+        }
+        let (parentID, name, replaceID) = try target(of: address)
+        let behavior = request.query["@microsoft.graph.conflictBehavior"] ?? request.query["@name.conflictBehavior"] ?? "replace"
+        let (item, created) = try storeFile(named: name ?? "", in: parentID, replacing: replaceID, behavior: behavior, content: try keep(request.body))
+        return .json(created ? 201 : 200, json(item))
+    }
+
+    /// The delta feed of the whole drive: every item changed since the token (the initial call: every item), its
+    /// latest state once, removed ones with a `deleted` facet; pages, then an `@odata.deltaLink`.
+    private func delta(_ request: IncomingRequest, drivePrefix: String) throws -> MockResponse {
+        let query = request.query
+        let start = try query["token"].map { text -> Int in
+            guard let value = Int(text), value >= 0 else { throw MockGraphError(410, "resyncRequired", "The delta token is not valid; resync.") }
+            return value
+        } ?? 0
+        let top = min(Int(query["$top"] ?? "200") ?? 200, 1000)
+        let skip = Int(query["$skiptoken"] ?? "0") ?? 0
+        return state.withLock { state in
+            guard start <= state.tree.changes.count else { return Self.error(410, "resyncRequired", "The delta token is not valid; resync.") }
+            var seen = Set<String>()
+            var entries: [[String: Any]] = []
+            for (offset, change) in state.tree.changes.enumerated().dropFirst(start) where state.tree.latestChange[change.id] == offset {
+                guard seen.insert(change.id).inserted else { continue }
+                if let item = state.live(change.id) {
+                    entries.append(json(item, state))
+                } else {
+                    entries.append(["id": change.id, "deleted": ["state": "deleted"], "parentReference": ["driveId": settings.driveId]])
+                }
+            }
+            let page = entries.dropFirst(skip).prefix(top)
+            let base = endpoint.absoluteString + "/v1.0" + drivePrefix + "/root/delta?"
+            var object: [String: Any] = ["value": Array(page)]
+            if skip + top < entries.count {
+                object["@odata.nextLink"] = base + URLEscaping.query([("token", String(start)), ("$top", String(top)), ("$skiptoken", String(skip + top))])
+            } else {
+                object["@odata.deltaLink"] = base + URLEscaping.query([("token", String(state.tree.changes.count))])
+            }
+            return .json(200, object)
+        }
+    }
+}
