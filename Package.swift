@@ -59,7 +59,7 @@ let package = Package(
         .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks", "LLVSHTTP"], path: "Mocks/llvs-mock"),
 
         // The command-line tool.
-        .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSConformance"]),
+        .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSConformance"]),
 
         // Benchmarks that print figures (never timed tests).
         .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive"]),

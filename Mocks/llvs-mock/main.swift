@@ -6,7 +6,7 @@ import LLVSMocks
 //
 //   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
 //
-// SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, gdrive, oauth.
+// SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, gdrive, onedrive, onedrive-business, oauth.
 
 let usage = """
     usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
@@ -19,6 +19,10 @@ let usage = """
       webdav-nginx    WebDAV with nginx's answers (no etags, 500 for a missing parent)
       gdrive          Google Drive API v3 with Google's OAuth endpoints on the same port; prints the endpoint, then
                       the client ID and secret to give `llvs remote add NAME gdrive:/path --endpoint URL --client-id ID`
+      onedrive        OneDrive through Microsoft Graph v1.0 (a personal drive) with the Microsoft identity platform's
+                      endpoints on the same port, and its upload and download host on a second one; prints the
+                      endpoint, then the client ID for `llvs remote add NAME onedrive:/path --endpoint URL --client-id ID`
+      onedrive-business   the same as a business drive (QuickXorHash only)
       oauth           an OAuth 2 authorization server alone (authorize, token, device endpoints under /oauth)
 
     options:
@@ -28,7 +32,7 @@ let usage = """
       --user U, --password P   require Basic authentication (webdav)
       --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, oauth), mode 0600
       --state DIR              keep what the mock holds in DIR (and the tokens it issued), so a restart finds it again
-                               (webdav, gdrive; give --port too, so remotes find it at the same address);
+                               (webdav, gdrive, onedrive; give --port too, so remotes find it at the same address);
                                without it everything is dropped when the mock stops
 
     """
@@ -85,6 +89,14 @@ do {
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.oauth.settings.clientId) client_secret=\(mock.oauth.settings.clientSecret ?? "")")
+    case "onedrive", "onedrive-business":
+        var settings = MockOneDriveServer.Settings()
+        if service == "onedrive-business" { settings.driveType = .business }
+        let mock = try MockOneDriveServer(settings: settings, port: port, faults: faults, state: state)
+        running = mock
+        try writeToken(mock.issueToken(), to: options["--token-out"])
+        say(mock.endpoint.absoluteString)
+        say("client_id=\(mock.oauth.settings.clientId)")
     case "oauth":
         let oauth = MockOAuthServer()
         try writeToken(oauth.issueToken(), to: options["--token-out"])

@@ -56,13 +56,21 @@ import Glibc
             let auth = try llvs("auth", "home", "--token-json", token)
             #expect(auth.status == 0, "\(auth.error)")
             return mock
+        case "onedrive":
+            let token = path("issued-token.json")
+            let mock = try MockProcess(["onedrive", "--token-out", token], lineCount: 2)
+            let added = try llvs("remote", "add", "home", "onedrive:/Backups/this machine?", "--endpoint", mock.url,
+                                 "--client-id", mock.fields["client_id"] ?? "")
+            #expect(added.status == 0, "\(added.error)")
+            #expect(try llvs("auth", "home", "--token-json", token).status == 0)
+            return mock
         default:
             #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
             return nil
         }
     }
 
-    @Test(arguments: ["file", "webdav", "gdrive"])
+    @Test(arguments: ["file", "webdav", "gdrive", "onedrive"])
     func backupSyncCloneAndRestoreGiveAByteIdenticalTree(remote kind: String) throws {
         let source = path("source")
         let fm = FileManager.default
@@ -72,6 +80,7 @@ import Glibc
         try Data("first".utf8).write(to: URL(fileURLWithPath: source + "/modified.txt"))
         try Data("going".utf8).write(to: URL(fileURLWithPath: source + "/deleted.txt"))
         try Data().write(to: URL(fileURLWithPath: source + "/empty"))
+        try Data("asked".utf8).write(to: URL(fileURLWithPath: source + "/what? trailing "))
         try Data("😀 emoji".utf8).write(to: URL(fileURLWithPath: source + "/nested/ünïcødé 世界/名前.txt"))
         try fm.createSymbolicLink(atPath: source + "/link-to-kept", withDestinationPath: "kept.txt")
         chmod(source + "/kept.txt", 0o600)

@@ -126,6 +126,30 @@ import Glibc
         #expect(try llvs("get", "k", "--store", store("b")).text == "through drive")
     }
 
+    /// OneDrive end to end through `llvs-mock onedrive`: remote add, the loopback sign-in (public client, PKCE),
+    /// conformance with throttling and dropped connections, sync, snapshot and clone.
+    @Test func aOneDriveRemoteIsAuthorizedAndPassesConformanceWithFaults() throws {
+        let mock = try MockProcess(["onedrive", "--faults", "429:0.04,503:0.03,drop:0.03,retry-after=0,seed=5"], lineCount: 2)
+        let client = mock.fields
+        #expect(try llvs("remote", "add", "one", "onedrive:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
+                         "--tenant", "consumers").status == 0)
+        let wrong = try llvs("remote", "add", "two", "onedrive:/x", "--client-id", "c", "--removal", "delete")
+        #expect(wrong.status == 2 && wrong.error.contains("--removal is for gdrive"), "\(wrong.error)")
+        let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper").path
+        let auth = try llvs("auth", "one", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
+        #expect(auth.status == 0, "\(auth.error)")
+        let report = try llvs("conformance", "one", "--listing-count", "120", "--large-file-mib", "6")
+        #expect(report.status == 0, "\(report.text)\n\(report.error)")
+        #expect(report.text.contains("0 failed"))
+        try llvs("init", "--store", store("a"))
+        _ = try llvs("put", "k", "-", "--store", store("a"), input: Data("through onedrive".utf8))
+        #expect(try llvs("sync", "one", "--store", store("a")).text.contains("Sent 1 version"))
+        #expect(try llvs("snapshot", "one", "--store", store("a")).status == 0)
+        let clone = try llvs("clone", "one", store("b"))
+        #expect(clone.status == 0, "\(clone.error)")
+        #expect(try llvs("get", "k", "--store", store("b")).text == "through onedrive")
+    }
+
     @Test func aHeadlessAuthorizationTakesThePastedRedirect() throws {
         let mock = try MockProcess(["gdrive"], lineCount: 2)
         #expect(try llvs("remote", "add", "drive", "gdrive:/x", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",

@@ -320,25 +320,14 @@ public final class MockGoogleDriveServer: Sendable {
         guard let directory = stateDirectory else { return }
         let tokens = oauth.tokens
         state.withLock { state in
-            var names = Set<String>()
-            var items: [Saved.Item] = []
-            for item in state.items.values where item.id != rootID {
-                var saved = Saved.Item(id: item.id, name: item.name, mimeType: item.mimeType, parents: item.parents, trashed: item.trashed,
-                                       createdTime: item.createdTime, modifiedTime: item.modifiedTime, md5: item.md5, version: item.version)
-                if let content = item.content {
-                    let name = "\(item.id)-\(item.version)"
-                    switch content {
-                    case .data(let data): _ = try? directory.keep(data, orFileAt: nil, as: name)
-                    case .spooled(let url, _): _ = try? directory.keep(nil, orFileAt: url, as: name)
-                    }
-                    names.insert(name)
-                    saved.file = name
-                    saved.size = content.size
-                }
-                items.append(saved)
+            let live = state.items.values.filter { $0.id != rootID }
+            let files = directory.keepContents(of: live) { "\($0.id)-\($0.version)" }
+            let items = live.map { item in
+                Saved.Item(id: item.id, name: item.name, mimeType: item.mimeType, parents: item.parents, trashed: item.trashed,
+                           createdTime: item.createdTime, modifiedTime: item.modifiedTime, md5: item.md5, version: item.version,
+                           file: files[item.id], size: item.content?.size)
             }
             try? directory.save(Saved(rootID: rootID, items: items.sorted { ($0.createdTime, $0.id) < ($1.createdTime, $1.id) }, tokens: tokens))
-            directory.prune(keeping: names)
         }
     }
 

@@ -66,3 +66,22 @@ struct MockStateError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+extension MockStateDirectory {
+    /// Keeps the contents of `items` under `files/` (each named by `fileName`, so an unchanged content is not
+    /// written again), removes files no item names any more, and returns each item's file name by ID.
+    func keepContents<Item: MockTreeItem>(of items: some Sequence<Item>, fileName: (Item) -> String) -> [String: String] {
+        var files: [String: String] = [:]
+        for item in items {
+            guard let content = item.content else { continue }
+            let name = fileName(item)
+            switch content {
+            case .data(let data): _ = try? keep(data, orFileAt: nil, as: name)
+            case .spooled(let url, _): _ = try? keep(nil, orFileAt: url, as: name)
+            }
+            files[item.id] = name
+        }
+        prune(keeping: Set(files.values))
+        return files
+    }
+}

@@ -27,12 +27,25 @@ public final class MockOneDriveServer: Sendable {
     public let oauth: MockOAuthServer
     let state: Mutex<MockOneDriveState>
     let storage: URL
+    let stateDirectory: MockStateDirectory?
     static let fragmentGranularity: Int64 = 320 * 1024
 
-    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults()) throws {
+    /// `state`: a folder to keep the drive (and the issued tokens) in between runs, loaded now and written after
+    /// every change.
+    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(), state saved: MockStateDirectory? = nil) throws {
         self.settings = settings
         oauth = MockOAuthServer(settings: settings.oauth)
-        state = Mutex(MockOneDriveState())
+        stateDirectory = saved
+        var drive = MockOneDriveState()
+        if let saved, let loaded = try saved.load(Saved.self) {
+            for var item in loaded.items {
+                if let file = loaded.files[item.id] { item.content = .spooled(saved.file(file), size: item.size) }
+                drive.tree.restore(item)
+            }
+            drive.counter = loaded.counter
+            oauth.restore(loaded.tokens)
+        }
+        state = Mutex(drive)
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-onedrive-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
         let box = OneDriveHandlerBox()
@@ -87,7 +100,31 @@ public final class MockOneDriveServer: Sendable {
 
     // MARK: Serving
 
+    /// What `--state` keeps: the items (contents under `files/`), the ID counter and the tokens issued.
+    struct Saved: Codable {
+        var items: [MockOneDriveItem]
+        var files: [String: String]
+        var counter: Int
+        var tokens: MockOAuthServer.Tokens
+    }
+
+    func persist() {
+        guard let directory = stateDirectory else { return }
+        let tokens = oauth.tokens
+        state.withLock { state in
+            let items = state.tree.items.values.filter { $0.id != MockOneDriveState.rootID }
+            let files = directory.keepContents(of: items) { "\($0.id.replacingOccurrences(of: "!", with: "-"))-\($0.contentVersion)" }
+            try? directory.save(Saved(items: items.sorted { ($0.created, $0.id) < ($1.created, $1.id) }, files: files, counter: state.counter, tokens: tokens))
+        }
+    }
+
     func handle(_ request: IncomingRequest) -> MockResponse {
+        let answer = answer(request)
+        if stateDirectory != nil, request.method != "GET", answer.status < 300 { persist() }
+        return answer
+    }
+
+    private func answer(_ request: IncomingRequest) -> MockResponse {
         if let answer = oauth.handle(Self.anyTenant(request)) { return answer }
         let path = request.path
         guard path.hasPrefix("/v1.0/") else { return Self.error(404, "itemNotFound", "The resource could not be found.") }
@@ -210,7 +247,9 @@ final class OneDriveHandlerBox: Sendable {
     }
     func handleUpload(_ request: IncomingRequest) -> MockResponse? {
         guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
-        return mock.handleUploadHost(request)
+        let answer = mock.handleUploadHost(request)
+        if let answer, request.method == "PUT", [200, 201].contains(answer.status) { mock.persist() }
+        return answer
     }
 }
 

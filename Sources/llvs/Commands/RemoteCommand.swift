@@ -10,11 +10,13 @@ struct RemoteCommand: Command {
         .value("user", "USER", "the WebDAV user name (add); the password comes from $LLVS_WEBDAV_PASSWORD or --password-stdin"),
         .flag("password-stdin", "read the WebDAV password from standard input and keep it in a private file (add)"),
         .value("concurrency", "N", "transfers at once (add; default 8)"),
-        .value("client-id", "ID", "the OAuth client ID you registered with the service (add, gdrive:); or $LLVS_GDRIVE_CLIENT_ID"),
-        .flag("client-secret-stdin", "read the OAuth client secret from standard input into a private file (add, gdrive:); or $LLVS_GDRIVE_CLIENT_SECRET"),
+        .value("client-id", "ID", "the OAuth client ID you registered with the service (add, gdrive: onedrive:); or $LLVS_GDRIVE_CLIENT_ID, $LLVS_ONEDRIVE_CLIENT_ID"),
+        .flag("client-secret-stdin", "read the OAuth client secret from standard input into a private file (add, gdrive:; OneDrive needs none); or $LLVS_GDRIVE_CLIENT_SECRET"),
         .value("endpoint", "URL", "send every request of the service to this base URL instead, e.g. a mock from `llvs-mock gdrive` (add)"),
         .value("removal", "trash|delete", "what removing a remote file does on Google Drive (add; default trash)"),
         .value("root-folder-id", "ID", "the Drive folder that is the remote's root (add; default My Drive)"),
+        .value("drive-id", "ID", "a OneDrive drive by ID, as a SharePoint library (add, onedrive:; default your own drive)"),
+        .value("tenant", "TENANT", "the Microsoft tenant to sign in with: common (default), consumers, organizations or an ID (add, onedrive:)"),
         .flag("json", "print JSON (list)"),
     ]
     static let positionalCount = 1...3
@@ -62,8 +64,14 @@ struct RemoteCommand: Command {
             }
             remote.rootFolderId = arguments.value("root-folder-id")
             remote.clientId = arguments.value("client-id")
-            if kind.usesOAuth, remote.clientId == nil, (ProcessInfo.processInfo.environment["LLVS_GDRIVE_CLIENT_ID"] ?? "").isEmpty {
-                throw CommandError.usage("a Google Drive remote needs the OAuth client you registered: --client-id ID (or $LLVS_GDRIVE_CLIENT_ID)")
+            remote.driveId = arguments.value("drive-id")
+            remote.tenant = arguments.value("tenant")
+            for (option, owner) in [("removal", RemoteKind.gdrive), ("root-folder-id", .gdrive), ("drive-id", .onedrive), ("tenant", .onedrive)]
+            where arguments.value(option) != nil && kind != owner {
+                throw CommandError.usage("--\(option) is for \(owner.rawValue): remotes, not \(kind.rawValue):")
+            }
+            if kind.usesOAuth, remote.clientId == nil, (ProcessInfo.processInfo.environment[kind.environmentPrefix + "CLIENT_ID"] ?? "").isEmpty {
+                throw CommandError.usage("a \(kind.serviceName) remote needs the OAuth client you registered: --client-id ID (or $\(kind.environmentPrefix)CLIENT_ID)")
             }
             remotes[name] = remote
             if arguments.has("password-stdin") || arguments.has("client-secret-stdin") {

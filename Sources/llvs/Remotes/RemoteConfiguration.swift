@@ -21,6 +21,10 @@ struct RemoteConfiguration: Codable, Equatable {
     var removal: String?
     /// Google Drive: the ID of the folder that is the remote's root (default: My Drive).
     var rootFolderId: String?
+    /// OneDrive: a drive by ID (a SharePoint library) instead of the user's own.
+    var driveId: String?
+    /// OneDrive: the Microsoft identity platform tenant (`common` by default).
+    var tenant: String?
 }
 
 /// The remotes file and the secrets beside it.

@@ -2,15 +2,26 @@ import Foundation
 import LLVS
 import LLVSGoogleDrive
 import LLVSHTTP
+import LLVSOneDrive
 import LLVSWebDAV
 
 /// The kinds of remote `llvs` knows, by URL scheme.
 enum RemoteKind: String, CaseIterable {
-    case file, webdav, webdavs, gdrive
+    case file, webdav, webdavs, gdrive, onedrive
     /// Services with a connector still to come; named so the error says so rather than "unknown".
-    static let planned = ["onedrive", "box", "pcloud"]
+    static let planned = ["box", "pcloud"]
 
-    var usesOAuth: Bool { self == .gdrive }
+    var usesOAuth: Bool { self == .gdrive || self == .onedrive }
+
+    /// The prefix of the environment variables an OAuth kind reads (`LLVS_GDRIVE_CLIENT_ID`, …).
+    var environmentPrefix: String { "LLVS_" + rawValue.uppercased() + "_" }
+    var serviceName: String {
+        switch self {
+        case .gdrive: "Google Drive"
+        case .onedrive: "OneDrive"
+        default: rawValue
+        }
+    }
 }
 
 /// Turns a configured remote into a file system and an exchange.
@@ -22,7 +33,7 @@ struct RemoteConnection {
     /// The folder on the file system that holds the store: the URL's path (for Drive) joined with `--base-path`.
     let basePath: String
 
-    static let urlForms = "file:///path, webdav://host/path, webdavs://host/path or gdrive:/path"
+    static let urlForms = "file:///path, webdav://host/path, webdavs://host/path, gdrive:/path or onedrive:/path"
 
     init(name: String, configuration: RemoteConfiguration, registry: RemoteRegistry,
          environment: [String: String] = ProcessInfo.processInfo.environment) throws {
@@ -39,6 +50,9 @@ struct RemoteConnection {
             basePath = configuration.basePath ?? ""
         case .gdrive:
             fileSystem = try Self.googleDrive(configuration, name: name, registry: registry, environment: environment)
+            basePath = CloudPath.join(url.path, configuration.basePath ?? "")
+        case .onedrive:
+            fileSystem = try Self.oneDrive(configuration, name: name, registry: registry, environment: environment)
             basePath = CloudPath.join(url.path, configuration.basePath ?? "")
         }
     }
@@ -68,6 +82,7 @@ struct RemoteConnection {
         case .file where url.path.isEmpty: throw CommandError.usage("a file:// remote needs an absolute path, as file:///srv/llvs")
         case .webdav where url.host == nil, .webdavs where url.host == nil: throw CommandError.usage("a WebDAV remote needs a host, as webdavs://dav.example.com/llvs")
         case .gdrive where url.host != nil: throw CommandError.usage("a Google Drive remote is gdrive:/path (one slash), not \(text)")
+        case .onedrive where url.host != nil: throw CommandError.usage("a OneDrive remote is onedrive:/path (one slash), not \(text)")
         default: break
         }
         _ = try CloudPath.components(url.path)
@@ -87,15 +102,24 @@ struct RemoteConnection {
         return WebDAVFileSystem(configuration: WebDAVConfiguration(url: components.url!, authentication: authentication))
     }
 
-    /// The OAuth client of an OAuth remote: its ID from the configuration or `LLVS_GDRIVE_CLIENT_ID`, its secret from
-    /// `LLVS_GDRIVE_CLIENT_SECRET` or the remote's private secret file.
+    /// The OAuth client of an OAuth remote: its ID from the configuration or `LLVS_<KIND>_CLIENT_ID`, its secret from
+    /// `LLVS_<KIND>_CLIENT_SECRET` or the remote's private secret file (OneDrive's public clients have none).
     static func oauthConfiguration(_ configuration: RemoteConfiguration, name: String, registry: RemoteRegistry,
                                    environment: [String: String]) throws -> OAuthConfiguration {
-        guard let clientId = environment["LLVS_GDRIVE_CLIENT_ID"].flatMap({ $0.isEmpty ? nil : $0 }) ?? configuration.clientId else {
-            throw CommandError.usage("remote \(name) has no OAuth client; add it again with --client-id, or set LLVS_GDRIVE_CLIENT_ID")
+        let (kind, _) = try validate(configuration.url)
+        let prefix = kind.environmentPrefix
+        guard let clientId = environment[prefix + "CLIENT_ID"].flatMap({ $0.isEmpty ? nil : $0 }) ?? configuration.clientId else {
+            throw CommandError.usage("remote \(name) has no OAuth client; add it again with --client-id, or set \(prefix)CLIENT_ID")
         }
-        let secret = environment["LLVS_GDRIVE_CLIENT_SECRET"].flatMap { $0.isEmpty ? nil : $0 } ?? registry.secret(name)
-        return GoogleDriveConfiguration.oauth(clientId: clientId, clientSecret: secret, endpoint: configuration.endpoint.flatMap(URL.init(string:)))
+        let secret = environment[prefix + "CLIENT_SECRET"].flatMap { $0.isEmpty ? nil : $0 } ?? registry.secret(name)
+        let endpoint = configuration.endpoint.flatMap(URL.init(string:))
+        switch kind {
+        case .onedrive:
+            return OneDriveConfiguration.oauth(clientId: clientId, clientSecret: secret, tenant: configuration.tenant ?? "common",
+                                               allDrives: configuration.driveId != nil, endpoint: endpoint)
+        default:
+            return GoogleDriveConfiguration.oauth(clientId: clientId, clientSecret: secret, endpoint: endpoint)
+        }
     }
 
     static func tokenSource(_ configuration: RemoteConfiguration, name: String, registry: RemoteRegistry, http: HTTPClient,
@@ -113,6 +137,15 @@ struct RemoteConnection {
         if let root = configuration.rootFolderId { drive.rootFolderID = root }
         return GoogleDriveFileSystem(configuration: drive, http: http,
                                      authorizer: try tokenSource(configuration, name: name, registry: registry, http: http, environment: environment))
+    }
+
+    private static func oneDrive(_ configuration: RemoteConfiguration, name: String, registry: RemoteRegistry,
+                                 environment: [String: String]) throws -> OneDriveFileSystem {
+        let http = HTTPClient()
+        var drive = configuration.endpoint.flatMap(URL.init(string:)).map(OneDriveConfiguration.init(endpoint:)) ?? OneDriveConfiguration()
+        drive.driveID = configuration.driveId
+        return OneDriveFileSystem(configuration: drive, http: http,
+                                  authorizer: try tokenSource(configuration, name: name, registry: registry, http: http, environment: environment))
     }
 
     func exchange(for store: Store) -> CloudFileSystemExchange {
