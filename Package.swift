@@ -62,7 +62,7 @@ let package = Package(
         .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSConformance"]),
 
         // Benchmarks that print figures (never timed tests).
-        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive"]),
+        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive"]),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),

@@ -3,6 +3,7 @@ import LLVS
 import LLVSGoogleDrive
 import LLVSHTTP
 import LLVSMocks
+import LLVSOneDrive
 import LLVSWebDAV
 import Synchronization
 
@@ -14,7 +15,7 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let versionCount = Int(option("clone-versions", in: arguments) ?? "") ?? 10_000
     let backupFiles = Int(option("backup-files", in: arguments) ?? "") ?? 2000
     let rows = Set((option("rows", in: arguments) ?? "1,2,3,4,5,6").split(separator: ",").compactMap { Int($0) })
-    let remotes = Set((option("remotes", in: arguments) ?? "webdav,gdrive").split(separator: ",").map(String.init))
+    let remotes = Set((option("remotes", in: arguments) ?? "webdav,gdrive,onedrive").split(separator: ",").map(String.init))
     for binary in [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, "/usr/bin/curl"] {
         if let reason = RealWebDAVServer.unavailable(binary) { throw BenchmarkError(reason) }
     }
@@ -43,7 +44,7 @@ func compareBenchmark(_ arguments: [String]) async throws {
         return
     }
 
-    // Rows 5 and 6: one store of N versions, on Apache and on the Drive mock.
+    // Rows 5 and 6: one store of N versions, on Apache, the Drive mock and the OneDrive mock.
     print("  making a store of \(versionCount) versions…")
     let source = try StoreCoordinator(store: try Store(creatingAt: work.appendingPathComponent("source")))
     for i in 0..<versionCount {
@@ -70,6 +71,19 @@ func compareBenchmark(_ arguments: [String]) async throws {
                                      authorizer: OAuthTokenSource(file: tokenFile, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
     }
     if remotes.contains("gdrive") { try await cloneRows(googleDrive, source: source, runs: runs, work: work, table: table) }
+
+    let graph = try MockOneDriveServer()
+    defer { graph.stop() }
+    let oneDriveToken = TokenFile(path: work.appendingPathComponent("onedrive.token.json").path)
+    try oneDriveToken.write(graph.issueToken())
+    // Requests to Graph and to its download/upload host alike.
+    let oneDrive = RemoteUnderTest(name: "OneDrive mock", requests: { graph.log.count + graph.contentHost.server.log.count }) {
+        let http = HTTPClient()
+        let oauth = OneDriveConfiguration.oauth(clientId: graph.oauth.settings.clientId, endpoint: graph.endpoint)
+        return OneDriveFileSystem(configuration: OneDriveConfiguration(endpoint: graph.endpoint), http: http,
+                                  authorizer: OAuthTokenSource(file: oneDriveToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
+    }
+    if remotes.contains("onedrive") { try await cloneRows(oneDrive, source: source, runs: runs, work: work, table: table) }
 
     print("\n" + table.markdown)
 }

@@ -9,6 +9,7 @@ import Synchronization
 /// need to) send the account's credentials there; the log shows whether it did.
 public final class MockContentHost: Sendable {
     public let server: MockHTTPServer
+    public let hostName: String
     private let published: Published
 
     private final class Published: Sendable {
@@ -18,10 +19,13 @@ public final class MockContentHost: Sendable {
     /// `extra` answers what is not a published download (a service's upload-session URLs); nil passes it on.
     /// `refusesCredentials` answers 401 to any request carrying Authorization, as OneDrive's upload and download
     /// hosts do, so a client that leaks its token fails loudly.
-    public init(faults: MockFaults = MockFaults(), refusesCredentials: Bool = false,
+    /// `hostName` is how its URLs name it: `localhost` makes it another host than the API's `127.0.0.1` for clients
+    /// that decide by host name, not port, where a token may go (as the real hosts differ by name).
+    public init(faults: MockFaults = MockFaults(), hostName: String = "127.0.0.1", refusesCredentials: Bool = false,
                 extra: (@Sendable (IncomingRequest) -> MockResponse?)? = nil) throws {
         let published = Published()
         self.published = published
+        self.hostName = hostName
         server = try MockHTTPServer(faults: faults) { request in
             if refusesCredentials, request.headers["Authorization"] != nil {
                 return .json(401, ["error": ["code": "unauthenticated", "message": "This URL is pre-authenticated; do not send an Authorization header."]])
@@ -38,8 +42,11 @@ public final class MockContentHost: Sendable {
     public func publish(_ content: MockContent) -> URL {
         let token = UUID().uuidString.lowercased()
         published.contents.withLock { $0[token] = content }
-        return server.baseURL.appendingPathComponent("content").appendingPathComponent(token)
+        return baseURL.appendingPathComponent("content").appendingPathComponent(token)
     }
+
+    /// The host's base URL under its host name.
+    public var baseURL: URL { URL(string: "http://\(hostName):\(server.port)")! }
 
     public func withdraw(_ url: URL) {
         published.contents.withLock { _ = $0.removeValue(forKey: url.lastPathComponent) }

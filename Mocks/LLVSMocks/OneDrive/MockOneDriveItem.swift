@@ -8,8 +8,11 @@ struct MockOneDriveItem: MockTreeItem, Codable {
     var parents: [String]
     var isFolder: Bool
     var trashed = false
-    var created: Date
-    var modified: Date
+    var created: Date { didSet { createdText = MockGraphTime.format(created) } }
+    var modified: Date { didSet { modifiedText = MockGraphTime.format(modified) } }
+    /// The times as Graph writes them, formatted once rather than for every listing.
+    private(set) var createdText = ""
+    private(set) var modifiedText = ""
     /// Bumped on every change (eTag) and on every content change (cTag).
     var version = 1
     var contentVersion = 1
@@ -22,6 +25,31 @@ struct MockOneDriveItem: MockTreeItem, Codable {
 
     enum CodingKeys: String, CodingKey {
         case id, name, parents, isFolder, trashed, created, modified, version, contentVersion, size, quickXorHash, sha1Hash, sha256Hash
+    }
+
+    init(id: String, name: String, parents: [String], isFolder: Bool, created: Date, modified: Date) {
+        self.id = id
+        self.name = name
+        self.parents = parents
+        self.isFolder = isFolder
+        self.created = created
+        self.modified = modified
+        createdText = MockGraphTime.format(created)
+        modifiedText = MockGraphTime.format(modified)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try container.decode(String.self, forKey: .id), name: try container.decode(String.self, forKey: .name),
+                  parents: try container.decode([String].self, forKey: .parents), isFolder: try container.decode(Bool.self, forKey: .isFolder),
+                  created: try container.decode(Date.self, forKey: .created), modified: try container.decode(Date.self, forKey: .modified))
+        trashed = try container.decode(Bool.self, forKey: .trashed)
+        version = try container.decode(Int.self, forKey: .version)
+        contentVersion = try container.decode(Int.self, forKey: .contentVersion)
+        size = try container.decode(Int64.self, forKey: .size)
+        quickXorHash = try container.decodeIfPresent(String.self, forKey: .quickXorHash)
+        sha1Hash = try container.decodeIfPresent(String.self, forKey: .sha1Hash)
+        sha256Hash = try container.decodeIfPresent(String.self, forKey: .sha256Hash)
     }
 
     var eTag: String { "\"{\(id)},\(version)\"" }

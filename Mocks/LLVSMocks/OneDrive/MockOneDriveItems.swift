@@ -11,7 +11,7 @@ extension MockOneDriveServer {
     func serve(_ request: IncomingRequest, _ address: MockGraphAddress, drivePrefix: String) throws -> MockResponse {
         switch (request.method, address.action) {
         case ("GET", ""):
-            return .json(200, json(try resolve(address)))
+            return .json(200, Self.selecting(request.query["$select"], json(try resolve(address))))
         case ("GET", "children"):
             return try children(request, of: try resolve(address), drivePrefix: drivePrefix)
         case ("POST", "children"):
@@ -33,7 +33,11 @@ extension MockOneDriveServer {
                 state.tree.update(item.id) { $0.trashed = true }
             }
             return .empty(204)
-        case ("GET", "delta"):
+        case ("GET", "delta"), ("GET", "delta()"):
+            // OData function syntax (`delta()`, as the SDK sends it) or plain; the whole drive, from its root.
+            guard try resolve(address).id == MockOneDriveState.rootID else {
+                throw MockGraphError(400, "invalidRequest", "delta is supported on the root only.")
+            }
             return try delta(request, drivePrefix: drivePrefix)
         default:
             throw MockGraphError(400, "invalidRequest", "\(request.method) \(address.action.isEmpty ? "on an item" : address.action) is not supported.")
@@ -72,9 +76,9 @@ extension MockOneDriveServer {
     func json(_ item: MockOneDriveItem, _ state: MockOneDriveState) -> [String: Any] {
         var object: [String: Any] = [
             "id": item.id, "name": item.name, "eTag": item.eTag, "cTag": item.cTag, "size": item.size,
-            "createdDateTime": MockGraphTime.format(item.created), "lastModifiedDateTime": MockGraphTime.format(item.modified),
+            "createdDateTime": item.createdText, "lastModifiedDateTime": item.modifiedText,
             "webUrl": "https://onedrive.live.com/?id=\(item.id)",
-            "fileSystemInfo": ["createdDateTime": MockGraphTime.format(item.created), "lastModifiedDateTime": MockGraphTime.format(item.modified)],
+            "fileSystemInfo": ["createdDateTime": item.createdText, "lastModifiedDateTime": item.modifiedText],
         ]
         if item.id == MockOneDriveState.rootID {
             object["root"] = [String: Any]()
@@ -109,7 +113,7 @@ extension MockOneDriveServer {
         return state.withLock { state in
             let live = state.tree.children(of: folder.id).filter { !state.tree.isTrashed($0.id) }
             let page = live.dropFirst(skip).prefix(top)
-            var object: [String: Any] = ["value": page.map { json($0, state) }]
+            var object: [String: Any] = ["value": page.map { Self.selecting(query["$select"], json($0, state)) }]
             if skip + top < live.count {
                 var items = [("$top", String(top)), ("$skiptoken", String(skip + top))]
                 if let select = query["$select"] { items.append(("$select", select)) }
@@ -117,6 +121,13 @@ extension MockOneDriveServer {
             }
             return .json(200, object)
         }
+    }
+
+    /// `$select`: only the properties asked for, as Graph answers (smaller pages for a listing of names).
+    static func selecting(_ select: String?, _ object: [String: Any]) -> [String: Any] {
+        guard let select, !select.isEmpty else { return object }
+        let wanted = Set(select.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        return object.filter { wanted.contains($0.key) || $0.key.hasPrefix("@") }
     }
 
     static func conflictBehavior(_ object: [String: Any]?) -> String? {

@@ -49,7 +49,7 @@ public final class MockOneDriveServer: Sendable {
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-onedrive-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
         let box = OneDriveHandlerBox()
-        contentHost = try MockContentHost(refusesCredentials: true) { request in box.handleUpload(request) }
+        contentHost = try MockContentHost(hostName: "localhost", refusesCredentials: true) { request in box.handleUpload(request) }
         server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.handle(request) }
         box.target.withLock { $0.value = self }
     }

@@ -30,7 +30,7 @@ extension MockOneDriveServer {
         return .json(200, ["uploadUrl": uploadURL(id), "expirationDateTime": MockGraphTime.format(expires), "nextExpectedRanges": ["0-"]])
     }
 
-    func uploadURL(_ id: String) -> String { contentHost.server.baseURL.absoluteString + "/upload/" + id }
+    func uploadURL(_ id: String) -> String { contentHost.baseURL.absoluteString + "/upload/" + id }
 
     static func sessionStatus(_ session: MockUploadSession<MockOneDriveUpload>) -> [String: Any] {
         ["expirationDateTime": MockGraphTime.format(session.target.expires), "nextExpectedRanges": ["\(session.received)-"]]
