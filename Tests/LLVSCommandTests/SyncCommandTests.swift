@@ -191,7 +191,7 @@ import Glibc
     }
 
     @Test func oauthRemoteMistakesGiveClearErrors() throws {
-        let planned = try llvs("remote", "add", "one", "onedrive:/x")
+        let planned = try llvs("remote", "add", "one", "box:/x")
         #expect(planned.status == 2 && planned.error.contains("not supported by this build yet"))
         let noClient = try llvs("remote", "add", "g", "gdrive:/x", environment: ["LLVS_GDRIVE_CLIENT_ID": ""])
         #expect(noClient.status == 2 && noClient.error.contains("--client-id"), "\(noClient.error)")
