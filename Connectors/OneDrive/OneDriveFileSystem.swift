@@ -188,14 +188,17 @@ public final class OneDriveFileSystem: CloudFileSystem {
         return try await uploader.upload(source, with: session, path: path)
     }
 
-    /// OneDrive's own account of what it stored must match what was sent: the size, and the QuickXorHash every
-    /// drive type reports (hashed again from the source).
+    /// OneDrive's own account of what it stored must match what was sent: the size, the QuickXorHash every drive
+    /// type reports, and the SHA-1 a personal drive reports too (all hashed in one more read of the source).
     private func check(_ item: OneDriveItem, against source: UploadSource, path: String) throws {
         if let size = item.size, size != source.size {
             throw CloudFileSystemError.server(status: 200, message: "OneDrive stored \(size) bytes for \(path), not the \(source.size) sent")
         }
-        if let hash = item.file?.hashes?.quickXorHash, !ChecksumAlgorithm.quickXor.matches(hash, try source.checksum(.quickXor)) {
-            throw CloudFileSystemError.server(status: 200, message: "OneDrive's QuickXorHash of \(path) does not match the data sent")
+        let reported = item.item(Self.encoding).checksums.filter { [.quickXor, .sha1].contains($0.key) }
+        guard !reported.isEmpty else { return }
+        let computed = try source.checksums(Set(reported.keys))
+        for (algorithm, value) in reported where !algorithm.matches(value, computed[algorithm] ?? "") {
+            throw CloudFileSystemError.server(status: 200, message: "OneDrive's \(algorithm) of \(path) does not match the data sent")
         }
     }
 

@@ -78,12 +78,24 @@ public enum UploadSource: Sendable {
 
     /// The checksum of everything the source holds, hashed as it is read.
     public func checksum(_ algorithm: ChecksumAlgorithm) throws -> String {
+        try checksums([algorithm])[algorithm]!
+    }
+
+    /// Several checksums in one read of the source.
+    public func checksums(_ algorithms: Set<ChecksumAlgorithm>) throws -> [ChecksumAlgorithm: String] {
+        let streams = algorithms.map { ($0, ChecksumStream($0)) }
         switch self {
-        case .data(let data): return algorithm.text(of: data)
+        case .data(let data):
+            streams.forEach { $0.1.update(data) }
         case .file(let url, _):
-            do { return try ChecksumStream.text(ofFileAt: url, algorithm) } catch {
+            do {
+                let handle = try FileHandle(forReadingFrom: url)
+                defer { try? handle.close() }
+                while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty { streams.forEach { $0.1.update(piece) } }
+            } catch {
                 throw CloudFileSystemError.localFile(path: url.path, message: error.localizedDescription)
             }
         }
+        return Dictionary(uniqueKeysWithValues: streams.map { ($0.0, $0.1.finalize()) })
     }
 }

@@ -154,3 +154,37 @@ import Testing
         #expect(try b.value(id: "what? 11 ", at: head!)?.data == Data("11".utf8))
     }
 }
+
+@Suite struct OneDriveMockStateTests {
+    /// `llvs-mock onedrive --state DIR`: stopped and started again, the mock still has the files and the tokens.
+    @Test func aMockRestartedWithItsStateKeepsTheDriveAndTheTokens() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-onedrive-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let big = SeededGenerator.bytes(2 * 1024 * 1024, seed: 12)
+        let token: OAuthToken
+        do {
+            let mock = try MockOneDriveServer(state: try MockStateDirectory(directory))
+            token = mock.issueToken()
+            let fileSystem = OneDriveFileSystem(configuration: OneDriveConfiguration(endpoint: mock.endpoint), http: quickClient(),
+                                                authorizer: StaticBearer(token: token.accessToken))
+            try await fileSystem.upload(Data("small".utf8), to: "kept/small.txt")
+            try await fileSystem.upload(big, to: "kept/big.bin")
+            mock.stop()
+        }
+        let again = try MockOneDriveServer(state: try MockStateDirectory(directory))
+        defer { again.stop() }
+        let fileSystem = OneDriveFileSystem(configuration: OneDriveConfiguration(endpoint: again.endpoint), http: quickClient(),
+                                            authorizer: StaticBearer(token: token.accessToken))
+        #expect(try await fileSystem.download("kept/small.txt") == Data("small".utf8))
+        #expect(try await fileSystem.download("kept/big.bin") == big)
+        try await fileSystem.upload(Data("new".utf8), to: "kept/new.txt")
+        #expect(Set(try await fileSystem.listNames("kept")) == ["small.txt", "big.bin", "new.txt"])
+    }
+}
+
+/// A fixed access token, for tests that need no refresh.
+struct StaticBearer: HTTPAuthorizer {
+    var token: String
+    func authorize(_ request: inout HTTPRequest) async throws { request.headers["Authorization"] = "Bearer \(token)" }
+    func renew(after response: HTTPResponse, to request: HTTPRequest) async throws -> Bool { false }
+}
