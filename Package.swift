@@ -68,11 +68,13 @@ let package = Package(
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
+        // What every connector's tests share: the conformance harness, a quick client, a fault control over a mock.
+        .target(name: "LLVSTestSupport", dependencies: ["LLVS", "LLVSHTTP", "LLVSMocks", "LLVSConformance"], path: "Tests/LLVSTestSupport"),
         .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSMocks", "llvs-test-helper"]),
-        .testTarget(name: "LLVSCloudServiceTests", dependencies: ["LLVSCloudService", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVS"]),
-        .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
-        .testTarget(name: "LLVSGoogleDriveTests", dependencies: ["LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
-        .testTarget(name: "LLVSOneDriveTests", dependencies: ["LLVSOneDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS"]),
+        .testTarget(name: "LLVSCloudServiceTests", dependencies: ["LLVSCloudService", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVS", "LLVSTestSupport"]),
+        .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
+        .testTarget(name: "LLVSGoogleDriveTests", dependencies: ["LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
+        .testTarget(name: "LLVSOneDriveTests", dependencies: ["LLVSOneDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper"]),
     ],

@@ -216,7 +216,11 @@ public final class WebDAVFileSystem: CloudFileSystem {
         case .file(let url, _, let length): (length ?? Self.fileSize(url)) <= Self.optimisticPutLimit
         case .form: false
         }
-        if !small { try await makeFolder(parent) }
+        if !small {
+            try await makeFolder(parent)
+            try await putThroughTemporary(body, to: path, parent: parent)
+            return
+        }
         var response = try await send(request("PUT", try url(path, folder: false), body: body))
         if [404, 409, 500].contains(response.status) {
             // The parent vanished since it was known (or the server says so oddly): make it again, once.
@@ -224,6 +228,32 @@ public final class WebDAVFileSystem: CloudFileSystem {
             try await makeFolder(parent)
             response = try await send(request("PUT", try url(path, folder: false), body: body))
         }
+        try await finishPut(response, path: path, parent: parent)
+    }
+
+    /// A large body goes to a temporary name beside the file and is moved over it: some servers (rclone serve
+    /// webdav) write a PUT straight into place, so an upload cut short would leave part of a file, or part of the
+    /// new one over the old, where readers look. A failed upload's temporary is removed.
+    private func putThroughTemporary(_ body: HTTPRequestBody, to path: String, parent: String) async throws {
+        let temporary = CloudPath.join(parent, ".llvs-upload-\(UUID().uuidString.prefix(8).lowercased())-\(try CloudPath.name(path))")
+        do {
+            try await finishPut(try await send(request("PUT", try url(temporary, folder: false), body: body)), path: path, parent: parent)
+            var move = request("MOVE", try url(temporary, folder: false))
+            move.headers["Destination"] = try url(path, folder: false).absoluteString
+            move.headers["Overwrite"] = "T"
+            move.isSafeToRepeat = false
+            let response = try await send(move)
+            guard [200, 201, 204].contains(response.status) else {
+                if response.status == 404, try await exists(path), try await !exists(temporary) { return } // moved; the answer was lost
+                throw failure(response, path)
+            }
+        } catch {
+            _ = try? await send(request("DELETE", try url(temporary, folder: false)))
+            throw error
+        }
+    }
+
+    private func finishPut(_ response: HTTPResponse, path: String, parent: String) async throws {
         switch response.status {
         case 200, 201, 204:
             remember(parent) // the file landed, so its folder exists

@@ -13,6 +13,7 @@ enum ConformanceChecks {
         ConformanceCheck(id: "listing", section: 5, title: "a listing longer than a page", run: listing),
         ConformanceCheck(id: "integrity", section: 6, title: "reported size and checksum match", run: integrity),
         ConformanceCheck(id: "failed-upload", section: 7, title: "a failed upload leaves the old file", run: failedUpload),
+        ConformanceCheck(id: "source-fails-part-way", section: 7, title: "a source that fails part way leaves nothing half-written", run: sourceFailsPartWay),
         ConformanceCheck(id: "rate-limit", section: 7, title: "429/503 with Retry-After is waited out", run: rateLimit),
         ConformanceCheck(id: "dropped-connection", section: 7, title: "a dropped connection is retried", run: droppedConnection),
         ConformanceCheck(id: "expired-token", section: 7, title: "an expired token is refreshed", run: expiredToken),
@@ -259,6 +260,33 @@ enum ConformanceChecks {
             try await fs.upload(fileAt: missing, to: c.path("never.txt"))
         } catch is CloudFileSystemError {}
         try require(try await !fs.exists(c.path("never.txt")), "a failed upload should leave no file behind")
+        return .passed
+    }
+
+    /// A local file cut from 8 MiB to 2 MiB the moment the connector starts reading it (after it has taken its
+    /// size): the upload fails part way, or it sends what the file holds once it reads it again. Either way the path
+    /// then holds the old file, nothing, the whole original or the whole shortened file, never part of one.
+    static func sourceFailsPartWay(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let original = bytes(8 << 20, seed: 11)
+        let local = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
+        try original.write(to: local)
+        defer { try? FileManager.default.removeItem(at: local) }
+        try await fs.upload(Data("old".utf8), to: c.path("replaced.bin"))
+        for target in ["replaced.bin", "new.bin"] {
+            try original.write(to: local)
+            guard let watcher = ReadWatcher(path: local.path) else { return .skipped("inotify is not available to watch the source") }
+            let path = local.path
+            let cut = Task { await watcher.afterFirstRead(timeout: 30) { truncate(path, 2 << 20) } }
+            var failed = false
+            do { try await fs.upload(fileAt: local, to: c.path(target)) } catch is CloudFileSystemError { failed = true }
+            try require(await cut.value, "\(target): the connector never read the source")
+            let shortened = original.prefix(2 << 20)
+            let stored = try? await fs.download(c.path(target))
+            let acceptable: [Data?] = failed ? [target == "new.bin" ? nil : Data("old".utf8), original, Data(shortened)] : [original, Data(shortened)]
+            try require(acceptable.contains(stored),
+                        "\(target): after a source cut part way the path holds \(stored.map { "\($0.count) bytes" } ?? "nothing") that are neither the old file, nor a whole version of the source (the upload \(failed ? "failed" : "succeeded"))")
+        }
         return .passed
     }
 

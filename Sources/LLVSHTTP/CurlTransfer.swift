@@ -59,7 +59,12 @@ final class CurlTransfer: @unchecked Sendable {
         cleanUp()
     }
 
+    /// Set once the handle is freed: an initializer that throws runs this and then `deinit` runs it again.
+    private var cleanedUp = false
+
     private func cleanUp() {
+        guard !cleanedUp else { return }
+        cleanedUp = true
         if let headerList { curl_slist_free_all(headerList); self.headerList = nil }
         if let mime { curl_mime_free(mime); self.mime = nil }
         if bodyFD >= 0 { close(bodyFD); bodyFD = -1 }
@@ -220,6 +225,12 @@ final class CurlTransfer: @unchecked Sendable {
             let n = pread(bodyFD, buffer, count, off_t(bodyStart + bodyPosition))
             guard n >= 0 else {
                 failure = .localFile(path: "\(request.body)", message: String(cString: strerror(errno)))
+                return Int(CURL_READFUNC_ABORT)
+            }
+            guard n > 0 else {
+                // The file shrank under the upload: end it now, rather than leave the server waiting for the rest
+                // until the stall timeout.
+                failure = .localFile(path: "\(request.body)", message: "it ended at \(bodyStart + bodyPosition) bytes, before the \(bodyStart + bodyLength) the upload announced")
                 return Int(CURL_READFUNC_ABORT)
             }
             bodyPosition += Int64(n)

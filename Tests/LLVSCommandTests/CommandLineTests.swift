@@ -31,16 +31,27 @@ import Testing
     }()
 
     @discardableResult
-    func llvs(_ arguments: String..., input: Data? = nil, withStore: Bool = true) throws -> Result {
-        try run(arguments + (withStore ? ["--store", store] : []), input: input)
+    func llvs(_ arguments: String..., input: Data? = nil, withStore: Bool = true, environment: [String: String] = [:]) throws -> Result {
+        try run(arguments + (withStore ? ["--store", store] : []), input: input, environment: environment)
     }
 
-    /// Runs `llvs` with its configuration (remotes) in this test's own folder.
-    func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) throws -> Result {
+    /// The environment children start with: the test's own, less the developer's `LLVS_*` settings (a remote's
+    /// password, a trace, a deadline), which would change what the commands do.
+    static let cleanEnvironment = clean(ProcessInfo.processInfo.environment)
+    static func clean(_ environment: [String: String]) -> [String: String] { environment.filter { !$0.key.hasPrefix("LLVS_") } }
+
+    /// Runs `llvs` with its configuration (remotes) in this test's own folder; `through` is a command that runs it
+    /// (`setpriv … ` to run it as another user).
+    func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], through wrapper: [String] = []) throws -> Result {
         let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment
+        if let first = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = Array(wrapper.dropFirst()) + [Self.binary.path] + arguments
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = arguments
+        }
+        process.environment = Self.cleanEnvironment
             .merging(["XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]) { _, new in new }
             .merging(environment) { _, new in new }
         process.currentDirectoryURL = directory
@@ -49,12 +60,36 @@ import Testing
         process.standardError = err
         process.standardInput = inp
         try process.run()
+        // Both pipes are drained at once: reading one to its end first deadlocks once the other fills (a trace).
+        let drained = DispatchGroup()
+        nonisolated(unsafe) var error = Data()
+        drained.enter()
+        DispatchQueue.global().async {
+            error = err.fileHandleForReading.readDataToEndOfFile()
+            drained.leave()
+        }
         if let input { inp.fileHandleForWriting.write(input) }
         try inp.fileHandleForWriting.close()
         let output = out.fileHandleForReading.readDataToEndOfFile()
-        let error = err.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
         process.waitUntilExit()
         return Result(status: process.terminationStatus, output: output, error: String(decoding: error, as: UTF8.self))
+    }
+
+    @Test func childrenStartWithoutTheDevelopersLLVSSettings() {
+        let developer = ["PATH": "/usr/bin", "LLVS_WEBDAV_PASSWORD": "secret", "LLVS_HTTP_TRACE": "1", "LLVS_DEADLINE": "1", "HOME": "/root"]
+        #expect(Self.clean(developer) == ["PATH": "/usr/bin", "HOME": "/root"])
+    }
+
+    /// A trace fills the error pipe long before the command ends; the harness drains both pipes at once, so this
+    /// ends instead of hanging (the time limit turns a hang into a failure).
+    @Test(.timeLimit(.minutes(1))) func aTracedCommandDoesNotHangTheHarness() throws {
+        let mock = try MockProcess(["webdav"])
+        #expect(try run(["remote", "add", "dav", mock.url.replacingOccurrences(of: "http://", with: "webdav://")]).status == 0)
+        let traced = try run(["conformance", "dav", "--listing-count", "200", "--large-file-mib", "1"], environment: ["LLVS_HTTP_TRACE": "1"])
+        #expect(traced.status == 0)
+        #expect(traced.error.utf8.count > 65_536, "the trace should be larger than a pipe's buffer: \(traced.error.utf8.count) bytes")
+        withExtendedLifetime(mock) {}
     }
 
     @Test func aValueRoundTripsThroughPutAndGet() throws {

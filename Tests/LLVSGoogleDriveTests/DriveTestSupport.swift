@@ -4,6 +4,7 @@ import LLVSConformance
 import LLVSGoogleDrive
 import LLVSHTTP
 import LLVSMocks
+import LLVSTestSupport
 
 /// A mock Drive, a token file authorized against it, and the connector wired to both.
 final class DriveFixture: Sendable {
@@ -12,14 +13,13 @@ final class DriveFixture: Sendable {
     let tokenSource: OAuthTokenSource
     let fileSystem: GoogleDriveFileSystem
 
-    init(settings: MockGoogleDriveServer.Settings = MockGoogleDriveServer.Settings(),
+    init(settings: MockGoogleDriveServer.Settings = MockGoogleDriveServer.Settings(), http: HTTPClient = quickClient(),
          configure: (inout GoogleDriveConfiguration) -> Void = { _ in }) throws {
         mock = try MockGoogleDriveServer(settings: settings)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-drive-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = TokenFile(path: directory.appendingPathComponent("drive.token.json").path)
         try file.write(mock.issueToken())
-        let http = quickClient()
         let oauth = GoogleDriveConfiguration.oauth(clientId: mock.oauth.settings.clientId, clientSecret: mock.oauth.settings.clientSecret,
                                                    endpoint: mock.endpoint)
         tokenSource = OAuthTokenSource(file: file, configuration: oauth, http: http, reauthorizeCommand: "llvs auth drive")
@@ -42,25 +42,9 @@ final class DriveFixture: Sendable {
     }
 }
 
-/// Lets the conformance suite's failure checks make the mock Drive misbehave as Drive does.
-struct DriveFaultControl: FaultControl {
-    let mock: MockGoogleDriveServer
-    var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .expiredToken, .revokedToken] }
-    func injectOnce(_ fault: InjectedFault) async {
-        switch fault {
-        case .rateLimited: mock.faults.injectNext(.status(403, retryAfter: 1)) // Drive's usual "slow down" is a 403
-        case .serviceUnavailable: mock.faults.injectNext(.status(503, retryAfter: 1))
-        case .droppedConnection: mock.faults.injectNext(.dropBeforeAnswer)
-        case .expiredToken: mock.expireAccessTokens()
-        case .revokedToken: mock.rejectNextRequests(2) // refused before and after the refresh
-        }
-    }
+/// Drive's faults on the shared control: its usual "slow down" is a 403; a revoked token answers 401 before and after
+/// the refresh.
+func driveFaultControl(mock: MockGoogleDriveServer) -> MockFaultControl {
+    MockFaultControl(faults: mock.faults, rateLimitStatus: 403, expireTokens: { mock.expireAccessTokens() },
+                     revokeTokens: { mock.rejectNextRequests(2) })
 }
-
-func quickClient() -> HTTPClient {
-    var configuration = HTTPClientConfiguration()
-    configuration.retryPolicy = RetryPolicy(maximumAttempts: 8, sleep: { _ in })
-    return HTTPClient(configuration: configuration)
-}
-
-func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(count, seed: seed) }

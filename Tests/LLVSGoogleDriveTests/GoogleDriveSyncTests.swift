@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSTestSupport
 import LLVSGoogleDrive
 import LLVSMocks
 import Testing

@@ -4,26 +4,16 @@ import LLVSConformance
 import LLVSGoogleDrive
 import LLVSHTTP
 import LLVSMocks
+import LLVSTestSupport
 import Synchronization
 import Testing
-
-func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = []) async {
-    let report = await ConformanceSuite.run(on: fileSystem, options: options)
-    for result in report.results {
-        switch result.status {
-        case .passed: break
-        case .skipped: #expect(skippable.contains(result.id), "\(result.id) skipped: \(result.message ?? "")")
-        case .failed: Issue.record("\(result.id) failed: \(result.message ?? "")")
-        }
-    }
-}
 
 @Suite struct GoogleDriveConformanceTests {
     @Test(arguments: GoogleDriveConfiguration.Removal.allCases)
     func theConnectorConformsAgainstTheMock(removal: GoogleDriveConfiguration.Removal) async throws {
         let fixture = try DriveFixture { $0.pageSize = 100; $0.removal = removal }
         var options = ConformanceOptions()
-        options.faults = DriveFaultControl(mock: fixture.mock)
+        options.faults = driveFaultControl(mock: fixture.mock)
         options.largeFileSize = 6 * 1024 * 1024 + 12_345
         options.listingCount = 250
         await expectConformance(fixture.fileSystem, options: options)
@@ -53,11 +43,10 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
         let data = bytes(9 * 256 * 1024 + 100, seed: 3)
         try data.write(to: fixture.local("big.bin"))
         try await fixture.fileSystem.makeFolder("up")
-        // Requests from here: the name lookup, the session, then chunks. The fourth chunk is stored but its answer
-        // is lost, and so is the answer to the one retry libcurl makes by itself on a fresh connection.
-        let before = fixture.mock.log.count
-        fixture.mock.faults.inject(.dropBeforeAnswer, intoRequest: before + 2 + 4)
-        fixture.mock.faults.inject(.dropBeforeAnswer, intoRequest: before + 2 + 5)
+        // The fourth chunk is stored but its answer is lost, and so is the answer to the one resend libcurl makes by
+        // itself on a fresh connection: faults chosen by the chunk's Content-Range, not by request numbers.
+        let fourth = "bytes \(3 * 256 * 1024)-\(4 * 256 * 1024 - 1)/\(data.count)"
+        fixture.mock.faults.inject(.dropBeforeAnswer, times: 2) { $0.method == "PUT" && $0.headers["Content-Range"] == fourth }
         try await fixture.fileSystem.upload(fileAt: fixture.local("big.bin"), to: "up/big.bin")
 
         #expect(try await fixture.fileSystem.download("up/big.bin") == data)
@@ -68,15 +57,17 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
         #expect(starts == starts.sorted())
         #expect(Set(starts).count == 10)
         #expect(fixture.mock.uploadSessionBytes == [Int64(data.count + 256 * 1024)])
+        #expect(fixture.mock.log.filter { $0.faults.contains(.dropBeforeAnswer) }.count == 2, "both faults met their chunk")
     }
 
     @Test func aFailedChunkIsResumedFromWhatTheSessionHolds() async throws {
         let fixture = try DriveFixture { $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024 }
         let data = bytes(5 * 256 * 1024, seed: 4)
-        let before = fixture.mock.log.count
-        fixture.mock.faults.inject(.status(503), intoRequest: before + 2 + 3)
-        fixture.mock.faults.inject(.status(500), intoRequest: before + 2 + 6)
+        let second = "bytes \(256 * 1024)-\(2 * 256 * 1024 - 1)/\(data.count)", fourth = "bytes \(3 * 256 * 1024)-\(4 * 256 * 1024 - 1)/\(data.count)"
+        fixture.mock.faults.inject(.status(503)) { $0.method == "PUT" && $0.headers["Content-Range"] == second }
+        fixture.mock.faults.inject(.status(500)) { $0.method == "PUT" && $0.headers["Content-Range"] == fourth }
         try await fixture.fileSystem.upload(data, to: "b.bin")
+        #expect(fixture.mock.log.filter { !$0.faults.isEmpty }.map(\.status) == [503, 500], "both faults met their chunk")
         #expect(try await fixture.fileSystem.download("b.bin") == data)
         #expect(fixture.mock.uploadSessionBytes == [Int64(data.count)])
     }
@@ -137,13 +128,22 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
         #expect(item.checksums == [.md5: DigestStream.hex(Data("two, longer".utf8), .md5)])
     }
 
+    /// The waits are asked of the policy's sleep, which records them: Retry-After: 1 is waited exactly, a 429
+    /// without one with a backoff, and nothing is slept for real.
     @Test func rateLimitsAreWaitedOutAndAFullQuotaIsFinal() async throws {
         var settings = MockGoogleDriveServer.Settings()
         settings.quotaBytes = 1000
-        let fixture = try DriveFixture(settings: settings)
+        let waits = Mutex<[Duration]>([])
+        var configuration = HTTPClientConfiguration()
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 8, sleep: { wait in waits.withLock { $0.append(wait) } })
+        let fixture = try DriveFixture(settings: settings, http: HTTPClient(configuration: configuration))
         fixture.mock.faults.injectNext(.status(403, retryAfter: 1))
         fixture.mock.faults.injectNext(.status(429))
         try await fixture.fileSystem.upload(Data(repeating: 1, count: 600), to: "x.bin")
+        let asked = waits.withLock { $0 }
+        // The pacer measures from its own clock, so a wait is the Retry-After less the moments already gone by.
+        #expect(asked.contains { $0 > .milliseconds(900) && $0 <= .milliseconds(1100) }, "Retry-After: 1 waited: \(asked)")
+        #expect(asked.count >= 2 && asked.allSatisfy { $0 > .zero }, "\(asked)")
         await #expect {
             try await fixture.fileSystem.upload(Data(repeating: 2, count: 600), to: "y.bin")
         } throws: { error in

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSTestSupport
 import LLVSGoogleDrive
 import LLVSHTTP
 import Testing

@@ -44,6 +44,10 @@ func echoServer() throws -> MockHTTPServer {
             #expect(answers.count == 50)
             #expect(answers.contains("GET /item/7 0"))
         }
+        // Fifty requests over far fewer connections (about the client's 8 per host): connections are kept and reused.
+        let connections = Set(server.log.map(\.connection))
+        #expect(connections.count <= 2 * http.configuration.maximumConnectionsPerHost, "\(connections.count) connections for 50 requests")
+        #expect(!connections.contains(0))
     }
 
     @Test func bodiesStreamFromAndToFiles() async throws {
@@ -206,10 +210,34 @@ func echoServer() throws -> MockHTTPServer {
         server.stop()
     }
 
-    @Test func theFaultSpecOfTheMockToolParses() throws {
+    /// The spec means what it says: request 1 dropped, request 3 answered 500, about half answered 503 with
+    /// Retry-After: 2, every answer at least 20 ms late.
+    @Test func theFaultSpecOfTheMockToolMeansWhatItSays() async throws {
         let faults = try MockFaults.parse("500@3,503:0.5,retry-after=2,drop@1,latency=20ms,seed=9")
         let server = try MockHTTPServer(faults: faults) { _ in .text(200, "ok") }
-        _ = server
+        defer { server.stop() }
+        var configuration = HTTPClientConfiguration()
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 1, sleep: { _ in })
+        let http = HTTPClient(configuration: configuration)
+        var statuses: [Int] = []
+        var retryAfters: Set<String> = []
+        for index in 1...40 {
+            let start = ContinuousClock.now
+            do {
+                let response = try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("r\(index)")))
+                statuses.append(response.status)
+                if response.status == 503 { retryAfters.insert(response.headers["Retry-After"] ?? "none") }
+            } catch {
+                statuses.append(0)
+            }
+            #expect(ContinuousClock.now - start >= .milliseconds(20), "request \(index) was not delayed")
+        }
+        #expect(statuses[0] == 0, "request 1 is dropped")
+        #expect(statuses[2] == 500, "request 3 answers 500")
+        let unavailable = statuses.filter { $0 == 503 }.count
+        #expect((10...30).contains(unavailable), "about half answer 503: \(unavailable) of 40")
+        #expect(retryAfters == ["2"])
+        #expect(statuses.allSatisfy { [0, 200, 500, 503].contains($0) })
         #expect(throws: MockFaults.SpecError.self) { try MockFaults.parse("explode:0.1") }
         #expect(throws: MockFaults.SpecError.self) { try MockFaults.parse("500@zero") }
     }
@@ -230,6 +258,9 @@ final class RawSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard result == 0 else { throw HTTPError.transport(code: 7, message: "connect", url: "raw") }
+        // A server that never answers makes `receive` fail after this long instead of hanging the suite.
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit { close(fd) }

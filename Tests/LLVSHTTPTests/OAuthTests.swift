@@ -142,26 +142,45 @@ struct OAuthFixture {
         var token = fixture.oauth.issueToken()
         token.expiresAt = Date().addingTimeInterval(-10)
         try fixture.tokenFile.write(token)
-        let startAt = String(Date().timeIntervalSince1970 + 1.0)
+        // The token endpoint takes 300 ms, so the two refreshes cannot miss each other once they start together.
+        fixture.server.faults.setLatency(.milliseconds(300))
+        let barrier = fixture.folder.appendingPathComponent("go")
+        try FileManager.default.createDirectory(at: fixture.folder, withIntermediateDirectories: true)
         let helper = helperBinary()
         let processes = try (0..<2).map { _ -> (Process, Pipe) in
             let process = Process()
             process.executableURL = helper
             process.arguments = ["refresh", fixture.tokenFile.path, fixture.server.baseURL.appendingPathComponent(fixture.oauth.tokenPath).absoluteString,
-                                 settings.clientId, settings.clientSecret!, startAt]
+                                 settings.clientId, settings.clientSecret!, barrier.path]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
             return (process, pipe)
         }
+        // Both wait at the barrier before either refreshes.
+        for (_, pipe) in processes {
+            let handle = pipe.fileHandleForReading
+            let line = try await runBlocking { () -> String in
+                var text = ""
+                while !text.hasSuffix("\n") { let data = handle.readData(ofLength: 1); if data.isEmpty { break }; text += String(decoding: data, as: UTF8.self) }
+                return text
+            }
+            #expect(line == "ready\n")
+        }
+        FileManager.default.createFile(atPath: barrier.path, contents: nil)
         var tokens: [String] = []
+        var spans: [(Double, Double)] = []
         for (process, pipe) in processes {
             let handle = pipe.fileHandleForReading
             let output = try await runBlocking { handle.readDataToEndOfFile() }
             try await runBlocking { process.waitUntilExit() }
             #expect(process.terminationStatus == 0)
-            tokens.append(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            let fields = String(decoding: output, as: UTF8.self).split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            guard fields.count == 3, let start = Double(fields[1]), let end = Double(fields[2]) else { Issue.record("the helper printed \(fields)"); continue }
+            tokens.append(fields[0])
+            spans.append((start, end))
         }
+        #expect(spans.count == 2 && max(spans[0].0, spans[1].0) < min(spans[0].1, spans[1].1), "the two refreshes did not overlap: \(spans)")
         #expect(fixture.oauth.invalidGrantCount == 0)
         #expect(fixture.oauth.refreshCount == 1)
         for token in tokens { #expect(fixture.oauth.isAuthorized("Bearer \(token)"), "\(token)") }
@@ -204,24 +223,30 @@ struct OAuthFixture {
         }
     }
 
-    @Test func theDeviceFlowPollsUntilApproved() async throws {
-        let fixture = try OAuthFixture()
-        let flow = OAuthAuthorization(configuration: fixture.configuration, http: fixture.http)
-        let polls = Mutex(0)
-        let oauth = fixture.oauth
-        let token = try await flow.authorizeWithDevice(sleep: { _ in
-            // The user approves after the second poll; polls are spaced as the service asks.
-            try await Task.sleep(for: .milliseconds(1050))
-            polls.withLock { $0 += 1 }
-        }, show: { userCode, verification, _ in
+    /// The flow waits exactly the interval the service asks for between polls (on a clock the test moves, so nothing
+    /// sleeps), and 5 s more after a `slow_down` (RFC 8628); the user approves after the third poll.
+    @Test func theDeviceFlowPollsAtTheIntervalAskedAndSlowsDownWhenTold() async throws {
+        let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        var settings = MockOAuthServer.Settings()
+        settings.deviceInterval = 3
+        let oauth = MockOAuthServer(settings: settings, now: { clock.withLock { $0 } })
+        let server = try MockHTTPServer { request in oauth.handle(request) ?? .empty(404) }
+        defer { server.stop() }
+        let flow = OAuthAuthorization(configuration: oauth.configuration(baseURL: server.baseURL), http: client())
+        let waits = Mutex<[Duration]>([])
+        let userCode = Mutex("")
+        let token = try await flow.authorizeWithDevice(sleep: { wait in
+            let count = waits.withLock { $0.append(wait); return $0.count }
+            // The second wait is cut short, as if the client were impatient: the service answers that poll slow_down.
+            let moved = count == 2 ? wait / 3 : wait
+            clock.withLock { $0 = $0.addingTimeInterval(Double(moved.components.seconds)) }
+            if count == 3 { oauth.approveDevice(userCode: userCode.withLock { $0 }) }
+        }, show: { code, verification, _ in
             #expect(verification.hasPrefix("http"))
-            Task {
-                try await Task.sleep(for: .milliseconds(1500))
-                oauth.approveDevice(userCode: userCode)
-            }
+            userCode.withLock { $0 = code }
         })
-        #expect(fixture.oauth.isAuthorized("Bearer \(token.accessToken)"))
-        #expect(polls.withLock { $0 } >= 2)
+        #expect(oauth.isAuthorized("Bearer \(token.accessToken)"))
+        #expect(waits.withLock { $0 } == [.seconds(3), .seconds(3), .seconds(8)])
     }
 
     @Test func importingATokenJSON() throws {

@@ -1,7 +1,9 @@
 import Foundation
 import LLVS
+import LLVSTestSupport
 import LLVSHTTP
 import LLVSMocks
+import LLVSTestSupport
 import Testing
 
 /// The mock held to the real service by Microsoft's own Graph SDK for Python (msgraph-sdk, installed into
@@ -24,23 +26,14 @@ import Testing
 
     @Test(.enabled(if: sdkInstalled, "msgraph-sdk is not installed in .build/clients-venv; run scripts/install-client-libraries"),
           arguments: [MockOneDriveServer.Settings.DriveType.personal, .business])
-    func microsoftsGraphSDKWorksAgainstTheMock(driveType: MockOneDriveServer.Settings.DriveType) throws {
+    func microsoftsGraphSDKWorksAgainstTheMock(driveType: MockOneDriveServer.Settings.DriveType) async throws {
         var settings = MockOneDriveServer.Settings()
         settings.driveType = driveType
         let mock = try MockOneDriveServer(settings: settings)
         defer { mock.stop() }
-        let process = Process()
-        process.executableURL = Self.python
-        process.arguments = [Self.script.path, mock.endpoint.absoluteString, mock.issueToken().accessToken]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "the SDK failed against the mock:\n\(failure.suffix(3000))")
-        #expect(printed.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        let outcome = try await runProgram(Self.python, [Self.script.path, mock.endpoint.absoluteString, mock.issueToken().accessToken])
+        #expect(outcome.status == 0, "the SDK failed against the mock:\n\(outcome.errors.suffix(3000))")
+        #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         #expect(mock.contentHost.requestsWithCredentials.isEmpty, "the SDK sent its token to the upload or download host")
         #expect(mock.log.contains { $0.target.contains("delta") })
     }

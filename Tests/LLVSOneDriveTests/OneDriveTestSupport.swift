@@ -4,6 +4,7 @@ import LLVSConformance
 import LLVSHTTP
 import LLVSMocks
 import LLVSOneDrive
+import LLVSTestSupport
 import Testing
 
 /// A mock OneDrive, a token file authorized against it, and the connector wired to both.
@@ -43,34 +44,7 @@ final class OneDriveFixture: Sendable {
     }
 }
 
-/// Lets the conformance suite's failure checks make the mock misbehave as Graph does.
-struct OneDriveFaultControl: FaultControl {
-    let mock: MockOneDriveServer
-    var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .expiredToken, .revokedToken] }
-    func injectOnce(_ fault: InjectedFault) async {
-        switch fault {
-        case .rateLimited: mock.faults.injectNext(.status(429, retryAfter: 1))
-        case .serviceUnavailable: mock.faults.injectNext(.status(503, retryAfter: 1))
-        case .droppedConnection: mock.faults.injectNext(.dropBeforeAnswer)
-        case .expiredToken: mock.expireAccessTokens()
-        case .revokedToken: mock.rejectNextRequests(2)
-        }
-    }
-}
-
-func quickClient() -> HTTPClient {
-    var configuration = HTTPClientConfiguration()
-    configuration.retryPolicy = RetryPolicy(maximumAttempts: 8, sleep: { _ in })
-    return HTTPClient(configuration: configuration)
-}
-
-func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = []) async {
-    let report = await ConformanceSuite.run(on: fileSystem, options: options)
-    for result in report.results {
-        switch result.status {
-        case .passed: break
-        case .skipped: #expect(skippable.contains(result.id), "\(result.id) skipped: \(result.message ?? "")")
-        case .failed: Issue.record("\(result.id) failed: \(result.message ?? "")")
-        }
-    }
+/// Graph's faults on the shared control.
+func oneDriveFaultControl(mock: MockOneDriveServer) -> MockFaultControl {
+    MockFaultControl(faults: mock.faults, expireTokens: { mock.expireAccessTokens() }, revokeTokens: { mock.rejectNextRequests(2) })
 }

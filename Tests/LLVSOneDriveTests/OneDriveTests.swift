@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSTestSupport
 import LLVSConformance
 import LLVSHTTP
 import LLVSMocks
@@ -13,7 +14,7 @@ import Testing
         settings.driveType = driveType
         let fixture = try OneDriveFixture(settings: settings) { $0.pageSize = 100 }
         var options = ConformanceOptions()
-        options.faults = OneDriveFaultControl(mock: fixture.mock)
+        options.faults = oneDriveFaultControl(mock: fixture.mock)
         options.largeFileSize = 6 * 1024 * 1024 + 12_345
         options.listingCount = 250
         await expectConformance(fixture.fileSystem, options: options)

@@ -86,6 +86,14 @@ import Testing
         let data = try Data(contentsOf: remote.appendingPathComponent("snapshots/manifest.json"))
         let object = try parsedJSON(data) as! [String: Any]
         #expect(object["snapshotId"] as? String == "00000000-0000-0000-0000-0000000000A1")
+        // Read as the exchange reads it: the type, then its own checks.
+        let manifest = try JSONDecoder().decode(SnapshotManifest.self, from: data)
+        #expect(manifest.snapshotId == "00000000-0000-0000-0000-0000000000A1")
+        #expect(manifest.format == object["format"] as? String)
+        #expect(manifest.chunkCount == object["chunkCount"] as? Int)
+        #expect(manifest.totalSize == (object["totalSize"] as? NSNumber)?.int64Value)
+        #expect(manifest.versionCount == object["versionCount"] as? Int)
+        #expect(manifest.sha256 == object["sha256"] as? String)
     }
 
     @Test func malformedFilesAreNamed() throws {

@@ -26,28 +26,30 @@ import Testing
         var head = try store.save(nil, insert: inserts)
         expected = inserts
         var previous = head.id
-        var generator = SystemRandomNumberGenerator()
+        // Seeded, and the seed in every failure message, so a failing run can be repeated exactly.
+        let seed = UInt64.random(in: 1...UInt64.max)
+        var generator = SeededGenerator(seed: seed)
         for round in 1...20 {
             var insert: [String: String] = [:], update: [String: String] = [:], remove: [String] = []
             for _ in 0..<30 {
                 let id = ids.randomElement(using: &generator)!
                 if insert[id] != nil || update[id] != nil || remove.contains(id) { continue }
-                if expected[id] == nil { insert[id] = "v\(round)" } else if Bool.random() { update[id] = "v\(round)" } else { remove.append(id) }
+                if expected[id] == nil { insert[id] = "v\(round)" } else if Bool.random(using: &generator) { update[id] = "v\(round)" } else { remove.append(id) }
             }
             head = try store.save(previous, insert: insert, update: update, remove: remove)
             let before = expected
             for (k, v) in insert { expected[k] = v }
             for (k, v) in update { expected[k] = v }
             for k in remove { expected[k] = nil }
-            #expect(try store.valueCount(at: head.id) == expected.count)
+            #expect(try store.valueCount(at: head.id) == expected.count, "seed \(seed)")
             let changes = try store.valueChanges(madeBetween: previous, and: head.id)
-            #expect(changes.count == insert.count + update.count + remove.count)
-            #expect(try store.strings(at: previous) == before)
+            #expect(changes.count == insert.count + update.count + remove.count, "seed \(seed)")
+            #expect(try store.strings(at: previous) == before, "seed \(seed)")
             previous = head.id
         }
-        #expect(try store.strings(at: head.id) == expected)
-        for id in ids.shuffled().prefix(100) {
-            #expect(try store.value(id: Value.ID(id), at: head.id)?.string == expected[id])
+        #expect(try store.strings(at: head.id) == expected, "seed \(seed)")
+        for id in ids.shuffled(using: &generator).prefix(100) {
+            #expect(try store.value(id: Value.ID(id), at: head.id)?.string == expected[id], "seed \(seed)")
         }
     }
 

@@ -3,39 +3,9 @@ import LLVS
 import LLVSConformance
 import LLVSHTTP
 import LLVSMocks
+import LLVSTestSupport
 import LLVSWebDAV
 import Testing
-
-/// Lets the conformance suite's failure checks inject faults into a mock through its HTTP fault kit.
-struct MockFaultControl: FaultControl {
-    let faults: MockFaults
-    var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .revokedToken] }
-    func injectOnce(_ fault: InjectedFault) async {
-        switch fault {
-        case .rateLimited: faults.injectNext(.status(429, retryAfter: 1))
-        case .serviceUnavailable: faults.injectNext(.status(503, retryAfter: 1))
-        case .droppedConnection: faults.injectNext(.dropBeforeAnswer)
-        case .expiredToken, .revokedToken: faults.injectNext(.status(401))
-        }
-    }
-}
-
-func quickClient() -> HTTPClient {
-    var configuration = HTTPClientConfiguration()
-    configuration.retryPolicy = RetryPolicy(maximumAttempts: 8, sleep: { _ in })
-    return HTTPClient(configuration: configuration)
-}
-
-func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String>) async {
-    let report = await ConformanceSuite.run(on: fileSystem, options: options)
-    for result in report.results {
-        switch result.status {
-        case .passed: break
-        case .skipped: #expect(skippable.contains(result.id), "\(result.id) skipped: \(result.message ?? "")")
-        case .failed: Issue.record("\(result.id) failed: \(result.message ?? "")")
-        }
-    }
-}
 
 @Suite struct WebDAVMockTests {
     @Test(arguments: MockWebDAVServer.Flavor.allCases)
@@ -197,16 +167,18 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
     }
 }
 
-@Suite(.serialized) struct WebDAVRealServerTests {
+/// Apache and `rclone serve webdav` are installed by scripts/test; elsewhere a missing one is a skip that says why.
+/// In CI they must be there: the tests run and fail.
+let realServersMissing: String? = [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary].lazy.compactMap(RealWebDAVServer.unavailable).first
+
+@Suite(.serialized, .enabled(if: realServersMissing == nil || RealWebDAVServer.inCI,
+                             "a real WebDAV server is missing (\(realServersMissing ?? "")); scripts/test installs Apache and rclone"))
+struct WebDAVRealServerTests {
     enum Kind: String, CaseIterable { case apache, rclone }
 
-    func start(_ kind: Kind) async throws -> RealWebDAVServer? {
+    func start(_ kind: Kind) async throws -> RealWebDAVServer {
         let binary = kind == .apache ? RealWebDAVServer.apacheBinary : RealWebDAVServer.rcloneBinary
-        if let reason = RealWebDAVServer.unavailable(binary) {
-            if RealWebDAVServer.inCI { Issue.record("CI must have \(kind.rawValue): \(reason)") }
-            else { print("SKIPPED \(kind.rawValue) WebDAV tests: \(reason)") }
-            return nil
-        }
+        if let reason = RealWebDAVServer.unavailable(binary) { throw CloudFileSystemError.server(status: 0, message: "CI must have \(kind.rawValue): \(reason)") }
         return try await kind == .apache ? RealWebDAVServer.apache() : RealWebDAVServer.rclone()
     }
 
@@ -217,7 +189,7 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
 
     @Test(arguments: Kind.allCases)
     func theConnectorConformsAgainstARealServer(kind: Kind) async throws {
-        guard let server = try await start(kind) else { return }
+        let server = try await start(kind)
         var options = ConformanceOptions()
         options.listingCount = 300
         await expectConformance(fileSystem(server), options: options,
@@ -226,7 +198,7 @@ func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOp
 
     @Test(arguments: Kind.allCases)
     func storesConvergeAndASnapshotBootstrapsAThirdStore(kind: Kind) async throws {
-        guard let server = try await start(kind) else { return }
+        let server = try await start(kind)
         try await convergeAndBootstrap(through: fileSystem(server))
     }
 }

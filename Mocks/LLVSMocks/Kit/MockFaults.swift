@@ -32,6 +32,8 @@ public final class MockFaults: Sendable {
         var pathPrefix: String?
         /// Only requests with one of these methods are faulted (nil: all).
         var methods: Set<String>?
+        /// Faults for the next requests a rule matches, each rule with how many more it applies to.
+        var matching: [(rule: @Sendable (MockRequestSummary) -> Bool, fault: MockFault, remaining: Int)] = []
     }
 
     private let state = Mutex(State())
@@ -50,19 +52,28 @@ public final class MockFaults: Sendable {
             $0.generator = SeededGenerator(seed: seed)
         }
     }
+    /// Faults the next `times` requests `rule` matches, by what they are rather than by their number (which
+    /// depends on how many requests came before, libcurl's own silent resends included).
+    public func inject(_ fault: MockFault, times: Int = 1, where rule: @escaping @Sendable (MockRequestSummary) -> Bool) {
+        state.withLock { $0.matching.append((rule, fault, times)) }
+    }
     public func setLatency(_ latency: Duration?) { state.withLock { $0.latency = latency } }
     public func limit(toPathsStartingWith prefix: String?) { state.withLock { $0.pathPrefix = prefix } }
     public func limit(toMethods methods: Set<String>?) { state.withLock { $0.methods = methods } }
     public func clear() { state.withLock { $0 = State() } }
 
     /// The faults for request `number` at `path` (latency first, then at most one other).
-    func decide(number: Int, method: String = "GET", path: String) -> [MockFault] {
+    func decide(number: Int, method: String = "GET", path: String, headers: HTTPHeaders = [:]) -> [MockFault] {
         state.withLock { state in
             var faults: [MockFault] = []
             if let prefix = state.pathPrefix, !path.hasPrefix(prefix) { return [] }
             if let methods = state.methods, !methods.contains(method.uppercased()) { return [] }
             if let latency = state.latency { faults.append(.latency(latency)) }
-            if let fault = state.byNumber.removeValue(forKey: number) {
+            let summary = MockRequestSummary(method: method, path: path, headers: headers)
+            if let index = state.matching.firstIndex(where: { $0.remaining > 0 && $0.rule(summary) }) {
+                faults.append(state.matching[index].fault)
+                state.matching[index].remaining -= 1
+            } else if let fault = state.byNumber.removeValue(forKey: number) {
                 faults.append(fault)
             } else if !state.queue.isEmpty {
                 faults.append(state.queue.removeFirst())
@@ -132,6 +143,13 @@ public final class MockFaults: Sendable {
     }
 }
 
+/// What a fault rule sees of a request.
+public struct MockRequestSummary: Sendable {
+    public var method: String
+    public var path: String
+    public var headers: HTTPHeaders
+}
+
 /// What a mock received and how it answered, for tests to assert on.
 public struct MockLogEntry: Sendable {
     public var number: Int
@@ -142,6 +160,8 @@ public struct MockLogEntry: Sendable {
     public var faults: [MockFault]
     /// When the request arrived (uptime nanoseconds), so tests can see what a client held back and for how long.
     public var arrival: UInt64 = DispatchTime.now().uptimeNanoseconds
+    /// Which connection it came on (numbered from 1 as the server accepts them), so tests can see reuse.
+    public var connection = 0
 }
 
 import LLVSHTTP

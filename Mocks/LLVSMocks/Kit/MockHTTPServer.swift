@@ -21,6 +21,7 @@ public final class MockHTTPServer: Sendable {
     private let connections = Mutex<[Int32: TCPConnection]>([:])
     private let entries = Mutex<[MockLogEntry]>([])
     private let counter = Mutex(0)
+    private let connectionCounter = Mutex(0)
     private let stopped = Atomic<Bool>(false)
 
     /// Starts serving on 127.0.0.1:`port` (0 picks a free port) on background threads.
@@ -68,6 +69,10 @@ public final class MockHTTPServer: Sendable {
     }
 
     private func serve(_ connection: TCPConnection) {
+        let connectionNumber = connectionCounter.withLock { count -> Int in
+            count += 1
+            return count
+        }
         let reader = IncomingRequestReader(connection: connection)
         while !stopped.load(ordering: .relaxed) {
             let request: IncomingRequest
@@ -83,9 +88,10 @@ public final class MockHTTPServer: Sendable {
                 count += 1
                 return count
             }
-            let faults = self.faults.decide(number: number, method: request.method, path: request.path)
+            let faults = self.faults.decide(number: number, method: request.method, path: request.path, headers: request.headers)
             var entry = MockLogEntry(number: number, method: request.method, target: request.target, headers: request.headers,
                                      status: nil, faults: faults)
+            entry.connection = connectionNumber
             var response: MockResponse?
             var ending: MockFault?
             for fault in faults {

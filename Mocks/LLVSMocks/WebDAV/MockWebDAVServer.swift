@@ -83,21 +83,54 @@ public final class MockWebDAVServer: Sendable {
                 return MockResponse(status: 401, headers: ["WWW-Authenticate": #"Basic realm="llvs mock""#])
             }
         }
-        let rawPath = request.rawPath
-        guard rawPath == rootPath || rawPath.hasPrefix(rootPath + "/") else { return .empty(404) }
-        let encodedRelative = String(rawPath.dropFirst(rootPath.count))
-        let segments = encodedRelative.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
-        if segments.contains("..") { return .empty(400) }
-        let path = segments.joined(separator: "/")
-        let trailingSlash = encodedRelative.hasSuffix("/")
+        guard let path = relativePath(request.rawPath) else { return .empty(404) }
+        if path.split(separator: "/").contains("..") { return .empty(400) }
+        let trailingSlash = request.rawPath.hasSuffix("/")
         switch request.method {
         case "PROPFIND": return propfind(path, request: request)
         case "MKCOL": return persisting(mkcol(path))
         case "PUT": return persisting(put(path, request: request))
         case "GET", "HEAD": return get(path, request: request)
         case "DELETE": return persisting(delete(path, trailingSlash: trailingSlash))
-        case "OPTIONS": return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, MKCOL"])
+        case "MOVE": return persisting(move(path, request: request))
+        case "OPTIONS": return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, MKCOL, MOVE"])
         default: return .empty(405)
+        }
+    }
+
+    /// The tree path of a request path (percent-encoded, under the root path); nil outside the root.
+    private func relativePath(_ rawPath: String) -> String? {
+        guard rawPath == rootPath || rawPath.hasPrefix(rootPath + "/") else { return nil }
+        let encodedRelative = String(rawPath.dropFirst(rootPath.count))
+        return encodedRelative.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }.joined(separator: "/")
+    }
+
+    /// MOVE (RFC 4918 9.9) of a file or a folder with everything in it to `Destination` (an absolute URL or a path
+    /// on this server): 201 when nothing was there, 204 when `Overwrite: T` replaced it, 412 with `Overwrite: F`
+    /// over something, 409 when the destination's parent is missing, 502 for another host.
+    private func move(_ path: String, request: IncomingRequest) -> MockResponse {
+        guard let destinationHeader = request.headers["Destination"] else { return .empty(400) }
+        var destinationPath = destinationHeader
+        if let url = URL(string: destinationHeader), url.host != nil {
+            guard url.port.map(UInt16.init) == server.port || url.port == nil else { return .empty(502) }
+            destinationPath = url.path(percentEncoded: true)
+        }
+        guard let target = relativePath(destinationPath), !target.isEmpty, !path.isEmpty,
+              !target.split(separator: "/").contains("..") else { return .empty(403) }
+        let overwrite = request.headers["Overwrite"]?.uppercased() != "F"
+        return tree.withLock { tree in
+            guard tree[path] != nil else { return .empty(404) }
+            guard case .folder? = tree[parent(target)] else { return .empty(409) }
+            guard target != path, !target.hasPrefix(path + "/") else { return .empty(403) }
+            let replaced = tree[target] != nil
+            if replaced {
+                guard overwrite else { return .empty(412) }
+                for key in Array(tree.keys) where key == target || key.hasPrefix(target + "/") { tree[key] = nil }
+            }
+            for key in Array(tree.keys) where key == path || key.hasPrefix(path + "/") {
+                tree[target + key.dropFirst(path.count)] = tree.removeValue(forKey: key)
+            }
+            return .empty(replaced ? 204 : 201)
         }
     }
 

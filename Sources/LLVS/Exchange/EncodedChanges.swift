@@ -66,12 +66,20 @@ extension Store {
 
 /// Base64 in pieces, for values too large to encode or decode in one go.
 enum Base64Stream {
-    /// Appends the base64 of a file to `out`, reading 3 MiB (a multiple of 3 bytes) at a time.
+    /// Appends the base64 of a file to `out`, reading 3 MiB (a multiple of 3 bytes) at a time, with `/` written `\/`
+    /// as JSONEncoder writes it inside a string, so the file is byte for byte what LLVS apps write.
     static func encode(fileAt url: URL, to out: FileHandle) throws {
         let input = try FileHandle(forReadingFrom: url)
         defer { try? input.close() }
         while let piece = try input.read(upToCount: 3 << 20), !piece.isEmpty {
-            try out.write(contentsOf: piece.base64EncodedData())
+            let encoded = piece.base64EncodedData()
+            var escaped = Data()
+            escaped.reserveCapacity(encoded.count + encoded.count / 32)
+            for byte in encoded {
+                if byte == UInt8(ascii: "/") { escaped.append(UInt8(ascii: "\\")) }
+                escaped.append(byte)
+            }
+            try out.write(contentsOf: escaped)
         }
     }
 }

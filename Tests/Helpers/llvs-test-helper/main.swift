@@ -38,16 +38,20 @@ if arguments.count == 3, arguments[1] == "open", let url = URL(string: arguments
     let response = try await HTTPClient().send(HTTPRequest(url: url))
     exit(response.isSuccess ? 0 : 1)
 }
-if arguments.count == 7, arguments[1] == "refresh", let startAt = Double(arguments[6]) {
+if arguments.count == 7, arguments[1] == "refresh" {
+    // refresh TOKEN-FILE TOKEN-URL CLIENT-ID SECRET BARRIER: says "ready", waits until the test creates BARRIER (so
+    // two helpers start together), gets a token, and prints it with when it started and ended (uptime seconds).
     let configuration = OAuthConfiguration(authorizationURL: URL(string: arguments[3])!, tokenURL: URL(string: arguments[3])!,
                                            clientId: arguments[4], clientSecret: arguments[5])
     let source = OAuthTokenSource(file: TokenFile(path: arguments[2]), configuration: configuration,
                                   http: HTTPClient(), reauthorizeCommand: "llvs auth test")
-    let wait = startAt - Date().timeIntervalSince1970
-    if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+    FileHandle.standardOutput.write(Data("ready\n".utf8))
+    while !FileManager.default.fileExists(atPath: arguments[6]) { usleep(500) }
+    let started = ProcessInfo.processInfo.systemUptime
     do {
         let token = try await source.token()
-        print(token.accessToken)
+        let ended = ProcessInfo.processInfo.systemUptime
+        FileHandle.standardOutput.write(Data("\(token.accessToken) \(started) \(ended)\n".utf8))
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("llvs-test-helper: \(error)\n".utf8))

@@ -1,0 +1,103 @@
+import Foundation
+import LLVS
+import LLVSConformance
+import LLVSHTTP
+import LLVSMocks
+import Testing
+
+/// What every connector's tests share, once: a client whose retries do not wait, the conformance harness, and a
+/// fault control over a mock's HTTP fault kit. Each connector test target supplies only its service's faults.
+
+/// A client whose retries do not wait (the policy's attempts, 8 by default).
+public func quickClient(attempts: Int = 8) -> HTTPClient {
+    var configuration = HTTPClientConfiguration()
+    configuration.retryPolicy = RetryPolicy(maximumAttempts: attempts, sleep: { _ in })
+    return HTTPClient(configuration: configuration)
+}
+
+/// Seeded bytes, so a failure can be repeated.
+public func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(count, seed: seed) }
+
+/// Runs the conformance suite and records every failure, and every skip not in `skippable`, as an issue.
+public func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = [],
+                              sourceLocation: SourceLocation = #_sourceLocation) async {
+    let report = await ConformanceSuite.run(on: fileSystem, options: options)
+    for result in report.results {
+        switch result.status {
+        case .passed: break
+        case .skipped: #expect(skippable.contains(result.id), "\(result.id) skipped: \(result.message ?? "")", sourceLocation: sourceLocation)
+        case .failed: Issue.record("\(result.id) failed: \(result.message ?? "")", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+/// Lets the conformance suite's failure checks make a mock misbehave as its service does: the status a rate limit
+/// comes as (Drive's is a 403), and how the service expires or revokes a token, where it has tokens.
+public struct MockFaultControl: FaultControl {
+    public var faults: MockFaults
+    public var rateLimitStatus: Int
+    public var expireTokens: (@Sendable () -> Void)?
+    public var revokeTokens: (@Sendable () -> Void)?
+
+    public init(faults: MockFaults, rateLimitStatus: Int = 429, expireTokens: (@Sendable () -> Void)? = nil,
+                revokeTokens: (@Sendable () -> Void)? = nil) {
+        self.faults = faults
+        self.rateLimitStatus = rateLimitStatus
+        self.expireTokens = expireTokens
+        self.revokeTokens = revokeTokens
+    }
+
+    public var supportedFaults: Set<InjectedFault> {
+        var supported: Set<InjectedFault> = [.rateLimited, .serviceUnavailable, .droppedConnection, .revokedToken]
+        if expireTokens != nil { supported.insert(.expiredToken) }
+        return supported
+    }
+
+    public func injectOnce(_ fault: InjectedFault) async {
+        switch fault {
+        case .rateLimited: faults.injectNext(.status(rateLimitStatus, retryAfter: 1))
+        case .serviceUnavailable: faults.injectNext(.status(503, retryAfter: 1))
+        case .droppedConnection: faults.injectNext(.dropBeforeAnswer)
+        case .expiredToken: expireTokens?()
+        case .revokedToken:
+            // Without tokens of its own (WebDAV), a service refuses the credentials with a 401.
+            if let revokeTokens { revokeTokens() } else { faults.injectNext(.status(401)) }
+        }
+    }
+}
+
+/// What a child process printed and how it ended.
+public struct ProcessOutcome: Sendable {
+    public var status: Int32
+    public var output: String
+    public var errors: String
+}
+
+/// Runs a program to its end on a thread of its own, draining its output and errors at once: waiting for a child
+/// on one of Swift's few cooperative threads would stall every other test of the process meanwhile.
+public func runProgram(_ executable: URL, _ arguments: [String]) async throws -> ProcessOutcome {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    return await withCheckedContinuation { continuation in
+        let thread = Thread {
+            nonisolated(unsafe) var errorData = Data()
+            let drained = DispatchGroup()
+            drained.enter()
+            DispatchQueue.global().async {
+                errorData = errors.fileHandleForReading.readDataToEndOfFile()
+                drained.leave()
+            }
+            let outputData = output.fileHandleForReading.readDataToEndOfFile()
+            drained.wait()
+            process.waitUntilExit()
+            continuation.resume(returning: ProcessOutcome(status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+                                                          errors: String(decoding: errorData, as: UTF8.self)))
+        }
+        thread.start()
+    }
+}
