@@ -11,7 +11,7 @@ import Glibc
     init() throws { tests = try CommandLineTests() }
 
     @discardableResult
-    func llvs(_ arguments: String..., input: Data? = nil) throws -> CommandLineTests.Result { try tests.run(arguments, input: input) }
+    func llvs(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result { try await tests.run(arguments, input: input) }
     var folder: URL { tests.directory }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
@@ -37,41 +37,41 @@ import Glibc
 
     /// Adds the remote `home` of a kind: a local folder, or a WebDAV or Google Drive mock started with `llvs-mock`
     /// (returned, so it lives as long as the test).
-    func addRemote(_ kind: String) throws -> MockProcess? {
+    func addRemote(_ kind: String) async throws -> MockProcess? {
         switch kind {
         case "webdav":
             let mock = try MockProcess(["webdav", "--user", "u", "--password", "pw"])
-            let added = try llvs("remote", "add", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://"), "--user", "u",
+            let added = try await llvs("remote", "add", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://"), "--user", "u",
                                  "--password-stdin", input: Data("pw\n".utf8))
             #expect(added.status == 0, "\(added.error)")
             return mock
         case "gdrive":
             let token = path("issued-token.json")
             let mock = try MockProcess(["gdrive", "--token-out", token], lineCount: 2)
-            let added = try llvs("remote", "add", "home", "gdrive:/backups/this machine", "--endpoint", mock.url,
+            let added = try await llvs("remote", "add", "home", "gdrive:/backups/this machine", "--endpoint", mock.url,
                                  "--client-id", mock.fields["client_id"] ?? "", "--client-secret-stdin",
                                  input: Data((mock.fields["client_secret"] ?? "").utf8))
             #expect(added.status == 0, "\(added.error)")
             #expect(added.text.contains("llvs auth home"))
-            let auth = try llvs("auth", "home", "--token-json", token)
+            let auth = try await llvs("auth", "home", "--token-json", token)
             #expect(auth.status == 0, "\(auth.error)")
             return mock
         case "onedrive":
             let token = path("issued-token.json")
             let mock = try MockProcess(["onedrive", "--token-out", token], lineCount: 2)
-            let added = try llvs("remote", "add", "home", "onedrive:/Backups/this machine?", "--endpoint", mock.url,
+            let added = try await llvs("remote", "add", "home", "onedrive:/Backups/this machine?", "--endpoint", mock.url,
                                  "--client-id", mock.fields["client_id"] ?? "")
             #expect(added.status == 0, "\(added.error)")
-            #expect(try llvs("auth", "home", "--token-json", token).status == 0)
+            #expect(try await llvs("auth", "home", "--token-json", token).status == 0)
             return mock
         default:
-            #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+            #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
             return nil
         }
     }
 
     @Test(arguments: ["file", "webdav", "gdrive", "onedrive"])
-    func backupSyncCloneAndRestoreGiveAByteIdenticalTree(remote kind: String) throws {
+    func backupSyncCloneAndRestoreGiveAByteIdenticalTree(remote kind: String) async throws {
         let source = path("source")
         let fm = FileManager.default
         try fm.createDirectory(atPath: source + "/nested/ünïcødé 世界/deeper", withIntermediateDirectories: true)
@@ -91,21 +91,21 @@ import Glibc
         for _ in 0..<100 { handle.write(piece) }
         try handle.close()
 
-        #expect(try llvs("init", "--store", path("store")).status == 0)
-        let mock = try addRemote(kind)
+        #expect(try await llvs("init", "--store", path("store")).status == 0)
+        let mock = try await addRemote(kind)
         defer { withExtendedLifetime(mock) {} }
-        let first = try llvs("backup", source, "--store", path("store"), "--to", "home")
+        let first = try await llvs("backup", source, "--store", path("store"), "--to", "home")
         #expect(first.status == 0, "\(first.error)")
-        #expect(try llvs("backup", source, "--store", path("store")).text.contains("Nothing changed"))
+        #expect(try await llvs("backup", source, "--store", path("store")).text.contains("Nothing changed"))
 
         // Second backup: one file modified, one deleted.
         try Data("second".utf8).write(to: URL(fileURLWithPath: source + "/modified.txt"))
         try fm.removeItem(atPath: source + "/deleted.txt")
-        let second = try llvs("backup", source, "--store", path("store"), "--to", "home")
+        let second = try await llvs("backup", source, "--store", path("store"), "--to", "home")
         #expect(second.text.contains("1 file(s) stored") && second.text.contains("1 removed"), "\(second.text)")
 
-        #expect(try llvs("clone", "home", path("clone")).status == 0)
-        let restored = try llvs("restore", path("restored"), "--store", path("clone"))
+        #expect(try await llvs("clone", "home", path("clone")).status == 0)
+        let restored = try await llvs("restore", path("restored"), "--store", path("clone"))
         #expect(restored.status == 0, "\(restored.error)")
         let original = try snapshot(of: source), copy = try snapshot(of: path("restored"))
         for key in Set(original.keys).union(copy.keys).sorted() where original[key] != copy[key] {
@@ -113,10 +113,10 @@ import Glibc
         }
 
         // The first backup is still there to restore, deleted file included.
-        let versions = try JSONSerialization.jsonObject(with: try llvs("history", "modified.txt", "--json", "--store", path("clone")).output) as! [[String: Any]]
+        let versions = try JSONSerialization.jsonObject(with: try await llvs("history", "modified.txt", "--json", "--store", path("clone")).output) as! [[String: Any]]
         #expect(versions.map { $0["change"] as? String } == ["changed", "added"])
         let old = try #require(versions.last?["version"] as? String)
-        #expect(try llvs("restore", path("old"), "deleted.txt", "--at", old, "--store", path("clone")).status == 0)
+        #expect(try await llvs("restore", path("old"), "deleted.txt", "--at", old, "--store", path("clone")).status == 0)
         #expect(try String(contentsOfFile: path("old") + "/deleted.txt", encoding: .utf8) == "going")
         #expect(!fm.fileExists(atPath: path("old") + "/kept.txt"))
     }
@@ -124,7 +124,7 @@ import Glibc
     /// Root reads every file, so as root the backup runs as `nobody` (through util-linux's setpriv), for whom a
     /// mode-000 file is unreadable as it is for any user.
     @Test(.enabled(if: getuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "as root, setpriv is needed to run as nobody"))
-    func anUnreadableFileIsReportedAndTheRestIsBackedUp() throws {
+    func anUnreadableFileIsReportedAndTheRestIsBackedUp() async throws {
         let source = path("source")
         try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
         try Data("fine".utf8).write(to: URL(fileURLWithPath: source + "/fine.txt"))
@@ -141,24 +141,24 @@ import Glibc
             chmod(store, 0o777)
             asUser = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         }
-        func run(_ arguments: [String]) throws -> CommandLineTests.Result {
-            guard !asUser.isEmpty else { return try tests.run(arguments) }
-            return try tests.run(arguments, through: asUser)
+        func run(_ arguments: [String]) async throws -> CommandLineTests.Result {
+            guard !asUser.isEmpty else { return try await tests.run(arguments) }
+            return try await tests.run(arguments, through: asUser)
         }
-        #expect(try run(["init", "--store", store]).status == 0)
-        let result = try run(["backup", source, "--store", store])
+        #expect(try await run(["init", "--store", store]).status == 0)
+        let result = try await run(["backup", source, "--store", store])
         #expect(result.status == 0, "\(result.error)")
         #expect(result.error.contains("secret.txt"), "the unreadable file is reported: \(result.error)")
         #expect(result.text.contains("2 file(s) stored"), "the other files are backed up: \(result.text)")
-        #expect(try run(["get", "folder/inner.txt", "--store", store]).text == "also fine")
-        #expect(try run(["get", "secret.txt", "--store", store]).status == 3, "the unreadable file is not in the backup")
+        #expect(try await run(["get", "folder/inner.txt", "--store", store]).text == "also fine")
+        #expect(try await run(["get", "secret.txt", "--store", store]).status == 3, "the unreadable file is not in the backup")
     }
 
-    @Test func badBackupArgumentsAreClear() throws {
-        try llvs("init", "--store", path("store"))
-        #expect(try llvs("backup", path("missing"), "--store", path("store")).status == 3)
-        #expect(try llvs("restore", path("out"), "--store", path("store")).status == 3)
-        #expect(try llvs("restore", path("out"), "--before", "yesterday", "--store", path("store")).status == 2)
-        #expect(try llvs("history", "nothing", "--store", path("store")).status == 3)
+    @Test func badBackupArgumentsAreClear() async throws {
+        try await llvs("init", "--store", path("store"))
+        #expect(try await llvs("backup", path("missing"), "--store", path("store")).status == 3)
+        #expect(try await llvs("restore", path("out"), "--store", path("store")).status == 3)
+        #expect(try await llvs("restore", path("out"), "--before", "yesterday", "--store", path("store")).status == 2)
+        #expect(try await llvs("history", "nothing", "--store", path("store")).status == 3)
     }
 }

@@ -31,8 +31,8 @@ import Testing
     }()
 
     @discardableResult
-    func llvs(_ arguments: String..., input: Data? = nil, withStore: Bool = true, environment: [String: String] = [:]) throws -> Result {
-        try run(arguments + (withStore ? ["--store", store] : []), input: input, environment: environment)
+    func llvs(_ arguments: String..., input: Data? = nil, withStore: Bool = true, environment: [String: String] = [:]) async throws -> Result {
+        try await run(arguments + (withStore ? ["--store", store] : []), input: input, environment: environment)
     }
 
     /// The environment children start with: the test's own, less the developer's `LLVS_*` settings (a remote's
@@ -42,7 +42,7 @@ import Testing
 
     /// Runs `llvs` with its configuration (remotes) in this test's own folder; `through` is a command that runs it
     /// (`setpriv … ` to run it as another user).
-    func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], through wrapper: [String] = []) throws -> Result {
+    func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], through wrapper: [String] = []) async throws -> Result {
         let process = Process()
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)
@@ -60,20 +60,25 @@ import Testing
         process.standardError = err
         process.standardInput = inp
         try process.run()
-        // Both pipes are drained at once: reading one to its end first deadlocks once the other fills (a trace).
-        let drained = DispatchGroup()
-        nonisolated(unsafe) var error = Data()
-        drained.enter()
-        DispatchQueue.global().async {
-            error = err.fileHandleForReading.readDataToEndOfFile()
-            drained.leave()
+        // The child is waited for on a thread of its own, not one of Swift's few cooperative threads (which would
+        // stall every other test meanwhile); both pipes are drained at once, so a long trace cannot deadlock it.
+        return await withCheckedContinuation { continuation in
+            Thread {
+                nonisolated(unsafe) var error = Data()
+                let drained = DispatchGroup()
+                drained.enter()
+                DispatchQueue.global().async {
+                    error = err.fileHandleForReading.readDataToEndOfFile()
+                    drained.leave()
+                }
+                if let input { inp.fileHandleForWriting.write(input) }
+                try? inp.fileHandleForWriting.close()
+                let output = out.fileHandleForReading.readDataToEndOfFile()
+                drained.wait()
+                process.waitUntilExit()
+                continuation.resume(returning: Result(status: process.terminationStatus, output: output, error: String(decoding: error, as: UTF8.self)))
+            }.start()
         }
-        if let input { inp.fileHandleForWriting.write(input) }
-        try inp.fileHandleForWriting.close()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        drained.wait()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: output, error: String(decoding: error, as: UTF8.self))
     }
 
     @Test func childrenStartWithoutTheDevelopersLLVSSettings() {
@@ -83,106 +88,106 @@ import Testing
 
     /// A trace fills the error pipe long before the command ends; the harness drains both pipes at once, so this
     /// ends instead of hanging (the time limit turns a hang into a failure).
-    @Test(.timeLimit(.minutes(1))) func aTracedCommandDoesNotHangTheHarness() throws {
+    @Test(.timeLimit(.minutes(1))) func aTracedCommandDoesNotHangTheHarness() async throws {
         let mock = try MockProcess(["webdav"])
-        #expect(try run(["remote", "add", "dav", mock.url.replacingOccurrences(of: "http://", with: "webdav://")]).status == 0)
-        let traced = try run(["conformance", "dav", "--listing-count", "200", "--large-file-mib", "1"], environment: ["LLVS_HTTP_TRACE": "1"])
+        #expect(try await run(["remote", "add", "dav", mock.url.replacingOccurrences(of: "http://", with: "webdav://")]).status == 0)
+        let traced = try await run(["conformance", "dav", "--listing-count", "200", "--large-file-mib", "1"], environment: ["LLVS_HTTP_TRACE": "1"])
         #expect(traced.status == 0)
         #expect(traced.error.utf8.count > 65_536, "the trace should be larger than a pipe's buffer: \(traced.error.utf8.count) bytes")
         withExtendedLifetime(mock) {}
     }
 
-    @Test func aValueRoundTripsThroughPutAndGet() throws {
-        #expect(try llvs("init").status == 0)
+    @Test func aValueRoundTripsThroughPutAndGet() async throws {
+        #expect(try await llvs("init").status == 0)
         let binary = Data((0..<256).map { UInt8($0) })
-        let put = try llvs("put", "blobs/all-bytes", "-", input: binary)
+        let put = try await llvs("put", "blobs/all-bytes", "-", input: binary)
         #expect(put.status == 0)
         let version = put.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try llvs("get", "blobs/all-bytes").output == binary)
+        #expect(try await llvs("get", "blobs/all-bytes").output == binary)
         let file = directory.appendingPathComponent("in.txt")
         try Data("second".utf8).write(to: file)
-        #expect(try llvs("put", "blobs/all-bytes", file.path).status == 0)
-        #expect(try llvs("get", "blobs/all-bytes").text == "second")
-        #expect(try llvs("get", "blobs/all-bytes", "--at", String(version.prefix(8))).output == binary)
+        #expect(try await llvs("put", "blobs/all-bytes", file.path).status == 0)
+        #expect(try await llvs("get", "blobs/all-bytes").text == "second")
+        #expect(try await llvs("get", "blobs/all-bytes", "--at", String(version.prefix(8))).output == binary)
     }
 
-    @Test func anSQLiteStoreRemembersItsStorage() throws {
-        #expect(try llvs("init", "--storage", "sqlite").text.contains("sqlite storage"))
-        try llvs("put", "a", "-", input: Data("in sqlite".utf8))
-        #expect(try llvs("get", "a").text == "in sqlite")
+    @Test func anSQLiteStoreRemembersItsStorage() async throws {
+        #expect(try await llvs("init", "--storage", "sqlite").text.contains("sqlite storage"))
+        try await llvs("put", "a", "-", input: Data("in sqlite".utf8))
+        #expect(try await llvs("get", "a").text == "in sqlite")
         #expect(FileManager.default.fileExists(atPath: store + "/store.sqlite"))
-        #expect(try llvs("init", "--storage", "paper", withStore: false).status == 2)
+        #expect(try await llvs("init", "--storage", "paper", withStore: false).status == 2)
     }
 
-    @Test func logHeadsDiffAndRemove() throws {
-        try llvs("init")
-        let v1 = try llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .newlines)
-        try llvs("put", "b", "-", input: Data("2".utf8))
-        let v3 = try llvs("rm", "a").text.trimmingCharacters(in: .newlines)
-        let log = try llvs("log", "--json")
+    @Test func logHeadsDiffAndRemove() async throws {
+        try await llvs("init")
+        let v1 = try await llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .newlines)
+        try await llvs("put", "b", "-", input: Data("2".utf8))
+        let v3 = try await llvs("rm", "a").text.trimmingCharacters(in: .newlines)
+        let log = try await llvs("log", "--json")
         let entries = try JSONSerialization.jsonObject(with: log.output) as! [[String: Any]]
         #expect(entries.count == 3)
         #expect(entries[0]["id"] as? String == v3)
         #expect(entries[0]["current"] as? Bool == true)
-        #expect(try llvs("heads").text.contains(v3))
-        #expect(try llvs("diff", v1, v3).text == "- a\n+ b\n")
-        #expect(try llvs("get", "a").status == 3)
+        #expect(try await llvs("heads").text.contains(v3))
+        #expect(try await llvs("diff", v1, v3).text == "- a\n+ b\n")
+        #expect(try await llvs("get", "a").status == 3)
     }
 
-    @Test func mergeTakesInAnotherBranch() throws {
-        try llvs("init")
-        let v1 = try llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .newlines)
-        #expect(try llvs("merge").text.contains("Already up to date"))
-        try llvs("put", "a", "-", input: Data("main".utf8))
-        let side = try llvs("put", "b", "-", "--on", v1, "--branch", "side", input: Data("side".utf8))
+    @Test func mergeTakesInAnotherBranch() async throws {
+        try await llvs("init")
+        let v1 = try await llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .newlines)
+        #expect(try await llvs("merge").text.contains("Already up to date"))
+        try await llvs("put", "a", "-", input: Data("main".utf8))
+        let side = try await llvs("put", "b", "-", "--on", v1, "--branch", "side", input: Data("side".utf8))
         #expect(side.status == 0)
-        #expect(try llvs("get", "b").status == 3) // the current version did not move
-        let heads = try JSONSerialization.jsonObject(with: try llvs("heads", "--json").output) as! [[String: Any]]
+        #expect(try await llvs("get", "b").status == 3) // the current version did not move
+        let heads = try JSONSerialization.jsonObject(with: try await llvs("heads", "--json").output) as! [[String: Any]]
         #expect(heads.count == 2)
-        #expect(try llvs("merge", "--branch", "other").text.contains("Already up to date"))
-        #expect(try llvs("merge", "--arbiter", "branch").text.hasPrefix("Merged into"))
-        #expect(try llvs("get", "a").text == "main")
-        #expect(try llvs("get", "b").text == "side")
-        #expect(try llvs("heads", "--json").text.components(separatedBy: "\"id\"").count == 2)
+        #expect(try await llvs("merge", "--branch", "other").text.contains("Already up to date"))
+        #expect(try await llvs("merge", "--arbiter", "branch").text.hasPrefix("Merged into"))
+        #expect(try await llvs("get", "a").text == "main")
+        #expect(try await llvs("get", "b").text == "side")
+        #expect(try await llvs("heads", "--json").text.components(separatedBy: "\"id\"").count == 2)
     }
 
-    @Test func badArgumentsGiveClearErrorsAndDistinctCodes() throws {
-        let missingStore = try llvs("get", "x")
+    @Test func badArgumentsGiveClearErrorsAndDistinctCodes() async throws {
+        let missingStore = try await llvs("get", "x")
         #expect(missingStore.status == 4)
         #expect(missingStore.error.contains("llvs init"))
-        try llvs("init")
-        #expect(try llvs("init").status == 4)
-        let unknown = try llvs("frobnicate")
+        try await llvs("init")
+        #expect(try await llvs("init").status == 4)
+        let unknown = try await llvs("frobnicate")
         #expect(unknown.status == 2)
         #expect(unknown.error.contains("unknown command frobnicate"))
-        #expect(try llvs("put", "only-id").status == 2)
-        #expect(try llvs("log", "--limit", "many").error.contains("--limit"))
-        #expect(try llvs("get", "x", "--at", "nonexistent").status == 3)
-        #expect(try llvs("put", "x", directory.appendingPathComponent("missing").path).status == 3)
-        #expect(try llvs("merge", "--arbiter", "coin").status == 2)
-        #expect(try llvs("get", "x", "--bogus").error.contains("unknown option --bogus"))
+        #expect(try await llvs("put", "only-id").status == 2)
+        #expect(try await llvs("log", "--limit", "many").error.contains("--limit"))
+        #expect(try await llvs("get", "x", "--at", "nonexistent").status == 3)
+        #expect(try await llvs("put", "x", directory.appendingPathComponent("missing").path).status == 3)
+        #expect(try await llvs("merge", "--arbiter", "coin").status == 2)
+        #expect(try await llvs("get", "x", "--bogus").error.contains("unknown option --bogus"))
     }
 
-    @Test func everyCommandHasHelp() throws {
-        let overview = try llvs("--help", withStore: false)
+    @Test func everyCommandHasHelp() async throws {
+        let overview = try await llvs("--help", withStore: false)
         #expect(overview.status == 0)
         for command in ["init", "put", "get", "rm", "log", "heads", "diff", "merge"] {
             #expect(overview.text.contains("  \(command) "))
-            let help = try llvs(command, "--help", withStore: false)
+            let help = try await llvs(command, "--help", withStore: false)
             #expect(help.status == 0)
             #expect(help.text.hasPrefix("usage: llvs \(command)"))
         }
     }
 
-    @Test func aDamagedStoreGivesTheCorruptExitCode() throws {
-        try llvs("init")
-        try llvs("put", "a", "-", input: Data("1".utf8))
+    @Test func aDamagedStoreGivesTheCorruptExitCode() async throws {
+        try await llvs("init")
+        try await llvs("put", "a", "-", input: Data("1".utf8))
         let versions = URL(fileURLWithPath: store).appendingPathComponent("versions")
         let shard = try FileManager.default.contentsOfDirectory(atPath: versions.path).first { !$0.hasPrefix(".") }!
         let file = try FileManager.default.contentsOfDirectory(atPath: versions.appendingPathComponent(shard).path).first!
         let path = versions.appendingPathComponent(shard).appendingPathComponent(file)
         try Data("garbage".utf8).write(to: path)
-        let result = try llvs("log")
+        let result = try await llvs("log")
         #expect(result.status == 5)
         #expect(result.error.contains(path.path))
     }

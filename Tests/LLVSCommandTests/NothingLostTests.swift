@@ -13,7 +13,7 @@ import Glibc
     init() throws { tests = try CommandLineTests() }
 
     @discardableResult
-    func llvs(_ arguments: String..., input: Data? = nil) throws -> CommandLineTests.Result { try tests.run(arguments, input: input) }
+    func llvs(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result { try await tests.run(arguments, input: input) }
     func path(_ name: String) -> String { tests.directory.appendingPathComponent(name).path }
 
     func meta(_ kind: String, mode: Int = 0o644, target: String? = nil) -> Data {
@@ -23,16 +23,16 @@ import Glibc
     }
 
     /// A store holding a link `link → OUTSIDE` and a file `link/pwned.txt`, as a hostile remote could make it.
-    @Test func aFileBelowALinkInTheBackupIsNotWrittenThroughIt() throws {
+    @Test func aFileBelowALinkInTheBackupIsNotWrittenThroughIt() async throws {
         let outside = path("outside")
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
-        #expect(try llvs("init").status == 0)
-        #expect(try llvs("put", ".llvs-meta/link", "-", input: meta("symlink", target: outside)).status == 0)
-        #expect(try llvs("put", "link/pwned.txt", "-", input: Data("pwned".utf8)).status == 0)
-        #expect(try llvs("put", ".llvs-meta/link/pwned.txt", "-", input: meta("file")).status == 0)
-        #expect(try llvs("put", "fine.txt", "-", input: Data("fine".utf8)).status == 0)
-        #expect(try llvs("put", ".llvs-meta/fine.txt", "-", input: meta("file")).status == 0)
-        let restored = try llvs("restore", path("dest"))
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("put", ".llvs-meta/link", "-", input: meta("symlink", target: outside)).status == 0)
+        #expect(try await llvs("put", "link/pwned.txt", "-", input: Data("pwned".utf8)).status == 0)
+        #expect(try await llvs("put", ".llvs-meta/link/pwned.txt", "-", input: meta("file")).status == 0)
+        #expect(try await llvs("put", "fine.txt", "-", input: Data("fine".utf8)).status == 0)
+        #expect(try await llvs("put", ".llvs-meta/fine.txt", "-", input: meta("file")).status == 0)
+        let restored = try await llvs("restore", path("dest"))
         #expect(restored.status == 1)
         #expect(restored.error.contains("link/pwned.txt"), "\(restored.error)")
         #expect(!FileManager.default.fileExists(atPath: outside + "/pwned.txt"), "restore wrote outside DEST")
@@ -41,21 +41,21 @@ import Glibc
     }
 
     /// DEST already holds `sub → OUTSIDE` (and a link where a file goes): nothing is written through either.
-    @Test func aLinkPlantedInDestIsNeverFollowed() throws {
+    @Test func aLinkPlantedInDestIsNeverFollowed() async throws {
         let outside = path("outside")
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         let source = path("source")
         try FileManager.default.createDirectory(atPath: source + "/sub", withIntermediateDirectories: true)
         try Data("inner".utf8).write(to: URL(fileURLWithPath: source + "/sub/file.txt"))
         try Data("top".utf8).write(to: URL(fileURLWithPath: source + "/top.txt"))
-        #expect(try llvs("init").status == 0)
-        #expect(try llvs("backup", source).status == 0)
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("backup", source).status == 0)
         let dest = path("dest")
         try FileManager.default.createDirectory(atPath: dest, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: dest + "/sub", withDestinationPath: outside)
         try Data("keep".utf8).write(to: URL(fileURLWithPath: outside + "/victim.txt"))
         try FileManager.default.createSymbolicLink(atPath: dest + "/top.txt", withDestinationPath: outside + "/victim.txt")
-        let restored = try llvs("restore", dest)
+        let restored = try await llvs("restore", dest)
         #expect(restored.status == 1)
         #expect(restored.error.contains("sub"), "\(restored.error)")
         #expect(!FileManager.default.fileExists(atPath: outside + "/file.txt"), "restore wrote through a planted link")
@@ -65,31 +65,31 @@ import Glibc
         #expect(lstat(dest + "/top.txt", &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
     }
 
-    @Test func setuidSetgidAndStickyBitsAreDroppedUnlessAsked() throws {
-        #expect(try llvs("init").status == 0)
-        #expect(try llvs("put", "tool", "-", input: Data("#!/bin/sh\n".utf8)).status == 0)
-        #expect(try llvs("put", ".llvs-meta/tool", "-", input: meta("file", mode: 0o6755)).status == 0)
-        #expect(try llvs("put", ".llvs-meta/shared", "-", input: meta("directory", mode: 0o1777)).status == 0)
-        #expect(try llvs("restore", path("plain")).status == 0)
+    @Test func setuidSetgidAndStickyBitsAreDroppedUnlessAsked() async throws {
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("put", "tool", "-", input: Data("#!/bin/sh\n".utf8)).status == 0)
+        #expect(try await llvs("put", ".llvs-meta/tool", "-", input: meta("file", mode: 0o6755)).status == 0)
+        #expect(try await llvs("put", ".llvs-meta/shared", "-", input: meta("directory", mode: 0o1777)).status == 0)
+        #expect(try await llvs("restore", path("plain")).status == 0)
         var info = stat()
         #expect(stat(path("plain/tool"), &info) == 0 && info.st_mode & 0o7777 == 0o755)
         #expect(stat(path("plain/shared"), &info) == 0 && info.st_mode & 0o7777 == 0o777)
-        #expect(try llvs("restore", path("kept"), "--keep-special-bits").status == 0)
+        #expect(try await llvs("restore", path("kept"), "--keep-special-bits").status == 0)
         #expect(stat(path("kept/tool"), &info) == 0 && info.st_mode & 0o7777 == 0o6755)
         #expect(stat(path("kept/shared"), &info) == 0 && info.st_mode & 0o7777 == 0o1777)
     }
 
     /// Names a remote chose reach the terminal with their control characters escaped: no forged `llvs:` lines, no
     /// escape sequences.
-    @Test func controlCharactersInNamesAreEscaped() throws {
-        #expect(try llvs("init").status == 0)
+    @Test func controlCharactersInNamesAreEscaped() async throws {
+        #expect(try await llvs("init").status == 0)
         let hostile = "evil\nllvs: all good\u{1B}[31m\u{07}"
-        let first = try llvs("put", "plain", "-", input: Data("x".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let second = try llvs("put", hostile, "-", input: Data("x".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let diff = try llvs("diff", first, second)
+        let first = try await llvs("put", "plain", "-", input: Data("x".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let second = try await llvs("put", hostile, "-", input: Data("x".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let diff = try await llvs("diff", first, second)
         #expect(diff.status == 0)
         #expect(diff.text == "+ evil\\nllvs: all good\\e[31m\\u{7}\n", "\(diff.text)")
-        let missing = try llvs("get", hostile + "-missing")
+        let missing = try await llvs("get", hostile + "-missing")
         #expect(missing.status == 3)
         #expect(!missing.error.contains("\u{1B}") && !missing.error.contains("\u{07}"), "\(missing.error)")
         #expect(missing.error.split(separator: "\n").count == 1, "a name forged a line: \(missing.error)")
@@ -99,18 +99,18 @@ import Glibc
 
 extension NothingLostTests {
     /// A file whose bytes begin with `LLZF` is backed up, pushed, cloned and restored intact.
-    @Test func aFileBeginningWithLLZFIsClonedIntact() throws {
+    @Test func aFileBeginningWithLLZFIsClonedIntact() async throws {
         let source = path("source")
         try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
         let data = Data("LLZF".utf8) + Data((0..<5000).map { UInt8($0 % 251) })
         try data.write(to: URL(fileURLWithPath: source + "/looks-compressed.bin"))
-        #expect(try llvs("init").status == 0)
-        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
-        #expect(try llvs("backup", source, "--to", "home").status == 0)
-        let cloned = try tests.run(["clone", "home", path("clone")])
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("backup", source, "--to", "home").status == 0)
+        let cloned = try await tests.run(["clone", "home", path("clone")])
         #expect(cloned.status == 0, "\(cloned.error)")
         #expect(cloned.text.contains("Cloned 1 version"), "\(cloned.text)")
-        #expect(try tests.run(["restore", path("restored"), "--store", path("clone")]).status == 0)
+        #expect(try await tests.run(["restore", path("restored"), "--store", path("clone")]).status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path("restored/looks-compressed.bin"))) == data)
     }
 }
@@ -118,27 +118,27 @@ extension NothingLostTests {
 extension NothingLostTests {
     /// A remote with an unmerged `draft` branch: clone and pull leave its head apart (no merge version), as LLVS's
     /// coordinator does; `--merge-branches` merges it.
-    @Test func branchHeadsAreLeftUnmergedUnlessAsked() throws {
-        #expect(try llvs("init").status == 0)
-        let first = try llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let main = try llvs("put", "c", "-", input: Data("3".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let draft = try llvs("put", "b", "-", "--on", first, "--branch", "draft", input: Data("2".utf8))
+    @Test func branchHeadsAreLeftUnmergedUnlessAsked() async throws {
+        #expect(try await llvs("init").status == 0)
+        let first = try await llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let main = try await llvs("put", "c", "-", input: Data("3".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let draft = try await llvs("put", "b", "-", "--on", first, "--branch", "draft", input: Data("2".utf8))
         #expect(draft.status == 0, "\(draft.error)")
-        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
-        #expect(try llvs("push", "home").status == 0)
+        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("push", "home").status == 0)
 
-        let cloned = try tests.run(["clone", "home", path("clone")])
+        let cloned = try await tests.run(["clone", "home", path("clone")])
         #expect(cloned.status == 0, "\(cloned.error)")
         #expect(cloned.text.contains("Cloned 3 versions"), "\(cloned.text)")
         #expect(cloned.text.contains("current \(main)"), "the unbranched head is current: \(cloned.text)")
-        let heads = try tests.run(["heads", "--json", "--store", path("clone")])
+        let heads = try await tests.run(["heads", "--json", "--store", path("clone")])
         #expect((try JSONSerialization.jsonObject(with: heads.output) as? [Any])?.count == 2, "\(heads.text)")
 
-        #expect(try tests.run(["init", "--store", path("puller")]).status == 0)
-        #expect(try tests.run(["pull", "home", "--store", path("puller")]).status == 0)
-        #expect(try tests.run(["log", "--json", "--store", path("puller")]).text.components(separatedBy: "\"id\"").count - 1 == 3)
+        #expect(try await tests.run(["init", "--store", path("puller")]).status == 0)
+        #expect(try await tests.run(["pull", "home", "--store", path("puller")]).status == 0)
+        #expect(try await tests.run(["log", "--json", "--store", path("puller")]).text.components(separatedBy: "\"id\"").count - 1 == 3)
 
-        let merged = try tests.run(["clone", "home", path("merged"), "--merge-branches"])
+        let merged = try await tests.run(["clone", "home", path("merged"), "--merge-branches"])
         #expect(merged.status == 0, "\(merged.error)")
         #expect(merged.text.contains("Cloned 4 versions"), "a merge version of the draft head: \(merged.text)")
     }
@@ -146,18 +146,18 @@ extension NothingLostTests {
 
 extension NothingLostTests {
     /// A mistyped remote path: clone and pull say there is no store there (exit 3) and clone makes no folder.
-    @Test func aRemoteWithoutAStoreIsAnErrorForCloneAndPull() throws {
-        #expect(try llvs("init").status == 0)
-        #expect(try llvs("remote", "add", "typo", "file://" + path("no-such-remote")).status == 0)
-        let cloned = try tests.run(["clone", "typo", path("clone")])
+    @Test func aRemoteWithoutAStoreIsAnErrorForCloneAndPull() async throws {
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("remote", "add", "typo", "file://" + path("no-such-remote")).status == 0)
+        let cloned = try await tests.run(["clone", "typo", path("clone")])
         #expect(cloned.status == 3, "\(cloned.text)")
         #expect(cloned.error.contains("no LLVS store"), "\(cloned.error)")
         #expect(!FileManager.default.fileExists(atPath: path("clone")))
-        let pulled = try llvs("pull", "typo")
+        let pulled = try await llvs("pull", "typo")
         #expect(pulled.status == 3, "\(pulled.text)")
-        #expect(try llvs("put", "a", "-", input: Data("1".utf8)).status == 0)
-        #expect(try llvs("push", "typo").status == 0, "push makes the remote")
-        #expect(try llvs("pull", "typo").status == 0)
+        #expect(try await llvs("put", "a", "-", input: Data("1".utf8)).status == 0)
+        #expect(try await llvs("push", "typo").status == 0, "push makes the remote")
+        #expect(try await llvs("pull", "typo").status == 0)
     }
 }
 
@@ -196,70 +196,70 @@ final class FileRewriter: @unchecked Sendable {
 extension NothingLostTests {
     /// A file rewritten while `llvs backup` reads it: the backup never ends "damaged", and whatever version it makes
     /// holds bytes that match their record, so get, restore and a clone of it all work.
-    @Test func aFileRewrittenDuringBackupNeverDamagesTheVersion() throws {
+    @Test func aFileRewrittenDuringBackupNeverDamagesTheVersion() async throws {
         let source = path("source")
         try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
         try Data("steady".utf8).write(to: URL(fileURLWithPath: source + "/steady.txt"))
         let busy = source + "/busy.bin"
         try Data(repeating: 0, count: 24 << 20).write(to: URL(fileURLWithPath: busy))
-        #expect(try llvs("init").status == 0)
-        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
         let rewriter = FileRewriter(path: busy, size: 24 << 20)
         var results: [CommandLineTests.Result] = []
-        for _ in 0..<3 { results.append(try llvs("backup", source)) }
+        for _ in 0..<3 { results.append(try await llvs("backup", source)) }
         rewriter.stop()
         for result in results {
             #expect(result.status == 0 || result.status == 1, "backup ended \(result.status): \(result.error)")
             #expect(result.status != 5)
         }
-        #expect(try llvs("get", "steady.txt").text == "steady")
-        let restored = try llvs("restore", path("restored"))
+        #expect(try await llvs("get", "steady.txt").text == "steady")
+        let restored = try await llvs("restore", path("restored"))
         #expect(restored.status == 0, "\(restored.error)")
         if FileManager.default.fileExists(atPath: path("restored/busy.bin")) {
-            let meta = try JSONSerialization.jsonObject(with: try llvs("get", ".llvs-meta/busy.bin").output) as? [String: Any]
+            let meta = try JSONSerialization.jsonObject(with: try await llvs("get", ".llvs-meta/busy.bin").output) as? [String: Any]
             let data = try Data(contentsOf: URL(fileURLWithPath: path("restored/busy.bin")))
             #expect(meta?["size"] as? Int == data.count, "the record and the bytes disagree")
         }
-        #expect(try llvs("push", "home").status == 0)
-        let cloned = try tests.run(["clone", "home", path("clone")])
+        #expect(try await llvs("push", "home").status == 0)
+        let cloned = try await tests.run(["clone", "home", path("clone")])
         #expect(cloned.status == 0, "\(cloned.error)")
     }
 }
 
 extension NothingLostTests {
     /// One damaged snapshot chunk: clone warns and pulls every version instead of stopping.
-    @Test func aDamagedSnapshotChunkFallsBackToAFullPull() throws {
-        #expect(try llvs("init").status == 0)
-        for index in 0..<5 { #expect(try llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 1000)).status == 0) }
-        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
-        #expect(try llvs("push", "home").status == 0)
-        #expect(try llvs("snapshot", "home").status == 0)
+    @Test func aDamagedSnapshotChunkFallsBackToAFullPull() async throws {
+        #expect(try await llvs("init").status == 0)
+        for index in 0..<5 { #expect(try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 1000)).status == 0) }
+        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("push", "home").status == 0)
+        #expect(try await llvs("snapshot", "home").status == 0)
         let snapshots = path("remote/snapshots")
         let chunk = try #require(FileManager.default.subpaths(atPath: snapshots)?.first { !$0.hasSuffix(".json") && $0.contains("/") })
         var data = try Data(contentsOf: URL(fileURLWithPath: snapshots + "/" + chunk))
         data[data.count / 2] ^= 0xFF
         try data.write(to: URL(fileURLWithPath: snapshots + "/" + chunk))
-        let cloned = try tests.run(["clone", "home", path("clone")])
+        let cloned = try await tests.run(["clone", "home", path("clone")])
         #expect(cloned.status == 0, "\(cloned.error)")
         #expect(cloned.error.contains("pulled every version instead"), "\(cloned.error)")
         #expect(cloned.text.contains("Cloned 5 versions"), "\(cloned.text)")
-        #expect(try tests.run(["get", "v4", "--store", path("clone")]).output == Data(repeating: 4, count: 1000))
+        #expect(try await tests.run(["get", "v4", "--store", path("clone")]).output == Data(repeating: 4, count: 1000))
     }
 }
 
 extension NothingLostTests {
     /// A WebDAV server that trickles every answer: the command stops at its deadline with a clear error.
-    @Test func aCommandEndsAtItsDeadlineWhateverTheServerDoes() throws {
+    @Test func aCommandEndsAtItsDeadlineWhateverTheServerDoes() async throws {
         let mock = try MockProcess(["webdav", "--faults", "trickle:1"])
-        #expect(try llvs("init").status == 0)
-        #expect(try llvs("remote", "add", "slow", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("remote", "add", "slow", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
         let start = Date()
         // The conformance suite lists folders early; every listing's body comes at 2 bytes a second.
-        let pulled = try tests.run(["conformance", "slow"], environment: ["LLVS_DEADLINE": "3"])
+        let pulled = try await tests.run(["conformance", "slow"], environment: ["LLVS_DEADLINE": "3"])
         #expect(Date().timeIntervalSince(start) < 20)
         #expect(pulled.status == 1)
         #expect(pulled.error.contains("LLVS_DEADLINE"), "\(pulled.error)")
-        let bad = try tests.run(["log"], environment: ["LLVS_DEADLINE": "soon"])
+        let bad = try await tests.run(["log"], environment: ["LLVS_DEADLINE": "soon"])
         #expect(bad.status == 2)
     }
 }
@@ -267,12 +267,12 @@ extension NothingLostTests {
 extension NothingLostTests {
     /// `llvs clone` killed with SIGKILL part way: running it again resumes it (no "already a store"), and the
     /// temporary files the killed run left in the store are gone after the next run.
-    @Test func aKilledCloneResumesAndLeavesNoTemporaries() throws {
+    @Test func aKilledCloneResumesAndLeavesNoTemporaries() async throws {
         let mock = try MockProcess(["webdav", "--faults", "latency=100ms"])
-        #expect(try llvs("init").status == 0)
-        for index in 0..<24 { #expect(try llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 20_000)).status == 0) }
-        #expect(try llvs("remote", "add", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
-        #expect(try llvs("push", "home").status == 0)
+        #expect(try await llvs("init").status == 0)
+        for index in 0..<24 { #expect(try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 20_000)).status == 0) }
+        #expect(try await llvs("remote", "add", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        #expect(try await llvs("push", "home").status == 0)
 
         let clone = path("clone")
         let process = Process()
@@ -282,28 +282,28 @@ extension NothingLostTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        Thread.sleep(forTimeInterval: 0.6)
+        try await Task.sleep(for: .milliseconds(600))
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal, "the clone finished before it could be killed; slow the mock down")
 
-        let resumed = try tests.run(["clone", "home", clone])
+        let resumed = try await tests.run(["clone", "home", clone])
         #expect(resumed.status == 0, "\(resumed.error)")
-        #expect(try tests.run(["get", "v23", "--store", clone]).output == Data(repeating: 23, count: 20_000))
-        #expect(try tests.run(["log", "--json", "--store", clone]).text.components(separatedBy: "\"id\"").count - 1 == 24)
+        #expect(try await tests.run(["get", "v23", "--store", clone]).output == Data(repeating: 23, count: 20_000))
+        #expect(try await tests.run(["log", "--json", "--store", clone]).text.components(separatedBy: "\"id\"").count - 1 == 24)
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/tmp")) ?? []
         #expect(leftovers.isEmpty, "left behind: \(leftovers)")
         #expect(!FileManager.default.fileExists(atPath: clone + "/clone-in-progress"))
-        #expect(try tests.run(["clone", "home", clone]).status == 4, "a finished clone is a store like any other")
+        #expect(try await tests.run(["clone", "home", clone]).status == 4, "a finished clone is a store like any other")
     }
 
     /// What killed writers left on a file:// remote goes with the next push (an hour old, its process gone), and an
     /// abandoned snapshot folder with the next snapshot.
-    @Test func remoteLeftoversGoWithTheNextPushAndSnapshot() throws {
-        #expect(try llvs("init").status == 0)
-        #expect(try llvs("put", "a", "-", input: Data("1".utf8)).status == 0)
-        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
-        #expect(try llvs("push", "home").status == 0)
+    @Test func remoteLeftoversGoWithTheNextPushAndSnapshot() async throws {
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("put", "a", "-", input: Data("1".utf8)).status == 0)
+        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("push", "home").status == 0)
         let old = Date().addingTimeInterval(-7200)
         let stale = path("remote/versions/.tmp-2147483646-00000000-stale")
         try Data("partial".utf8).write(to: URL(fileURLWithPath: stale))
@@ -315,13 +315,13 @@ extension NothingLostTests {
         try Data("chunk".utf8).write(to: URL(fileURLWithPath: orphan + "/chunk-000"))
         try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: orphan)
 
-        #expect(try llvs("put", "b", "-", input: Data("2".utf8)).status == 0)
-        #expect(try llvs("push", "home").status == 0)
+        #expect(try await llvs("put", "b", "-", input: Data("2".utf8)).status == 0)
+        #expect(try await llvs("push", "home").status == 0)
         #expect(!FileManager.default.fileExists(atPath: stale), "a stale temporary stayed")
         #expect(FileManager.default.fileExists(atPath: fresh), "a recent temporary may be another machine's upload")
-        #expect(try llvs("snapshot", "home").status == 0)
+        #expect(try await llvs("snapshot", "home").status == 0)
         #expect(!FileManager.default.fileExists(atPath: orphan), "the orphan snapshot folder stayed")
-        #expect(try tests.run(["clone", "home", path("clone")]).status == 0)
+        #expect(try await tests.run(["clone", "home", path("clone")]).status == 0)
     }
 }
 
@@ -364,7 +364,7 @@ enum RawFiles {
 extension NothingLostTests {
     /// Names that are not UTF-8 (a Latin-1 `é`, a lone continuation byte, a folder of such) are backed up, synced,
     /// cloned and restored with exactly their bytes; so is a link whose target is not UTF-8.
-    @Test func namesThatAreNotUTF8RoundTripExactly() throws {
+    @Test func namesThatAreNotUTF8RoundTripExactly() async throws {
         let source = Array(path("source").utf8)
         mkdir(RawFiles.cString(source), 0o755)
         let latin1: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt".utf8)
@@ -378,13 +378,13 @@ extension NothingLostTests {
         RawFiles.write(source + [47] + folder + [47] + latin1, Data("inside".utf8))
         _ = symlink(RawFiles.cString(Array("target-".utf8) + [0xFE]), RawFiles.cString(source + [47] + Array("link".utf8)))
 
-        #expect(try llvs("init").status == 0)
-        #expect(try llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
-        let backup = try llvs("backup", path("source"), "--to", "home")
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        let backup = try await llvs("backup", path("source"), "--to", "home")
         #expect(backup.status == 0, "\(backup.error)")
         #expect(backup.error.isEmpty, "nothing may be skipped: \(backup.error)")
-        #expect(try tests.run(["clone", "home", path("clone")]).status == 0)
-        let restored = try tests.run(["restore", path("restored"), "--store", path("clone")])
+        #expect(try await tests.run(["clone", "home", path("clone")]).status == 0)
+        let restored = try await tests.run(["restore", path("restored"), "--store", path("clone")])
         #expect(restored.status == 0, "\(restored.error)")
 
         let out = Array(path("restored").utf8)
@@ -396,37 +396,37 @@ extension NothingLostTests {
         var buffer = [CChar](repeating: 0, count: 256)
         let count = RawFiles.cString(out + [47] + Array("link".utf8)).withUnsafeBufferPointer { readlink($0.baseAddress!, &buffer, 255) }
         #expect(count > 0 && buffer.prefix(count).map { UInt8(bitPattern: $0) } == Array("target-".utf8) + [0xFE])
-        #expect(try llvs("backup", path("source")).text.contains("Nothing changed"), "a second backup finds every name again")
+        #expect(try await llvs("backup", path("source")).text.contains("Nothing changed"), "a second backup finds every name again")
     }
 }
 
 extension NothingLostTests {
     /// The repro through llvs: two stores, one file:// remote. Both merge the same two heads (a criss-cross),
     /// one removes x, and the other's next sync must not bring x back.
-    @Test func aRemovalSurvivesACrissCrossBetweenTwoStores() throws {
-        func one(_ arguments: String..., input: Data? = nil) throws -> CommandLineTests.Result {
-            try tests.run(arguments + ["--store", path("one")], input: input)
+    @Test func aRemovalSurvivesACrissCrossBetweenTwoStores() async throws {
+        func one(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result {
+            try await tests.run(arguments + ["--store", path("one")], input: input)
         }
-        func two(_ arguments: String..., input: Data? = nil) throws -> CommandLineTests.Result {
-            try tests.run(arguments + ["--store", path("two")], input: input)
+        func two(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result {
+            try await tests.run(arguments + ["--store", path("two")], input: input)
         }
-        #expect(try tests.run(["remote", "add", "home", "file://" + path("remote")]).status == 0)
-        #expect(try one("init").status == 0)
-        #expect(try one("put", "x", "-", input: Data("1".utf8)).status == 0)
-        #expect(try one("push", "home").status == 0)
-        #expect(try tests.run(["clone", "home", path("two")]).status == 0)
-        #expect(try two("put", "x", "-", input: Data("2".utf8)).status == 0)   // B1, older
-        Thread.sleep(forTimeInterval: 0.01)
-        #expect(try one("put", "y", "-", input: Data("1".utf8)).status == 0)   // A1, newer
-        #expect(try one("push", "home").status == 0)
-        #expect(try two("push", "home").status == 0)
-        #expect(try one("pull", "home").status == 0)                           // M1 = A1 + B1
-        #expect(try two("pull", "home").status == 0)                           // M2 = B1 + A1
-        #expect(try one("rm", "x").status == 0)
-        #expect(try one("sync", "home").status == 0)
-        #expect(try two("sync", "home").status == 0)
-        #expect(try two("get", "x").status == 3, "x came back after the criss-cross")
-        #expect(try one("sync", "home").status == 0)
-        #expect(try one("get", "x").status == 3)
+        #expect(try await tests.run(["remote", "add", "home", "file://" + path("remote")]).status == 0)
+        #expect(try await one("init").status == 0)
+        #expect(try await one("put", "x", "-", input: Data("1".utf8)).status == 0)
+        #expect(try await one("push", "home").status == 0)
+        #expect(try await tests.run(["clone", "home", path("two")]).status == 0)
+        #expect(try await two("put", "x", "-", input: Data("2".utf8)).status == 0)   // B1, older
+        try await Task.sleep(for: .milliseconds(10))
+        #expect(try await one("put", "y", "-", input: Data("1".utf8)).status == 0)   // A1, newer
+        #expect(try await one("push", "home").status == 0)
+        #expect(try await two("push", "home").status == 0)
+        #expect(try await one("pull", "home").status == 0)                           // M1 = A1 + B1
+        #expect(try await two("pull", "home").status == 0)                           // M2 = B1 + A1
+        #expect(try await one("rm", "x").status == 0)
+        #expect(try await one("sync", "home").status == 0)
+        #expect(try await two("sync", "home").status == 0)
+        #expect(try await two("get", "x").status == 3, "x came back after the criss-cross")
+        #expect(try await one("sync", "home").status == 0)
+        #expect(try await one("get", "x").status == 3)
     }
 }

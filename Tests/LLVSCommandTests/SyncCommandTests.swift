@@ -11,55 +11,55 @@ import Glibc
     init() throws { tests = try CommandLineTests() }
 
     @discardableResult
-    func llvs(_ arguments: String..., input: Data? = nil, environment: [String: String] = [:]) throws -> CommandLineTests.Result {
-        try tests.run(arguments, input: input, environment: environment)
+    func llvs(_ arguments: String..., input: Data? = nil, environment: [String: String] = [:]) async throws -> CommandLineTests.Result {
+        try await tests.run(arguments, input: input, environment: environment)
     }
 
     var folder: URL { tests.directory }
     func store(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
-    @Test func twoStoresSyncThroughALocalFolderAndACloneCatchesUp() throws {
+    @Test func twoStoresSyncThroughALocalFolderAndACloneCatchesUp() async throws {
         let remote = "file://" + folder.appendingPathComponent("remote").path
-        #expect(try llvs("remote", "add", "home", remote).status == 0)
-        #expect(try llvs("init", "--store", store("a")).status == 0)
-        #expect(try llvs("init", "--store", store("b"), "--storage", "sqlite").status == 0)
-        _ = try llvs("put", "from-a", "-", "--store", store("a"), input: Data("A".utf8))
-        _ = try llvs("put", "from-b", "-", "--store", store("b"), input: Data("B".utf8))
-        #expect(try llvs("sync", "--store", store("a")).text.contains("Sent 1 version"))
-        #expect(try llvs("sync", "home", "--store", store("b")).text.contains("Retrieved 1 version"))
-        #expect(try llvs("sync", "--store", store("a")).status == 0)
+        #expect(try await llvs("remote", "add", "home", remote).status == 0)
+        #expect(try await llvs("init", "--store", store("a")).status == 0)
+        #expect(try await llvs("init", "--store", store("b"), "--storage", "sqlite").status == 0)
+        _ = try await llvs("put", "from-a", "-", "--store", store("a"), input: Data("A".utf8))
+        _ = try await llvs("put", "from-b", "-", "--store", store("b"), input: Data("B".utf8))
+        #expect(try await llvs("sync", "--store", store("a")).text.contains("Sent 1 version"))
+        #expect(try await llvs("sync", "home", "--store", store("b")).text.contains("Retrieved 1 version"))
+        #expect(try await llvs("sync", "--store", store("a")).status == 0)
         for name in ["a", "b"] {
-            #expect(try llvs("get", "from-a", "--store", store(name)).text == "A")
-            #expect(try llvs("get", "from-b", "--store", store(name)).text == "B")
+            #expect(try await llvs("get", "from-a", "--store", store(name)).text == "A")
+            #expect(try await llvs("get", "from-b", "--store", store(name)).text == "B")
         }
-        let status = try JSONSerialization.jsonObject(with: try llvs("status", "--json", "--store", store("a")).output) as! [String: Any]
+        let status = try JSONSerialization.jsonObject(with: try await llvs("status", "--json", "--store", store("a")).output) as! [String: Any]
         #expect(status["missingHere"] as? Int == 0 && status["missingThere"] as? Int == 0)
 
-        #expect(try llvs("snapshot", "home", "--store", store("a")).text.contains("Uploaded snapshot"))
-        _ = try llvs("put", "after", "-", "--store", store("a"), input: Data("later".utf8))
-        _ = try llvs("push", "--store", store("a"))
-        let clone = try llvs("clone", "home", store("c"))
+        #expect(try await llvs("snapshot", "home", "--store", store("a")).text.contains("Uploaded snapshot"))
+        _ = try await llvs("put", "after", "-", "--store", store("a"), input: Data("later".utf8))
+        _ = try await llvs("push", "--store", store("a"))
+        let clone = try await llvs("clone", "home", store("c"))
         #expect(clone.text.contains("Restored snapshot"))
-        #expect(try llvs("get", "after", "--store", store("c")).text == "later")
+        #expect(try await llvs("get", "after", "--store", store("c")).text == "later")
         // A version made on b arrives on a by pull.
-        _ = try llvs("put", "more", "-", "--store", store("b"), input: Data("x".utf8))
-        _ = try llvs("push", "--store", store("b"))
-        #expect(try llvs("pull", "--store", store("a")).text.contains("Retrieved"))
-        #expect(try llvs("get", "more", "--store", store("a")).text == "x")
+        _ = try await llvs("put", "more", "-", "--store", store("b"), input: Data("x".utf8))
+        _ = try await llvs("push", "--store", store("b"))
+        #expect(try await llvs("pull", "--store", store("a")).text.contains("Retrieved"))
+        #expect(try await llvs("get", "more", "--store", store("a")).text == "x")
     }
 
-    @Test func remoteMistakesGiveClearErrors() throws {
-        try llvs("init", "--store", store("a"))
-        let none = try llvs("sync", "--store", store("a"))
+    @Test func remoteMistakesGiveClearErrors() async throws {
+        try await llvs("init", "--store", store("a"))
+        let none = try await llvs("sync", "--store", store("a"))
         #expect(none.status == 2 && none.error.contains("llvs remote add"))
-        #expect(try llvs("sync", "nowhere", "--store", store("a")).status == 3)
-        #expect(try llvs("remote", "add", "x", "ftp://example.com/x").error.contains("not supported"))
-        #expect(try llvs("remote", "add", "bad name", "file:///tmp/x").status == 2)
-        #expect(try llvs("remote", "add", "x", "file:///tmp/llvs-x").status == 0)
-        #expect(try llvs("remote", "add", "x", "file:///tmp/llvs-x").status == 1)
-        #expect(try llvs("remote", "list").text.contains("x\tfile:///tmp/llvs-x"))
-        #expect(try llvs("remote", "remove", "x").status == 0)
-        #expect(try llvs("remote", "remove", "x").status == 3)
+        #expect(try await llvs("sync", "nowhere", "--store", store("a")).status == 3)
+        #expect(try await llvs("remote", "add", "x", "ftp://example.com/x").error.contains("not supported"))
+        #expect(try await llvs("remote", "add", "bad name", "file:///tmp/x").status == 2)
+        #expect(try await llvs("remote", "add", "x", "file:///tmp/llvs-x").status == 0)
+        #expect(try await llvs("remote", "add", "x", "file:///tmp/llvs-x").status == 1)
+        #expect(try await llvs("remote", "list").text.contains("x\tfile:///tmp/llvs-x"))
+        #expect(try await llvs("remote", "remove", "x").status == 0)
+        #expect(try await llvs("remote", "remove", "x").status == 3)
         let mode = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("config/llvs/remotes.json").path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
@@ -80,79 +80,79 @@ import Glibc
         let line = String(decoding: handle.availableData, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
         #expect(line.hasPrefix("http://127.0.0.1:"))
         let url = line.replacingOccurrences(of: "http://", with: "webdav://")
-        #expect(try llvs("remote", "add", "dav", url, "--user", "u", "--password-stdin", input: Data("secret\n".utf8)).status == 0)
-        let report = try llvs("conformance", "dav", "--listing-count", "80", "--large-file-mib", "6")
+        #expect(try await llvs("remote", "add", "dav", url, "--user", "u", "--password-stdin", input: Data("secret\n".utf8)).status == 0)
+        let report = try await llvs("conformance", "dav", "--listing-count", "80", "--large-file-mib", "6")
         #expect(report.status == 0, "\(report.text)\n\(report.error)")
         #expect(report.text.contains("0 failed"))
-        let json = try llvs("conformance", "dav", "--json", "--listing-count", "20", "--large-file-mib", "1")
+        let json = try await llvs("conformance", "dav", "--json", "--listing-count", "20", "--large-file-mib", "1")
         let object = try JSONSerialization.jsonObject(with: json.output) as! [String: Any]
         #expect((object["results"] as? [[String: Any]])?.allSatisfy { $0["status"] as? String != "failed" } == true)
         // Syncing through the same mock works too, faults and all.
-        try llvs("init", "--store", store("a"))
-        _ = try llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))
-        #expect(try llvs("sync", "dav", "--store", store("a")).text.contains("Sent 1 version"))
-        #expect(try llvs("clone", "dav", store("b")).status == 0)
-        #expect(try llvs("get", "k", "--store", store("b")).text == "v")
+        try await llvs("init", "--store", store("a"))
+        _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))
+        #expect(try await llvs("sync", "dav", "--store", store("a")).text.contains("Sent 1 version"))
+        #expect(try await llvs("clone", "dav", store("b")).status == 0)
+        #expect(try await llvs("get", "k", "--store", store("b")).text == "v")
     }
 
-    @Test func aGoogleDriveRemoteIsAuthorizedInTheBrowserAndPassesConformanceWithFaults() throws {
+    @Test func aGoogleDriveRemoteIsAuthorizedInTheBrowserAndPassesConformanceWithFaults() async throws {
         let mock = try MockProcess(["gdrive", "--faults", "403:0.05,503:0.03,drop:0.03,seed=8"], lineCount: 2)
         let client = mock.fields
         #expect(mock.url.hasPrefix("http://127.0.0.1:"))
-        #expect(try llvs("remote", "add", "drive", "gdrive:/LLVS/notes", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
+        #expect(try await llvs("remote", "add", "drive", "gdrive:/LLVS/notes", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
                          "--client-secret-stdin", input: Data((client["client_secret"] ?? "").utf8)).status == 0)
-        let unauthorized = try llvs("conformance", "drive", "--listing-count", "5", "--large-file-mib", "1")
+        let unauthorized = try await llvs("conformance", "drive", "--listing-count", "5", "--large-file-mib", "1")
         #expect(unauthorized.status != 0)
         #expect(unauthorized.text.contains("llvs auth drive") || unauthorized.error.contains("llvs auth drive"), "\(unauthorized.text)\(unauthorized.error)")
 
         // The loopback flow, with a "browser" that follows the mock's redirect back to llvs's listener.
         let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper").path
-        let auth = try llvs("auth", "drive", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
+        let auth = try await llvs("auth", "drive", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
         #expect(auth.status == 0, "\(auth.error)")
         #expect(!auth.text.contains("access-") && !auth.error.contains("access-"), "a token was printed")
         let tokenFile = folder.appendingPathComponent("config/llvs/drive.token.json").path
         #expect(try FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? Int == 0o600)
 
-        let report = try llvs("conformance", "drive", "--listing-count", "120", "--large-file-mib", "6")
+        let report = try await llvs("conformance", "drive", "--listing-count", "120", "--large-file-mib", "6")
         #expect(report.status == 0, "\(report.text)\n\(report.error)")
         #expect(report.text.contains("0 failed"))
 
-        try llvs("init", "--store", store("a"))
-        _ = try llvs("put", "k", "-", "--store", store("a"), input: Data("through drive".utf8))
-        #expect(try llvs("sync", "drive", "--store", store("a")).text.contains("Sent 1 version"))
-        #expect(try llvs("snapshot", "drive", "--store", store("a")).status == 0)
-        let clone = try llvs("clone", "drive", store("b"))
+        try await llvs("init", "--store", store("a"))
+        _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("through drive".utf8))
+        #expect(try await llvs("sync", "drive", "--store", store("a")).text.contains("Sent 1 version"))
+        #expect(try await llvs("snapshot", "drive", "--store", store("a")).status == 0)
+        let clone = try await llvs("clone", "drive", store("b"))
         #expect(clone.status == 0, "\(clone.error)")
-        #expect(try llvs("get", "k", "--store", store("b")).text == "through drive")
+        #expect(try await llvs("get", "k", "--store", store("b")).text == "through drive")
     }
 
     /// OneDrive end to end through `llvs-mock onedrive`: remote add, the loopback sign-in (public client, PKCE),
     /// conformance with throttling and dropped connections, sync, snapshot and clone.
-    @Test func aOneDriveRemoteIsAuthorizedAndPassesConformanceWithFaults() throws {
+    @Test func aOneDriveRemoteIsAuthorizedAndPassesConformanceWithFaults() async throws {
         let mock = try MockProcess(["onedrive", "--faults", "429:0.04,503:0.03,drop:0.03,retry-after=0,seed=5"], lineCount: 2)
         let client = mock.fields
-        #expect(try llvs("remote", "add", "one", "onedrive:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
+        #expect(try await llvs("remote", "add", "one", "onedrive:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
                          "--tenant", "consumers").status == 0)
-        let wrong = try llvs("remote", "add", "two", "onedrive:/x", "--client-id", "c", "--removal", "delete")
+        let wrong = try await llvs("remote", "add", "two", "onedrive:/x", "--client-id", "c", "--removal", "delete")
         #expect(wrong.status == 2 && wrong.error.contains("--removal is for gdrive"), "\(wrong.error)")
         let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper").path
-        let auth = try llvs("auth", "one", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
+        let auth = try await llvs("auth", "one", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
         #expect(auth.status == 0, "\(auth.error)")
-        let report = try llvs("conformance", "one", "--listing-count", "120", "--large-file-mib", "6")
+        let report = try await llvs("conformance", "one", "--listing-count", "120", "--large-file-mib", "6")
         #expect(report.status == 0, "\(report.text)\n\(report.error)")
         #expect(report.text.contains("0 failed"))
-        try llvs("init", "--store", store("a"))
-        _ = try llvs("put", "k", "-", "--store", store("a"), input: Data("through onedrive".utf8))
-        #expect(try llvs("sync", "one", "--store", store("a")).text.contains("Sent 1 version"))
-        #expect(try llvs("snapshot", "one", "--store", store("a")).status == 0)
-        let clone = try llvs("clone", "one", store("b"))
+        try await llvs("init", "--store", store("a"))
+        _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("through onedrive".utf8))
+        #expect(try await llvs("sync", "one", "--store", store("a")).text.contains("Sent 1 version"))
+        #expect(try await llvs("snapshot", "one", "--store", store("a")).status == 0)
+        let clone = try await llvs("clone", "one", store("b"))
         #expect(clone.status == 0, "\(clone.error)")
-        #expect(try llvs("get", "k", "--store", store("b")).text == "through onedrive")
+        #expect(try await llvs("get", "k", "--store", store("b")).text == "through onedrive")
     }
 
-    @Test func aHeadlessAuthorizationTakesThePastedRedirect() throws {
+    @Test func aHeadlessAuthorizationTakesThePastedRedirect() async throws {
         let mock = try MockProcess(["gdrive"], lineCount: 2)
-        #expect(try llvs("remote", "add", "drive", "gdrive:/x", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
+        #expect(try await llvs("remote", "add", "drive", "gdrive:/x", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
                          "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8)).status == 0)
         // Run `llvs auth --headless` by hand: read the address it prints, "open" it elsewhere, paste where it ends up.
         let process = Process()
@@ -187,23 +187,23 @@ import Glibc
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
         #expect(result.contains("Authorized remote drive"))
-        #expect(try llvs("conformance", "drive", "--listing-count", "3", "--large-file-mib", "1").status == 0)
+        #expect(try await llvs("conformance", "drive", "--listing-count", "3", "--large-file-mib", "1").status == 0)
     }
 
-    @Test func oauthRemoteMistakesGiveClearErrors() throws {
-        let planned = try llvs("remote", "add", "one", "box:/x")
+    @Test func oauthRemoteMistakesGiveClearErrors() async throws {
+        let planned = try await llvs("remote", "add", "one", "box:/x")
         #expect(planned.status == 2 && planned.error.contains("not supported by this build yet"))
-        let noClient = try llvs("remote", "add", "g", "gdrive:/x", environment: ["LLVS_GDRIVE_CLIENT_ID": ""])
+        let noClient = try await llvs("remote", "add", "g", "gdrive:/x", environment: ["LLVS_GDRIVE_CLIENT_ID": ""])
         #expect(noClient.status == 2 && noClient.error.contains("--client-id"), "\(noClient.error)")
-        #expect(try llvs("remote", "add", "g", "gdrive://host/x", "--client-id", "c").status == 2)
-        #expect(try llvs("remote", "add", "g", "gdrive:/x", "--client-id", "c", "--removal", "shred").status == 2)
-        #expect(try llvs("remote", "add", "d", "file:///tmp/llvs-nothing").status == 0)
-        let notOAuth = try llvs("auth", "d")
+        #expect(try await llvs("remote", "add", "g", "gdrive://host/x", "--client-id", "c").status == 2)
+        #expect(try await llvs("remote", "add", "g", "gdrive:/x", "--client-id", "c", "--removal", "shred").status == 2)
+        #expect(try await llvs("remote", "add", "d", "file:///tmp/llvs-nothing").status == 0)
+        let notOAuth = try await llvs("auth", "d")
         #expect(notOAuth.status == 2 && notOAuth.error.contains("does not use OAuth"))
-        #expect(try llvs("auth", "missing").status == 3)
-        #expect(try llvs("remote", "add", "g", "gdrive:/x", "--client-id", "c").status == 0)
-        #expect(try llvs("auth", "g", "--headless", "--device").status == 2)
-        let badToken = try llvs("auth", "g", "--token-json", folder.appendingPathComponent("nope.json").path)
+        #expect(try await llvs("auth", "missing").status == 3)
+        #expect(try await llvs("remote", "add", "g", "gdrive:/x", "--client-id", "c").status == 0)
+        #expect(try await llvs("auth", "g", "--headless", "--device").status == 2)
+        let badToken = try await llvs("auth", "g", "--token-json", folder.appendingPathComponent("nope.json").path)
         #expect(badToken.status == 1 && badToken.error.contains("nope.json"))
     }
 }
