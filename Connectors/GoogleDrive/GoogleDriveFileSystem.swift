@@ -8,7 +8,7 @@ import LLVSHTTP
 /// the shared ID path cache with a deterministic choice among duplicates (the oldest, then the lowest ID).
 /// Requests, retries, pacing, creations that must not land twice and resumable uploads are the shared layer's;
 /// this file says only what Drive's requests and answers are.
-public final class GoogleDriveFileSystem: CloudFileSystem {
+public final class GoogleDriveFileSystem: RemovesByKind {
     public let configuration: GoogleDriveConfiguration
     let client: ServiceClient
     let paths: IDPathCache<DriveDirectory>
@@ -160,31 +160,16 @@ public final class GoogleDriveFileSystem: CloudFileSystem {
         return try await client.json(DriveFile.self, request, path: path)
     }
 
-    /// Drive's own account of what it stored must match what was sent: the size, and the MD5 (hashed from memory, or
-    /// from the file as it is read again).
+    /// Drive's own account of what it stored must match what was sent: the size and the MD5.
     private func check(_ file: DriveFile, against source: UploadSource, path: String) throws {
-        if let size = file.byteCount, size != source.size {
-            throw CloudFileSystemError.server(status: 200, message: "Google Drive stored \(size) bytes for \(path), not the \(source.size) sent")
-        }
-        if let md5 = file.md5Checksum, !ChecksumAlgorithm.md5.matches(md5, try source.checksum(.md5)) {
-            throw CloudFileSystemError.server(status: 200, message: "Google Drive's MD5 of \(path) does not match the data sent")
-        }
+        try source.verify(storedSize: file.byteCount, checksums: file.md5Checksum.map { [.md5: $0] } ?? [:], service: "Google Drive", path: path)
     }
 
     // MARK: CloudFileSystem: removing
 
-    public func removeFile(_ path: String) async throws {
-        try await remove(path, folder: false)
-    }
-
-    public func removeFolder(_ path: String) async throws {
-        guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
-        try await remove(path, folder: true)
-    }
-
     /// Removes every item of that name and kind (duplicates too, or the next one would take its place). Drive
     /// removes a folder's contents with it.
-    private func remove(_ path: String, folder: Bool) async throws {
+    public func remove(_ path: String, folder: Bool) async throws {
         let components = try CloudPath.components(path)
         guard let name = components.last else { return }
         let parent: String?

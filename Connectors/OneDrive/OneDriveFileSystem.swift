@@ -8,7 +8,7 @@ import LLVSHTTP
 /// characters, leading and trailing spaces, trailing dots) and compare without regard to case; downloads and upload
 /// sessions live on other hosts and never get the token. Retries, pacing, resumable uploads and known folders are
 /// the shared layer's.
-public final class OneDriveFileSystem: CloudFileSystem {
+public final class OneDriveFileSystem: RemovesByKind {
     public let configuration: OneDriveConfiguration
     let client: ServiceClient
     let folders = KnownFolders(caseInsensitive: true)
@@ -189,32 +189,16 @@ public final class OneDriveFileSystem: CloudFileSystem {
     }
 
     /// OneDrive's own account of what it stored must match what was sent: the size, the QuickXorHash every drive
-    /// type reports, and the SHA-1 a personal drive reports too (all hashed in one more read of the source).
+    /// type reports, and the SHA-1 a personal drive reports too.
     private func check(_ item: OneDriveItem, against source: UploadSource, path: String) throws {
-        if let size = item.size, size != source.size {
-            throw CloudFileSystemError.server(status: 200, message: "OneDrive stored \(size) bytes for \(path), not the \(source.size) sent")
-        }
-        let reported = item.item(Self.encoding).checksums.filter { [.quickXor, .sha1].contains($0.key) }
-        guard !reported.isEmpty else { return }
-        let computed = try source.checksums(Set(reported.keys))
-        for (algorithm, value) in reported where !algorithm.matches(value, computed[algorithm] ?? "") {
-            throw CloudFileSystemError.server(status: 200, message: "OneDrive's \(algorithm) of \(path) does not match the data sent")
-        }
+        try source.verify(storedSize: item.size, checksums: item.item(Self.encoding).checksums.filter { [.quickXor, .sha1].contains($0.key) },
+                          service: "OneDrive", path: path)
     }
 
     // MARK: CloudFileSystem: removing
 
-    public func removeFile(_ path: String) async throws {
-        try await remove(path, folder: false)
-    }
-
-    public func removeFolder(_ path: String) async throws {
-        guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
-        try await remove(path, folder: true)
-    }
-
     /// Looks first (a DELETE of a folder takes everything in it), then deletes to the recycle bin.
-    private func remove(_ path: String, folder: Bool) async throws {
+    public func remove(_ path: String, folder: Bool) async throws {
         let components = try components(path)
         guard let found = try await item(components, path: path) else { return }
         guard found.isFolder == folder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: folder) }

@@ -99,3 +99,18 @@ public enum UploadSource: Sendable {
         return Dictionary(uniqueKeysWithValues: streams.map { ($0.0, $0.1.finalize()) })
     }
 }
+
+extension UploadSource {
+    /// Checks a service's own account of what it stored against what was sent: the size, and every checksum it
+    /// reported (hashed in one more read of the source). A mismatch is a server failure naming the service and path.
+    public func verify(storedSize: Int64?, checksums reported: [ChecksumAlgorithm: String], service: String, path: String) throws {
+        if let storedSize, storedSize != size {
+            throw CloudFileSystemError.server(status: 200, message: "\(service) stored \(storedSize) bytes for \(path), not the \(size) sent")
+        }
+        guard !reported.isEmpty else { return }
+        let computed = try checksums(Set(reported.keys))
+        for (algorithm, value) in reported.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !algorithm.matches(value, computed[algorithm] ?? "") {
+            throw CloudFileSystemError.server(status: 200, message: "\(service)'s \(algorithm) of \(path) does not match the data sent")
+        }
+    }
+}

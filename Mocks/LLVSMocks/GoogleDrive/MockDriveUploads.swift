@@ -30,7 +30,7 @@ extension MockGoogleDriveServer {
             let metadata = try MockDriveMetadata(json: parsed[0].data)
             return try store(.data(parsed[1].data), metadata: metadata, target: target, fields: query["fields"])
         case "media":
-            return try store(try keep(request.body), metadata: try MockDriveMetadata(json: Data()), target: target, fields: query["fields"])
+            return try store(try MockContent.keeping(request.body, in: storage), metadata: try MockDriveMetadata(json: Data()), target: target, fields: query["fields"])
         case "resumable":
             let metadata = try MockDriveMetadata(json: request.bodyData)
             let total = try request.headers["X-Upload-Content-Length"].map { text -> Int64 in
@@ -62,27 +62,7 @@ extension MockGoogleDriveServer {
     }
 
     /// The body as stored contents: small ones in memory, spooled ones moved into the mock's storage.
-    private func keep(_ body: IncomingRequest.Body) throws -> MockContent {
-        switch body {
-        case .data(let data): return .data(data)
-        case .file(let url, let size):
-            let kept = storage.appendingPathComponent("content-\(UUID().uuidString)")
-            try FileManager.default.moveItem(at: url, to: kept)
-            return .spooled(kept, size: size)
-        }
-    }
-
-    static func md5(_ content: MockContent) -> String {
-        switch content {
-        case .data(let data): return DigestStream.hex(data, .md5)
-        case .spooled(let url, _):
-            let digest = DigestStream(.md5)
-            guard let handle = try? FileHandle(forReadingFrom: url) else { return "" }
-            defer { try? handle.close() }
-            while let piece = try? handle.read(upToCount: 1 << 20), !piece.isEmpty { digest.update(piece) }
-            return digest.finalizeHex()
-        }
-    }
+    static func md5(_ content: MockContent) -> String { content.checksums([.md5])[.md5] ?? "" }
 
     // MARK: Resumable sessions
 

@@ -172,30 +172,10 @@ extension MockOneDriveServer {
         }
     }
 
-    /// The body as stored contents: small ones in memory, spooled ones moved into the mock's storage.
-    func keep(_ body: IncomingRequest.Body) throws -> MockContent {
-        switch body {
-        case .data(let data): return .data(data)
-        case .file(let url, let size):
-            let kept = storage.appendingPathComponent("content-\(UUID().uuidString)")
-            try FileManager.default.moveItem(at: url, to: kept)
-            return .spooled(kept, size: size)
-        }
-    }
-
     func hashes(_ content: MockContent) -> (quickXor: String, sha1: String?, sha256: String?) {
-        let streams = [ChecksumStream(.quickXor), ChecksumStream(.sha1), ChecksumStream(.sha256)]
-        switch content {
-        case .data(let data): streams.forEach { $0.update(data) }
-        case .spooled(let url, _):
-            if let handle = try? FileHandle(forReadingFrom: url) {
-                while let piece = try? handle.read(upToCount: 1 << 20), !piece.isEmpty { streams.forEach { $0.update(piece) } }
-                try? handle.close()
-            }
-        }
-        let values = streams.map { $0.finalize() }
+        let values = content.checksums([.quickXor, .sha1, .sha256])
         // Business drives promise only QuickXorHash.
-        return settings.driveType == .personal ? (values[0], values[1], values[2]) : (values[0], nil, nil)
+        return settings.driveType == .personal ? (values[.quickXor]!, values[.sha1], values[.sha256]) : (values[.quickXor]!, nil, nil)
     }
 
     /// Stores contents as a new file in `parentID` or as new contents of the item of that name (or `replaceID`).
@@ -271,7 +251,7 @@ extension MockOneDriveServer {
         }
         let (parentID, name, replaceID) = try target(of: address)
         let behavior = request.query["@microsoft.graph.conflictBehavior"] ?? request.query["@name.conflictBehavior"] ?? "replace"
-        let (item, created) = try storeFile(named: name ?? "", in: parentID, replacing: replaceID, behavior: behavior, content: try keep(request.body))
+        let (item, created) = try storeFile(named: name ?? "", in: parentID, replacing: replaceID, behavior: behavior, content: try MockContent.keeping(request.body, in: storage))
         return .json(created ? 201 : 200, json(item))
     }
 
