@@ -15,7 +15,11 @@ let commands: [any Command.Type] = [
     for command in commands {
         text += "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.summary + "\n"
     }
-    text += "\nRun `llvs COMMAND --help` for a command's options.\n\nexit codes:\n"
+    text += "\nRun `llvs COMMAND --help` for a command's options.\n"
+    text += "\nenvironment:\n  LLVS_STORE        the store's folder (as --store)\n"
+    text += "  LLVS_DEADLINE     seconds any command may take before it stops with an error (default 86400; 0 for none)\n"
+    text += "  LLVS_HTTP_TRACE   1 to print every request and answer, credentials redacted\n"
+    text += "\nexit codes:\n"
     for code in ExitCode.allCases { text += "  \(code.rawValue)  \(code.meaning)\n" }
     return text
 }
