@@ -162,8 +162,7 @@ extension NothingLostTests {
 }
 
 /// Rewrites a file in place over and over from another thread until stopped.
-final class FileRewriter: @unchecked Sendable {
-    // @unchecked: `stop` is only set once and read by the writer thread; the counter is read after the join.
+final class FileRewriter: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
     let path: String

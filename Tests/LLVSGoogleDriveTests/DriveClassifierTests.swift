@@ -34,13 +34,18 @@ import Testing
         #expect(!classifier.isRefusal(response(403, Self.quota)))
         #expect(classifier.failure(response(403, Self.quota), path: "a") == .quotaExceeded("Google Drive has no room for a: The user's Drive storage quota has been exceeded."))
         #expect(!classifier.isRefusal(response(403, Self.permission)))
-        guard case .server(403, let message) = classifier.failure(response(403, Self.permission), path: "a") else {
-            Issue.record("a permission error is final")
-            return
+        switch classifier.failure(response(403, Self.permission), path: "a") {
+        case .server(403, let message): #expect(message.contains("insufficientFilePermissions"))
+        case let other: Issue.record("a permission error is final, got \(other)")
         }
-        #expect(message.contains("insufficientFilePermissions"))
         #expect(classifier.failure(response(404, Self.notFound), path: "a") == .notFound(path: "a"))
-        guard case .transient = classifier.failure(response(500, Self.backend), path: "a") else { Issue.record("a backend error is transient"); return }
-        guard case .unauthorized = classifier.failure(response(401, Self.invalidCredentials), path: "a") else { Issue.record("401 is unauthorized"); return }
+        switch classifier.failure(response(500, Self.backend), path: "a") {
+        case .transient: break
+        case let other: Issue.record("a backend error is transient, got \(other)")
+        }
+        switch classifier.failure(response(401, Self.invalidCredentials), path: "a") {
+        case .unauthorized: break
+        case let other: Issue.record("401 is unauthorized, got \(other)")
+        }
     }
 }
