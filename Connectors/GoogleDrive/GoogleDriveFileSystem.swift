@@ -8,7 +8,7 @@ import LLVSHTTP
 /// the shared ID path cache with a deterministic choice among duplicates (the oldest, then the lowest ID).
 /// Requests, retries, pacing, creations that must not land twice and resumable uploads are the shared layer's;
 /// this file says only what Drive's requests and answers are.
-public final class GoogleDriveFileSystem: RemovesByKind {
+public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
     public let configuration: GoogleDriveConfiguration
     let client: ServiceClient
     let paths: IDPathCache<DriveDirectory>
@@ -75,13 +75,9 @@ public final class GoogleDriveFileSystem: RemovesByKind {
         try await paths.withFileID(try CloudPath.components(path)) { try await client.checked(try media($0), path: path).body }
     }
 
+    /// The shared client removes a partial file when a download fails.
     public func download(_ path: String, toFileAt destination: URL) async throws {
-        do {
-            try await paths.withFileID(try CloudPath.components(path)) { try await client.download(try media($0), to: destination, path: path) }
-        } catch {
-            try? FileManager.default.removeItem(at: destination)
-            throw error
-        }
+        try await paths.withFileID(try CloudPath.components(path)) { try await client.download(try media($0), to: destination, path: path) }
     }
 
     public func read(_ path: String, range: ByteRange) async throws -> Data {
@@ -94,17 +90,9 @@ public final class GoogleDriveFileSystem: RemovesByKind {
         _ = try await paths.folderID(try CloudPath.components(path), creating: true)
     }
 
-    public func upload(_ data: Data, to path: String) async throws {
-        try await upload(.data(data), to: path)
-    }
-
-    public func upload(fileAt source: URL, to path: String) async throws {
-        try await upload(try UploadSource(file: source), to: path)
-    }
-
     /// Creates the file, or replaces the contents of the one there by its ID (never delete and re-create, which
     /// is not atomic), then checks that Drive holds the bytes sent.
-    func upload(_ source: UploadSource, to path: String) async throws {
+    public func upload(_ source: UploadSource, to path: String) async throws {
         let components = try CloudPath.components(path)
         guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
         let parent = Array(components.dropLast())

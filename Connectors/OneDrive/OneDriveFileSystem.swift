@@ -8,7 +8,7 @@ import LLVSHTTP
 /// characters, leading and trailing spaces, trailing dots) and compare without regard to case; downloads and upload
 /// sessions live on other hosts and never get the token. Retries, pacing, resumable uploads and known folders are
 /// the shared layer's.
-public final class OneDriveFileSystem: RemovesByKind {
+public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
     public let configuration: OneDriveConfiguration
     let client: ServiceClient
     let folders = KnownFolders(caseInsensitive: true)
@@ -87,37 +87,30 @@ public final class OneDriveFileSystem: RemovesByKind {
         return items
     }
 
-    private func content(_ components: [String]) throws -> HTTPRequest {
-        HTTPRequest(url: try configuration.item(components, "content"))
-    }
-
-    /// A file's contents answer a 302 to a pre-authenticated host; the shared client follows it without the token.
-    private func fileFailure(_ error: CloudFileSystemError, _ components: [String], _ path: String) async -> CloudFileSystemError {
-        if case .server(400, _) = error, (try? await item(components, path: path))?.isFolder == true {
-            return .wrongKind(path: path, expectedFolder: false)
+    /// A request for a file's contents, which answer a 302 to a pre-authenticated host (the shared client follows
+    /// it without the token). OneDrive answers 400 for the contents of a folder: that is the wrong kind.
+    private func withContent<T>(_ path: String, _ body: (HTTPRequest) async throws -> T) async throws -> T {
+        let components = try components(path)
+        do {
+            return try await body(HTTPRequest(url: try configuration.item(components, "content")))
+        } catch let error as CloudFileSystemError {
+            if case .server(400, _) = error, (try? await item(components, path: path))?.isFolder == true {
+                throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
+            }
+            throw error
         }
-        return error
     }
 
     public func download(_ path: String) async throws -> Data {
-        let components = try components(path)
-        do { return try await client.checked(try content(components), path: path).body } catch let error as CloudFileSystemError {
-            throw await fileFailure(error, components, path)
-        }
+        try await withContent(path) { try await client.checked($0, path: path).body }
     }
 
     public func download(_ path: String, toFileAt destination: URL) async throws {
-        let components = try components(path)
-        do { try await client.download(try content(components), to: destination, path: path) } catch let error as CloudFileSystemError {
-            throw await fileFailure(error, components, path)
-        }
+        try await withContent(path) { try await client.download($0, to: destination, path: path) }
     }
 
     public func read(_ path: String, range: ByteRange) async throws -> Data {
-        let components = try components(path)
-        do { return try await client.read(try content(components), range: range, path: path) } catch let error as CloudFileSystemError {
-            throw await fileFailure(error, components, path)
-        }
+        try await withContent(path) { try await client.read($0, range: range, path: path) }
     }
 
     // MARK: CloudFileSystem: writing
@@ -147,15 +140,7 @@ public final class OneDriveFileSystem: RemovesByKind {
         }
     }
 
-    public func upload(_ data: Data, to path: String) async throws {
-        try await upload(.data(data), to: path)
-    }
-
-    public func upload(fileAt source: URL, to path: String) async throws {
-        try await upload(try UploadSource(file: source), to: path)
-    }
-
-    func upload(_ source: UploadSource, to path: String) async throws {
+    public func upload(_ source: UploadSource, to path: String) async throws {
         let components = try components(path)
         guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let parent = Array(components.dropLast())
