@@ -32,14 +32,9 @@ extension Store {
     public func makeVersion(basedOn predecessors: Version.Predecessors?, storing changes: [Value.Change],
                             files: [(id: Value.ID, url: URL, isUpdate: Bool)], expectedSHA256: [Value.ID: String] = [:],
                             metadata: Version.Metadata = [:]) throws -> Version {
-        var size = changes.valueDataSize
-        for file in files {
-            // stat, not lstat: a source may be given as a link to it (/proc/self/fd/N for a name that is not UTF-8).
-            guard let length = SourceFileState(file.url.path)?.size else { throw StoreError.io(path: file.url.path, operation: "read", errno: ENOENT) }
-            size += length
-        }
+        // The size of the value data is the files' as `commit` finds them, the same look that tells whether they changed.
         let version = Version(id: .random(), predecessors: predecessors, timestamp: Date().timeIntervalSinceReferenceDate,
-                              valueDataSize: size, metadata: metadata)
+                              valueDataSize: nil, metadata: metadata)
         return try commit(version, changes: changes, files: files, expectedSHA256: expectedSHA256, received: false)
     }
 
@@ -75,19 +70,18 @@ extension Store {
         for valueId in changes.map(\.valueId) + files.map(\.id) where !seen.insert(valueId).inserted {
             throw invalid("value \(valueId) appears in more than one change")
         }
-        var fileSizes: [Int64] = []
-        for file in files {
-            guard let size = SourceFileState(file.url.path)?.size else {
-                throw StoreError.io(path: file.url.path, operation: "read", errno: ENOENT)
-            }
-            fileSizes.append(size)
+        // Each file looked at once: its size counts in the version, and it must look the same after it is read.
+        // stat, not lstat: a source may be given as a link to it (/proc/self/fd/N for a name that is not UTF-8).
+        let sources = try files.map { file in
+            guard let state = SourceFileState(file.url.path) else { throw StoreError.io(path: file.url.path, operation: "read", errno: ENOENT) }
+            return state
         }
+        let size = changes.valueDataSize + sources.reduce(0) { $0 + $1.size }
+        if received, let declared = version.valueDataSize, declared != size {
+            throw invalid("the version declares \(declared) bytes of value data but its changes carry \(size)")
+        }
+        version.valueDataSize = size
         if received {
-            let size = changes.valueDataSize + fileSizes.reduce(0, +)
-            if let declared = version.valueDataSize, declared != size {
-                throw invalid("the version declares \(declared) bytes of value data but its changes carry \(size)")
-            }
-            version.valueDataSize = size
             if version.predecessors == nil, let change = changes.first(where: { if case .insert = $0 { false } else { true } }) {
                 throw invalid("a root version may only insert, but it has a change for \(change.valueId) of another kind")
             }
@@ -115,11 +109,10 @@ extension Store {
                     edits.append(MapEdit(key: key, entry: entry))
                 }
             }
-            for file in files {
-                let before = SourceFileState(file.url.path)
+            for (file, before) in zip(files, sources) {
                 let digest = expectedSHA256[file.id].map { _ in DigestStream(.sha256) }
                 let location = try writer.append(contentsOf: file.url, zone: .values, digest: digest)
-                guard let before, before == SourceFileState(file.url.path), before.size == location.length,
+                guard before == SourceFileState(file.url.path), before.size == location.length,
                       digest.map({ $0.finalizeHex() == expectedSHA256[file.id] }) ?? true else {
                     throw StoreError.sourceChanged(path: file.url.path)
                 }
