@@ -15,6 +15,9 @@ struct BackupEntry: Codable, Equatable {
     var modified: Int64
     var modifiedNanoseconds: Int
     var mode: UInt32
+
+    /// The modification time as the system calls that set it take it.
+    var modifiedTime: timespec { timespec(tv_sec: Int(modified), tv_nsec: modifiedNanoseconds) }
     var sha256: String?
     var target: String?
 

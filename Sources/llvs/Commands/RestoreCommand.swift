@@ -87,12 +87,12 @@ struct RestoreCommand: Command {
         }
         var folders: [(components: [String], entry: BackupEntry)] = []
         var restored = 0
-        for record in records where record.entry.kind != .symlink {
+        // Files and folders first, links last as leaves.
+        for record in records.filter({ $0.entry.kind != .symlink }) + records.filter({ $0.entry.kind == .symlink }) {
             if let link = underLink(record.path) {
                 refused.append("\(record.path): it is below \(link), which is a symlink in this backup")
                 continue
             }
-            let time = timespec(tv_sec: Int(record.entry.modified), tv_nsec: record.entry.modifiedNanoseconds)
             do {
                 switch record.entry.kind {
                 case .directory:
@@ -100,25 +100,12 @@ struct RestoreCommand: Command {
                     folders.append((record.components, record.entry))
                 case .file:
                     // Streamed from the store to the file: a large file is never whole in memory.
-                    try tree.writeFile(record.components, mode: record.entry.mode & modeMask, modified: time) { url in
+                    try tree.writeFile(record.components, mode: record.entry.mode & modeMask, modified: record.entry.modifiedTime) { url in
                         if try !store.writeValue(id: Value.ID(record.path), at: version.id, to: url) { try Data().write(to: url) }
                     }
                 case .symlink:
-                    break
+                    try tree.makeLink(record.components, target: record.entry.target ?? "", modified: record.entry.modifiedTime)
                 }
-                restored += 1
-            } catch let refusal as RestoreTree.Refusal {
-                refused.append(refusal.description)
-            }
-        }
-        for record in records where record.entry.kind == .symlink {
-            if let link = underLink(record.path) {
-                refused.append("\(record.path): it is below \(link), which is a symlink in this backup")
-                continue
-            }
-            do {
-                try tree.makeLink(record.components, target: record.entry.target ?? "",
-                                  modified: timespec(tv_sec: Int(record.entry.modified), tv_nsec: record.entry.modifiedNanoseconds))
                 restored += 1
             } catch let refusal as RestoreTree.Refusal {
                 refused.append(refusal.description)
@@ -126,8 +113,7 @@ struct RestoreCommand: Command {
         }
         // Deepest first, so a folder made read-only does not stop the ones inside it.
         for folder in folders.sorted(by: { $0.components.count > $1.components.count }) {
-            try? tree.finishDirectory(folder.components, mode: folder.entry.mode & modeMask,
-                                      modified: timespec(tv_sec: Int(folder.entry.modified), tv_nsec: folder.entry.modifiedNanoseconds))
+            try? tree.finishDirectory(folder.components, mode: folder.entry.mode & modeMask, modified: folder.entry.modifiedTime)
         }
         for problem in refused { TerminalText.warn("not restored: \(problem)") }
         context.writeLine("Restored \(restored) entries from version \(version.id) into \(destination).")
