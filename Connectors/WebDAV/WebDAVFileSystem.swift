@@ -175,7 +175,6 @@ public final class WebDAVFileSystem: CloudFileSystem {
         return children.filter { $0.1.isPresent }.map(\.0)
     }
 
-
     /// Records a folder seen to exist, and so every folder above it.
     private func remember(_ folder: String) {
         guard let components = try? CloudPath.components(folder) else { return }
