@@ -41,7 +41,8 @@ extension IDDirectory {
 /// one item on the service.
 public final class IDPathCache<Directory: IDDirectory>: Sendable {
     public let directory: Directory
-    public let caseInsensitive: Bool
+    private let keys: PathKeys
+    public var caseInsensitive: Bool { keys.caseInsensitive }
 
     public struct Entry: Sendable, Equatable {
         public var id: String
@@ -54,13 +55,10 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
 
     public init(_ directory: Directory, caseInsensitive: Bool = false) {
         self.directory = directory
-        self.caseInsensitive = caseInsensitive
+        keys = PathKeys(caseInsensitive: caseInsensitive)
     }
 
-    public func key(_ components: some Collection<String>) -> String {
-        let joined = components.joined(separator: "/")
-        return caseInsensitive ? joined.lowercased() : joined
-    }
+    public func key(_ components: some Collection<String>) -> String { keys.key(components) }
 
     public func cached(_ components: some Collection<String>) -> Entry? {
         let key = key(components)
@@ -76,7 +74,7 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
     public func forget(_ components: some Collection<String>) {
         let key = key(components)
         entries.withLock { entries in
-            for name in entries.keys where name == key || key.isEmpty || name.hasPrefix(key + "/") { entries[name] = nil }
+            for name in entries.keys where keys.key(name, isAtOrBelow: key) { entries[name] = nil }
         }
     }
 

@@ -8,14 +8,12 @@ import Synchronization
 public final class KnownFolders: Sendable {
     private let known = Mutex<Set<String>>([""])
     private let making = SingleFlight<Void>()
-    public let caseInsensitive: Bool
+    private let keys: PathKeys
+    public var caseInsensitive: Bool { keys.caseInsensitive }
 
-    public init(caseInsensitive: Bool = false) { self.caseInsensitive = caseInsensitive }
+    public init(caseInsensitive: Bool = false) { keys = PathKeys(caseInsensitive: caseInsensitive) }
 
-    private func key(_ components: some Collection<String>) -> String {
-        let joined = components.joined(separator: "/")
-        return caseInsensitive ? joined.lowercased() : joined
-    }
+    private func key(_ components: some Collection<String>) -> String { keys.key(components) }
 
     public func contains(_ components: some Collection<String>) -> Bool {
         let key = key(components)
@@ -33,7 +31,7 @@ public final class KnownFolders: Sendable {
     public func forget(_ components: [String]) {
         let prefix = key(components)
         known.withLock { folders in
-            folders = folders.filter { $0.isEmpty || ($0 != prefix && !$0.hasPrefix(prefix + "/")) }
+            folders = folders.filter { $0.isEmpty || !keys.key($0, isAtOrBelow: prefix) }
         }
     }
 
