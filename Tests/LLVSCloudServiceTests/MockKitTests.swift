@@ -20,7 +20,9 @@ struct KitItem: MockTreeItem {
         tree.insert(KitItem(id: "2", name: "a.txt", parents: ["1"], isFolder: false, content: .data(Data("abc".utf8))))
         #expect(tree.children(of: "0", named: "docs").map(\.id) == ["1"])
         #expect(tree.path(of: "2") == "Docs/a.txt")
-        tree.update("2") { $0.name = "B.txt" }
+        #expect(tree.usage == 3)
+        tree.update("2") { $0.name = "B.txt"; $0.content = .data(Data("abcde".utf8)) }
+        #expect(tree.usage == 5, "a replaced file counts at its new size")
         #expect(tree.children(of: "1", named: "a.txt").isEmpty)
         #expect(tree.children(of: "1", named: "b.TXT").map(\.id) == ["2"])
         tree.update("1") { $0.trashed = true }
@@ -29,7 +31,9 @@ struct KitItem: MockTreeItem {
         #expect(tree.remove("1").map(\.id).sorted() == ["1", "2"])
         #expect(tree.changes.suffix(2).allSatisfy { $0.removed })
         #expect(tree.latestChange["2"] != nil)
-        #expect(tree.usage == 0)
+        #expect(tree.usage == 0, "removed files hold nothing")
+        tree.restore(KitItem(id: "3", name: "c", parents: ["0"], isFolder: false, content: .data(Data("xy".utf8))))
+        #expect(tree.usage == 2)
         let exact = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
         #expect(exact.children(of: "0", named: "x").isEmpty)
     }

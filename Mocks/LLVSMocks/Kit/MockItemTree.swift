@@ -41,6 +41,7 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
         rootID = root.id
         self.caseInsensitiveNames = caseInsensitiveNames
         items[root.id] = root
+        usage = root.content?.size ?? 0
     }
 
     func key(_ name: String) -> String { caseInsensitiveNames ? name.lowercased() : name }
@@ -76,8 +77,9 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
         return false
     }
 
-    /// Bytes held by every item.
-    public var usage: Int64 { items.values.reduce(0) { $0 + ($1.content?.size ?? 0) } }
+    /// Bytes held by every item, kept as items change: every upload checks the quota, and a sum over all items
+    /// there would make a mock's upload cost grow with the drive.
+    public private(set) var usage: Int64 = 0
 
     public mutating func record(_ id: String, removed: Bool = false) {
         latestChange[id] = changes.count
@@ -103,6 +105,7 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
     /// Adds a new item to its parents' indexes and the change log.
     public mutating func insert(_ item: Item) {
         items[item.id] = item
+        usage += item.content?.size ?? 0
         index(item)
         record(item.id)
     }
@@ -118,6 +121,7 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
             index(item)
         }
         items[id] = item
+        usage += (item.content?.size ?? 0) - (before.content?.size ?? 0)
         record(id)
         return item
     }
@@ -128,6 +132,7 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
         var pending = [id]
         while let next = pending.popLast() {
             guard let item = items.removeValue(forKey: next) else { continue }
+            usage -= item.content?.size ?? 0
             unindex(item)
             removed.append(item)
             pending += children.removeValue(forKey: next) ?? []
@@ -139,6 +144,7 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
 
     /// Puts back an item read from a saved state, without a change.
     public mutating func restore(_ item: Item) {
+        usage += (item.content?.size ?? 0) - (items[item.id]?.content?.size ?? 0)
         items[item.id] = item
         index(item)
     }
