@@ -38,6 +38,18 @@ struct KitItem: MockTreeItem {
         #expect(exact.children(of: "0", named: "x").isEmpty)
     }
 
+    @Test func aFoldersSizeIsEverythingLiveBelowIt() {
+        var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
+        tree.insert(KitItem(id: "1", name: "a", parents: ["0"], isFolder: false, content: .data(Data("abcde".utf8))))
+        tree.insert(KitItem(id: "2", name: "Inner", parents: ["0"], isFolder: true))
+        tree.insert(KitItem(id: "3", name: "b", parents: ["2"], isFolder: false, content: .data(Data("1234567".utf8))))
+        #expect(tree.liveSize(of: "0") == 12)
+        #expect(tree.liveSize(of: "2") == 7)
+        tree.update("2") { $0.trashed = true }
+        #expect(tree.liveSize(of: "0") == 5, "trashed items are not counted")
+        #expect(tree.usage == 12, "trashed files still take room until they are removed")
+    }
+
     @Test func aTimeFromTheTreesClockIsAlwaysLaterThanTheLast() {
         var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
         let times = (0..<100).map { _ in tree.tick() }

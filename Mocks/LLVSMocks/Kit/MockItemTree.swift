@@ -81,6 +81,21 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
     /// there would make a mock's upload cost grow with the drive.
     public private(set) var usage: Int64 = 0
 
+    /// The bytes in a folder and everything below it, trashed items left out: a folder's size as the services
+    /// report it.
+    public func liveSize(of folderID: String) -> Int64 {
+        var total: Int64 = 0
+        var pending = [folderID]
+        while let next = pending.popLast() {
+            for id in children[next] ?? [] {
+                guard let item = items[id], !item.trashed else { continue }
+                total += item.content?.size ?? 0
+                if item.isFolder { pending.append(id) }
+            }
+        }
+        return total
+    }
+
     public mutating func record(_ id: String, removed: Bool = false) {
         latestChange[id] = changes.count
         changes.append(MockChange(id: id, removed: removed, time: lastTime))

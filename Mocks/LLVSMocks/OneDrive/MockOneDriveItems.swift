@@ -91,7 +91,7 @@ extension MockOneDriveServer {
         }
         if item.isFolder {
             object["folder"] = ["childCount": state.tree.children(of: item.id).filter { !state.tree.isTrashed($0.id) }.count]
-            object["size"] = state.tree.children(of: item.id).reduce(Int64(0)) { $0 + $1.size }
+            object["size"] = state.tree.liveSize(of: item.id) // Graph: the total of everything inside
         } else {
             var hashes: [String: String] = [:]
             if let hash = item.quickXorHash { hashes["quickXorHash"] = hash }
