@@ -240,7 +240,9 @@ public final class WebDAVFileSystem: CloudFileSystem {
             var move = request("MOVE", try url(temporary, folder: false))
             move.headers["Destination"] = try url(path, folder: false).absoluteString
             move.headers["Overwrite"] = "T"
-            move.isSafeToRepeat = false
+            // Safe to repeat: the temporary's name is this upload's alone, and a MOVE sent again after one that was
+            // done but whose answer was lost finds no temporary (404), which is recognised below as done.
+            move.isSafeToRepeat = true
             let response = try await send(move)
             guard [200, 201, 204].contains(response.status) else {
                 if response.status == 404, try await exists(path), try await !exists(temporary) { return } // moved; the answer was lost

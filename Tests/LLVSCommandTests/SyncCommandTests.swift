@@ -86,7 +86,8 @@ import Glibc
         #expect(report.text.contains("0 failed"))
         let json = try await llvs("conformance", "dav", "--json", "--listing-count", "20", "--large-file-mib", "1")
         let object = try JSONSerialization.jsonObject(with: json.output) as! [String: Any]
-        #expect((object["results"] as? [[String: Any]])?.allSatisfy { $0["status"] as? String != "failed" } == true)
+        let results = try #require(object["results"] as? [[String: Any]], "\(json.text)")
+        #expect(results.allSatisfy { $0["status"] as? String != "failed" }, "\(results.filter { $0["status"] as? String == "failed" })")
         // Syncing through the same mock works too, faults and all.
         try await llvs("init", "--store", store("a"))
         _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))

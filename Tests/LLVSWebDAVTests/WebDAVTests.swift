@@ -32,6 +32,22 @@ import Testing
         #expect(mock.log.filter { !$0.faults.isEmpty }.count > 50)
     }
 
+    /// A large upload's MOVE from its temporary name that meets a 503, or whose answer is lost after the server
+    /// did it, is sent again and the upload succeeds: the file holds the new bytes and no temporary is left.
+    @Test(arguments: [MockFault.status(503), .dropBeforeAnswer])
+    func aLargeUploadsMoveIsRepeatedAfterAFailure(fault: MockFault) async throws {
+        let mock = try MockWebDAVServer()
+        defer { mock.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient())
+        let bytes = Data((0..<300 * 1024).map { UInt8(truncatingIfNeeded: $0 &* 7) }) // above the 256 KiB direct-PUT limit
+        try await fileSystem.upload(Data("old".utf8), to: "d/big.bin")
+        mock.faults.inject(fault) { $0.method == "MOVE" }
+        try await fileSystem.upload(bytes, to: "d/big.bin")
+        #expect(try await fileSystem.download("d/big.bin") == bytes)
+        #expect(!mock.paths.contains { $0.contains(".llvs-upload-") }, "left behind: \(mock.paths)")
+        #expect(mock.log.filter { $0.method == "MOVE" }.count == 2)
+    }
+
     @Test func foldersAreMadeOnlyWhereMissingAndRemembered() async throws {
         let mock = try MockWebDAVServer()
         defer { mock.stop() }
