@@ -40,11 +40,44 @@ public struct MultipartRelated: Sendable {
 
     /// Splits a body back into its parts, for servers and mocks; nil when it is not well formed.
     public static func parse(_ body: Data, contentType: String) -> [Part]? {
-        guard contentType.lowercased().hasPrefix("multipart/related"),
-              let boundaryRange = contentType.range(of: "boundary=") else { return nil }
-        var boundary = String(contentType[boundaryRange.upperBound...].prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces)
+        guard contentType.lowercased().hasPrefix("multipart/related") else { return nil }
+        return MultipartParts.parse(body, contentType: contentType)?.map { Part(contentType: $0.headers["content-type"] ?? "application/octet-stream", data: $0.data) }
+    }
+}
+
+/// The parts of any `multipart/*` body (RFC 2046) with their headers, for servers and mocks that read
+/// `multipart/related` and `multipart/form-data` uploads.
+public enum MultipartParts {
+    public struct Part: Sendable {
+        /// Header names in lower case.
+        public var headers: [String: String]
+        public var data: Data
+
+        /// `name` and `filename` from a form part's Content-Disposition.
+        public func dispositionParameter(_ parameter: String) -> String? {
+            guard let disposition = headers["content-disposition"] else { return nil }
+            for piece in disposition.split(separator: ";").dropFirst() {
+                let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard pair.count == 2, pair[0].lowercased() == parameter else { continue }
+                var value = pair[1]
+                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+                return value
+            }
+            return nil
+        }
+    }
+
+    /// The boundary named in a Content-Type, unquoted.
+    public static func boundary(_ contentType: String) -> String? {
+        guard let range = contentType.range(of: "boundary=") else { return nil }
+        var boundary = String(contentType[range.upperBound...].prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces)
         if boundary.hasPrefix("\""), boundary.hasSuffix("\""), boundary.count >= 2 { boundary = String(boundary.dropFirst().dropLast()) }
-        guard !boundary.isEmpty else { return nil }
+        return boundary.isEmpty ? nil : boundary
+    }
+
+    /// The parts in order; nil when the body is not well formed.
+    public static func parse(_ body: Data, contentType: String) -> [Part]? {
+        guard contentType.lowercased().hasPrefix("multipart/"), let boundary = boundary(contentType) else { return nil }
         let delimiter = Data("--\(boundary)".utf8)
         var parts: [Part] = []
         guard var cursor = body.range(of: delimiter)?.upperBound else { return nil }
@@ -55,16 +88,19 @@ public struct MultipartRelated: Sendable {
             let partStart = cursor + 2
             guard let next = body.range(of: Data("\r\n".utf8) + delimiter, in: partStart..<body.endIndex) else { return nil }
             let part = body[partStart..<next.lowerBound]
-            guard let headerEnd = part.range(of: Data("\r\n\r\n".utf8)) else { return nil }
-            let headerText = String(decoding: part[part.startIndex..<headerEnd.lowerBound], as: UTF8.self)
-            var type = "application/octet-stream"
-            for line in headerText.split(separator: "\r\n") {
-                let pieces = line.split(separator: ":", maxSplits: 1)
-                if pieces.count == 2, pieces[0].trimmingCharacters(in: .whitespaces).lowercased() == "content-type" {
-                    type = pieces[1].trimmingCharacters(in: .whitespaces)
-                }
+            let headerEnd: Range<Data.Index>
+            if part.starts(with: Data("\r\n".utf8)) {
+                headerEnd = part.startIndex..<(part.startIndex + 2) // a part without headers
+            } else {
+                guard let end = part.range(of: Data("\r\n\r\n".utf8)) else { return nil }
+                headerEnd = end
             }
-            parts.append(Part(contentType: type, data: Data(part[headerEnd.upperBound...])))
+            var headers: [String: String] = [:]
+            for line in String(decoding: part[part.startIndex..<headerEnd.lowerBound], as: UTF8.self).split(separator: "\r\n") {
+                let pieces = line.split(separator: ":", maxSplits: 1)
+                if pieces.count == 2 { headers[pieces[0].trimmingCharacters(in: .whitespaces).lowercased()] = pieces[1].trimmingCharacters(in: .whitespaces) }
+            }
+            parts.append(Part(headers: headers, data: Data(part[headerEnd.upperBound...])))
             cursor = next.upperBound
         }
     }

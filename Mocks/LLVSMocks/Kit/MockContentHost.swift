@@ -13,7 +13,7 @@ public final class MockContentHost: Sendable {
     private let published: Published
 
     private final class Published: Sendable {
-        let contents = Mutex<[String: MockContent]>([:])
+        let contents = Mutex<[String: (content: MockContent, expires: Date?)]>([:])
     }
 
     /// `extra` answers what is not a published download (a service's upload-session URLs); nil passes it on.
@@ -33,16 +33,25 @@ public final class MockContentHost: Sendable {
             if let answer = extra?(request) { return answer }
             let token = request.path.split(separator: "/").last.map(String.init) ?? ""
             guard request.method == "GET" || request.method == "HEAD",
-                  let content = published.contents.withLock({ $0[token] }) else { return .empty(404) }
-            return content.response(range: request.headers["Range"])
+                  let link = published.contents.withLock({ $0[token] }) else { return .empty(404) }
+            // A link past its time is refused as gone, as pCloud's content hosts refuse a stale link.
+            if let expires = link.expires, expires <= Date() { return .empty(410) }
+            return link.content.response(range: request.headers["Range"])
         }
     }
 
-    /// A URL on this host that serves `content` to anyone holding it.
-    public func publish(_ content: MockContent) -> URL {
+    /// A URL on this host that serves `content` to anyone holding it, until `expires` when given.
+    public func publish(_ content: MockContent, expires: Date? = nil) -> URL {
         let token = UUID().uuidString.lowercased()
-        published.contents.withLock { $0[token] = content }
+        published.contents.withLock { $0[token] = (content, expires) }
         return baseURL.appendingPathComponent("content").appendingPathComponent(token)
+    }
+
+    /// Makes every published URL stale now, as time passing would.
+    public func expireAll() {
+        published.contents.withLock { links in
+            for token in links.keys { links[token]?.expires = .distantPast }
+        }
     }
 
     /// The host's base URL under its host name.

@@ -19,6 +19,10 @@ public final class MockOAuthServer: Sendable {
         /// Whether refresh tokens are issued at all (pCloud issues none, and its tokens do not expire).
         public var issuesRefreshTokens = true
         public var supportsDeviceFlow = true
+        /// Whether the authorize endpoint requires an S256 PKCE challenge (pCloud has no PKCE and ignores one).
+        public var requiresPKCE = true
+        /// Extra fields in the redirect back to the client (pCloud's `hostname` and `locationid`).
+        public var extraRedirectFields: [(String, String)] = []
         public var deviceInterval = 1
         /// Extra fields in every token answer (pCloud's `hostname`).
         public var extraTokenFields: [String: String] = [:]
@@ -127,6 +131,26 @@ public final class MockOAuthServer: Sendable {
                      body: .data(Data(settings.unauthorizedBody.utf8)))
     }
 
+    /// Trades a code for a new access token where a service's token endpoint is its own (pCloud's `oauth2_token`
+    /// answers in its result envelope and checks no PKCE): nil when the code is unknown or was used already.
+    public func redeem(code: String) -> String? {
+        state.withLock { state in
+            guard state.codes.removeValue(forKey: code) != nil else {
+                state.invalidGrantCount += 1
+                return nil
+            }
+            return mint(&state).0
+        }
+    }
+
+    /// Whether `token` is a live access token, however the request carried it.
+    public func isLive(_ token: String) -> Bool {
+        state.withLock { state in state.accessTokens[token].map { $0 > now() } ?? false }
+    }
+
+    /// Revokes every access token, as a user removing the app's access would.
+    public func revokeAccessTokens() { state.withLock { $0.accessTokens = [:] } }
+
     private func mint(_ state: inout State) -> (String, String?, Date?) {
         state.counter += 1
         let access = "access-\(state.counter)-" + PKCE.base64URL(PKCE.randomBytes(9))
@@ -167,15 +191,18 @@ public final class MockOAuthServer: Sendable {
     private func authorize(_ request: IncomingRequest) -> MockResponse {
         let query = request.query
         guard query["client_id"] == settings.clientId else { return error(400, "invalid_client", "unknown client_id") }
-        guard query["response_type"] == "code", let redirect = query["redirect_uri"], let challenge = query["code_challenge"],
-              query["code_challenge_method"] == "S256" else { return error(400, "invalid_request", "response_type=code, redirect_uri and an S256 code_challenge are required") }
+        let challenge = query["code_challenge_method"] == "S256" ? query["code_challenge"] : nil
+        guard query["response_type"] == "code", let redirect = query["redirect_uri"], challenge != nil || !settings.requiresPKCE else {
+            return error(400, "invalid_request", "response_type=code, redirect_uri and an S256 code_challenge are required")
+        }
         guard redirect.hasPrefix("http://127.0.0.1:") || redirect.hasPrefix("http://localhost:") else {
             return error(400, "invalid_request", "only loopback redirect URIs are registered")
         }
         let code = "code-" + PKCE.base64URL(PKCE.randomBytes(12))
-        state.withLock { $0.codes[code] = (challenge, redirect) }
+        state.withLock { $0.codes[code] = (challenge ?? "", redirect) }
         var location = redirect + (redirect.contains("?") ? "&" : "?") + "code=\(code)"
         if let stateValue = query["state"] { location += "&state=" + FormEncoding.escape(stateValue) }
+        for (name, value) in settings.extraRedirectFields { location += "&\(FormEncoding.escape(name))=\(FormEncoding.escape(value))" }
         return .empty(302, headers: ["Location": location])
     }
 

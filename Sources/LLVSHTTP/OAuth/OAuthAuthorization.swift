@@ -42,9 +42,10 @@ public struct OAuthAuthorization: Sendable {
     public func finish(_ attempt: Attempt, answer: String) async throws -> OAuthToken {
         let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
         let code: String
+        var fields: [String: String] = [:]
         if text.contains("=") {
             let query = text.split(separator: "?", maxSplits: 1).last.map(String.init) ?? text
-            let fields = FormEncoding.decode(query.split(separator: "#").first.map(String.init) ?? query)
+            fields = FormEncoding.decode(query.split(separator: "#").first.map(String.init) ?? query)
             if let error = fields["error"] { throw OAuthError.authorizationDenied(fields["error_description"] ?? error) }
             guard let state = fields["state"], PKCE.constantTimeEquals(state, attempt.state) else { throw OAuthError.stateMismatch }
             guard let found = fields["code"], !found.isEmpty else { throw OAuthError.missingCode("the redirect") }
@@ -53,20 +54,28 @@ public struct OAuthAuthorization: Sendable {
             guard !text.isEmpty else { throw OAuthError.missingCode("the pasted text") }
             code = text
         }
-        return try await exchange(code: code, attempt: attempt)
+        return try await exchange(code: code, attempt: attempt, redirectFields: fields)
     }
 
-    /// Trades an authorization code for a token. The code is single-use, so this request is never repeated.
-    func exchange(code: String, attempt: Attempt) async throws -> OAuthToken {
-        let request = configuration.tokenRequest(configuration.tokenURL, fields: [
+    /// Trades an authorization code for a token. The code is single-use, so this request is never repeated. A
+    /// service with regions exchanges it at the region the redirect named, and the fields it needs later are kept.
+    func exchange(code: String, attempt: Attempt, redirectFields: [String: String] = [:]) async throws -> OAuthToken {
+        let tokenURL = try configuration.regionalTokenURL?(redirectFields) ?? configuration.tokenURL
+        let request = configuration.tokenRequest(tokenURL, fields: [
             ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", attempt.redirectURI), ("code_verifier", attempt.pkce.verifier),
         ], safeToRepeat: false)
         let response = try await http.send(request)
-        guard response.isSuccess else {
+        // Some services (pCloud) answer a refused code with HTTP 200 and an error in the body.
+        let answered = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        guard response.isSuccess, answered?["access_token"] != nil || answered?["error"] == nil else {
             let error = TokenEndpointError(response)
             throw OAuthError.tokenEndpoint(status: response.status, error: error.code, description: error.description)
         }
-        return try OAuthToken(tokenResponse: response.body, now: now())
+        var token = try OAuthToken(tokenResponse: response.body, now: now())
+        for name in configuration.keptRedirectFields where token.extras[name] == nil {
+            if let value = redirectFields[name] { token.extras[name] = value }
+        }
+        return token
     }
 
     /// Authorization code flow with a loopback listener on 127.0.0.1: `open` is given the URL to show the user (or

@@ -14,6 +14,13 @@ public struct OAuthConfiguration: Sendable {
     public var clientAuthentication: ClientAuthentication
     /// Extra parameters for the authorization URL (Google's `access_type=offline`, `prompt=consent`).
     public var extraAuthorizationParameters: [(String, String)]
+    /// For a service that names the account's region in the redirect (pCloud's `hostname`): the token endpoint for
+    /// the redirect's fields, or nil for `tokenURL`. It throws when the redirect names a host the service does not
+    /// have, so a doctored redirect never receives the code and the client secret.
+    public var regionalTokenURL: (@Sendable (_ redirectFields: [String: String]) throws -> URL?)?
+    /// Redirect fields kept in the token's extras (pCloud's `hostname`, `locationid`), so the connector knows the
+    /// account's region on every later run.
+    public var keptRedirectFields: [String] = []
 
     public init(authorizationURL: URL, tokenURL: URL, deviceAuthorizationURL: URL? = nil, clientId: String, clientSecret: String? = nil,
                 scopes: [String] = [], clientAuthentication: ClientAuthentication = .body, extraAuthorizationParameters: [(String, String)] = []) {
@@ -45,13 +52,19 @@ public struct OAuthConfiguration: Sendable {
     }
 }
 
-/// Reads a token endpoint's error answer (`{"error": …, "error_description": …}`).
+/// Reads a token endpoint's error answer (`{"error": …, "error_description": …}`, or pCloud's
+/// `{"result": N, "error": message}`).
 struct TokenEndpointError {
     var code: String
     var description: String
 
     init(_ response: HTTPResponse) {
         let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        if let result = object?["result"] as? NSNumber, let message = object?["error"] as? String {
+            code = "result \(result)"
+            description = message
+            return
+        }
         code = object?["error"] as? String ?? "http_\(response.status)"
         description = object?["error_description"] as? String ?? String(response.text.prefix(200))
     }

@@ -1,0 +1,48 @@
+import Foundation
+import LLVS
+import LLVSCloudService
+import LLVSHTTP
+
+/// pCloud's methods as the connector calls them: `GET /method?parameters` (or `PUT` with a body), answered in the
+/// `result` envelope, which is checked on every answer before the rest is read. Times are asked for as unix seconds.
+struct PCloudAPI: Sendable {
+    let client: ServiceClient
+    let configuration: PCloudConfiguration
+
+    /// Calls `method` and decodes its answer. Nearly every pCloud method is safe to send again (an upload replaces
+    /// the file of that name, a write lands at its offset, a delete of what is gone is refused harmlessly), so the
+    /// shared policy may repeat it after a lost answer or a 5xxx.
+    func call<T: Decodable>(_ type: T.Type, _ method: String, _ parameters: [(String, String)] = [], put body: HTTPRequestBody? = nil,
+                            form: [FormPart]? = nil, attempts: Int? = nil, passing codes: Set<Int> = [], path: String) async throws -> T {
+        let url = try configuration.method(method, parameters + [("timeformat", "timestamp")])
+        var request = HTTPRequest(method: body != nil ? "PUT" : form != nil ? "POST" : "GET", url: url, isSafeToRepeat: true)
+        if let body {
+            request.headers["Content-Type"] = "application/octet-stream"
+            request.body = body
+        } else if let form {
+            request.body = .form(form)
+        }
+        request.maximumAttempts = attempts
+        let response = try await client.send(request)
+        guard response.status == 200, let result = PCloudResult(response) else { throw client.classifier.failure(response, path: path) }
+        if codes.contains(result.code) { throw PCloudCallError(code: result.code, message: result.message) }
+        guard result.code == 0 else { throw PCloudClassifier.failure(result, path: path) }
+        do {
+            return try JSONDecoder().decode(type, from: response.body)
+        } catch {
+            throw CloudFileSystemError.server(status: 200, message: "pCloud's answer to \(method) for \(path) is not the JSON expected: \(error)")
+        }
+    }
+
+    /// Calls a method whose answer is only the envelope.
+    func call(_ method: String, _ parameters: [(String, String)] = [], attempts: Int? = nil, passing codes: Set<Int> = [],
+              path: String) async throws {
+        _ = try await call(PCloudAnswer.Empty.self, method, parameters, attempts: attempts, passing: codes, path: path)
+    }
+}
+
+/// A call refused with a code its caller asked to handle itself (`passing`), such as an unknown upload ID.
+struct PCloudCallError: Error {
+    var code: Int
+    var message: String
+}

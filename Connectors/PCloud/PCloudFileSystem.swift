@@ -1,0 +1,193 @@
+import Foundation
+import LLVS
+import LLVSCloudService
+import LLVSHTTP
+
+/// A `CloudFileSystem` over pCloud's HTTP JSON API (shared/reference/pcloud.md). Every answer is HTTP 200 with a
+/// `result` code, checked on every call; items are IDs (root folder 0) resolved through the shared ID path cache;
+/// names are case-sensitive. Files go up with `uploadfile` (a PUT of the raw bytes, overwriting in place) or, when
+/// large, an upload session; downloads go through `getfilelink` to content hosts that never get the token. What
+/// pCloud stored is checked against what was sent by its own SHA-1 (and MD5 or SHA-256, by region).
+public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
+    public let configuration: PCloudConfiguration
+    let api: PCloudAPI
+    /// For the content hosts: the same connections and pacer, no token, answers read by status alone.
+    let content: ServiceClient
+    let paths: IDPathCache<PCloudDirectory>
+
+    /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file.
+    public init(configuration: PCloudConfiguration = PCloudConfiguration(), http: HTTPClient = HTTPClient(), authorizer: (any HTTPAuthorizer)?) {
+        self.configuration = configuration
+        let client = ServiceClient(http: http, authorizer: authorizer, classifier: PCloudClassifier())
+        api = PCloudAPI(client: client, configuration: configuration)
+        content = ServiceClient(http: http, authorizer: nil, classifier: PCloudContentClassifier(), pacer: client.pacer)
+        paths = IDPathCache(PCloudDirectory(api: api))
+    }
+
+    public var capabilities: CloudCapabilities {
+        CloudCapabilities(checksums: [.sha1], simpleUploadLimit: configuration.simpleUploadLimit)
+    }
+
+    private func find(_ components: [String]) async throws -> PCloudItem? {
+        components.isEmpty ? PCloudItem(name: "", isfolder: true, folderid: 0) : try await paths.find(components)
+    }
+
+    // MARK: CloudFileSystem: reading
+
+    public func exists(_ path: String) async throws -> Bool {
+        try await find(try CloudPath.components(path)) != nil
+    }
+
+    /// A file's metadata comes from `checksumfile`, which adds its SHA-1 to what a listing says.
+    public func metadata(_ path: String) async throws -> CloudItem {
+        let components = try CloudPath.components(path)
+        guard let found = try await find(components) else { throw CloudFileSystemError.notFound(path: path) }
+        guard !found.isFolder else { return found.item() }
+        return try await paths.withFileID(components) { id in
+            let answer = try await api.call(PCloudAnswer.Checksummed.self, "checksumfile", [("fileid", id)], path: path)
+            return answer.metadata.item(checksums: answer.checksums.byAlgorithm)
+        }
+    }
+
+    public func list(_ folder: String) async throws -> [CloudItem] {
+        try await children(folder).map { $0.item() }
+    }
+
+    public func listNames(_ folder: String) async throws -> [String] {
+        do {
+            return try await children(folder).map(\.name)
+        } catch CloudFileSystemError.notFound {
+            return []
+        }
+    }
+
+    /// A folder's children, each remembered by path so a later download is one `getfilelink`.
+    private func children(_ folder: String) async throws -> [PCloudItem] {
+        let components = try CloudPath.components(folder)
+        guard let id = try await paths.folderID(components, creating: false) else { throw CloudFileSystemError.notFound(path: folder) }
+        let items: [PCloudItem]
+        do {
+            items = try await paths.directory.children(of: id, path: folder)
+        } catch CloudFileSystemError.notFound {
+            paths.forget(components) // removed since it was cached
+            throw CloudFileSystemError.notFound(path: folder)
+        }
+        for item in items { paths.remember(components + [item.name], item) }
+        return items
+    }
+
+    /// Runs `body` on a download URL of the file: each host of a link in pCloud's order, then a new link when the
+    /// host refuses the link (it expired) or every host failed. The token is never sent to a content host.
+    private func withLink<T>(_ path: String, _ body: @escaping (HTTPRequest) async throws -> T) async throws -> T {
+        try await paths.withFileID(try CloudPath.components(path)) { id in
+            var lastError: any Error = CloudFileSystemError.transient("pCloud gave no download host for \(path)")
+            for _ in 0..<2 {
+                let link = try await api.call(PCloudAnswer.Link.self, "getfilelink", [("fileid", id)], path: path)
+                for host in link.hosts.prefix(configuration.maximumHostsPerLink) {
+                    guard let url = Self.contentURL(host: host, path: link.path, scheme: configuration.apiURL.scheme) else { continue }
+                    var request = HTTPRequest(url: url)
+                    request.maximumAttempts = 2
+                    do {
+                        return try await body(request)
+                    } catch let error as CloudFileSystemError {
+                        lastError = error
+                        if case .notFound = error { break } // a stale link: ask for a new one
+                        if case .server(let status, _) = error, [403, 410].contains(status) { break }
+                        guard error.isRetryable else { throw error }
+                    }
+                }
+            }
+            throw lastError
+        }
+    }
+
+    /// `scheme://host/path` for a host pCloud named: a bare name, or a name and port (a mock's).
+    static func contentURL(host: String, path: String, scheme: String?) -> URL? {
+        guard !host.isEmpty, !host.contains("/"), !host.contains("@"), path.hasPrefix("/") else { return nil }
+        return URL(string: "\(scheme ?? "https")://\(host)\(path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path)")
+    }
+
+    public func download(_ path: String) async throws -> Data {
+        try await withLink(path) { try await self.content.checked($0, path: path, authorization: .none).body }
+    }
+
+    public func download(_ path: String, toFileAt destination: URL) async throws {
+        try await withLink(path) { try await self.content.download($0, to: destination, path: path, authorization: .none) }
+    }
+
+    public func read(_ path: String, range: ByteRange) async throws -> Data {
+        try await withLink(path) { try await self.content.read($0, range: range, path: path, authorization: .none) }
+    }
+
+    // MARK: CloudFileSystem: writing
+
+    public func makeFolder(_ path: String) async throws {
+        _ = try await paths.folderID(try CloudPath.components(path), creating: true)
+    }
+
+    /// Uploads into the parent by ID (made when missing), replacing a file of that name in place, then checks what
+    /// pCloud says it stored. A parent removed since it was cached is found or made again, once.
+    public func upload(_ source: UploadSource, to path: String) async throws {
+        let components = try CloudPath.components(path)
+        guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
+        let parent = Array(components.dropLast())
+        for attempt in 1...2 {
+            guard let folderID = try await paths.folderID(parent, creating: true) else { throw CloudFileSystemError.parentMissing(path: path) }
+            do {
+                let (stored, checksums) = try await send(source, name: name, into: folderID, path: path)
+                guard !stored.isFolder, stored.name == name else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+                try source.verify(storedSize: stored.size, checksums: checksums, service: "pCloud", path: path)
+                paths.remember(components, stored)
+                return
+            } catch let error as CloudFileSystemError where attempt == 1 && error.isMissingFolder {
+                paths.forget(parent)
+            } catch CloudFileSystemError.alreadyExists {
+                throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) // a folder holds the name
+            }
+        }
+        throw CloudFileSystemError.parentMissing(path: path)
+    }
+
+    /// The stored file and its checksums: from `uploadfile`'s own answer, or `checksumfile` after an upload session.
+    private func send(_ source: UploadSource, name: String, into folderID: String, path: String) async throws -> (PCloudItem, [ChecksumAlgorithm: String]) {
+        guard source.size > configuration.simpleUploadLimit else {
+            let parameters = [("folderid", folderID), ("filename", name), ("nopartial", "1")]
+            // An empty body cannot be PUT (pCloud wants a Content-Length it can use): it goes as a form.
+            let answer = source.size == 0
+                ? try await api.call(PCloudAnswer.Uploaded.self, "uploadfile", parameters, form: [source.formPart(name: "file", filename: name)], path: path)
+                : try await api.call(PCloudAnswer.Uploaded.self, "uploadfile", parameters, put: source.body, path: path)
+            guard let stored = answer.metadata.first else {
+                throw CloudFileSystemError.server(status: 200, message: "pCloud's answer to the upload of \(path) has no metadata")
+            }
+            return (stored, answer.checksums?.first?.byAlgorithm ?? [:])
+        }
+        let uploader = ResumableUploader(chunkSize: configuration.chunkSize, policy: api.client.retryPolicy)
+        let stored = try await uploader.upload(source, with: PCloudUploadSession(api: api, folderID: folderID, name: name, path: path), path: path)
+        let answer = try await api.call(PCloudAnswer.Checksummed.self, "checksumfile", [("fileid", stored.id)], path: path)
+        return (stored, answer.checksums.byAlgorithm)
+    }
+
+    // MARK: CloudFileSystem: removing
+
+    /// To the trash: `deletefile`, or `deletefolderrecursive` for a folder and everything in it. Something already
+    /// gone is fine.
+    public func remove(_ path: String, folder: Bool) async throws {
+        let components = try CloudPath.components(path)
+        guard let found = try await find(components) else { return }
+        guard found.isFolder == folder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: folder) }
+        do {
+            try await api.call(folder ? "deletefolderrecursive" : "deletefile", [(folder ? "folderid" : "fileid", found.id)], path: path)
+        } catch CloudFileSystemError.notFound {}
+        paths.forget(components)
+    }
+}
+
+extension CloudFileSystemError {
+    /// The folder an upload went into is gone (pCloud: 2005 directory missing, 2002 parent missing).
+    var isMissingFolder: Bool {
+        switch self {
+        case .notFound, .parentMissing: true
+        default: false
+        }
+    }
+}
