@@ -7,6 +7,7 @@ import LLVSHTTP
 /// `result` envelope, which is checked on every answer before the rest is read. Times are asked for as unix seconds.
 struct PCloudAPI: Sendable {
     let client: ServiceClient
+    let classifier: PCloudClassifier
     let configuration: PCloudConfiguration
 
     /// Calls `method` and decodes its answer. Nearly every pCloud method is safe to send again (an upload replaces
@@ -26,7 +27,7 @@ struct PCloudAPI: Sendable {
         let response = try await client.send(request)
         guard response.status == 200, let result = PCloudResult(response) else { throw client.classifier.failure(response, path: path) }
         if codes.contains(result.code) { throw PCloudCallError(code: result.code, message: result.message) }
-        guard result.code == 0 else { throw PCloudClassifier.failure(result, path: path) }
+        guard result.code == 0 else { throw classifier.failure(result, path: path) }
         do {
             return try JSONDecoder().decode(type, from: response.body)
         } catch {

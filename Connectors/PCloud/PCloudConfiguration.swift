@@ -88,6 +88,7 @@ public struct PCloudConfiguration: Sendable {
             return try apiURL(hostname: hostname, endpoint: endpoint).appendingPathComponent("oauth2_token")
         }
         configuration.keptRedirectFields = ["hostname", "locationid"]
+        configuration.loopbackPort = endpoint == nil ? 53682 : nil
         return configuration
     }
 }

@@ -25,6 +25,9 @@ struct PCloudResult {
 /// and a listing can be megabytes.
 struct PCloudClassifier: ServiceErrorClassifier {
     static let envelopeLimit = 4096
+    /// What to run to sign in again (`llvs auth NAME`), named when pCloud refuses the token: its tokens never
+    /// expire, so a refused one was revoked and only a new sign-in helps.
+    var reauthorizeCommand: String?
 
     func isRefusal(_ response: HTTPResponse) -> Bool {
         response.status == 200 && response.body.count < Self.envelopeLimit && PCloudResult(response)?.asksToRetry == true
@@ -34,16 +37,18 @@ struct PCloudClassifier: ServiceErrorClassifier {
         guard response.status == 200, let result = PCloudResult(response) else {
             return ServiceFailure.standard(response, path: path, service: "pCloud", message: String(response.text.prefix(200)))
         }
-        return Self.failure(result, path: path)
+        return failure(result, path: path)
     }
 
-    static func failure(_ result: PCloudResult, path: String) -> CloudFileSystemError {
+    func failure(_ result: PCloudResult, path: String) -> CloudFileSystemError {
         switch result.code {
         case 2005, 2009: .notFound(path: path)
         case 2002: .parentMissing(path: path)
         case 2004: .alreadyExists(path: path)
         case 2008: .quotaExceeded("pCloud has no room for \(path): \(result.message)")
-        case 1000, 2000, 2094: .unauthorized("pCloud refused the access token for \(path) (\(result.message)); authorize the remote again")
+        case 1000, 2000, 2094:
+            .unauthorized("pCloud refused the access token for \(path) (\(result.message)); it was revoked or belongs to another region: "
+                + (reauthorizeCommand.map { "run `\($0)` to authorize the remote again" } ?? "authorize the remote again"))
         case 4000..<5000: .rateLimited(retryAfter: nil)
         case 5000..<6000: .transient("pCloud answered \(result.code) for \(path): \(result.message)")
         case 2001, 2010: .server(status: 400, message: "pCloud refused the name in \(path) (\(result.code)): \(result.message)")

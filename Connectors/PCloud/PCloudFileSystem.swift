@@ -18,8 +18,9 @@ public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
     /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file.
     public init(configuration: PCloudConfiguration = PCloudConfiguration(), http: HTTPClient = HTTPClient(), authorizer: (any HTTPAuthorizer)?) {
         self.configuration = configuration
-        let client = ServiceClient(http: http, authorizer: authorizer, classifier: PCloudClassifier())
-        api = PCloudAPI(client: client, configuration: configuration)
+        let classifier = PCloudClassifier(reauthorizeCommand: (authorizer as? OAuthTokenSource)?.reauthorizeCommand)
+        let client = ServiceClient(http: http, authorizer: authorizer, classifier: classifier)
+        api = PCloudAPI(client: client, classifier: classifier, configuration: configuration)
         content = ServiceClient(http: http, authorizer: nil, classifier: PCloudContentClassifier(), pacer: client.pacer)
         paths = IDPathCache(PCloudDirectory(api: api))
     }

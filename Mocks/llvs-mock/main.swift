@@ -6,7 +6,8 @@ import LLVSMocks
 //
 //   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
 //
-// SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, gdrive, onedrive, onedrive-business, oauth.
+// SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, gdrive, onedrive, onedrive-business,
+// pcloud, pcloud-eu, oauth.
 
 let usage = """
     usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
@@ -23,6 +24,11 @@ let usage = """
                       endpoints on the same port, and its upload and download host on a second one; prints the
                       endpoint, then the client ID for `llvs remote add NAME onedrive:/path --endpoint URL --client-id ID`
       onedrive-business   the same as a business drive (QuickXorHash only)
+      pcloud          pCloud's API with an account in the US region: the US API host (which also serves the
+                      authorize page) on the port printed, the EU host on the next port, a download host on a third;
+                      prints the endpoint, then the client ID and secret for
+                      `llvs remote add NAME pcloud:/path --endpoint URL --client-id ID --client-secret-stdin`
+      pcloud-eu       the same with the account in the EU region (its token works only on the EU host)
       oauth           an OAuth 2 authorization server alone (authorize, token, device endpoints under /oauth)
 
     options:
@@ -30,9 +36,10 @@ let usage = """
       --faults SPEC   inject faults, e.g. 500@3,503:0.1,retry-after=2,drop:0.05,drop-body@7,truncate:0.01,latency=20ms,seed=9
                       (STATUS@N fails request N; KIND:RATE faults that share of requests; kinds: a status, drop, drop-body, truncate)
       --user U, --password P   require Basic authentication (webdav)
-      --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, oauth), mode 0600
+      --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, onedrive, pcloud,
+                               oauth), mode 0600
       --state DIR              keep what the mock holds in DIR (and the tokens it issued), so a restart finds it again
-                               (webdav, gdrive, onedrive; give --port too, so remotes find it at the same address);
+                               (webdav, gdrive, onedrive, pcloud; give --port too, so remotes find it at the same address);
                                without it everything is dropped when the mock stops
 
     """
@@ -97,6 +104,14 @@ do {
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.oauth.settings.clientId)")
+    case "pcloud", "pcloud-eu":
+        var settings = MockPCloudServer.Settings()
+        if service == "pcloud-eu" { settings.region = .eu }
+        let mock = try MockPCloudServer(settings: settings, port: port, faults: faults, state: state)
+        running = mock
+        try writeToken(mock.issueToken(), to: options["--token-out"])
+        say(mock.endpoint.absoluteString)
+        say("client_id=\(mock.settings.clientId) client_secret=\(mock.settings.clientSecret)")
     case "oauth":
         let oauth = MockOAuthServer()
         try writeToken(oauth.issueToken(), to: options["--token-out"])

@@ -151,6 +151,35 @@ import Glibc
         #expect(try await llvs("get", "k", "--store", store("b")).text == "through onedrive")
     }
 
+    /// pCloud end to end through `llvs-mock pcloud-eu`: remote add (the secret is required), the loopback sign-in,
+    /// which learns the EU region from the redirect, conformance with outages and dropped connections, sync,
+    /// snapshot and clone; the device flow is refused, as pCloud has none.
+    @Test func aPCloudRemoteIsAuthorizedInItsRegionAndPassesConformanceWithFaults() async throws {
+        let mock = try MockProcess(["pcloud-eu", "--faults", "503:0.03,drop:0.03,retry-after=0,seed=7"], lineCount: 2)
+        let client = mock.fields
+        let noSecret = try await llvs("remote", "add", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "")
+        #expect(noSecret.status == 2 && noSecret.error.contains("--client-secret-stdin"), "\(noSecret.error)")
+        #expect(try await llvs("remote", "add", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
+                         "--client-secret-stdin", input: Data((client["client_secret"] ?? "").utf8)).status == 0)
+        let device = try await llvs("auth", "p", "--device")
+        #expect(device.status == 2 && device.error.contains("--headless"), "\(device.error)")
+        let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper").path
+        let auth = try await llvs("auth", "p", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
+        #expect(auth.status == 0, "\(auth.error)")
+        let token = try String(contentsOf: folder.appendingPathComponent("config/llvs/p.token.json"), encoding: .utf8)
+        #expect(token.contains("\"locationid\" : \"2\""), "\(token)")
+        let report = try await llvs("conformance", "p", "--listing-count", "120", "--large-file-mib", "6")
+        #expect(report.status == 0, "\(report.text)\n\(report.error)")
+        #expect(report.text.contains("0 failed"))
+        try await llvs("init", "--store", store("a"))
+        _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("through pcloud".utf8))
+        #expect(try await llvs("sync", "p", "--store", store("a")).text.contains("Sent 1 version"))
+        #expect(try await llvs("snapshot", "p", "--store", store("a")).status == 0)
+        let clone = try await llvs("clone", "p", store("b"))
+        #expect(clone.status == 0, "\(clone.error)")
+        #expect(try await llvs("get", "k", "--store", store("b")).text == "through pcloud")
+    }
+
     @Test func aHeadlessAuthorizationTakesThePastedRedirect() async throws {
         let mock = try MockProcess(["gdrive"], lineCount: 2)
         #expect(try await llvs("remote", "add", "drive", "gdrive:/x", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",

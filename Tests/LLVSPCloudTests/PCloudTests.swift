@@ -174,7 +174,7 @@ import Testing
             try await fixture.fileSystem.upload(Data("x".utf8), to: "x.txt")
         } throws: { error in
             guard case CloudFileSystemError.unauthorized(let message) = error else { return false }
-            return message.contains("authorize the remote again")
+            return message.contains("run `llvs auth pcloud` to authorize the remote again")
         }
         #expect(fixture.mock.log.count - before == 1)
     }

@@ -98,6 +98,7 @@ public final class MockPCloudServer: Sendable {
         var token = oauth.issueToken()
         token.expiresAt = nil
         token.refreshToken = nil
+        token.scope = nil
         for (name, value) in oauth.settings.extraRedirectFields { token.extras[name] = value }
         return token
     }

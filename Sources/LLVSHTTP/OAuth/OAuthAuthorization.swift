@@ -81,7 +81,7 @@ public struct OAuthAuthorization: Sendable {
     /// Authorization code flow with a loopback listener on 127.0.0.1: `open` is given the URL to show the user (or
     /// to open in a browser); the listener takes the one redirect, answers the browser, and the code is exchanged.
     public func authorizeWithLoopback(timeout: Duration = .seconds(300), open: @Sendable (URL) async throws -> Void) async throws -> OAuthToken {
-        let listener = try TCPListener()
+        let listener = try TCPListener(port: configuration.loopbackPort ?? 0)
         defer { listener.close() }
         let attempt = makeAttempt(redirectURI: "http://127.0.0.1:\(listener.port)/")
         let redirect = Task { try await runBlocking { try LoopbackRedirect.wait(on: listener) } }

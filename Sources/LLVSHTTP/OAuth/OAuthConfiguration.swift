@@ -21,6 +21,9 @@ public struct OAuthConfiguration: Sendable {
     /// Redirect fields kept in the token's extras (pCloud's `hostname`, `locationid`), so the connector knows the
     /// account's region on every later run.
     public var keptRedirectFields: [String] = []
+    /// The loopback port the redirect must use, for services that accept only the exact redirect URI registered
+    /// (pCloud: `http://127.0.0.1:53682/`, as rclone registers); nil for any free port.
+    public var loopbackPort: UInt16?
 
     public init(authorizationURL: URL, tokenURL: URL, deviceAuthorizationURL: URL? = nil, clientId: String, clientSecret: String? = nil,
                 scopes: [String] = [], clientAuthentication: ClientAuthentication = .body, extraAuthorizationParameters: [(String, String)] = []) {

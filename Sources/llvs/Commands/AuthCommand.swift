@@ -11,7 +11,7 @@ import Glibc
 /// JSON made elsewhere with `--token-json`.
 struct AuthCommand: Command {
     static let name = "auth"
-    static let summary = "Authorize an OAuth remote (Google Drive): browser, --headless, --device or --token-json FILE."
+    static let summary = "Authorize an OAuth remote (Google Drive, OneDrive, pCloud): browser, --headless, --device or --token-json FILE."
     static let arguments = "NAME"
     static let options: [OptionSpec] = [
         .flag("headless", "print the address to open on another machine, then read the address the browser ended up at"),
@@ -49,6 +49,9 @@ struct AuthCommand: Command {
         let (kind, _) = try RemoteConnection.validate(configuration.url)
         guard kind.usesOAuth else {
             throw CommandError.usage("remote \(name) (\(kind.rawValue)) does not use OAuth; its password comes from --password-stdin or $LLVS_WEBDAV_PASSWORD")
+        }
+        if case .device = flow, !kind.hasDeviceFlow {
+            throw CommandError.usage("\(kind.serviceName) has no device authorization; use `llvs auth \(name) --headless` on a machine without a browser")
         }
         let environment = ProcessInfo.processInfo.environment
         let oauth = try RemoteConnection.oauthConfiguration(configuration, name: name, registry: registry, environment: environment)

@@ -10,8 +10,8 @@ struct RemoteCommand: Command {
         .value("user", "USER", "the WebDAV user name (add); the password comes from $LLVS_WEBDAV_PASSWORD or --password-stdin"),
         .flag("password-stdin", "read the WebDAV password from standard input and keep it in a private file (add)"),
         .value("concurrency", "N", "transfers at once (add; default 8)"),
-        .value("client-id", "ID", "the OAuth client ID you registered with the service (add, gdrive: onedrive:); or $LLVS_GDRIVE_CLIENT_ID, $LLVS_ONEDRIVE_CLIENT_ID"),
-        .flag("client-secret-stdin", "read the OAuth client secret from standard input into a private file (add, gdrive:; OneDrive needs none); or $LLVS_GDRIVE_CLIENT_SECRET"),
+        .value("client-id", "ID", "the OAuth client ID you registered with the service (add, gdrive: onedrive: pcloud:); or $LLVS_GDRIVE_CLIENT_ID, $LLVS_ONEDRIVE_CLIENT_ID, $LLVS_PCLOUD_CLIENT_ID"),
+        .flag("client-secret-stdin", "read the OAuth client secret from standard input into a private file (add, gdrive: pcloud:; OneDrive needs none); or $LLVS_GDRIVE_CLIENT_SECRET, $LLVS_PCLOUD_CLIENT_SECRET"),
         .value("endpoint", "URL", "send every request of the service to this base URL instead, e.g. a mock from `llvs-mock gdrive` (add)"),
         .value("removal", "trash|delete", "what removing a remote file does on Google Drive (add; default trash)"),
         .value("root-folder-id", "ID", "the Drive folder that is the remote's root (add; default My Drive)"),
@@ -73,6 +73,9 @@ struct RemoteCommand: Command {
             if kind.usesOAuth, remote.clientId == nil, (ProcessInfo.processInfo.environment[kind.environmentPrefix + "CLIENT_ID"] ?? "").isEmpty {
                 throw CommandError.usage("a \(kind.serviceName) remote needs the OAuth client you registered: --client-id ID (or $\(kind.environmentPrefix)CLIENT_ID)")
             }
+            if kind.requiresClientSecret, !arguments.has("client-secret-stdin"), (ProcessInfo.processInfo.environment[kind.environmentPrefix + "CLIENT_SECRET"] ?? "").isEmpty {
+                throw CommandError.usage("a \(kind.serviceName) remote needs the OAuth client's secret: --client-secret-stdin (or $\(kind.environmentPrefix)CLIENT_SECRET)")
+            }
             remotes[name] = remote
             if arguments.has("password-stdin") || arguments.has("client-secret-stdin") {
                 let secret = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .newlines)
@@ -80,7 +83,9 @@ struct RemoteCommand: Command {
             }
             try registry.save(remotes)
             context.writeLine("Added remote \(name) (\(words[2])).")
-            if kind.usesOAuth { context.writeLine("Next, authorize it: llvs auth \(name)   (--headless or --device on a machine without a browser)") }
+            if kind.usesOAuth {
+                context.writeLine("Next, authorize it: llvs auth \(name)   (\(kind.hasDeviceFlow ? "--headless or --device" : "--headless") on a machine without a browser)")
+            }
         case "remove":
             guard remotes.removeValue(forKey: words[1]) != nil else { throw CommandError.notFound("There is no remote called \(words[1]).") }
             try registry.save(remotes)

@@ -3,15 +3,20 @@ import LLVS
 import LLVSGoogleDrive
 import LLVSHTTP
 import LLVSOneDrive
+import LLVSPCloud
 import LLVSWebDAV
 
 /// The kinds of remote `llvs` knows, by URL scheme.
 enum RemoteKind: String, CaseIterable {
-    case file, webdav, webdavs, gdrive, onedrive
+    case file, webdav, webdavs, gdrive, onedrive, pcloud
     /// Services with a connector still to come; named so the error says so rather than "unknown".
-    static let planned = ["box", "pcloud"]
+    static let planned = ["box"]
 
-    var usesOAuth: Bool { self == .gdrive || self == .onedrive }
+    var usesOAuth: Bool { self == .gdrive || self == .onedrive || self == .pcloud }
+    /// Whether the service's OAuth client must have a secret (pCloud's token endpoint requires one).
+    var requiresClientSecret: Bool { self == .pcloud }
+    /// Whether the service offers the device authorization grant.
+    var hasDeviceFlow: Bool { self == .gdrive || self == .onedrive }
 
     /// The prefix of the environment variables an OAuth kind reads (`LLVS_GDRIVE_CLIENT_ID`, …).
     var environmentPrefix: String { "LLVS_" + rawValue.uppercased() + "_" }
@@ -19,6 +24,7 @@ enum RemoteKind: String, CaseIterable {
         switch self {
         case .gdrive: "Google Drive"
         case .onedrive: "OneDrive"
+        case .pcloud: "pCloud"
         default: rawValue
         }
     }
@@ -33,7 +39,7 @@ struct RemoteConnection {
     /// The folder on the file system that holds the store: the URL's path (for Drive) joined with `--base-path`.
     let basePath: String
 
-    static let urlForms = "file:///path, webdav://host/path, webdavs://host/path, gdrive:/path or onedrive:/path"
+    static let urlForms = "file:///path, webdav://host/path, webdavs://host/path, gdrive:/path, onedrive:/path or pcloud:/path"
 
     init(name: String, configuration: RemoteConfiguration, registry: RemoteRegistry,
          environment: [String: String] = ProcessInfo.processInfo.environment) throws {
@@ -53,6 +59,9 @@ struct RemoteConnection {
             basePath = CloudPath.join(url.path, configuration.basePath ?? "")
         case .onedrive:
             fileSystem = try Self.oneDrive(configuration, name: name, registry: registry, environment: environment)
+            basePath = CloudPath.join(url.path, configuration.basePath ?? "")
+        case .pcloud:
+            fileSystem = try Self.pCloud(configuration, name: name, registry: registry, environment: environment)
             basePath = CloudPath.join(url.path, configuration.basePath ?? "")
         }
     }
@@ -83,6 +92,7 @@ struct RemoteConnection {
         case .webdav where url.host == nil, .webdavs where url.host == nil: throw CommandError.usage("a WebDAV remote needs a host, as webdavs://dav.example.com/llvs")
         case .gdrive where url.host != nil: throw CommandError.usage("a Google Drive remote is gdrive:/path (one slash), not \(text)")
         case .onedrive where url.host != nil: throw CommandError.usage("a OneDrive remote is onedrive:/path (one slash), not \(text)")
+        case .pcloud where url.host != nil: throw CommandError.usage("a pCloud remote is pcloud:/path (one slash), not \(text)")
         default: break
         }
         _ = try CloudPath.components(url.path)
@@ -114,6 +124,11 @@ struct RemoteConnection {
         let secret = environment[prefix + "CLIENT_SECRET"].flatMap { $0.isEmpty ? nil : $0 } ?? registry.secret(name)
         let endpoint = configuration.endpoint.flatMap(URL.init(string:))
         switch kind {
+        case .pcloud:
+            guard let secret else {
+                throw CommandError.usage("remote \(name) has no OAuth client secret, which pCloud requires; add it again with --client-secret-stdin, or set \(prefix)CLIENT_SECRET")
+            }
+            return PCloudConfiguration.oauth(clientId: clientId, clientSecret: secret, endpoint: endpoint)
         case .onedrive:
             return OneDriveConfiguration.oauth(clientId: clientId, clientSecret: secret, tenant: configuration.tenant ?? "common",
                                                allDrives: configuration.driveId != nil, endpoint: endpoint)
@@ -146,6 +161,29 @@ struct RemoteConnection {
         drive.driveID = configuration.driveId
         return OneDriveFileSystem(configuration: drive, http: http,
                                   authorizer: try tokenSource(configuration, name: name, registry: registry, http: http, environment: environment))
+    }
+
+    /// The API host is the account's region, which the sign-in kept in the token file; before a sign-in there is
+    /// none, and the first request says to run `llvs auth NAME`.
+    private static func pCloud(_ configuration: RemoteConfiguration, name: String, registry: RemoteRegistry,
+                               environment: [String: String]) throws -> PCloudFileSystem {
+        let http = HTTPClient()
+        let endpoint = configuration.endpoint.flatMap(URL.init(string:))
+        let file = TokenFile(path: registry.tokenFile(name).path)
+        let token: OAuthToken?
+        do {
+            token = try file.read()
+        } catch {
+            throw CommandError.failed("The token file of \(name) cannot be read (\(error)); run `llvs auth \(name)` again.")
+        }
+        let pcloud: PCloudConfiguration
+        do {
+            pcloud = try token.map { try PCloudConfiguration(token: $0, endpoint: endpoint) } ?? endpoint.map(PCloudConfiguration.init(endpoint:)) ?? PCloudConfiguration()
+        } catch {
+            throw CommandError.failed("The token of \(name) names an API host llvs will not use (\(error)); run `llvs auth \(name)` again.")
+        }
+        return PCloudFileSystem(configuration: pcloud, http: http,
+                                authorizer: try tokenSource(configuration, name: name, registry: registry, http: http, environment: environment))
     }
 
     func exchange(for store: Store) -> CloudFileSystemExchange {

@@ -1,0 +1,92 @@
+"""Drives the pCloud mock with the `pcloud` client library from PyPI, as a user pointing their client at
+`llvs-mock pcloud` would: user info, create a folder, list, upload (multipart, from bytes and from a file),
+checksums, download (the library's way: stat, then getzip), delete a file and a folder, the diff feed, and a
+refused token. The library is made for OAuth 2 tokens (`oauth2=True`) and its region's endpoint (`api` or `eapi`),
+then pointed at the mock's host for that region. Where the library and the mock disagree, the mock is wrong.
+
+usage: python pcloud_client.py REGION_BASE_URL TOKEN REGION     (REGION us|eu; prints "ok" and exits 0 when every
+step held)
+"""
+import hashlib
+import os
+import sys
+import tempfile
+
+from pcloud import PyCloud
+
+
+def check(condition, what):
+    if not condition:
+        raise SystemExit(f"failed: {what}")
+
+
+def ok(answer, what):
+    check(isinstance(answer, dict) and answer.get("result") == 0, f"{what}: {answer}")
+    return answer
+
+
+def main():
+    base, token, region = sys.argv[1], sys.argv[2], sys.argv[3]
+    cloud = PyCloud("", token, endpoint="api" if region == "us" else "eapi", oauth2=True)
+    cloud.endpoint = base.rstrip("/") + "/"
+
+    info = ok(cloud.userinfo(), "userinfo")
+    check(info["locationid"] == (1 if region == "us" else 2), f"userinfo locationid {info.get('locationid')}")
+    check(info["quota"] >= info["usedquota"], "quota")
+
+    folder = ok(cloud.createfolder(folderid=0, name="sdk"), "createfolder")["metadata"]
+    check(folder["isfolder"] and folder["name"] == "sdk" and folder["id"] == f"d{folder['folderid']}", f"folder metadata {folder}")
+    again = cloud.createfolder(folderid=0, name="sdk")
+    check(again.get("result") == 2004, f"a second createfolder should be 2004: {again}")
+    ok(cloud.createfolderifnotexists(folderid=0, name="sdk"), "createfolderifnotexists on an existing folder")
+
+    root = ok(cloud.listfolder(folderid=0), "listfolder")["metadata"]
+    check(any(item["name"] == "sdk" for item in root["contents"]), "the new folder is listed")
+
+    data = os.urandom(70_000)
+    uploaded = ok(cloud.uploadfile(data=data, filename="hello.bin", folderid=folder["folderid"]), "uploadfile from bytes")
+    file = uploaded["metadata"][0]
+    check(file["size"] == len(data) and file["name"] == "hello.bin", f"upload metadata {file}")
+    check(uploaded["checksums"][0]["sha1"] == hashlib.sha1(data).hexdigest(), "upload sha1")
+    check(isinstance(file["hash"], int) and 0 <= file["hash"] < 2**64, f"hash is a 64-bit number: {file['hash']}")
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "from-disk.txt")
+        with open(path, "wb") as handle:
+            handle.write(b"from a file on disk\n")
+        ok(cloud.uploadfile(files=[path], path="/sdk"), "uploadfile from a file")
+
+    sums = ok(cloud.checksumfile(fileid=file["fileid"]), "checksumfile")
+    check(sums["sha1"] == hashlib.sha1(data).hexdigest(), "checksumfile sha1")
+    if region == "us":
+        check(sums["md5"] == hashlib.md5(data).hexdigest(), "checksumfile md5 in the US")
+    else:
+        check(sums["sha256"] == hashlib.sha256(data).hexdigest(), "checksumfile sha256 in Europe")
+
+    check(cloud.file_download(fileid=file["fileid"]) == data, "file_download gives the bytes uploaded")
+    check(cloud.file_exists(path="/sdk/from-disk.txt"), "file_exists")
+
+    listed = ok(cloud.listfolder(path="/sdk"), "listfolder by path")["metadata"]["contents"]
+    check(sorted(item["name"] for item in listed) == ["from-disk.txt", "hello.bin"], f"listing {listed}")
+
+    start = ok(cloud.diff(last=0), "diff last=0")["diffid"]
+    deleted = ok(cloud.deletefile(fileid=file["fileid"]), "deletefile")["metadata"]
+    check(deleted.get("isdeleted") is True, f"deletefile metadata {deleted}")
+    check(cloud.deletefile(fileid=file["fileid"]).get("result") == 2009, "deleting it again is 2009")
+    check(cloud.deletefolder(folderid=folder["folderid"]).get("result") == 2006, "deletefolder of a non-empty folder is 2006")
+    removed = ok(cloud.deletefolderrecursive(folderid=folder["folderid"]), "deletefolderrecursive")
+    check(removed["deletedfiles"] == 1 and removed["deletedfolders"] == 1, f"deletefolderrecursive counts {removed}")
+    check(cloud.deletefolderrecursive(folderid=0).get("result") == 2007, "the root cannot be deleted")
+
+    changes = ok(cloud.diff(diffid=start), "diff since")
+    events = [entry["event"] for entry in changes["entries"]]
+    check("deletefile" in events and "deletefolder" in events and changes["diffid"] > start, f"diff entries {events}")
+
+    refused = PyCloud("", "not-a-token", endpoint="api", oauth2=True)
+    refused.endpoint = cloud.endpoint
+    check(refused.userinfo().get("result") == 2094, "a wrong token is 2094")
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
