@@ -4,6 +4,7 @@ import LLVSGoogleDrive
 import LLVSHTTP
 import LLVSMocks
 import LLVSOneDrive
+import LLVSPCloud
 import LLVSWebDAV
 import Synchronization
 
@@ -15,7 +16,7 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let versionCount = Int(option("clone-versions", in: arguments) ?? "") ?? 10_000
     let backupFiles = Int(option("backup-files", in: arguments) ?? "") ?? 2000
     let rows = Set((option("rows", in: arguments) ?? "1,2,3,4,5,6").split(separator: ",").compactMap { Int($0) })
-    let remotes = Set((option("remotes", in: arguments) ?? "webdav,gdrive,onedrive").split(separator: ",").map(String.init))
+    let remotes = Set((option("remotes", in: arguments) ?? "webdav,gdrive,onedrive,pcloud").split(separator: ",").map(String.init))
     for binary in [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, "/usr/bin/curl"] {
         if let reason = RealWebDAVServer.unavailable(binary) { throw BenchmarkError(reason) }
     }
@@ -44,7 +45,7 @@ func compareBenchmark(_ arguments: [String]) async throws {
         return
     }
 
-    // Rows 5 and 6: one store of N versions, on Apache, the Drive mock and the OneDrive mock.
+    // Rows 5 and 6: one store of N versions, on Apache and the Drive, OneDrive and pCloud mocks.
     print("  making a store of \(versionCount) versions…")
     let source = try StoreCoordinator(store: try Store(creatingAt: work.appendingPathComponent("source")))
     for i in 0..<versionCount {
@@ -84,6 +85,21 @@ func compareBenchmark(_ arguments: [String]) async throws {
                                   authorizer: OAuthTokenSource(file: oneDriveToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
     }
     if remotes.contains("onedrive") { try await cloneRows(oneDrive, source: source, runs: runs, work: work, table: table) }
+
+    let pcloudMock = try MockPCloudServer()
+    defer { pcloudMock.stop() }
+    let pcloudToken = TokenFile(path: work.appendingPathComponent("pcloud.token.json").path)
+    let pcloudIssued = pcloudMock.issueToken()
+    try pcloudToken.write(pcloudIssued)
+    // Requests to the API hosts and to the download host alike.
+    let pCloud = RemoteUnderTest(name: "pCloud mock", requests: { pcloudMock.log.count + pcloudMock.contentHost.server.log.count }) {
+        let http = HTTPClient()
+        let oauth = PCloudConfiguration.oauth(clientId: pcloudMock.settings.clientId, clientSecret: pcloudMock.settings.clientSecret,
+                                              endpoint: pcloudMock.endpoint)
+        return PCloudFileSystem(configuration: try PCloudConfiguration(token: pcloudIssued, endpoint: pcloudMock.endpoint), http: http,
+                                authorizer: OAuthTokenSource(file: pcloudToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
+    }
+    if remotes.contains("pcloud") { try await cloneRows(pCloud, source: source, runs: runs, work: work, table: table) }
 
     print("\n" + table.markdown)
 }
