@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "LLVSGoogleDrive", targets: ["LLVSGoogleDrive"]),
         .library(name: "LLVSOneDrive", targets: ["LLVSOneDrive"]),
         .library(name: "LLVSPCloud", targets: ["LLVSPCloud"]),
+        .library(name: "LLVSBox", targets: ["LLVSBox"]),
         .executable(name: "llvs-mock", targets: ["llvs-mock"]),
         .executable(name: "llvs", targets: ["llvs"]),
         .executable(name: "llvs-bench", targets: ["llvs-bench"]),
@@ -55,16 +56,17 @@ let package = Package(
         .target(name: "LLVSGoogleDrive", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/GoogleDrive"),
         .target(name: "LLVSOneDrive", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/OneDrive"),
         .target(name: "LLVSPCloud", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/PCloud"),
+        .target(name: "LLVSBox", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/Box"),
 
         // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
         .target(name: "LLVSMocks", dependencies: ["LLVS", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
         .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks", "LLVSHTTP"], path: "Mocks/llvs-mock"),
 
         // The command-line tool.
-        .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSConformance"]),
+        .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
 
         // Benchmarks that print figures (never timed tests).
-        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud"]),
+        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),
@@ -78,6 +80,7 @@ let package = Package(
         .testTarget(name: "LLVSGoogleDriveTests", dependencies: ["LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
         .testTarget(name: "LLVSOneDriveTests", dependencies: ["LLVSOneDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
         .testTarget(name: "LLVSPCloudTests", dependencies: ["LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
+        .testTarget(name: "LLVSBoxTests", dependencies: ["LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport", "llvs", "llvs-mock"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper"]),
     ],

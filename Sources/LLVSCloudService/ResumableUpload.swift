@@ -29,6 +29,9 @@ public protocol ResumableUploadProtocol: Sendable {
     func finish(_ session: Session, total: Int64) async throws -> ResumableProgress<Result>
     /// Called when the upload gives up on a session (failed for good, or to start a new one).
     func abandon(_ session: Session) async
+    /// The size every piece but the last must have, where the session dictates it (Box's `part_size`); nil for the
+    /// uploader's own chunk size.
+    func pieceSize(of session: Session) -> Int64?
 }
 
 extension ResumableUploadProtocol {
@@ -36,6 +39,7 @@ extension ResumableUploadProtocol {
         try await status(of: session, total: total)
     }
     public func abandon(_ session: Session) async {}
+    public func pieceSize(of session: Session) -> Int64? { nil }
 }
 
 /// The one resumable upload engine: pieces of `chunkSize` (a multiple of the service's granularity) are sent in
@@ -74,6 +78,7 @@ public struct ResumableUploader: Sendable {
         var offset: Int64 = 0
         var failures = 0
         var sentEmpty = false
+        let chunkSize = service.pieceSize(of: session).map { max(1, $0) } ?? chunkSize
         while true {
             var progress: ResumableProgress<P.Result>
             do {

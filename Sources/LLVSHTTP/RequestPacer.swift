@@ -12,6 +12,8 @@ public final class RequestPacer: Sendable {
         var nextSlot: UInt64 = 0
         /// Nanoseconds between requests; 0 at full speed.
         var interval: UInt64 = 0
+        /// The end of the current hold (uptime nanoseconds): refusals before it belong to the same episode.
+        var holdEnd: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -44,11 +46,15 @@ public final class RequestPacer: Sendable {
     }
 
     /// The service refused a request: hold every request back for `delay` (its Retry-After, or the backoff), and
-    /// space the ones after it further apart.
+    /// space the ones after it further apart. Refusals that arrive while a hold is on answer requests that were in
+    /// flight when the first came: they extend the hold but do not double the spacing again, or a burst of
+    /// refusals to 20 concurrent transfers would slow the remote to the maximum spacing for minutes.
     public func slowDown(for delay: Duration) {
         state.withLock { state in
-            state.interval = min(max(state.interval * 2, minimumInterval), maximumInterval)
-            state.nextSlot = max(state.nextSlot, now() + Self.nanoseconds(delay))
+            let time = now()
+            if time >= state.holdEnd { state.interval = min(max(state.interval * 2, minimumInterval), maximumInterval) }
+            state.holdEnd = max(state.holdEnd, time + Self.nanoseconds(delay))
+            state.nextSlot = max(state.nextSlot, state.holdEnd)
         }
     }
 

@@ -49,6 +49,9 @@ import Testing
         pacer.slowDown(for: .seconds(3))
         try await pacer.waitForTurn { slept.append($0) }
         #expect(slept.values == [.seconds(3)])
+        pacer.slowDown(for: .seconds(1))
+        #expect(pacer.currentInterval == .milliseconds(100), "a refusal during the hold is the same episode")
+        clock.advance(.seconds(3))
         pacer.slowDown(for: .zero)
         pacer.slowDown(for: .zero)
         #expect(pacer.currentInterval == .milliseconds(400))

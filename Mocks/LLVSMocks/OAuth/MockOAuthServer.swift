@@ -99,6 +99,8 @@ public final class MockOAuthServer: Sendable {
         }
     }
     public var refreshCount: Int { state.withLock { $0.refreshCount } }
+    /// Whether a refresh token would still be accepted (Box's are spent by their one use).
+    public func isLiveRefreshToken(_ token: String) -> Bool { state.withLock { $0.refreshTokens.contains(token) } }
 
     /// The live tokens, so a mock restarted with `--state` still accepts what it issued before.
     public struct Tokens: Codable, Sendable {
@@ -228,8 +230,12 @@ public final class MockOAuthServer: Sendable {
                     state.invalidGrantCount += 1
                     return error(400, "invalid_grant", "the code is unknown or was used already")
                 }
-                guard form["redirect_uri"] == issued.redirectURI else { return error(400, "invalid_grant", "redirect_uri does not match") }
-                guard let verifier = form["code_verifier"], PKCE(verifier: verifier).challenge == issued.challenge else {
+                // Box and pCloud do not ask for the redirect URI again; when it is sent it must match.
+                guard form["redirect_uri"].map({ $0 == issued.redirectURI }) ?? !settings.requiresPKCE else {
+                    return error(400, "invalid_grant", "redirect_uri does not match")
+                }
+                // Services without PKCE (Box, pCloud) issued the code without a challenge; a verifier then proves nothing.
+                guard issued.challenge.isEmpty || form["code_verifier"].map({ PKCE(verifier: $0).challenge == issued.challenge }) == true else {
                     return error(400, "invalid_grant", "the PKCE code_verifier does not match the challenge")
                 }
                 let (access, refresh, _) = mint(&state)

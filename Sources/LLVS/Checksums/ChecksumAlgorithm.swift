@@ -26,6 +26,27 @@ public enum ChecksumAlgorithm: String, Hashable, Sendable, CaseIterable, Codable
         return stream.finalize()
     }
 
+    /// The digest of `data` in base64 (Box's `Digest: sha=` header); for QuickXorHash the same as `text(of:)`.
+    public func base64(of data: Data) -> String {
+        let text = text(of: data)
+        return self == .quickXor ? text : Self.base64(hex: text) ?? ""
+    }
+
+    /// Hex digits as base64 of the bytes they spell; nil when the text is not hex.
+    public static func base64(hex: String) -> String? {
+        guard hex.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hex.count / 2)
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return Data(bytes).base64EncodedString()
+    }
+
     /// Whether a service's value equals ours. Hex is compared without regard to case; base64 exactly.
     public func matches(_ reported: String, _ computed: String) -> Bool {
         self == .quickXor ? reported == computed : reported.lowercased() == computed.lowercased()

@@ -82,4 +82,7 @@ public struct NameEncoding: Sendable, Equatable {
     /// OneDrive's rules: `" * : < > ? / \ |` refused, no leading or trailing space, no trailing dot.
     public static let oneDrive = NameEncoding(forbidden: ["\"", "*", ":", "<", ">", "?", "\\", "|"],
                                               leadingSpace: true, trailingSpace: true, trailingDot: true)
+
+    /// Box refuses `\` (and `/`) in a name and a trailing space.
+    public static let box = NameEncoding(forbidden: ["\\"], trailingSpace: true)
 }

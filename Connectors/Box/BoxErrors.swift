@@ -1,0 +1,53 @@
+import Foundation
+import LLVS
+import LLVSCloudService
+import LLVSHTTP
+
+/// Box's error body: `{"type":"error","status","code","message","context_info":{"conflicts": …}}`, read once here.
+struct BoxErrorBody {
+    var code: String
+    var message: String
+    /// The items a 409 `item_name_in_use` names: `conflicts` is an array in most answers and one object in some.
+    var conflicts: [BoxItem]
+
+    init(_ response: HTTPResponse) {
+        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        code = object?["code"] as? String ?? ""
+        message = object?["message"] as? String ?? String(response.text.prefix(200))
+        let raw = (object?["context_info"] as? [String: Any])?["conflicts"]
+        let list: [Any] = (raw as? [Any]) ?? (raw.map { [$0] } ?? [])
+        conflicts = list.compactMap { entry in
+            guard JSONSerialization.isValidJSONObject(entry), let data = try? JSONSerialization.data(withJSONObject: entry) else { return nil }
+            return try? JSONDecoder().decode(BoxItem.self, from: data)
+        }
+    }
+}
+
+/// Box's answers in the shared vocabulary. 429 (with retry-after) is paced by the shared client;
+/// `operation_blocked_temporary` and a download's 202 (not ready yet, with Retry-After) are refusals too.
+struct BoxClassifier: ServiceErrorClassifier {
+    func isRefusal(_ response: HTTPResponse) -> Bool {
+        response.status == 202 && response.headers["Retry-After"] != nil && response.body.isEmpty
+            || (response.status >= 400 && BoxErrorBody(response).code == "operation_blocked_temporary")
+    }
+
+    func failure(_ response: HTTPResponse, path: String) -> CloudFileSystemError {
+        let body = BoxErrorBody(response)
+        switch (response.status, body.code) {
+        case (_, "not_found"), (404, _):
+            return .notFound(path: path)
+        case (_, "item_name_in_use"):
+            return .alreadyExists(path: path)
+        case (_, "rate_limit_exceeded"):
+            return .rateLimited(retryAfter: ServiceFailure.retryAfter(response))
+        case (_, "storage_limit_exceeded"):
+            return .quotaExceeded("Box has no room for \(path): \(body.message)")
+        case (_, "operation_blocked_temporary"):
+            return .transient("Box blocked the operation on \(path) for now: \(body.message)")
+        case (401, _):
+            return .unauthorized("Box refused the access token for \(path) (\(body.message)); authorize the remote again")
+        default:
+            return ServiceFailure.standard(response, path: path, service: "Box", message: (body.code.isEmpty ? "" : body.code + ": ") + body.message)
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+
+/// Box's items, listings, downloads, deletes and events, as the real service answers them.
+extension MockBoxServer {
+    /// An item as Box describes it; with `fields`, only those (and `type`, `id`, `etag`, which Box always sends).
+    func render(_ item: MockBoxItem, fields: Set<String>?, in state: MockBoxState) -> [String: Any] {
+        let sequence = String(item.sequence)
+        var object: [String: Any] = [
+            "type": item.type, "id": item.id, "etag": sequence, "sequence_id": sequence, "name": item.name,
+            "created_at": MockBoxTime.format(item.created), "modified_at": MockBoxTime.format(item.modified),
+            "content_created_at": MockBoxTime.format(item.created), "content_modified_at": MockBoxTime.format(item.modified),
+            "item_status": state.tree.isTrashed(item.id) ? "trashed" : "active", "description": "",
+            "size": item.isFolder ? state.tree.liveSize(of: item.id) : item.size,
+        ]
+        if item.id == MockBoxState.rootID {
+            object["etag"] = NSNull()
+            object["sequence_id"] = NSNull()
+        }
+        if let parentID = item.parents.first, let parent = state.tree[parentID] {
+            object["parent"] = ["type": "folder", "id": parent.id, "name": parent.name,
+                                "etag": parent.id == MockBoxState.rootID ? NSNull() : String(parent.sequence) as Any,
+                                "sequence_id": parent.id == MockBoxState.rootID ? NSNull() : String(parent.sequence) as Any]
+        }
+        if !item.isFolder {
+            object["sha1"] = item.sha1
+            object["file_version"] = ["type": "file_version", "id": item.versionID, "sha1": item.sha1]
+        }
+        guard let fields else { return object }
+        return object.filter { ["type", "id", "etag"].contains($0.key) || fields.contains($0.key) }
+    }
+
+    static func fields(_ request: IncomingRequest) -> Set<String>? {
+        request.query["fields"].map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+    }
+
+    func liveFolder(_ id: String, _ state: MockBoxState) throws -> MockBoxItem {
+        guard let folder = state.live(id), folder.isFolder else { throw MockBoxError.notFound }
+        return folder
+    }
+
+    func liveFile(_ id: String, _ state: MockBoxState) throws -> MockBoxItem {
+        guard let file = state.live(id), !file.isFolder else { throw MockBoxError.notFound }
+        return file
+    }
+
+    /// The 409 for a name in use; Box names the item there (an array for folders, one object for uploads).
+    func nameInUse(_ existing: MockBoxItem, asArray: Bool, in state: MockBoxState) -> MockBoxError {
+        let conflict = render(existing, fields: ["type", "id", "name", "sha1", "file_version", "sequence_id"], in: state)
+        return MockBoxError(409, "item_name_in_use", "Item with the same name already exists",
+                            context: ["conflicts": asArray ? [conflict] as Any : conflict as Any])
+    }
+
+    static func jsonBody(_ request: IncomingRequest) throws -> [String: Any] {
+        guard let object = try? JSONSerialization.jsonObject(with: request.bodyData) as? [String: Any] else {
+            throw MockBoxError(400, "bad_request", "The request body is not a JSON object")
+        }
+        return object
+    }
+
+    static func parentID(_ object: [String: Any]) -> String? {
+        (object["parent"] as? [String: Any])?["id"] as? String
+    }
+
+    // MARK: Users and folders
+
+    func userInfo() -> MockResponse {
+        let used = state.withLock { $0.tree.usage }
+        return .json(200, ["type": "user", "id": "4242", "name": "LLVS Mock", "login": "llvs-mock@example.com",
+                           "space_amount": settings.quotaBytes, "space_used": used, "max_upload_size": 5 * 1024 * 1024 * 1024, "status": "active"])
+    }
+
+    func createFolder(_ request: IncomingRequest) throws -> MockResponse {
+        let body = try Self.jsonBody(request)
+        guard let name = body["name"] as? String, let parentID = Self.parentID(body) else {
+            throw MockBoxError(400, "bad_request", "name and parent.id are required")
+        }
+        guard MockBoxNames.isValid(name) else { throw MockBoxError(400, "item_name_invalid", "Item name invalid") }
+        return try state.withLock { state in
+            let parent = try liveFolder(parentID, state)
+            if let existing = state.child(named: name, of: parent.id) { throw nameInUse(existing, asArray: true, in: state) }
+            let folder = MockBoxItem(id: state.newID(), name: name, parents: [parent.id], isFolder: true, created: state.tree.tick())
+            state.tree.insert(folder)
+            state.log("ITEM_CREATE", folder.id)
+            return .json(201, render(folder, fields: Self.fields(request), in: state))
+        }
+    }
+
+    func folder(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
+        try state.withLock { state in
+            let folder = try liveFolder(id, state)
+            var object = render(folder, fields: Self.fields(request), in: state)
+            if Self.fields(request) == nil {
+                let children = state.tree.children(of: id).filter { !$0.trashed }
+                object["item_collection"] = ["total_count": children.count, "offset": 0, "limit": 100,
+                                             "entries": children.prefix(100).map { render($0, fields: ["type", "id", "name", "sequence_id", "etag"], in: state) }]
+            }
+            return .json(200, object)
+        }
+    }
+
+    /// A folder's active items, by marker (`usemarker=true`, then `marker`) or by `offset`, at most 1000 a page.
+    func items(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
+        let query = request.query
+        let limit = min(1000, max(1, Int(query["limit"] ?? "") ?? 100))
+        let useMarker = query["usemarker"] == "true"
+        var start = 0
+        if let marker = query["marker"], !marker.isEmpty {
+            guard let data = Data(base64Encoded: marker), let value = Int(String(decoding: data, as: UTF8.self)), value >= 0 else {
+                throw MockBoxError(400, "invalid_parameter", "Invalid value '\(marker)' for query parameter 'marker'")
+            }
+            start = value
+        } else if let offset = query["offset"] {
+            guard let value = Int(offset), value >= 0 else { throw MockBoxError(400, "invalid_parameter", "Invalid value for 'offset'") }
+            start = value
+        }
+        return try state.withLock { state in
+            _ = try liveFolder(id, state)
+            let children = state.tree.children(of: id).filter { !$0.trashed }
+            let page = children.dropFirst(start).prefix(limit)
+            let entries = page.map { render($0, fields: Self.fields(request), in: state) }
+            if useMarker {
+                let end = start + page.count
+                let next: Any = end < children.count ? Data(String(end).utf8).base64EncodedString() : NSNull()
+                return .json(200, ["entries": entries, "limit": limit, "next_marker": next])
+            }
+            return .json(200, ["entries": entries, "total_count": children.count, "offset": start, "limit": limit,
+                               "order": [["by": "type", "direction": "ASC"], ["by": "name", "direction": "ASC"]]])
+        }
+    }
+
+    /// To the trash; a folder with anything live in it needs `recursive=true`.
+    func deleteFolder(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
+        try state.withLock { state in
+            guard id != MockBoxState.rootID else { throw MockBoxError(403, "access_denied_insufficient_permissions", "Access denied - insufficient permission") }
+            let folder = try liveFolder(id, state)
+            let live = state.tree.children(of: id).contains { !$0.trashed }
+            guard !live || request.query["recursive"] == "true" else { throw MockBoxError(400, "folder_not_empty", "Cannot delete - folder not empty") }
+            state.tree.update(folder.id) { $0.trashed = true }
+            state.log("ITEM_TRASH", folder.id)
+            return .empty(204)
+        }
+    }
+
+    // MARK: Files
+
+    func file(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
+        try state.withLock { state in .json(200, render(try liveFile(id, state), fields: Self.fields(request), in: state)) }
+    }
+
+    /// A 302 to the download host (a fresh pre-authenticated URL), or 202 + Retry-After while "not ready".
+    func download(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
+        let content = try state.withLock { state -> MockContent? in
+            let file = try liveFile(id, state)
+            if state.downloadsNotReady > 0 {
+                state.downloadsNotReady -= 1
+                return nil
+            }
+            return file.content ?? .data(Data())
+        }
+        guard let content else { return .empty(202, headers: ["Retry-After": "1"]) }
+        return .empty(302, headers: ["Location": contentHost.publish(content).absoluteString])
+    }
+
+    func deleteFile(_ id: String) throws -> MockResponse {
+        try state.withLock { state in
+            let file = try liveFile(id, state)
+            state.tree.update(file.id) { $0.trashed = true }
+            state.log("ITEM_TRASH", file.id)
+            return .empty(204)
+        }
+    }
+
+    /// `OPTIONS /files/content`: whether an upload of that name and size would be accepted.
+    func preflight(_ request: IncomingRequest) throws -> MockResponse {
+        let body = try Self.jsonBody(request)
+        guard let name = body["name"] as? String, let parentID = Self.parentID(body) else {
+            throw MockBoxError(400, "bad_request", "name and parent.id are required")
+        }
+        guard MockBoxNames.isValid(name) else { throw MockBoxError(400, "item_name_invalid", "Item name invalid") }
+        let size = (body["size"] as? NSNumber)?.int64Value ?? 0
+        return try state.withLock { state in
+            let parent = try liveFolder(parentID, state)
+            if let existing = state.child(named: name, of: parent.id) { throw nameInUse(existing, asArray: false, in: state) }
+            guard state.tree.usage + size <= settings.quotaBytes else { throw MockBoxError(403, "storage_limit_exceeded", "Account storage limit reached") }
+            return .json(200, ["upload_url": endpoint.appendingPathComponent("api/2.0/files/content").absoluteString, "upload_token": NSNull()])
+        }
+    }
+
+    // MARK: Events
+
+    /// The event stream: `stream_position=now` gives the position only; a position gives the events after it, at
+    /// most `limit` (default 100, at most 500).
+    func events(_ request: IncomingRequest) throws -> MockResponse {
+        let query = request.query
+        let limit = min(500, max(1, Int(query["limit"] ?? "") ?? 100))
+        return try state.withLock { state in
+            let position: Int
+            switch query["stream_position"] {
+            case nil, "now"?: return .json(200, ["chunk_size": 0, "next_stream_position": state.events.count, "entries": [Any]()])
+            case let text?:
+                guard let value = Int(text), value >= 0 else { throw MockBoxError(400, "invalid_parameter", "Invalid stream_position") }
+                position = min(value, state.events.count)
+            }
+            let chunk = state.events[position...].prefix(limit)
+            let entries = chunk.map { event -> [String: Any] in
+                ["type": "event", "event_id": event.id, "event_type": event.type, "created_at": MockBoxTime.format(event.created),
+                 "recorded_at": MockBoxTime.format(event.created), "session_id": NSNull(),
+                 "created_by": ["type": "user", "id": "4242", "name": "LLVS Mock", "login": "llvs-mock@example.com"],
+                 "source": render(event.item, fields: nil, in: state)]
+            }
+            return .json(200, ["chunk_size": entries.count, "next_stream_position": position + entries.count, "entries": entries])
+        }
+    }
+
+    /// `OPTIONS /events`: where to long-poll for the next change.
+    func longPollURL() -> MockResponse {
+        .json(200, ["chunk_size": 1, "entries": [["type": "realtime_server", "url": endpoint.appendingPathComponent("2.0/events/subscribe").absoluteString + "?channel=llvs",
+                                                  "ttl": "10", "max_retries": "10", "retry_timeout": 610]]])
+    }
+
+    /// The long poll: answers `new_change` once the stream is past `stream_position`, or `reconnect` after
+    /// `timeout` seconds (60 by default).
+    func subscribe(_ request: IncomingRequest) throws -> MockResponse {
+        let position = Int(request.query["stream_position"] ?? "") ?? state.withLock { $0.events.count }
+        let deadline = Date().addingTimeInterval(Double(request.query["timeout"] ?? "") ?? 60)
+        while Date() < deadline {
+            if state.withLock({ $0.events.count > position }) { return .json(200, ["message": "new_change"]) }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return .json(200, ["message": "reconnect"])
+    }
+}

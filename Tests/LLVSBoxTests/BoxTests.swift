@@ -1,0 +1,160 @@
+import Foundation
+import LLVS
+import LLVSBox
+import LLVSConformance
+import LLVSHTTP
+import LLVSMocks
+import LLVSTestSupport
+import Testing
+
+@Suite struct BoxConformanceTests {
+    @Test func theConnectorConformsAgainstTheMock() async throws {
+        let fixture = try BoxFixture { $0.pageSize = 100 }
+        var options = ConformanceOptions()
+        options.faults = boxFaultControl(mock: fixture.mock)
+        options.largeFileSize = 3 * 1024 * 1024 + 12_345
+        options.listingCount = 250
+        await expectConformance(fixture.fileSystem, options: options)
+        #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
+        #expect(!fixture.requests("PUT", containing: "/upload_sessions/").isEmpty, "the large file should go up in an upload session")
+        #expect(fixture.mock.log.contains { $0.target.contains("marker=") }, "the listing should have needed a second page")
+        #expect(fixture.mock.contentHost.requestsWithCredentials.isEmpty, "the token reached the download host")
+    }
+
+    @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
+        let fixture = try BoxFixture { $0.pageSize = 100 }
+        fixture.mock.faults.injectRandomly(rate: 0.1, faults: [.status(429, retryAfter: 0), .status(503, retryAfter: 0), .status(500), .dropBeforeAnswer], seed: 7)
+        var options = ConformanceOptions()
+        options.largeFileSize = 3 * 1024 * 1024
+        options.listingCount = 250
+        await expectConformance(fixture.fileSystem, options: options, skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+    }
+}
+
+@Suite struct BoxBehaviourTests {
+    /// Box's refresh tokens work once: two token sources on one file (two processes) meeting an expired token
+    /// cause exactly one refresh; the second reads what the first wrote; the file holds the live refresh token.
+    @Test func twoProcessesShareOneRefreshOfASingleUseToken() async throws {
+        let fixture = try BoxFixture()
+        let other = OAuthTokenSource(file: fixture.tokenFile, configuration: BoxFixture.oauth(fixture.mock), http: fixture.http,
+                                     reauthorizeCommand: "llvs auth box")
+        let second = BoxFixture.connector(fixture.mock, http: fixture.http, tokens: other)
+        try await fixture.fileSystem.upload(Data("1".utf8), to: "t/one")
+        fixture.mock.expireAccessTokens()
+        async let a: Void = fixture.fileSystem.upload(Data("a".utf8), to: "t/a")
+        async let b: Void = second.upload(Data("b".utf8), to: "t/b")
+        _ = try await (a, b)
+        #expect(fixture.mock.oauth.refreshCount == 1, "one refresh for both")
+        #expect(fixture.mock.oauth.invalidGrantCount == 0, "no one used a spent refresh token")
+        let onDisk = try #require(try fixture.tokenFile.read())
+        #expect(fixture.mock.oauth.isLiveRefreshToken(onDisk.refreshToken ?? ""))
+        fixture.mock.expireAccessTokens()
+        try await second.upload(Data("c".utf8), to: "t/c")
+        #expect(Set(try await fixture.fileSystem.listNames("t")) == ["one", "a", "b", "c"])
+    }
+
+    /// A chunked upload whose third part's answer is lost asks the session for its parts and goes on after them;
+    /// the commit lists every part once and carries the whole file's SHA-1.
+    @Test func aChunkedUploadInterruptedAfterTwoPartsResumesFromThePartsList() async throws {
+        let fixture = try BoxFixture()
+        let data = bytes(6 * 256 * 1024 + 999, seed: 21)
+        // Twice: libcurl itself sends a request again, once, when a reused connection dies before any answer.
+        fixture.mock.faults.inject(.dropBeforeAnswer, times: 2) { $0.method == "PUT" && ($0.headers["Content-Range"] ?? "").hasPrefix("bytes \(2 * 256 * 1024)-") }
+        try await fixture.fileSystem.upload(data, to: "big/file.bin")
+        #expect(try await fixture.fileSystem.download("big/file.bin") == data)
+        #expect(!fixture.requests("GET", containing: "/parts").isEmpty, "the session's parts should have been listed")
+        let starts = fixture.requests("PUT", containing: "/upload_sessions/").compactMap { $0.headers["Content-Range"] }
+            .compactMap { Int64($0.dropFirst(6).prefix { $0 != "-" }) }
+        #expect(zip(starts, starts.dropFirst()).allSatisfy { $0 <= $1 }, "the upload went back: \(starts)")
+        #expect(Set(starts).count == 7)
+        #expect(fixture.requests("POST", containing: "/commit").count == 1)
+    }
+
+    @Test func aCommitAnswered202IsWaitedOut() async throws {
+        let fixture = try BoxFixture()
+        fixture.mock.keepProcessingCommits(2)
+        let data = bytes(5 * 256 * 1024, seed: 22)
+        try await fixture.fileSystem.upload(data, to: "wait.bin")
+        #expect(try await fixture.fileSystem.download("wait.bin") == data)
+        #expect(fixture.requests("POST", containing: "/commit").count == 3)
+    }
+
+    @Test func anExpiredUploadSessionStartsOver() async throws {
+        let fixture = try BoxFixture()
+        fixture.mock.expireUploadSessions(afterParts: 2)
+        let data = bytes(5 * 256 * 1024, seed: 23)
+        try await fixture.fileSystem.upload(data, to: "again.bin")
+        #expect(try await fixture.fileSystem.download("again.bin") == data)
+        #expect(fixture.requests("POST", containing: "/upload_sessions").filter { !$0.target.contains("/commit") }.count == 2)
+    }
+
+    /// Downloads answer 302 to the download host (reached without the token) or 202 + Retry-After while not ready.
+    @Test func downloadsFollowTheRedirectWithoutTheTokenAndWaitOutA202() async throws {
+        let fixture = try BoxFixture()
+        let data = bytes(40_000, seed: 24)
+        try await fixture.fileSystem.upload(data, to: "d/file.bin")
+        fixture.mock.delayDownloads(2)
+        #expect(try await fixture.fileSystem.download("d/file.bin") == data)
+        #expect(try await fixture.fileSystem.read("d/file.bin", range: .bytes(10, 99)) == data[10...99])
+        #expect(fixture.mock.log.filter { $0.status == 202 }.count == 2)
+        #expect(fixture.mock.contentHost.requestsWithCredentials.isEmpty)
+    }
+
+    /// Names are case-insensitive: `A.txt` then `a.txt` is one file with a new version, found by a preflight.
+    @Test func aNameDifferingInCaseIsANewVersionOfTheSameFile() async throws {
+        let fixture = try BoxFixture()
+        try await fixture.fileSystem.upload(Data("upper".utf8), to: "c/A.txt")
+        let other = BoxFixture.connector(fixture.mock, http: fixture.http, tokens: fixture.tokenSource)
+        try await other.upload(Data("lower".utf8), to: "c/a.txt")
+        #expect(try await fixture.fileSystem.listNames("c") == ["A.txt"])
+        #expect(try await other.download("C/A.TXT") == Data("lower".utf8))
+        #expect(fixture.mock.earlierVersions(of: "c/A.txt") == 1)
+        #expect(!fixture.requests("OPTIONS", containing: "/files/content").isEmpty, "the second uploader found the file by a preflight")
+    }
+
+    /// Two clients creating one folder at once: one makes it, the other meets a 409 naming it and uses it.
+    @Test func twoClientsCreatingOneFolderEndWithOne() async throws {
+        let fixture = try BoxFixture()
+        let other = BoxFixture.connector(fixture.mock, http: fixture.http, tokens: fixture.tokenSource)
+        async let a: Void = fixture.fileSystem.upload(Data("a".utf8), to: "shared/deeper/a")
+        async let b: Void = other.upload(Data("b".utf8), to: "shared/deeper/b")
+        _ = try await (a, b)
+        #expect(Set(fixture.mock.paths) == ["shared", "shared/deeper", "shared/deeper/a", "shared/deeper/b"])
+    }
+
+    /// Box refuses `\` and a trailing space: they are stored encoded and listed back as written.
+    @Test func namesBoxRefusesRoundTrip() async throws {
+        let fixture = try BoxFixture()
+        for name in ["back\\slash", "trailing "] { try await fixture.fileSystem.upload(Data(name.utf8), to: "n/\(name)") }
+        #expect(Set(try await fixture.fileSystem.listNames("n")) == ["back\\slash", "trailing "])
+        #expect(try await fixture.fileSystem.download("n/trailing ") == Data("trailing ".utf8))
+    }
+
+    /// Over the rate limit Box answers 429 with retry-after; the remote's pacer holds every transfer back and all
+    /// of them finish.
+    @Test func theRateLimitIsWaitedOut() async throws {
+        var settings = BoxFixture.testSettings
+        settings.requestsPerWindow = 20
+        settings.rateWindow = 1
+        // A client that really waits, as the retry-after asks.
+        let fixture = try BoxFixture(settings: settings, http: HTTPClient())
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<30 { group.addTask { try await fixture.fileSystem.upload(Data("\(i)".utf8), to: "r/\(i)") } }
+            try await group.waitForAll()
+        }
+        #expect(try await fixture.fileSystem.listNames("r").count == 30)
+        #expect(fixture.mock.log.contains { $0.status == 429 })
+    }
+
+    /// The attributes part must come before the file: the mock refuses the other order as Box does.
+    @Test func theMockRefusesTheFileBeforeItsAttributes() async throws {
+        let fixture = try BoxFixture()
+        let token = try #require(try fixture.tokenFile.read()).accessToken
+        let form = [FormPart(name: "file", filename: "x.txt", contentType: "text/plain", content: .data(Data("x".utf8))),
+                    FormPart(name: "attributes", filename: nil, contentType: nil, content: .data(Data(#"{"name":"x.txt","parent":{"id":"0"}}"#.utf8)))]
+        let response = try await fixture.http.send(HTTPRequest(method: "POST", url: fixture.mock.endpoint.appendingPathComponent("api/2.0/files/content"),
+                                                               headers: ["Authorization": "Bearer \(token)"], body: .form(form)))
+        #expect(response.status == 400)
+        #expect(response.text.contains("metadata_after_file_contents"))
+    }
+}
