@@ -7,7 +7,7 @@ import LLVSMocks
 //   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
 //
 // SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, gdrive, onedrive, onedrive-business,
-// pcloud, pcloud-eu, oauth.
+// pcloud, pcloud-eu, box, oauth.
 
 let usage = """
     usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
@@ -29,6 +29,9 @@ let usage = """
                       prints the endpoint, then the client ID and secret for
                       `llvs remote add NAME pcloud:/path --endpoint URL --client-id ID --client-secret-stdin`
       pcloud-eu       the same with the account in the EU region (its token works only on the EU host)
+      box             Box API 2.0 (the API at /2.0, uploads at /api/2.0) with Box's OAuth endpoints and single-use refresh
+                      tokens on the same port, and its download host on a second one; prints the endpoint, then the
+                      client ID and secret for `llvs remote add NAME box:/path --endpoint URL --client-id ID --client-secret-stdin`
       oauth           an OAuth 2 authorization server alone (authorize, token, device endpoints under /oauth)
 
     options:
@@ -112,6 +115,12 @@ do {
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.settings.clientId) client_secret=\(mock.settings.clientSecret)")
+    case "box":
+        let mock = try MockBoxServer(port: port, faults: faults)
+        running = mock
+        try writeToken(mock.issueToken(), to: options["--token-out"])
+        say(mock.endpoint.absoluteString)
+        say("client_id=\(mock.oauth.settings.clientId) client_secret=\(mock.oauth.settings.clientSecret ?? "")")
     case "oauth":
         let oauth = MockOAuthServer()
         try writeToken(oauth.issueToken(), to: options["--token-out"])

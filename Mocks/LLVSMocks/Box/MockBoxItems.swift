@@ -104,7 +104,7 @@ extension MockBoxServer {
     func items(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
         let query = request.query
         let limit = min(1000, max(1, Int(query["limit"] ?? "") ?? 100))
-        let useMarker = query["usemarker"] == "true"
+        let useMarker = query["usemarker"]?.lowercased() == "true" // Box reads booleans without regard to case (the SDK sends "True")
         var start = 0
         if let marker = query["marker"], !marker.isEmpty {
             guard let data = Data(base64Encoded: marker), let value = Int(String(decoding: data, as: UTF8.self)), value >= 0 else {
@@ -136,7 +136,7 @@ extension MockBoxServer {
             guard id != MockBoxState.rootID else { throw MockBoxError(403, "access_denied_insufficient_permissions", "Access denied - insufficient permission") }
             let folder = try liveFolder(id, state)
             let live = state.tree.children(of: id).contains { !$0.trashed }
-            guard !live || request.query["recursive"] == "true" else { throw MockBoxError(400, "folder_not_empty", "Cannot delete - folder not empty") }
+            guard !live || request.query["recursive"]?.lowercased() == "true" else { throw MockBoxError(400, "folder_not_empty", "Cannot delete - folder not empty") }
             state.tree.update(folder.id) { $0.trashed = true }
             state.log("ITEM_TRASH", folder.id)
             return .empty(204)

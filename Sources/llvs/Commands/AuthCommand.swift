@@ -11,7 +11,7 @@ import Glibc
 /// JSON made elsewhere with `--token-json`.
 struct AuthCommand: Command {
     static let name = "auth"
-    static let summary = "Authorize an OAuth remote (Google Drive, OneDrive, pCloud): browser, --headless, --device or --token-json FILE."
+    static let summary = "Authorize an OAuth remote (Google Drive, OneDrive, pCloud, Box): browser, --headless, --device or --token-json FILE."
     static let arguments = "NAME"
     static let options: [OptionSpec] = [
         .flag("headless", "print the address to open on another machine, then read the address the browser ended up at"),

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSBox
 import LLVSGoogleDrive
 import LLVSHTTP
 import LLVSOneDrive
@@ -8,13 +9,13 @@ import LLVSWebDAV
 
 /// The kinds of remote `llvs` knows, by URL scheme.
 enum RemoteKind: String, CaseIterable {
-    case file, webdav, webdavs, gdrive, onedrive, pcloud
+    case file, webdav, webdavs, gdrive, onedrive, pcloud, box
     /// Services with a connector still to come; named so the error says so rather than "unknown".
-    static let planned = ["box"]
+    static let planned: [String] = []
 
-    var usesOAuth: Bool { self == .gdrive || self == .onedrive || self == .pcloud }
-    /// Whether the service's OAuth client must have a secret (pCloud's token endpoint requires one).
-    var requiresClientSecret: Bool { self == .pcloud }
+    var usesOAuth: Bool { [.gdrive, .onedrive, .pcloud, .box].contains(self) }
+    /// Whether the service's OAuth client must have a secret (pCloud's and Box's token endpoints require one).
+    var requiresClientSecret: Bool { self == .pcloud || self == .box }
     /// Whether the service offers the device authorization grant.
     var hasDeviceFlow: Bool { self == .gdrive || self == .onedrive }
 
@@ -25,6 +26,7 @@ enum RemoteKind: String, CaseIterable {
         case .gdrive: "Google Drive"
         case .onedrive: "OneDrive"
         case .pcloud: "pCloud"
+        case .box: "Box"
         default: rawValue
         }
     }
@@ -39,7 +41,7 @@ struct RemoteConnection {
     /// The folder on the file system that holds the store: the URL's path (for Drive) joined with `--base-path`.
     let basePath: String
 
-    static let urlForms = "file:///path, webdav://host/path, webdavs://host/path, gdrive:/path, onedrive:/path or pcloud:/path"
+    static let urlForms = "file:///path, webdav://host/path, webdavs://host/path, gdrive:/path, onedrive:/path, pcloud:/path or box:/path"
 
     init(name: String, configuration: RemoteConfiguration, registry: RemoteRegistry,
          environment: [String: String] = ProcessInfo.processInfo.environment) throws {
@@ -62,6 +64,12 @@ struct RemoteConnection {
             basePath = CloudPath.join(url.path, configuration.basePath ?? "")
         case .pcloud:
             fileSystem = try Self.pCloud(configuration, name: name, registry: registry, environment: environment)
+            basePath = CloudPath.join(url.path, configuration.basePath ?? "")
+        case .box:
+            let http = HTTPClient()
+            let box = configuration.endpoint.flatMap(URL.init(string:)).map(BoxConfiguration.init(endpoint:)) ?? BoxConfiguration()
+            fileSystem = BoxFileSystem(configuration: box, http: http,
+                                       authorizer: try Self.tokenSource(configuration, name: name, registry: registry, http: http, environment: environment))
             basePath = CloudPath.join(url.path, configuration.basePath ?? "")
         }
     }
@@ -93,6 +101,7 @@ struct RemoteConnection {
         case .gdrive where url.host != nil: throw CommandError.usage("a Google Drive remote is gdrive:/path (one slash), not \(text)")
         case .onedrive where url.host != nil: throw CommandError.usage("a OneDrive remote is onedrive:/path (one slash), not \(text)")
         case .pcloud where url.host != nil: throw CommandError.usage("a pCloud remote is pcloud:/path (one slash), not \(text)")
+        case .box where url.host != nil: throw CommandError.usage("a Box remote is box:/path (one slash), not \(text)")
         default: break
         }
         _ = try CloudPath.components(url.path)
@@ -123,12 +132,14 @@ struct RemoteConnection {
         }
         let secret = environment[prefix + "CLIENT_SECRET"].flatMap { $0.isEmpty ? nil : $0 } ?? registry.secret(name)
         let endpoint = configuration.endpoint.flatMap(URL.init(string:))
+        if kind.requiresClientSecret, secret == nil {
+            throw CommandError.usage("remote \(name) has no OAuth client secret, which \(kind.serviceName) requires; add it again with --client-secret-stdin, or set \(prefix)CLIENT_SECRET")
+        }
         switch kind {
         case .pcloud:
-            guard let secret else {
-                throw CommandError.usage("remote \(name) has no OAuth client secret, which pCloud requires; add it again with --client-secret-stdin, or set \(prefix)CLIENT_SECRET")
-            }
-            return PCloudConfiguration.oauth(clientId: clientId, clientSecret: secret, endpoint: endpoint)
+            return PCloudConfiguration.oauth(clientId: clientId, clientSecret: secret ?? "", endpoint: endpoint)
+        case .box:
+            return BoxConfiguration.oauth(clientId: clientId, clientSecret: secret ?? "", endpoint: endpoint)
         case .onedrive:
             return OneDriveConfiguration.oauth(clientId: clientId, clientSecret: secret, tenant: configuration.tenant ?? "common",
                                                allDrives: configuration.driveId != nil, endpoint: endpoint)
