@@ -116,6 +116,7 @@ do {
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.settings.clientId) client_secret=\(mock.settings.clientSecret)")
     case "box":
+        guard state == nil else { fail("--state is not supported by the Box mock; it keeps everything in memory") }
         let mock = try MockBoxServer(port: port, faults: faults)
         running = mock
         try writeToken(mock.issueToken(), to: options["--token-out"])

@@ -74,13 +74,22 @@ import Glibc
             #expect(added.status == 0, "\(added.error)")
             #expect(try await llvs("auth", "home", "--token-json", token).status == 0)
             return mock
+        case "box":
+            let token = path("issued-token.json")
+            let mock = try MockProcess(["box", "--token-out", token], lineCount: 2)
+            let added = try await llvs("remote", "add", "home", "box:/Backups/this machine", "--endpoint", mock.url,
+                                 "--client-id", mock.fields["client_id"] ?? "", "--client-secret-stdin",
+                                 input: Data((mock.fields["client_secret"] ?? "").utf8))
+            #expect(added.status == 0, "\(added.error)")
+            #expect(try await llvs("auth", "home", "--token-json", token).status == 0)
+            return mock
         default:
             #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
             return nil
         }
     }
 
-    @Test(arguments: ["file", "webdav", "gdrive", "onedrive", "pcloud"])
+    @Test(arguments: ["file", "webdav", "gdrive", "onedrive", "pcloud", "box"])
     func backupSyncCloneAndRestoreGiveAByteIdenticalTree(remote kind: String) async throws {
         let source = path("source")
         let fm = FileManager.default

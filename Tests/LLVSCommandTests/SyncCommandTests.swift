@@ -180,6 +180,30 @@ import Glibc
         #expect(try await llvs("get", "k", "--store", store("b")).text == "through pcloud")
     }
 
+    /// Box end to end through `llvs-mock box`: remote add (the secret is required), the loopback sign-in (no PKCE,
+    /// a confidential client), conformance with throttling and dropped connections, sync, snapshot and clone.
+    @Test func aBoxRemoteIsAuthorizedAndPassesConformanceWithFaults() async throws {
+        let mock = try MockProcess(["box", "--faults", "429:0.04,503:0.03,drop:0.03,retry-after=0,seed=11"], lineCount: 2)
+        let client = mock.fields
+        #expect(try await llvs("remote", "add", "b", "box:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
+                         "--client-secret-stdin", input: Data((client["client_secret"] ?? "").utf8)).status == 0)
+        let device = try await llvs("auth", "b", "--device")
+        #expect(device.status == 2 && device.error.contains("Box has no device authorization"), "\(device.error)")
+        let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper").path
+        let auth = try await llvs("auth", "b", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
+        #expect(auth.status == 0, "\(auth.error)")
+        let report = try await llvs("conformance", "b", "--listing-count", "120", "--large-file-mib", "6")
+        #expect(report.status == 0, "\(report.text)\n\(report.error)")
+        #expect(report.text.contains("0 failed"))
+        try await llvs("init", "--store", store("a"))
+        _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("through box".utf8))
+        #expect(try await llvs("sync", "b", "--store", store("a")).text.contains("Sent 1 version"))
+        #expect(try await llvs("snapshot", "b", "--store", store("a")).status == 0)
+        let clone = try await llvs("clone", "b", store("b"))
+        #expect(clone.status == 0, "\(clone.error)")
+        #expect(try await llvs("get", "k", "--store", store("b")).text == "through box")
+    }
+
     @Test func aHeadlessAuthorizationTakesThePastedRedirect() async throws {
         let mock = try MockProcess(["gdrive"], lineCount: 2)
         #expect(try await llvs("remote", "add", "drive", "gdrive:/x", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",

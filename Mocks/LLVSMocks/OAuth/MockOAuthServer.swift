@@ -56,6 +56,8 @@ public final class MockOAuthServer: Sendable {
         var refreshTokens: Set<String> = []
         var devices: [String: (userCode: String, approved: Bool, lastPoll: Date?)] = [:]
         var refreshCount = 0
+        /// When the last refresh was answered (wall clock), to measure how long a client takes to keep its answer.
+        var lastRefreshAnswered: Date?
         var invalidGrantCount = 0
         var counter = 0
     }
@@ -99,6 +101,8 @@ public final class MockOAuthServer: Sendable {
         }
     }
     public var refreshCount: Int { state.withLock { $0.refreshCount } }
+    /// When the last refresh was answered.
+    public var lastRefreshAnswered: Date? { state.withLock { $0.lastRefreshAnswered } }
     /// Whether a refresh token would still be accepted (Box's are spent by their one use).
     public func isLiveRefreshToken(_ token: String) -> Bool { state.withLock { $0.refreshTokens.contains(token) } }
 
@@ -251,6 +255,7 @@ public final class MockOAuthServer: Sendable {
                 if settings.singleUseRefreshTokens { state.refreshTokens.remove(refresh) }
                 let (access, newRefresh, _) = mint(&state)
                 if !settings.rotatesRefreshTokens, let newRefresh { state.refreshTokens.remove(newRefresh) }
+                state.lastRefreshAnswered = now()
                 return tokenAnswer(access, settings.rotatesRefreshTokens ? newRefresh : nil)
             }
         case "urn:ietf:params:oauth:grant-type:device_code":

@@ -22,6 +22,9 @@ public actor OAuthTokenSource: HTTPAuthorizer {
     private var refreshing: Task<OAuthToken, any Error>?
     /// Refreshes performed by this source, for tests and traces.
     public private(set) var refreshCount = 0
+    /// How long the last refresh took from the token endpoint's answer to the new token on disk: the window in which
+    /// a kill loses a single-use refresh token (Box), measured so it can be shown to hold nothing but the write.
+    public private(set) var lastRefreshKeptIn: Duration?
 
     public init(file: TokenFile, configuration: OAuthConfiguration, http: HTTPClient, reauthorizeCommand: String,
                 refreshMargin: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() },
@@ -88,6 +91,7 @@ public actor OAuthTokenSource: HTTPAuthorizer {
             // Token endpoints answer temporarily_unavailable, 429 and 5xx when they did not act: safe to repeat.
             let request = configuration.tokenRequest(configuration.tokenURL, fields: fields, safeToRepeat: true)
             let response = try await http.send(request, isRetryable: { TokenEndpointError($0).code == "temporarily_unavailable" })
+            let answered = ContinuousClock.now
             guard response.isSuccess else {
                 let error = TokenEndpointError(response)
                 if error.code == "invalid_grant" {
@@ -97,6 +101,7 @@ public actor OAuthTokenSource: HTTPAuthorizer {
             }
             let token = try OAuthToken(tokenResponse: response.body, now: now(), previous: previous)
             try file.write(token) // a rotated refresh token is safe on disk before anyone uses the new access token
+            lastRefreshKeptIn = ContinuousClock.now - answered
             cached = token
             refreshCount += 1
             return token

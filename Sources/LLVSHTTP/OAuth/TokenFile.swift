@@ -43,6 +43,18 @@ public struct TokenFile: Sendable {
         }
         let dirfd = open(folder, O_RDONLY | O_DIRECTORY)
         if dirfd >= 0 { fsync(dirfd); close(dirfd) }
+        removeAbandonedTemporaries(in: folder)
+    }
+
+    /// Temporary files of processes killed between creating one and renaming it (their PID is in the name): they
+    /// hold a token, so they are removed rather than left to pile up. Another live process's are left alone.
+    private func removeAbandonedTemporaries(in folder: String) {
+        let prefix = ".\((path as NSString).lastPathComponent)."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "." }), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+        }
     }
 
     /// Runs `body` holding the exclusive lock shared by every process using this token file. Waiting for the lock
