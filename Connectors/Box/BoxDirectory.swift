@@ -17,6 +17,11 @@ struct BoxDirectory: IDDirectory {
         return try await children(of: folderID, path: path).filter { $0.name.lowercased() == key }
     }
 
+    /// Box finds a name only by listing its folder: the cache keeps all of it from one listing.
+    func allItems(in folderID: String, path: String) async throws -> [BoxItem]? {
+        try await children(of: folderID, path: path)
+    }
+
     /// Every active item of a folder, page after page.
     func children(of folderID: String, path: String) async throws -> [BoxItem] {
         var items: [BoxItem] = []

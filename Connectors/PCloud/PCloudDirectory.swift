@@ -14,6 +14,11 @@ struct PCloudDirectory: IDDirectory {
         try await children(of: folderID, path: path).filter { $0.name == name }
     }
 
+    /// `listfolder` answers a whole folder anyway: the cache keeps all of it from one listing.
+    func allItems(in folderID: String, path: String) async throws -> [PCloudItem]? {
+        try await children(of: folderID, path: path)
+    }
+
     func children(of folderID: String, path: String) async throws -> [PCloudItem] {
         try await api.call(PCloudAnswer.Metadata.self, "listfolder", [("folderid", folderID)], path: path).metadata.contents ?? []
     }

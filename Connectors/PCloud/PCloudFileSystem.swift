@@ -79,27 +79,52 @@ public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
 
     /// Runs `body` on a download URL of the file: each host of a link in pCloud's order, then a new link when the
     /// host refuses the link (it expired) or every host failed. The token is never sent to a content host.
+    /// A file whose ID is not known is asked for by path (`getfilelink?path=`): one request instead of a listing of
+    /// its folder; a known ID that went stale is forgotten and the path used.
     private func withLink<T>(_ path: String, _ body: @escaping (HTTPRequest) async throws -> T) async throws -> T {
-        try await paths.withFileID(try CloudPath.components(path)) { id in
-            var lastError: any Error = CloudFileSystemError.transient("pCloud gave no download host for \(path)")
-            for _ in 0..<2 {
-                let link = try await api.call(PCloudAnswer.Link.self, "getfilelink", [("fileid", id)], path: path)
-                for host in link.hosts.prefix(configuration.maximumHostsPerLink) {
-                    guard let url = Self.contentURL(host: host, path: link.path, scheme: configuration.apiURL.scheme) else { continue }
-                    var request = HTTPRequest(url: url)
-                    request.maximumAttempts = 2
-                    do {
-                        return try await body(request)
-                    } catch let error as CloudFileSystemError {
-                        lastError = error
-                        if case .notFound = error { break } // a stale link: ask for a new one
-                        if case .server(let status, _) = error, [403, 410].contains(status) { break }
-                        guard error.isRetryable else { throw error }
+        let components = try CloudPath.components(path)
+        if let entry = paths.cached(components), !entry.isFolder {
+            do {
+                return try await withLink(("fileid", entry.id), path: path, body)
+            } catch CloudFileSystemError.notFound {
+                paths.forget(components)
+            }
+        }
+        do {
+            return try await withLink(("path", "/" + components.joined(separator: "/")), path: path, body)
+        } catch CloudFileSystemError.notFound {
+            if let found = try await find(components), found.isFolder { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+            throw CloudFileSystemError.notFound(path: path)
+        }
+    }
+
+    private func withLink<T>(_ file: (String, String), path: String, _ body: @escaping (HTTPRequest) async throws -> T) async throws -> T {
+        var lastError: any Error = CloudFileSystemError.transient("pCloud gave no download host for \(path)")
+        for _ in 0..<2 {
+            let link = try await api.call(PCloudAnswer.Link.self, "getfilelink", [file], path: path)
+            for host in link.hosts.prefix(configuration.maximumHostsPerLink) {
+                guard let url = Self.contentURL(host: host, path: link.path, scheme: configuration.apiURL.scheme) else { continue }
+                var request = HTTPRequest(url: url)
+                request.maximumAttempts = 2
+                do {
+                    return try await body(request)
+                } catch let error as CloudFileSystemError {
+                    // A stale link (the host refuses it as gone or missing): ask for a new one. It is not the file
+                    // that is missing, so it never reaches the caller as `notFound`.
+                    if case .notFound = error {
+                        lastError = CloudFileSystemError.transient("pCloud's download host refused the link for \(path) as stale")
+                        break
                     }
+                    if case .server(let status, _) = error, [403, 410].contains(status) {
+                        lastError = CloudFileSystemError.transient("pCloud's download host refused the link for \(path) as stale (\(status))")
+                        break
+                    }
+                    guard error.isRetryable else { throw error }
+                    lastError = error
                 }
             }
-            throw lastError
         }
+        throw lastError
     }
 
     /// `scheme://host/path` for a host pCloud named: a bare name, or a name and port (a mock's).

@@ -3,6 +3,7 @@ import LLVS
 import LLVSGoogleDrive
 import LLVSHTTP
 import LLVSMocks
+import LLVSBox
 import LLVSOneDrive
 import LLVSPCloud
 import LLVSWebDAV
@@ -16,7 +17,7 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let versionCount = Int(option("clone-versions", in: arguments) ?? "") ?? 10_000
     let backupFiles = Int(option("backup-files", in: arguments) ?? "") ?? 2000
     let rows = Set((option("rows", in: arguments) ?? "1,2,3,4,5,6").split(separator: ",").compactMap { Int($0) })
-    let remotes = Set((option("remotes", in: arguments) ?? "webdav,gdrive,onedrive,pcloud").split(separator: ",").map(String.init))
+    let remotes = Set((option("remotes", in: arguments) ?? "webdav,gdrive,onedrive,pcloud,box").split(separator: ",").map(String.init))
     for binary in [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, "/usr/bin/curl"] {
         if let reason = RealWebDAVServer.unavailable(binary) { throw BenchmarkError(reason) }
     }
@@ -45,7 +46,7 @@ func compareBenchmark(_ arguments: [String]) async throws {
         return
     }
 
-    // Rows 5 and 6: one store of N versions, on Apache and the Drive, OneDrive and pCloud mocks.
+    // Rows 5 and 6: one store of N versions, on Apache and the Drive, OneDrive, pCloud and Box mocks.
     print("  making a store of \(versionCount) versions…")
     let source = try StoreCoordinator(store: try Store(creatingAt: work.appendingPathComponent("source")))
     for i in 0..<versionCount {
@@ -100,6 +101,20 @@ func compareBenchmark(_ arguments: [String]) async throws {
                                 authorizer: OAuthTokenSource(file: pcloudToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
     }
     if remotes.contains("pcloud") { try await cloneRows(pCloud, source: source, runs: runs, work: work, table: table) }
+
+    let boxMock = try MockBoxServer()
+    defer { boxMock.stop() }
+    let boxToken = TokenFile(path: work.appendingPathComponent("box.token.json").path)
+    try boxToken.write(boxMock.issueToken())
+    // Requests to the API and upload host and to the download host alike.
+    let box = RemoteUnderTest(name: "Box mock", requests: { boxMock.log.count + boxMock.contentHost.server.log.count }) {
+        let http = HTTPClient()
+        let oauth = BoxConfiguration.oauth(clientId: boxMock.oauth.settings.clientId, clientSecret: boxMock.oauth.settings.clientSecret ?? "",
+                                           endpoint: boxMock.endpoint)
+        return BoxFileSystem(configuration: BoxConfiguration(endpoint: boxMock.endpoint), http: http,
+                             authorizer: OAuthTokenSource(file: boxToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
+    }
+    if remotes.contains("box") { try await cloneRows(box, source: source, runs: runs, work: work, table: table) }
 
     print("\n" + table.markdown)
 }

@@ -21,7 +21,7 @@ import LLVSConformance
 // and the process's peak resident memory), and many small requests with 1 and with 8 transfers at once.
 //
 //   swift build -c release && .build/release/llvs-bench compare [--runs 3] [--files 2000] [--versions 2000]
-//       [--size-mib 256] [--backup-files 2000] [--clone-versions 10000] [--rows 1,2,3,4,5,6] [--remotes webdav,gdrive,onedrive,pcloud]
+//       [--size-mib 256] [--backup-files 2000] [--clone-versions 10000] [--rows 1,2,3,4,5,6] [--remotes webdav,gdrive,onedrive,pcloud,box]
 //
 // `compare`: one table, side by side in one run, against Apache mod_dav and the Google Drive mock started here:
 // (1) many small files through the connector against `rclone copy`; (2) a store pushed with 8 transfers at once
@@ -149,7 +149,7 @@ default:
         usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
                llvs-bench sync [--versions 1000,10000] [--runs N]
                llvs-bench http [--size-mib 1024] [--requests 2000]
-               llvs-bench compare [--runs 3] [--rows 1,2,3,4,5,6] [--remotes webdav,gdrive,onedrive,pcloud] [--files 2000] [--versions 2000]
+               llvs-bench compare [--runs 3] [--rows 1,2,3,4,5,6] [--remotes webdav,gdrive,onedrive,pcloud,box] [--files 2000] [--versions 2000]
                                   [--size-mib 256] [--backup-files 2000] [--clone-versions 10000]
                llvs-bench listing [--entries 10000] [--runs 5]
         """)

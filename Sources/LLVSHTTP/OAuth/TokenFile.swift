@@ -11,6 +11,12 @@ public struct TokenFile: Sendable {
 
     public init(path: String) { self.path = path }
 
+    /// The folder holding the file; "." for a bare file name.
+    var folder: String {
+        let folder = (path as NSString).deletingLastPathComponent
+        return folder.isEmpty ? "." : folder
+    }
+
     func failure(_ message: String) -> OAuthError { .tokenFile(path: path, message: message) }
 
     /// The token on disk, or nil when there is no file.
@@ -28,7 +34,6 @@ public struct TokenFile: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(token)
-        let folder = (path as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = folder + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UUID().uuidString)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -60,7 +65,6 @@ public struct TokenFile: Sendable {
     /// Runs `body` holding the exclusive lock shared by every process using this token file. Waiting for the lock
     /// polls rather than blocks, so it does not tie up a thread of the concurrency pool.
     public func withLock<T: Sendable>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
-        let folder = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot open its lock \(lockPath): \(String(cString: strerror(errno)))") }
