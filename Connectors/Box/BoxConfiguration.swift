@@ -40,7 +40,10 @@ public struct BoxConfiguration: Sendable {
     public static func oauth(clientId: String, clientSecret: String, endpoint: URL? = nil) -> OAuthConfiguration {
         let authorize = (endpoint ?? URL(string: "https://account.box.com")!).appendingPathComponent("api/oauth2/authorize")
         let token = (endpoint ?? URL(string: "https://api.box.com")!).appendingPathComponent("oauth2/token")
-        return OAuthConfiguration(authorizationURL: authorize, tokenURL: token, clientId: clientId, clientSecret: clientSecret,
-                                  clientAuthentication: .body)
+        var configuration = OAuthConfiguration(authorizationURL: authorize, tokenURL: token, clientId: clientId, clientSecret: clientSecret,
+                                               clientAuthentication: .body)
+        // Box accepts only the redirect URI registered with the app, port included (rclone registers this one).
+        configuration.loopbackPort = endpoint == nil ? 53682 : nil
+        return configuration
     }
 }
