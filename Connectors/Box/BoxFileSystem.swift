@@ -58,19 +58,9 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
         }
     }
 
-    /// A folder's active children, each remembered by path so a later download or new version skips a lookup.
+    /// A folder's items, from one listing that the ID cache keeps.
     private func children(_ folder: String) async throws -> [BoxItem] {
-        let components = try self.components(folder)
-        guard let id = try await paths.folderID(components, creating: false) else { throw CloudFileSystemError.notFound(path: folder) }
-        let items: [BoxItem]
-        do {
-            items = try await paths.directory.children(of: id, path: folder)
-        } catch CloudFileSystemError.notFound {
-            paths.forget(components)
-            throw CloudFileSystemError.notFound(path: folder)
-        }
-        for item in items { paths.remember(components + [item.name], item) }
-        return items
+        try await paths.children(of: try self.components(folder), path: folder)
     }
 
     /// `GET /files/{id}/content` answers 302 to the download host (followed without the token by the shared

@@ -62,19 +62,9 @@ public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
         }
     }
 
-    /// A folder's children, each remembered by path so a later download is one `getfilelink`.
+    /// A folder's items, from one listing that the ID cache keeps.
     private func children(_ folder: String) async throws -> [PCloudItem] {
-        let components = try CloudPath.components(folder)
-        guard let id = try await paths.folderID(components, creating: false) else { throw CloudFileSystemError.notFound(path: folder) }
-        let items: [PCloudItem]
-        do {
-            items = try await paths.directory.children(of: id, path: folder)
-        } catch CloudFileSystemError.notFound {
-            paths.forget(components) // removed since it was cached
-            throw CloudFileSystemError.notFound(path: folder)
-        }
-        for item in items { paths.remember(components + [item.name], item) }
-        return items
+        try await paths.children(of: try CloudPath.components(folder), path: folder)
     }
 
     /// Runs `body` on a download URL of the file: each host of a link in pCloud's order, then a new link when the

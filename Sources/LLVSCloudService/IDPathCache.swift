@@ -155,6 +155,23 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
         return folder.id
     }
 
+    /// Every item of the folder at `components`, each remembered by path so a later download or upload skips a
+    /// lookup; `notFound` when the folder is missing (a cached ID that went is forgotten). For directories that
+    /// list whole folders (`allItems`); `path` names the folder in errors.
+    public func children(of components: [String], path: String) async throws -> [Directory.Item] {
+        guard let id = try await folderID(components, creating: false) else { throw CloudFileSystemError.notFound(path: path) }
+        let items: [Directory.Item]?
+        do {
+            items = try await directory.allItems(in: id, path: path)
+        } catch CloudFileSystemError.notFound {
+            forget(components) // removed since it was cached
+            throw CloudFileSystemError.notFound(path: path)
+        }
+        guard let items else { throw CloudFileSystemError.server(status: 0, message: "this service lists a folder by query, not as a whole") }
+        for item in items { remember(components + [item.name], item) }
+        return items
+    }
+
     /// The item at a path (the preferred one among duplicates), or nil; the root has no item.
     public func find(_ components: [String]) async throws -> Directory.Item? {
         guard let name = components.last else { return nil }

@@ -7,20 +7,7 @@ import Testing
 /// The mock held to the real service by a pCloud client library from PyPI (`pcloud`, installed into
 /// .build/clients-venv by scripts/install-client-libraries, which scripts/test runs).
 @Suite struct PCloudClientLibraryTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let python = packageRoot.appendingPathComponent(".build/clients-venv/bin/python")
-    static let script = packageRoot.appendingPathComponent("Tests/Clients/pcloud_client.py")
-    static var libraryInstalled: Bool {
-        guard FileManager.default.isExecutableFile(atPath: python.path) else { return false }
-        let check = Process()
-        check.executableURL = python
-        check.arguments = ["-c", "import pcloud, httpx"]
-        check.standardOutput = FileHandle.nullDevice
-        check.standardError = FileHandle.nullDevice
-        guard (try? check.run()) != nil else { return false }
-        check.waitUntilExit()
-        return check.terminationStatus == 0
-    }
+    static let libraryInstalled = ClientLibraries.installed("pcloud, httpx")
 
     @Test(.enabled(if: libraryInstalled, "the pcloud library is not installed in .build/clients-venv; run scripts/install-client-libraries"),
           arguments: [MockPCloudServer.Settings.Region.us, .eu])
@@ -29,7 +16,7 @@ import Testing
         settings.region = region
         let mock = try MockPCloudServer(settings: settings)
         defer { mock.stop() }
-        let outcome = try await runProgram(Self.python, [Self.script.path, mock.homeEndpoint.absoluteString, mock.issueToken().accessToken, region.rawValue])
+        let outcome = try await ClientLibraries.run("pcloud_client.py", [mock.homeEndpoint.absoluteString, mock.issueToken().accessToken, region.rawValue])
         #expect(outcome.status == 0, "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
         #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         #expect(mock.log.contains { $0.method == "POST" && $0.target.hasPrefix("/uploadfile") }, "the library uploads with multipart")

@@ -101,3 +101,28 @@ public func runProgram(_ executable: URL, _ arguments: [String]) async throws ->
         thread.start()
     }
 }
+
+/// The services' own client libraries, installed into `.build/clients-venv` by scripts/install-client-libraries
+/// (which scripts/test runs), and the scripts in Tests/Clients that drive a mock with them.
+public enum ClientLibraries {
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    public static let python = packageRoot.appendingPathComponent(".build/clients-venv/bin/python")
+
+    /// Whether the venv's Python can import `modules` (comma-separated, as in an import statement).
+    public static func installed(_ modules: String) -> Bool {
+        guard FileManager.default.isExecutableFile(atPath: python.path) else { return false }
+        let check = Process()
+        check.executableURL = python
+        check.arguments = ["-c", "import \(modules)"]
+        check.standardOutput = FileHandle.nullDevice
+        check.standardError = FileHandle.nullDevice
+        guard (try? check.run()) != nil else { return false }
+        check.waitUntilExit()
+        return check.terminationStatus == 0
+    }
+
+    /// Runs `Tests/Clients/SCRIPT` with the venv's Python.
+    public static func run(_ script: String, _ arguments: [String]) async throws -> ProcessOutcome {
+        try await runProgram(python, [packageRoot.appendingPathComponent("Tests/Clients").appendingPathComponent(script).path] + arguments)
+    }
+}
