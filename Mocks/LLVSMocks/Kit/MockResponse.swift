@@ -28,7 +28,8 @@ public struct MockResponse: Sendable {
 
     /// A JSON answer; keys sorted only when asked (sorting costs most of the time of a large answer).
     public static func json(_ status: Int, _ object: Any, sortedKeys: Bool = false) -> MockResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: sortedKeys ? [.sortedKeys] : [])) ?? Data("{}".utf8)
+        let data = MockJSON.data(object, sortedKeys: sortedKeys)
+            ?? (try? JSONSerialization.data(withJSONObject: object, options: sortedKeys ? [.sortedKeys] : [])) ?? Data("{}".utf8)
         return MockResponse(status: status, headers: ["Content-Type": "application/json; charset=utf-8"], body: .data(data))
     }
 

@@ -50,7 +50,7 @@ extension MockPCloudServer {
         } else {
             object["fileid"] = item.number
             object["size"] = item.size
-            object["hash"] = NSNumber(value: item.hash)
+            object["hash"] = item.hash
             object["contenttype"] = "application/octet-stream"
             object["category"] = 0
         }
