@@ -245,8 +245,11 @@ import Glibc
     }
 
     @Test func oauthRemoteMistakesGiveClearErrors() async throws {
-        let planned = try await llvs("remote", "add", "one", "box:/x")
-        #expect(planned.status == 2 && planned.error.contains("not supported by this build yet"))
+        let unknown = try await llvs("remote", "add", "one", "dropbox:/x")
+        #expect(unknown.status == 2 && unknown.error.contains("not supported") && unknown.error.contains("box:/path"), "\(unknown.error)")
+        let noBoxClient = try await llvs("remote", "add", "b", "box:/x", environment: ["LLVS_BOX_CLIENT_ID": ""])
+        #expect(noBoxClient.status == 2 && noBoxClient.error.contains("--client-id"), "\(noBoxClient.error)")
+        #expect(try await llvs("remote", "add", "b", "box://host/x", "--client-id", "c").status == 2)
         let noClient = try await llvs("remote", "add", "g", "gdrive:/x", environment: ["LLVS_GDRIVE_CLIENT_ID": ""])
         #expect(noClient.status == 2 && noClient.error.contains("--client-id"), "\(noClient.error)")
         #expect(try await llvs("remote", "add", "g", "gdrive://host/x", "--client-id", "c").status == 2)

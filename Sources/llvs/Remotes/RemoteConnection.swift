@@ -10,8 +10,6 @@ import LLVSWebDAV
 /// The kinds of remote `llvs` knows, by URL scheme.
 enum RemoteKind: String, CaseIterable {
     case file, webdav, webdavs, gdrive, onedrive, pcloud, box
-    /// Services with a connector still to come; named so the error says so rather than "unknown".
-    static let planned: [String] = []
 
     var usesOAuth: Bool { [.gdrive, .onedrive, .pcloud, .box].contains(self) }
     /// Whether the service's OAuth client must have a secret (pCloud's and Box's token endpoints require one).
@@ -90,9 +88,6 @@ struct RemoteConnection {
             throw CommandError.usage("\(text) is not a remote URL; use \(urlForms)")
         }
         guard let kind = RemoteKind(rawValue: scheme) else {
-            if RemoteKind.planned.contains(scheme) {
-                throw CommandError.usage("\(scheme): remotes are not supported by this build yet; use \(urlForms)")
-            }
             throw CommandError.usage("remotes of kind \(scheme): are not supported; use \(urlForms)")
         }
         switch kind {
