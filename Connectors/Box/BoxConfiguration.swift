@@ -14,8 +14,9 @@ public struct BoxConfiguration: Sendable {
     public var pageSize = 1000
     /// Pages of one listing before the server counts as looping.
     public var maximumPages = 20_000
-    /// How many times a commit answered 202 (parts still processing) is asked again.
+    /// How many times, and for how long in all, a commit answered 202 (parts still processing) is asked again.
     public var maximumCommitWaits = 30
+    public var maximumCommitWait: Duration = .seconds(300)
 
     public init() {}
 

@@ -127,6 +127,8 @@ struct BoxUploadSession: ResumableUploadProtocol {
     func status(of session: Session, total: Int64) async throws -> ResumableProgress<BoxItem> {
         var listed: [Part] = []
         var offset = 0
+        // A session holds at most this many parts; a listing that says more (or repeats itself) is refused.
+        let maximumParts = Int((total + session.partSize - 1) / max(1, session.partSize)) + 1
         while true {
             var request = HTTPRequest(url: try URLEscaping.url(session.listParts, "", [("offset", String(offset)), ("limit", "1000")]))
             request.maximumAttempts = 1
@@ -135,6 +137,9 @@ struct BoxUploadSession: ResumableUploadProtocol {
             let page = try client.decode(PartList.self, response, path: path)
             listed += page.entries
             offset += page.entries.count
+            guard listed.count <= maximumParts else {
+                throw CloudFileSystemError.server(status: response.status, message: "Box lists more parts for the upload session of \(path) than a file of \(total) bytes can have")
+            }
             if page.entries.isEmpty || offset >= (page.total_count ?? offset) { break }
         }
         session.parts.withLock { parts in
@@ -147,7 +152,8 @@ struct BoxUploadSession: ResumableUploadProtocol {
     /// Retry-After, a bounded number of times.
     func finish(_ session: Session, total: Int64) async throws -> ResumableProgress<BoxItem> {
         let parts = session.parts.withLock { $0.values.sorted { $0.offset < $1.offset } }
-        for _ in 0..<configuration.maximumCommitWaits {
+        var waited = Duration.zero
+        for _ in 0..<configuration.maximumCommitWaits where waited < configuration.maximumCommitWait {
             var request = ServiceClient.jsonRequest("POST", session.commit, Commit(parts: parts), safeToRepeat: false)
             request.maximumAttempts = 1
             request.headers["Digest"] = "sha=" + fileSHA1
@@ -159,8 +165,9 @@ struct BoxUploadSession: ResumableUploadProtocol {
                 }
                 return .done(file)
             case 202:
-                let wait = ServiceFailure.retryAfter(response) ?? .seconds(1)
-                try await client.retryPolicy.sleep(min(wait, .seconds(60)))
+                let wait = min(ServiceFailure.retryAfter(response) ?? .seconds(1), .seconds(60), configuration.maximumCommitWait - waited)
+                try await client.retryPolicy.sleep(wait)
+                waited += wait
             case 404, 410:
                 return .expired
             default:
