@@ -115,6 +115,7 @@ func storeBenchmark(_ arguments: [String]) throws {
         }
     }
     }
+    try historyWalkBenchmark(counts: [1001, 10001])
     if let small = sizes.min(), let large = sizes.max(), small != large {
         for (row, medians) in saveMedians.sorted(by: { $0.key < $1.key }) {
             let ratio = medians[large]! / medians[small]!
@@ -129,6 +130,39 @@ func versionFileSize(of id: Version.ID, in store: URL) throws -> Int {
     let name = SHA256.hex(Data(id.rawValue.utf8))
     let path = versions.appendingPathComponent(String(name.prefix(2))).appendingPathComponent(name).path
     return (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+}
+
+/// The walk of all versions in topological order (what a snapshot and a full send do), on a chain with a merge every
+/// tenth version, against the whole-history sort it replaced.
+func historyWalkBenchmark(counts: [Int]) throws {
+    for count in counts {
+        var history = History()
+        var previous: Version?
+        var side: Version?
+        for i in 0..<count {
+            let predecessors = previous.map { Version.Predecessors(idOfFirst: $0.id, idOfSecond: i % 10 == 0 ? side?.id : nil) }
+            let version = Version(id: Version.ID(String(format: "version-%06d", i)), predecessors: predecessors, timestamp: TimeInterval(i))
+            try history.add(version)
+            if i % 10 == 5 {
+                let branch = Version(id: Version.ID(String(format: "branch-%06d", i)), predecessors: predecessors, timestamp: TimeInterval(i))
+                try history.add(branch)
+                side = branch
+            }
+            previous = version
+        }
+        var walk: [Double] = [], wholeSort: [Double] = []
+        for _ in 0..<30 {
+            walk.append(try seconds { _ = history.topologicallySorted() })
+            wholeSort.append(try seconds {
+                _ = history.versions.values.sorted { a, b in
+                    let ga = history.generation(of: a.id)!, gb = history.generation(of: b.id)!
+                    return ga != gb ? ga < gb : History.isOrderedBefore(a, b)
+                }
+            })
+        }
+        print(String(format: "history walk, %d versions: %.3f ms (the whole-history sort it replaced: %.3f ms), medians of 30",
+                     history.count, median(walk) * 1e3, median(wholeSort) * 1e3))
+    }
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
