@@ -50,18 +50,30 @@ public struct GoogleDriveConfiguration: Sendable {
         uploadURL = endpoint.appendingPathComponent("upload/drive/v3")
     }
 
+    /// What the remote may touch. `drive.file` (the default, least privilege): only files this OAuth client
+    /// created, which is every file llvs writes; and the only Drive scope Google's device flow allows. `drive`: the
+    /// whole Drive, for a remote rooted in a folder made elsewhere (not with `--device`).
+    public enum Scope: String, Sendable, CaseIterable {
+        case file = "drive.file"
+        case full = "drive"
+
+        public var url: String { "https://www.googleapis.com/auth/" + rawValue }
+        /// Google's device authorization grant refuses every Drive scope but `drive.file` and `drive.appdata`.
+        public var allowsDeviceFlow: Bool { self == .file }
+    }
+
     /// Google's OAuth 2 endpoints for an installed application (the client is the user's own, registered in the
     /// Google Cloud console): offline access so a refresh token is issued, consent asked so it is issued every time.
-    /// `endpoint` replaces Google's hosts with one (the mock's).
-    public static func oauth(clientId: String, clientSecret: String?, scope: String = "https://www.googleapis.com/auth/drive",
-                             endpoint: URL? = nil) -> OAuthConfiguration {
+    /// `endpoint` replaces Google's hosts with one (the mock's). The device endpoint is offered only with a scope
+    /// Google's device flow accepts.
+    public static func oauth(clientId: String, clientSecret: String?, scope: Scope = .file, endpoint: URL? = nil) -> OAuthConfiguration {
         func url(_ google: String, _ path: String) -> URL {
             endpoint.map { $0.appendingPathComponent(path) } ?? URL(string: google + path)!
         }
         return OAuthConfiguration(authorizationURL: url("https://accounts.google.com", "/o/oauth2/v2/auth"),
                                   tokenURL: url("https://oauth2.googleapis.com", "/token"),
-                                  deviceAuthorizationURL: url("https://oauth2.googleapis.com", "/device/code"),
-                                  clientId: clientId, clientSecret: clientSecret, scopes: [scope], clientAuthentication: .body,
+                                  deviceAuthorizationURL: scope.allowsDeviceFlow ? url("https://oauth2.googleapis.com", "/device/code") : nil,
+                                  clientId: clientId, clientSecret: clientSecret, scopes: [scope.url], clientAuthentication: .body,
                                   extraAuthorizationParameters: [("access_type", "offline"), ("prompt", "consent")])
     }
 }

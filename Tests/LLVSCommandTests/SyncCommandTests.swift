@@ -245,6 +245,14 @@ import Glibc
     }
 
     @Test func oauthRemoteMistakesGiveClearErrors() async throws {
+        let badScope = try await llvs("remote", "add", "s", "gdrive:/x", "--client-id", "c", "--scope", "everything")
+        #expect(badScope.status == 2 && badScope.error.contains("drive.file or drive"), "\(badScope.error)")
+        let scopeElsewhere = try await llvs("remote", "add", "s", "onedrive:/x", "--client-id", "c", "--scope", "drive")
+        #expect(scopeElsewhere.status == 2 && scopeElsewhere.error.contains("--scope is for gdrive"), "\(scopeElsewhere.error)")
+        #expect(try await llvs("remote", "add", "full", "gdrive:/x", "--client-id", "c", "--scope", "drive",
+                               environment: ["LLVS_GDRIVE_CLIENT_SECRET": "s"]).status == 0)
+        let fullDevice = try await llvs("auth", "full", "--device", environment: ["LLVS_GDRIVE_CLIENT_SECRET": "s"])
+        #expect(fullDevice.status == 2 && fullDevice.error.contains("refuses the full Drive scope"), "\(fullDevice.error)")
         let unknown = try await llvs("remote", "add", "one", "dropbox:/x")
         #expect(unknown.status == 2 && unknown.error.contains("not supported") && unknown.error.contains("box:/path"), "\(unknown.error)")
         let noBoxClient = try await llvs("remote", "add", "b", "box:/x", environment: ["LLVS_BOX_CLIENT_ID": ""])

@@ -375,7 +375,9 @@ extension MockOAuthServer.Settings {
         settings.devicePath = "/device/code"
         settings.tokenType = "Bearer"
         settings.accessTokenLifetime = 3599
-        settings.scope = "https://www.googleapis.com/auth/drive"
+        settings.scope = "https://www.googleapis.com/auth/drive.file"
+        settings.deviceScopes = ["https://www.googleapis.com/auth/drive.file", "https://www.googleapis.com/auth/drive.appdata",
+                                 "openid", "email", "profile"]
         settings.invalidGrantDescription = "Token has been expired or revoked."
         settings.deviceVerificationField = "verification_url"
         settings.unauthorizedBody = #"{"error":{"errors":[{"domain":"global","reason":"authError","message":"Invalid Credentials","locationType":"header","location":"Authorization"}],"code":401,"message":"Invalid Credentials"}}"#

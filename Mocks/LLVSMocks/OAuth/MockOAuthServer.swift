@@ -19,6 +19,9 @@ public final class MockOAuthServer: Sendable {
         /// Whether refresh tokens are issued at all (pCloud issues none, and its tokens do not expire).
         public var issuesRefreshTokens = true
         public var supportsDeviceFlow = true
+        /// The scopes the device endpoint grants (Google: only `drive.file` and `drive.appdata` of Drive's, plus the
+        /// sign-in scopes); others answer 400 invalid_scope. Nil: any scope.
+        public var deviceScopes: Set<String>?
         /// Whether the authorize endpoint requires an S256 PKCE challenge (pCloud has no PKCE and ignores one).
         public var requiresPKCE = true
         /// Extra fields in the redirect back to the client (pCloud's `hostname` and `locationid`).
@@ -279,6 +282,9 @@ public final class MockOAuthServer: Sendable {
     private func deviceCode(_ request: IncomingRequest) -> MockResponse {
         let form = FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self))
         guard authenticateClient(request, form) else { return error(401, "invalid_client", "client authentication failed") }
+        if let allowed = settings.deviceScopes, let refused = (form["scope"] ?? "").split(separator: " ").first(where: { !allowed.contains(String($0)) }) {
+            return error(400, "invalid_scope", "Invalid device flow scope: \(refused)")
+        }
         let deviceCode = "device-" + PKCE.base64URL(PKCE.randomBytes(12))
         let userCode = String(PKCE.base64URL(PKCE.randomBytes(6)).uppercased().prefix(8))
         state.withLock { $0.devices[deviceCode] = (userCode, false, nil) }

@@ -53,6 +53,9 @@ struct AuthCommand: Command {
         if case .device = flow, !kind.hasDeviceFlow {
             throw CommandError.usage("\(kind.serviceName) has no device authorization; use `llvs auth \(name) --headless` on a machine without a browser")
         }
+        if case .device = flow, kind == .gdrive, !RemoteConnection.driveScope(configuration).allowsDeviceFlow {
+            throw CommandError.usage("Google's device flow refuses the full Drive scope this remote was added with (--scope drive); use `llvs auth \(name) --headless` (or the browser), or add the remote again with --scope drive.file")
+        }
         let environment = ProcessInfo.processInfo.environment
         let oauth = try RemoteConnection.oauthConfiguration(configuration, name: name, registry: registry, environment: environment)
         let authorization = OAuthAuthorization(configuration: oauth, http: HTTPClient())

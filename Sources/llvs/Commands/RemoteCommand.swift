@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSGoogleDrive
 
 struct RemoteCommand: Command {
     static let name = "remote"
@@ -15,6 +16,7 @@ struct RemoteCommand: Command {
         .value("endpoint", "URL", "send every request of the service to this base URL instead, e.g. a mock from `llvs-mock gdrive` (add)"),
         .value("removal", "trash|delete", "what removing a remote file does on Google Drive (add; default trash)"),
         .value("root-folder-id", "ID", "the Drive folder that is the remote's root (add; default My Drive)"),
+        .value("scope", "drive.file|drive", "what a Google Drive remote may touch: drive.file (default: only what llvs created) or drive (the whole Drive, for a folder made elsewhere; not with auth --device) (add)"),
         .value("drive-id", "ID", "a OneDrive drive by ID, as a SharePoint library (add, onedrive:; default your own drive)"),
         .value("tenant", "TENANT", "the Microsoft tenant to sign in with: common (default), consumers, organizations or an ID (add, onedrive:)"),
         .flag("json", "print JSON (list)"),
@@ -63,10 +65,16 @@ struct RemoteCommand: Command {
                 remote.removal = removal
             }
             remote.rootFolderId = arguments.value("root-folder-id")
+            if let scope = arguments.value("scope") {
+                guard GoogleDriveConfiguration.Scope(rawValue: scope) != nil else {
+                    throw CommandError.usage("--scope is drive.file or drive, not \(scope)")
+                }
+                remote.scope = scope
+            }
             remote.clientId = arguments.value("client-id")
             remote.driveId = arguments.value("drive-id")
             remote.tenant = arguments.value("tenant")
-            for (option, owner) in [("removal", RemoteKind.gdrive), ("root-folder-id", .gdrive), ("drive-id", .onedrive), ("tenant", .onedrive)]
+            for (option, owner) in [("removal", RemoteKind.gdrive), ("root-folder-id", .gdrive), ("scope", .gdrive), ("drive-id", .onedrive), ("tenant", .onedrive)]
             where arguments.value(option) != nil && kind != owner {
                 throw CommandError.usage("--\(option) is for \(owner.rawValue): remotes, not \(kind.rawValue):")
             }

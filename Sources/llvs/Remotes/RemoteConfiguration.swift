@@ -21,6 +21,8 @@ struct RemoteConfiguration: Codable, Equatable {
     var removal: String?
     /// Google Drive: the ID of the folder that is the remote's root (default: My Drive).
     var rootFolderId: String?
+    /// Google Drive: the OAuth scope, `drive.file` (default: only what llvs created) or `drive` (the whole Drive).
+    var scope: String?
     /// OneDrive: a drive by ID (a SharePoint library) instead of the user's own.
     var driveId: String?
     /// OneDrive: the Microsoft identity platform tenant (`common` by default).

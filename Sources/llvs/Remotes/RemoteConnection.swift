@@ -139,8 +139,13 @@ struct RemoteConnection {
             return OneDriveConfiguration.oauth(clientId: clientId, clientSecret: secret, tenant: configuration.tenant ?? "common",
                                                allDrives: configuration.driveId != nil, endpoint: endpoint)
         default:
-            return GoogleDriveConfiguration.oauth(clientId: clientId, clientSecret: secret, endpoint: endpoint)
+            return GoogleDriveConfiguration.oauth(clientId: clientId, clientSecret: secret, scope: driveScope(configuration), endpoint: endpoint)
         }
+    }
+
+    /// A Drive remote's scope: `drive.file` unless it was added with `--scope drive`.
+    static func driveScope(_ configuration: RemoteConfiguration) -> GoogleDriveConfiguration.Scope {
+        configuration.scope.flatMap(GoogleDriveConfiguration.Scope.init(rawValue:)) ?? .file
     }
 
     static func tokenSource(_ configuration: RemoteConfiguration, name: String, registry: RemoteRegistry, http: HTTPClient,
