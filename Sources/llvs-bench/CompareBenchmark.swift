@@ -16,11 +16,12 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let runs = Int(option("runs", in: arguments) ?? "") ?? 3
     let versionCount = Int(option("clone-versions", in: arguments) ?? "") ?? 10_000
     let backupFiles = Int(option("backup-files", in: arguments) ?? "") ?? 2000
-    let rows = Set((option("rows", in: arguments) ?? "1,2,3,4,5,6").split(separator: ",").compactMap { Int($0) })
+    let rows = Set((option("rows", in: arguments) ?? "1,2,3,4,5,6,7,8,9,10,11,12").split(separator: ",").compactMap { Int($0) })
     let remotes = Set((option("remotes", in: arguments) ?? "webdav,gdrive,onedrive,pcloud,box").split(separator: ",").map(String.init))
     for binary in [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, "/usr/bin/curl"] {
         if let reason = RealWebDAVServer.unavailable(binary) { throw BenchmarkError(reason) }
     }
+    let peer = try RclonePeer.choose(arguments)
     let llvs = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("llvs")
     guard FileManager.default.isExecutableFile(atPath: llvs.path) else {
         throw BenchmarkError("\(llvs.path) is missing; build everything first: swift build -c release")
@@ -29,18 +30,20 @@ func compareBenchmark(_ arguments: [String]) async throws {
     try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: work) }
     let apache = try await RealWebDAVServer.apache()
-    let rclone = try rcloneEnvironment(for: apache)
+    let rclone = try rcloneEnvironment(for: apache, peer: peer)
     let table = ComparisonTable()
     print("Side by side on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; each figure the median of \(runs) runs [min–max]")
+    print("rclone: \(peer.version) (\(peer.path)); tuned runs add --transfers 8 \(peer.unpaced.joined(separator: " "))")
 
-    if !rows.isDisjoint(with: [1, 2, 4]) { try await webdavBenchmark(arguments, apache: apache, rclone: rclone, table: table) }
+    if !rows.isDisjoint(with: [1, 2, 4]) { try await webdavBenchmark(arguments, apache: apache, peer: peer, rclone: rclone, table: table) }
     if rows.contains(1) {
         // Row 1 again on the other real server, `rclone serve webdav`.
         let served = try await RealWebDAVServer.rclone()
-        try await smallFilesRow(server: served, label: "rclone serve webdav", rclone: try rcloneEnvironment(for: served),
+        try await smallFilesRow(server: served, label: "rclone serve webdav", peer: peer, rclone: try rcloneEnvironment(for: served, peer: peer),
                                 fileCount: Int(option("files", in: arguments) ?? "") ?? 2000, runs: runs, work: work, table: table)
     }
-    if rows.contains(3) { try backupRow(llvs: llvs, apache: apache, rclone: rclone, files: backupFiles, runs: runs, work: work, table: table) }
+    if rows.contains(3) { try backupRow(llvs: llvs, apache: apache, peer: peer, rclone: rclone, files: backupFiles, runs: runs, work: work, table: table) }
+    try backupPeerRows(llvs: llvs, arguments: arguments, rows: rows, runs: runs, work: work, table: table)
     guard !rows.isDisjoint(with: [5, 6]) else {
         print("\n" + table.markdown)
         return
@@ -139,8 +142,9 @@ struct RemoteUnderTest {
     }
 }
 
-/// Row 3: `llvs backup --to` (one version, then a sync) against `rclone copy` of the same tree, as a user runs them.
-func backupRow(llvs: URL, apache: RealWebDAVServer, rclone: [String: String], files: Int, runs: Int, work: URL, table: ComparisonTable) throws {
+/// Row 3: `llvs backup --to` (one version, then a sync) against `rclone copy` of the same tree, as a user runs them:
+/// rclone at its defaults and tuned (8 transfers, pacer off); the ratio is against the tuned one.
+func backupRow(llvs: URL, apache: RealWebDAVServer, peer: RclonePeer, rclone: [String: String], files: Int, runs: Int, work: URL, table: ComparisonTable) throws {
     let tree = work.appendingPathComponent("backup-tree")
     for i in 0..<files {
         let folder = tree.appendingPathComponent("folder-\(i % 20)")
@@ -150,20 +154,22 @@ func backupRow(llvs: URL, apache: RealWebDAVServer, rclone: [String: String], fi
     let environment = ["XDG_CONFIG_HOME": work.appendingPathComponent("config").path, "LLVS_WEBDAV_USER": apache.user,
                        "LLVS_WEBDAV_PASSWORD": apache.password]
     let remoteURL = apache.url.absoluteString.replacingOccurrences(of: "http://", with: "webdav://")
-    var ours: [Double] = [], theirs: [Double] = []
+    var ours: [Double] = [], defaults: [Double] = [], tuned: [Double] = []
     for run in 0..<runs {
         let store = work.appendingPathComponent("backup-store-\(run)").path
         _ = try timeProcess([llvs.path, "init", "--store", store], environment: environment)
         _ = try timeProcess([llvs.path, "remote", "add", "backup-\(run)", remoteURL, "--base-path", "backup-llvs-\(run)"], environment: environment)
         ours.append(try timeProcess([llvs.path, "backup", tree.path, "--store", store, "--to", "backup-\(run)"], environment: environment))
-        theirs.append(try timeProcess([RealWebDAVServer.rcloneBinary, "copy", tree.path, "bench:backup-rclone-\(run)", "--config", "/dev/null"],
-                                      environment: rclone))
+        defaults.append(try timeProcess([peer.path, "copy", tree.path, "bench:backup-rclone-\(run)", "--config", "/dev/null"], environment: rclone))
+        tuned.append(try timeProcess([peer.path, "copy", tree.path, "bench:backup-rclone-tuned-\(run)", "--config", "/dev/null", "--transfers", "8"] + peer.unpaced,
+                                     environment: rclone))
     }
-    let ratio = median(theirs) / median(ours)
+    let ratio = median(tuned) / median(ours)
     table.add(.init(number: 3, what: "back up a tree of \(files) files of 4 KiB to Apache mod_dav",
                     ours: "llvs backup --to (one version, then sync): \(formatSeconds((median(ours), ours.min()!, ours.max()!)))",
-                    theirs: "rclone copy: \(formatSeconds((median(theirs), theirs.min()!, theirs.max()!)))",
-                    ratio: String(format: "%.1f× faster", ratio), target: "(the ratio a user sees)", met: nil))
+                    theirs: "rclone \(peer.version) copy: default \(formatSeconds((median(defaults), defaults.min()!, defaults.max()!))); "
+                        + "--transfers 8 \(peer.unpaced.joined(separator: " ")) \(formatSeconds((median(tuned), tuned.min()!, tuned.max()!)))",
+                    ratio: String(format: "%.1f× faster than the tuned rclone", ratio), target: "(the ratio a user sees)", met: nil))
 }
 
 /// Rows 5 and 6 on one remote: a new store cloned by full pull against snapshot bootstrap; then one new version

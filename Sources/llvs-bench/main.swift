@@ -183,8 +183,9 @@ default:
         usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
                llvs-bench sync [--versions 1000,10000] [--runs N]
                llvs-bench http [--size-mib 1024] [--requests 2000]
-               llvs-bench compare [--runs 3] [--rows 1,2,3,4,5,6] [--remotes webdav,gdrive,onedrive,pcloud,box] [--files 2000] [--versions 2000]
-                                  [--size-mib 256] [--backup-files 2000] [--clone-versions 10000]
+               llvs-bench compare [--runs 3] [--rows 1,…,12] [--remotes webdav,gdrive,onedrive,pcloud,box] [--files 2000] [--versions 2000]
+                                  [--size-mib 256] [--backup-files 2000] [--clone-versions 10000] [--restic-files 20000]
+                                  [--scale-files 1000000] [--rclone PATH] [--install-rclone]
                llvs-bench listing [--entries 10000] [--runs 5]
         """)
     exit(arguments.isEmpty || arguments.first == "--help" ? 0 : 2)

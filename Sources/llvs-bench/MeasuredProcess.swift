@@ -1,0 +1,57 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A program run to its end with its time and its own peak resident memory (`wait4`'s rusage, which Foundation's
+/// Process does not give): how a peer tool and `llvs` are compared on memory as well as time.
+struct MeasuredRun {
+    var seconds: Double
+    var peakMiB: Double
+}
+
+/// Runs `arguments` with `environment` added; standard output is discarded, standard error kept for the failure
+/// message. Fails when the program fails.
+func runMeasured(_ arguments: [String], environment: [String: String] = [:]) throws -> MeasuredRun {
+    let errors = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-bench-stderr-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: errors) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, errors.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+    var pid: pid_t = 0
+    let start = DispatchTime.now().uptimeNanoseconds
+    let spawned = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
+    guard spawned == 0 else { throw BenchmarkError("cannot run \(arguments[0]): \(String(cString: strerror(spawned)))") }
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) < 0 {
+        guard errno == EINTR else { throw BenchmarkError("waiting for \(arguments[0]) failed: \(String(cString: strerror(errno)))") }
+    }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    // WIFEXITED and WEXITSTATUS, which Swift does not import.
+    guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+        let message = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        throw BenchmarkError("\(arguments.prefix(3).joined(separator: " ")) failed (status \(status)): \(message.suffix(500))")
+    }
+    return MeasuredRun(seconds: seconds, peakMiB: Double(usage.ru_maxrss) / 1024)
+}
+
+/// The output of a short command, for version strings.
+func output(of arguments: [String]) -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: arguments[0])
+    process.arguments = Array(arguments.dropFirst())
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+}
