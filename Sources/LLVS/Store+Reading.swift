@@ -39,6 +39,16 @@ extension Store {
         return true
     }
 
+    /// Gives the data of value `id` at `version` to `write` in pieces, never whole in memory (a restore writes it
+    /// into a file it holds open). Returns false (giving nothing) when the version does not have the value.
+    @discardableResult
+    public func writeValue(id: Value.ID, at version: Version.ID, into write: (Data) throws -> Void) throws -> Bool {
+        let stored = try storedVersion(version)
+        guard let entry = try map.entry(for: id, root: stored.mapRoot) else { return false }
+        try storage.copyRecord(at: entry.data, zone: .values, into: write)
+        return true
+    }
+
     func value(for entry: MapEntry) throws -> Value {
         let data = try storage.readRecord(at: entry.data, zone: .values)
         return Value(id: entry.valueId, data: data, storedVersionId: entry.storedVersionId)

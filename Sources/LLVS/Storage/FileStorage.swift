@@ -106,7 +106,7 @@ public final class FileStorage: Storage {
         return try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: file.path, offset: location.offset)
     }
 
-    public func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws {
+    public func copyRecord(at location: RecordLocation, zone: StorageZone, into write: (Data) throws -> Void) throws {
         // Where the record's frame starts, in which file.
         let file: ReadableFile, start: Int64
         if let pack = packed.withLock({ $0[location.versionId] }) {
@@ -123,22 +123,15 @@ public final class FileStorage: Storage {
         guard storedZone == zone.rawValue, length == location.length else {
             throw StoreError.corruptFile(path: file.path, reason: "record at offset \(start): zone \(storedZone), length \(length), expected zone \(zone.rawValue), length \(location.length)")
         }
-        let writer = try AtomicFileWriter(destination: destination.path)
-        do {
-            var crc = CRC32.Running()
-            var done: Int64 = 0
-            while done < length {
-                let piece = try file.read(at: start + Int64(RecordFraming.recordHeaderSize) + done, count: Int(min(Int64(1 << 20), length - done)))
-                crc.update(piece)
-                try writer.write(piece)
-                done += Int64(piece.count)
-            }
-            guard crc.value == expectedCRC else { throw StoreError.corruptFile(path: file.path, reason: "record at offset \(start): checksum mismatch") }
-            try writer.commit(durable: false)
-        } catch {
-            writer.discard()
-            throw error
+        var crc = CRC32.Running()
+        var done: Int64 = 0
+        while done < length {
+            let piece = try file.read(at: start + Int64(RecordFraming.recordHeaderSize) + done, count: Int(min(Int64(1 << 20), length - done)))
+            crc.update(piece)
+            try write(piece)
+            done += Int64(piece.count)
         }
+        guard crc.value == expectedCRC else { throw StoreError.corruptFile(path: file.path, reason: "record at offset \(start): checksum mismatch") }
     }
 
     private func openFile(_ id: Version.ID) throws -> ReadableFile {

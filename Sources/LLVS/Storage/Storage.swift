@@ -44,6 +44,9 @@ public protocol Storage: Sendable {
     /// Writes a committed record to `destination` (replacing it), in pieces where the storage can, so a large value
     /// never sits whole in memory. The checksum is verified before the file is moved into place.
     func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws
+    /// Gives a committed record to `write` in pieces where the storage can (a restore writes each into a file it
+    /// already holds open); the checksum is verified after the last piece, and a mismatch throws.
+    func copyRecord(at location: RecordLocation, zone: StorageZone, into write: (Data) throws -> Void) throws
 }
 
 extension VersionWriter {
@@ -56,10 +59,14 @@ extension VersionWriter {
 }
 
 extension Storage {
+    public func copyRecord(at location: RecordLocation, zone: StorageZone, into write: (Data) throws -> Void) throws {
+        try write(try readRecord(at: location, zone: zone))
+    }
+
     public func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws {
         let writer = try AtomicFileWriter(destination: destination.path)
         do {
-            try writer.write(try readRecord(at: location, zone: zone))
+            try copyRecord(at: location, zone: zone, into: writer.write)
             try writer.commit(durable: false)
         } catch {
             writer.discard()

@@ -78,29 +78,41 @@ final class RestoreTree {
         return open.last ?? root
     }
 
-    /// Writes a file: `fill` writes the contents to the path it is given (a fresh temporary file in the real parent
-    /// directory, reached through the directory's fd), which then replaces the leaf.
-    func writeFile(_ components: [String], mode: UInt32, modified: timespec, fill: (URL) throws -> Void) throws {
+    /// Writes a file: `fill` gives the contents, in pieces, to a fresh temporary file in the real parent directory,
+    /// which is created, written, given its mode and time through the one descriptor, and then renamed over the
+    /// leaf: one new inode per file (writing through a path that made its own temporary cost a second, and most of
+    /// a restore's time in the kernel's inode allocator).
+    func writeFile(_ components: [String], mode: UInt32, modified: timespec, fill: (_ write: (Data) throws -> Void) throws -> Void) throws {
         let parent = try directory(Array(components.dropLast()))
         let name = components[components.count - 1]
         try Self.check(name, in: components)
         let temporary = ".llvs-restore-\(UUID().uuidString)"
         let fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
-        close(fd)
-        // /proc/self/fd/N is the directory itself, whatever path led to it: the name below it is the one just made.
-        let path = "/proc/self/fd/\(parent)/\(temporary)"
         do {
-            try fill(URL(fileURLWithPath: path))
-            guard chmod(path, mode_t(mode)) == 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
-            var times = [modified, modified]
-            utimensat(parent, temporary, &times, AT_SYMLINK_NOFOLLOW)
-            guard RawName.withCString(name, { renameat(parent, temporary, parent, $0) }) == 0 else {
-                throw Refusal.failed(Self.display(components), errno == EISDIR ? "a folder is in the way" : String(cString: strerror(errno)))
+            defer { close(fd) }
+            try fill { data in
+                try data.withUnsafeBytes { raw in
+                    var offset = 0
+                    while offset < raw.count {
+                        let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                        if written < 0, errno == EINTR { continue }
+                        guard written > 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
+                        offset += written
+                    }
+                }
             }
+            guard fchmod(fd, mode_t(mode)) == 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
+            var times = [modified, modified]
+            futimens(fd, &times)
         } catch {
             unlinkat(parent, temporary, 0)
             throw error
+        }
+        guard RawName.withCString(name, { renameat(parent, temporary, parent, $0) }) == 0 else {
+            let reason = errno == EISDIR ? "a folder is in the way" : String(cString: strerror(errno))
+            unlinkat(parent, temporary, 0)
+            throw Refusal.failed(Self.display(components), reason)
         }
     }
 

@@ -100,8 +100,8 @@ struct RestoreCommand: Command {
                     folders.append((record.components, record.entry))
                 case .file:
                     // Streamed from the store to the file: a large file is never whole in memory.
-                    try tree.writeFile(record.components, mode: record.entry.mode & modeMask, modified: record.entry.modifiedTime) { url in
-                        if try !store.writeValue(id: Value.ID(record.path), at: version.id, to: url) { try Data().write(to: url) }
+                    try tree.writeFile(record.components, mode: record.entry.mode & modeMask, modified: record.entry.modifiedTime) { write in
+                        try store.writeValue(id: Value.ID(record.path), at: version.id, into: write)
                     }
                 case .symlink:
                     try tree.makeLink(record.components, target: record.entry.target ?? "", modified: record.entry.modifiedTime)
