@@ -42,7 +42,7 @@ let usage = """
       --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, onedrive, pcloud,
                                oauth), mode 0600
       --state DIR              keep what the mock holds in DIR (and the tokens it issued), so a restart finds it again
-                               (webdav, gdrive, onedrive, pcloud; give --port too, so remotes find it at the same address);
+                               (webdav, gdrive, onedrive, pcloud, box; give --port too, so remotes find it at the same address);
                                without it everything is dropped when the mock stops
 
     """
@@ -116,8 +116,7 @@ do {
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.settings.clientId) client_secret=\(mock.settings.clientSecret)")
     case "box":
-        guard state == nil else { fail("--state is not supported by the Box mock; it keeps everything in memory") }
-        let mock = try MockBoxServer(port: port, faults: faults)
+        let mock = try MockBoxServer(port: port, faults: faults, state: state)
         running = mock
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)

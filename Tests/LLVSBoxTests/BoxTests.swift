@@ -158,3 +158,38 @@ import Testing
         #expect(response.text.contains("metadata_after_file_contents"))
     }
 }
+
+@Suite struct BoxMockStateTests {
+    /// `llvs-mock box --state DIR`: a restarted mock still holds the files (small, and one made by an upload
+    /// session), not the trashed one, and still accepts the token it issued.
+    @Test func aBoxMockRestartedWithItsStateKeepsTheAccountAndTheTokens() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-box-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tokenFile = TokenFile(path: folder.appendingPathExtension("token").path)
+        defer { try? FileManager.default.removeItem(atPath: tokenFile.path) }
+        let big = bytes(5 * 256 * 1024 + 11, seed: 31)
+        func connect(_ mock: MockBoxServer) -> BoxFileSystem {
+            BoxFixture.connector(mock, http: quickClient(), tokens: OAuthTokenSource(file: tokenFile, configuration: BoxFixture.oauth(mock),
+                                                                                   http: quickClient(), reauthorizeCommand: "llvs auth box"))
+        }
+        do {
+            let mock = try MockBoxServer(settings: BoxFixture.testSettings, state: try MockStateDirectory(folder))
+            defer { mock.stop() }
+            try tokenFile.write(mock.issueToken())
+            let box = connect(mock)
+            try await box.upload(Data("small".utf8), to: "a/small.txt")
+            try await box.upload(big, to: "a/big.bin")
+            try await box.upload(Data("gone".utf8), to: "a/gone.txt")
+            try await box.removeFile("a/gone.txt")
+        }
+        let again = try MockBoxServer(settings: BoxFixture.testSettings, state: try MockStateDirectory(folder))
+        defer { again.stop() }
+        let box = connect(again)
+        #expect(try await box.download("a/small.txt") == Data("small".utf8))
+        #expect(try await box.download("a/big.bin") == big)
+        #expect(try await !box.exists("a/gone.txt"))
+        #expect(again.oauth.refreshCount == 0, "the saved access token is still accepted")
+        try await box.upload(Data("new".utf8), to: "a/new.txt")
+        #expect(Set(again.paths) == ["a", "a/small.txt", "a/big.bin", "a/new.txt"], "new IDs do not collide with restored ones: \(again.paths)")
+    }
+}

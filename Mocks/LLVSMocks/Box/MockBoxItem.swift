@@ -4,7 +4,7 @@ import LLVS
 /// One Box item: a file or a folder with a numeric string ID, an `etag` and `sequence_id` that are strings in
 /// Box's JSON and grow with every change, the SHA-1 Box reports for a file, and the versions an upload of new
 /// contents keeps.
-struct MockBoxItem: MockTreeItem {
+struct MockBoxItem: MockTreeItem, Codable {
     var id: String
     var name: String
     var parents: [String]
@@ -18,7 +18,12 @@ struct MockBoxItem: MockTreeItem {
     /// The file's current version ID and how many versions came before it.
     var versionID = ""
     var earlierVersions = 0
+    /// Not persisted as such: the state directory keeps the bytes in a file of their own.
     var content: MockContent?
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, parents, isFolder, trashed, created, modified, size, sha1, sequence, versionID, earlierVersions
+    }
 
     init(id: String, name: String, parents: [String], isFolder: Bool, created: Date) {
         self.id = id

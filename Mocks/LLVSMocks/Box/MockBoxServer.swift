@@ -35,10 +35,24 @@ public final class MockBoxServer: Sendable {
     let storage: URL
     private let window = Mutex<[Date]>([])
 
-    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults()) throws {
+    let stateDirectory: MockStateDirectory?
+
+    /// `state`: a folder to keep the account (and the issued tokens) in between runs, loaded now and written after
+    /// every change.
+    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(), state saved: MockStateDirectory? = nil) throws {
         self.settings = settings
         oauth = MockOAuthServer(settings: settings.oauth)
-        state = Mutex(MockBoxState())
+        stateDirectory = saved
+        var account = MockBoxState()
+        if let saved, let loaded = try saved.load(Saved.self) {
+            for var item in loaded.items {
+                if let file = loaded.files[item.id] { item.content = .spooled(saved.file(file), size: item.size) }
+                account.tree.restore(item)
+            }
+            account.counter = loaded.counter
+            oauth.restore(loaded.tokens)
+        }
+        state = Mutex(account)
         storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-box-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
         let box = BoxHandlerBox()
@@ -107,7 +121,32 @@ public final class MockBoxServer: Sendable {
 
     // MARK: Serving
 
+    /// What `--state` keeps: the items (contents under `files/`), the ID counter and the tokens issued.
+    struct Saved: Codable {
+        var items: [MockBoxItem]
+        var files: [String: String]
+        var counter: Int
+        var tokens: MockOAuthServer.Tokens
+    }
+
+    func persist() {
+        guard let directory = stateDirectory else { return }
+        let tokens = oauth.tokens
+        state.withLock { state in
+            let items = state.tree.items.values.filter { $0.id != MockBoxState.rootID }
+            let files = directory.keepContents(of: items) { "\($0.id)-\($0.versionID)" }
+            try? directory.save(Saved(items: items.sorted { ($0.created, $0.id) < ($1.created, $1.id) }, files: files, counter: state.counter, tokens: tokens))
+        }
+    }
+
     func handle(_ request: IncomingRequest) -> MockResponse {
+        let answer = respond(request)
+        // Anything that changed the account, or issued tokens, is written out when a state folder is kept.
+        if stateDirectory != nil, request.method != "GET", request.method != "OPTIONS", answer.status < 300 { persist() }
+        return answer
+    }
+
+    private func respond(_ request: IncomingRequest) -> MockResponse {
         var oauthRequest = request
         if request.path == "/api/oauth2/token" { oauthRequest.target = "/oauth2/token" } // where older clients send it
         if let answer = oauth.handle(oauthRequest) { return answer }
