@@ -7,7 +7,7 @@ import Foundation
 struct RclonePeer {
     let path: String
     let version: String
-    /// Whether this rclone has `--webdav-pacer-min-sleep` (rclone 1.61 and later).
+    /// Whether this rclone has `--webdav-pacer-min-sleep` (rclone 1.63 and later: rclone pull request 6897, March 2023).
     let hasPacerFlag: Bool
 
     static let venv = URL(fileURLWithPath: ".build/bench-venv")
@@ -33,7 +33,7 @@ struct RclonePeer {
         self.path = path
         version = String(first.dropFirst("rclone ".count))
         let numbers = version.dropFirst().split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) }
-        hasPacerFlag = numbers.lexicographicallyPrecedes([1, 61]) == false
+        hasPacerFlag = numbers.lexicographicallyPrecedes([1, 63]) == false
     }
 
     var versionNumbers: [Int] { version.dropFirst().split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) } }
