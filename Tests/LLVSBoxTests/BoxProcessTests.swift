@@ -99,6 +99,8 @@ import Glibc
             setup.mock.expireAccessTokens()
             let delay = Double(generator.next() % 200) / 1000
             let status = try await runKilled(setup, ["sync", "box", "--store", setup.store("s")], after: delay)
+            // A request the process sent just before it died is still served by the mock: let it land before looking.
+            try await Task.sleep(for: .milliseconds(100))
             let after = try #require(try setup.tokenFile.read(), "the token file must always parse")
             if setup.mock.oauth.isLiveRefreshToken(after.refreshToken ?? "") {
                 usable += 1
