@@ -39,15 +39,22 @@ public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
         try await find(try CloudPath.components(path)) != nil
     }
 
-    /// A file's metadata comes from `checksumfile`, which adds its SHA-1 to what a listing says.
+    /// A file's metadata comes from `checksumfile`, which adds its SHA-1 to what a listing says: by its ID when
+    /// known, else by path, one request either way; only when no file is there is the parent listed, to tell a
+    /// folder from nothing.
     public func metadata(_ path: String) async throws -> CloudItem {
         let components = try CloudPath.components(path)
-        guard let found = try await find(components) else { throw CloudFileSystemError.notFound(path: path) }
-        guard !found.isFolder else { return found.item() }
-        return try await paths.withFileID(components) { id in
-            let answer = try await api.call(PCloudAnswer.Checksummed.self, "checksumfile", [("fileid", id)], path: path)
-            return answer.metadata.item(checksums: answer.checksums.byAlgorithm)
+        if !components.isEmpty {
+            let file = paths.cached(components).flatMap { $0.isFolder ? nil : ("fileid", $0.id) } ?? ("path", "/" + components.joined(separator: "/"))
+            do {
+                let answer = try await api.call(PCloudAnswer.Checksummed.self, "checksumfile", [file], path: path)
+                return answer.metadata.item(checksums: answer.checksums.byAlgorithm)
+            } catch CloudFileSystemError.notFound {
+                paths.forget(components)
+            }
         }
+        guard let found = try await find(components), found.isFolder else { throw CloudFileSystemError.notFound(path: path) }
+        return found.item()
     }
 
     public func list(_ folder: String) async throws -> [CloudItem] {

@@ -5,8 +5,8 @@ import Glibc
 
 /// Waits until a local file is first read (inotify's IN_ACCESS), so a check can change the file while a connector
 /// is in the middle of reading it: after the connector has looked at its size, before it has read it all.
-final class ReadWatcher: @unchecked Sendable {
-    // @unchecked: the inotify descriptor is only read by the one thread in `waitForFirstRead`, then closed by it.
+final class ReadWatcher: Sendable {
+    /// The inotify descriptor, a plain number: read only by the one thread in `waitForFirstRead`, which closes it.
     private let fd: Int32
 
     init?(path: String) {

@@ -32,11 +32,12 @@ struct RclonePeer {
               let first = text.split(separator: "\n").first, first.hasPrefix("rclone v") else { return nil }
         self.path = path
         version = String(first.dropFirst("rclone ".count))
-        let numbers = version.dropFirst().split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) }
-        hasPacerFlag = numbers.lexicographicallyPrecedes([1, 63]) == false
+        hasPacerFlag = !Self.numbers(version).lexicographicallyPrecedes([1, 63])
     }
 
-    var versionNumbers: [Int] { version.dropFirst().split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) } }
+    /// `v1.75.2` as [1, 75, 2], to find the newest.
+    static func numbers(_ version: String) -> [Int] { version.dropFirst().split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) } }
+    var versionNumbers: [Int] { Self.numbers(version) }
 
     /// The flags of the tuned run: the pacer off where this rclone has one to turn off.
     var unpaced: [String] { hasPacerFlag ? ["--webdav-pacer-min-sleep", "0"] : [] }
