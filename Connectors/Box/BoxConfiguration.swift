@@ -12,6 +12,8 @@ public struct BoxConfiguration: Sendable {
     public var chunkedUploadMinimum: Int64 = 20_000_000
     /// Items per page of a folder listing (Box's maximum is 1000).
     public var pageSize = 1000
+    /// Events per page of the event stream (Box's most is 500).
+    public var eventPageSize = 500
     /// Pages of one listing before the server counts as looping.
     public var maximumPages = 20_000
     /// How many times, and for how long in all, a commit answered 202 (parts still processing) is asked again.

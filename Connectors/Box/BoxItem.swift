@@ -12,6 +12,9 @@ struct BoxItem: Decodable, Sendable, IdentifiedItem {
     var sha1: String?
     var modified_at: String?
     var item_status: String?
+    /// The folder holding the item; read from the event stream only, to filter it by folder.
+    var parent: Parent?
+    struct Parent: Decodable, Sendable { var id: String }
 
     /// What a sync needs, and no more.
     static let fields = "type,id,name,size,sha1,modified_at,item_status"

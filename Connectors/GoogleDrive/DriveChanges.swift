@@ -3,19 +3,11 @@ import LLVS
 import LLVSCloudService
 import LLVSHTTP
 
-/// One entry of Drive's changes feed: something was added, changed, trashed or removed.
-public struct DriveChange: Sendable, Equatable {
-    public var fileID: String
-    public var removed: Bool
-    /// The item as it is now (nil when it was removed for good).
-    public var name: String?
-    public var isFolder: Bool
-    public var trashed: Bool
-}
-
 /// The changes feed (`changes/startPageToken`, `changes`): what changed anywhere in the drive since a token, so a
-/// client that keeps the token can ask "anything new?" with one request instead of listing folders.
-extension GoogleDriveFileSystem {
+/// sync asks "anything new?" with one request instead of listing folders that grow with the remote. Drive reports
+/// each file once, in its latest state, with its parents; entries outside the watched folders are dropped, and the
+/// ones inside are remembered in the ID cache so the new files download without a lookup.
+extension GoogleDriveFileSystem: CloudChangeFeed {
     private struct StartToken: Decodable { var startPageToken: String }
     private struct ChangeList: Decodable {
         struct Change: Decodable {
@@ -28,32 +20,51 @@ extension GoogleDriveFileSystem {
         var newStartPageToken: String?
     }
 
-    /// A token for "now": changes after it are reported by `changes(since:)`.
-    public func startPageToken() async throws -> String {
-        try await client.json(StartToken.self, HTTPRequest(url: try configuration.api("/changes/startPageToken")), path: "changes/startPageToken").startPageToken
+    public func changeCursor(watching folders: [String]) async throws -> String {
+        let token = try await client.json(StartToken.self, HTTPRequest(url: try configuration.api("/changes/startPageToken")),
+                                          path: "changes/startPageToken").startPageToken
+        var cursor = FeedCursor(token: token)
+        try await cursor.resolve(folders, id: folderID)
+        return cursor.text
     }
 
-    /// Every change since `token`, page after page, and the token to ask with next time.
-    public func changes(since token: String) async throws -> (changes: [DriveChange], next: String) {
-        var changes: [DriveChange] = []
-        var pageToken = token
+    public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
+        var cursor = try FeedCursor(text: text, service: "Google Drive")
+        try await cursor.resolve(folders, id: folderID)
+        var entries: [FeedEntry<DriveFile>] = []
+        var pageToken = cursor.token
         var tokens = PageTokens("Google Drive's changes feed", maximumPages: configuration.maximumPages)
         while true {
-            let fields = "nextPageToken,newStartPageToken,changes(fileId,removed,file(\(DriveFile.fields)))"
-            let response = try await client.checked(HTTPRequest(url: try configuration.api("/changes", [
-                ("pageToken", pageToken), ("fields", fields), ("pageSize", String(configuration.pageSize)), ("spaces", "drive"),
-            ])), path: "changes")
+            let response = try await client.send(HTTPRequest(url: try configuration.api("/changes", [
+                ("pageToken", pageToken), ("fields", "nextPageToken,newStartPageToken,changes(fileId,removed,file(\(DriveFile.feedFields)))"),
+                ("pageSize", String(configuration.pageSize)), ("spaces", "drive"),
+            ])))
+            // Drive refuses a page token it no longer knows with 400 (invalid value) or 404/410.
+            if [400, 404, 410].contains(response.status) {
+                throw CloudFileSystemError.cursorExpired("Google Drive refused the page token: \(DriveErrorBody(response).message)")
+            }
+            guard response.isSuccess else { throw client.classifier.failure(response, path: "changes") }
             let page = try client.decode(ChangeList.self, response, path: "changes")
             for change in page.changes ?? [] {
                 guard let id = change.fileId ?? change.file?.id else { continue }
-                changes.append(DriveChange(fileID: id, removed: change.removed ?? false, name: change.file?.name,
-                                           isFolder: change.file?.isFolder ?? false, trashed: change.file?.trashed ?? false))
+                let present = !(change.removed ?? false) && !(change.file?.trashed ?? false)
+                entries.append(FeedEntry(id: id, name: change.file?.name, parentIDs: change.file?.parents ?? [], present: present, item: change.file))
             }
             if let next = try tokens.next(page.nextPageToken) { pageToken = next; continue }
             guard let newStart = page.newStartPageToken else {
                 throw CloudFileSystemError.server(status: response.status, message: "Google Drive's changes page has neither nextPageToken nor newStartPageToken")
             }
-            return (changes, newStart)
+            var next = cursor
+            next.token = newStart
+            return try cursor.changes(entries, next: next, service: "Google Drive") { folder, entry in
+                guard let name = entry.name, let components = try? CloudPath.components(folder) + [name] else { return }
+                if entry.present, let file = entry.item { paths.remember(components, file) } else { paths.forget(components) }
+            }
         }
+    }
+
+    /// The ID of a watched folder, from the cache or looked up; nil while it does not exist.
+    private func folderID(_ path: String) async throws -> String? {
+        try await paths.folderID(try CloudPath.components(path), creating: false)
     }
 }

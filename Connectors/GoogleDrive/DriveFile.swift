@@ -13,11 +13,15 @@ struct DriveFile: Decodable, Sendable, IdentifiedItem {
     var modifiedTime: String?
     var createdTime: String?
     var trashed: Bool?
+    /// The folders holding the item; asked for in the changes feed only, to filter it by folder.
+    var parents: [String]?
 
     /// The fields the connector asks for, so answers carry what it reads and no more.
     static let fields = "id,name,mimeType,size,md5Checksum,modifiedTime,createdTime,trashed"
     /// Enough to tell items apart and choose among duplicates, for listings of names.
     static let nameFields = "id,name,mimeType,createdTime"
+    /// What a change feed entry needs: enough for the ID cache, and the parents to filter by.
+    static let feedFields = "id,name,mimeType,createdTime,trashed,parents"
 
     var isFolder: Bool { mimeType == GoogleDriveConfiguration.folderMimeType }
     var byteCount: Int64? { size.flatMap { Int64($0) } }

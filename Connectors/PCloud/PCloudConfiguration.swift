@@ -30,6 +30,9 @@ public struct PCloudConfiguration: Sendable {
     public var chunkSize: Int64 = 16 * 1024 * 1024
     /// Download hosts of one link tried, in the order pCloud gives them, before the link is asked for again.
     public var maximumHostsPerLink = 3
+    /// Entries per answer of the diff feed, and how many answers one look at it may take.
+    public var diffPageSize = 5000
+    public var maximumDiffPages = 1000
 
     public init(region: Region = .us) {
         apiURL = URL(string: "https://\(region.host)")!

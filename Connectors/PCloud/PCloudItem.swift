@@ -14,6 +14,9 @@ struct PCloudItem: Decodable, Sendable, IdentifiedItem {
     var size: Int64?
     var modified: Double?
     var hash: UInt64?
+    /// The folder holding the item, and whether it is deleted: read from the diff feed, to filter it by folder.
+    var parentfolderid: UInt64?
+    var isdeleted: Bool?
     /// A folder's children, in `listfolder` answers.
     var contents: [PCloudItem]?
 

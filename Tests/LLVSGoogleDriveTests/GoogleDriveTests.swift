@@ -166,20 +166,33 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.tokenSource.file.path)) == tokenBefore, "the token file is untouched")
     }
 
-    @Test func theChangesFeedReportsNewAndRemovedFiles() async throws {
-        let fixture = try DriveFixture { $0.removal = .delete }
-        let start = try await fixture.fileSystem.startPageToken()
+    @Test func theChangesFeedReportsNewAndRemovedFilesOfTheWatchedFolders() async throws {
+        let fixture = try DriveFixture()
+        try await fixture.fileSystem.makeFolder("feed")
+        let start = try await fixture.fileSystem.changeCursor(watching: ["feed"])
         try await fixture.fileSystem.upload(Data("x".utf8), to: "feed/one.txt")
         try await fixture.fileSystem.upload(Data("y".utf8), to: "feed/two.txt")
+        try await fixture.fileSystem.upload(Data("z".utf8), to: "elsewhere/three.txt")
         try await fixture.fileSystem.removeFile("feed/one.txt")
-        let (changes, next) = try await fixture.fileSystem.changes(since: start)
-        // Drive reports each file once, as it is now: one.txt only as removed.
-        #expect(changes.count == 3)
-        #expect(changes.contains { $0.removed && $0.name == nil })
-        #expect(changes.contains { $0.name == "two.txt" && !$0.removed && !$0.isFolder })
-        #expect(changes.contains { $0.name == "feed" && $0.isFolder })
-        let (none, _) = try await fixture.fileSystem.changes(since: next)
-        #expect(none.isEmpty)
+        let changes = try await fixture.fileSystem.changes(in: ["feed"], since: start)
+        // Drive reports each file once, as it is now: one.txt only as trashed; nothing outside the watched folder.
+        #expect(changes.added == ["feed": ["two.txt"]])
+        #expect(changes.removed == ["feed": ["one.txt"]])
+        let none = try await fixture.fileSystem.changes(in: ["feed"], since: changes.cursor)
+        #expect(none.added.isEmpty && none.removed.isEmpty)
+    }
+
+    @Test func aRemovedWatchedFolderOrAnUnknownTokenExpiresTheCursor() async throws {
+        let fixture = try DriveFixture()
+        try await fixture.fileSystem.makeFolder("feed")
+        let start = try await fixture.fileSystem.changeCursor(watching: ["feed"])
+        try await fixture.fileSystem.removeFolder("feed")
+        await #expect(throws: CloudFileSystemError.cursorExpired("the remote folder feed was removed on Google Drive")) {
+            _ = try await fixture.fileSystem.changes(in: ["feed"], since: start)
+        }
+        await #expect { _ = try await fixture.fileSystem.changes(in: ["feed"], since: "{\"folders\":{},\"token\":\"0\"}") } throws: { error in
+            if case CloudFileSystemError.cursorExpired = error { true } else { false }
+        }
     }
 }
 

@@ -16,6 +16,7 @@ final class PCloudFixture: Sendable {
     let fileSystem: PCloudFileSystem
     let http: HTTPClient
     let token: OAuthToken
+    let tokenSource: OAuthTokenSource
 
     init(settings: MockPCloudServer.Settings = MockPCloudServer.Settings(), configure: (inout PCloudConfiguration) -> Void = { _ in }) throws {
         mock = try MockPCloudServer(settings: settings)
@@ -25,10 +26,10 @@ final class PCloudFixture: Sendable {
         token = mock.issueToken()
         try tokenFile.write(token)
         http = quickClient()
-        let tokens = OAuthTokenSource(file: tokenFile, configuration: Self.oauth(mock), http: http, reauthorizeCommand: "llvs auth pcloud")
+        tokenSource = OAuthTokenSource(file: tokenFile, configuration: Self.oauth(mock), http: http, reauthorizeCommand: "llvs auth pcloud")
         var configuration = try PCloudConfiguration(token: token, endpoint: mock.endpoint)
         configure(&configuration)
-        fileSystem = PCloudFileSystem(configuration: configuration, http: http, authorizer: tokens)
+        fileSystem = PCloudFileSystem(configuration: configuration, http: http, authorizer: tokenSource)
     }
 
     static func oauth(_ mock: MockPCloudServer) -> OAuthConfiguration {

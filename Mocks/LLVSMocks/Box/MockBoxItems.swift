@@ -198,10 +198,10 @@ extension MockBoxServer {
         return try state.withLock { state in
             let position: Int
             switch query["stream_position"] {
-            case nil, "now"?: return .json(200, ["chunk_size": 0, "next_stream_position": state.events.count, "entries": [Any]()])
+            case nil, "now"?: return .json(200, ["chunk_size": 0, "next_stream_position": state.eventBase + state.events.count, "entries": [Any]()])
             case let text?:
-                guard let value = Int(text), value >= 0 else { throw MockBoxError(400, "invalid_parameter", "Invalid stream_position") }
-                position = min(value, state.events.count)
+                guard let value = Int(text), value >= state.eventBase else { throw MockBoxError(400, "invalid_parameter", "Invalid stream_position") }
+                position = min(value - state.eventBase, state.events.count)
             }
             let chunk = state.events[position...].prefix(limit)
             let entries = chunk.map { event -> [String: Any] in
@@ -210,7 +210,7 @@ extension MockBoxServer {
                  "created_by": ["type": "user", "id": "4242", "name": "LLVS Mock", "login": "llvs-mock@example.com"],
                  "source": render(event.item, fields: nil, in: state)]
             }
-            return .json(200, ["chunk_size": entries.count, "next_stream_position": position + entries.count, "entries": entries])
+            return .json(200, ["chunk_size": entries.count, "next_stream_position": state.eventBase + position + entries.count, "entries": entries])
         }
     }
 
@@ -223,10 +223,10 @@ extension MockBoxServer {
     /// The long poll: answers `new_change` once the stream is past `stream_position`, or `reconnect` after
     /// `timeout` seconds (60 by default).
     func subscribe(_ request: IncomingRequest) throws -> MockResponse {
-        let position = Int(request.query["stream_position"] ?? "") ?? state.withLock { $0.events.count }
+        let position = Int(request.query["stream_position"] ?? "") ?? state.withLock { $0.eventBase + $0.events.count }
         let deadline = Date().addingTimeInterval(Double(request.query["timeout"] ?? "") ?? 60)
         while Date() < deadline {
-            if state.withLock({ $0.events.count > position }) { return .json(200, ["message": "new_change"]) }
+            if state.withLock({ $0.eventBase + $0.events.count > position }) { return .json(200, ["message": "new_change"]) }
             Thread.sleep(forTimeInterval: 0.05)
         }
         return .json(200, ["message": "reconnect"])

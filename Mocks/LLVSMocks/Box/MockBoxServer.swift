@@ -86,6 +86,8 @@ public final class MockBoxServer: Sendable {
     /// Commits of sessions opened from now on answer 202 + Retry-After `count` times before they succeed.
     public func keepProcessingCommits(_ count: Int) { state.withLock { $0.processingCommits = count } }
     public func expireUploadSessions(afterParts count: Int) { state.withLock { $0.sessions.piecesUntilExpiry = count } }
+    /// Refuses every stream position handed out so far.
+    public func expireChangeCursors() { state.withLock { $0.eventBase += 1_000_000_000 } }
     /// Bytes sent to each upload session, repeats included.
     public var uploadSessionBytes: [Int64] { state.withLock { $0.sessions.bytesSent } }
     /// Live paths (not in the trash).

@@ -7,6 +7,9 @@ struct MockBoxState: Sendable {
     var tree: MockItemTree<MockBoxItem>
     var sessions = MockUploadSessions<MockBoxUpload>()
     var events: [MockBoxEvent] = []
+    /// What stream positions count from (a position is this + an index in `events`): moved far ahead to refuse every
+    /// position handed out so far (400), as Box refuses one it no longer keeps.
+    var eventBase = 0
     var counter = 100_000
     /// Downloads answered 202 + Retry-After still to come.
     var downloadsNotReady = 0

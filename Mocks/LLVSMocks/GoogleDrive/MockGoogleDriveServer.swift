@@ -77,6 +77,8 @@ public final class MockGoogleDriveServer: Sendable {
     public func rejectNextRequests(_ count: Int) { state.withLock { $0.rejectRemaining += count } }
     /// Makes every open upload session forgotten, as Drive does after a week.
     public func expireUploadSessions() { state.withLock { $0.sessions.expireAll() } }
+    /// Refuses every changes page token handed out so far (400 invalid value, as for a token Drive does not know).
+    public func expireChangeCursors() { state.withLock { $0.tree.forgetChanges() } }
     /// Forgets every upload session once this many more chunks have been stored (a deterministic mid-upload expiry).
     public func expireUploadSessions(afterChunks count: Int) { state.withLock { $0.sessions.piecesUntilExpiry = count } }
     /// Bytes sent to each upload session so far, repeats included, in no particular order.
@@ -181,7 +183,7 @@ public final class MockGoogleDriveServer: Sendable {
             for url in spooled { try? FileManager.default.removeItem(at: url) }
             return .empty(204)
         case ("GET", 2, "changes") where parts[1] == "startPageToken":
-            let token = state.withLock { $0.changes.count + 1 }
+            let token = state.withLock { $0.tree.feedPosition($0.changes.count) + 1 }
             return .json(200, ["kind": "drive#startPageToken", "startPageToken": String(token)])
         case ("GET", 1, "changes"): return try changes(query)
         case ("GET", 1, "about"):
@@ -263,12 +265,17 @@ public final class MockGoogleDriveServer: Sendable {
     }
 
     private func changes(_ query: [String: String]) throws -> MockResponse {
-        guard let token = query["pageToken"], let start = Int(token), start >= 1 else {
+        // Tokens are feed positions + 1, as Drive's start at 1.
+        guard let token = query["pageToken"], let position = Int(token), position >= 1 else {
             throw MockDriveError.invalidParameter(location: "pageToken", message: "Invalid Value")
         }
         let pageSize = query["pageSize"].flatMap(Int.init).map { min(max($0, 1), settings.maximumPageSize) } ?? settings.defaultPageSize
         let mask = try query["fields"].map(DriveFieldMask.parse) ?? DriveSchema.defaultChangeList
-        let object: [String: Any] = state.withLock { state in
+        let object: [String: Any] = try state.withLock { state in
+            guard let index = state.tree.changeIndex(atFeedPosition: position - 1) else {
+                throw MockDriveError.invalidParameter(location: "pageToken", message: "Invalid Value")
+            }
+            let start = index + 1
             let end = min(state.changes.count, start - 1 + pageSize)
             var list: [[String: Any]] = []
             if start - 1 < end {
@@ -282,7 +289,11 @@ public final class MockGoogleDriveServer: Sendable {
                 }
             }
             var object: [String: Any] = ["kind": "drive#changeList", "changes": list]
-            if end < state.changes.count { object["nextPageToken"] = String(end + 1) } else { object["newStartPageToken"] = String(state.changes.count + 1) }
+            if end < state.changes.count {
+                object["nextPageToken"] = String(state.tree.feedPosition(end) + 1)
+            } else {
+                object["newStartPageToken"] = String(state.tree.feedPosition(state.changes.count) + 1)
+            }
             return object
         }
         return .json(200, try mask.apply(to: object, schema: .changeList))

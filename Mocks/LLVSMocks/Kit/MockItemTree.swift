@@ -35,7 +35,23 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
     public private(set) var changes: [MockChange] = []
     /// The index in `changes` of each item's latest change.
     public private(set) var latestChange: [String: Int] = [:]
+    /// What feed positions count from: a position is `feedBase` + a change index. Forgetting the feed moves the
+    /// base far ahead, so every position handed out before is refused as a service refuses one it has let go (the
+    /// test hook behind each mock's `expireChangeCursors`), while new ones work as before.
+    public private(set) var feedBase = 0
     private var lastTime = Date.distantPast
+
+    /// Lets go of every position handed out so far.
+    public mutating func forgetChanges() { feedBase += 1_000_000_000 }
+
+    /// The feed position of the point before change `index` (`changes.count`: now).
+    public func feedPosition(_ index: Int) -> Int { feedBase + index }
+
+    /// The change index a feed position names; nil for one handed out before the feed was forgotten, or not yet.
+    public func changeIndex(atFeedPosition position: Int) -> Int? {
+        let index = position - feedBase
+        return (0...changes.count).contains(index) ? index : nil
+    }
 
     public init(root: Item, caseInsensitiveNames: Bool) {
         rootID = root.id

@@ -259,9 +259,16 @@ extension MockOneDriveServer {
     /// latest state once, removed ones with a `deleted` facet; pages, then an `@odata.deltaLink`.
     private func delta(_ request: IncomingRequest, drivePrefix: String) throws -> MockResponse {
         let query = request.query
+        // `token=latest`: no items, only a delta link for now (Graph's way to start from the present).
+        let latest = query["token"] == "latest"
         let start = try query["token"].map { text -> Int in
-            guard let value = Int(text), value >= 0 else { throw MockGraphError(410, "resyncRequired", "The delta token is not valid; resync.") }
-            return value
+            try state.withLock { state in
+                if latest { return state.tree.changes.count }
+                guard let value = Int(text), let index = state.tree.changeIndex(atFeedPosition: value) else {
+                    throw MockGraphError(410, "resyncRequired", "The delta token is not valid; resync.")
+                }
+                return index
+            }
         } ?? 0
         let top = min(Int(query["$top"] ?? "200") ?? 200, 1000)
         let skip = Int(query["$skiptoken"] ?? "0") ?? 0
@@ -281,9 +288,9 @@ extension MockOneDriveServer {
             let base = endpoint.absoluteString + "/v1.0" + drivePrefix + "/root/delta?"
             var object: [String: Any] = ["value": Array(page)]
             if skip + top < entries.count {
-                object["@odata.nextLink"] = base + URLEscaping.query([("token", String(start)), ("$top", String(top)), ("$skiptoken", String(skip + top))])
+                object["@odata.nextLink"] = base + URLEscaping.query([("token", String(state.tree.feedPosition(start))), ("$top", String(top)), ("$skiptoken", String(skip + top))])
             } else {
-                object["@odata.deltaLink"] = base + URLEscaping.query([("token", String(state.tree.changes.count))])
+                object["@odata.deltaLink"] = base + URLEscaping.query([("token", String(state.tree.feedPosition(state.tree.changes.count)))])
             }
             return .json(200, object)
         }

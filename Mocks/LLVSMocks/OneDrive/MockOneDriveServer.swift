@@ -72,6 +72,8 @@ public final class MockOneDriveServer: Sendable {
     public func issueToken() -> OAuthToken { oauth.issueToken() }
     public func expireAccessTokens() { oauth.expireAccessTokens() }
     public func expireUploadSessions() { state.withLock { $0.sessions.expireAll() } }
+    /// Refuses every delta link handed out so far with 410 `resyncRequired`, as Graph does when it lets one go.
+    public func expireChangeCursors() { state.withLock { $0.tree.forgetChanges() } }
     public func expireUploadSessions(afterFragments count: Int) { state.withLock { $0.sessions.piecesUntilExpiry = count } }
     /// Bytes sent to each upload session, repeats included.
     public var uploadSessionBytes: [Int64] { state.withLock { $0.sessions.bytesSent } }

@@ -319,7 +319,11 @@ extension MockPCloudServer {
         if let last = try call.number("last") {
             after = state.withLock { max(0, $0.diff.count - Int(last)) }
         } else {
-            after = Int(try call.number("diffid") ?? 0)
+            let diffid = Int(try call.number("diffid") ?? 0)
+            // The reference names no code for a position pCloud let go; this one is the mock's (see MockPCloudError).
+            let base = state.withLock { $0.diffBase }
+            guard diffid >= base else { throw MockPCloudError.diffTooOld }
+            after = diffid - base
         }
         let limit = Int(try call.number("limit") ?? 25_000)
         let deadline = Date().addingTimeInterval(Double(try call.number("timeout") ?? 60))
@@ -329,13 +333,13 @@ extension MockPCloudServer {
                 if entries.isEmpty, call.flag("block"), call.parameters["last"] == nil { return nil }
                 let rendered = entries.map { index -> [String: Any] in
                     let entry = state.diff[index]
-                    return ["event": entry.event, "diffid": index + 1, "time": MockPCloudTime.format(entry.time, asTimestamp: call.timestamps),
+                    return ["event": entry.event, "diffid": state.diffBase + index + 1, "time": MockPCloudTime.format(entry.time, asTimestamp: call.timestamps),
                             "metadata": metadata(entry.item, call, in: state)]
                 }
-                return Self.ok(["diffid": entries.last.map { $0 + 1 } ?? max(after, state.diff.count), "entries": rendered])
+                return Self.ok(["diffid": state.diffBase + (entries.last.map { $0 + 1 } ?? max(after, state.diff.count)), "entries": rendered])
             }
             if let answer { return answer }
-            guard Date() < deadline else { return Self.ok(["diffid": after, "entries": [Any]()]) }
+            guard Date() < deadline else { return Self.ok(["diffid": state.withLock { $0.diffBase } + after, "entries": [Any]()]) }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }

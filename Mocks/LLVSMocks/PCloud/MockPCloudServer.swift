@@ -113,6 +113,8 @@ public final class MockPCloudServer: Sendable {
     }
     /// Makes every download link issued so far stale.
     public func expireDownloadLinks() { contentHost.expireAll() }
+    /// Refuses every `diffid` handed out so far.
+    public func expireChangeCursors() { state.withLock { $0.diffBase += 1_000_000_000 } }
     public func expireUploadSessions(afterWrites count: Int) { state.withLock { $0.sessions.piecesUntilExpiry = count } }
     /// Bytes written to each upload session, repeats included.
     public var uploadSessionBytes: [Int64] { state.withLock { $0.sessions.bytesSent } }
@@ -217,6 +219,9 @@ struct MockPCloudError: Error {
 
     static let noFolder = MockPCloudError(1002, "No full path or folderid provided.")
     static let noFile = MockPCloudError(1004, "No fileid or path provided.")
+    /// A `diffid` older than the mock keeps. pCloud's own code for this is not in the reference, so the mock picks
+    /// one of the parameter errors' range and a client can rely only on "a final refusal of diff".
+    static let diffTooOld = MockPCloudError(1005, "Invalid 'diffid' provided.")
     static let invalidName = MockPCloudError(2001, "Invalid file/folder name.")
     static let parentMissing = MockPCloudError(2002, "A component of parent directory does not exist.")
     static let exists = MockPCloudError(2004, "File or folder alredy exists.")

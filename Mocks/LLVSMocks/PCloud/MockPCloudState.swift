@@ -14,6 +14,9 @@ struct MockPCloudState: Sendable {
     var tree: MockItemTree<MockPCloudItem>
     var sessions = MockUploadSessions<Int>()
     var diff: [MockPCloudDiffEntry] = []
+    /// What `diffid`s count from (a diffid is this + a count of events): moved far ahead to refuse every diffid
+    /// handed out so far, as pCloud would refuse one it no longer keeps.
+    var diffBase = 0
     var counter: UInt64 = 1000
     var uploadCounter = 7_000_000
     /// Result codes the next calls fail with, answered with HTTP 200 as pCloud does.

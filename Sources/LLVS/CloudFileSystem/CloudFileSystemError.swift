@@ -20,6 +20,9 @@ public enum CloudFileSystemError: Error, Equatable, Sendable, CustomStringConver
     case server(status: Int, message: String)
     /// A local file the operation reads or writes failed.
     case localFile(path: String, message: String)
+    /// A change feed's cursor the service no longer accepts (too old, reset), or one a watched folder's removal
+    /// made meaningless: the caller lists in full instead.
+    case cursorExpired(String)
 
     public var description: String {
         switch self {
@@ -34,6 +37,7 @@ public enum CloudFileSystemError: Error, Equatable, Sendable, CustomStringConver
         case .transient(let message): "A temporary failure talking to the remote: \(message)"
         case .server(let status, let message): "The remote failed (status \(status)): \(message)"
         case .localFile(let path, let message): "The local file \(path) failed: \(message)"
+        case .cursorExpired(let message): "The remote's change feed no longer accepts the saved position: \(message)"
         }
     }
 

@@ -122,15 +122,16 @@ public actor StoreCoordinator {
     public func setSnapshotPolicy(_ policy: SnapshotPolicy) { snapshotPolicy = policy }
 
     /// Brings in what the remote has, merges the heads into the current version, and sends what the remote lacks
-    /// (the merge included). The remote is listed once. With an automatic snapshot policy and an exchange that
+    /// (the merge included). The remote is listed once, or read from its change feed. With an automatic snapshot policy and an exchange that
     /// carries snapshots, a snapshot follows when the policy says one is due.
     public func exchange(with exchange: any Exchange, selection: HeadSelection = .unbranched,
                          resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) async throws -> ExchangeReport {
-        let listing = try await exchange.remoteVersionIds()
-        let retrieved = try await exchange.retrieve(remoteVersionIds: listing)
+        let listing = try await exchange.remoteListing()
+        let retrieved = try await exchange.retrieve(remoteVersionIds: listing.versionIds)
         try mergeHeads(selection: selection, resolvingWith: arbiter)
-        let sent = try await exchange.send(remoteVersionIds: listing)
-        var report = ExchangeReport(retrieve: retrieved, send: sent)
+        let sent = try await exchange.send(remoteVersionIds: listing.versionIds)
+        try await exchange.syncCompleted(listing, retrieved: retrieved, sent: sent)
+        var report = ExchangeReport(retrieve: retrieved, send: sent, listing: listing.source)
         if snapshotPolicy.isEnabled, let snapshots = exchange as? any SnapshotExchange {
             let manifest = try await snapshots.snapshotManifest()
             if snapshotPolicy.isDue(lastSnapshot: manifest, versionCount: store.history.count, now: Date()) {

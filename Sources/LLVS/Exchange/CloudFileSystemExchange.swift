@@ -10,13 +10,17 @@ public struct CloudFileSystemExchange: Exchange {
     public let basePath: String
     public let concurrency: Int
     public let progress: (@Sendable (ExchangeProgress) -> Void)?
+    /// Where the store keeps this remote's change feed position; nil to list the remote on every sync. Used only
+    /// when the file system has a change feed.
+    public let cursorFile: RemoteCursorFile?
 
     public init(store: Store, fileSystem: any CloudFileSystem, basePath: String = "", concurrency: Int = 8,
-                progress: (@Sendable (ExchangeProgress) -> Void)? = nil) {
+                cursorFile: RemoteCursorFile? = nil, progress: (@Sendable (ExchangeProgress) -> Void)? = nil) {
         self.store = store
         self.fileSystem = fileSystem
         self.basePath = basePath
         self.concurrency = concurrency
+        self.cursorFile = cursorFile
         self.progress = progress
     }
 
@@ -32,6 +36,48 @@ public struct CloudFileSystemExchange: Exchange {
     public func remoteVersionIds() async throws -> Set<Version.ID> {
         let names = try await fileSystem.listNames(path(RemoteFormat.versionsFolder))
         return Set(names.filter { !$0.hasPrefix(".") }.map(Version.ID.init))
+    }
+
+    /// The folders a change feed watches: `versions/` says what is new; `changes/` is watched too so the connector
+    /// learns the new changes files' IDs from the same answer and downloads them without a lookup.
+    var watchedFolders: [String] { [path(RemoteFormat.versionsFolder), path(RemoteFormat.changesFolder)] }
+
+    /// From the change feed when the store has a position for this remote: the versions the remote held at that
+    /// position, plus the version files added since, minus those removed. Otherwise (first sync, no feed, a
+    /// position the service refuses) a full listing, with a new position taken just before it.
+    public func remoteListing() async throws -> RemoteListing {
+        guard let cursorFile, let feed = fileSystem as? any CloudChangeFeed else { return RemoteListing(versionIds: try await remoteVersionIds()) }
+        let versions = watchedFolders[0]
+        var expired: String?
+        if let state = cursorFile.load() {
+            do {
+                let changes = try await feed.changes(in: watchedFolders, since: state.cursor)
+                var ids = state.versionIds
+                for name in changes.removed[versions] ?? [] { ids.remove(Version.ID(name)) }
+                for name in changes.added[versions] ?? [] where !name.hasPrefix(".") { ids.insert(Version.ID(name)) }
+                return RemoteListing(versionIds: ids, source: .changeFeed, cursor: changes.cursor)
+            } catch CloudFileSystemError.cursorExpired(let reason) {
+                expired = reason
+            }
+        }
+        let cursor = try await feed.changeCursor(watching: watchedFolders)
+        let ids = try await remoteVersionIds()
+        return RemoteListing(versionIds: ids, source: expired.map(RemoteListing.Source.fullListingAfterExpiredCursor) ?? .fullListing, cursor: cursor)
+    }
+
+    /// Saves the position with what the remote holds now: what it held, plus what was sent, minus version files the
+    /// remote turned out not to have (removed in a way the feed did not report), so they are not asked for forever.
+    public func syncCompleted(_ listing: RemoteListing, retrieved: RetrieveReport, sent: SendReport) async throws {
+        guard let cursorFile, let cursor = listing.cursor else { return }
+        var ids = listing.versionIds.union(sent.sent)
+        for failure in retrieved.failures where (failure.error as? CloudFileSystemError).map(Self.isNotFound) == true {
+            ids.remove(failure.versionId)
+        }
+        try cursorFile.save(.init(cursor: cursor, versionIds: ids))
+    }
+
+    private static func isNotFound(_ error: CloudFileSystemError) -> Bool {
+        if case .notFound = error { true } else { false }
     }
 
     public func fetchVersion(_ id: Version.ID) async throws -> Version {

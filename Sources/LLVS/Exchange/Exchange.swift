@@ -7,8 +7,14 @@ public protocol Exchange: Sendable {
     var store: Store { get }
     /// How many transfers run at once.
     var concurrency: Int { get }
-    /// The IDs of the versions the remote holds completely. Called once per retrieve or send.
+    /// The IDs of the versions the remote holds completely, from a full listing.
     func remoteVersionIds() async throws -> Set<Version.ID>
+    /// The remote's versions for a sync: by default a full listing; an exchange that keeps a change feed position
+    /// answers from the feed. Called once per sync, retrieve or send.
+    func remoteListing() async throws -> RemoteListing
+    /// Told that a sync which began with `listing` has stored what it retrieved and sent what it could: an exchange
+    /// that keeps a change feed position saves it here, and only here, so a crash before never skips anything.
+    func syncCompleted(_ listing: RemoteListing, retrieved: RetrieveReport, sent: SendReport) async throws
     func fetchVersion(_ id: Version.ID) async throws -> Version
     /// A version's encoded changes; large ones in a file, so no value is held whole.
     func fetchChanges(of id: Version.ID) async throws -> EncodedChanges
@@ -45,11 +51,15 @@ public struct RetrieveReport: Sendable {
     public var failures: [ExchangeFailure] = []
     /// Versions left out because a predecessor is on neither side (yet); a later retrieve picks them up.
     public var waitingForPredecessors: [Version.ID] = []
+
+    public init() {}
 }
 
 public struct SendReport: Sendable {
     public var sent: [Version.ID] = []
     public var failures: [ExchangeFailure] = []
+
+    public init() {}
 }
 
 public struct ExchangeReport: Sendable {
@@ -57,11 +67,15 @@ public struct ExchangeReport: Sendable {
     public var send: SendReport
     /// The snapshot taken after the exchange, when the coordinator's policy called for one.
     public var snapshot: SnapshotManifest?
+    /// How the remote's versions were learned (a listing, or its change feed).
+    public var listing: RemoteListing.Source = .fullListing
 }
 
 extension Exchange {
     public var progress: (@Sendable (ExchangeProgress) -> Void)? { nil }
     public func changesLocation(of id: Version.ID) -> String { "\(RemoteFormat.changesFolder)/\(id.rawValue)" }
+    public func remoteListing() async throws -> RemoteListing { RemoteListing(versionIds: try await remoteVersionIds()) }
+    public func syncCompleted(_ listing: RemoteListing, retrieved: RetrieveReport, sent: SendReport) async throws {}
 
     /// How many versions are prepared at a time: enough to keep every transfer busy, few enough to bound memory.
     var window: Int { max(1, concurrency) * 8 }
@@ -69,7 +83,10 @@ extension Exchange {
     /// Brings in every version the remote has and the store lacks. Versions are added roots first; one that
     /// fails, or whose predecessor never arrives, is reported and does not hold up the others.
     public func retrieve() async throws -> RetrieveReport {
-        try await retrieve(remoteVersionIds: try await remoteVersionIds())
+        let listing = try await remoteListing()
+        let report = try await retrieve(remoteVersionIds: listing.versionIds)
+        try await syncCompleted(listing, retrieved: report, sent: SendReport())
+        return report
     }
 
     /// Retrieves given a listing of the remote already made (an exchange lists once for both directions).
@@ -155,7 +172,10 @@ extension Exchange {
 
     /// Sends every version the remote lacks, roots first, many at once.
     public func send() async throws -> SendReport {
-        try await send(remoteVersionIds: try await remoteVersionIds())
+        let listing = try await remoteListing()
+        let report = try await send(remoteVersionIds: listing.versionIds)
+        try await syncCompleted(listing, retrieved: RetrieveReport(), sent: report)
+        return report
     }
 
     /// Sends given a listing of the remote already made. Versions start in order (roots first) and run `concurrency`

@@ -197,8 +197,15 @@ struct RemoteConnection {
                                 authorizer: try tokenSource(configuration, name: name, registry: registry, http: http, environment: environment))
     }
 
+    /// Says which remote a store's change feed position belongs to: the service, its host and the folder, so a
+    /// remote re-pointed elsewhere under the same name starts again with a full listing.
+    var identity: String {
+        [configuration.url, configuration.endpoint ?? "", configuration.driveId ?? "", configuration.rootFolderId ?? "", basePath]
+            .joined(separator: "\n")
+    }
+
     func exchange(for store: Store) -> CloudFileSystemExchange {
-        CloudFileSystemExchange(store: store, fileSystem: fileSystem, basePath: basePath,
-                                concurrency: configuration.concurrency ?? 8, progress: ProgressLine.shared?.report)
+        CloudFileSystemExchange(store: store, fileSystem: fileSystem, basePath: basePath, concurrency: configuration.concurrency ?? 8,
+                                cursorFile: RemoteCursorFile(store: store, identity: identity), progress: ProgressLine.shared?.report)
     }
 }

@@ -1,0 +1,90 @@
+import Foundation
+import LLVS
+import LLVSCloudService
+import LLVSHTTP
+
+/// Graph's delta feed of the drive (`/root/delta`) as a change feed. `token=latest` gives a delta link for "now";
+/// the link is followed page by page (`@odata.nextLink`) to the next `@odata.deltaLink`, which is the new cursor.
+/// Items carry their parent's ID (never a path in delta answers), so the feed is filtered by the watched folders'
+/// IDs; a removed item has a `deleted` facet. 410 (`resyncRequired` and its kin) expires the cursor. Links are
+/// followed only on the Graph host itself: the token is never sent elsewhere.
+extension OneDriveFileSystem: CloudChangeFeed {
+    private struct DeltaItem: Decodable {
+        struct Parent: Decodable { var id: String? }
+        struct Deleted: Decodable { var state: String? }
+        var id: String
+        var name: String?
+        var parentReference: Parent?
+        var deleted: Deleted?
+    }
+    private struct DeltaPage: Decodable {
+        var value: [DeltaItem]
+        var nextLink: String?
+        var deltaLink: String?
+        enum CodingKeys: String, CodingKey {
+            case value
+            case nextLink = "@odata.nextLink"
+            case deltaLink = "@odata.deltaLink"
+        }
+    }
+
+    public func changeCursor(watching folders: [String]) async throws -> String {
+        let (_, link) = try await delta(from: try configuration.item([], "delta", [("token", "latest")]))
+        var cursor = FeedCursor(token: link)
+        try await cursor.resolve(folders, id: folderID)
+        return cursor.text
+    }
+
+    public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
+        var cursor = try FeedCursor(text: text, service: "OneDrive")
+        try await cursor.resolve(folders, id: folderID)
+        guard let start = URL(string: cursor.token), isGraph(start) else {
+            throw CloudFileSystemError.cursorExpired("the saved delta link is not on \(configuration.graphURL.host ?? "Graph")")
+        }
+        let (items, link) = try await delta(from: start)
+        var after = cursor
+        after.token = link
+        let entries = items.map { item in
+            FeedEntry<DeltaItem>(id: item.id, name: item.name.map(Self.encoding.decode), parentIDs: item.parentReference?.id.map { [$0] } ?? [],
+                                 present: item.deleted == nil)
+        }
+        return try cursor.changes(entries, next: after, service: "OneDrive")
+    }
+
+    /// Every page from `url` to the delta link.
+    private func delta(from url: URL) async throws -> ([DeltaItem], String) {
+        var items: [DeltaItem] = []
+        var next = url
+        var pages = PageTokens("OneDrive's delta feed", maximumPages: configuration.maximumPages)
+        while true {
+            let response = try await client.send(HTTPRequest(url: next))
+            if response.status == 410 { throw CloudFileSystemError.cursorExpired("OneDrive asked for a resync (\(response.status))") }
+            guard response.isSuccess else { throw client.classifier.failure(response, path: "delta") }
+            let page = try client.decode(DeltaPage.self, response, path: "delta")
+            items += page.value
+            if let link = try pages.next(page.nextLink) {
+                guard let url = URL(string: link), isGraph(url) else {
+                    throw CloudFileSystemError.server(status: 200, message: "OneDrive's delta nextLink is not on the Graph host: \(link)")
+                }
+                next = url
+                continue
+            }
+            guard let link = page.deltaLink, let url = URL(string: link), isGraph(url) else {
+                throw CloudFileSystemError.server(status: 200, message: "OneDrive's delta page has no deltaLink on the Graph host")
+            }
+            return (items, link)
+        }
+    }
+
+    private func isGraph(_ url: URL) -> Bool {
+        url.scheme == configuration.graphURL.scheme && url.host == configuration.graphURL.host && url.port == configuration.graphURL.port
+    }
+
+    private func folderID(_ path: String) async throws -> String? {
+        let components = try components(path)
+        let response = try await client.send(HTTPRequest(url: try configuration.item(components, "", [("$select", "id,folder")])))
+        if response.status == 404 { return nil }
+        struct Found: Decodable { var id: String }
+        return try client.decode(Found.self, response, path: path).id
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Where a store keeps, for one remote, the change feed position of its last sync and the versions the remote held
+/// then: `<store>/remote-cursors/<hash of the remote's identity>.json`. The file is written only after the sync
+/// stored what it retrieved and sent what it could, so a crash before that makes the next sync ask the feed again
+/// from the older position (and find the versions already there), never skip anything.
+public struct RemoteCursorFile: Sendable {
+    public static let folderName = "remote-cursors"
+
+    /// Says which remote the file belongs to (its URL and folder): a remote re-pointed elsewhere under the same name
+    /// never reuses another's position.
+    public let identity: String
+    public let path: String
+
+    struct Contents: Codable, Equatable {
+        var remote: String
+        var cursor: String
+        var versions: [String]
+    }
+
+    /// The state of a stored remote, as saved by the last completed sync.
+    public struct State: Sendable, Equatable {
+        public var cursor: String
+        public var versionIds: Set<Version.ID>
+    }
+
+    public init(store: Store, identity: String) {
+        self.identity = identity
+        let name = String(SHA256.hex(Data(identity.utf8)).prefix(32))
+        path = store.rootURL.path + "/" + Self.folderName + "/" + name + ".json"
+    }
+
+    /// The saved state; nil when there is none, or when the file is unreadable or names another remote (a full listing
+    /// then rebuilds it, so a damaged file costs one listing, nothing more).
+    public func load() -> State? {
+        guard POSIX.fileExists(path), let data = try? POSIX.readFile(path),
+              let contents = try? JSONDecoder().decode(Contents.self, from: data), contents.remote == identity else { return nil }
+        return State(cursor: contents.cursor, versionIds: Set(contents.versions.map(Version.ID.init)))
+    }
+
+    public func save(_ state: State) throws {
+        try POSIX.makeDirectories((path as NSString).deletingLastPathComponent)
+        let contents = Contents(remote: identity, cursor: state.cursor, versions: state.versionIds.map(\.rawValue).sorted())
+        try POSIX.writeAtomically(try JSONEncoder().encode(contents), to: path)
+    }
+
+    public func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}

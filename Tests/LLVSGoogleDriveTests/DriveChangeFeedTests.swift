@@ -1,0 +1,16 @@
+import Foundation
+import LLVS
+import LLVSGoogleDrive
+import LLVSTestSupport
+import Testing
+
+/// Syncs through Drive's changes feed: one request when nothing is new, a full listing when the token is refused.
+@Suite struct DriveChangeFeedTests {
+    @Test func syncsFollowTheChangesFeed() async throws {
+        let fixture = try DriveFixture()
+        let configuration = fixture.fileSystem.configuration, tokens = fixture.tokenSource, mock = fixture.mock
+        try await expectChangeFeedSync(ChangeFeedHarness(
+            makeFileSystem: { GoogleDriveFileSystem(configuration: configuration, http: quickClient(), authorizer: tokens) },
+            expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count }), in: fixture.directory)
+    }
+}

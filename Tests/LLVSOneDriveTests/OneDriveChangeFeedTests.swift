@@ -1,0 +1,16 @@
+import Foundation
+import LLVS
+import LLVSOneDrive
+import LLVSTestSupport
+import Testing
+
+/// Syncs through Graph's delta feed: one request when nothing is new, a full listing after 410 resyncRequired.
+@Suite struct OneDriveChangeFeedTests {
+    @Test func syncsFollowTheDeltaFeed() async throws {
+        let fixture = try OneDriveFixture()
+        let configuration = fixture.fileSystem.configuration, tokens = fixture.tokenSource, mock = fixture.mock, http = fixture.http
+        try await expectChangeFeedSync(ChangeFeedHarness(
+            makeFileSystem: { OneDriveFileSystem(configuration: configuration, http: http, authorizer: tokens) },
+            expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count }), in: fixture.directory)
+    }
+}
