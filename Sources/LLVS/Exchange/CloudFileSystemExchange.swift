@@ -40,7 +40,7 @@ public struct CloudFileSystemExchange: Exchange {
 
     /// The folders a change feed watches: `versions/` says what is new; `changes/` is watched too so the connector
     /// learns the new changes files' IDs from the same answer and downloads them without a lookup.
-    var watchedFolders: [String] { [path(RemoteFormat.versionsFolder), path(RemoteFormat.changesFolder)] }
+    public var watchedFolders: [String] { [path(RemoteFormat.versionsFolder), path(RemoteFormat.changesFolder)] }
 
     /// From the change feed when the store has a position for this remote: the versions the remote held at that
     /// position, plus the version files added since, minus those removed. Otherwise (first sync, no feed, a
@@ -63,6 +63,18 @@ public struct CloudFileSystemExchange: Exchange {
         let cursor = try await feed.changeCursor(watching: watchedFolders)
         let ids = try await remoteVersionIds()
         return RemoteListing(versionIds: ids, source: expired.map(RemoteListing.Source.fullListingAfterExpiredCursor) ?? .fullListing, cursor: cursor)
+    }
+
+    /// Waits up to `timeout` for the remote's change feed to report something after the saved position (a long poll
+    /// where the service has one, else one look); nil when the remote has no feed or the store no position for it
+    /// yet, so the caller just syncs after a pause.
+    public func waitForRemoteChanges(timeout: Duration) async throws -> Bool? {
+        guard let feed = fileSystem as? any CloudChangeFeed, let state = cursorFile?.load() else { return nil }
+        do {
+            return try await feed.waitForChanges(in: watchedFolders, since: state.cursor, timeout: timeout)
+        } catch CloudFileSystemError.cursorExpired {
+            return true // the next sync lists in full and saves a new position
+        }
     }
 
     /// Saves the position with what the remote holds now: what it held, plus what was sent, minus version files the

@@ -44,24 +44,47 @@ struct SyncCommand: Command {
     static let name = "sync"
     static let summary = "Exchange versions with a remote: retrieve what it has, merge, send what it lacks."
     static let arguments = "[REMOTE]"
-    static let options = [ArbiterOption.spec, ArbiterOption.branchesSpec]
+    static let options = [ArbiterOption.spec, ArbiterOption.branchesSpec,
+                          OptionSpec.flag("watch", "keep running, syncing whenever the remote or the store has something new; Ctrl-C stops"),
+                          OptionSpec.value("max-pause", "SECONDS", "with --watch: the longest pause between looks at the remote (default 60)")]
     static let positionalCount = 0...1
 
     let remote: String?
     let arbiter: any MergeArbiter
     let selection: HeadSelection
+    let watch: Bool
+    let maximumPause: Duration
 
     init(_ arguments: ParsedArguments) throws {
         (remote, arbiter) = try ArbiterOption.remoteAndArbiter(arguments)
         selection = ArbiterOption.selection(arguments)
+        watch = arguments.has("watch")
+        var seconds = 60
+        if let text = arguments.value("max-pause") {
+            guard watch else { throw CommandError.usage("--max-pause goes with --watch") }
+            guard let value = Int(text), value > 0, value <= 86_400 else { throw CommandError.usage("--max-pause needs a number of seconds from 1 to 86400, not \(text)") }
+            seconds = value
+        }
+        maximumPause = .seconds(seconds)
     }
 
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
         let connection = try context.connection(remote)
-        let result = try await coordinator.exchange(with: connection.exchange(for: coordinator.store), selection: selection, resolvingWith: arbiter)
-        try report(result.retrieve, result.send, context: context)
-        if let current = await coordinator.currentVersionId { context.writeLine("Now at \(current).") }
+        let exchange = connection.exchange(for: coordinator.store)
+        let selection = selection, arbiter = arbiter
+        @Sendable func sync() async throws {
+            let result = try await coordinator.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
+            if case .fullListingAfterExpiredCursor(let reason) = result.listing {
+                TerminalText.warn("The remote's change feed refused the saved position (\(reason)); the remote was listed in full.")
+            }
+            try report(result.retrieve, result.send, context: context)
+            if let current = await coordinator.currentVersionId { context.writeLine("Now at \(current).") }
+        }
+        try await sync()
+        guard watch else { return }
+        context.writeLine("Watching \(connection.name) for changes; Ctrl-C stops.")
+        try await SyncWatcher(coordinator: coordinator, exchange: exchange, maximumPause: maximumPause, sync: sync, context: context).run()
     }
 }
 
@@ -141,7 +164,8 @@ struct StatusCommand: Command {
         let configured = try context.registry.load()
         if remote != nil || configured.count == 1 {
             let connection = try context.connection(remote)
-            let remoteIds = try await connection.exchange(for: coordinator.store).remoteVersionIds()
+            // From the change feed where the store keeps a position for this remote (one request), else a listing.
+            let remoteIds = try await connection.exchange(for: coordinator.store).remoteListing().versionIds
             status.remote = connection.name
             status.remoteVersionCount = remoteIds.count
             status.missingHere = remoteIds.filter { !history.contains($0) }.count

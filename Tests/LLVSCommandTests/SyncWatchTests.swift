@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `llvs sync` through a change feed and `llvs sync --watch`, run as a user would against `llvs-mock pcloud-eu`.
+@Suite final class SyncWatchTests {
+    let tests: CommandLineTests
+
+    init() throws { tests = try CommandLineTests() }
+
+    @discardableResult
+    func llvs(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result {
+        try await tests.run(arguments, input: input)
+    }
+
+    func store(_ name: String) -> String { tests.directory.appendingPathComponent(name).path }
+
+    func addPCloudRemote() async throws -> MockProcess {
+        let token = tests.directory.appendingPathComponent("issued-token.json").path
+        let mock = try MockProcess(["pcloud-eu", "--token-out", token], lineCount: 2)
+        #expect(try await llvs("remote", "add", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
+                               "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8)).status == 0)
+        #expect(try await llvs("auth", "p", "--token-json", token).status == 0)
+        return mock
+    }
+
+    /// Runs `check` every 100 ms until it is true or `seconds` pass.
+    func eventually(_ seconds: Double, _ check: () async throws -> Bool) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try await check() { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try await check()
+    }
+
+    @Test(.timeLimit(.minutes(2))) func watchSyncsWhatArrivesOnEitherSideAndStopsCleanlyOnCtrlC() async throws {
+        let mock = try await addPCloudRemote()
+        _ = mock
+        try await llvs("init", "--store", store("a"))
+        try await llvs("init", "--store", store("b"))
+        _ = try await llvs("put", "k1", "-", "--store", store("a"), input: Data("one".utf8))
+        #expect(try await llvs("sync", "p", "--store", store("a")).status == 0)
+
+        let watcher = Process()
+        watcher.executableURL = CommandLineTests.binary
+        watcher.arguments = ["sync", "p", "--watch", "--max-pause", "2", "--store", store("b")]
+        watcher.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path]) { _, new in new }
+        let output = tests.directory.appendingPathComponent("watch.out")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        watcher.standardOutput = handle
+        watcher.standardError = handle
+        try watcher.run()
+        defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
+
+        // The first sync brings k1; a version another device sends later arrives by the feed.
+        #expect(try await eventually(20) { try await self.llvs("get", "k1", "--store", self.store("b")).text == "one" })
+        _ = try await llvs("put", "k2", "-", "--store", store("a"), input: Data("two".utf8))
+        #expect(try await llvs("sync", "p", "--store", store("a")).status == 0)
+        #expect(try await eventually(20) { try await self.llvs("get", "k2", "--store", self.store("b")).text == "two" })
+        // A version saved into the watched store by another process is sent.
+        _ = try await llvs("put", "k3", "-", "--store", store("b"), input: Data("three".utf8))
+        #expect(try await eventually(20) {
+            _ = try await self.llvs("sync", "p", "--store", self.store("a"))
+            return try await self.llvs("get", "k3", "--store", self.store("a")).text == "three"
+        })
+
+        kill(watcher.processIdentifier, SIGINT)
+        let stopped = try await eventually(20) { !watcher.isRunning }
+        #expect(stopped, "the watcher did not stop on SIGINT")
+        try handle.close()
+        let text = try String(contentsOf: output, encoding: .utf8)
+        #expect(watcher.terminationStatus == 0, "\(text)")
+        #expect(text.contains("Watching p for changes") && text.hasSuffix("Stopped watching.\n"), "\(text)")
+    }
+
+    @Test func aDamagedPositionFileCostsOneFullListingAndStatusReadsTheFeed() async throws {
+        let mock = try await addPCloudRemote()
+        _ = mock
+        try await llvs("init", "--store", store("a"))
+        _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))
+        #expect(try await llvs("sync", "p", "--store", store("a")).status == 0)
+        let cursors = try FileManager.default.contentsOfDirectory(atPath: store("a") + "/remote-cursors")
+        #expect(cursors.count == 1, "the store keeps one position for the remote")
+        // A damaged position file costs one full listing, never a failure.
+        try Data("not json".utf8).write(to: URL(fileURLWithPath: store("a") + "/remote-cursors/" + cursors[0]))
+        let again = try await llvs("sync", "p", "--store", store("a"))
+        #expect(again.status == 0 && again.text.contains("Sent 0 versions"), "\(again.error)")
+        let status = try await llvs("status", "p", "--store", store("a"))
+        #expect(status.text.contains("0 to retrieve, 0 to send"), "\(status.text)")
+        let usage = try await llvs("sync", "p", "--max-pause", "5", "--store", store("a"))
+        #expect(usage.status == 2 && usage.error.contains("--max-pause goes with --watch"), "\(usage.error)")
+    }
+}
