@@ -12,6 +12,9 @@ public struct BoxConfiguration: Sendable {
     public var chunkedUploadMinimum: Int64 = 20_000_000
     /// Items per page of a folder listing (Box's maximum is 1000).
     public var pageSize = 1000
+    /// Files of this size and more are preceded by a preflight (`OPTIONS /files/content`), so a name in use or a
+    /// full account is known before the bytes are sent; smaller ones are sent at once.
+    public var preflightMinimum: Int64 = 1024 * 1024
     /// Events per page of the event stream (Box's most is 500).
     public var eventPageSize = 500
     /// Pages of one listing before the server counts as looping.

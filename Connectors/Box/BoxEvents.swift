@@ -71,10 +71,14 @@ extension BoxFileSystem: CloudChangeFeed {
                 var after = cursor
                 after.token = position
                 let ordered = events.sorted { $0.time != $1.time ? $0.time < $1.time : $0.order < $1.order }.map(\.entry)
-                return try cursor.changes(ordered, next: after, service: "Box") { folder, entry in
+                let changes = try cursor.changes(ordered, next: after, service: "Box") { folder, entry in
                     guard let item = entry.item, let components = try? self.components(folder) + [item.name] else { return }
                     if entry.present { paths.remember(components, item) } else { paths.forget(components) }
                 }
+                // The watched folders existed at the cursor and are still there (their removal would have expired it):
+                // later paths below them resolve, and uploads into them go, without looking them up again.
+                for (path, id) in cursor.folders { paths.rememberFolder(try components(path), id: id) }
+                return changes
             }
             position = next
         }

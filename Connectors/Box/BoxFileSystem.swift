@@ -88,7 +88,9 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
     }
 
     /// A new file, or a new version of the one there (found in the cache, or by a preflight that costs one small
-    /// request instead of listing the folder); then Box's size and SHA-1 are checked against the source.
+    /// request instead of listing the folder); then Box's size and SHA-1 are checked against the source. A small file
+    /// goes up without a preflight: should the name be taken, Box's 409 names the file and it goes up again as a new
+    /// version, which costs less than asking first every time (a sync's version files are nearly always new).
     public func upload(_ source: UploadSource, to path: String) async throws {
         let components = try self.components(path)
         guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
@@ -97,7 +99,9 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
             guard let folderID = try await paths.folderID(parent, creating: true) else { throw CloudFileSystemError.parentMissing(path: path) }
             do {
                 var existing = paths.cached(components).flatMap { $0.isFolder ? nil : $0.id }
-                if existing == nil { existing = try await preflight(name, in: folderID, size: source.size, path: path) }
+                if existing == nil, source.size >= configuration.preflightMinimum {
+                    existing = try await preflight(name, in: folderID, size: source.size, path: path)
+                }
                 let stored: BoxItem
                 do {
                     stored = try await send(source, name: name, folderID: folderID, existing: existing, path: path)

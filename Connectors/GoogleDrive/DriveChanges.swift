@@ -56,10 +56,14 @@ extension GoogleDriveFileSystem: CloudChangeFeed {
             }
             var next = cursor
             next.token = newStart
-            return try cursor.changes(entries, next: next, service: "Google Drive") { folder, entry in
+            let changes = try cursor.changes(entries, next: next, service: "Google Drive") { folder, entry in
                 guard let name = entry.name, let components = try? CloudPath.components(folder) + [name] else { return }
                 if entry.present, let file = entry.item { paths.remember(components, file) } else { paths.forget(components) }
             }
+            // The watched folders existed at the cursor and are still there (their removal would have expired it):
+            // later paths below them resolve, and uploads into them go, without looking them up again.
+            for (path, id) in cursor.folders { paths.rememberFolder(try CloudPath.components(path), id: id) }
+            return changes
         }
     }
 

@@ -48,7 +48,11 @@ extension OneDriveFileSystem: CloudChangeFeed {
             FeedEntry<DeltaItem>(id: item.id, name: item.name.map(Self.encoding.decode), parentIDs: item.parentReference?.id.map { [$0] } ?? [],
                                  present: item.deleted == nil)
         }
-        return try cursor.changes(entries, next: after, service: "OneDrive")
+        let changes = try cursor.changes(entries, next: after, service: "OneDrive")
+        // The watched folders existed at the cursor and are still there (their removal would have expired it):
+        // later paths below them resolve, and uploads into them go, without looking them up again.
+        for path in cursor.folders.keys { self.folders.remember(try components(path)) }
+        return changes
     }
 
     /// Every page from `url` to the delta link.

@@ -51,10 +51,14 @@ extension PCloudFileSystem: CloudChangeFeed {
             if (answer.entries?.count ?? 0) < configuration.diffPageSize || next == position {
                 var after = cursor
                 after.token = next
-                return try cursor.changes(entries, next: after, service: "pCloud") { folder, entry in
+                let changes = try cursor.changes(entries, next: after, service: "pCloud") { folder, entry in
                     guard let item = entry.item, let components = try? CloudPath.components(folder) + [item.name] else { return }
                     if entry.present { paths.remember(components, item) } else { paths.forget(components) }
                 }
+                // The watched folders existed at the cursor and are still there (their removal would have expired it):
+                // later paths below them resolve, and uploads into them go, without looking them up again.
+                for (path, id) in cursor.folders { paths.rememberFolder(try CloudPath.components(path), id: id) }
+                return changes
             }
             position = next
         }

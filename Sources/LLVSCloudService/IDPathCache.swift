@@ -78,6 +78,12 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
         entries.withLock { $0[key] = Entry(id: item.id, isFolder: item.isFolder) }
     }
 
+    /// Remembers a folder's ID learned elsewhere (a change feed's cursor), so paths below it resolve without lookups.
+    public func rememberFolder(_ components: some Collection<String>, id: String) {
+        let key = key(components)
+        entries.withLock { $0[key] = Entry(id: id, isFolder: true) }
+    }
+
     /// Drops what is known about a path and everything below it.
     public func forget(_ components: some Collection<String>) {
         let key = key(components)
@@ -107,8 +113,17 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
     /// The ID of the folder at `components`, creating missing folders when asked; nil when it is missing. A file
     /// where the last component should be a folder is `wrongKind`; a file on the way is a missing path.
     public func folderID(_ components: [String], creating: Bool) async throws -> String? {
+        // From the deepest folder known: a folder remembered without its parents (from a feed's cursor) is enough.
         var id = directory.rootID
-        for depth in components.indices {
+        var start = components.startIndex
+        for depth in components.indices.reversed() {
+            if let entry = cached(components[...depth]), entry.isFolder {
+                id = entry.id
+                start = depth + 1
+                break
+            }
+        }
+        for depth in start..<components.endIndex {
             let prefix = components[...depth]
             if let entry = cached(prefix), entry.isFolder { id = entry.id; continue }
             if creating {

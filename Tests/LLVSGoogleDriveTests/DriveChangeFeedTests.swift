@@ -11,6 +11,6 @@ import Testing
         let configuration = fixture.fileSystem.configuration, tokens = fixture.tokenSource, mock = fixture.mock
         try await expectChangeFeedSync(ChangeFeedHarness(
             makeFileSystem: { GoogleDriveFileSystem(configuration: configuration, http: quickClient(), authorizer: tokens) },
-            expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count }), in: fixture.directory)
+            expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count }, requestsToSendOneVersion: 5), in: fixture.directory)
     }
 }

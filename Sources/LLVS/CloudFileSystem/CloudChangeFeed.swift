@@ -16,7 +16,8 @@ public protocol CloudChangeFeed: CloudFileSystem {
     /// cursor, or when a watched folder itself was removed or replaced: the caller then lists in full.
     func changes(in folders: [String], since cursor: String) async throws -> CloudChangeSet
     /// Waits until something may have changed after `cursor`, at most `timeout`; true when something may have.
-    /// Services with a long poll (Box, pCloud) wait there; the others ask the feed once and return.
+    /// A service with a long poll a client can hold open (pCloud's `diff?block=1`) waits there; the others ask the
+    /// feed once and return, and the caller paces the looks.
     func waitForChanges(in folders: [String], since cursor: String, timeout: Duration) async throws -> Bool
 }
 

@@ -122,8 +122,9 @@ public actor StoreCoordinator {
     public func setSnapshotPolicy(_ policy: SnapshotPolicy) { snapshotPolicy = policy }
 
     /// Brings in what the remote has, merges the heads into the current version, and sends what the remote lacks
-    /// (the merge included). The remote is listed once, or read from its change feed. With an automatic snapshot policy and an exchange that
-    /// carries snapshots, a snapshot follows when the policy says one is due.
+    /// (the merge included). The remote is listed once, or read from its change feed; a feed position is saved only
+    /// after the send. With an automatic snapshot policy and an exchange that carries snapshots, a snapshot follows
+    /// when the policy says one is due.
     public func exchange(with exchange: any Exchange, selection: HeadSelection = .unbranched,
                          resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) async throws -> ExchangeReport {
         let listing = try await exchange.remoteListing()
