@@ -42,14 +42,11 @@ extension BoxFileSystem: CloudChangeFeed {
     }
 
     public func changeCursor(watching folders: [String]) async throws -> String {
-        var cursor = FeedCursor(token: try await events(after: "now").next_stream_position.text)
-        try await cursor.resolve(folders, id: folderID)
-        return cursor.text
+        try await FeedCursor.start(at: try await events(after: "now").next_stream_position.text, watching: folders, id: folderID)
     }
 
     public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
-        var cursor = try FeedCursor(text: text, service: "Box")
-        try await cursor.resolve(folders, id: folderID)
+        let cursor = try await FeedCursor.resume(text, service: "Box", watching: folders, id: folderID)
         var seen = Set<String>()
         var events: [(order: Int, time: Date, entry: FeedEntry<BoxItem>)] = []
         var position = cursor.token
@@ -71,14 +68,7 @@ extension BoxFileSystem: CloudChangeFeed {
                 var after = cursor
                 after.token = position
                 let ordered = events.sorted { $0.time != $1.time ? $0.time < $1.time : $0.order < $1.order }.map(\.entry)
-                let changes = try cursor.changes(ordered, next: after, service: "Box") { folder, entry in
-                    guard let item = entry.item, let components = try? self.components(folder) + [item.name] else { return }
-                    if entry.present { paths.remember(components, item) } else { paths.forget(components) }
-                }
-                // The watched folders existed at the cursor and are still there (their removal would have expired it):
-                // later paths below them resolve, and uploads into them go, without looking them up again.
-                for (path, id) in cursor.folders { paths.rememberFolder(try components(path), id: id) }
-                return changes
+                return try paths.changes(ordered, cursor: cursor, next: after, service: "Box", components: components)
             }
             position = next
         }

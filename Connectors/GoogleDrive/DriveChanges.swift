@@ -23,14 +23,11 @@ extension GoogleDriveFileSystem: CloudChangeFeed {
     public func changeCursor(watching folders: [String]) async throws -> String {
         let token = try await client.json(StartToken.self, HTTPRequest(url: try configuration.api("/changes/startPageToken")),
                                           path: "changes/startPageToken").startPageToken
-        var cursor = FeedCursor(token: token)
-        try await cursor.resolve(folders, id: folderID)
-        return cursor.text
+        return try await FeedCursor.start(at: token, watching: folders, id: folderID)
     }
 
     public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
-        var cursor = try FeedCursor(text: text, service: "Google Drive")
-        try await cursor.resolve(folders, id: folderID)
+        let cursor = try await FeedCursor.resume(text, service: "Google Drive", watching: folders, id: folderID)
         var entries: [FeedEntry<DriveFile>] = []
         var pageToken = cursor.token
         var tokens = PageTokens("Google Drive's changes feed", maximumPages: configuration.maximumPages)
@@ -56,14 +53,7 @@ extension GoogleDriveFileSystem: CloudChangeFeed {
             }
             var next = cursor
             next.token = newStart
-            let changes = try cursor.changes(entries, next: next, service: "Google Drive") { folder, entry in
-                guard let name = entry.name, let components = try? CloudPath.components(folder) + [name] else { return }
-                if entry.present, let file = entry.item { paths.remember(components, file) } else { paths.forget(components) }
-            }
-            // The watched folders existed at the cursor and are still there (their removal would have expired it):
-            // later paths below them resolve, and uploads into them go, without looking them up again.
-            for (path, id) in cursor.folders { paths.rememberFolder(try CloudPath.components(path), id: id) }
-            return changes
+            return try paths.changes(entries, cursor: cursor, next: next, service: "Google Drive", components: CloudPath.components)
         }
     }
 

@@ -30,14 +30,11 @@ extension OneDriveFileSystem: CloudChangeFeed {
 
     public func changeCursor(watching folders: [String]) async throws -> String {
         let (_, link) = try await delta(from: try configuration.item([], "delta", [("token", "latest")]))
-        var cursor = FeedCursor(token: link)
-        try await cursor.resolve(folders, id: folderID)
-        return cursor.text
+        return try await FeedCursor.start(at: link, watching: folders, id: folderID)
     }
 
     public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
-        var cursor = try FeedCursor(text: text, service: "OneDrive")
-        try await cursor.resolve(folders, id: folderID)
+        let cursor = try await FeedCursor.resume(text, service: "OneDrive", watching: folders, id: folderID)
         guard let start = URL(string: cursor.token), isGraph(start) else {
             throw CloudFileSystemError.cursorExpired("the saved delta link is not on \(configuration.graphURL.host ?? "Graph")")
         }
@@ -84,11 +81,8 @@ extension OneDriveFileSystem: CloudChangeFeed {
         url.scheme == configuration.graphURL.scheme && url.host == configuration.graphURL.host && url.port == configuration.graphURL.port
     }
 
+    /// The ID of a watched folder; nil while it does not exist.
     private func folderID(_ path: String) async throws -> String? {
-        let components = try components(path)
-        let response = try await client.send(HTTPRequest(url: try configuration.item(components, "", [("$select", "id,folder")])))
-        if response.status == 404 { return nil }
-        struct Found: Decodable { var id: String }
-        return try client.decode(Found.self, response, path: path).id
+        try await item(try components(path), path: path).flatMap { $0.isFolder ? $0.id : nil }
     }
 }

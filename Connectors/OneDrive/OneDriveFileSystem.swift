@@ -36,7 +36,7 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
         return stored
     }
 
-    private func item(_ components: [String], path: String) async throws -> OneDriveItem? {
+    func item(_ components: [String], path: String) async throws -> OneDriveItem? {
         let response = try await client.send(HTTPRequest(url: try configuration.item(components, "", [("$select", OneDriveItem.select)])))
         if response.status == 404 { return nil }
         return try client.decode(OneDriveItem.self, response, path: path)

@@ -27,14 +27,11 @@ extension PCloudFileSystem: CloudChangeFeed {
     }
 
     public func changeCursor(watching folders: [String]) async throws -> String {
-        var cursor = FeedCursor(token: String(try await diff([("last", "0")]).diffid))
-        try await cursor.resolve(folders, id: folderID)
-        return cursor.text
+        try await FeedCursor.start(at: String(try await diff([("last", "0")]).diffid), watching: folders, id: folderID)
     }
 
     public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
-        var cursor = try FeedCursor(text: text, service: "pCloud")
-        try await cursor.resolve(folders, id: folderID)
+        let cursor = try await FeedCursor.resume(text, service: "pCloud", watching: folders, id: folderID)
         var entries: [FeedEntry<PCloudItem>] = []
         var position = cursor.token
         for _ in 0..<configuration.maximumDiffPages {
@@ -51,14 +48,7 @@ extension PCloudFileSystem: CloudChangeFeed {
             if (answer.entries?.count ?? 0) < configuration.diffPageSize || next == position {
                 var after = cursor
                 after.token = next
-                let changes = try cursor.changes(entries, next: after, service: "pCloud") { folder, entry in
-                    guard let item = entry.item, let components = try? CloudPath.components(folder) + [item.name] else { return }
-                    if entry.present { paths.remember(components, item) } else { paths.forget(components) }
-                }
-                // The watched folders existed at the cursor and are still there (their removal would have expired it):
-                // later paths below them resolve, and uploads into them go, without looking them up again.
-                for (path, id) in cursor.folders { paths.rememberFolder(try CloudPath.components(path), id: id) }
-                return changes
+                return try paths.changes(entries, cursor: cursor, next: after, service: "pCloud", components: CloudPath.components)
             }
             position = next
         }

@@ -31,6 +31,21 @@ public struct FeedCursor: Codable, Sendable, Equatable {
         self = cursor
     }
 
+    /// A new cursor at the service's `token`, with the IDs of the watched folders that exist, as the text to store.
+    public static func start(at token: String, watching folders: [String], id: (String) async throws -> String?) async throws -> String {
+        var cursor = FeedCursor(token: token)
+        try await cursor.resolve(folders, id: id)
+        return cursor.text
+    }
+
+    /// A stored cursor read back, with the IDs of the watched folders made since it was taken looked up.
+    public static func resume(_ text: String, service: String, watching folders: [String],
+                              id: (String) async throws -> String?) async throws -> FeedCursor {
+        var cursor = try FeedCursor(text: text, service: service)
+        try await cursor.resolve(folders, id: id)
+        return cursor
+    }
+
     /// Looks up the watched folders whose IDs are not known yet (made since the cursor was taken, or missing then);
     /// `id` answers nil for a folder that is still missing.
     public mutating func resolve(_ watched: [String], id: (String) async throws -> String?) async throws {
@@ -79,5 +94,22 @@ extension FeedCursor {
             }
         }
         return set
+    }
+}
+
+extension IDPathCache {
+    /// The changes a feed reported, for a connector on this cache: each item found in a watched folder is remembered
+    /// (its next download needs no lookup) or forgotten when it went, and the watched folders themselves are
+    /// remembered, as they existed at the cursor and are still there (their removal would have expired it), so
+    /// paths below them resolve, and uploads into them go, without looking them up again. `components` turns a
+    /// watched folder's path into the cache's components (a connector that encodes names encodes them here).
+    public func changes(_ entries: [FeedEntry<Directory.Item>], cursor: FeedCursor, next: FeedCursor, service: String,
+                        components: (String) throws -> [String]) throws -> CloudChangeSet {
+        let changes = try cursor.changes(entries, next: next, service: service) { folder, entry in
+            guard let item = entry.item, let path = try? components(folder) + [item.name] else { return }
+            if entry.present { remember(path, item) } else { forget(path) }
+        }
+        for (path, id) in cursor.folders { rememberFolder(try components(path), id: id) }
+        return changes
     }
 }
