@@ -233,7 +233,8 @@ func cloneRows(_ remote: RemoteUnderTest, source: StoreCoordinator, runs: Int, w
                 report.listing)
     }
     func describe(_ result: (requests: Int, content: Int, seconds: Double, listing: RemoteListing.Source)) -> String {
-        String(format: "%d requests%@, %.3f s", result.requests, result.content > 0 ? " + \(result.content) to the download host" : "", result.seconds)
+        let requests = "\(result.requests) request\(result.requests == 1 ? "" : "s")"
+        return requests + (result.content > 0 ? " + \(result.content) to the download host" : "") + String(format: ", %.3f s", result.seconds)
     }
     _ = try await sync(sender)
     _ = try await sync(receiver)
