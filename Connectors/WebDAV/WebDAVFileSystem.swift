@@ -14,6 +14,10 @@ public final class WebDAVFileSystem: CloudFileSystem {
     private let folders = KnownFolders()
     /// Set once the server asked for an authentication scheme other than Basic.
     private let negotiatesAuthentication = Atomic<Bool>(false)
+    /// The remote's own collection (the URL's path) and any missing parent of it, made once when a first write finds
+    /// it missing: a new remote's folder need not exist before the first push.
+    private let rootCollection = SingleFlight<Void>()
+    private let rootCollectionMade = Atomic<Bool>(false)
 
     public init(configuration: WebDAVConfiguration, http: HTTPClient = HTTPClient()) {
         self.configuration = configuration
@@ -95,19 +99,15 @@ public final class WebDAVFileSystem: CloudFileSystem {
     /// Splits a PROPFIND answer into the listed resource itself and its children by name, refusing any href that
     /// leaves the listed collection (another host, `..`, another base path).
     func resolve(_ entries: [PropfindEntry], listed: URL, path: String) throws -> (this: PropfindEntry?, children: [(String, PropfindEntry)]) {
-        let base = Self.decodedPath(listed.absoluteString.split(separator: "?").first.map(String.init) ?? listed.absoluteString)
+        let listedPath = listed.path(percentEncoded: true)
+        let base = Href(listedPath, relativeTo: "/").path
         var this: PropfindEntry?
         var children: [(String, PropfindEntry)] = []
         for entry in entries {
-            let href = entry.href
-            let absolute: URL? = URL(string: href, relativeTo: listed)?.absoluteURL
-                ?? href.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed).flatMap { URL(string: $0, relativeTo: listed)?.absoluteURL }
-            guard let absolute else { throw hostile(href, path, "it is not a URL") }
-            if href.contains("://") {
-                guard absolute.scheme?.lowercased() == listed.scheme?.lowercased(), absolute.host?.lowercased() == listed.host?.lowercased(),
-                      absolute.port == listed.port else { throw hostile(href, path, "it points to another host") }
-            }
-            let full = Self.decodedPath(absolute.absoluteString)
+            let href = entry.href, parsed = Href(href, relativeTo: listedPath)
+            guard parsed.isOnServer(of: listed) else { throw hostile(href, path, "it points to another host") }
+            guard !parsed.segments.contains("..") else { throw hostile(href, path, "it is outside the listed collection") }
+            let full = parsed.path
             if full == base { this = entry; continue }
             guard full.hasPrefix(base + "/") else { throw hostile(href, path, "it is outside the listed collection") }
             let name = String(full.dropFirst(base.count + 1))
@@ -120,17 +120,6 @@ public final class WebDAVFileSystem: CloudFileSystem {
 
     private func hostile(_ href: String, _ path: String, _ reason: String) -> CloudFileSystemError {
         .server(status: 207, message: "the PROPFIND answer for \(path) has the href \(href.prefix(200)), which is refused: \(reason)")
-    }
-
-    /// The percent-decoded path of a URL string, without a trailing `/`, with `..` segments kept visible.
-    static func decodedPath(_ urlString: String) -> String {
-        var text = urlString
-        if let range = text.range(of: "://") {
-            let afterScheme = text[range.upperBound...]
-            text = afterScheme.firstIndex(of: "/").map { String(afterScheme[$0...]) } ?? "/"
-        }
-        let segments = text.split(separator: "/", omittingEmptySubsequences: true).map { String($0).removingPercentEncoding ?? String($0) }
-        return "/" + segments.joined(separator: "/")
     }
 
     func item(named name: String, _ entry: PropfindEntry) -> CloudItem {
@@ -189,12 +178,19 @@ public final class WebDAVFileSystem: CloudFileSystem {
         try await folders.ensure(try CloudPath.components(path)) { try await self.createFolder($0.joined(separator: "/")) }
     }
 
-    /// One MKCOL for a folder whose parent exists.
+    /// One MKCOL for a folder whose parent exists. A 409 (parent missing) for a folder at the top of the remote means
+    /// the remote's own collection is not there yet: it is made, then the folder.
     private func createFolder(_ prefix: String) async throws {
-        let response = try await send(request("MKCOL", try url(prefix, folder: true)))
+        var response = try await send(request("MKCOL", try url(prefix, folder: true)))
+        if response.status == 409, try CloudPath.components(prefix).count == 1 {
+            try await makeRootCollection()
+            response = try await send(request("MKCOL", try url(prefix, folder: true)))
+        }
         switch response.status {
         case 200, 201, 204:
             break
+        case 409:
+            throw CloudFileSystemError.parentMissing(path: prefix)
         case 301, 400, 403, 405:
             // Taken already (Apache answers 405; 403 when another client made it a moment ago; 400 when a file has
             // the name): by a folder
@@ -206,9 +202,42 @@ public final class WebDAVFileSystem: CloudFileSystem {
         }
     }
 
+    /// Makes the collection the remote's URL names, and each missing collection above it, from the nearest one that
+    /// exists down (MKCOL; a 409 means its parent is missing too). Refused anywhere, the error names that folder.
+    private func makeRootCollection() async throws {
+        try await rootCollection.run("") {
+            let segments = self.configuration.url.path(percentEncoded: true).split(separator: "/").map(String.init)
+            try await self.makeCollection(segments, depth: segments.count)
+            self.rootCollectionMade.store(true, ordering: .relaxed)
+        }
+    }
+
+    /// MKCOL of the first `depth` segments of the remote's URL path, making its parent first when the server says it
+    /// is missing.
+    private func makeCollection(_ segments: [String], depth: Int) async throws {
+        guard depth > 0 else { return }
+        var target = URLComponents(url: configuration.url, resolvingAgainstBaseURL: false)
+        target?.percentEncodedPath = "/" + segments.prefix(depth).joined(separator: "/") + "/"
+        guard let url = target?.url else { throw CloudFileSystemError.invalidPath(configuration.url.absoluteString) }
+        let shown = url.path(percentEncoded: false)
+        var response = try await send(request("MKCOL", url))
+        if response.status == 409 {
+            try await makeCollection(segments, depth: depth - 1)
+            response = try await send(request("MKCOL", url))
+        }
+        switch response.status {
+        case 200, 201, 204, 301, 405: return // made, or there already
+        default:
+            let error = failure(response, shown)
+            throw CloudFileSystemError.server(status: response.status, message: "the server refused to make the folder \(shown) for the remote: \(error)")
+        }
+    }
+
     private func put(_ body: HTTPRequestBody, to path: String) async throws {
-        guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
+        let components = try CloudPath.components(path)
+        guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let parent = try CloudPath.parent(path)
+        let parentComponents = Array(components.dropLast())
         let small = switch body {
         case .none: true
         case .data(let data): Int64(data.count) <= Self.optimisticPutLimit
@@ -216,15 +245,32 @@ public final class WebDAVFileSystem: CloudFileSystem {
         case .form: false
         }
         if !small {
+            // A large body is not sent to find out: the remote's own folder is made sure of first (once).
+            if parentComponents.isEmpty, !rootCollectionMade.load(ordering: .relaxed) { try await makeRootCollection() }
             try await makeFolder(parent)
             try await putThroughTemporary(body, to: path, parent: parent)
             return
         }
-        var response = try await send(request("PUT", try url(path, folder: false), body: body))
+        // Into a folder not seen yet, one attempt: servers say "no such folder" with 409 (Apache), 404 (rclone) or 500
+        // (nginx), and a 500 must not be retried with backoff before the folder is made.
+        let put = request("PUT", try url(path, folder: false), body: body)
+        var response: HTTPResponse
+        if folders.contains(parentComponents) {
+            response = try await send(put)
+        } else {
+            var once = put
+            once.maximumAttempts = 1
+            do {
+                response = try await send(once)
+            } catch let error as CloudFileSystemError where error.isRetryable {
+                response = try await send(put) // a dropped connection, say: the shared policy takes over
+            }
+            if [408, 429].contains(response.status) || response.status >= 502 { response = try await send(put) }
+        }
         if [404, 409, 500].contains(response.status) {
-            // The parent vanished since it was known (or the server says so oddly): make it again, once.
+            // The parent is missing, or vanished since it was known: make it (the remote's own folder too), once.
             forgetFolders(under: parent)
-            try await makeFolder(parent)
+            if parentComponents.isEmpty { try await makeRootCollection() } else { try await makeFolder(parent) }
             response = try await send(request("PUT", try url(path, folder: false), body: body))
         }
         try await finishPut(response, path: path, parent: parent)

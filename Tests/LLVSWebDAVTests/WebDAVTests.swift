@@ -4,7 +4,7 @@ import LLVSConformance
 import LLVSHTTP
 import LLVSMocks
 import LLVSTestSupport
-import LLVSWebDAV
+@testable import LLVSWebDAV
 import Testing
 
 @Suite struct WebDAVMockTests {
@@ -18,6 +18,23 @@ import Testing
         options.largeFileSize = 10 * 1024 * 1024
         await expectConformance(fileSystem, options: options, skippable: ["expired-token"])
         #expect(mock.paths.isEmpty, "left behind: \(mock.paths.prefix(5))")
+    }
+
+    /// A first push into a folder not there yet: nginx answers the PUT with 500, Apache 409, rclone 404. Each is
+    /// taken as "make the folder" after one attempt, never retried with backoff first; a remote whose own folder
+    /// is missing is made too.
+    @Test(arguments: MockWebDAVServer.Flavor.allCases)
+    func aPutIntoAMissingFolderMakesItAfterOneAttempt(flavor: MockWebDAVServer.Flavor) async throws {
+        let mock = try MockWebDAVServer(flavor: flavor)
+        defer { mock.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url.appendingPathComponent("new remote/", isDirectory: true)),
+                                          http: quickClient())
+        try await fileSystem.upload(Data("x".utf8), to: "versions/one")
+        let puts = mock.log.filter { $0.method == "PUT" }
+        #expect(puts.count == 2, "\(puts.map(\.status))")
+        #expect(puts.first?.status == flavor.putParentMissingStatus)
+        #expect(try await fileSystem.download("versions/one") == Data("x".utf8))
+        #expect(mock.paths.contains("new remote/versions/one"))
     }
 
     @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
@@ -183,24 +200,36 @@ import Testing
     }
 }
 
-/// Apache and `rclone serve webdav` are installed by scripts/test; elsewhere a missing one is a skip that says why.
-/// In CI they must be there: the tests run and fail.
-let realServersMissing: String? = [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary].lazy.compactMap(RealWebDAVServer.unavailable).first
+/// Apache, nginx and `rclone serve webdav` are installed by scripts/test; elsewhere a missing one is a skip that says
+/// why. In CI they must be there: the tests run and fail.
+let realServersMissing: String? = [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, RealWebDAVServer.nginxBinary]
+    .lazy.compactMap(RealWebDAVServer.unavailable).first
 
 @Suite(.serialized, .enabled(if: realServersMissing == nil || RealWebDAVServer.inCI,
-                             "a real WebDAV server is missing (\(realServersMissing ?? "")); scripts/test installs Apache and rclone"))
+                             "a real WebDAV server is missing (\(realServersMissing ?? "")); scripts/test installs Apache, nginx and rclone"))
 struct WebDAVRealServerTests {
-    enum Kind: String, CaseIterable { case apache, rclone }
+    enum Kind: String, CaseIterable { case apache, nginx, rclone }
 
     func start(_ kind: Kind) async throws -> RealWebDAVServer {
-        let binary = kind == .apache ? RealWebDAVServer.apacheBinary : RealWebDAVServer.rcloneBinary
+        let binary = switch kind {
+        case .apache: RealWebDAVServer.apacheBinary
+        case .nginx: RealWebDAVServer.nginxBinary
+        case .rclone: RealWebDAVServer.rcloneBinary
+        }
         if let reason = RealWebDAVServer.unavailable(binary) { throw CloudFileSystemError.server(status: 0, message: "CI must have \(kind.rawValue): \(reason)") }
-        return try await kind == .apache ? RealWebDAVServer.apache() : RealWebDAVServer.rclone()
+        return switch kind {
+        case .apache: try await RealWebDAVServer.apache()
+        case .nginx: try await RealWebDAVServer.nginx()
+        case .rclone: try await RealWebDAVServer.rclone()
+        }
     }
 
+    /// A remote whose own folder, and its parent, are not there yet, as a user's first push meets it (with a name
+    /// that needs escaping and the brackets nginx writes raw in hrefs).
     func fileSystem(_ server: RealWebDAVServer) -> WebDAVFileSystem {
-        WebDAVFileSystem(configuration: WebDAVConfiguration(url: server.url, authentication: .basic(user: server.user, password: server.password)),
-                         http: quickClient())
+        let url = server.url.appendingPathComponent("not yet/sp ace[1]", isDirectory: true)
+        return WebDAVFileSystem(configuration: WebDAVConfiguration(url: url, authentication: .basic(user: server.user, password: server.password)),
+                                http: quickClient())
     }
 
     @Test(arguments: Kind.allCases)
@@ -286,5 +315,29 @@ func convergeAndBootstrap(through fileSystem: any CloudFileSystem) async throws 
         let log = mock.log
         #expect(!log.contains { $0.status == 401 }, "challenged: \(log.filter { $0.status == 401 }.map(\.method))")
         #expect(log.allSatisfy { $0.headers["Authorization"]?.hasPrefix("Basic ") == true })
+    }
+}
+
+/// nginx writes `[ ] ( ) '` raw in hrefs and escapes the rest; Foundation's URL refuses the raw ones and, escaped
+/// again, turns `%7B` into `%257B`. The connector reads hrefs itself.
+@Suite struct WebDAVHrefTests {
+    @Test func rawAndEscapedCharactersDecodeOnceWhateverTheServerEscaped() {
+        #expect(Href("/dav/sp%20ace[1]/brackets[]%7B%7D().txt", relativeTo: "/dav/").segments == ["dav", "sp ace[1]", "brackets[]{}().txt"])
+        #expect(Href("/dav/it's%2520", relativeTo: "/dav/").segments == ["dav", "it's%20"], "one decoding only")
+        #expect(Href("/dav/100%", relativeTo: "/dav/").segments == ["dav", "100%"], "a malformed escape is kept as written")
+        #expect(Href("a%20b", relativeTo: "/dav/x/").path == "/dav/x/a b")
+        #expect(Href("/dav/x/?q=1#f", relativeTo: "/").path == "/dav/x")
+    }
+
+    @Test func absoluteHrefsAreOnTheServerOnlyWithTheSameSchemeHostAndPort() throws {
+        let listed = try #require(URL(string: "http://127.0.0.1:8080/dav/"))
+        #expect(Href("http://127.0.0.1:8080/dav/a", relativeTo: "/dav/").isOnServer(of: listed))
+        #expect(Href("HTTP://user@127.0.0.1:8080/dav/a", relativeTo: "/dav/").isOnServer(of: listed))
+        #expect(!Href("http://127.0.0.1:9090/dav/a", relativeTo: "/dav/").isOnServer(of: listed))
+        #expect(!Href("https://127.0.0.1:8080/dav/a", relativeTo: "/dav/").isOnServer(of: listed))
+        #expect(!Href("http://evil.example/dav/a", relativeTo: "/dav/").isOnServer(of: listed))
+        let plain = try #require(URL(string: "https://dav.example.com/x/"))
+        #expect(Href("https://dav.example.com:443/x/a", relativeTo: "/x/").isOnServer(of: plain))
+        #expect(Href("http://[::1]:80/x", relativeTo: "/").host == "::1")
     }
 }

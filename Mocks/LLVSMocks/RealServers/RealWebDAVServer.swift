@@ -5,8 +5,8 @@ import LLVSHTTP
 import Glibc
 #endif
 
-/// Starts real WebDAV servers from Debian's packages (Apache with mod_dav, `rclone serve webdav`) on loopback, each
-/// with Basic authentication, and stops them when released. Tests and benchmarks use them side by side with the mocks.
+/// Starts real WebDAV servers from Debian's packages (Apache with mod_dav, nginx with dav-ext, `rclone serve webdav`)
+/// on loopback, each with Basic authentication, and stops them when released. Tests and benchmarks use them side by side with the mocks.
 public final class RealWebDAVServer: Sendable {
     public let name: String
     /// The collection's URL, ending in `/`.
@@ -20,10 +20,18 @@ public final class RealWebDAVServer: Sendable {
 
     public static let apacheBinary = "/usr/sbin/apache2"
     public static let rcloneBinary = "/usr/bin/rclone"
+    public static let nginxBinary = "/usr/sbin/nginx"
+    public static let nginxDAVModule = "/usr/lib/nginx/modules/ngx_http_dav_ext_module.so"
 
     /// Why a real server cannot run here, or nil when it can. In CI a missing server is a failure, not a skip.
     public static func unavailable(_ binary: String) -> String? {
-        FileManager.default.isExecutableFile(atPath: binary) ? nil : "\(binary) is not installed (apt-get install apache2 apache2-utils rclone)"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            return "\(binary) is not installed (apt-get install apache2 apache2-utils rclone nginx-core libnginx-mod-http-dav-ext)"
+        }
+        if binary == nginxBinary, !FileManager.default.fileExists(atPath: nginxDAVModule) {
+            return "\(nginxDAVModule) is not installed (apt-get install libnginx-mod-http-dav-ext)"
+        }
+        return nil
     }
 
     public static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] != nil }
@@ -114,6 +122,56 @@ public final class RealWebDAVServer: Sendable {
         if runAsRoot { try run("/bin/chown", ["-R", "www-data:www-data", folder.path]) }
         let process = try SpawnedProcess(["/usr/sbin/apache2", "-f", configPath.path, "-DFOREGROUND"])
         let server = RealWebDAVServer(name: "Apache mod_dav", url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data,
+                                      process: process, folder: folder)
+        try await server.waitUntilReady()
+        return server
+    }
+
+    /// nginx with its own WebDAV module (PUT, DELETE, MKCOL, COPY, MOVE) and dav-ext (PROPFIND, OPTIONS), as people
+    /// serve files with it; its quirks (a PUT into a missing folder is a 500, hrefs with raw `[ ] ( ) '`) are the
+    /// connector's to absorb.
+    public static func nginx() async throws -> RealWebDAVServer {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-nginx-\(UUID().uuidString)")
+        let data = folder.appendingPathComponent("dav")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let port = try freePort()
+        let passwords = folder.appendingPathComponent("htpasswd").path
+        try run("/usr/bin/htpasswd", ["-bc", passwords, "llvs", "s3cret-pass"])
+        let runAsRoot = getuid() == 0
+        let config = """
+            load_module \(nginxDAVModule);
+            \(runAsRoot ? "user www-data;" : "")
+            daemon off;
+            worker_processes 2;
+            pid \(folder.path)/nginx.pid;
+            error_log \(folder.path)/error.log;
+            events { worker_connections 512; }
+            http {
+                access_log off;
+                client_body_temp_path \(folder.path)/body;
+                proxy_temp_path \(folder.path)/proxy;
+                fastcgi_temp_path \(folder.path)/fastcgi;
+                uwsgi_temp_path \(folder.path)/uwsgi;
+                scgi_temp_path \(folder.path)/scgi;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(folder.path);
+                    location /dav/ {
+                        dav_methods PUT DELETE MKCOL COPY MOVE;
+                        dav_ext_methods PROPFIND OPTIONS;
+                        dav_access user:rw group:rw all:r;
+                        client_max_body_size 0;
+                        auth_basic "llvs";
+                        auth_basic_user_file \(passwords);
+                    }
+                }
+            }
+            """
+        let configPath = folder.appendingPathComponent("nginx.conf")
+        try config.write(to: configPath, atomically: true, encoding: .utf8)
+        if runAsRoot { try run("/bin/chown", ["-R", "www-data:www-data", folder.path]) }
+        let process = try SpawnedProcess([nginxBinary, "-c", configPath.path, "-p", folder.path + "/", "-e", folder.path + "/error.log"])
+        let server = RealWebDAVServer(name: "nginx dav-ext", url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data,
                                       process: process, folder: folder)
         try await server.waitUntilReady()
         return server

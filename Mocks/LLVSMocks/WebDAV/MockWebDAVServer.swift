@@ -13,7 +13,8 @@ public final class MockWebDAVServer: Sendable {
 
         var putReplaceStatus: Int { self == .rclone ? 201 : 204 }
         var mkcolExistingStatus: Int { self == .rclone ? 201 : 405 }
-        var putParentMissingStatus: Int { switch self { case .apache: 409; case .rclone: 404; case .nginx: 500 } }
+        /// What a PUT into a missing folder answers (tests hold the client to each).
+        public var putParentMissingStatus: Int { switch self { case .apache: 409; case .rclone: 404; case .nginx: 500 } }
         var allowsInfiniteDepth: Bool { self == .rclone }
         func etag(_ version: Int, _ size: Int64) -> String? {
             switch self {

@@ -151,7 +151,7 @@ public actor StoreCoordinator {
         guard store.history.isEmpty else { throw StoreError.storeNotEmpty(path: store.rootURL.path) }
         let outcome: BootstrapOutcome
         if let manifest = try await exchange.snapshotManifest() {
-            if manifest.format == SnapshotArchive.format {
+            if manifest.isReadable {
                 let temporary = store.temporaryFile("bootstrap")
                 defer { try? FileManager.default.removeItem(at: temporary) }
                 do {

@@ -73,7 +73,8 @@ extension CloudFileSystemExchange: SnapshotExchange {
         encoder.outputFormatting = [.sortedKeys]
         try await fileSystem.upload(try encoder.encode(manifest), to: manifestPath)
         // Only now, with the new manifest in place, does the old snapshot go.
-        if let previous, previous.snapshotId != snapshotId {
+        // The previous snapshot's folder goes (whatever its format), when its ID is one that can name a folder here.
+        if let previous, previous.snapshotId != snapshotId, previous.hasSafeID {
             try await fileSystem.removeFolder(path("snapshots", previous.snapshotId))
         }
         await removeOrphanSnapshotFolders(keeping: snapshotId)
@@ -96,6 +97,9 @@ extension CloudFileSystemExchange: SnapshotExchange {
     }
 
     public func downloadSnapshot(_ manifest: SnapshotManifest, to url: URL) async throws {
+        guard manifest.isReadable else {
+            throw ExchangeError.malformedFile(path: manifestPath, reason: "its format \(manifest.format) is not one this build reads")
+        }
         try manifest.validate(path: manifestPath)
         let folder = path("snapshots", manifest.snapshotId)
         let writer = try AtomicFileWriter(destination: url.path)

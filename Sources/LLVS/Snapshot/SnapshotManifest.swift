@@ -29,12 +29,23 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
         self.sha256 = sha256
     }
 
-    /// The rules LLVS applies before trusting a manifest, plus bounds that keep a hostile one from asking for
-    /// absurd work. `path` names the manifest in errors.
+    /// Whether this build reads the snapshot's chunks. Any other format is skipped before any check of the rest:
+    /// its sizes and chunks follow its own rules (an LLVS app's zip-v1 may hold chunks of any size).
+    public var isReadable: Bool { format == SnapshotArchive.format }
+
+    /// Whether `snapshotId` is safe to use as a folder name on the remote (1 to 128 ASCII letters, digits, - or _).
+    public var hasSafeID: Bool {
+        !snapshotId.isEmpty && snapshotId.count <= 128
+            && snapshotId.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
+    }
+
+    /// The rules LLVS applies before trusting a manifest of a format this build reads, plus bounds that keep a
+    /// hostile one from asking for absurd work; a manifest of another format passes unread. `path` names the
+    /// manifest in errors.
     public func validate(path: String) throws {
+        guard isReadable else { return }
         func invalid(_ reason: String) -> ExchangeError { .malformedFile(path: path, reason: reason) }
-        let allowed = snapshotId.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
-        guard !snapshotId.isEmpty, snapshotId.count <= 128, allowed else {
+        guard hasSafeID else {
             throw invalid("snapshotId must be 1 to 128 ASCII letters, digits, - or _")
         }
         guard totalSize >= 0, versionCount >= 0, chunkCount >= 0 else { throw invalid("sizes and counts must not be negative") }

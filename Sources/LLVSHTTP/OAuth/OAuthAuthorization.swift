@@ -84,7 +84,7 @@ public struct OAuthAuthorization: Sendable {
         let listener = try TCPListener(port: configuration.loopbackPort ?? 0)
         defer { listener.close() }
         let attempt = makeAttempt(redirectURI: "http://127.0.0.1:\(listener.port)/")
-        let redirect = Task { try await runBlocking { try LoopbackRedirect.wait(on: listener) } }
+        let redirect = BlockingWork { try LoopbackRedirect.wait(on: listener) }
         let watchdog = Task.detached {
             try await Task.sleep(for: timeout)
             listener.close()
