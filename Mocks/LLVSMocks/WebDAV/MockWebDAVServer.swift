@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 import LLVS
 import LLVSHTTP
 import Synchronization
@@ -31,9 +34,9 @@ public final class MockWebDAVServer: Sendable {
     public let flavor: Flavor
     /// The collection the mock serves (`/dav`).
     public let rootPath: String
-    private let tree: Mutex<[String: Node]>
+    let tree: Mutex<[String: Node]>
     private let credentials: (user: String, password: String)?
-    private let storage: URL
+    let storage: URL
     private let state: MockStateDirectory?
 
     enum Node {
@@ -87,59 +90,46 @@ public final class MockWebDAVServer: Sendable {
         guard let path = relativePath(request.rawPath) else { return .empty(404) }
         if path.split(separator: "/").contains("..") { return .empty(400) }
         let trailingSlash = request.rawPath.hasSuffix("/")
+        // A file's path with a trailing slash names nothing (Apache: 404 for GET, 400 for DELETE, 409 for PUT).
+        if trailingSlash, !path.isEmpty, case .file? = tree.withLock({ $0[path] }) {
+            switch request.method {
+            case "DELETE": return .empty(400)
+            case "PUT", "MKCOL": return .empty(409)
+            default: return .empty(404)
+            }
+        }
         switch request.method {
         case "PROPFIND": return propfind(path, request: request)
-        case "MKCOL": return persisting(mkcol(path))
+        case "MKCOL": return persisting(mkcol(path, request: request))
         case "PUT": return persisting(put(path, request: request))
         case "GET", "HEAD": return get(path, request: request)
         case "DELETE": return persisting(delete(path, trailingSlash: trailingSlash))
-        case "MOVE": return persisting(move(path, request: request))
-        case "OPTIONS": return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, MKCOL, MOVE"])
-        default: return .empty(405)
+        case "MOVE": return persisting(transfer(path, request: request, keepingSource: false))
+        case "COPY": return persisting(transfer(path, request: request, keepingSource: true))
+        case "OPTIONS": return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, MKCOL, COPY, MOVE"])
+        case "POST", "LOCK", "UNLOCK", "PROPPATCH": return .empty(405) // known methods this mock does not allow
+        default: return .empty(501)
         }
     }
 
     /// The tree path of a request path (percent-encoded, under the root path); nil outside the root.
-    private func relativePath(_ rawPath: String) -> String? {
+    func relativePath(_ rawPath: String) -> String? {
         guard rawPath == rootPath || rawPath.hasPrefix(rootPath + "/") else { return nil }
         let encodedRelative = String(rawPath.dropFirst(rootPath.count))
         return encodedRelative.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }.joined(separator: "/")
     }
 
-    /// MOVE (RFC 4918 9.9) of a file or a folder with everything in it to `Destination` (an absolute URL or a path
-    /// on this server): 201 when nothing was there, 204 when `Overwrite: T` replaced it, 412 with `Overwrite: F`
-    /// over something, 409 when the destination's parent is missing, 502 for another host.
-    private func move(_ path: String, request: IncomingRequest) -> MockResponse {
-        guard let destinationHeader = request.headers["Destination"] else { return .empty(400) }
-        var destinationPath = destinationHeader
-        if let url = URL(string: destinationHeader), url.host != nil {
-            guard url.port.map(UInt16.init) == server.port || url.port == nil else { return .empty(502) }
-            destinationPath = url.path(percentEncoded: true)
-        }
-        guard let target = relativePath(destinationPath), !target.isEmpty, !path.isEmpty,
-              !target.split(separator: "/").contains("..") else { return .empty(403) }
-        let overwrite = request.headers["Overwrite"]?.uppercased() != "F"
-        return tree.withLock { tree in
-            guard tree[path] != nil else { return .empty(404) }
-            guard case .folder? = tree[parent(target)] else { return .empty(409) }
-            guard target != path, !target.hasPrefix(path + "/") else { return .empty(403) }
-            let replaced = tree[target] != nil
-            if replaced {
-                guard overwrite else { return .empty(412) }
-                for key in Array(tree.keys) where key == target || key.hasPrefix(target + "/") { tree[key] = nil }
-            }
-            for key in Array(tree.keys) where key == path || key.hasPrefix(path + "/") {
-                tree[target + key.dropFirst(path.count)] = tree.removeValue(forKey: key)
-            }
-            return .empty(replaced ? 204 : 201)
-        }
-    }
-
-    private func parent(_ path: String) -> String {
+    func parent(_ path: String) -> String {
         path.split(separator: "/").dropLast().joined(separator: "/")
     }
 
     private func propfind(_ path: String, request: IncomingRequest) -> MockResponse {
+        // A body must be well-formed XML with well-formed namespaces (RFC 4918 8.2): otherwise 400.
+        if request.bodySize > 0 {
+            let parser = XMLParser(data: request.bodyData)
+            parser.shouldProcessNamespaces = true
+            guard parser.parse(), parser.parserError == nil else { return .empty(400) } // on Linux parse() can say true and still set an error
+        }
         let depth = request.headers["Depth"] ?? "infinity"
         if depth.lowercased() == "infinity", !flavor.allowsInfiniteDepth { return .empty(403) }
         let listing: [(String, Node)]? = tree.withLock { tree in
@@ -193,8 +183,10 @@ public final class MockWebDAVServer: Sendable {
             .replacingOccurrences(of: "\"", with: "&quot;")
     }
 
-    private func mkcol(_ path: String) -> MockResponse {
-        tree.withLock { tree in
+    /// MKCOL; a body (which RFC 4918 leaves undefined) is refused with 415, as Apache does.
+    private func mkcol(_ path: String, request: IncomingRequest) -> MockResponse {
+        guard request.bodySize == 0 else { return .empty(415) }
+        return tree.withLock { tree in
             if let existing = tree[path] {
                 if case .folder = existing { return .empty(flavor.mkcolExistingStatus) }
                 return .empty(405)
@@ -269,9 +261,16 @@ public final class MockWebDAVServer: Sendable {
         }
         return tree.withLock { tree in
             guard case .folder? = tree[parent(path)] else { return .empty(flavor.putParentMissingStatus) }
+            // Conditional PUT (RFC 9110 13.1): `If-None-Match: *` only creates; `If-Match` needs the current ETag.
+            if request.headers["If-None-Match"] == "*", tree[path] != nil { return .empty(412) }
+            if let wanted = request.headers["If-Match"] {
+                guard case .file(let old, _, let oldVersion)? = tree[path],
+                      wanted == "*" || wanted.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }).contains(flavor.etag(oldVersion, old.size) ?? "")
+                else { return .empty(412) }
+            }
             var version = 1
             switch tree[path] {
-            case .folder?: return .empty(405)
+            case .folder?: return .empty(flavor == .apache ? 409 : 405)
             case .file(let old, _, let oldVersion)?:
                 version = oldVersion + 1
                 if case .spooled(let url, _) = old { try? FileManager.default.removeItem(at: url) }
