@@ -41,6 +41,7 @@ extension MockWebDAVServer {
                     tree[target + key.dropFirst(path.count)] = tree.removeValue(forKey: key)
                 }
             }
+            transferProperties(from: path, to: target, keepingSource: keepingSource)
             return .empty(replaced ? 204 : 201)
         }
     }

@@ -35,6 +35,8 @@ public final class MockWebDAVServer: Sendable {
     /// The collection the mock serves (`/dav`).
     public let rootPath: String
     let tree: Mutex<[String: Node]>
+    /// Dead properties set by PROPPATCH, by path (kept in memory only, not in `--state`).
+    let deadProperties = Mutex<[String: [DAVPropertyName: String]]>([:])
     private let credentials: (user: String, password: String)?
     let storage: URL
     private let state: MockStateDirectory?
@@ -90,12 +92,12 @@ public final class MockWebDAVServer: Sendable {
         guard let path = relativePath(request.rawPath) else { return .empty(404) }
         if path.split(separator: "/").contains("..") { return .empty(400) }
         let trailingSlash = request.rawPath.hasSuffix("/")
-        // A file's path with a trailing slash names nothing (Apache: 404 for GET, 400 for DELETE, 409 for PUT).
+        // A file's path with a trailing slash names no file to read or delete (Apache: 404 for GET, 400 for DELETE).
         if trailingSlash, !path.isEmpty, case .file? = tree.withLock({ $0[path] }) {
             switch request.method {
+            case "GET", "HEAD": return .empty(404)
             case "DELETE": return .empty(400)
-            case "PUT", "MKCOL": return .empty(409)
-            default: return .empty(404)
+            default: break
             }
         }
         switch request.method {
@@ -106,8 +108,9 @@ public final class MockWebDAVServer: Sendable {
         case "DELETE": return persisting(delete(path, trailingSlash: trailingSlash))
         case "MOVE": return persisting(transfer(path, request: request, keepingSource: false))
         case "COPY": return persisting(transfer(path, request: request, keepingSource: true))
-        case "OPTIONS": return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, MKCOL, COPY, MOVE"])
-        case "POST", "LOCK", "UNLOCK", "PROPPATCH": return .empty(405) // known methods this mock does not allow
+        case "OPTIONS": return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE"])
+        case "PROPPATCH": return proppatch(path, request: request)
+        case "POST", "LOCK", "UNLOCK": return .empty(405) // known methods this mock does not allow
         default: return .empty(501)
         }
     }
@@ -124,12 +127,8 @@ public final class MockWebDAVServer: Sendable {
     }
 
     private func propfind(_ path: String, request: IncomingRequest) -> MockResponse {
-        // A body must be well-formed XML with well-formed namespaces (RFC 4918 8.2): otherwise 400.
-        if request.bodySize > 0 {
-            let parser = XMLParser(data: request.bodyData)
-            parser.shouldProcessNamespaces = true
-            guard parser.parse(), parser.parserError == nil else { return .empty(400) } // on Linux parse() can say true and still set an error
-        }
+        // A body must be a well-formed `DAV:propfind` (RFC 4918 9.1): otherwise 400.
+        guard let wanted = Self.propertyRequest(request.bodyData) else { return .empty(400) }
         let depth = request.headers["Depth"] ?? "infinity"
         if depth.lowercased() == "infinity", !flavor.allowsInfiniteDepth { return .empty(403) }
         let listing: [(String, Node)]? = tree.withLock { tree in
@@ -148,24 +147,9 @@ public final class MockWebDAVServer: Sendable {
         let p = flavor.prefix
         var xml = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\">"
         for (itemPath, node) in listing {
-            var href = rootPath + "/" + itemPath.split(separator: "/").map { Self.encode(String($0)) }.joined(separator: "/")
+            var href = href(itemPath)
             if case .folder = node, !itemPath.isEmpty { href += "/" }
-            if itemPath.isEmpty { href = rootPath + "/" }
-            xml += "<\(p):response><\(p):href>\(Self.xmlEscape(href))</\(p):href><\(p):propstat><\(p):prop>"
-            switch node {
-            case .folder(let modified):
-                xml += "<\(p):resourcetype><\(p):collection/></\(p):resourcetype><\(p):getlastmodified>\(HTTPDate.format(modified))</\(p):getlastmodified>"
-            case .file(let content, let modified, let version):
-                xml += "<\(p):resourcetype/><\(p):getcontentlength>\(content.size)</\(p):getcontentlength>"
-                xml += "<\(p):getlastmodified>\(HTTPDate.format(modified))</\(p):getlastmodified>"
-                if let etag = flavor.etag(version, content.size) { xml += "<\(p):getetag>\(Self.xmlEscape(etag))</\(p):getetag>" }
-            }
-            xml += "</\(p):prop><\(p):status>HTTP/1.1 200 OK</\(p):status></\(p):propstat>"
-            if flavor == .apache, case .folder = node {
-                // Apache reports the properties a collection lacks in a second propstat.
-                xml += "<\(p):propstat><\(p):prop><\(p):getcontentlength/><\(p):getetag/></\(p):prop><\(p):status>HTTP/1.1 404 Not Found</\(p):status></\(p):propstat>"
-            }
-            xml += "</\(p):response>"
+            xml += "<\(p):response><\(p):href>\(Self.xmlEscape(href))</\(p):href>" + propstats(node, path: itemPath, request: wanted) + "</\(p):response>"
         }
         xml += "</\(p):multistatus>"
         return .text(207, xml, contentType: "application/xml; charset=utf-8")
@@ -311,6 +295,7 @@ public final class MockWebDAVServer: Sendable {
                 try? FileManager.default.removeItem(at: url)
             }
             tree[path] = nil
+            removeProperties(under: path)
             return .empty(204)
         }
     }
