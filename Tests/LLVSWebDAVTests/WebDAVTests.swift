@@ -37,6 +37,20 @@ import Testing
         #expect(mock.paths.contains("new remote/versions/one"))
     }
 
+    /// Each flavour escapes hrefs its own way (nginx leaves `[ ] ( ) '` raw, rclone escapes `'`): names come back as
+    /// they were written, under a base path that needs escaping too.
+    @Test(arguments: MockWebDAVServer.Flavor.allCases)
+    func namesSurviveEachServersWayOfEscapingHrefs(flavor: MockWebDAVServer.Flavor) async throws {
+        let mock = try MockWebDAVServer(flavor: flavor)
+        defer { mock.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url.appendingPathComponent("sp ace[1]/", isDirectory: true)),
+                                          http: quickClient())
+        let names = ["brackets[]{}().txt", "it's 100%.txt", "a&b;c=d.txt"]
+        for name in names { try await fileSystem.upload(Data(name.utf8), to: "b/" + name) }
+        #expect(Set(try await fileSystem.listNames("b")) == Set(names))
+        for name in names { #expect(try await fileSystem.download("b/" + name) == Data(name.utf8)) }
+    }
+
     @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
         let mock = try MockWebDAVServer()
         defer { mock.stop() }

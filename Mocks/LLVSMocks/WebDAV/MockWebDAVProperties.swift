@@ -122,7 +122,7 @@ extension MockWebDAVServer {
 
     /// The href of a tree path, as the listings write it.
     func href(_ path: String) -> String {
-        path.isEmpty ? rootPath + "/" : rootPath + "/" + path.split(separator: "/").map { Self.encode(String($0)) }.joined(separator: "/")
+        path.isEmpty ? rootPath + "/" : rootPath + "/" + path.split(separator: "/").map { Self.encode(String($0), flavor: flavor) }.joined(separator: "/")
     }
 
     static func element(_ name: DAVPropertyName, _ value: String) -> String {

@@ -129,7 +129,8 @@ public final class MockWebDAVServer: Sendable {
     private func propfind(_ path: String, request: IncomingRequest) -> MockResponse {
         // A body must be a well-formed `DAV:propfind` (RFC 4918 9.1): otherwise 400.
         guard let wanted = Self.propertyRequest(request.bodyData) else { return .empty(400) }
-        let depth = request.headers["Depth"] ?? "infinity"
+        // No Depth means infinity (RFC 4918 9.1); nginx answers it as 0, with the resource alone.
+        let depth = request.headers["Depth"] ?? (flavor == .nginx ? "0" : "infinity")
         if depth.lowercased() == "infinity", !flavor.allowsInfiniteDepth { return .empty(403) }
         let listing: [(String, Node)]? = tree.withLock { tree in
             guard let node = tree[path] else { return nil }
@@ -155,10 +156,12 @@ public final class MockWebDAVServer: Sendable {
         return .text(207, xml, contentType: "application/xml; charset=utf-8")
     }
 
-    /// Percent-encodes a name as servers do in hrefs (Apache writes `&` as `%26`, others leave it for `&amp;`).
-    static func encode(_ name: String) -> String {
-        var allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$'()*+,;=:@")
-        allowed.insert("&")
+    /// Percent-encodes a name as the imitated server does in hrefs: nginx leaves `[ ] ( ) '` raw, rclone escapes
+    /// `'`, `&` is left for the XML's `&amp;`.
+    static func encode(_ name: String, flavor: Flavor = .apache) -> String {
+        var allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$()*+,;=:@&")
+        if flavor != .rclone { allowed.insert("'") }
+        if flavor == .nginx { allowed.insert(charactersIn: "[]") }
         return name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
     }
 
@@ -234,6 +237,8 @@ public final class MockWebDAVServer: Sendable {
     }
 
     private func put(_ path: String, request: IncomingRequest) -> MockResponse {
+        // nginx refuses a partial PUT outright.
+        if flavor == .nginx, request.headers["Content-Range"] != nil { return .empty(501) }
         let content: Content
         switch request.body {
         case .data(let data): content = .data(data)
