@@ -19,6 +19,9 @@ extension MockWebDAVServer {
         let overwrite = request.headers["Overwrite"]?.uppercased() != "F"
         let depth = request.headers["Depth"]?.lowercased() ?? "infinity"
         guard depth == "infinity" || (keepingSource && depth == "0") else { return .empty(400) }
+        if let refusal = writeRefusal(request, paths: keepingSource ? [target] : [path, target], subtree: keepingSource ? nil : path) {
+            return refusal
+        }
         return tree.withLock { tree in
             guard let source = tree[path] else { return .empty(404) }
             guard case .folder? = tree[parent(target)] else { return .empty(409) }
@@ -42,6 +45,7 @@ extension MockWebDAVServer {
                 }
             }
             transferProperties(from: path, to: target, keepingSource: keepingSource)
+            if !keepingSource { removeLocks(under: path) } // a moved resource leaves its locks behind (RFC 4918 9.9.4)
             return .empty(replaced ? 204 : 201)
         }
     }

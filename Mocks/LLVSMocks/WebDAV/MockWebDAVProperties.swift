@@ -76,6 +76,9 @@ extension MockWebDAVServer {
             add("getlastmodified", HTTPDate.format(modified))
             if let etag = flavor.etag(version, content.size) { add("getetag", Self.xmlEscape(etag)) }
         }
+        let locking = lockProperties(path)
+        add("supportedlock", locking.supported)
+        add("lockdiscovery", locking.discovery)
         let dead = deadProperties.withLock { $0[path] ?? [:] }.sorted { ($0.key.namespace, $0.key.name) < ($1.key.namespace, $1.key.name) }
         func liveElement(_ name: DAVPropertyName, _ value: String) -> String {
             value.isEmpty ? "<\(p):\(name.name)/>" : "<\(p):\(name.name)>\(value)</\(p):\(name.name)>"

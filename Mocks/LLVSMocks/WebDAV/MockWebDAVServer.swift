@@ -37,6 +37,8 @@ public final class MockWebDAVServer: Sendable {
     let tree: Mutex<[String: Node]>
     /// Dead properties set by PROPPATCH, by path (kept in memory only, not in `--state`).
     let deadProperties = Mutex<[String: [DAVPropertyName: String]]>([:])
+    /// Active locks (kept in memory only).
+    let locks = Mutex<[MockDAVLock]>([])
     private let credentials: (user: String, password: String)?
     let storage: URL
     private let state: MockStateDirectory?
@@ -100,6 +102,11 @@ public final class MockWebDAVServer: Sendable {
             default: break
             }
         }
+        // Writes to what a lock covers need its token; an If header must hold.
+        if ["PUT", "MKCOL", "PROPPATCH", "DELETE"].contains(request.method),
+           let refusal = writeRefusal(request, paths: [path], subtree: request.method == "DELETE" ? path : nil) {
+            return refusal
+        }
         switch request.method {
         case "PROPFIND": return propfind(path, request: request)
         case "MKCOL": return persisting(mkcol(path, request: request))
@@ -108,9 +115,12 @@ public final class MockWebDAVServer: Sendable {
         case "DELETE": return persisting(delete(path, trailingSlash: trailingSlash))
         case "MOVE": return persisting(transfer(path, request: request, keepingSource: false))
         case "COPY": return persisting(transfer(path, request: request, keepingSource: true))
-        case "OPTIONS": return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE"])
+        case "OPTIONS":
+            return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK"])
         case "PROPPATCH": return proppatch(path, request: request)
-        case "POST", "LOCK", "UNLOCK": return .empty(405) // known methods this mock does not allow
+        case "LOCK": return lock(path, request: request)
+        case "UNLOCK": return unlock(path, request: request)
+        case "POST": return .empty(405)
         default: return .empty(501)
         }
     }
@@ -211,7 +221,7 @@ public final class MockWebDAVServer: Sendable {
     }
 
     /// After a change: the tree written to the state folder (new contents linked in, unused ones removed).
-    private func persisting(_ response: MockResponse) -> MockResponse {
+    func persisting(_ response: MockResponse) -> MockResponse {
         guard let state, response.status < 400 else { return response }
         tree.withLock { tree in
             var entries: [Saved.Entry] = []
@@ -301,6 +311,7 @@ public final class MockWebDAVServer: Sendable {
             }
             tree[path] = nil
             removeProperties(under: path)
+            removeLocks(under: path)
             return .empty(204)
         }
     }
