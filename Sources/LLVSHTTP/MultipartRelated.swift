@@ -75,30 +75,33 @@ public enum MultipartParts {
         return boundary.isEmpty ? nil : boundary
     }
 
-    /// The parts in order; nil when the body is not well formed.
+    /// The parts in order; nil when the body is not well formed. Lines end in CRLF as RFC 2046 says, or in LF alone
+    /// (what Google's Python client writes, and Drive accepts): the style after the first delimiter is the body's.
     public static func parse(_ body: Data, contentType: String) -> [Part]? {
         guard contentType.lowercased().hasPrefix("multipart/"), let boundary = boundary(contentType) else { return nil }
         let delimiter = Data("--\(boundary)".utf8)
         var parts: [Part] = []
         guard var cursor = body.range(of: delimiter)?.upperBound else { return nil }
+        let newline = body[cursor...].starts(with: Data("\r\n".utf8)) ? Data("\r\n".utf8) : Data("\n".utf8)
         while true {
-            // After a delimiter: "--" ends the body, CRLF starts a part.
+            // After a delimiter: "--" ends the body, a line break starts a part.
             if body[cursor...].starts(with: Data("--".utf8)) { return parts }
-            guard body[cursor...].starts(with: Data("\r\n".utf8)) else { return nil }
-            let partStart = cursor + 2
-            guard let next = body.range(of: Data("\r\n".utf8) + delimiter, in: partStart..<body.endIndex) else { return nil }
+            guard body[cursor...].starts(with: newline) else { return nil }
+            let partStart = cursor + newline.count
+            guard let next = body.range(of: newline + delimiter, in: partStart..<body.endIndex) else { return nil }
             let part = body[partStart..<next.lowerBound]
             let headerEnd: Range<Data.Index>
-            if part.starts(with: Data("\r\n".utf8)) {
-                headerEnd = part.startIndex..<(part.startIndex + 2) // a part without headers
+            if part.starts(with: newline) {
+                headerEnd = part.startIndex..<(part.startIndex + newline.count) // a part without headers
             } else {
-                guard let end = part.range(of: Data("\r\n\r\n".utf8)) else { return nil }
+                guard let end = part.range(of: newline + newline) else { return nil }
                 headerEnd = end
             }
             var headers: [String: String] = [:]
-            for line in String(decoding: part[part.startIndex..<headerEnd.lowerBound], as: UTF8.self).split(separator: "\r\n") {
+            let lines = String(decoding: part[part.startIndex..<headerEnd.lowerBound], as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            for line in lines {
                 let pieces = line.split(separator: ":", maxSplits: 1)
-                if pieces.count == 2 { headers[pieces[0].trimmingCharacters(in: .whitespaces).lowercased()] = pieces[1].trimmingCharacters(in: .whitespaces) }
+                if pieces.count == 2 { headers[pieces[0].trimmingCharacters(in: .whitespaces).lowercased()] = pieces[1].trimmingCharacters(in: .whitespacesAndNewlines) }
             }
             parts.append(Part(headers: headers, data: Data(part[headerEnd.upperBound...])))
             cursor = next.upperBound

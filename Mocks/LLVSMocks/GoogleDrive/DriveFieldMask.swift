@@ -48,6 +48,7 @@ struct DriveFieldMask: Sendable {
     /// Keeps the masked fields of `object`; a field the schema does not have is an error, as Drive answers
     /// "Invalid field selection".
     func apply(to object: [String: Any], schema: DriveSchema) throws -> [String: Any] {
+        try validate(against: schema)
         if everything { return object }
         var result: [String: Any] = [:]
         for (name, mask) in fields {
@@ -69,17 +70,45 @@ struct DriveFieldMask: Sendable {
     }
 }
 
+extension DriveFieldMask {
+    /// Every field named must be one the resource has, whether or not the answer holds it (an empty listing
+    /// refuses `files(bogus)` as a full one does). Parts of a field this schema keeps whole are not checked.
+    func validate(against schema: DriveSchema) throws {
+        for (name, mask) in fields where name != "*" {
+            guard let inner = schema.fields[name] else { throw Invalid(field: name) }
+            if let mask, let inner { try mask.validate(against: inner) }
+        }
+    }
+}
+
 /// The fields a resource has, for checking masks; nil for a field with no parts.
 struct DriveSchema: Sendable {
     var fields: [String: DriveSchema?]
 
+    /// Drive v3's File resource, every field (the objects among them kept whole: their parts are not checked).
     static let file = DriveSchema(fields: Dictionary(uniqueKeysWithValues: [
-        "kind", "id", "name", "mimeType", "parents", "trashed", "explicitlyTrashed", "createdTime", "modifiedTime", "size",
-        "md5Checksum", "sha256Checksum", "version", "headRevisionId", "description", "starred", "spaces", "webViewLink",
+        "kind", "driveId", "fileExtension", "copyRequiresWriterPermission", "md5Checksum", "contentHints", "writersCanShare",
+        "viewedByMe", "mimeType", "exportLinks", "parents", "thumbnailLink", "iconLink", "shared", "lastModifyingUser", "owners",
+        "headRevisionId", "sharingUser", "webViewLink", "webContentLink", "size", "viewersCanCopyContent", "permissions",
+        "hasThumbnail", "spaces", "folderColorRgb", "id", "name", "description", "starred", "trashed", "explicitlyTrashed",
+        "createdTime", "modifiedTime", "modifiedByMeTime", "viewedByMeTime", "sharedWithMeTime", "quotaBytesUsed", "version",
+        "originalFilename", "ownedByMe", "fullFileExtension", "properties", "appProperties", "isAppAuthorized", "teamDriveId",
+        "capabilities", "hasAugmentedPermissions", "trashingUser", "thumbnailVersion", "trashedTime", "modifiedByMe",
+        "permissionIds", "imageMediaMetadata", "videoMediaMetadata", "shortcutDetails", "contentRestrictions", "resourceKey",
+        "linkShareMetadata", "labelInfo", "sha1Checksum", "sha256Checksum", "inheritedPermissionsDisabled", "downloadRestrictions",
     ].map { ($0, DriveSchema?.none) }))
     static let fileList = DriveSchema(fields: ["kind": nil, "incompleteSearch": nil, "nextPageToken": nil, "files": file])
-    static let change = DriveSchema(fields: ["kind": nil, "changeType": nil, "time": nil, "removed": nil, "fileId": nil, "file": file])
+    static let drive = DriveSchema(fields: Dictionary(uniqueKeysWithValues: [
+        "id", "name", "colorRgb", "kind", "backgroundImageLink", "capabilities", "themeId", "backgroundImageFile", "createdTime",
+        "hidden", "restrictions", "orgUnitId",
+    ].map { ($0, DriveSchema?.none) }))
+    static let change = DriveSchema(fields: ["kind": nil, "changeType": nil, "time": nil, "removed": nil, "fileId": nil, "file": file,
+                                             "driveId": nil, "drive": drive, "teamDriveId": nil, "teamDrive": nil])
     static let changeList = DriveSchema(fields: ["kind": nil, "nextPageToken": nil, "newStartPageToken": nil, "changes": change])
+    static let about = DriveSchema(fields: Dictionary(uniqueKeysWithValues: [
+        "kind", "user", "storageQuota", "driveThemes", "canCreateDrives", "importFormats", "exportFormats", "appInstalled",
+        "maxImportSizes", "maxUploadSize", "folderColorPalette", "teamDriveThemes", "canCreateTeamDrives",
+    ].map { ($0, DriveSchema?.none) }))
 
     /// A field sent whole (no mask of its own).
     static let whole: DriveFieldMask? = nil

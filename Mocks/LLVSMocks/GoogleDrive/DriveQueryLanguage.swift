@@ -236,8 +236,9 @@ indirect enum DriveQuery: Sendable, Equatable {
 
 /// Drive's times: RFC 3339 in UTC with milliseconds.
 enum MockDriveTime {
+    /// RFC 3339 in UTC with milliseconds and `Z`, as Drive writes times (`2026-12-01T01:34:12.236Z`).
     static func format(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
 
     static func parse(_ text: String) -> Date? {

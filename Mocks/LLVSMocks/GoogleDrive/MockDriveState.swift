@@ -121,6 +121,8 @@ struct MockDriveState: Sendable {
     /// A new item in a folder; Drive never refuses a duplicate name.
     mutating func create(_ metadata: MockDriveMetadata, content: MockContent?, md5: String?, defaultName: String = "Untitled") throws -> MockDriveItem {
         let parents = (metadata.parents ?? [rootID]).map(resolve)
+        // Since 2020 an item has exactly one parent.
+        guard parents.count <= 1 else { throw Self.cannotAddParent }
         for parent in parents {
             guard let folder = tree[parent] else { throw MockDriveError.notFound(parent) }
             guard folder.isFolder else { throw MockDriveError.badRequest("The parent \(parent) is not a folder.") }
@@ -156,10 +158,29 @@ struct MockDriveState: Sendable {
         let id = try item(id).id
         let adding = adding.map(resolve), removing = removing.map(resolve)
         for parent in adding where tree[parent]?.isFolder != true { throw MockDriveError.notFound(parent) }
+        // One parent only: adding one needs the old one removed in the same request.
+        let current = tree[id]?.parents ?? []
+        guard Set(current).subtracting(removing).union(adding).count <= 1 else { throw Self.cannotAddParent }
+        // A folder cannot go into itself or anything below it.
+        for parent in adding {
+            var ancestor: String? = parent
+            while let next = ancestor {
+                if next == id { throw MockDriveError.forbidden(reason: "cannotMoveFolderIntoItself", message: "A folder cannot be moved into itself or one of its descendants.") }
+                ancestor = tree[next]?.parents.first
+            }
+        }
         tree.update(id) { item in
             for parent in adding where !item.parents.contains(parent) { item.parents.append(parent) }
             item.parents.removeAll { removing.contains($0) }
         }
+    }
+
+    static let cannotAddParent = MockDriveError.forbidden(reason: "cannotAddParent", message: "Increasing the number of parents is not allowed.")
+
+    /// Deletes every trashed item for good (`files.emptyTrash`); returns spooled files to remove.
+    mutating func emptyTrash() -> [URL] {
+        let trashed = items.values.filter { $0.trashed }.map(\.id)
+        return trashed.flatMap { id in tree[id] == nil ? [] : (try? delete(id)) ?? [] }
     }
 
     /// Deletes an item for good, and everything inside it when it is a folder; returns spooled files to remove.

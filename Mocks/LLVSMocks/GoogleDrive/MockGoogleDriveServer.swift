@@ -172,6 +172,12 @@ public final class MockGoogleDriveServer: Sendable {
         let query = request.query
         switch (request.method, parts.count, parts.first) {
         case ("GET", 1, "files"): return try list(query)
+        case ("GET", 2, "files") where parts[1] == "generateIds": return try generateIDs(query)
+        case ("DELETE", 2, "files") where parts[1] == "trash":
+            let spooled = state.withLock { $0.emptyTrash() }
+            for url in spooled { try? FileManager.default.removeItem(at: url) }
+            return .empty(204)
+        case ("POST", 3, "files") where parts[2] == "copy": return try copy(parts[1], request)
         case ("POST", 1, "files"): return try createMetadataOnly(request)
         case ("GET", 2, "files"):
             if query["alt"] == "media" { return try download(parts[1], request) }
@@ -187,10 +193,14 @@ public final class MockGoogleDriveServer: Sendable {
             return .json(200, ["kind": "drive#startPageToken", "startPageToken": String(token)])
         case ("GET", 1, "changes"): return try changes(query)
         case ("GET", 1, "about"):
+            // Drive requires `fields` here (and nowhere else).
+            guard let fields = query["fields"] else { throw MockDriveError.invalidParameter(location: "fields", message: "The 'fields' parameter is required for this method.") }
             let usage = state.withLock { $0.usage }
-            var quota: [String: Any] = ["usage": String(usage), "usageInDrive": String(usage)]
+            var quota: [String: Any] = ["usage": String(usage), "usageInDrive": String(usage), "usageInDriveTrash": "0"]
             if let limit = settings.quotaBytes { quota["limit"] = String(limit) }
-            return .json(200, ["kind": "drive#about", "storageQuota": quota, "user": ["displayName": "Mock User", "emailAddress": "mock@example.com"]])
+            let about: [String: Any] = ["kind": "drive#about", "storageQuota": quota, "maxUploadSize": "5242880000000",
+                                        "user": ["kind": "drive#user", "displayName": "Mock User", "emailAddress": "mock@example.com", "me": true]]
+            return .json(200, try DriveFieldMask.parse(fields).apply(to: about, schema: .about))
         default:
             return Self.error(404, "notFound", "Not Found")
         }
@@ -235,6 +245,41 @@ public final class MockGoogleDriveServer: Sendable {
             return object
         }
         return .json(200, try mask.apply(to: object, schema: .fileList))
+    }
+
+    /// `files.generateIds`: IDs a client may give new files (`count` 1…1000, 10 by default).
+    private func generateIDs(_ query: [String: String]) throws -> MockResponse {
+        let count = try query["count"].map { text -> Int in
+            guard let count = Int(text), (1...1000).contains(count) else {
+                throw MockDriveError.invalidParameter(location: "count", message: "Invalid value '\(text)'. Values must be within the range: [1, 1000]")
+            }
+            return count
+        } ?? 10
+        return .json(200, ["kind": "drive#generatedIds", "space": query["space"] ?? "drive", "ids": (0..<count).map { _ in "1" + MockDriveID.make() }])
+    }
+
+    /// `files.copy` of a file (not a folder): same contents under a new ID, in the parent given or the source's.
+    private func copy(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
+        let metadata = try MockDriveMetadata(json: request.bodyData)
+        let item = try state.withLock { state -> MockDriveItem in
+            let source = try state.item(id)
+            guard !source.isFolder else { throw MockDriveError.forbidden(reason: "fileNotCopyable", message: "The file cannot be copied: folders cannot be copied.") }
+            var copy = metadata
+            copy.name = metadata.name ?? source.name
+            copy.mimeType = metadata.mimeType ?? source.mimeType
+            copy.parents = metadata.parents ?? source.parents
+            let content: MockContent? = switch source.content {
+            case .data(let data)?: .data(data)
+            case .spooled(let url, let size)?:
+                { () -> MockContent? in
+                    let kept = url.deletingLastPathComponent().appendingPathComponent(UUID().uuidString)
+                    return (try? FileManager.default.copyItem(at: url, to: kept)).map { .spooled(kept, size: size) }
+                }()
+            case nil: nil
+            }
+            return try state.create(copy, content: content, md5: source.md5)
+        }
+        return try fileAnswer(item, fields: request.query["fields"])
     }
 
     private func createMetadataOnly(_ request: IncomingRequest) throws -> MockResponse {
@@ -390,6 +435,7 @@ extension MockOAuthServer.Settings {
         settings.deviceScopes = ["https://www.googleapis.com/auth/drive.file", "https://www.googleapis.com/auth/drive.appdata",
                                  "openid", "email", "profile"]
         settings.invalidGrantDescription = "Token has been expired or revoked."
+        settings.refreshTokenNeedsOfflineAccess = true
         settings.deviceVerificationField = "verification_url"
         settings.unauthorizedBody = #"{"error":{"errors":[{"domain":"global","reason":"authError","message":"Invalid Credentials","locationType":"header","location":"Authorization"}],"code":401,"message":"Invalid Credentials"}}"#
         return settings

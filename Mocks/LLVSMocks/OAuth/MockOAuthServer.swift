@@ -24,6 +24,8 @@ public final class MockOAuthServer: Sendable {
         public var deviceScopes: Set<String>?
         /// Whether the authorize endpoint requires an S256 PKCE challenge (pCloud has no PKCE and ignores one).
         public var requiresPKCE = true
+        /// Google: a refresh token only for an authorization asked with `access_type=offline`.
+        public var refreshTokenNeedsOfflineAccess = false
         /// Extra fields in the redirect back to the client (pCloud's `hostname` and `locationid`).
         public var extraRedirectFields: [(String, String)] = []
         public var deviceInterval = 1
@@ -54,7 +56,7 @@ public final class MockOAuthServer: Sendable {
     private let state = Mutex(State())
 
     struct State {
-        var codes: [String: (challenge: String, redirectURI: String)] = [:]
+        var codes: [String: (challenge: String, redirectURI: String, offline: Bool)] = [:]
         var accessTokens: [String: Date] = [:]
         var refreshTokens: Set<String> = []
         var devices: [String: (userCode: String, approved: Bool, lastPoll: Date?)] = [:]
@@ -178,11 +180,19 @@ public final class MockOAuthServer: Sendable {
         if settings.issuesRefreshTokens { object["expires_in"] = Int(settings.accessTokenLifetime) }
         if let refresh { object["refresh_token"] = refresh }
         for (key, value) in settings.extraTokenFields { object[key] = value }
-        return .json(200, object)
+        return Self.uncached(.json(200, object))
     }
 
+    /// Token endpoint answers carry `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 5.1), errors too.
     private func error(_ status: Int, _ code: String, _ description: String) -> MockResponse {
-        .json(status, ["error": code, "error_description": description])
+        Self.uncached(.json(status, ["error": code, "error_description": description]))
+    }
+
+    private static func uncached(_ response: MockResponse) -> MockResponse {
+        var response = response
+        response.headers["Cache-Control"] = "no-store"
+        response.headers["Pragma"] = "no-cache"
+        return response
     }
 
     // MARK: Serving
@@ -204,11 +214,13 @@ public final class MockOAuthServer: Sendable {
         guard query["response_type"] == "code", let redirect = query["redirect_uri"], challenge != nil || !settings.requiresPKCE else {
             return error(400, "invalid_request", "response_type=code, redirect_uri and an S256 code_challenge are required")
         }
-        guard redirect.hasPrefix("http://127.0.0.1:") || redirect.hasPrefix("http://localhost:") else {
-            return error(400, "invalid_request", "only loopback redirect URIs are registered")
+        // Loopback redirects on any port are registered for installed apps (IPv4, IPv6 and localhost); others are not.
+        guard ["http://127.0.0.1:", "http://[::1]:", "http://localhost:"].contains(where: redirect.hasPrefix) else {
+            return error(400, "redirect_uri_mismatch", "The redirect URI in the request, \(redirect), does not match the ones registered")
         }
         let code = "code-" + PKCE.base64URL(PKCE.randomBytes(12))
-        state.withLock { $0.codes[code] = (challenge ?? "", redirect) }
+        let offline = !settings.refreshTokenNeedsOfflineAccess || query["access_type"] == "offline"
+        state.withLock { $0.codes[code] = (challenge ?? "", redirect, offline) }
         var location = redirect + (redirect.contains("?") ? "&" : "?") + "code=\(code)"
         if let stateValue = query["state"] { location += "&state=" + FormEncoding.escape(stateValue) }
         for (name, value) in settings.extraRedirectFields { location += "&\(FormEncoding.escape(name))=\(FormEncoding.escape(value))" }
@@ -246,7 +258,7 @@ public final class MockOAuthServer: Sendable {
                     return error(400, "invalid_grant", "the PKCE code_verifier does not match the challenge")
                 }
                 let (access, refresh, _) = mint(&state)
-                return tokenAnswer(access, refresh)
+                return tokenAnswer(access, issued.offline ? refresh : nil)
             }
         case "refresh_token":
             return state.withLock { state -> MockResponse in
