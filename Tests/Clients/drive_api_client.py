@@ -62,6 +62,12 @@ def main():
                                    media_body=media, fields="id,name,size,md5Checksum,mimeType,modifiedTime,parents").execute()
     check(int(created["size"]) == len(small) and created["md5Checksum"] == hashlib.md5(small).hexdigest(), f"multipart upload: {created}")
     check(created["modifiedTime"].endswith("Z"), f"times are RFC 3339 UTC: {created['modifiedTime']}")
+    check(created["mimeType"] == "text/plain", f"the media part's type is the file's: {created}")
+    kept = drive.files().get(fileId=created["id"], fields="description,appProperties").execute()
+    check(kept.get("description") == "a note" and kept.get("appProperties") == {"origin": "sdk"}, f"writable metadata kept: {kept}")
+    dated = drive.files().update(fileId=created["id"], body={"modifiedTime": "2020-02-02T02:02:02.000Z", "appProperties": {"origin": None}},
+                                 fields="modifiedTime,appProperties").execute()
+    check(dated["modifiedTime"] == "2020-02-02T02:02:02.000Z" and "appProperties" not in dated, f"modifiedTime set, property removed: {dated}")
 
     big = bytes((i * 7 + 3) % 251 for i in range(1024 * 1024 + 12345))
     media = MediaIoBaseUpload(io.BytesIO(big), mimetype="application/octet-stream", chunksize=256 * 1024, resumable=True)

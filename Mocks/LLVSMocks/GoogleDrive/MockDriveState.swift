@@ -16,6 +16,10 @@ struct MockDriveItem: MockTreeItem {
     var content: MockContent?
     var md5: String?
     var version = 1
+    /// Writable metadata a client sets and reads back.
+    var description: String?
+    var appProperties: [String: String] = [:]
+    var properties: [String: String] = [:]
 
     init(id: String, name: String, mimeType: String, parents: [String], createdTime: Date, modifiedTime: Date) {
         self.id = id
@@ -42,6 +46,9 @@ struct MockDriveItem: MockTreeItem {
             object["size"] = String(content.size)
             if let md5 { object["md5Checksum"] = md5 }
         }
+        if let description { object["description"] = description }
+        if !appProperties.isEmpty { object["appProperties"] = appProperties }
+        if !properties.isEmpty { object["properties"] = properties }
         return object
     }
 }
@@ -62,6 +69,11 @@ struct MockDriveMetadata: Sendable {
     var mimeType: String?
     var parents: [String]?
     var trashed: Bool?
+    var description: String?
+    var modifiedTime: Date?
+    /// Keys to set (a value) or remove (nil), as a patch gives them.
+    var appProperties: [String: String?] = [:]
+    var properties: [String: String?] = [:]
 
     init(json data: Data) throws {
         guard !data.isEmpty else { return }
@@ -73,6 +85,30 @@ struct MockDriveMetadata: Sendable {
         parents = object["parents"] as? [String]
         trashed = object["trashed"] as? Bool
         if object["parents"] != nil, parents == nil { throw MockDriveError.badRequest("parents must be a list of IDs") }
+        description = object["description"] as? String
+        if let text = object["modifiedTime"] as? String {
+            guard let date = MockDriveTime.parse(text) else { throw MockDriveError.invalidParameter(location: "modifiedTime", message: "Invalid value for modifiedTime: \(text)") }
+            modifiedTime = date
+        }
+        for (key, target) in [("appProperties", \MockDriveMetadata.appProperties), ("properties", \MockDriveMetadata.properties)] {
+            guard let value = object[key] else { continue }
+            guard let map = value as? [String: Any] else { throw MockDriveError.badRequest("\(key) must be an object of strings") }
+            self[keyPath: target] = try map.mapValues { value -> String? in
+                if value is NSNull { return nil }
+                guard let text = value as? String else { throw MockDriveError.badRequest("\(key) values must be strings") }
+                return text
+            }
+        }
+    }
+}
+
+extension MockDriveMetadata {
+    /// Description, properties (a nil value removes the key) and a client-given modification time.
+    func applyWritable(to item: inout MockDriveItem) {
+        if let description { item.description = description }
+        for (key, value) in appProperties { item.appProperties[key] = value }
+        for (key, value) in properties { item.properties[key] = value }
+        if let modifiedTime { item.modifiedTime = modifiedTime }
     }
 }
 
@@ -135,6 +171,7 @@ struct MockDriveState: Sendable {
             item.content = content ?? .data(Data())
             item.md5 = md5 ?? DigestStream.hex(Data(), .md5)
         }
+        metadata.applyWritable(to: &item)
         tree.insert(item)
         return item
     }
@@ -151,6 +188,7 @@ struct MockDriveState: Sendable {
                 item.version += 1
             }
             item.modifiedTime = time
+            metadata.applyWritable(to: &item)
         }!
     }
 

@@ -27,12 +27,15 @@ extension MockGoogleDriveServer {
             guard parsed[1].data.count <= settings.multipartLimit else {
                 throw MockDriveError.badRequest("Media larger than \(settings.multipartLimit) bytes must be sent by resumable upload.")
             }
-            let metadata = try MockDriveMetadata(json: parsed[0].data)
+            var metadata = try MockDriveMetadata(json: parsed[0].data)
+            // Without a mimeType in the metadata, the media part's type is the file's.
+            if metadata.mimeType == nil, target == nil { metadata.mimeType = parsed[1].contentType }
             return try store(.data(parsed[1].data), metadata: metadata, target: target, fields: query["fields"])
         case "media":
             return try store(try MockContent.keeping(request.body, in: storage), metadata: try MockDriveMetadata(json: Data()), target: target, fields: query["fields"])
         case "resumable":
-            let metadata = try MockDriveMetadata(json: request.bodyData)
+            var metadata = try MockDriveMetadata(json: request.bodyData)
+            if metadata.mimeType == nil, target == nil { metadata.mimeType = request.headers["X-Upload-Content-Type"] }
             let total = try request.headers["X-Upload-Content-Length"].map { text -> Int64 in
                 guard let value = Int64(text), value >= 0 else { throw MockDriveError.badRequest("Invalid X-Upload-Content-Length \(text)") }
                 return value

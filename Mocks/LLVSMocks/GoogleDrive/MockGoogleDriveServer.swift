@@ -357,12 +357,19 @@ public final class MockGoogleDriveServer: Sendable {
             /// The content's name under `files/` and its size (files only).
             var file: String?
             var size: Int64?
+            /// Writable metadata (absent in states saved before the mock kept it).
+            var description: String?
+            var appProperties: [String: String]?
+            var properties: [String: String]?
 
             func item(in directory: MockStateDirectory) -> MockDriveItem {
                 var item = MockDriveItem(id: id, name: name, mimeType: mimeType, parents: parents, createdTime: createdTime, modifiedTime: modifiedTime)
                 item.trashed = trashed
                 item.md5 = md5
                 item.version = version
+                item.description = description
+                item.appProperties = appProperties ?? [:]
+                item.properties = properties ?? [:]
                 if let file { item.content = .spooled(directory.file(file), size: size ?? 0) }
                 return item
             }
@@ -381,7 +388,8 @@ public final class MockGoogleDriveServer: Sendable {
             let items = live.map { item in
                 Saved.Item(id: item.id, name: item.name, mimeType: item.mimeType, parents: item.parents, trashed: item.trashed,
                            createdTime: item.createdTime, modifiedTime: item.modifiedTime, md5: item.md5, version: item.version,
-                           file: files[item.id], size: item.content?.size)
+                           file: files[item.id], size: item.content?.size, description: item.description,
+                           appProperties: item.appProperties.isEmpty ? nil : item.appProperties, properties: item.properties.isEmpty ? nil : item.properties)
             }
             try? directory.save(Saved(rootID: rootID, items: items.sorted { ($0.createdTime, $0.id) < ($1.createdTime, $1.id) }, tokens: tokens))
         }
