@@ -1,6 +1,6 @@
 """Drives the Google Drive mock with Google's own API client (google-api-python-client from PyPI, with its bundled
 discovery document), as a user pointing their client at `llvs-mock gdrive` would: about, folders, both upload kinds
-(multipart with the client's LF line endings, resumable in chunks), listing with paging and a query, metadata with
+(multipart with the client's LF line endings, resumable in chunks), listing with paging, a query and an order, metadata with
 the fields real clients ask for, ranged downloads, rename and move, copy, generated IDs, the changes feed, trash and
 delete, empty trash, and the errors Drive gives. Where the library and the mock disagree, the mock is wrong.
 
@@ -93,6 +93,11 @@ def main():
         names += [f["name"] for f in page.get("files", [])]
         request = drive.files().list_next(request, page)
     check(sorted(names) == sorted(["small.txt", "big.bin"] + [f"page-{i}" for i in range(5)]), f"paged listing: {names}")
+
+    ordered = drive.files().list(q=f"'{folder['id']}' in parents", orderBy="folder,name desc", fields="files(name)").execute()["files"]
+    expected = [f"page-{i}" for i in reversed(range(5))] + ["small.txt", "big.bin"]
+    check([f["name"] for f in ordered] == expected, f"orderBy folder,name desc: {ordered}")
+    refused(drive.files().list(orderBy="size"), 400, "an unknown orderBy key")
 
     buffer = io.BytesIO()
     download = MediaIoBaseDownload(buffer, drive.files().get_media(fileId=response["id"]), chunksize=300 * 1024)

@@ -166,6 +166,17 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.tokenSource.file.path)) == tokenBefore, "the token file is untouched")
     }
 
+    /// Drive may keep only part of a resumable chunk; its 308 says how much, and the connector sends the rest again.
+    @Test func aChunkKeptOnlyInPartIsCompletedFromTheRangeDriveGives() async throws {
+        let fixture = try DriveFixture { $0.multipartLimit = 256 * 1024 }
+        fixture.mock.keepOnlyPartOfNextChunks(2)
+        let data = bytes(3 * 1024 * 1024 + 100, seed: 21)
+        try await fixture.fileSystem.upload(data, to: "short/chunks.bin")
+        #expect(try await fixture.fileSystem.download("short/chunks.bin") == data)
+        let chunks = fixture.mock.log.filter { $0.method == "PUT" && $0.target.contains("upload_id=") }
+        #expect(chunks.count > 4, "the parts Drive did not keep were sent again (\(chunks.count) chunk requests)")
+    }
+
     @Test func theChangesFeedReportsNewAndRemovedFilesOfTheWatchedFolders() async throws {
         let fixture = try DriveFixture()
         try await fixture.fileSystem.makeFolder("feed")

@@ -152,3 +152,48 @@ import Testing
         #expect(again.oauth.refreshCount == 0, "the saved access token is still accepted")
     }
 }
+
+/// Google's OAuth endpoints as the mock answers them, by raw requests: loopback redirects on 127.0.0.1, [::1] or
+/// localhost only (redirect_uri_mismatch otherwise), PKCE optional, a refresh token only with access_type=offline,
+/// and token answers never cached.
+@Suite struct MockGoogleOAuthTests {
+    let mock: MockGoogleDriveServer
+    let http = quickClient()
+
+    init() throws { mock = try MockGoogleDriveServer() }
+
+    /// The code from the authorize redirect, or the error answer.
+    func authorize(redirect: String, extra: [(String, String)] = []) async throws -> (code: String?, response: HTTPResponse) {
+        let url = try URLEscaping.url(mock.endpoint, mock.oauth.authorizePath, [("client_id", mock.oauth.settings.clientId), ("response_type", "code"),
+                                                                                  ("redirect_uri", redirect), ("scope", "https://www.googleapis.com/auth/drive.file")] + extra)
+        var request = HTTPRequest(url: url)
+        request.followsRedirects = false
+        let response = try await http.send(request)
+        let location = response.headers["Location"].flatMap(URLComponents.init(string:))
+        return (location?.queryItems?.first { $0.name == "code" }?.value, response)
+    }
+
+    func exchange(_ code: String, redirect: String) async throws -> HTTPResponse {
+        let body = FormEncoding.encode([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+                                        ("client_id", mock.oauth.settings.clientId), ("client_secret", mock.oauth.settings.clientSecret ?? "")])
+        return try await http.send(HTTPRequest(method: "POST", url: mock.endpoint.appendingPathComponent(mock.oauth.tokenPath),
+                                               headers: ["Content-Type": "application/x-www-form-urlencoded"], body: .data(body)))
+    }
+
+    @Test func loopbackRedirectsWithoutPKCEAndOfflineAccessDecidesTheRefreshToken() async throws {
+        let wrong = try await authorize(redirect: "https://example.com/callback")
+        #expect(wrong.code == nil && wrong.response.status == 400 && wrong.response.text.contains("redirect_uri_mismatch"), "\(wrong.response.text)")
+
+        let online = try await authorize(redirect: "http://[::1]:53682/")
+        let onlineCode = try #require(online.code, "an IPv6 loopback redirect without PKCE is accepted")
+        let first = try await exchange(onlineCode, redirect: "http://[::1]:53682/")
+        #expect(first.status == 200 && first.headers["Cache-Control"] == "no-store")
+        #expect(!first.text.contains("refresh_token"), "no refresh token without access_type=offline: \(first.text)")
+
+        let offline = try await authorize(redirect: "http://127.0.0.1:53682/", extra: [("access_type", "offline")])
+        let answer = try await exchange(try #require(offline.code), redirect: "http://127.0.0.1:53682/")
+        #expect(answer.text.contains("refresh_token"), "\(answer.text)")
+        let reused = try await exchange(try #require(offline.code), redirect: "http://127.0.0.1:53682/")
+        #expect(reused.status == 400 && reused.headers["Cache-Control"] == "no-store", "an error answer is not cached either")
+    }
+}

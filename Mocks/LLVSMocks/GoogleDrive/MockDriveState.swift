@@ -128,6 +128,8 @@ struct MockDriveState: Sendable {
     /// A listing's remaining pages: the query and the IDs it matched when its first page was asked for.
     var pageTokens: [String: (query: String, ids: ArraySlice<String>)] = [:]
     var rejectRemaining = 0
+    /// Resumable chunks still to come of which only part is kept (the fault `keepOnlyPartOfNextChunks`).
+    var shortChunksToCome = 0
 
     init(rootID: String) {
         let now = Date()

@@ -77,6 +77,9 @@ public final class MockGoogleDriveServer: Sendable {
     public func rejectNextRequests(_ count: Int) { state.withLock { $0.rejectRemaining += count } }
     /// Makes every open upload session forgotten, as Drive does after a week.
     public func expireUploadSessions() { state.withLock { $0.sessions.expireAll() } }
+    /// The next `count` resumable chunks (not final, at least two granules) are kept only in part, as Drive may do:
+    /// its 308 names a shorter Range than was sent.
+    public func keepOnlyPartOfNextChunks(_ count: Int) { state.withLock { $0.shortChunksToCome += count } }
     /// Refuses every changes page token handed out so far (400 invalid value, as for a token Drive does not know).
     public func expireChangeCursors() { state.withLock { $0.tree.forgetChanges() } }
     /// Forgets every upload session once this many more chunks have been stored (a deterministic mid-upload expiry).
@@ -224,6 +227,7 @@ public final class MockGoogleDriveServer: Sendable {
         let mask = try query["fields"].map(DriveFieldMask.parse) ?? DriveSchema.defaultFileList
         let q = query["q"] ?? ""
         let parsed = q.isEmpty ? nil : try DriveQuery.parse(q)
+        let order = try query["orderBy"].map(DriveOrder.parse)
         let object: [String: Any] = try state.withLock { state in
             // Like Drive, a listing is a snapshot taken at its first page; later pages continue it.
             let matches: ArraySlice<String>
@@ -233,7 +237,8 @@ public final class MockGoogleDriveServer: Sendable {
                 }
                 matches = saved.ids
             } else {
-                matches = ArraySlice(try state.search(parsed).map(\.id))
+                let found = try state.search(parsed)
+                matches = ArraySlice((order.map { $0.sorted(found) } ?? found).map(\.id))
             }
             let page = matches.prefix(pageSize).compactMap { state.items[$0] }
             var object: [String: Any] = ["kind": "drive#fileList", "incompleteSearch": false, "files": page.map { state.json($0) }]
@@ -444,6 +449,9 @@ extension MockOAuthServer.Settings {
                                  "openid", "email", "profile"]
         settings.invalidGrantDescription = "Token has been expired or revoked."
         settings.refreshTokenNeedsOfflineAccess = true
+        // PKCE is optional at Google (a confidential client may do without); the redirect URI is always repeated.
+        settings.requiresPKCE = false
+        settings.exchangeNeedsRedirectURI = true
         settings.deviceVerificationField = "verification_url"
         settings.unauthorizedBody = #"{"error":{"errors":[{"domain":"global","reason":"authError","message":"Invalid Credentials","locationType":"header","location":"Authorization"}],"code":401,"message":"Invalid Credentials"}}"#
         return settings
@@ -457,4 +465,46 @@ private final class DriveHandlerBox: Sendable {
         guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
         return mock.handle(request)
     }
+}
+
+/// `orderBy`: comma-separated keys, each optionally followed by ` desc` (`folder,name_natural desc`). The keys this
+/// mock can order by are sorted on; the others Drive knows (the ones about viewing and sharing) keep creation order;
+/// an unknown key is refused as Drive refuses it.
+struct DriveOrder {
+    var keys: [(name: String, descending: Bool)]
+
+    static let known: Set<String> = ["createdTime", "folder", "modifiedByMeTime", "modifiedTime", "name", "name_natural",
+                                     "quotaBytesUsed", "recency", "sharedWithMeTime", "starred", "viewedByMeTime"]
+
+    static func parse(_ text: String) throws -> DriveOrder {
+        var keys: [(String, Bool)] = []
+        for part in text.split(separator: ",") {
+            let words = part.split(separator: " ").map(String.init)
+            guard let name = words.first, known.contains(name), words.count == 1 || (words.count == 2 && words[1].lowercased() == "desc") else {
+                throw MockDriveError.invalidParameter(location: "orderBy", message: "Invalid Value")
+            }
+            keys.append((name, words.count == 2))
+        }
+        return DriveOrder(keys: keys)
+    }
+
+    func sorted(_ items: [MockDriveItem]) -> [MockDriveItem] {
+        items.sorted { a, b in
+            for key in keys {
+                let order: ComparisonResult = switch key.name {
+                case "name": compare(a.name, b.name)
+                case "name_natural": a.name.localizedStandardCompare(b.name)
+                case "createdTime": compare(a.createdTime, b.createdTime)
+                case "modifiedTime", "modifiedByMeTime", "recency": compare(a.modifiedTime, b.modifiedTime)
+                case "folder": compare(a.isFolder ? 0 : 1, b.isFolder ? 0 : 1)
+                case "quotaBytesUsed": compare(a.content?.size ?? 0, b.content?.size ?? 0)
+                default: .orderedSame
+                }
+                if order != .orderedSame { return (order == .orderedAscending) != key.descending }
+            }
+            return false
+        }
+    }
+
+    private func compare<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult { a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame }
 }

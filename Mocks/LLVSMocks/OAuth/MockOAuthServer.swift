@@ -24,6 +24,8 @@ public final class MockOAuthServer: Sendable {
         public var deviceScopes: Set<String>?
         /// Whether the authorize endpoint requires an S256 PKCE challenge (pCloud has no PKCE and ignores one).
         public var requiresPKCE = true
+        /// Whether the code exchange must repeat the redirect URI; nil: as PKCE (Box and pCloud do not ask for it).
+        public var exchangeNeedsRedirectURI: Bool?
         /// Google: a refresh token only for an authorization asked with `access_type=offline`.
         public var refreshTokenNeedsOfflineAccess = false
         /// Extra fields in the redirect back to the client (pCloud's `hostname` and `locationid`).
@@ -250,7 +252,7 @@ public final class MockOAuthServer: Sendable {
                     return error(400, "invalid_grant", "the code is unknown or was used already")
                 }
                 // Box and pCloud do not ask for the redirect URI again; when it is sent it must match.
-                guard form["redirect_uri"].map({ $0 == issued.redirectURI }) ?? !settings.requiresPKCE else {
+                guard form["redirect_uri"].map({ $0 == issued.redirectURI }) ?? !(settings.exchangeNeedsRedirectURI ?? settings.requiresPKCE) else {
                     return error(400, "invalid_grant", "redirect_uri does not match")
                 }
                 // Services without PKCE (Box, pCloud) issued the code without a challenge; a verifier then proves nothing.
