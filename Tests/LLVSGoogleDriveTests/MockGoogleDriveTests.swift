@@ -163,9 +163,9 @@ import Testing
     init() throws { mock = try MockGoogleDriveServer() }
 
     /// The code from the authorize redirect, or the error answer.
-    func authorize(redirect: String, extra: [(String, String)] = []) async throws -> (code: String?, response: HTTPResponse) {
+    func authorize(redirect: String, scope: String = "https://www.googleapis.com/auth/drive.file", extra: [(String, String)] = []) async throws -> (code: String?, response: HTTPResponse) {
         let url = try URLEscaping.url(mock.endpoint, mock.oauth.authorizePath, [("client_id", mock.oauth.settings.clientId), ("response_type", "code"),
-                                                                                  ("redirect_uri", redirect), ("scope", "https://www.googleapis.com/auth/drive.file")] + extra)
+                                                                                  ("redirect_uri", redirect), ("scope", scope)] + extra)
         var request = HTTPRequest(url: url)
         request.followsRedirects = false
         let response = try await http.send(request)
@@ -195,5 +195,26 @@ import Testing
         #expect(answer.text.contains("refresh_token"), "\(answer.text)")
         let reused = try await exchange(try #require(offline.code), redirect: "http://127.0.0.1:53682/")
         #expect(reused.status == 400 && reused.headers["Cache-Control"] == "no-store", "an error answer is not cached either")
+    }
+
+    /// A token granted `drive.file` sees what this app made and nothing else; the full `drive` scope sees all.
+    @Test func aDriveFileTokenSeesOnlyWhatThisAppMade() async throws {
+        let mine = try mock.addFile(named: "mine.txt", data: Data("m".utf8))
+        let theirs = try mock.addFile(named: "theirs.txt", data: Data("t".utf8), byThisApp: false)
+        func token(_ scope: String) async throws -> String {
+            let granted = try await authorize(redirect: "http://127.0.0.1:53682/", scope: scope)
+            let answer = try await exchange(try #require(granted.code), redirect: "http://127.0.0.1:53682/")
+            return try #require((try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])?["access_token"] as? String)
+        }
+        func get(_ target: String, _ token: String) async throws -> HTTPResponse {
+            try await http.send(HTTPRequest(url: try #require(URL(string: mock.endpoint.absoluteString + target)), headers: ["Authorization": "Bearer \(token)"]))
+        }
+        let limited = try await token("https://www.googleapis.com/auth/drive.file")
+        let listing = try await get("/drive/v3/files?fields=files(id)", limited)
+        #expect(listing.text.contains(mine) && !listing.text.contains(theirs), "\(listing.text)")
+        #expect(try await get("/drive/v3/files/\(theirs)", limited).status == 404)
+        let full = try await token("https://www.googleapis.com/auth/drive")
+        #expect(try await get("/drive/v3/files/\(theirs)", full).status == 200)
+        #expect(try await get("/drive/v3/files?fields=files(id)", full).text.contains(theirs))
     }
 }

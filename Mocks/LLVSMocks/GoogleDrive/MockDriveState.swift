@@ -20,6 +20,8 @@ struct MockDriveItem: MockTreeItem {
     var description: String?
     var appProperties: [String: String] = [:]
     var properties: [String: String] = [:]
+    /// Made through this app's API calls; a token with only the `drive.file` scope sees nothing else.
+    var createdByThisApp = true
 
     init(id: String, name: String, mimeType: String, parents: [String], createdTime: Date, modifiedTime: Date) {
         self.id = id
@@ -153,6 +155,12 @@ struct MockDriveState: Sendable {
     }
 
     func isTrashed(_ id: String) -> Bool { tree.isTrashed(id) }
+
+    /// Whether a `drive.file` token may see an item: the root, and what this app made (unknown IDs answer 404 later).
+    func isVisibleToThisApp(_ id: String) -> Bool {
+        let id = resolve(id)
+        return id == rootID || items[id]?.createdByThisApp != false
+    }
 
     func json(_ item: MockDriveItem) -> [String: Any] { item.json(trashed: isTrashed(item.id)) }
 

@@ -8,7 +8,7 @@ import LLVSHTTP
 extension MockGoogleDriveServer {
     static let chunkGranularity: Int64 = 256 * 1024
 
-    func upload(_ request: IncomingRequest, _ path: String) throws -> MockResponse {
+    func upload(_ request: IncomingRequest, _ path: String, restricted: Bool) throws -> MockResponse {
         let query = request.query
         if let sessionID = query["upload_id"] { return try chunk(sessionID, request) }
         let parts = path.split(separator: "/").map(String.init)
@@ -30,12 +30,14 @@ extension MockGoogleDriveServer {
             var metadata = try MockDriveMetadata(json: parsed[0].data)
             // Without a mimeType in the metadata, the media part's type is the file's.
             if metadata.mimeType == nil, target == nil { metadata.mimeType = parsed[1].contentType }
+            try checkParents(metadata, restricted: restricted)
             return try store(.data(parsed[1].data), metadata: metadata, target: target, fields: query["fields"])
         case "media":
             return try store(try MockContent.keeping(request.body, in: storage), metadata: try MockDriveMetadata(json: Data()), target: target, fields: query["fields"])
         case "resumable":
             var metadata = try MockDriveMetadata(json: request.bodyData)
             if metadata.mimeType == nil, target == nil { metadata.mimeType = request.headers["X-Upload-Content-Type"] }
+            try checkParents(metadata, restricted: restricted)
             let total = try request.headers["X-Upload-Content-Length"].map { text -> Int64 in
                 guard let value = Int64(text), value >= 0 else { throw MockDriveError.badRequest("Invalid X-Upload-Content-Length \(text)") }
                 return value

@@ -94,26 +94,31 @@ public final class MockGoogleDriveServer: Sendable {
     public func count(named name: String) -> Int { state.withLock { $0.items.values.filter { $0.name == name }.count } }
     public var itemCount: Int { state.withLock { $0.items.count - 1 } }
 
-    /// Adds a file directly (for duplicate-name tests); returns its ID.
+    /// Adds a file directly (for duplicate-name tests); returns its ID. `byThisApp: false` makes it as another app
+    /// or the Drive web page would: a `drive.file` token does not see it.
     @discardableResult
-    public func addFile(named name: String, in parentID: String = "root", data: Data) throws -> String {
+    public func addFile(named name: String, in parentID: String = "root", data: Data, byThisApp: Bool = true) throws -> String {
         try state.withLock { state in
             var metadata = try MockDriveMetadata(json: Data())
             metadata.name = name
             metadata.parents = [parentID]
-            return try state.create(metadata, content: .data(data), md5: DigestStream.hex(data, .md5)).id
+            let id = try state.create(metadata, content: .data(data), md5: DigestStream.hex(data, .md5)).id
+            _ = state.tree.update(id) { $0.createdByThisApp = byThisApp }
+            return id
         }
     }
 
-    /// Adds a folder directly; returns its ID.
+    /// Adds a folder directly; returns its ID (`byThisApp` as for `addFile`).
     @discardableResult
-    public func addFolder(named name: String, in parentID: String = "root") throws -> String {
+    public func addFolder(named name: String, in parentID: String = "root", byThisApp: Bool = true) throws -> String {
         try state.withLock { state in
             var metadata = try MockDriveMetadata(json: Data())
             metadata.name = name
             metadata.parents = [parentID]
             metadata.mimeType = MockDriveItem.folderType
-            return try state.create(metadata, content: nil, md5: nil).id
+            let id = try state.create(metadata, content: nil, md5: nil).id
+            _ = state.tree.update(id) { $0.createdByThisApp = byThisApp }
+            return id
         }
     }
 
@@ -148,9 +153,13 @@ public final class MockGoogleDriveServer: Sendable {
             state.rejectRemaining -= 1
             return true
         }) { return unauthorized() }
+        // A token granted only `drive.file` sees the items this app made, nothing else (Drive's least privilege).
+        let scopes = oauth.grantedScopes(request.headers["Authorization"])
+        let restricted = scopes.map { !$0.contains("https://www.googleapis.com/auth/drive") } ?? false
         do {
-            let answer = if isUpload { try upload(request, String(path.dropFirst("/upload/drive/v3".count))) }
-                         else { try api(request, String(path.dropFirst("/drive/v3".count))) }
+            if restricted { try hideOtherAppsItems(request, path: path) }
+            let answer = if isUpload { try upload(request, String(path.dropFirst("/upload/drive/v3".count)), restricted: restricted) }
+                         else { try api(request, String(path.dropFirst("/drive/v3".count)), restricted: restricted) }
             if stateDirectory != nil, request.method != "GET", answer.status < 300 { persist() }
             return answer
         } catch let error as MockDriveError {
@@ -170,18 +179,37 @@ public final class MockGoogleDriveServer: Sendable {
         return answer
     }
 
-    private func api(_ request: IncomingRequest, _ path: String) throws -> MockResponse {
+    /// For a `drive.file` token: an item another app made, named in the path or in `addParents`, is not found.
+    private func hideOtherAppsItems(_ request: IncomingRequest, path: String) throws {
+        let parts = path.split(separator: "/").map(String.init)
+        var named: [String] = []
+        if let index = parts.firstIndex(of: "files"), index + 1 < parts.count { named.append(parts[index + 1]) }
+        named += (request.query["addParents"] ?? "").split(separator: ",").map(String.init)
+        try state.withLock { state in
+            for id in named where !state.isVisibleToThisApp(id) { throw MockDriveError.notFound(id) }
+        }
+    }
+
+    /// For a `drive.file` token: new items may only go into folders this app made (or the root).
+    func checkParents(_ metadata: MockDriveMetadata, restricted: Bool) throws {
+        guard restricted else { return }
+        try state.withLock { state in
+            for id in metadata.parents ?? [] where !state.isVisibleToThisApp(id) { throw MockDriveError.notFound(id) }
+        }
+    }
+
+    private func api(_ request: IncomingRequest, _ path: String, restricted: Bool) throws -> MockResponse {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         let query = request.query
         switch (request.method, parts.count, parts.first) {
-        case ("GET", 1, "files"): return try list(query)
+        case ("GET", 1, "files"): return try list(query, restricted: restricted)
         case ("GET", 2, "files") where parts[1] == "generateIds": return try generateIDs(query)
         case ("DELETE", 2, "files") where parts[1] == "trash":
             let spooled = state.withLock { $0.emptyTrash() }
             for url in spooled { try? FileManager.default.removeItem(at: url) }
             return .empty(204)
-        case ("POST", 3, "files") where parts[2] == "copy": return try copy(parts[1], request)
-        case ("POST", 1, "files"): return try createMetadataOnly(request)
+        case ("POST", 3, "files") where parts[2] == "copy": return try copy(parts[1], request, restricted: restricted)
+        case ("POST", 1, "files"): return try createMetadataOnly(request, restricted: restricted)
         case ("GET", 2, "files"):
             if query["alt"] == "media" { return try download(parts[1], request) }
             let item = try state.withLock { try $0.item(parts[1]) }
@@ -194,7 +222,7 @@ public final class MockGoogleDriveServer: Sendable {
         case ("GET", 2, "changes") where parts[1] == "startPageToken":
             let token = state.withLock { $0.tree.feedPosition($0.changes.count) + 1 }
             return .json(200, ["kind": "drive#startPageToken", "startPageToken": String(token)])
-        case ("GET", 1, "changes"): return try changes(query)
+        case ("GET", 1, "changes"): return try changes(query, restricted: restricted)
         case ("GET", 1, "about"):
             // Drive requires `fields` here (and nowhere else).
             guard let fields = query["fields"] else { throw MockDriveError.invalidParameter(location: "fields", message: "The 'fields' parameter is required for this method.") }
@@ -217,7 +245,7 @@ public final class MockGoogleDriveServer: Sendable {
         return .json(200, try mask.apply(to: object, schema: .file))
     }
 
-    private func list(_ query: [String: String]) throws -> MockResponse {
+    private func list(_ query: [String: String], restricted: Bool) throws -> MockResponse {
         let pageSize = try query["pageSize"].map { text -> Int in
             guard let size = Int(text), (1...settings.maximumPageSize).contains(size) else {
                 throw MockDriveError.invalidParameter(location: "pageSize", message: "Invalid value '\(text)'. Values must be within the range: [1, \(settings.maximumPageSize)]")
@@ -237,7 +265,7 @@ public final class MockGoogleDriveServer: Sendable {
                 }
                 matches = saved.ids
             } else {
-                let found = try state.search(parsed)
+                let found = try state.search(parsed).filter { !restricted || $0.createdByThisApp }
                 matches = ArraySlice((order.map { $0.sorted(found) } ?? found).map(\.id))
             }
             let page = matches.prefix(pageSize).compactMap { state.items[$0] }
@@ -264,8 +292,9 @@ public final class MockGoogleDriveServer: Sendable {
     }
 
     /// `files.copy` of a file (not a folder): same contents under a new ID, in the parent given or the source's.
-    private func copy(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
+    private func copy(_ id: String, _ request: IncomingRequest, restricted: Bool) throws -> MockResponse {
         let metadata = try MockDriveMetadata(json: request.bodyData)
+        try checkParents(metadata, restricted: restricted)
         let item = try state.withLock { state -> MockDriveItem in
             let source = try state.item(id)
             guard !source.isFolder else { throw MockDriveError.forbidden(reason: "fileNotCopyable", message: "The file cannot be copied: folders cannot be copied.") }
@@ -287,8 +316,9 @@ public final class MockGoogleDriveServer: Sendable {
         return try fileAnswer(item, fields: request.query["fields"])
     }
 
-    private func createMetadataOnly(_ request: IncomingRequest) throws -> MockResponse {
+    private func createMetadataOnly(_ request: IncomingRequest, restricted: Bool) throws -> MockResponse {
         let metadata = try MockDriveMetadata(json: request.bodyData)
+        try checkParents(metadata, restricted: restricted)
         let item = try state.withLock { try $0.create(metadata, content: nil, md5: nil) }
         return try fileAnswer(item, fields: request.query["fields"])
     }
@@ -314,7 +344,7 @@ public final class MockGoogleDriveServer: Sendable {
         return content.response(range: request.headers["Range"], headers: ["Content-Type": item.mimeType])
     }
 
-    private func changes(_ query: [String: String]) throws -> MockResponse {
+    private func changes(_ query: [String: String], restricted: Bool) throws -> MockResponse {
         // Tokens are feed positions + 1, as Drive's start at 1.
         guard let token = query["pageToken"], let position = Int(token), position >= 1 else {
             throw MockDriveError.invalidParameter(location: "pageToken", message: "Invalid Value")
@@ -331,7 +361,7 @@ public final class MockGoogleDriveServer: Sendable {
             if start - 1 < end {
                 // Drive reports each file once, in its latest state: a change superseded later is left out.
                 for (offset, change) in state.changes[(start - 1)..<end].enumerated()
-                where state.latestChange[change.id] == start - 1 + offset {
+                where state.latestChange[change.id] == start - 1 + offset && (!restricted || state.items[change.id]?.createdByThisApp != false) {
                     var entry: [String: Any] = ["kind": "drive#change", "changeType": "file", "fileId": change.id,
                                                 "time": MockDriveTime.format(change.time), "removed": change.removed]
                     if !change.removed, let item = state.items[change.id] { entry["file"] = state.json(item) }
@@ -366,6 +396,7 @@ public final class MockGoogleDriveServer: Sendable {
             var description: String?
             var appProperties: [String: String]?
             var properties: [String: String]?
+            var createdElsewhere: Bool?
 
             func item(in directory: MockStateDirectory) -> MockDriveItem {
                 var item = MockDriveItem(id: id, name: name, mimeType: mimeType, parents: parents, createdTime: createdTime, modifiedTime: modifiedTime)
@@ -375,6 +406,7 @@ public final class MockGoogleDriveServer: Sendable {
                 item.description = description
                 item.appProperties = appProperties ?? [:]
                 item.properties = properties ?? [:]
+                item.createdByThisApp = createdElsewhere != true
                 if let file { item.content = .spooled(directory.file(file), size: size ?? 0) }
                 return item
             }
@@ -394,7 +426,8 @@ public final class MockGoogleDriveServer: Sendable {
                 Saved.Item(id: item.id, name: item.name, mimeType: item.mimeType, parents: item.parents, trashed: item.trashed,
                            createdTime: item.createdTime, modifiedTime: item.modifiedTime, md5: item.md5, version: item.version,
                            file: files[item.id], size: item.content?.size, description: item.description,
-                           appProperties: item.appProperties.isEmpty ? nil : item.appProperties, properties: item.properties.isEmpty ? nil : item.properties)
+                           appProperties: item.appProperties.isEmpty ? nil : item.appProperties, properties: item.properties.isEmpty ? nil : item.properties,
+                           createdElsewhere: item.createdByThisApp ? nil : true)
             }
             try? directory.save(Saved(rootID: rootID, items: items.sorted { ($0.createdTime, $0.id) < ($1.createdTime, $1.id) }, tokens: tokens))
         }

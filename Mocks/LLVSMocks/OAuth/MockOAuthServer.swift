@@ -58,10 +58,13 @@ public final class MockOAuthServer: Sendable {
     private let state = Mutex(State())
 
     struct State {
-        var codes: [String: (challenge: String, redirectURI: String, offline: Bool)] = [:]
+        var codes: [String: (challenge: String, redirectURI: String, offline: Bool, scope: String?)] = [:]
+        /// The scope granted with each access and refresh token, where the client asked for one (tokens a test
+        /// issues directly have none: everything is granted).
+        var grantedScopes: [String: String] = [:]
         var accessTokens: [String: Date] = [:]
         var refreshTokens: Set<String> = []
-        var devices: [String: (userCode: String, approved: Bool, lastPoll: Date?)] = [:]
+        var devices: [String: (userCode: String, approved: Bool, lastPoll: Date?, scope: String?)] = [:]
         var refreshCount = 0
         /// When the last refresh was answered (wall clock), to measure how long a client takes to keep its answer.
         var lastRefreshAnswered: Date?
@@ -117,16 +120,19 @@ public final class MockOAuthServer: Sendable {
     public struct Tokens: Codable, Sendable {
         public var access: [String: Date]
         public var refresh: [String]
+        /// The scopes granted with them (absent in states saved before scopes were kept).
+        public var scopes: [String: String]?
     }
 
     public var tokens: Tokens {
-        get { state.withLock { Tokens(access: $0.accessTokens, refresh: Array($0.refreshTokens)) } }
+        get { state.withLock { Tokens(access: $0.accessTokens, refresh: Array($0.refreshTokens), scopes: $0.grantedScopes) } }
     }
 
     public func restore(_ tokens: Tokens) {
         state.withLock { state in
             state.accessTokens.merge(tokens.access) { _, saved in saved }
             state.refreshTokens.formUnion(tokens.refresh)
+            state.grantedScopes.merge(tokens.scopes ?? [:]) { _, saved in saved }
         }
     }
     public var invalidGrantCount: Int { state.withLock { $0.invalidGrantCount } }
@@ -136,6 +142,14 @@ public final class MockOAuthServer: Sendable {
         guard let header, header.hasPrefix("Bearer ") else { return false }
         let token = String(header.dropFirst(7))
         return state.withLock { state in state.accessTokens[token].map { $0 > now() } ?? false }
+    }
+
+    /// The scopes granted with the access token in an `Authorization: Bearer` header; nil when none were asked for
+    /// (a token a test issued directly: everything is granted).
+    public func grantedScopes(_ header: String?) -> Set<String>? {
+        guard let header, header.hasPrefix("Bearer ") else { return nil }
+        let token = String(header.dropFirst(7))
+        return state.withLock { $0.grantedScopes[token] }.map { Set($0.split(separator: " ").map(String.init)) }
     }
 
     /// The 401 answer a service gives a missing, expired or revoked token.
@@ -164,15 +178,17 @@ public final class MockOAuthServer: Sendable {
     /// Revokes every access token, as a user removing the app's access would.
     public func revokeAccessTokens() { state.withLock { $0.accessTokens = [:] } }
 
-    private func mint(_ state: inout State) -> (String, String?, Date?) {
+    private func mint(_ state: inout State, scope: String? = nil) -> (String, String?, Date?) {
         state.counter += 1
         let access = "access-\(state.counter)-" + PKCE.base64URL(PKCE.randomBytes(9))
+        if let scope { state.grantedScopes[access] = scope }
         let expires = settings.issuesRefreshTokens ? now().addingTimeInterval(settings.accessTokenLifetime) : nil
         state.accessTokens[access] = expires ?? .distantFuture
         var refresh: String?
         if settings.issuesRefreshTokens {
             refresh = "refresh-\(state.counter)-" + PKCE.base64URL(PKCE.randomBytes(9))
             state.refreshTokens.insert(refresh!)
+            if let scope { state.grantedScopes[refresh!] = scope }
         }
         return (access, refresh, expires)
     }
@@ -222,7 +238,7 @@ public final class MockOAuthServer: Sendable {
         }
         let code = "code-" + PKCE.base64URL(PKCE.randomBytes(12))
         let offline = !settings.refreshTokenNeedsOfflineAccess || query["access_type"] == "offline"
-        state.withLock { $0.codes[code] = (challenge ?? "", redirect, offline) }
+        state.withLock { $0.codes[code] = (challenge ?? "", redirect, offline, query["scope"]) }
         var location = redirect + (redirect.contains("?") ? "&" : "?") + "code=\(code)"
         if let stateValue = query["state"] { location += "&state=" + FormEncoding.escape(stateValue) }
         for (name, value) in settings.extraRedirectFields { location += "&\(FormEncoding.escape(name))=\(FormEncoding.escape(value))" }
@@ -259,7 +275,7 @@ public final class MockOAuthServer: Sendable {
                 guard issued.challenge.isEmpty || form["code_verifier"].map({ PKCE(verifier: $0).challenge == issued.challenge }) == true else {
                     return error(400, "invalid_grant", "the PKCE code_verifier does not match the challenge")
                 }
-                let (access, refresh, _) = mint(&state)
+                let (access, refresh, _) = mint(&state, scope: issued.scope)
                 return tokenAnswer(access, issued.offline ? refresh : nil)
             }
         case "refresh_token":
@@ -270,7 +286,7 @@ public final class MockOAuthServer: Sendable {
                 }
                 state.refreshCount += 1
                 if settings.singleUseRefreshTokens { state.refreshTokens.remove(refresh) }
-                let (access, newRefresh, _) = mint(&state)
+                let (access, newRefresh, _) = mint(&state, scope: state.grantedScopes[refresh])
                 if !settings.rotatesRefreshTokens, let newRefresh { state.refreshTokens.remove(newRefresh) }
                 state.lastRefreshAnswered = now()
                 return tokenAnswer(access, settings.rotatesRefreshTokens ? newRefresh : nil)
@@ -285,7 +301,7 @@ public final class MockOAuthServer: Sendable {
                 state.devices[code]?.lastPoll = now()
                 guard device.approved else { return error(400, "authorization_pending", "the user has not approved yet") }
                 state.devices[code] = nil
-                let (access, refresh, _) = mint(&state)
+                let (access, refresh, _) = mint(&state, scope: device.scope)
                 return tokenAnswer(access, refresh)
             }
         default:
@@ -301,7 +317,7 @@ public final class MockOAuthServer: Sendable {
         }
         let deviceCode = "device-" + PKCE.base64URL(PKCE.randomBytes(12))
         let userCode = String(PKCE.base64URL(PKCE.randomBytes(6)).uppercased().prefix(8))
-        state.withLock { $0.devices[deviceCode] = (userCode, false, nil) }
+        state.withLock { $0.devices[deviceCode] = (userCode, false, nil, form["scope"]) }
         return .json(200, ["device_code": deviceCode, "user_code": userCode, settings.deviceVerificationField: "http://127.0.0.1/device",
                            "expires_in": 600, "interval": settings.deviceInterval])
     }
