@@ -166,27 +166,51 @@ func historyWalkBenchmark(counts: [Int]) throws {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-switch arguments.first {
-case "store":
-    try storeBenchmark(Array(arguments.dropFirst()))
-case "sync":
-    try await syncBenchmark(Array(arguments.dropFirst()))
-case "http":
-    try await httpBenchmark(Array(arguments.dropFirst()))
-case "listing":
-    if option("remote", in: arguments) == "gdrive" { try await driveListingBenchmark(Array(arguments.dropFirst())) }
-    else { try await listingBenchmark(Array(arguments.dropFirst())) }
-case "compare", "webdav":
-    try await compareBenchmark(Array(arguments.dropFirst()))
-default:
-    print("""
-        usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
-               llvs-bench sync [--versions 1000,10000] [--runs N]
-               llvs-bench http [--size-mib 1024] [--requests 2000]
-               llvs-bench compare [--runs 3] [--rows 1,…,12] [--remotes webdav,gdrive,onedrive,pcloud,box] [--files 2000] [--versions 2000]
-                                  [--size-mib 256] [--backup-files 2000] [--clone-versions 10000] [--restic-files 20000]
-                                  [--scale-files 1000000] [--rclone PATH] [--install-rclone]
-               llvs-bench listing [--entries 10000] [--runs 5]
-        """)
-    exit(arguments.isEmpty || arguments.first == "--help" ? 0 : 2)
+let usage = """
+    usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
+           llvs-bench sync [--versions 1000,10000] [--runs N]
+           llvs-bench http [--size-mib 1024] [--requests 2000]
+           llvs-bench compare [--runs 3] [--rows 1,…,12] [--remotes webdav,gdrive,onedrive,pcloud,box] [--files 2000] [--versions 2000]
+                              [--size-mib 256] [--backup-files 2000] [--clone-versions 10000] [--restic-files 20000]
+                              [--scale-files 1000000] [--rclone PATH] [--install-rclone]
+           llvs-bench listing [--entries 10000] [--runs 5] [--remote webdav|gdrive]
+
+    """
+
+/// Ends the run with a message: 2 for wrong arguments, 1 for a benchmark that could not run (a missing server, say).
+func stop(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("llvs-bench: \(message)\n".utf8))
+    exit(code)
+}
+
+guard let command = arguments.first, command != "--help", command != "-h" else {
+    print(usage, terminator: "")
+    exit(arguments.isEmpty || arguments.first == "--help" || arguments.first == "-h" ? 0 : 2)
+}
+let words = Array(arguments.dropFirst())
+guard let spec = BenchOptions.commands[command == "webdav" ? "compare" : command] else {
+    FileHandle.standardError.write(Data("llvs-bench: unknown command \(command)\n".utf8))
+    print(usage, terminator: "")
+    exit(2)
+}
+do {
+    try spec.check(words)
+} catch {
+    stop("\(error); see llvs-bench --help", code: 2)
+}
+do {
+    switch command {
+    case "store":
+        try storeBenchmark(words)
+    case "sync":
+        try await syncBenchmark(words)
+    case "http":
+        try await httpBenchmark(words)
+    case "listing":
+        if option("remote", in: words) == "gdrive" { try await driveListingBenchmark(words) } else { try await listingBenchmark(words) }
+    default:
+        try await compareBenchmark(words)
+    }
+} catch {
+    stop("\(error)", code: 1)
 }

@@ -25,6 +25,7 @@ enum ExitCode: Int32, CaseIterable {
     case noStore = 4
     case corrupt = 5
     case conflict = 6
+    case storeExists = 7
 
     var meaning: String {
         switch self {
@@ -32,7 +33,8 @@ enum ExitCode: Int32, CaseIterable {
         case .failure: "the command failed (the message says why)"
         case .usage: "wrong arguments"
         case .notFound: "no such value or version"
-        case .noStore: "no store at the path, or one already there for init"
+        case .noStore: "no store at the path"
+        case .storeExists: "a store is already there (init, clone)"
         case .corrupt: "a file of the store is damaged"
         case .conflict: "a merge left conflicts unresolved"
         }
@@ -48,7 +50,8 @@ enum ExitCode: Int32, CaseIterable {
             }
         case let error as StoreError:
             switch error {
-            case .notAStore, .alreadyAStore: return .noStore
+            case .notAStore: return .noStore
+            case .alreadyAStore: return .storeExists
             case .corruptFile, .unsupportedStorage: return .corrupt
             case .versionNotFound: return .notFound
             case .unresolvedConflicts: return .conflict

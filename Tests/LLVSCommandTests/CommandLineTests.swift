@@ -42,13 +42,14 @@ import Testing
 
     /// Runs `llvs` with its configuration (remotes) in this test's own folder; `through` is a command that runs it
     /// (`setpriv … ` to run it as another user).
-    func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], through wrapper: [String] = []) async throws -> Result {
+    func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], through wrapper: [String] = [],
+             executable: URL = CommandLineTests.binary) async throws -> Result {
         let process = Process()
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)
             process.arguments = Array(wrapper.dropFirst()) + [Self.binary.path] + arguments
         } else {
-            process.executableURL = Self.binary
+            process.executableURL = executable
             process.arguments = arguments
         }
         process.environment = Self.cleanEnvironment
@@ -156,7 +157,8 @@ import Testing
         #expect(missingStore.status == 4)
         #expect(missingStore.error.contains("llvs init"))
         try await llvs("init")
-        #expect(try await llvs("init").status == 4)
+        let again = try await llvs("init")
+        #expect(again.status == 7, "a store already there has its own code, apart from 4 (no store): \(again.error)")
         let unknown = try await llvs("frobnicate")
         #expect(unknown.status == 2)
         #expect(unknown.error.contains("unknown command frobnicate"))
@@ -166,6 +168,26 @@ import Testing
         #expect(try await llvs("put", "x", directory.appendingPathComponent("missing").path).status == 3)
         #expect(try await llvs("merge", "--arbiter", "coin").status == 2)
         #expect(try await llvs("get", "x", "--bogus").error.contains("unknown option --bogus"))
+    }
+
+    /// `llvs-bench` and `llvs-mock` check their arguments as `llvs` does: an unknown option, a missing value or a
+    /// bad number is an error with exit code 2 that names it, never a silent default.
+    @Test func theOtherToolsRefuseBadArgumentsAsLLVSDoes() async throws {
+        let folder = Self.binary.deletingLastPathComponent()
+        func runTool(_ tool: String, _ arguments: [String]) async throws -> Result {
+            try await run(arguments, executable: folder.appendingPathComponent(tool))
+        }
+        for (arguments, expected) in [(["compare", "--rows", "13"], "--rows needs comma-separated whole numbers from 1 to 12"),
+                                      (["store", "--bogus", "1"], "unknown option --bogus"), (["sync", "--runs", "x"], "--runs needs a whole number"),
+                                      (["http", "--requests"], "--requests needs a value"), (["compare", "--remotes", "dropbox"], "--remotes takes box, gdrive"),
+                                      (["frobnicate"], "unknown command frobnicate")] {
+            let result = try await runTool("llvs-bench", arguments)
+            #expect(result.status == 2 && result.error.contains(expected), "\(arguments): \(result.status) \(result.error)")
+        }
+        let mock = try await runTool("llvs-mock", ["webdav", "--prot", "1"])
+        #expect(mock.status == 2 && mock.error.contains("unknown option --prot"), "\(mock.error)")
+        let port = try await runTool("llvs-mock", ["webdav", "--port", "70000"])
+        #expect(port.status == 2 && port.error.contains("--port needs a number"), "\(port.error)")
     }
 
     @Test func everyCommandHasHelp() async throws {

@@ -293,7 +293,7 @@ extension NothingLostTests {
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/tmp")) ?? []
         #expect(leftovers.isEmpty, "left behind: \(leftovers)")
         #expect(!FileManager.default.fileExists(atPath: clone + "/clone-in-progress"))
-        #expect(try await tests.run(["clone", "home", clone]).status == 4, "a finished clone is a store like any other")
+        #expect(try await tests.run(["clone", "home", clone]).status == 7, "a finished clone is a store like any other")
     }
 
     /// What killed writers left on a file:// remote goes with the next push (an hour old, its process gone), and an
