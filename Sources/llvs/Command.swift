@@ -49,9 +49,19 @@ struct CommandContext {
     var registry: RemoteRegistry { RemoteRegistry() }
 
     func connection(_ name: String?) throws -> RemoteConnection {
-        let (name, configuration) = try registry.remote(name)
+        let (name, configuration) = try registry.remote(name ?? rememberedRemote)
         return try RemoteConnection(name: name, configuration: configuration, registry: registry)
     }
+
+    /// With several remotes and none named: the one this store last synced with, when that one is still configured.
+    private var rememberedRemote: String? {
+        guard let configured = try? registry.load(), configured.count > 1, let name = RememberedRemote(store: storeURL).name,
+              configured[name] != nil else { return nil }
+        return name
+    }
+
+    /// Remembers the remote a command synced the store with.
+    func remember(_ connection: RemoteConnection) { RememberedRemote(store: storeURL).remember(connection.name) }
 
     /// Every storage this build can open; the store's descriptor says which one it uses.
     static let storageMaker: Store.StorageMaker = SQLiteStorage.storageMaker

@@ -95,3 +95,38 @@ import Glibc
         #expect(usage.status == 2 && usage.error.contains("--max-pause goes with --watch"), "\(usage.error)")
     }
 }
+
+/// With several remotes, a store syncs with the one it last synced with when none is named, and `status` says which.
+@Suite final class RememberedRemoteTests {
+    let tests: CommandLineTests
+
+    init() throws { tests = try CommandLineTests() }
+
+    func llvs(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result {
+        try await tests.run(arguments, input: input)
+    }
+
+    func store(_ name: String) -> String { tests.directory.appendingPathComponent(name).path }
+
+    @Test func syncWithoutANameUsesTheRemoteTheStoreLastSyncedWith() async throws {
+        for name in ["one", "two"] {
+            #expect(try await llvs("remote", "add", name, "file://" + tests.directory.appendingPathComponent("remote-\(name)").path).status == 0)
+        }
+        _ = try await llvs("init", "--store", store("a"))
+        _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))
+        let unnamed = try await llvs("sync", "--store", store("a"))
+        #expect(unnamed.status == 2 && unnamed.error.contains("name the remote: one, two"), "\(unnamed.error)")
+        #expect(try await llvs("sync", "two", "--store", store("a")).text.contains("Sent 1 version"))
+        _ = try await llvs("put", "k2", "-", "--store", store("a"), input: Data("w".utf8))
+        let remembered = try await llvs("sync", "--store", store("a"))
+        #expect(remembered.status == 0 && remembered.text.contains("Sent 1 version"), "\(remembered.error)")
+        #expect(FileManager.default.fileExists(atPath: tests.directory.appendingPathComponent("remote-two/versions").path))
+        #expect(!FileManager.default.fileExists(atPath: tests.directory.appendingPathComponent("remote-one/versions").path), "remote one was never used")
+        let status = try await llvs("status", "--store", store("a"))
+        #expect(status.text.contains("Remote two: 2 versions; 0 to retrieve, 0 to send.") && status.text.contains("Last synced with two"), "\(status.text)")
+        // A clone remembers the remote it came from.
+        #expect(try await llvs("clone", "one", store("b")).status != 0, "remote one holds no store")
+        #expect(try await llvs("clone", "two", store("c")).status == 0)
+        #expect(try await llvs("status", "--store", store("c")).text.contains("Last synced with two"))
+    }
+}

@@ -82,6 +82,7 @@ struct SyncCommand: Command {
             if let current = await coordinator.currentVersionId { context.writeLine("Now at \(current).") }
         }
         try await sync()
+        context.remember(connection)
         guard watch else { return }
         context.writeLine("Watching \(connection.name) for changes; Ctrl-C stops.")
         try await SyncWatcher(coordinator: coordinator, exchange: exchange, maximumPause: maximumPause, sync: sync, context: context).run()
@@ -99,8 +100,10 @@ struct PushCommand: Command {
 
     func run(in context: CommandContext) async throws {
         let store = try context.openCoordinator().store
-        let sent = try await context.connection(remote).exchange(for: store).send()
+        let connection = try context.connection(remote)
+        let sent = try await connection.exchange(for: store).send()
         try report(nil, sent, context: context)
+        context.remember(connection)
     }
 }
 
@@ -126,6 +129,7 @@ struct PullCommand: Command {
         try await connection.requireStore()
         let retrieved = try await connection.exchange(for: coordinator.store).retrieve()
         try report(retrieved, nil, context: context)
+        context.remember(connection)
         if let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter) { context.writeLine("Now at \(merged.id).") }
     }
 }
@@ -146,6 +150,8 @@ struct StatusCommand: Command {
         var remoteVersionCount: Int?
         var missingHere: Int?
         var missingThere: Int?
+        /// The remote this store last synced with (what `llvs sync` uses when several are configured and none is named).
+        var lastSyncedWith: String?
     }
 
     let remote: String?
@@ -162,7 +168,8 @@ struct StatusCommand: Command {
         var status = Status(store: context.storePath, currentVersion: await coordinator.currentVersionId?.rawValue,
                             heads: history.heads.map(\.rawValue).sorted(), versionCount: history.count)
         let configured = try context.registry.load()
-        if remote != nil || configured.count == 1 {
+        status.lastSyncedWith = RememberedRemote(store: context.storeURL).name
+        if remote != nil || configured.count == 1 || status.lastSyncedWith.map({ configured[$0] != nil }) == true {
             let connection = try context.connection(remote)
             // From the change feed where the store keeps a position for this remote (one request), else a listing.
             let remoteIds = try await connection.exchange(for: coordinator.store).remoteListing().versionIds
@@ -177,6 +184,7 @@ struct StatusCommand: Command {
         if let name = status.remote {
             context.writeLine("Remote \(name): \(status.remoteVersionCount ?? 0) versions; \(status.missingHere ?? 0) to retrieve, \(status.missingThere ?? 0) to send.")
         }
+        if let last = status.lastSyncedWith { context.writeLine("Last synced with \(last)\(configured.count > 1 ? " (what `llvs sync` uses when no remote is named)" : "").") }
     }
 }
 
@@ -247,6 +255,7 @@ struct CloneCommand: Command {
             try report(result.retrieve, nil, context: context)
         }
         try? FileManager.default.removeItem(at: marker)
+        RememberedRemote(store: url).remember(connection.name)
         context.writeLine("Cloned \(store.history.count) versions into \(url.path); current \(await coordinator.currentVersionId?.rawValue ?? "(none)").")
     }
 }
