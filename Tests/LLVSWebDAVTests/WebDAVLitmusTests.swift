@@ -22,6 +22,11 @@ struct WebDAVLitmusTests {
             process.standardOutput = pipe
             process.standardError = FileHandle.nullDevice
             process.environment = ["PATH": "/usr/bin:/bin", "HOME": FileManager.default.temporaryDirectory.path]
+            // litmus writes debug.log and child.log where it runs: somewhere of its own, not the package.
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-litmus-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            process.currentDirectoryURL = scratch
             try process.run()
             let data = pipe.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
