@@ -129,4 +129,28 @@ import Glibc
         #expect(try await llvs("clone", "two", store("c")).status == 0)
         #expect(try await llvs("status", "--store", store("c")).text.contains("Last synced with two"))
     }
+
+    @Test func remoteShowAndRenameKeepWhatBelongsToTheRemote() async throws {
+        #expect(try await llvs("remote", "add", "drive", "gdrive:/llvs", "--endpoint", "http://127.0.0.1:9", "--client-id", "cid",
+                               "--client-secret-stdin", input: Data("s3cret".utf8)).status == 0)
+        let shown = try await llvs("remote", "show", "drive")
+        #expect(shown.text.contains("drive: gdrive:/llvs (Google Drive)") && shown.text.contains("client ID: cid")
+                && shown.text.contains("not authorized yet: run `llvs auth drive`") && !shown.text.contains("s3cret"), "\(shown.text)")
+        let json = try await llvs("remote", "show", "drive", "--json")
+        #expect(json.text.contains("\"secretKept\" : true") && json.text.contains("\"authorized\" : false"), "\(json.text)")
+
+        _ = try await llvs("init", "--store", store("a"))
+        #expect(try await llvs("remote", "add", "other", "file://" + tests.directory.appendingPathComponent("r").path).status == 0)
+        #expect(try await llvs("sync", "other", "--store", store("a")).status == 0)
+        let renamed = try await llvs("remote", "rename", "drive", "cloud", "--store", store("a"))
+        #expect(renamed.status == 0 && renamed.text.contains("Renamed remote drive to cloud"), "\(renamed.error)")
+        let config = tests.directory.appendingPathComponent("config/llvs")
+        #expect(FileManager.default.fileExists(atPath: config.appendingPathComponent("cloud.secret").path))
+        #expect(!FileManager.default.fileExists(atPath: config.appendingPathComponent("drive.secret").path))
+        #expect(try await llvs("remote", "rename", "other", "moved", "--store", store("a")).status == 0)
+        #expect(try await llvs("status", "--store", store("a")).text.contains("Last synced with moved"), "the store's remembered remote follows the rename")
+        #expect(try await llvs("remote", "rename", "nothing", "x").status == 3)
+        #expect(try await llvs("remote", "rename", "cloud", "moved").status == 1)
+        #expect(try await llvs("remote", "rename", "cloud", "bad name").status == 2)
+    }
 }

@@ -4,8 +4,8 @@ import LLVSGoogleDrive
 
 struct RemoteCommand: Command {
     static let name = "remote"
-    static let summary = "Add, list or remove remotes: llvs remote add NAME URL | list | remove NAME."
-    static let arguments = "add NAME URL | list | remove NAME"
+    static let summary = "Add, list, show, rename or remove remotes: llvs remote add NAME URL | list | show NAME | rename OLD NEW | remove NAME."
+    static let arguments = "add NAME URL | list | show NAME | rename OLD NEW | remove NAME"
     static let options: [OptionSpec] = [
         .value("base-path", "PATH", "the folder on the remote that holds the store (add)"),
         .value("user", "USER", "the WebDAV user name (add); the password comes from $LLVS_WEBDAV_PASSWORD or --password-stdin"),
@@ -19,7 +19,7 @@ struct RemoteCommand: Command {
         .value("scope", "drive.file|drive", "what a Google Drive remote may touch: drive.file (default: only what llvs created) or drive (the whole Drive, for a folder made elsewhere; not with auth --device) (add)"),
         .value("drive-id", "ID", "a OneDrive drive by ID, as a SharePoint library (add, onedrive:; default your own drive)"),
         .value("tenant", "TENANT", "the Microsoft tenant to sign in with: common (default), consumers, organizations or an ID (add, onedrive:)"),
-        .flag("json", "print JSON (list)"),
+        .flag("json", "print JSON (list, show)"),
     ]
     static let positionalCount = 1...3
 
@@ -33,7 +33,9 @@ struct RemoteCommand: Command {
         case "add": guard words.count == 3 else { throw CommandError.usage("remote add needs NAME and URL") }
         case "remove": guard words.count == 2 else { throw CommandError.usage("remote remove needs NAME") }
         case "list": guard words.count == 1 else { throw CommandError.usage("remote list takes no arguments") }
-        default: throw CommandError.usage("unknown remote action \(words[0]); use add, list or remove")
+        case "show": guard words.count == 2 else { throw CommandError.usage("remote show needs NAME") }
+        case "rename": guard words.count == 3 else { throw CommandError.usage("remote rename needs OLD and NEW") }
+        default: throw CommandError.usage("unknown remote action \(words[0]); use add, list, show, rename or remove")
         }
     }
 
@@ -43,9 +45,7 @@ struct RemoteCommand: Command {
         switch words[0] {
         case "add":
             let name = words[1]
-            guard name.range(of: "^[A-Za-z0-9][A-Za-z0-9._-]*$", options: .regularExpression) != nil else {
-                throw CommandError.usage("a remote name is letters, digits, '.', '_' and '-', not \(name)")
-            }
+            try Self.checkName(name)
             guard remotes[name] == nil else { throw CommandError.failed("A remote called \(name) exists already; remove it first.") }
             let (kind, _) = try RemoteConnection.validate(words[2])
             var concurrency: Int?
@@ -94,6 +94,37 @@ struct RemoteCommand: Command {
             if kind.usesOAuth {
                 context.writeLine("Next, authorize it: llvs auth \(name)   (\(kind.hasDeviceFlow ? "--headless or --device" : "--headless") on a machine without a browser)")
             }
+        case "show":
+            guard let remote = remotes[words[1]] else { throw CommandError.notFound("There is no remote called \(words[1]).") }
+            let (kind, _) = try RemoteConnection.validate(remote.url)
+            let shown = Shown(name: words[1], configuration: remote, kind: kind.serviceName,
+                              secretKept: FileManager.default.fileExists(atPath: registry.secretFile(words[1]).path),
+                              authorized: kind.usesOAuth ? FileManager.default.fileExists(atPath: registry.tokenFile(words[1]).path) : nil)
+            if arguments.has("json") { try context.writeJSON(shown); return }
+            context.writeLine("\(shown.name): \(remote.url) (\(shown.kind))")
+            for (label, value) in [("base path", remote.basePath), ("user", remote.user), ("endpoint", remote.endpoint), ("client ID", remote.clientId),
+                                   ("scope", remote.scope), ("removal", remote.removal), ("root folder ID", remote.rootFolderId), ("drive ID", remote.driveId),
+                                   ("tenant", remote.tenant), ("concurrency", remote.concurrency.map(String.init))] {
+                if let value { context.writeLine("  \(label): \(value)") }
+            }
+            if shown.secretKept { context.writeLine("  \(kind.usesOAuth ? "client secret" : "password"): kept in \(registry.secretFile(words[1]).path)") }
+            if let authorized = shown.authorized {
+                context.writeLine(authorized ? "  authorized: token in \(registry.tokenFile(words[1]).path)" : "  not authorized yet: run `llvs auth \(words[1])`")
+            }
+        case "rename":
+            let (old, new) = (words[1], words[2])
+            try Self.checkName(new)
+            guard let remote = remotes[old] else { throw CommandError.notFound("There is no remote called \(old).") }
+            guard remotes[new] == nil else { throw CommandError.failed("A remote called \(new) exists already; remove it first.") }
+            // The secret and token files go first, so a failure part-way leaves the old name whole.
+            for file in [registry.secretFile, registry.tokenFile] where FileManager.default.fileExists(atPath: file(old).path) {
+                try FileManager.default.moveItem(at: file(old), to: file(new))
+            }
+            remotes[old] = nil
+            remotes[new] = remote
+            try registry.save(remotes)
+            if RememberedRemote(store: context.storeURL).name == old { RememberedRemote(store: context.storeURL).remember(new) }
+            context.writeLine("Renamed remote \(old) to \(new).")
         case "remove":
             guard remotes.removeValue(forKey: words[1]) != nil else { throw CommandError.notFound("There is no remote called \(words[1]).") }
             try registry.save(remotes)
@@ -108,6 +139,21 @@ struct RemoteCommand: Command {
                     context.writeLine("\(name)\t\(remote.url)\(remote.basePath.map { "  (base path \($0))" } ?? "")")
                 }
             }
+        }
+    }
+
+    /// What `remote show` prints: the configuration (never a secret), and whether a secret and a token are kept.
+    struct Shown: Encodable {
+        var name: String
+        var configuration: RemoteConfiguration
+        var kind: String
+        var secretKept: Bool
+        var authorized: Bool?
+    }
+
+    static func checkName(_ name: String) throws {
+        guard name.range(of: "^[A-Za-z0-9][A-Za-z0-9._-]*$", options: .regularExpression) != nil else {
+            throw CommandError.usage("a remote name is letters, digits, '.', '_' and '-', not \(name)")
         }
     }
 }
