@@ -15,6 +15,10 @@ public final class Store: Sendable {
     struct State: Sendable {
         var history = History()
         var stored: [Version.ID: StoredVersion] = [:]
+        /// Versions read from storage before their predecessors were: another process wrote both between two
+        /// folders of one listing (the later one's folder listed after it landed, the earlier one's before). They
+        /// join the history with the next reload that brings their predecessors.
+        var unplaced: [StoredVersion] = []
     }
 
     /// Makes the storage for a store, given its root folder and descriptor. The core knows `file`;
@@ -58,24 +62,48 @@ public final class Store: Sendable {
         self.map = ValueMap(storage: storage, cache: MapNodeCache())
         self.state = Mutex(State())
         removeAbandonedTemporaries()
-        try reloadHistory()
+        // Opening, everything is on disk already: a version whose predecessor is missing then is a damaged store.
+        try reloadHistory(unplacedAreErrors: true)
     }
 
     /// Loads versions committed since the last load, including those other processes saved.
     /// Returns the IDs of the versions that appeared.
     @discardableResult
     public func reloadHistory() throws -> [Version.ID] {
-        let loaded = try storage.newlyCommittedVersions()
-        guard !loaded.isEmpty else { return [] }
-        return try state.withLock { state in
-            let fresh = loaded.filter { state.stored[$0.version.id] == nil }
-            let stranded = try state.history.add(unordered: fresh.map(\.version))
-            if let version = stranded.first, let missing = version.predecessors?.ids.first(where: { !state.history.contains($0) }) {
-                throw StoreError.missingPredecessor(missing, of: version.id)
+        try reloadHistory(unplacedAreErrors: false)
+    }
+
+    /// Loads what storage has newly committed. A version whose predecessor was not among what was read is kept
+    /// aside and the storage read again (another process may have written both while it was being listed); one
+    /// still unplaced waits for a later reload, or, when `unplacedAreErrors` (opening), is `missingPredecessor`.
+    func reloadHistory(unplacedAreErrors: Bool) throws -> [Version.ID] {
+        var added: [Version.ID] = []
+        // A writer still at work can strand a later version at each listing; a damaged store strands it every time.
+        let attempts = unplacedAreErrors ? 5 : 2
+        for attempt in 0..<attempts {
+            let loaded = try storage.newlyCommittedVersions()
+            let unplaced = try state.withLock { state -> Int in
+                guard !loaded.isEmpty || !state.unplaced.isEmpty else { return 0 }
+                var seen = Set<Version.ID>()
+                let fresh = (state.unplaced + loaded).filter { state.stored[$0.version.id] == nil && seen.insert($0.version.id).inserted }
+                let stranded = Set(try state.history.add(unordered: fresh.map(\.version)).map(\.id))
+                for header in fresh where !stranded.contains(header.version.id) {
+                    state.stored[header.version.id] = header
+                    added.append(header.version.id)
+                }
+                state.unplaced = fresh.filter { stranded.contains($0.version.id) }
+                return state.unplaced.count
             }
-            for header in fresh { state.stored[header.version.id] = header }
-            return fresh.map(\.version.id)
+            guard unplaced > 0 else { break }
+            if attempt == attempts - 1, unplacedAreErrors {
+                try state.withLock { state in
+                    if let version = state.unplaced.first?.version, let missing = version.predecessors?.ids.first(where: { !state.history.contains($0) }) {
+                        throw StoreError.missingPredecessor(missing, of: version.id)
+                    }
+                }
+            }
         }
+        return added
     }
 
     // MARK: History
