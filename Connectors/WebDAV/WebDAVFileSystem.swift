@@ -251,27 +251,17 @@ public final class WebDAVFileSystem: CloudFileSystem {
             try await putThroughTemporary(body, to: path, parent: parent)
             return
         }
-        // Into a folder not seen yet, one attempt: servers say "no such folder" with 409 (Apache), 404 (rclone) or 500
-        // (nginx), and a 500 must not be retried with backoff before the folder is made.
+        // Into a folder not seen yet, servers say "no such folder" with 409 (Apache), 404 (rclone) or 500 (nginx):
+        // those come back at once to be answered by making the folder, not retried with backoff first.
         let put = request("PUT", try url(path, folder: false), body: body)
-        var response: HTTPResponse
-        if folders.contains(parentComponents) {
-            response = try await send(put)
-        } else {
-            var once = put
-            once.maximumAttempts = 1
-            do {
-                response = try await send(once)
-            } catch let error as CloudFileSystemError where error.isRetryable {
-                response = try await send(put) // a dropped connection, say: the shared policy takes over
-            }
-            if [408, 429].contains(response.status) || response.status >= 502 { response = try await send(put) }
-        }
+        var first = put
+        if !folders.contains(parentComponents) { first.finalStatuses = [404, 409, 500] }
+        var response = try await send(first)
         if [404, 409, 500].contains(response.status) {
             // The parent is missing, or vanished since it was known: make it (the remote's own folder too), once.
             forgetFolders(under: parent)
             if parentComponents.isEmpty { try await makeRootCollection() } else { try await makeFolder(parent) }
-            response = try await send(request("PUT", try url(path, folder: false), body: body))
+            response = try await send(put)
         }
         try await finishPut(response, path: path, parent: parent)
     }

@@ -68,7 +68,7 @@ public final class HTTPClient: Sendable {
                 } else if response.status < 500 {
                     pacer?.succeeded()
                 }
-                guard attempt < maximumAttempts,
+                guard attempt < maximumAttempts, !request.finalStatuses.contains(response.status),
                       (request.repeatable && (Self.retryableStatuses.contains(response.status) || picked))
                         || (request.repeatsAfterRefusal && refused) else { return response }
                 // A paced refusal already holds this request back through the pacer.

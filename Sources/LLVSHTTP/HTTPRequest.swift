@@ -75,6 +75,9 @@ public struct HTTPRequest: Sendable {
     /// Attempts the client makes at most; nil for the policy's. 1 when the caller is itself the retry point (a
     /// create that must look before sending again, a resumable upload that asks the session what it holds).
     public var maximumAttempts: Int?
+    /// Statuses the caller handles itself, returned at once and never retried (a WebDAV PUT into a folder not seen
+    /// yet, whose 500 on nginx means "no such folder" and is answered by making it, not by waiting).
+    public var finalStatuses: Set<Int> = []
 
     public init(method: String = "GET", url: URL, headers: HTTPHeaders = [:], body: HTTPRequestBody = .none,
                 destination: HTTPResponseDestination = .memory, isSafeToRepeat: Bool? = nil) {

@@ -85,3 +85,35 @@ extension MockStateDirectory {
         return files
     }
 }
+
+/// What `--state` keeps for a mock built on `MockItemTree` (Box, OneDrive, pCloud): the items, each content's file
+/// name under `files/`, the mock's ID counter and the tokens it issued.
+struct MockSavedTree<Item: MockTreeItem & Codable, Counter: Codable>: Codable {
+    var items: [Item]
+    var files: [String: String]
+    var counter: Counter
+    var tokens: MockOAuthServer.Tokens
+}
+
+extension MockStateDirectory {
+    /// Writes every item but the root, in `order` (parents before children, so a load can restore them in turn), with
+    /// the contents kept under the names `fileName` gives.
+    func saveTree<Item: MockTreeItem & Codable, Counter: Codable>(_ tree: MockItemTree<Item>, counter: Counter, tokens: MockOAuthServer.Tokens,
+                                                                  order: (Item, Item) -> Bool, fileName: (Item) -> String) {
+        let items = tree.items.values.filter { $0.id != tree.rootID }
+        let files = keepContents(of: items, fileName: fileName)
+        try? save(MockSavedTree(items: items.sorted(by: order), files: files, counter: counter, tokens: tokens))
+    }
+
+    /// Puts a saved tree back into `tree`, each content read from its file (`attach` gives it to the item); nil when
+    /// nothing was saved.
+    func loadTree<Item: MockTreeItem & Codable, Counter: Codable>(into tree: inout MockItemTree<Item>, counter: Counter.Type,
+                                                                  attach: (inout Item, URL) -> Void) throws -> (counter: Counter, tokens: MockOAuthServer.Tokens)? {
+        guard let loaded = try load(MockSavedTree<Item, Counter>.self) else { return nil }
+        for var item in loaded.items {
+            if let name = loaded.files[item.id] { attach(&item, file(name)) }
+            tree.restore(item)
+        }
+        return (loaded.counter, loaded.tokens)
+    }
+}

@@ -42,11 +42,7 @@ public final class MockPCloudServer: Sendable {
         stateDirectory = saved
         var account = MockPCloudState()
         var tokens: MockOAuthServer.Tokens?
-        if let saved, let loaded = try saved.load(Saved.self) {
-            for var item in loaded.items {
-                if let file = loaded.files[item.id] { item.content = .spooled(saved.file(file), size: item.size) }
-                account.tree.restore(item)
-            }
+        if let loaded = try saved?.loadTree(into: &account.tree, counter: UInt64.self, attach: { $0.content = .spooled($1, size: $0.size) }) {
             account.counter = loaded.counter
             tokens = loaded.tokens
         }
@@ -141,21 +137,12 @@ public final class MockPCloudServer: Sendable {
 
     enum Host { case us, eu }
 
-    /// What `--state` keeps: the items (contents under `files/`), the ID counter and the tokens issued.
-    struct Saved: Codable {
-        var items: [MockPCloudItem]
-        var files: [String: String]
-        var counter: UInt64
-        var tokens: MockOAuthServer.Tokens
-    }
-
+    /// Writes the account, its ID counter and the tokens issued to the `--state` folder.
     func persist() {
         guard let directory = stateDirectory else { return }
         let tokens = oauth.tokens
         state.withLock { state in
-            let items = state.tree.items.values.filter { $0.id != MockPCloudState.rootID }
-            let files = directory.keepContents(of: items) { "\($0.id)-\($0.hash)" }
-            try? directory.save(Saved(items: items.sorted { ($0.created, $0.id) < ($1.created, $1.id) }, files: files, counter: state.counter, tokens: tokens))
+            directory.saveTree(state.tree, counter: state.counter, tokens: tokens, order: { ($0.created, $0.id) < ($1.created, $1.id) }) { "\($0.id)-\($0.hash)" }
         }
     }
 
