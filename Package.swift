@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "LLVSHTTP", targets: ["LLVSHTTP"]),
         .library(name: "LLVSCloudService", targets: ["LLVSCloudService"]),
         .library(name: "LLVSMocks", targets: ["LLVSMocks"]),
+        .library(name: "LLVSCommandLine", targets: ["LLVSCommandLine"]),
         .library(name: "LLVSWebDAV", targets: ["LLVSWebDAV"]),
         .library(name: "LLVSGoogleDrive", targets: ["LLVSGoogleDrive"]),
         .library(name: "LLVSOneDrive", targets: ["LLVSOneDrive"]),
@@ -62,8 +63,10 @@ let package = Package(
         .target(name: "LLVSMocks", dependencies: ["LLVS", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
         .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks", "LLVSHTTP"], path: "Mocks/llvs-mock"),
 
-        // The command-line tool.
-        .executableTarget(name: "llvs", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
+        // The command-line tool: its commands over a registry of connector kinds (a library, so a program can run
+        // them with a kind of its own), and the program that runs them with every kind this package ships.
+        .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
+        .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
 
         // Benchmarks that print figures (never timed tests).
         .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),

@@ -25,12 +25,12 @@ import Glibc
     final class Setup: Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-box-process-\(UUID().uuidString)")
         let mock: MockBoxServer
-        var tokenFile: TokenFile { TokenFile(path: folder.appendingPathComponent("config/llvs/box.token.json").path) }
+        var tokenFile: TokenFile { TokenFile(path: folder.appendingPathComponent("config/llvs/accounts/box.token.json").path) }
 
         init() async throws {
             mock = try MockBoxServer()
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let added = try await llvs("remote", "add", "box", "box:/LLVS/shared", "--endpoint", mock.endpoint.absoluteString,
+            let added = try await llvs("remote", "add", "--all-stores", "box", "box:/LLVS/shared", "--endpoint", mock.endpoint.absoluteString,
                                        "--client-id", mock.oauth.settings.clientId)
             #expect(added.status == 0, "\(added.errors)")
             let issued = folder.appendingPathComponent("issued.json")

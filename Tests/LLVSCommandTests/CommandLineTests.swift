@@ -91,7 +91,7 @@ import Testing
     /// ends instead of hanging (the time limit turns a hang into a failure).
     @Test(.timeLimit(.minutes(1))) func aTracedCommandDoesNotHangTheHarness() async throws {
         let mock = try MockProcess(["webdav"])
-        #expect(try await run(["remote", "add", "dav", mock.url.replacingOccurrences(of: "http://", with: "webdav://")]).status == 0)
+        #expect(try await run(["remote", "add", "--all-stores", "dav", mock.url.replacingOccurrences(of: "http://", with: "webdav://")]).status == 0)
         let traced = try await run(["conformance", "dav", "--listing-count", "200", "--large-file-mib", "1"], environment: ["LLVS_HTTP_TRACE": "1"])
         #expect(traced.status == 0)
         #expect(traced.error.utf8.count > 65_536, "the trace should be larger than a pipe's buffer: \(traced.error.utf8.count) bytes")

@@ -105,7 +105,7 @@ extension NothingLostTests {
         let data = Data("LLZF".utf8) + Data((0..<5000).map { UInt8($0 % 251) })
         try data.write(to: URL(fileURLWithPath: source + "/looks-compressed.bin"))
         #expect(try await llvs("init").status == 0)
-        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
         #expect(try await llvs("backup", source, "--to", "home").status == 0)
         let cloned = try await tests.run(["clone", "home", path("clone")])
         #expect(cloned.status == 0, "\(cloned.error)")
@@ -124,7 +124,7 @@ extension NothingLostTests {
         let main = try await llvs("put", "c", "-", input: Data("3".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
         let draft = try await llvs("put", "b", "-", "--on", first, "--branch", "draft", input: Data("2".utf8))
         #expect(draft.status == 0, "\(draft.error)")
-        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
         #expect(try await llvs("push", "home").status == 0)
 
         let cloned = try await tests.run(["clone", "home", path("clone")])
@@ -148,7 +148,7 @@ extension NothingLostTests {
     /// A mistyped remote path: clone and pull say there is no store there (exit 3) and clone makes no folder.
     @Test func aRemoteWithoutAStoreIsAnErrorForCloneAndPull() async throws {
         #expect(try await llvs("init").status == 0)
-        #expect(try await llvs("remote", "add", "typo", "file://" + path("no-such-remote")).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "typo", "file://" + path("no-such-remote")).status == 0)
         let cloned = try await tests.run(["clone", "typo", path("clone")])
         #expect(cloned.status == 3, "\(cloned.text)")
         #expect(cloned.error.contains("no LLVS store"), "\(cloned.error)")
@@ -202,7 +202,7 @@ extension NothingLostTests {
         let busy = source + "/busy.bin"
         try Data(repeating: 0, count: 24 << 20).write(to: URL(fileURLWithPath: busy))
         #expect(try await llvs("init").status == 0)
-        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
         let rewriter = FileRewriter(path: busy, size: 24 << 20)
         var results: [CommandLineTests.Result] = []
         for _ in 0..<3 { results.append(try await llvs("backup", source)) }
@@ -230,7 +230,7 @@ extension NothingLostTests {
     @Test func aDamagedSnapshotChunkFallsBackToAFullPull() async throws {
         #expect(try await llvs("init").status == 0)
         for index in 0..<5 { #expect(try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 1000)).status == 0) }
-        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
         #expect(try await llvs("push", "home").status == 0)
         #expect(try await llvs("snapshot", "home").status == 0)
         let snapshots = path("remote/snapshots")
@@ -251,7 +251,7 @@ extension NothingLostTests {
     @Test func aCommandEndsAtItsDeadlineWhateverTheServerDoes() async throws {
         let mock = try MockProcess(["webdav", "--faults", "trickle:1"])
         #expect(try await llvs("init").status == 0)
-        #expect(try await llvs("remote", "add", "slow", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "slow", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
         let start = Date()
         // The conformance suite lists folders early; every listing's body comes at 2 bytes a second.
         let pulled = try await tests.run(["conformance", "slow"], environment: ["LLVS_DEADLINE": "3"])
@@ -270,7 +270,7 @@ extension NothingLostTests {
         let mock = try MockProcess(["webdav", "--faults", "latency=100ms"])
         #expect(try await llvs("init").status == 0)
         for index in 0..<24 { #expect(try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 20_000)).status == 0) }
-        #expect(try await llvs("remote", "add", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
         #expect(try await llvs("push", "home").status == 0)
 
         let clone = path("clone")
@@ -301,7 +301,7 @@ extension NothingLostTests {
     @Test func remoteLeftoversGoWithTheNextPushAndSnapshot() async throws {
         #expect(try await llvs("init").status == 0)
         #expect(try await llvs("put", "a", "-", input: Data("1".utf8)).status == 0)
-        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
         #expect(try await llvs("push", "home").status == 0)
         let old = Date().addingTimeInterval(-7200)
         let stale = path("remote/versions/.tmp-2147483646-00000000-stale")
@@ -378,7 +378,7 @@ extension NothingLostTests {
         _ = symlink(RawFiles.cString(Array("target-".utf8) + [0xFE]), RawFiles.cString(source + [47] + Array("link".utf8)))
 
         #expect(try await llvs("init").status == 0)
-        #expect(try await llvs("remote", "add", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
         let backup = try await llvs("backup", path("source"), "--to", "home")
         #expect(backup.status == 0, "\(backup.error)")
         #expect(backup.error.isEmpty, "nothing may be skipped: \(backup.error)")
@@ -409,7 +409,7 @@ extension NothingLostTests {
         func two(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result {
             try await tests.run(arguments + ["--store", path("two")], input: input)
         }
-        #expect(try await tests.run(["remote", "add", "home", "file://" + path("remote")]).status == 0)
+        #expect(try await tests.run(["remote", "add", "--all-stores", "home", "file://" + path("remote")]).status == 0)
         #expect(try await one("init").status == 0)
         #expect(try await one("put", "x", "-", input: Data("1".utf8)).status == 0)
         #expect(try await one("push", "home").status == 0)

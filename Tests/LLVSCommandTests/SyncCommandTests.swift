@@ -20,7 +20,7 @@ import Glibc
 
     @Test func twoStoresSyncThroughALocalFolderAndACloneCatchesUp() async throws {
         let remote = "file://" + folder.appendingPathComponent("remote").path
-        #expect(try await llvs("remote", "add", "home", remote).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", remote).status == 0)
         #expect(try await llvs("init", "--store", store("a")).status == 0)
         #expect(try await llvs("init", "--store", store("b"), "--storage", "sqlite").status == 0)
         _ = try await llvs("put", "from-a", "-", "--store", store("a"), input: Data("A".utf8))
@@ -53,14 +53,14 @@ import Glibc
         let none = try await llvs("sync", "--store", store("a"))
         #expect(none.status == 2 && none.error.contains("llvs remote add"))
         #expect(try await llvs("sync", "nowhere", "--store", store("a")).status == 3)
-        #expect(try await llvs("remote", "add", "x", "ftp://example.com/x").error.contains("not supported"))
-        #expect(try await llvs("remote", "add", "bad name", "file:///tmp/x").status == 2)
-        #expect(try await llvs("remote", "add", "x", "file:///tmp/llvs-x").status == 0)
-        #expect(try await llvs("remote", "add", "x", "file:///tmp/llvs-x").status == 1)
+        #expect(try await llvs("remote", "add", "--all-stores", "x", "ftp://example.com/x").error.contains("not supported"))
+        #expect(try await llvs("remote", "add", "--all-stores", "bad name", "file:///tmp/x").status == 2)
+        #expect(try await llvs("remote", "add", "--all-stores", "x", "file:///tmp/llvs-x").status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "x", "file:///tmp/llvs-x").status == 1)
         #expect(try await llvs("remote", "list").text.contains("x\tfile:///tmp/llvs-x"))
-        #expect(try await llvs("remote", "remove", "x").status == 0)
-        #expect(try await llvs("remote", "remove", "x").status == 3)
-        let mode = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("config/llvs/remotes.json").path)[.posixPermissions] as? Int
+        #expect(try await llvs("remote", "remove", "--all-stores", "x").status == 0)
+        #expect(try await llvs("remote", "remove", "--all-stores", "x").status == 3)
+        let mode = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("config/llvs/default-remotes.json").path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
 
@@ -80,7 +80,7 @@ import Glibc
         let line = String(decoding: handle.availableData, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
         #expect(line.hasPrefix("http://127.0.0.1:"))
         let url = line.replacingOccurrences(of: "http://", with: "webdav://")
-        #expect(try await llvs("remote", "add", "dav", url, "--user", "u", "--password-stdin", input: Data("secret\n".utf8)).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "dav", url, "--user", "u", "--password-stdin", input: Data("secret\n".utf8)).status == 0)
         let report = try await llvs("conformance", "dav", "--listing-count", "80", "--large-file-mib", "6")
         #expect(report.status == 0, "\(report.text)\n\(report.error)")
         #expect(report.text.contains("0 failed"))
@@ -100,18 +100,18 @@ import Glibc
         let mock = try MockProcess(["gdrive", "--faults", "403:0.05,503:0.03,drop:0.03,seed=8"], lineCount: 2)
         let client = mock.fields
         #expect(mock.url.hasPrefix("http://127.0.0.1:"))
-        #expect(try await llvs("remote", "add", "drive", "gdrive:/LLVS/notes", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
+        #expect(try await llvs("remote", "add", "--all-stores", "drive", "gdrive:/LLVS/notes", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
                          "--client-secret-stdin", input: Data((client["client_secret"] ?? "").utf8)).status == 0)
         let unauthorized = try await llvs("conformance", "drive", "--listing-count", "5", "--large-file-mib", "1")
         #expect(unauthorized.status != 0)
-        #expect(unauthorized.text.contains("llvs auth drive") || unauthorized.error.contains("llvs auth drive"), "\(unauthorized.text)\(unauthorized.error)")
+        #expect(unauthorized.text.contains("llvs auth gdrive") || unauthorized.error.contains("llvs auth gdrive"), "\(unauthorized.text)\(unauthorized.error)")
 
         // The loopback flow, with a "browser" that follows the mock's redirect back to llvs's listener.
         let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper").path
         let auth = try await llvs("auth", "drive", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
         #expect(auth.status == 0, "\(auth.error)")
         #expect(!auth.text.contains("access-") && !auth.error.contains("access-"), "a token was printed")
-        let tokenFile = folder.appendingPathComponent("config/llvs/drive.token.json").path
+        let tokenFile = folder.appendingPathComponent("config/llvs/accounts/gdrive.token.json").path
         #expect(try FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? Int == 0o600)
 
         let report = try await llvs("conformance", "drive", "--listing-count", "120", "--large-file-mib", "6")
@@ -132,10 +132,10 @@ import Glibc
     @Test func aOneDriveRemoteIsAuthorizedAndPassesConformanceWithFaults() async throws {
         let mock = try MockProcess(["onedrive", "--faults", "429:0.04,503:0.03,drop:0.03,retry-after=0,seed=5"], lineCount: 2)
         let client = mock.fields
-        #expect(try await llvs("remote", "add", "one", "onedrive:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
+        #expect(try await llvs("remote", "add", "--all-stores", "one", "onedrive:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
                          "--tenant", "consumers").status == 0)
-        let wrong = try await llvs("remote", "add", "two", "onedrive:/x", "--client-id", "c", "--removal", "delete")
-        #expect(wrong.status == 2 && wrong.error.contains("--removal is for gdrive"), "\(wrong.error)")
+        let wrong = try await llvs("remote", "add", "--all-stores", "two", "onedrive:/x", "--client-id", "c", "--removal", "delete")
+        #expect(wrong.status == 2 && wrong.error.contains("--removal is not an option of OneDrive remotes (onedrive:)"), "\(wrong.error)")
         let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper").path
         let auth = try await llvs("auth", "one", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
         #expect(auth.status == 0, "\(auth.error)")
@@ -157,16 +157,16 @@ import Glibc
     @Test func aPCloudRemoteIsAuthorizedInItsRegionAndPassesConformanceWithFaults() async throws {
         let mock = try MockProcess(["pcloud-eu", "--faults", "503:0.03,drop:0.03,retry-after=0,seed=7"], lineCount: 2)
         let client = mock.fields
-        let noSecret = try await llvs("remote", "add", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "")
+        let noSecret = try await llvs("remote", "add", "--all-stores", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "")
         #expect(noSecret.status == 2 && noSecret.error.contains("--client-secret-stdin"), "\(noSecret.error)")
-        #expect(try await llvs("remote", "add", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
+        #expect(try await llvs("remote", "add", "--all-stores", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
                          "--client-secret-stdin", input: Data((client["client_secret"] ?? "").utf8)).status == 0)
         let device = try await llvs("auth", "p", "--device")
         #expect(device.status == 2 && device.error.contains("--headless"), "\(device.error)")
         let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper").path
         let auth = try await llvs("auth", "p", "--timeout", "60", environment: ["BROWSER": "\(helper) open"])
         #expect(auth.status == 0, "\(auth.error)")
-        let token = try String(contentsOf: folder.appendingPathComponent("config/llvs/p.token.json"), encoding: .utf8)
+        let token = try String(contentsOf: folder.appendingPathComponent("config/llvs/accounts/pcloud.token.json"), encoding: .utf8)
         #expect(token.contains("\"locationid\" : \"2\""), "\(token)")
         let report = try await llvs("conformance", "p", "--listing-count", "120", "--large-file-mib", "6")
         #expect(report.status == 0, "\(report.text)\n\(report.error)")
@@ -185,7 +185,7 @@ import Glibc
     @Test func aBoxRemoteIsAuthorizedAndPassesConformanceWithFaults() async throws {
         let mock = try MockProcess(["box", "--faults", "429:0.04,503:0.03,drop:0.03,retry-after=0,seed=11"], lineCount: 2)
         let client = mock.fields
-        #expect(try await llvs("remote", "add", "b", "box:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
+        #expect(try await llvs("remote", "add", "--all-stores", "b", "box:/Apps/LLVS", "--endpoint", mock.url, "--client-id", client["client_id"] ?? "",
                          "--client-secret-stdin", input: Data((client["client_secret"] ?? "").utf8)).status == 0)
         let device = try await llvs("auth", "b", "--device")
         #expect(device.status == 2 && device.error.contains("Box has no device authorization"), "\(device.error)")
@@ -206,7 +206,7 @@ import Glibc
 
     @Test func aHeadlessAuthorizationTakesThePastedRedirect() async throws {
         let mock = try MockProcess(["gdrive"], lineCount: 2)
-        #expect(try await llvs("remote", "add", "drive", "gdrive:/x", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
+        #expect(try await llvs("remote", "add", "--all-stores", "drive", "gdrive:/x", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
                          "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8)).status == 0)
         // Run `llvs auth --headless` by hand: read the address it prints, "open" it elsewhere, paste where it ends up.
         let process = Process()
@@ -240,33 +240,33 @@ import Glibc
         let result = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
-        #expect(result.contains("Authorized remote drive"))
+        #expect(result.contains("Authorized account gdrive"))
         #expect(try await llvs("conformance", "drive", "--listing-count", "3", "--large-file-mib", "1").status == 0)
     }
 
     @Test func oauthRemoteMistakesGiveClearErrors() async throws {
-        let badScope = try await llvs("remote", "add", "s", "gdrive:/x", "--client-id", "c", "--scope", "everything")
+        let badScope = try await llvs("remote", "add", "--all-stores", "s", "gdrive:/x", "--client-id", "c", "--scope", "everything")
         #expect(badScope.status == 2 && badScope.error.contains("drive.file or drive"), "\(badScope.error)")
-        let scopeElsewhere = try await llvs("remote", "add", "s", "onedrive:/x", "--client-id", "c", "--scope", "drive")
-        #expect(scopeElsewhere.status == 2 && scopeElsewhere.error.contains("--scope is for gdrive"), "\(scopeElsewhere.error)")
-        #expect(try await llvs("remote", "add", "full", "gdrive:/x", "--client-id", "c", "--scope", "drive",
+        let scopeElsewhere = try await llvs("remote", "add", "--all-stores", "s", "onedrive:/x", "--client-id", "c", "--scope", "drive")
+        #expect(scopeElsewhere.status == 2 && scopeElsewhere.error.contains("--scope of a OneDrive remote (onedrive:) is own or all, not 'drive'"), "\(scopeElsewhere.error)")
+        #expect(try await llvs("remote", "add", "--all-stores", "full", "gdrive:/x", "--client-id", "c", "--scope", "drive",
                                environment: ["LLVS_GDRIVE_CLIENT_SECRET": "s"]).status == 0)
         let fullDevice = try await llvs("auth", "full", "--device", environment: ["LLVS_GDRIVE_CLIENT_SECRET": "s"])
         #expect(fullDevice.status == 2 && fullDevice.error.contains("refuses the full Drive scope"), "\(fullDevice.error)")
-        let unknown = try await llvs("remote", "add", "one", "dropbox:/x")
+        let unknown = try await llvs("remote", "add", "--all-stores", "one", "dropbox:/x")
         #expect(unknown.status == 2 && unknown.error.contains("not supported") && unknown.error.contains("box:/path"), "\(unknown.error)")
-        let noBoxClient = try await llvs("remote", "add", "b", "box:/x", environment: ["LLVS_BOX_CLIENT_ID": ""])
+        let noBoxClient = try await llvs("remote", "add", "--all-stores", "b", "box:/x", environment: ["LLVS_BOX_CLIENT_ID": ""])
         #expect(noBoxClient.status == 2 && noBoxClient.error.contains("--client-id"), "\(noBoxClient.error)")
-        #expect(try await llvs("remote", "add", "b", "box://host/x", "--client-id", "c").status == 2)
-        let noClient = try await llvs("remote", "add", "g", "gdrive:/x", environment: ["LLVS_GDRIVE_CLIENT_ID": ""])
+        #expect(try await llvs("remote", "add", "--all-stores", "b", "box://host/x", "--client-id", "c").status == 2)
+        let noClient = try await llvs("remote", "add", "--all-stores", "g", "gdrive:/x", environment: ["LLVS_GDRIVE_CLIENT_ID": ""])
         #expect(noClient.status == 2 && noClient.error.contains("--client-id"), "\(noClient.error)")
-        #expect(try await llvs("remote", "add", "g", "gdrive://host/x", "--client-id", "c").status == 2)
-        #expect(try await llvs("remote", "add", "g", "gdrive:/x", "--client-id", "c", "--removal", "shred").status == 2)
-        #expect(try await llvs("remote", "add", "d", "file:///tmp/llvs-nothing").status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "g", "gdrive://host/x", "--client-id", "c").status == 2)
+        #expect(try await llvs("remote", "add", "--all-stores", "g", "gdrive:/x", "--client-id", "c", "--removal", "shred").status == 2)
+        #expect(try await llvs("remote", "add", "--all-stores", "d", "file:///tmp/llvs-nothing").status == 0)
         let notOAuth = try await llvs("auth", "d")
-        #expect(notOAuth.status == 2 && notOAuth.error.contains("does not use OAuth"))
+        #expect(notOAuth.status == 2 && notOAuth.error.contains("nothing to authorize"))
         #expect(try await llvs("auth", "missing").status == 3)
-        #expect(try await llvs("remote", "add", "g", "gdrive:/x", "--client-id", "c").status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "g", "gdrive:/x", "--client-id", "c").status == 0)
         #expect(try await llvs("auth", "g", "--headless", "--device").status == 2)
         let badToken = try await llvs("auth", "g", "--token-json", folder.appendingPathComponent("nope.json").path)
         #expect(badToken.status == 1 && badToken.error.contains("nope.json"))

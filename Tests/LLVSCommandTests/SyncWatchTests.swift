@@ -20,7 +20,7 @@ import Glibc
     func addPCloudRemote() async throws -> MockProcess {
         let token = tests.directory.appendingPathComponent("issued-token.json").path
         let mock = try MockProcess(["pcloud-eu", "--token-out", token], lineCount: 2)
-        #expect(try await llvs("remote", "add", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
+        #expect(try await llvs("remote", "add", "--all-stores", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
                                "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8)).status == 0)
         #expect(try await llvs("auth", "p", "--token-json", token).status == 0)
         return mock
@@ -110,7 +110,7 @@ import Glibc
 
     @Test func syncWithoutANameUsesTheRemoteTheStoreLastSyncedWith() async throws {
         for name in ["one", "two"] {
-            #expect(try await llvs("remote", "add", name, "file://" + tests.directory.appendingPathComponent("remote-\(name)").path).status == 0)
+            #expect(try await llvs("remote", "add", "--all-stores", name, "file://" + tests.directory.appendingPathComponent("remote-\(name)").path).status == 0)
         }
         _ = try await llvs("init", "--store", store("a"))
         _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))
@@ -131,26 +131,30 @@ import Glibc
     }
 
     @Test func remoteShowAndRenameKeepWhatBelongsToTheRemote() async throws {
-        #expect(try await llvs("remote", "add", "drive", "gdrive:/llvs", "--endpoint", "http://127.0.0.1:9", "--client-id", "cid",
+        #expect(try await llvs("remote", "add", "--all-stores", "drive", "gdrive:/llvs", "--endpoint", "http://127.0.0.1:9", "--client-id", "cid",
                                "--client-secret-stdin", input: Data("s3cret".utf8)).status == 0)
         let shown = try await llvs("remote", "show", "drive")
-        #expect(shown.text.contains("drive: gdrive:/llvs (Google Drive)") && shown.text.contains("client ID: cid")
-                && shown.text.contains("not authorized yet: run `llvs auth drive`") && !shown.text.contains("s3cret"), "\(shown.text)")
+        #expect(shown.text.contains("drive: gdrive:/llvs (Google Drive; kept for all stores)") && shown.text.contains("account: gdrive")
+                && shown.text.contains("client-id: cid") && shown.text.contains("not authorized yet: run `llvs auth gdrive`")
+                && !shown.text.contains("s3cret"), "\(shown.text)")
         let json = try await llvs("remote", "show", "drive", "--json")
         #expect(json.text.contains("\"secretKept\" : true") && json.text.contains("\"authorized\" : false"), "\(json.text)")
 
         _ = try await llvs("init", "--store", store("a"))
-        #expect(try await llvs("remote", "add", "other", "file://" + tests.directory.appendingPathComponent("r").path).status == 0)
+        #expect(try await llvs("remote", "add", "other", "file://" + tests.directory.appendingPathComponent("r").path, "--store", store("a")).status == 0)
         #expect(try await llvs("sync", "other", "--store", store("a")).status == 0)
-        let renamed = try await llvs("remote", "rename", "drive", "cloud", "--store", store("a"))
+        let wrongLevel = try await llvs("remote", "rename", "drive", "cloud", "--store", store("a"))
+        #expect(wrongLevel.status == 3 && wrongLevel.error.contains("add --all-stores"), "\(wrongLevel.error)")
+        let renamed = try await llvs("remote", "rename", "--all-stores", "drive", "cloud")
         #expect(renamed.status == 0 && renamed.text.contains("Renamed remote drive to cloud"), "\(renamed.error)")
-        let config = tests.directory.appendingPathComponent("config/llvs")
-        #expect(FileManager.default.fileExists(atPath: config.appendingPathComponent("cloud.secret").path))
-        #expect(!FileManager.default.fileExists(atPath: config.appendingPathComponent("drive.secret").path))
+        let accounts = tests.directory.appendingPathComponent("config/llvs/accounts")
+        #expect(FileManager.default.fileExists(atPath: accounts.appendingPathComponent("gdrive.secret").path), "the secret is the account's, not the remote's")
+        #expect(try await llvs("remote", "show", "cloud").text.contains("account: gdrive"))
         #expect(try await llvs("remote", "rename", "other", "moved", "--store", store("a")).status == 0)
         #expect(try await llvs("status", "--store", store("a")).text.contains("Last synced with moved"), "the store's remembered remote follows the rename")
-        #expect(try await llvs("remote", "rename", "nothing", "x").status == 3)
-        #expect(try await llvs("remote", "rename", "cloud", "moved").status == 1)
-        #expect(try await llvs("remote", "rename", "cloud", "bad name").status == 2)
+        #expect(try await llvs("remote", "rename", "--all-stores", "nothing", "x").status == 3)
+        #expect(try await llvs("remote", "add", "--all-stores", "spare", "file:///tmp/llvs-spare").status == 0)
+        #expect(try await llvs("remote", "rename", "--all-stores", "cloud", "spare").status == 1)
+        #expect(try await llvs("remote", "rename", "--all-stores", "cloud", "bad name").status == 2)
     }
 }

@@ -11,8 +11,8 @@ import Glibc
 /// JSON made elsewhere with `--token-json`.
 struct AuthCommand: Command {
     static let name = "auth"
-    static let summary = "Authorize an OAuth remote (Google Drive, OneDrive, pCloud, Box): browser, --headless, --device or --token-json FILE."
-    static let arguments = "NAME"
+    static let summary = "Authorize an account (or a remote's account) (Google Drive, OneDrive, pCloud, Box): browser, --headless, --device or --token-json FILE."
+    static let arguments = "ACCOUNT|REMOTE"
     static let options: [OptionSpec] = [
         .flag("headless", "print the address to open on another machine, then read the address the browser ended up at"),
         .flag("device", "show a code to enter on another device (the device authorization grant)"),
@@ -44,21 +44,21 @@ struct AuthCommand: Command {
     }
 
     func run(in context: CommandContext) async throws {
-        let registry = context.registry
-        let (name, configuration) = try registry.remote(remote)
-        let (kind, _) = try RemoteConnection.validate(configuration.url)
-        guard kind.usesOAuth else {
-            throw CommandError.usage("remote \(name) (\(kind.rawValue)) does not use OAuth; its password comes from --password-stdin or $LLVS_WEBDAV_PASSWORD")
+        let access = try account(context)
+        let name = access.authName
+        let kind = access.kind
+        guard let oauth = kind.oauth else {
+            throw CommandError.usage("\(name) is a \(kind.serviceName) account, which does not use OAuth\(kind.secret.map { "; its \($0.name) comes from `llvs remote add … --\($0.optionName)` or $\($0.environmentName(kind: kind.name))" } ?? "")")
         }
-        if case .device = flow, !kind.hasDeviceFlow {
+        if case .device = flow, !oauth.hasDeviceFlow {
             throw CommandError.usage("\(kind.serviceName) has no device authorization; use `llvs auth \(name) --headless` on a machine without a browser")
         }
-        if case .device = flow, kind == .gdrive, !RemoteConnection.driveScope(configuration).allowsDeviceFlow {
-            throw CommandError.usage("Google's device flow refuses the full Drive scope this remote was added with (--scope drive); use `llvs auth \(name) --headless` (or the browser), or add the remote again with --scope drive.file")
+        if case .device = flow, let refusal = oauth.deviceFlowRefusal(access.options) {
+            throw CommandError.usage(refusal.replacingOccurrences(of: "ACCOUNT", with: name))
         }
-        let environment = ProcessInfo.processInfo.environment
-        let oauth = try RemoteConnection.oauthConfiguration(configuration, name: name, registry: registry, environment: environment)
-        let authorization = OAuthAuthorization(configuration: oauth, http: HTTPClient())
+        let environment = context.environment
+        let oauthConfiguration = try access.oauthConfiguration()
+        let authorization = OAuthAuthorization(configuration: oauthConfiguration, http: HTTPClient())
         let token: OAuthToken
         do {
             switch flow {
@@ -92,16 +92,34 @@ struct AuthCommand: Command {
         } catch let error as OAuthError {
             throw CommandError.failed("Authorization of \(name) failed: \(error.description)")
         }
-        try save(token, name: name, registry: registry)
+        try save(token, name: name, configuration: context.configuration)
         if token.refreshToken == nil, token.expiresAt != nil {
             Self.say("Note: the service issued no refresh token, so this authorization ends when the access token expires.")
         }
-        context.writeLine("Authorized remote \(name); the token is kept in \(registry.tokenFile(name).path) (readable only by you).")
+        context.writeLine("Authorized account \(name); the token is kept in \(context.configuration.tokenFile(name).path) (readable only by you).")
     }
 
-    private func save(_ token: OAuthToken, name: String, registry: RemoteRegistry) throws {
-        try FileManager.default.createDirectory(at: registry.folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let file = TokenFile(path: registry.tokenFile(name).path)
+    /// The account to authorize: NAME is an account, or a remote this store sees (then its account).
+    private func account(_ context: CommandContext) throws -> AccountAccess {
+        if let account = try context.accountBook().load()[remote] {
+            guard let kind = context.connectors.kind(named: account.kind) else {
+                throw CommandError.failed("The account \(remote) is of a kind this llvs does not know (\(account.kind)).")
+            }
+            return try RemoteConnection.signIn(remote, kind: kind, context: context, usedBy: nil)
+        }
+        guard let found = try? context.remote(remote) else {
+            throw CommandError.notFound("There is no account or remote called \(remote); `llvs account list` shows the accounts.")
+        }
+        let (kind, _) = try context.connectors.parse(found.entry.url)
+        guard let accountName = found.entry.account else {
+            throw CommandError.usage("the remote \(remote) (\(kind.serviceName)) signs in with no account, so there is nothing to authorize")
+        }
+        return try RemoteConnection.signIn(accountName, kind: kind, context: context, usedBy: remote)
+    }
+
+    private func save(_ token: OAuthToken, name: String, configuration: UserConfiguration) throws {
+        try FileManager.default.createDirectory(at: configuration.accountsFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = TokenFile(path: configuration.tokenFile(name).path)
         do {
             try file.write(token)
         } catch let error as OAuthError {

@@ -167,7 +167,7 @@ struct StatusCommand: Command {
         let history = coordinator.store.history
         var status = Status(store: context.storePath, currentVersion: await coordinator.currentVersionId?.rawValue,
                             heads: history.heads.map(\.rawValue).sorted(), versionCount: history.count)
-        let configured = try context.registry.load()
+        let configured = try context.remotes().visible()
         status.lastSyncedWith = RememberedRemote(store: context.storeURL).name
         if remote != nil || configured.count == 1 || status.lastSyncedWith.map({ configured[$0] != nil }) == true {
             let connection = try context.connection(remote)
@@ -208,7 +208,7 @@ struct CloneCommand: Command {
     /// Written into DIR when a clone starts and removed when it ends, so running the clone again resumes it.
     static let markerName = "clone-in-progress"
     static let name = "clone"
-    static let summary = "Make a new store in DIR from a remote: from its snapshot when it has one, then everything after."
+    static let summary = "Make a new store in DIR from a remote (of --store's store, or kept for all stores; the new store keeps it): from its snapshot when it has one, then everything after."
     static let arguments = "REMOTE DIR"
     static let options: [OptionSpec] = [.value("storage", "KIND", "file (default) or sqlite"), ArbiterOption.spec, ArbiterOption.branchesSpec]
     static let positionalCount = 2...2
@@ -244,6 +244,15 @@ struct CloneCommand: Command {
         } else {
             store = try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: CommandContext.storageMaker)
             try Data(remote.utf8).write(to: marker)
+        }
+        if connection.level == .store {
+            // The new store gets its own copy of a remote that was another store's, so it syncs with it by name.
+            let book = RemoteDirectory(storeURL: url, configuration: context.configuration).store
+            var remotes = try book.load()
+            if remotes[connection.name] == nil {
+                remotes[connection.name] = connection.entry
+                try book.save(remotes)
+            }
         }
         let coordinator = try StoreCoordinator(store: store)
         let exchange = connection.exchange(for: store)

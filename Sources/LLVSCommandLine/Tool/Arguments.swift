@@ -9,6 +9,14 @@ struct OptionSpec {
     static func value(_ name: String, _ valueName: String, _ help: String, repeatable: Bool = false) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help, repeatable: repeatable)
     }
+
+    /// The option list of a help text, one option a line.
+    static func helpLines(_ options: [OptionSpec]) -> String {
+        options.map { option in
+            let left = "  --\(option.name)" + (option.valueName.map { " \($0)" } ?? "")
+            return left.padding(toLength: max(left.count + 2, 28), withPad: " ", startingAt: 0) + option.help + "\n"
+        }.joined()
+    }
 }
 
 /// The words after the command name, sorted into positionals, option values and flags.

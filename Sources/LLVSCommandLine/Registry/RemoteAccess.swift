@@ -1,0 +1,77 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+
+/// An account made ready to sign in with: its options (the environment's `LLVS_<KIND>_<OPTION>` standing in for
+/// what is kept), its secret (`LLVS_<KIND>_<SECRET>` or its private file) and its token file.
+public struct AccountAccess: Sendable {
+    public let kind: ConnectorKind
+    /// The account's name; nil for a remote that signs in with none (WebDAV without a user).
+    public let name: String?
+    public let options: SettingValues
+    public let secret: String?
+    /// The account's token file (OAuth kinds).
+    public let tokenFile: TokenFile?
+
+    /// The name `llvs auth` takes, for messages.
+    var authName: String { name ?? "ACCOUNT" }
+
+    /// The account's OAuth client: its ID (`--client-id` or `LLVS_<KIND>_CLIENT_ID`) and secret.
+    public func oauthClient() throws -> OAuthClient {
+        let prefix = ConnectorKind.environmentPrefix(kind.name)
+        guard let id = options["client-id"] else {
+            throw CommandError.usage("the account \(authName) has no OAuth client; set \(prefix)CLIENT_ID, or add the remote on a new account with --client-id")
+        }
+        if let spec = kind.secret, spec.required, secret == nil {
+            throw CommandError.usage("the account \(authName) has no OAuth client secret, which \(kind.serviceName) requires; set \(spec.environmentName(kind: kind.name)), or add the remote on a new account with --\(spec.optionName)")
+        }
+        return OAuthClient(id: id, secret: secret)
+    }
+
+    public func oauthConfiguration() throws -> OAuthConfiguration {
+        guard let oauth = kind.oauth else { throw CommandError.usage("\(kind.serviceName) accounts do not sign in with OAuth") }
+        return try oauth.configuration(try oauthClient(), options)
+    }
+
+    /// The token source every request goes through: it reads the account's token file, refreshes the token when
+    /// near expiry and writes it back before use.
+    public func tokenSource(http: HTTPClient) throws -> OAuthTokenSource {
+        guard let tokenFile else { throw CommandError.usage("\(kind.serviceName) accounts do not sign in with OAuth") }
+        return OAuthTokenSource(file: tokenFile, configuration: try oauthConfiguration(), http: http, reauthorizeCommand: "llvs auth \(authName)")
+    }
+
+    /// The token kept for the account, if any; a damaged token file is an error that says to authorize again.
+    public func keptToken() throws -> OAuthToken? {
+        do {
+            return try tokenFile?.read()
+        } catch {
+            throw CommandError.failed("The token file of the account \(authName) cannot be read (\(error)); run `llvs auth \(authName)` again.")
+        }
+    }
+}
+
+/// Everything a kind needs to make one remote's file system: the URL, the remote's options and its account.
+public struct RemoteAccess: Sendable {
+    public let remoteName: String
+    public let url: URL
+    /// The remote's options (`base-path`, `root-folder-id`, …).
+    public let remote: SettingValues
+    public let signIn: AccountAccess
+    public let environment: [String: String]
+
+    public var kind: ConnectorKind { signIn.kind }
+    /// The account's options.
+    public var account: SettingValues { signIn.options }
+    public var secret: String? { signIn.secret }
+    public func tokenSource(http: HTTPClient) throws -> OAuthTokenSource { try signIn.tokenSource(http: http) }
+    public func keptToken() throws -> OAuthToken? { try signIn.keptToken() }
+
+    /// The folder on the file system that holds the store.
+    public var basePath: String {
+        let base = remote["base-path"] ?? ""
+        switch kind.address {
+        case .localFolder, .server: return base
+        case .servicePath: return CloudPath.join(url.path, base)
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import LLVS
+import LLVSSQLite
+
+/// One `llvs` command: its name, help and options beside each other, and what it does.
+protocol Command {
+    static var name: String { get }
+    static var summary: String { get }
+    /// The arguments after the command name, as shown in help (`ID FILE|-`).
+    static var arguments: String { get }
+    static var options: [OptionSpec] { get }
+    /// The options, where they depend on the kinds of remote the tool knows (`remote add`); the fixed ones otherwise.
+    static func options(_ connectors: ConnectorRegistry) -> [OptionSpec]
+    /// Help after the option list, where it depends on the kinds of remote (each kind's options and environment).
+    static func moreHelp(_ connectors: ConnectorRegistry) -> String
+    /// How many positional arguments the command takes.
+    static var positionalCount: ClosedRange<Int> { get }
+
+    init(_ arguments: ParsedArguments) throws
+    func run(in context: CommandContext) async throws
+}
+
+extension Command {
+    static var options: [OptionSpec] { [] }
+    static func options(_ connectors: ConnectorRegistry) -> [OptionSpec] { options }
+    static func moreHelp(_ connectors: ConnectorRegistry) -> String { "" }
+    static var positionalCount: ClosedRange<Int> { 0...0 }
+
+    /// `path` is how the command is called (`remote add`).
+    static func help(path: String, connectors: ConnectorRegistry) -> String {
+        var text = "usage: llvs \(path)\(arguments.isEmpty ? "" : " " + arguments) [--store DIR]\n\n\(summary)\n"
+        text += "\noptions:\n" + OptionSpec.helpLines(options(connectors) + [CommandContext.storeOption])
+        return text + moreHelp(connectors)
+    }
+}
+
+/// Commands under one name (`llvs remote add`, `llvs remote list`, …).
+struct CommandGroup {
+    let name: String
+    let summary: String
+    let subcommands: [any Command.Type]
+
+    func help(connectors: ConnectorRegistry) -> String {
+        var text = "usage: llvs \(name) COMMAND [ARGUMENTS] [--store DIR]\n\n\(summary)\n\ncommands:\n"
+        for command in subcommands {
+            text += "  " + "\(command.name) \(command.arguments)".padding(toLength: 24, withPad: " ", startingAt: 0) + command.summary + "\n"
+        }
+        return text + "\nRun `llvs \(name) COMMAND --help` for a command's options.\n"
+    }
+}
+
+/// What every command shares: where the store is, the kinds of remote, the user's settings, and how to write output.
+struct CommandContext {
+    static let storeOption = OptionSpec.value("store", "DIR", "the store's folder (default: $LLVS_STORE, else ./.llvs)")
+
+    let storePath: String
+    let connectors: ConnectorRegistry
+    let environment: [String: String]
+    let configuration: UserConfiguration
+
+    init(storeOption: String?, connectors: ConnectorRegistry, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let path = storeOption ?? environment["LLVS_STORE"] ?? ".llvs"
+        storePath = URL(fileURLWithPath: path).standardizedFileURL.path
+        self.connectors = connectors
+        self.environment = environment
+        configuration = UserConfiguration(environment: environment)
+    }
+
+    var storeURL: URL { URL(fileURLWithPath: storePath) }
+
+    /// The user's accounts; an old remotes.json is moved over first.
+    func accountBook() throws -> AccountBook {
+        try moveLegacyRemotes()
+        return AccountBook(configuration: configuration)
+    }
+
+    /// The remotes this store sees; an old remotes.json is moved over first.
+    func remotes() throws -> RemoteDirectory {
+        try moveLegacyRemotes()
+        return RemoteDirectory(storeURL: storeURL, configuration: configuration)
+    }
+
+    private func moveLegacyRemotes() throws {
+        guard FileManager.default.fileExists(atPath: configuration.legacyRemotesFile.path) else { return }
+        if let line = try LegacyRemotes(configuration: configuration, connectors: connectors).moveIfPresent() { TerminalText.warn(line) }
+    }
+
+    /// The remote called `name`; with none named, the only one, else the one this store last synced with.
+    func remote(_ name: String?) throws -> (name: String, entry: RemoteEntry, level: RemoteLevel) {
+        let visible = try remotes().visible()
+        if let name {
+            guard let found = visible[name] else {
+                throw CommandError.notFound("There is no remote called \(name) for the store \(storePath); add it with `llvs remote add \(name) URL`.")
+            }
+            return (name, found.entry, found.level)
+        }
+        if visible.count == 1, let only = visible.first { return (only.key, only.value.entry, only.value.level) }
+        if visible.count > 1, let remembered = RememberedRemote(store: storeURL).name, let found = visible[remembered] {
+            return (remembered, found.entry, found.level)
+        }
+        throw CommandError.usage(visible.isEmpty ? "no remote is configured; add one with `llvs remote add NAME URL`"
+                                                 : "name the remote: \(visible.keys.sorted().joined(separator: ", "))")
+    }
+
+    func connection(_ name: String?) throws -> RemoteConnection {
+        let found = try remote(name)
+        return try RemoteConnection(name: found.name, entry: found.entry, level: found.level, context: self)
+    }
+
+    /// Remembers the remote a command synced the store with.
+    func remember(_ connection: RemoteConnection) { RememberedRemote(store: storeURL).remember(connection.name) }
+
+    /// Fails with "no store" unless there is a store at the path (for commands that keep something in it).
+    func requireStore() throws {
+        guard FileManager.default.fileExists(atPath: storeURL.appendingPathComponent(StoreDescriptor.fileName).path) else {
+            throw StoreError.notAStore(path: storePath)
+        }
+    }
+
+    /// Every storage this build can open; the store's descriptor says which one it uses.
+    static let storageMaker: Store.StorageMaker = SQLiteStorage.storageMaker
+
+    func openCoordinator() throws -> StoreCoordinator {
+        try StoreCoordinator(store: try Store(openingAt: storeURL, makeStorage: Self.storageMaker))
+    }
+
+    /// A version named in full or by a unique prefix of its ID.
+    func resolveVersion(_ text: String, in store: Store) throws -> Version {
+        if let version = store.version(identifiedBy: Version.ID(text)) { return version }
+        let matches = store.history.versions.values.filter { $0.id.rawValue.lowercased().hasPrefix(text.lowercased()) }
+        guard !text.isEmpty, !matches.isEmpty else { throw CommandError.notFound("The store has no version \(text).") }
+        guard matches.count == 1 else {
+            throw CommandError.usage("\(text) matches \(matches.count) versions; give more of the ID.")
+        }
+        return matches[0]
+    }
+
+    func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// A line for people; control characters in it (from names a remote chose) are shown escaped.
+    func writeLine(_ text: String) { write(TerminalText.escaped(text) + "\n") }
+
+    func writeJSON<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        write(String(decoding: try encoder.encode(value), as: UTF8.self) + "\n")
+    }
+}

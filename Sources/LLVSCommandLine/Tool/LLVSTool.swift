@@ -1,0 +1,160 @@
+import Foundation
+import LLVS
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `llvs`: the command-line tool, over a registry of the kinds of remote it knows. The `llvs` program runs it with
+/// `ConnectorRegistry.standard`; a program with a kind of its own runs the same commands with that kind added.
+public struct LLVSTool: Sendable {
+    public let connectors: ConnectorRegistry
+
+    public init(connectors: ConnectorRegistry = .standard) { self.connectors = connectors }
+
+    /// What the first word names: a command, or a group of them.
+    enum Entry {
+        case command(any Command.Type)
+        case group(CommandGroup)
+
+        var name: String {
+            switch self {
+            case .command(let command): command.name
+            case .group(let group): group.name
+            }
+        }
+
+        var summary: String {
+            switch self {
+            case .command(let command): command.summary
+            case .group(let group): group.summary
+            }
+        }
+    }
+
+    static var entries: [Entry] { [
+        .command(InitCommand.self), .command(PutCommand.self), .command(GetCommand.self), .command(RemoveCommand.self),
+        .command(LogCommand.self), .command(HeadsCommand.self), .command(DiffCommand.self), .command(MergeCommand.self),
+        .group(RemoteCommands.group), .group(AccountCommands.group),
+        .command(SyncCommand.self), .command(PushCommand.self), .command(PullCommand.self), .command(StatusCommand.self),
+        .command(SnapshotCommand.self), .command(CloneCommand.self), .command(BackupCommand.self), .command(RestoreCommand.self),
+        .command(HistoryCommand.self), .command(AuthCommand.self), .command(ConformanceCommand.self),
+    ] }
+
+    func overview() -> String {
+        var text = "usage: llvs COMMAND [ARGUMENTS] [--store DIR]\n\nLLVS for Linux: a versioned store that syncs app data the way Git syncs code.\n\ncommands:\n"
+        for entry in Self.entries {
+            text += "  " + entry.name.padding(toLength: 12, withPad: " ", startingAt: 0) + entry.summary + "\n"
+        }
+        text += "\nRun `llvs COMMAND --help` for a command's options.\n"
+        text += "\nremote URLs: " + connectors.urlForms + "\n"
+        text += "\nenvironment:\n  LLVS_STORE        the store's folder (as --store)\n"
+        text += "  LLVS_DEADLINE     seconds any command may take before it stops with an error (default 86400; 0 for none)\n"
+        text += "  LLVS_HTTP_TRACE   1 to print every request and answer, credentials redacted\n"
+        text += "  LLVS_<KIND>_…     a kind of remote's settings and secrets: see `llvs remote add --help`\n"
+        text += "\nexit codes:\n"
+        for code in ExitCode.allCases { text += "  \(code.rawValue)  \(code.meaning)\n" }
+        return text
+    }
+
+    /// Runs the command the words name and exits with its code.
+    public func main(_ words: [String] = Array(CommandLine.arguments.dropFirst())) async -> Never {
+        exit(await run(words).rawValue)
+    }
+
+    /// Runs the command the words name; returns its exit code.
+    func run(_ words: [String]) async -> ExitCode {
+        var words = words
+        guard let name = words.first, !["--help", "-h", "help"].contains(name) else {
+            if words.count > 1, let entry = Self.entries.first(where: { $0.name == words[1] }) {
+                print(help(entry, subcommand: words.count > 2 ? words[2] : nil), terminator: "")
+            } else {
+                print(overview(), terminator: "")
+            }
+            return words.isEmpty ? .usage : .success
+        }
+        words.removeFirst()
+        guard let entry = Self.entries.first(where: { $0.name == name }) else {
+            TerminalText.warn("unknown command \(name). Run `llvs --help` for the list.")
+            return .usage
+        }
+        switch entry {
+        case .command(let command):
+            return await run(command, path: name, words: words)
+        case .group(let group):
+            guard let sub = words.first, !sub.hasPrefix("-") else {
+                print(group.help(connectors: connectors), terminator: "")
+                return words.contains("--help") || words.contains("-h") ? .success : .usage
+            }
+            guard let command = group.subcommands.first(where: { $0.name == sub }) else {
+                TerminalText.warn("unknown command \(name) \(sub); use \(group.subcommands.map { $0.name }.joined(separator: ", ")). Run `llvs \(name) --help`.")
+                return .usage
+            }
+            return await run(command, path: name + " " + sub, words: Array(words.dropFirst()))
+        }
+    }
+
+    /// Parses the words for one command and runs it; `path` is how it was called (`remote add`).
+    private func run(_ command: any Command.Type, path: String, words: [String]) async -> ExitCode {
+        if words.contains("--help") || words.contains("-h") {
+            print(command.help(path: path, connectors: connectors), terminator: "")
+            return .success
+        }
+        do {
+            try Self.startDeadline()
+            let arguments = try ParsedArguments(words, specs: command.options(connectors) + [CommandContext.storeOption])
+            guard command.positionalCount.contains(arguments.positionals.count) else {
+                throw CommandError.usage("\(path) takes \(command.arguments.isEmpty ? "no arguments" : command.arguments), not \(arguments.positionals.map { "'\($0)'" }.joined(separator: " "))")
+            }
+            let context = CommandContext(storeOption: arguments.value("store"), connectors: connectors)
+            let made = try command.init(arguments)
+            try await made.run(in: context)
+            return .success
+        } catch let error as CommandError {
+            if case .usage(let message) = error {
+                TerminalText.warn(message)
+                TerminalText.warn("usage: llvs \(path) \(command.arguments) [--store DIR]  (see `llvs \(path) --help`)")
+                return .usage
+            }
+            TerminalText.warn(error.description)
+            return ExitCode.of(error)
+        } catch {
+            TerminalText.warn("\(error)")
+            return ExitCode.of(error)
+        }
+    }
+
+    private func help(_ entry: Entry, subcommand: String?) -> String {
+        switch entry {
+        case .command(let command): command.help(path: command.name, connectors: connectors)
+        case .group(let group):
+            group.subcommands.first { $0.name == subcommand }.map { $0.help(path: "\(group.name) \($0.name)", connectors: connectors) }
+                ?? group.help(connectors: connectors)
+        }
+    }
+
+    static func fail(_ message: String, code: ExitCode) -> Never {
+        TerminalText.warn(message)
+        exit(code.rawValue)
+    }
+
+    /// Every command ends in bounded time whatever a server does: past `$LLVS_DEADLINE` seconds (default a day; 0 for
+    /// none) it stops with a clear error. What it had stored is whole (every write is atomic), as after a kill.
+    static func startDeadline(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        let text = environment["LLVS_DEADLINE"] ?? "86400"
+        guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+            throw CommandError.usage("LLVS_DEADLINE must be a number of seconds (0 for none), not \(text)")
+        }
+        guard seconds > 0 else { return }
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + seconds)
+        timer.setEventHandler {
+            fail("the command did not finish within \(text) s (LLVS_DEADLINE) and was stopped; what it had stored is whole, run it again to go on.", code: .failure)
+        }
+        timer.resume()
+        deadlineTimer = timer
+    }
+}
+
+/// The deadline's timer, kept alive for the life of the process.
+/// Written once, before any command runs, and never read.
+nonisolated(unsafe) private var deadlineTimer: (any DispatchSourceTimer)?
