@@ -74,6 +74,9 @@ let package = Package(
         // A small program the tests run as a child process (killed mid-save, two writers at once).
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),
 
+        // `llvs` with a kind of remote of its own, to show the commands take the registry as a value.
+        .executableTarget(name: "llvs-fake-kind", dependencies: ["LLVSCommandLine", "LLVS", "LLVSHTTP"], path: "Tests/Helpers/llvs-fake-kind"),
+
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
         // What every connector's tests share: the conformance harness, a quick client, a fault control over a mock.
         .target(name: "LLVSTestSupport", dependencies: ["LLVS", "LLVSHTTP", "LLVSMocks", "LLVSConformance"], path: "Tests/LLVSTestSupport"),
@@ -85,7 +88,7 @@ let package = Package(
         .testTarget(name: "LLVSPCloudTests", dependencies: ["LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
         .testTarget(name: "LLVSBoxTests", dependencies: ["LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport", "llvs", "llvs-mock"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
-        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper"]),
+        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind"]),
     ],
     swiftLanguageModes: [.v6]
 )

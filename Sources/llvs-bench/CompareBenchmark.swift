@@ -163,7 +163,7 @@ func backupRow(llvs: URL, apache: RealWebDAVServer, peer: RclonePeer, rclone: [S
     for run in 0..<runs {
         let store = work.appendingPathComponent("backup-store-\(run)").path
         _ = try timeProcess([llvs.path, "init", "--store", store], environment: environment)
-        _ = try timeProcess([llvs.path, "remote", "add", "backup-\(run)", remoteURL, "--base-path", "backup-llvs-\(run)"], environment: environment)
+        _ = try timeProcess([llvs.path, "remote", "add", "backup-\(run)", remoteURL, "--base-path", "backup-llvs-\(run)", "--store", store], environment: environment)
         ours.append(try timeProcess([llvs.path, "backup", tree.path, "--store", store, "--to", "backup-\(run)"], environment: environment))
         defaults.append(try timeProcess([peer.path, "copy", tree.path, "bench:backup-rclone-\(run)", "--config", "/dev/null"], environment: rclone))
         tuned.append(try timeProcess([peer.path, "copy", tree.path, "bench:backup-rclone-tuned-\(run)", "--config", "/dev/null", "--transfers", "8"] + peer.unpaced,

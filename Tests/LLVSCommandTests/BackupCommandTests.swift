@@ -52,7 +52,7 @@ import Glibc
                                  "--client-id", mock.fields["client_id"] ?? "", "--client-secret-stdin",
                                  input: Data((mock.fields["client_secret"] ?? "").utf8))
             #expect(added.status == 0, "\(added.error)")
-            #expect(added.text.contains("llvs auth home"))
+            #expect(added.text.contains("llvs auth gdrive"))
             let auth = try await llvs("auth", "home", "--token-json", token)
             #expect(auth.status == 0, "\(auth.error)")
             return mock

@@ -258,7 +258,8 @@ import Glibc
         let noBoxClient = try await llvs("remote", "add", "--all-stores", "b", "box:/x", environment: ["LLVS_BOX_CLIENT_ID": ""])
         #expect(noBoxClient.status == 2 && noBoxClient.error.contains("--client-id"), "\(noBoxClient.error)")
         #expect(try await llvs("remote", "add", "--all-stores", "b", "box://host/x", "--client-id", "c").status == 2)
-        let noClient = try await llvs("remote", "add", "--all-stores", "g", "gdrive:/x", environment: ["LLVS_GDRIVE_CLIENT_ID": ""])
+        // A new account needs the client; the existing gdrive account (made for "full" above) would serve without one.
+        let noClient = try await llvs("remote", "add", "--all-stores", "g", "gdrive:/x", "--account", "fresh", environment: ["LLVS_GDRIVE_CLIENT_ID": ""])
         #expect(noClient.status == 2 && noClient.error.contains("--client-id"), "\(noClient.error)")
         #expect(try await llvs("remote", "add", "--all-stores", "g", "gdrive://host/x", "--client-id", "c").status == 2)
         #expect(try await llvs("remote", "add", "--all-stores", "g", "gdrive:/x", "--client-id", "c", "--removal", "shred").status == 2)
