@@ -27,7 +27,8 @@ struct AccountListCommand: Command {
         if json { try context.writeJSON(accounts); return }
         for (name, account) in accounts.sorted(by: { $0.key < $1.key }) {
             let kind = context.connectors.kind(named: account.kind)
-            let authorized = kind?.oauth == nil ? "" : FileManager.default.fileExists(atPath: context.configuration.tokenFile(name).path) ? "  authorized" : "  not authorized"
+            let state = AccountState(name, kind: kind, configuration: context.configuration)
+            let authorized = state.authorized.map { $0 ? "  authorized" : "  not authorized" } ?? ""
             context.writeLine("\(name)\t\(kind?.serviceName ?? account.kind)\(account.options["client-id"].map { "  client \($0)" } ?? "")\(authorized)")
         }
     }
@@ -60,17 +61,13 @@ struct AccountShowCommand: Command {
     func run(in context: CommandContext) async throws {
         guard let found = try context.accountBook().load()[account] else { throw CommandError.notFound("There is no account called \(account).") }
         let kind = context.connectors.kind(named: found.kind)
-        let shown = Shown(name: account, kind: found.kind, options: found.options,
-                          secretKept: FileManager.default.fileExists(atPath: context.configuration.secretFile(account).path),
-                          authorized: kind?.oauth == nil ? nil : FileManager.default.fileExists(atPath: context.configuration.tokenFile(account).path),
+        let state = AccountState(account, kind: kind, configuration: context.configuration)
+        let shown = Shown(name: account, kind: found.kind, options: found.options, secretKept: state.secretKept, authorized: state.authorized,
                           remotes: try AccountCommands.remotes(using: account, context: context))
         if json { try context.writeJSON(shown); return }
         context.writeLine("\(account): \(kind?.serviceName ?? found.kind) account")
         for (key, value) in found.options.sorted(by: { $0.key < $1.key }) { context.writeLine("  \(key): \(value)") }
-        if shown.secretKept { context.writeLine("  \(kind?.secret?.name ?? "secret"): kept in \(context.configuration.secretFile(account).path)") }
-        if let authorized = shown.authorized {
-            context.writeLine(authorized ? "  authorized: token in \(context.configuration.tokenFile(account).path)" : "  not authorized yet: run `llvs auth \(account)`")
-        }
+        for line in state.lines(account, kind: kind, configuration: context.configuration, indent: "  ") { context.writeLine(line) }
         context.writeLine("  remotes of this store on it: \(shown.remotes.isEmpty ? "none" : shown.remotes.joined(separator: ", "))")
     }
 }

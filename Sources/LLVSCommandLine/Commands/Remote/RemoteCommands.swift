@@ -84,8 +84,8 @@ struct RemoteShowCommand: Command {
         var shown = Shown(name: found.name, url: found.entry.url, kind: kind.serviceName, level: found.level, options: found.entry.options, account: found.entry.account)
         if let accountName = found.entry.account {
             shown.accountOptions = try context.accountBook().load()[accountName]?.options
-            shown.secretKept = FileManager.default.fileExists(atPath: context.configuration.secretFile(accountName).path)
-            if kind.oauth != nil { shown.authorized = FileManager.default.fileExists(atPath: context.configuration.tokenFile(accountName).path) }
+            let state = AccountState(accountName, kind: kind, configuration: context.configuration)
+            (shown.secretKept, shown.authorized) = (state.secretKept, state.authorized)
         }
         if json { try context.writeJSON(shown); return }
         context.writeLine("\(shown.name): \(shown.url) (\(shown.kind); \(found.level == .store ? "this store's" : "kept for all stores"))")
@@ -97,10 +97,8 @@ struct RemoteShowCommand: Command {
         }
         context.writeLine("  account: \(accountName)")
         for (key, value) in accountOptions.sorted(by: { $0.key < $1.key }) { context.writeLine("    \(key): \(value)") }
-        if shown.secretKept == true { context.writeLine("    \(kind.secret?.name ?? "secret"): kept in \(context.configuration.secretFile(accountName).path)") }
-        if let authorized = shown.authorized {
-            context.writeLine(authorized ? "    authorized: token in \(context.configuration.tokenFile(accountName).path)"
-                                         : "    not authorized yet: run `llvs auth \(accountName)`")
+        for line in AccountState(accountName, kind: kind, configuration: context.configuration).lines(accountName, kind: kind, configuration: context.configuration, indent: "    ") {
+            context.writeLine(line)
         }
     }
 }
