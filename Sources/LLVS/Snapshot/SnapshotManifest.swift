@@ -3,8 +3,8 @@ import Foundation
 /// Describes the snapshot on a remote (`snapshots/manifest.json`), with LLVS's fields.
 public struct SnapshotManifest: Codable, Sendable, Equatable {
     public var snapshotId: String
-    /// What the chunks hold. LLVS apps write `zip-v1`; this package writes `llvs-bundles-v1`. A reader that does
-    /// not know the format skips the snapshot and syncs normally.
+    /// What the chunks hold: `zip-v1` (what LLVS apps write, and this package by default) or `llvs-bundles-v1` (this
+    /// package's own, by choice). A reader that does not know the format skips the snapshot and syncs normally.
     public var format: String
     /// Seconds since 2001-01-01, as LLVS encodes dates.
     public var createdAt: TimeInterval
@@ -31,7 +31,10 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
 
     /// Whether this build reads the snapshot's chunks. Any other format is skipped before any check of the rest:
     /// its sizes and chunks follow its own rules (an LLVS app's zip-v1 may hold chunks of any size).
-    public var isReadable: Bool { format == SnapshotArchive.format }
+    public var isReadable: Bool { Self.readableFormats.contains(format) }
+
+    /// The formats this build reads: LLVS apps' `zip-v1` and this package's `llvs-bundles-v1`.
+    public static let readableFormats = [ZipV1Snapshot.format, SnapshotArchive.format]
 
     /// Whether `snapshotId` is safe to use as a folder name on the remote (1 to 128 ASCII letters, digits, - or _).
     public var hasSafeID: Bool {

@@ -44,4 +44,22 @@ extension Store {
         try storage.restoreBundles(from: try SnapshotArchiveReader(url: url))
         try reloadHistory()
     }
+
+    /// Fills an empty store from a snapshot file of `format` (`llvs-bundles-v1`, or an LLVS app's `zip-v1` holding
+    /// at least `versionCount` versions): all of it or nothing. Returns the number of versions restored.
+    @discardableResult
+    public func restoreSnapshot(from url: URL, format: String, versionCount: Int) throws -> Int {
+        switch format {
+        case SnapshotArchive.format:
+            try restoreSnapshot(from: url)
+            return history.count
+        case ZipV1Snapshot.format:
+            _ = try snapshotStorage()
+            try reloadHistory()
+            guard history.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }
+            return try ZipV1Importer(archive: try ZipArchiveReader(path: url.path)).importAll(into: self, expectedCount: versionCount)
+        default:
+            throw StoreError.corruptFile(path: url.path, reason: "snapshot format \(format) is not one this build reads")
+        }
+    }
 }

@@ -1,0 +1,173 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A storage that writes every committed version straight into one `llvs-bundles-v1` archive file, and reads
+/// records back from it. Importing another layout (an LLVS app's zip-v1 snapshot) goes through a staging store
+/// on it, so the store's own commit and map code builds each version, and the real store then restores the whole
+/// archive at once: one pack file for FileStorage, one transaction for SQLite, instead of one synced file per version.
+final class StagingArchiveStorage: Storage {
+    let kind = "staging"
+    let path: String
+    private let fd: Int32
+    private let state = Mutex(State())
+
+    struct State {
+        /// Where each version's bundle starts in the file.
+        var bundleStarts: [Version.ID: Int64] = [:]
+        var end: Int64 = 0
+        var count = 0
+        var fresh: [StoredVersion] = []
+    }
+
+    init(path: String) throws {
+        self.path = path
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw POSIX.fail(path, "create") }
+        var writer = ByteWriter()
+        writer.uint32(SnapshotArchive.formatVersion)
+        try write(SnapshotArchive.magic + writer.bytes, at: 0)
+        state.withLock { $0.end = Int64(SnapshotArchive.magic.count + 4) }
+    }
+
+    deinit { close(fd) }
+
+    func write(_ bytes: [UInt8], at offset: Int64) throws {
+        try bytes.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw POSIX.fail(path, "write")
+                }
+                done += n
+            }
+        }
+    }
+
+    func read(at offset: Int64, count: Int) throws -> Data {
+        var data = Data(count: count)
+        try data.withUnsafeMutableBytes { raw in
+            var done = 0
+            while done < count {
+                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw POSIX.fail(path, "read")
+                }
+                guard n > 0 else { throw StoreError.corruptFile(path: path, reason: "a record at \(offset) runs past the end") }
+                done += n
+            }
+        }
+        return data
+    }
+
+    func newlyCommittedVersions() throws -> [StoredVersion] {
+        state.withLock { state in
+            defer { state.fresh = [] }
+            return state.fresh
+        }
+    }
+
+    func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter {
+        try state.withLock { state in
+            guard state.bundleStarts[id] == nil else { throw StoreError.versionAlreadyExists(id) }
+            // The bundle's length goes in front of it, written when the bundle is done.
+            let start = state.end + 8
+            state.bundleStarts[id] = start
+            return StagingVersionWriter(storage: self, versionId: id, lengthOffset: state.end)
+        }
+    }
+
+    func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
+        guard let start = state.withLock({ $0.bundleStarts[location.versionId] }) else { throw StoreError.versionNotFound(location.versionId) }
+        let framed = try read(at: start + location.offset, count: RecordFraming.recordHeaderSize + Int(location.length))
+        return try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: path, offset: start + location.offset)
+    }
+
+    fileprivate func committed(_ header: StoredVersion, end: Int64) {
+        state.withLock { state in
+            state.end = end
+            state.count += 1
+            state.fresh.append(header)
+        }
+    }
+
+    fileprivate func abandoned(_ id: Version.ID) {
+        state.withLock { _ = $0.bundleStarts.removeValue(forKey: id) }
+    }
+
+    /// Ends the archive (its end marker and count) and closes it for writing; returns its size.
+    func finish() throws -> Int64 {
+        let (end, count) = state.withLock { ($0.end, $0.count) }
+        var writer = ByteWriter()
+        writer.uint64(0)
+        writer.uint64(UInt64(count))
+        try write(writer.bytes, at: end)
+        guard ftruncate(fd, off_t(end) + 16) == 0 else { throw POSIX.fail(path, "truncate") }
+        return end + 16
+    }
+}
+
+/// Writes one version's bundle after the archive's end; nothing counts until `commit` writes its length in front.
+final class StagingVersionWriter: VersionWriter {
+    let storage: StagingArchiveStorage
+    let versionId: Version.ID
+    let lengthOffset: Int64
+    private var length: Int64 = 0
+
+    init(storage: StagingArchiveStorage, versionId: Version.ID, lengthOffset: Int64) {
+        self.storage = storage
+        self.versionId = versionId
+        self.lengthOffset = lengthOffset
+    }
+
+    private func put(_ bytes: [UInt8]) throws {
+        try storage.write(bytes, at: lengthOffset + 8 + length)
+        length += Int64(bytes.count)
+    }
+
+    func append(_ record: Data, zone: StorageZone) throws -> RecordLocation {
+        let offset = length
+        try put(RecordFraming.frame(record, zone: zone) + [UInt8](record))
+        return RecordLocation(versionId: versionId, offset: offset, length: Int64(record.count))
+    }
+
+    func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
+        let input = try ReadableFile(path: file.path)
+        guard input.size <= Int64(UInt32.max) else {
+            throw StoreError.invalidChanges(versionId, reason: "\(file.path) is \(input.size) bytes; a value holds at most 4 GiB")
+        }
+        let start = length
+        var crc = CRC32.Running()
+        try put([UInt8](repeating: 0, count: RecordFraming.recordHeaderSize))
+        var offset: Int64 = 0
+        while offset < input.size {
+            let piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset)))
+            crc.update(piece)
+            digest?.update(piece)
+            try put([UInt8](piece))
+            offset += Int64(piece.count)
+        }
+        var frame = ByteWriter()
+        frame.byte(zone.rawValue)
+        frame.uint32(UInt32(input.size))
+        frame.uint32(crc.value)
+        try storage.write(frame.bytes, at: lengthOffset + 8 + start)
+        return RecordLocation(versionId: versionId, offset: start, length: input.size)
+    }
+
+    func commit(_ header: StoredVersion) throws {
+        let encoded = header.encoded()
+        try put([UInt8](encoded) + RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
+        var prefix = ByteWriter()
+        prefix.uint64(UInt64(length))
+        try storage.write(prefix.bytes, at: lengthOffset)
+        storage.committed(header, end: lengthOffset + 8 + length)
+    }
+
+    func discard() { storage.abandoned(versionId) }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// The store folder layout of upstream LLVS (its FileZone and Store), which zip-v1 snapshots hold:
+///
+///     versions/<split(id, 2)>.json                                  the Version as JSON
+///     values/<split(safeKey(valueId), 2)>/<split(storedVersionId + ".json", 1)>        the value's bytes
+///     maps/__llvs_values/<split(safeKey(nodeKey), 2)>/<split(versionId + ".json", 1)>  a map node as JSON
+///
+/// where split(s, n) puts a "/" after the first n Characters (when s is longer) and safeKey writes "/" as
+/// `LLVSSLASH` and ":" as `LLVSCOLON`. Value and map files may be `LLZF` + LZFSE. On Apple devices every name is
+/// decomposed; Swift compares Strings by canonical equivalence, so a path computed here finds the entry either way.
+enum UpstreamLayout {
+    static let versionsFolder = "versions"
+    static let valuesFolder = "values"
+    static let mapFolder = "maps/__llvs_values"
+    static let rootNodeKey = "__llvs_root"
+    static let compressionMagic: [UInt8] = Array("LLZF".utf8)
+
+    static func split(_ text: String, after count: Int) -> String {
+        guard text.count > count else { return text }
+        let index = text.index(text.startIndex, offsetBy: count)
+        return text[..<index] + "/" + text[index...]
+    }
+
+    static func safeKey(_ key: String) -> String {
+        key.replacingOccurrences(of: "/", with: "LLVSSLASH").replacingOccurrences(of: ":", with: "LLVSCOLON")
+    }
+
+    static func versionPath(_ id: Version.ID) -> String {
+        versionsFolder + "/" + split(id.rawValue, after: 2) + ".json"
+    }
+
+    static func zonePath(_ root: String, key: String, version: Version.ID) -> String {
+        root + "/" + split(safeKey(key), after: 2) + "/" + split(version.rawValue + ".json", after: 1)
+    }
+
+    static func valuePath(_ id: Value.ID, storedIn version: Version.ID) -> String {
+        zonePath(valuesFolder, key: id.rawValue, version: version)
+    }
+
+    static func nodePath(_ key: String, version: Version.ID) -> String {
+        zonePath(mapFolder, key: key, version: version)
+    }
+
+    /// The sub-node a value belongs to: its first two Characters.
+    static func bucket(of id: Value.ID) -> String { String(id.rawValue.prefix(2)) }
+
+    /// Upstream's `decompressIfNeeded`: a file longer than 4 bytes starting with `LLZF` is LZFSE after those 4
+    /// bytes; one that does not decode is taken as it is, as upstream does.
+    static func decompressIfNeeded(_ data: Data, limit: Int) throws -> Data {
+        guard data.count > 4, data.prefix(4).elementsEqual(compressionMagic) else { return data }
+        do {
+            return Data(try LZFSE.decode([UInt8](data.dropFirst(4)), limit: limit))
+        } catch .tooLarge(let limit) {
+            throw LZFSEError.tooLarge(limit: limit)
+        } catch {
+            return data
+        }
+    }
+}
+
+/// Upstream's `ZoneReference`: a map node's key and the version whose copy of it to read.
+struct UpstreamNodeReference: Codable, Hashable {
+    var key: String
+    var version: Version.ID
+}
+
+/// Upstream's `Map.Node`: a root (`children.nodes`, one reference per sub-node) or a sub-node
+/// (`children.values`, the value references of the ids starting with its key).
+struct UpstreamMapNode: Codable {
+    struct ValueEntry: Codable {
+        struct Key: Codable { var keyString: String }
+        var key: Key
+        var valueReference: Value.Reference
+    }
+
+    enum Children: Codable {
+        case nodes([UpstreamNodeReference])
+        case values([ValueEntry])
+
+        enum CodingKeys: String, CodingKey { case nodes, values }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            if let nodes = try container.decodeIfPresent([UpstreamNodeReference].self, forKey: .nodes) {
+                self = .nodes(nodes)
+            } else {
+                self = .values(try container.decode([ValueEntry].self, forKey: .values))
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            switch self {
+            case .nodes(let nodes): try container.encode(nodes, forKey: .nodes)
+            case .values(let values): try container.encode(values, forKey: .values)
+            }
+        }
+    }
+
+    var reference: UpstreamNodeReference
+    var children: Children
+}

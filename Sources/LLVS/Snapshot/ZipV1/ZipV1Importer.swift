@@ -1,0 +1,91 @@
+import Foundation
+
+/// Reads an LLVS app's zip-v1 snapshot (a zip of its store folder, in upstream's layout) into this package's
+/// storage. Each version's changes are found by comparing its map with its first predecessor's, sub-node by
+/// sub-node (a sub-node both share is skipped unread), so the work follows the changes, not the store's size.
+/// The versions are built by a staging store into one `llvs-bundles-v1` archive, which the target store then
+/// restores at once (all or nothing).
+struct ZipV1Importer {
+    let archive: ZipArchiveReader
+    /// The archive's store files by path; Swift's String equality makes lookups normalization-insensitive.
+    let files: [String: ZipArchiveReader.Entry]
+    /// Largest map node or LLZF value decoded in memory.
+    static let decodeLimit = 1 << 30
+
+    init(archive: ZipArchiveReader) {
+        self.archive = archive
+        var files: [String: ZipArchiveReader.Entry] = [:]
+        for entry in archive.entries where !entry.isDirectory {
+            // Only the store's own folders count (upstream restores just these); Coordinator.json and others are not the store's.
+            guard entry.name.hasPrefix(UpstreamLayout.versionsFolder + "/") || entry.name.hasPrefix(UpstreamLayout.valuesFolder + "/")
+                    || entry.name.hasPrefix(UpstreamLayout.mapFolder + "/") else { continue }
+            files[entry.name] = entry
+        }
+        self.files = files
+    }
+
+    func corrupt(_ reason: String) -> StoreError { .corruptFile(path: archive.path, reason: reason) }
+
+    /// The versions in `versions/`, predecessors first; at least `expectedCount` of them.
+    func versions(expectedCount: Int) throws -> [Version] {
+        var versions: [Version] = []
+        for (name, entry) in files where name.hasPrefix(UpstreamLayout.versionsFolder + "/") && name.hasSuffix(".json") {
+            let version: Version
+            do { version = try JSONDecoder().decode(Version.self, from: try archive.data(entry, limit: 16 << 20)) } catch let error as ZipError {
+                throw error
+            } catch {
+                throw corrupt("the version file \(name) is not a version: \(RemoteFormat.describe(error))")
+            }
+            guard UpstreamLayout.versionPath(version.id) == name else { throw corrupt("the version file \(name) holds version \(version.id)") }
+            versions.append(version)
+        }
+        guard versions.count >= expectedCount else {
+            throw corrupt("it holds \(versions.count) versions, the manifest says \(expectedCount)")
+        }
+        var history = History()
+        if let stranded = try history.add(unordered: versions).first {
+            throw corrupt("version \(stranded.id) lacks a predecessor in the snapshot")
+        }
+        return history.topologicallySorted()
+    }
+
+    /// Reads a file of the store, undoing LLZF; nil when the archive lacks it.
+    func file(_ path: String) throws -> Data? {
+        guard let entry = files[path] else { return nil }
+        return try UpstreamLayout.decompressIfNeeded(try archive.data(entry, limit: Int64(Self.decodeLimit)), limit: Self.decodeLimit)
+    }
+
+    func node(_ key: String, version: Version.ID) throws -> UpstreamMapNode {
+        let path = UpstreamLayout.nodePath(key, version: version)
+        guard let data = try file(path) else { throw corrupt("the map node \(path) is missing") }
+        do { return try JSONDecoder().decode(UpstreamMapNode.self, from: data) } catch {
+            throw corrupt("the map node \(path) is not a map node: \(RemoteFormat.describe(error))")
+        }
+    }
+
+    /// Imports every version into `store` (which must be empty); returns how many.
+    func importAll(into store: Store, expectedCount: Int) throws -> Int {
+        let versions = try versions(expectedCount: expectedCount)
+        let stagingFolder = store.temporaryFile("zip-import")
+        defer { try? FileManager.default.removeItem(at: stagingFolder) }
+        let archivePath = stagingFolder.appendingPathComponent("snapshot.bundles").path
+        nonisolated(unsafe) var stagingStorage: StagingArchiveStorage?
+        let staging = try Store(creatingAt: stagingFolder, descriptor: StoreDescriptor(storage: "staging")) { _, _, _ in
+            let storage = try StagingArchiveStorage(path: archivePath)
+            stagingStorage = storage
+            return storage
+        }
+        var maps = UpstreamMapReader(importer: self)
+        for version in versions {
+            let received = try maps.changes(of: version, temporaryFile: { staging.temporaryFile("value") })
+            defer { received.discard() }
+            do { try staging.addVersion(version, receiving: received) } catch let error as StoreError {
+                throw corrupt("version \(version.id) cannot be rebuilt: \(error)")
+            }
+        }
+        guard let stagingStorage else { throw corrupt("the staging store has no storage") }
+        _ = try stagingStorage.finish()
+        try store.restoreSnapshot(from: URL(fileURLWithPath: archivePath))
+        return versions.count
+    }
+}
