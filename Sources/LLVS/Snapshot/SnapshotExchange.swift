@@ -5,10 +5,16 @@ import Foundation
 public protocol SnapshotExchange: Exchange {
     /// The manifest of the remote's current snapshot, or nil when there is none.
     func snapshotManifest() async throws -> SnapshotManifest?
-    /// Uploads a snapshot of the store (chunks, then the manifest), then removes the previous one.
-    func sendSnapshot() async throws -> SnapshotManifest
+    /// Uploads a snapshot of the store in `format` (chunks, then the manifest), then removes the previous one,
+    /// whatever its format.
+    func sendSnapshot(format: String) async throws -> SnapshotManifest
     /// Downloads the snapshot `manifest` describes into a local file, checking sizes and SHA-256.
     func downloadSnapshot(_ manifest: SnapshotManifest, to url: URL) async throws
+}
+
+extension SnapshotExchange {
+    /// Uploads a snapshot in the format every LLVS device restores (`zip-v1`).
+    public func sendSnapshot() async throws -> SnapshotManifest { try await sendSnapshot(format: ZipV1Snapshot.format) }
 }
 
 /// What a bootstrap did.
@@ -47,10 +53,10 @@ extension CloudFileSystemExchange: SnapshotExchange {
         return manifest
     }
 
-    public func sendSnapshot() async throws -> SnapshotManifest {
+    public func sendSnapshot(format: String) async throws -> SnapshotManifest {
         let temporary = store.temporaryFile("snapshot")
         defer { try? FileManager.default.removeItem(at: temporary) }
-        let summary = try store.writeSnapshot(to: temporary)
+        let summary = try store.writeSnapshot(to: temporary, format: format)
         let previous = try? await snapshotManifest()
         let snapshotId = UUID().uuidString
         let chunkSize = SnapshotManifest.maximumChunkSize
@@ -77,8 +83,19 @@ extension CloudFileSystemExchange: SnapshotExchange {
         if let previous, previous.snapshotId != snapshotId, previous.hasSafeID {
             try await fileSystem.removeFolder(path("snapshots", previous.snapshotId))
         }
+        if previous?.format == Self.legacyChunkedFormat { try await removeLegacyChunks() }
         await removeOrphanSnapshotFolders(keeping: snapshotId)
         return manifest
+    }
+
+    /// The format of older LLVS, whose chunks lie directly in `snapshots/` (`chunk-000`, …) rather than in a folder.
+    static let legacyChunkedFormat = "fileStorage-v1"
+
+    /// Removes the chunks an older LLVS left directly in `snapshots/`, once a new snapshot replaces theirs.
+    func removeLegacyChunks() async throws {
+        for item in try await fileSystem.list(path("snapshots")) where !item.isFolder && item.name.hasPrefix("chunk-") {
+            try await fileSystem.removeFile(path("snapshots", item.name))
+        }
     }
 
     /// How old a snapshot folder the manifest does not name must be before it counts as abandoned: another device may

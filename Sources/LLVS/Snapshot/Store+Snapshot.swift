@@ -16,22 +16,39 @@ extension Store {
         return storage
     }
 
-    /// Writes a consistent copy of every version the store has now to a local file. Saves made meanwhile are not
+    /// Writes a consistent copy of every version the store has now to a local file, in `format`: `zip-v1` (what LLVS
+    /// apps write and restore; the default) or `llvs-bundles-v1` (this package's own). Saves made meanwhile are not
     /// in it and do not disturb it.
-    public func writeSnapshot(to url: URL) throws -> SnapshotSummary {
-        let storage = try snapshotStorage()
+    public func writeSnapshot(to url: URL, format: String = ZipV1Snapshot.format) throws -> SnapshotSummary {
         let history = self.history
         let versions = history.topologicallySorted()
         guard let latest = versions.max(by: History.isOrderedBefore) else { throw StoreError.versionNotFound("(the store is empty)") }
-        let writer = try SnapshotArchiveWriter(destination: url)
-        do {
-            try storage.writeBundles(of: versions.map(\.id), to: writer)
-            let (size, sha256) = try writer.finish()
-            return SnapshotSummary(format: SnapshotArchive.format, versionCount: versions.count, latestVersionId: latest.id,
-                                   size: size, sha256: sha256)
-        } catch {
-            writer.discard()
-            throw error
+        switch format {
+        case SnapshotArchive.format:
+            let storage = try snapshotStorage()
+            let writer = try SnapshotArchiveWriter(destination: url)
+            do {
+                try storage.writeBundles(of: versions.map(\.id), to: writer)
+                let (size, sha256) = try writer.finish()
+                return SnapshotSummary(format: format, versionCount: versions.count, latestVersionId: latest.id, size: size, sha256: sha256)
+            } catch {
+                writer.discard()
+                throw error
+            }
+        case ZipV1Snapshot.format:
+            let zip = try ZipArchiveWriter(destination: url.path)
+            let size: Int64
+            do {
+                try ZipV1Writer(store: self).write(versions: versions, to: zip)
+                size = try zip.finish()
+            } catch {
+                zip.discard()
+                throw error
+            }
+            return SnapshotSummary(format: format, versionCount: versions.count, latestVersionId: latest.id, size: size,
+                                   sha256: try ChecksumStream.text(ofFileAt: url, .sha256))
+        default:
+            throw StoreError.corruptFile(path: url.path, reason: "snapshot format \(format) is not one this build writes (zip-v1, llvs-bundles-v1)")
         }
     }
 
