@@ -192,15 +192,22 @@ struct SnapshotCommand: Command {
     static let name = "snapshot"
     static let summary = "Upload a snapshot of the store to a remote, so a new device can start from it quickly."
     static let arguments = "REMOTE"
+    static let options: [OptionSpec] = [.value("format", "FORMAT", "zip-v1 (default: what every LLVS device restores) or llvs-bundles-v1 (this package's own; LLVS apps skip it)")]
     static let positionalCount = 1...1
 
     let remote: String
-    init(_ arguments: ParsedArguments) throws { remote = arguments.positionals[0] }
+    let format: String
+    init(_ arguments: ParsedArguments) throws {
+        remote = arguments.positionals[0]
+        format = arguments.value("format") ?? ZipV1Snapshot.format
+        let formats = [ZipV1Snapshot.format, SnapshotArchive.format]
+        guard formats.contains(format) else { throw CommandError.usage("unknown snapshot format \(format); use \(formats.joined(separator: " or "))") }
+    }
 
     func run(in context: CommandContext) async throws {
         let store = try context.openCoordinator().store
-        let manifest = try await context.connection(remote).exchange(for: store).sendSnapshot()
-        context.writeLine("Uploaded snapshot \(manifest.snapshotId): \(manifest.versionCount) versions, \(manifest.totalSize) bytes in \(manifest.chunkCount) chunk(s).")
+        let manifest = try await context.connection(remote).exchange(for: store).sendSnapshot(format: format)
+        context.writeLine("Uploaded snapshot \(manifest.snapshotId) (\(manifest.format)): \(manifest.versionCount) versions, \(manifest.totalSize) bytes in \(manifest.chunkCount) chunk(s).")
     }
 }
 

@@ -48,6 +48,11 @@ final class ZipArchiveWriter {
         }
     }
 
+    /// Adds a folder's entry (and those of the folders above it) unless it is there already.
+    func addDirectory(_ path: String) throws {
+        try addParents(of: path.hasSuffix("/") ? path : path + "/")
+    }
+
     /// Adds a file of `size` bytes whose contents `produce` gives to the writer it is handed, in pieces.
     func addFile(_ path: String, size: Int64, produce: ((Data) throws -> Void) throws -> Void) throws {
         try addParents(of: path)

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+@testable import LLVS
+
+/// The zip reader and writer on their own: ZIP64 end records, and damaged archives giving errors that say what
+/// and where, never a crash or garbage.
+@Suite struct ZipArchiveTests {
+    let directory = TemporaryDirectory()
+
+    func smallArchive() throws -> (URL, [String: Data]) {
+        let url = directory.child("small.zip")
+        let writer = try ZipArchiveWriter(destination: url.path)
+        var generator = SeededGenerator(seed: 9)
+        let files: [String: Data] = [
+            "a/b/text.txt": Data(String(repeating: "some text that deflates well. ", count: 2000).utf8),
+            "a/random.bin": Data((0..<300_000).map { _ in UInt8.random(in: 0...255, using: &generator) }),
+            "empty": Data(),
+            "nai\u{308}ve/☕.json": Data("{}".utf8),
+        ]
+        for (name, data) in files.sorted(by: { $0.key < $1.key }) { try writer.addFile(name, data: data) }
+        _ = try writer.finish()
+        return (url, files)
+    }
+
+    @Test func writtenFilesReadBackWithTheirFolders() throws {
+        let (url, files) = try smallArchive()
+        let reader = try ZipArchiveReader(path: url.path)
+        #expect(Set(reader.entries.filter(\.isDirectory).map(\.name)) == ["a/", "a/b/", "nai\u{308}ve/"])
+        for entry in reader.entries where !entry.isDirectory {
+            #expect(try reader.data(entry) == files[entry.name], "\(entry.name)")
+        }
+    }
+
+    @Test func seventyThousandEntriesGoThroughZip64EndRecords() throws {
+        let url = directory.child("many.zip")
+        let writer = try ZipArchiveWriter(destination: url.path)
+        for index in 0..<70_000 { try writer.addDirectory("d\(index)") }
+        try writer.addFile("last.txt", data: Data("end".utf8))
+        _ = try writer.finish()
+        let reader = try ZipArchiveReader(path: url.path)
+        #expect(reader.entries.count == 70_001)
+        #expect(try reader.data(reader.entries.last!) == Data("end".utf8))
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/unzip") {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/unzip")
+            process.arguments = ["-tq", url.path]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+    }
+
+    @Test func everyTruncationIsRefusedOrDetected() throws {
+        let (url, _) = try smallArchive()
+        let bytes = try Data(contentsOf: url)
+        let cut = directory.child("cut.zip")
+        for length in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 60)) + Array(bytes.count - 30..<bytes.count) {
+            try bytes.prefix(length).write(to: cut)
+            // Either the directory is refused, or (when only the end record survives) each entry fails its checks.
+            do {
+                let reader = try ZipArchiveReader(path: cut.path)
+                for entry in reader.entries where !entry.isDirectory { _ = try reader.data(entry) }
+                Issue.record("a cut at \(length) of \(bytes.count) read without error")
+            } catch is ZipError {
+            } catch let error as StoreError {
+                #expect("\(error)".contains(cut.path))
+            }
+        }
+    }
+
+    @Test func aDamagedEntryIsNamed() throws {
+        let (url, _) = try smallArchive()
+        var bytes = try Data(contentsOf: url)
+        // Flip a byte inside the deflated text (after its local header).
+        let reader = try ZipArchiveReader(path: url.path)
+        let text = try #require(reader.entries.first { $0.name == "a/b/text.txt" })
+        bytes[Int(text.localHeaderOffset) + 30 + text.name.utf8.count + 20] ^= 0x55
+        let damaged = directory.child("damaged.zip")
+        try bytes.write(to: damaged)
+        let again = try ZipArchiveReader(path: damaged.path)
+        #expect {
+            _ = try again.data(again.entries.first { $0.name == "a/b/text.txt" }!)
+        } throws: { error in
+            guard case ZipError.corruptEntry(_, let entry, _) = error else { return false }
+            return entry == "a/b/text.txt"
+        }
+        // The others are untouched.
+        #expect(try again.data(again.entries.first { $0.name == "empty" }!) == Data())
+    }
+
+    @Test func notAZipAtAll() throws {
+        let url = directory.child("plain.txt")
+        try Data(String(repeating: "not a zip ", count: 100).utf8).write(to: url)
+        #expect(throws: ZipError.notAZip(path: url.path, reason: "it has no end of central directory record")) { try ZipArchiveReader(path: url.path) }
+    }
+
+    /// A snapshot whose zip is damaged (its manifest's hash matching, as a buggy writer would leave it) is refused
+    /// with the reason, nothing of it stays, and every version is pulled instead.
+    @Test func aDamagedZipSnapshotFallsBackToAFullPull() async throws {
+        let source = try makeStore(in: directory, name: "source")
+        var head: Version?
+        for index in 0..<5 { head = try source.makeVersion(basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("v\(index)"), data: Data("\(index)".utf8))]) }
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let exchange = CloudFileSystemExchange(store: source, fileSystem: remote, basePath: "sync")
+        _ = try await exchange.send()
+        var manifest = try await exchange.sendSnapshot()
+        // Remove a map node's entry name from the archive by renaming it, then fix the hash.
+        let chunkPath = "sync/snapshots/\(manifest.snapshotId)/chunk-000"
+        var chunk = try await remote.download(chunkPath)
+        let needle = Data("/llvs_root/".utf8)
+        while let range = chunk.range(of: needle) { chunk.replaceSubrange(range, with: Data("/llvs_ROOT/".utf8)) }
+        try await remote.upload(chunk, to: chunkPath)
+        manifest.sha256 = SHA256.hex(chunk)
+        let encoder = JSONEncoder()
+        try await remote.upload(try encoder.encode(manifest), to: "sync/snapshots/manifest.json")
+
+        let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
+        let outcome = try await target.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: target.store, fileSystem: remote, basePath: "sync"))
+        guard case .fellBackToFullPull(let reason) = outcome else { Issue.record("expected a fall-back, got \(outcome)"); return }
+        #expect(reason.contains("map node") && reason.contains("missing"), "\(reason)")
+        #expect(target.store.history.count == 5)
+    }
+}
