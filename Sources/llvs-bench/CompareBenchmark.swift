@@ -53,7 +53,8 @@ func compareBenchmark(_ arguments: [String]) async throws {
     print("  making a store of \(versionCount) versions…")
     let source = try StoreCoordinator(store: try Store(creatingAt: work.appendingPathComponent("source")))
     for i in 0..<versionCount {
-        try await source.save(inserting: [Value(id: Value.ID("item-\(i)"), data: Data("value \(i) of the benchmark".utf8))])
+        // UUIDs, as LLVS apps use: ids sharing a 2-Character prefix share one zip-v1 sub-node, rewritten whole by each version.
+        try await source.save(inserting: [Value(id: Value.ID(UUID().uuidString), data: Data("value \(i) of the benchmark".utf8))])
     }
     let counter = RequestCounter()
     let webdav = RemoteUnderTest(name: "WebDAV (Apache mod_dav)", requests: { counter.count }) {
@@ -186,7 +187,7 @@ func cloneRows(_ remote: RemoteUnderTest, source: StoreCoordinator, runs: Int, w
     let pushing = CloudFileSystemExchange(store: source.store, fileSystem: try remote.makeFileSystem(), basePath: base)
     let pushed = try await pushing.send()
     guard pushed.failures.isEmpty else { throw BenchmarkError("the push to \(remote.name) failed: \(pushed.failures[0])") }
-    _ = try await pushing.sendSnapshot()
+    let zipSnapshot = try await pushing.sendSnapshot(format: ZipV1Snapshot.format)
 
     let folder = work.appendingPathComponent(UUID().uuidString)
     func newStore(_ name: String) throws -> StoreCoordinator {
@@ -211,9 +212,26 @@ func cloneRows(_ remote: RemoteUnderTest, source: StoreCoordinator, runs: Int, w
     }
     let speedUp = median(pulls) / median(boots)
     table.add(.init(number: 5, what: "new store cloned from \(count) versions, \(remote.name)",
-                    ours: "snapshot bootstrap: \(formatSeconds((median(boots), boots.min()!, boots.max()!)))",
+                    ours: "zip-v1 snapshot (\(zipSnapshot.totalSize) bytes) bootstrap: \(formatSeconds((median(boots), boots.min()!, boots.max()!))), process peak resident \(String(format: "%.0f", peakResidentMiB())) MiB",
                     theirs: "full pull: \(formatSeconds((median(pulls), pulls.min()!, pulls.max()!)))",
                     ratio: String(format: "%.1f× faster", speedUp), target: "≥ 20×", met: speedUp >= 20))
+
+    // The same clone from this package's own format, to show what keeping it (by choice) is worth.
+    let bundlesSnapshot = try await pushing.sendSnapshot(format: SnapshotArchive.format)
+    var bundleBoots: [Double] = []
+    for run in 0..<runs {
+        let boot = try newStore("bundles-\(run)")
+        let start = DispatchTime.now().uptimeNanoseconds
+        let outcome = try await boot.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: boot.store, fileSystem: try remote.makeFileSystem(), basePath: base))
+        bundleBoots.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        guard case .restored = outcome, boot.store.history.count == count else { throw BenchmarkError("the llvs-bundles-v1 bootstrap from \(remote.name) did not restore everything") }
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent("bundles-\(run)"))
+    }
+    let zipOverBundles = median(boots) / median(bundleBoots)
+    table.add(.init(number: 5, what: "the same clone from an llvs-bundles-v1 snapshot (\(bundlesSnapshot.totalSize) bytes), \(remote.name)",
+                    ours: "zip-v1: \(formatSeconds((median(boots), boots.min()!, boots.max()!)))",
+                    theirs: "llvs-bundles-v1: \(formatSeconds((median(bundleBoots), bundleBoots.min()!, bundleBoots.max()!)))",
+                    ratio: String(format: "zip-v1 takes %.2f× the time", zipOverBundles), target: "(is bundles worth keeping?)", met: nil))
 
     // One device makes a version and syncs; another syncs and receives it. Each with a fresh connector, as each
     // `llvs sync` is a new process, and each store keeping its change feed position as `llvs` does: both have

@@ -15,7 +15,8 @@ func syncBenchmark(_ arguments: [String]) async throws {
         let base = root.appendingPathComponent("\(count)")
         let source = try StoreCoordinator(store: try Store(creatingAt: base.appendingPathComponent("source")))
         for i in 0..<count {
-            try await source.save(inserting: [Value(id: Value.ID("item-\(i)"), data: Data("value \(i) of the benchmark".utf8))])
+            // UUIDs, as LLVS apps use: ids sharing a 2-Character prefix share one zip-v1 sub-node, rewritten whole by each version.
+            try await source.save(inserting: [Value(id: Value.ID(UUID().uuidString), data: Data("value \(i) of the benchmark".utf8))])
         }
         let remote = FaultInjectingFileSystem(LocalFolderFileSystem(root: base.appendingPathComponent("remote")))
         let sourceExchange = CloudFileSystemExchange(store: source.store, fileSystem: remote)

@@ -140,6 +140,21 @@ import Testing
         #expect(try await remote.listNames("sync/snapshots/\(second.snapshotId)") == ["chunk-000"])
     }
 
+    /// Older LLVS (`fileStorage-v1`) left its chunks directly in `snapshots/`; a new snapshot removes them with the
+    /// old manifest's snapshot, and leaves other files there alone.
+    @Test func aReplacedFileStorageV1SnapshotLeavesNoLooseChunks() async throws {
+        let store = try populatedStore(name: "source", versions: 3)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let old = SnapshotManifest(snapshotId: "old", format: "fileStorage-v1", createdAt: 0, latestVersionId: store.mostRecentHead!.id,
+                                   versionCount: 3, chunkCount: 2, totalSize: 10, sha256: nil)
+        try await remote.upload(try JSONEncoder().encode(old), to: "sync/snapshots/manifest.json")
+        try await remote.upload(Data("12345".utf8), to: "sync/snapshots/chunk-000")
+        try await remote.upload(Data("67890".utf8), to: "sync/snapshots/chunk-001")
+        try await remote.upload(Data("mine".utf8), to: "sync/snapshots/notes.txt")
+        let new = try await exchange(store, remote).sendSnapshot()
+        #expect(try await remote.listNames("sync/snapshots").sorted() == [new.snapshotId, "manifest.json", "notes.txt"].sorted())
+    }
+
     @Test func aBigSnapshotIsCutIntoChunksOfAtMostFiveMillionBytes() async throws {
         let store = try makeStore(in: directory, name: "source")
         var head: Version?

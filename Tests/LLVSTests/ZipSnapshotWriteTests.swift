@@ -105,3 +105,32 @@ import Testing
         }
     }
 }
+
+/// The hand-written JSON of map nodes against Foundation's reading of it, with every character that needs escaping.
+@Suite struct UpstreamMapNodeJSONTests {
+    @Test func nodesWrittenByHandParseBackEverywhere() throws {
+        let awkward = "q\"b\\s/c\u{1}t\tn\nr\r é ☕ 👩‍👩‍👧‍👦"
+        let sub = UpstreamMapNode(reference: UpstreamNodeReference(key: "q\"", version: "V1"), children: .values([
+            .init(key: .init(keyString: awkward), valueReference: Value.Reference(valueId: Value.ID(awkward), storedVersionId: "V\\0")),
+        ]))
+        let root = UpstreamMapNode(reference: UpstreamNodeReference(key: "__llvs_root", version: "V1"),
+                                   children: .nodes([UpstreamNodeReference(key: "q\"", version: "V1"), UpstreamNodeReference(key: "ab", version: "V0")]))
+        for node in [sub, root] {
+            let json = node.encodedJSON()
+            let byFoundation = try JSONDecoder().decode(UpstreamMapNode.self, from: json)
+            let byJansson = try UpstreamMapNode(parsing: json)
+            for parsed in [byFoundation, byJansson] {
+                #expect(parsed.reference == node.reference)
+                switch (parsed.children, node.children) {
+                case (.nodes(let a), .nodes(let b)): #expect(a == b)
+                case (.values(let a), .values(let b)):
+                    #expect(a.map(\.valueReference) == b.map(\.valueReference))
+                    #expect(a.map(\.key.keyString) == b.map(\.key.keyString))
+                default: Issue.record("children of another kind")
+                }
+            }
+        }
+        #expect(throws: UpstreamMapNode.ParseError.self) { try UpstreamMapNode(parsing: Data(#"{"reference":{"key":1}}"#.utf8)) }
+        #expect(throws: UpstreamMapNode.ParseError.self) { try UpstreamMapNode(parsing: Data("{\"refer".utf8)) }
+    }
+}

@@ -2,14 +2,15 @@ import CZlib
 import Foundation
 
 /// Raw deflate (zip method 8) through zlib, fed in pieces; compressed output goes to `emit` as it comes, so a
-/// value of any size is compressed in bounded memory.
+/// value of any size is compressed in bounded memory. One deflater serves a whole archive (`reset` between
+/// entries): starting zlib afresh for each of tens of thousands of small files would cost more than compressing them.
 final class Deflater {
     private var stream = z_stream()
     private var output = [UInt8](repeating: 0, count: 256 << 10)
-    private let emit: ([UInt8]) throws -> Void
+    /// Where the current entry's compressed bytes go.
+    var emit: ([UInt8]) throws -> Void = { _ in }
 
-    init(level: Int32 = 6, emit: @escaping ([UInt8]) throws -> Void) throws {
-        self.emit = emit
+    init(level: Int32 = 6) throws {
         guard deflateInit2_(&stream, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
                             Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw StoreError.corruptFile(path: "(zlib)", reason: "zlib could not start deflating")
@@ -17,6 +18,12 @@ final class Deflater {
     }
 
     deinit { deflateEnd(&stream) }
+
+    /// Starts a new entry, its output going to `emit`.
+    func reset(emit: @escaping ([UInt8]) throws -> Void) {
+        deflateReset(&stream)
+        self.emit = emit
+    }
 
     func update(_ data: Data) throws {
         guard !data.isEmpty else { return }

@@ -4,14 +4,15 @@ import Foundation
 /// Raw deflate (zip method 8) through zlib, in pieces: compressed bytes are read 1 MiB at a time and inflated into
 /// a 1 MiB buffer, so an entry of any size costs bounded memory.
 enum Inflater {
-    static func inflate(file: ReadableFile, offset: Int64, count: Int64, into deliver: (Data) throws -> Void,
+    /// `expectedSize` (the entry's declared size) only sizes the output buffer, so a small entry costs a small one.
+    static func inflate(file: ReadableFile, offset: Int64, count: Int64, expectedSize: Int64, into deliver: (Data) throws -> Void,
                         corrupt: (String) -> ZipError) throws {
         var stream = z_stream()
         guard inflateInit2_(&stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw corrupt("zlib could not start inflating")
         }
         defer { inflateEnd(&stream) }
-        let outputSize = 1 << 20
+        let outputSize = Int(min(Int64(1 << 20), max(expectedSize, 0) + 64))
         var output = [UInt8](repeating: 0, count: outputSize)
         var read: Int64 = 0
         var finished = false

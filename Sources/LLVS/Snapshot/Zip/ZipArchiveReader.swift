@@ -154,7 +154,7 @@ public struct ZipArchiveReader: Sendable {
                 done += Int64(count)
             }
         } else {
-            try Inflater.inflate(file: file, offset: dataOffset, count: entry.compressedSize, into: deliver, corrupt: corrupt)
+            try Inflater.inflate(file: file, offset: dataOffset, count: entry.compressedSize, expectedSize: entry.size, into: deliver, corrupt: corrupt)
         }
         guard produced == entry.size else { throw corrupt("it holds \(produced) bytes, its directory entry says \(entry.size)") }
         guard crc.value == entry.crc32 else { throw corrupt("its CRC-32 is \(String(crc.value, radix: 16)), the archive says \(String(entry.crc32, radix: 16))") }

@@ -19,9 +19,11 @@ final class ZipArchiveWriter {
     private var written: [Written] = []
     private var directories = Set<String>()
     private let dosTime: UInt16, dosDate: UInt16
+    private let deflater: Deflater
 
     init(destination: String, date: Date = Date()) throws {
         file = try AtomicFileWriter(destination: destination)
+        deflater = try Deflater()
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
@@ -64,7 +66,7 @@ final class ZipArchiveWriter {
         var crc = CRC32.Running()
         var count: Int64 = 0
         let file = self.file
-        let deflater = try Deflater { try file.write($0) }
+        deflater.reset { try file.write($0) }
         try produce { piece in
             crc.update(piece)
             count += Int64(piece.count)

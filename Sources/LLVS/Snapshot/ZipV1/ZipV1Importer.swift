@@ -58,8 +58,8 @@ struct ZipV1Importer {
     func node(_ key: String, version: Version.ID) throws -> UpstreamMapNode {
         let path = UpstreamLayout.nodePath(key, version: version)
         guard let data = try file(path) else { throw corrupt("the map node \(path) is missing") }
-        do { return try JSONDecoder().decode(UpstreamMapNode.self, from: data) } catch {
-            throw corrupt("the map node \(path) is not a map node: \(RemoteFormat.describe(error))")
+        do { return try UpstreamMapNode(parsing: data) } catch {
+            throw corrupt("the map node \(path) is not a map node: \(error)")
         }
     }
 
@@ -69,12 +69,9 @@ struct ZipV1Importer {
         let stagingFolder = store.temporaryFile("zip-import")
         defer { try? FileManager.default.removeItem(at: stagingFolder) }
         let archivePath = stagingFolder.appendingPathComponent("snapshot.bundles").path
-        nonisolated(unsafe) var stagingStorage: StagingArchiveStorage?
-        let staging = try Store(creatingAt: stagingFolder, descriptor: StoreDescriptor(storage: "staging")) { _, _, _ in
-            let storage = try StagingArchiveStorage(path: archivePath)
-            stagingStorage = storage
-            return storage
-        }
+        try POSIX.makeDirectories(stagingFolder.path)
+        let stagingStorage = try StagingArchiveStorage(path: archivePath)
+        let staging = try Store(creatingAt: stagingFolder, descriptor: StoreDescriptor(storage: "staging")) { _, _, _ in stagingStorage }
         var maps = UpstreamMapReader(importer: self)
         for version in versions {
             let received = try maps.changes(of: version, temporaryFile: { staging.temporaryFile("value") })
@@ -83,7 +80,6 @@ struct ZipV1Importer {
                 throw corrupt("version \(version.id) cannot be rebuilt: \(error)")
             }
         }
-        guard let stagingStorage else { throw corrupt("the staging store has no storage") }
         _ = try stagingStorage.finish()
         try store.restoreSnapshot(from: URL(fileURLWithPath: archivePath))
         return versions.count

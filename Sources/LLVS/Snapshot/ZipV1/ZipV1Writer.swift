@@ -49,11 +49,11 @@ struct ZipV1Writer {
                 let node = UpstreamMapNode(reference: UpstreamNodeReference(key: key, version: version.id), children: .values(
                     values.sorted { $0.key < $1.key }.map { UpstreamMapNode.ValueEntry(key: .init(keyString: $0.key.rawValue),
                                                                                         valueReference: Value.Reference(valueId: $0.key, storedVersionId: $0.value)) }))
-                try zip.addFile(UpstreamLayout.nodePath(key, version: version.id), data: try encoder.encode(node))
+                try zip.addFile(UpstreamLayout.nodePath(key, version: version.id), data: node.encodedJSON())
             }
             let root = UpstreamMapNode(reference: UpstreamNodeReference(key: UpstreamLayout.rootNodeKey, version: version.id), children: .nodes(
                 buckets.sorted { $0.key < $1.key }.map { UpstreamNodeReference(key: $0.key, version: $0.value.node) }))
-            try zip.addFile(UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id), data: try encoder.encode(root))
+            try zip.addFile(UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id), data: root.encodedJSON())
             if (remainingSuccessors[version.id] ?? 0) > 0 { maps[version.id] = buckets }
         }
     }
