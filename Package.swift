@@ -35,13 +35,9 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
-        // Jansson parses the map nodes of zip-v1 snapshots: hundreds of thousands of small JSON objects per import,
-        // several times faster than Foundation's decoders.
-        .systemLibrary(name: "CJansson", path: "Sources/CJansson", pkgConfig: "jansson",
-                       providers: [.apt(["libjansson-dev"])]),
 
         // The core: versions, values, map, history, merge, storage, exchanges, coordinator.
-        .target(name: "LLVS", dependencies: ["CCrypto", "CZlib", "CJansson"]),
+        .target(name: "LLVS", dependencies: ["CCrypto", "CZlib"]),
 
         // SQLite storage, on the system's sqlite3.
         .target(name: "LLVSSQLite", dependencies: ["LLVS", "CSQLite3"]),
@@ -91,7 +87,7 @@ let package = Package(
         .testTarget(name: "LLVSOneDriveTests", dependencies: ["LLVSOneDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
         .testTarget(name: "LLVSPCloudTests", dependencies: ["LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
         .testTarget(name: "LLVSBoxTests", dependencies: ["LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport", "llvs", "llvs-mock"]),
-        .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib", "CJansson"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind"]),
     ],
     swiftLanguageModes: [.v6]

@@ -118,8 +118,8 @@ import Testing
         for node in [sub, root] {
             let json = node.encodedJSON()
             let byFoundation = try JSONDecoder().decode(UpstreamMapNode.self, from: json)
-            let byJansson = try UpstreamMapNode(parsing: json)
-            for parsed in [byFoundation, byJansson] {
+            let byScanner = try UpstreamMapNodeParser.parse(json)
+            for parsed in [byFoundation, byScanner] {
                 #expect(parsed.reference == node.reference)
                 switch (parsed.children, node.children) {
                 case (.nodes(let a), .nodes(let b)): #expect(a == b)
@@ -130,7 +130,15 @@ import Testing
                 }
             }
         }
-        #expect(throws: UpstreamMapNode.ParseError.self) { try UpstreamMapNode(parsing: Data(#"{"reference":{"key":1}}"#.utf8)) }
-        #expect(throws: UpstreamMapNode.ParseError.self) { try UpstreamMapNode(parsing: Data("{\"refer".utf8)) }
+        // Any key order, whitespace, escapes, unknown keys; and what is not a node is refused.
+        let reordered = Data(#" { "children" : { "extra": [1, {"a": null}], "nodes" : [ { "version" : "V\u00e9\ud83d\ude00", "key" : "k\/" } ] }, "reference": {"version": "V", "key": "__llvs_root", "more": true} } "#.utf8)
+        let parsed = try UpstreamMapNodeParser.parse(reordered)
+        #expect(parsed.reference == UpstreamNodeReference(key: "__llvs_root", version: "V"))
+        guard case .nodes(let nodes) = parsed.children else { Issue.record("not nodes"); return }
+        #expect(nodes == [UpstreamNodeReference(key: "k/", version: "Vé😀")])
+        for bad in [#"{"reference":{"key":1}}"#, "{\"refer", #"{"reference":{"key":"a","version":"b"}}"#, #"{"reference":{"key":"a","version":"b"},"children":{"nodes":[]}} x"#,
+                    #"{"reference":{"key":"a\ud800","version":"b"},"children":{"nodes":[]}}"#, String(repeating: "[", count: 100)] {
+            #expect(throws: UpstreamMapNodeParser.Failure.self, "\(bad)") { try UpstreamMapNodeParser.parse(Data(bad.utf8)) }
+        }
     }
 }

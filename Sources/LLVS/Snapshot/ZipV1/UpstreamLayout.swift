@@ -1,4 +1,3 @@
-import CJansson
 import Foundation
 
 /// The store folder layout of upstream LLVS (its FileZone and Store), which zip-v1 snapshots hold:
@@ -101,63 +100,6 @@ struct UpstreamMapNode: Codable {
 
     var reference: UpstreamNodeReference
     var children: Children
-}
-
-extension UpstreamMapNode {
-    struct ParseError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// Parses a node through Jansson: an import reads hundreds of thousands of references (a root lists every
-    /// sub-node of its version), and Foundation's decoders spent most of an import's time on them. Key order
-    /// does not matter; unknown keys are ignored.
-    init(parsing data: Data) throws {
-        func fail(_ what: String) -> ParseError { ParseError(description: what) }
-        var error = json_error_t()
-        let parsed = data.withUnsafeBytes { raw in
-            json_loadb(raw.baseAddress?.assumingMemoryBound(to: CChar.self), raw.count, 0, &error)
-        }
-        guard let root = parsed else {
-            let text = withUnsafeBytes(of: error.text) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            throw fail("it is not JSON (\(text) at line \(error.line), column \(error.column))")
-        }
-        defer { json_decref(root) }
-        func string(_ object: UnsafeMutablePointer<json_t>?, _ key: String) -> String? {
-            guard let object, object.pointee.type == JSON_OBJECT, let value = json_object_get(object, key),
-                  value.pointee.type == JSON_STRING, let text = json_string_value(value) else { return nil }
-            return String(decoding: UnsafeRawBufferPointer(start: text, count: json_string_length(value)), as: UTF8.self)
-        }
-        func object(_ object: UnsafeMutablePointer<json_t>?, _ key: String) -> UnsafeMutablePointer<json_t>? {
-            guard let object, object.pointee.type == JSON_OBJECT, let value = json_object_get(object, key), value.pointee.type == JSON_OBJECT else { return nil }
-            return value
-        }
-        func reference(_ value: UnsafeMutablePointer<json_t>?, _ what: String) throws -> UpstreamNodeReference {
-            guard let key = string(value, "key"), let version = string(value, "version") else { throw fail("\(what) is not a {key, version} reference") }
-            return UpstreamNodeReference(key: key, version: Version.ID(version))
-        }
-        func array(_ object: UnsafeMutablePointer<json_t>?, _ key: String) -> UnsafeMutablePointer<json_t>? {
-            guard let object, let value = json_object_get(object, key), value.pointee.type == JSON_ARRAY else { return nil }
-            return value
-        }
-        guard root.pointee.type == JSON_OBJECT else { throw fail("it is not a JSON object") }
-        self.reference = try reference(object(root, "reference"), "its reference")
-        guard let children = object(root, "children") else { throw fail("it has no children") }
-        if let nodes = array(children, "nodes") {
-            self.children = .nodes(try (0..<json_array_size(nodes)).map { try reference(json_array_get(nodes, $0), "a sub-node reference") })
-        } else if let values = array(children, "values") {
-            self.children = .values(try (0..<json_array_size(values)).map { index in
-                let entry = json_array_get(values, index)
-                let valueReference = object(entry, "valueReference")
-                guard let valueId = string(valueReference, "valueId"), let stored = string(valueReference, "storedVersionId") else {
-                    throw fail("a value entry has no {valueId, storedVersionId} reference")
-                }
-                return ValueEntry(key: .init(keyString: string(object(entry, "key"), "keyString") ?? valueId),
-                                  valueReference: Value.Reference(valueId: Value.ID(valueId), storedVersionId: Version.ID(stored)))
-            })
-        } else {
-            throw fail("its children are neither nodes nor values")
-        }
-    }
 }
 
 extension UpstreamMapNode {

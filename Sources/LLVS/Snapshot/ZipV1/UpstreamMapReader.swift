@@ -42,7 +42,7 @@ struct UpstreamMapReader {
         let old = try first.map { try root($0) } ?? [:]
         var received = ReceivedChanges(changes: [])
         do {
-            for key in Set(new.keys).union(old.keys).sorted() where new[key] != old[key] {
+            for key in changedBuckets(new, old) {
                 let after = try new[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
                 let before = try old[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
                 for (id, stored) in after.sorted(by: { $0.key < $1.key }) where before[id] != stored {
@@ -62,6 +62,20 @@ struct UpstreamMapReader {
             throw error
         }
         return received
+    }
+
+    /// The bucket keys whose sub-node differs between two roots, sorted; only roots that lost a bucket are walked twice.
+    private func changedBuckets(_ new: [String: Version.ID], _ old: [String: Version.ID]) -> [String] {
+        var changed: [String] = []
+        var added = 0
+        for (key, version) in new where old[key] != version {
+            changed.append(key)
+            if old[key] == nil { added += 1 }
+        }
+        if old.count > new.count - added {
+            for key in old.keys where new[key] == nil { changed.append(key) }
+        }
+        return changed.sorted()
     }
 
     /// A value stored by this version: in memory when small, else streamed from the archive into a file.

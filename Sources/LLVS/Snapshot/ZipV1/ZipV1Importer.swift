@@ -58,7 +58,7 @@ struct ZipV1Importer {
     func node(_ key: String, version: Version.ID) throws -> UpstreamMapNode {
         let path = UpstreamLayout.nodePath(key, version: version)
         guard let data = try file(path) else { throw corrupt("the map node \(path) is missing") }
-        do { return try UpstreamMapNode(parsing: data) } catch {
+        do { return try UpstreamMapNodeParser.parse(data) } catch {
             throw corrupt("the map node \(path) is not a map node: \(error)")
         }
     }
