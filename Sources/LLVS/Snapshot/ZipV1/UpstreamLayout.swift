@@ -23,7 +23,15 @@ enum UpstreamLayout {
     }
 
     static func safeKey(_ key: String) -> String {
-        key.replacingOccurrences(of: "/", with: "LLVSSLASH").replacingOccurrences(of: ":", with: "LLVSCOLON")
+        // Most keys have neither character; Foundation's replacing costs microseconds even when nothing is replaced.
+        guard key.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ":") }) else { return key }
+        return key.replacingOccurrences(of: "/", with: "LLVSSLASH").replacingOccurrences(of: ":", with: "LLVSCOLON")
+    }
+
+    /// `safeKey` undone.
+    static func unsafeKey(_ key: String) -> String {
+        guard key.contains("LLVS") else { return key }
+        return key.replacingOccurrences(of: "LLVSSLASH", with: "/").replacingOccurrences(of: "LLVSCOLON", with: ":")
     }
 
     static func versionPath(_ id: Version.ID) -> String {
@@ -40,6 +48,19 @@ enum UpstreamLayout {
 
     static func nodePath(_ key: String, version: Version.ID) -> String {
         zonePath(mapFolder, key: key, version: version)
+    }
+
+    /// The node key and version of a map node file: `nodePath` read backwards; nil for a path that is not one.
+    /// Lets an importer learn which sub-nodes each version wrote from the archive's file names alone.
+    static func nodeLocation(ofPath path: String) -> UpstreamNodeReference? {
+        guard path.hasPrefix(mapFolder + "/"), path.hasSuffix(".json") else { return nil }
+        let components = path.dropFirst(mapFolder.count + 1).dropLast(5).split(separator: "/", omittingEmptySubsequences: false)
+        // The version's split puts one Character in its own folder; the key's part is one or two folders.
+        guard components.count == 3 || components.count == 4, components[components.count - 2].count == 1 else { return nil }
+        let version = Version.ID(String(components[components.count - 2] + components[components.count - 1]))
+        let key = unsafeKey(components.dropLast(2).joined())
+        guard !key.isEmpty, nodePath(key, version: version) == path else { return nil }
+        return UpstreamNodeReference(key: key, version: version)
     }
 
     /// The sub-node a value belongs to: its first two Characters.

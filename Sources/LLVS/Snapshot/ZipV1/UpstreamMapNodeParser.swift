@@ -1,10 +1,10 @@
 import Foundation
 
-/// Reads upstream map nodes straight from their JSON bytes. An import reads every version's root node, which lists
-/// every sub-node of that version (256 for UUID ids), so a 10,000-version snapshot holds millions of references:
-/// Foundation's decoders took about 300 µs a root, a general C parser (Jansson) 130 µs; this reader, which builds
-/// nothing but the strings it keeps, takes a few. It is a strict JSON reader (any key order and whitespace,
-/// every escape, unknown keys skipped, nesting bounded), limited to the node shapes `UpstreamMapNode` describes.
+/// Reads upstream map nodes straight from their JSON bytes. An import reads a sub-node for every bucket each version
+/// changed, tens of thousands for a large store, and Foundation's decoder took most of its time (about 300 µs a
+/// 256-reference root; a general C parser, Jansson, 130 µs); this reader builds nothing but the strings it keeps,
+/// comparing member names as bytes. It is a strict JSON reader (any key order and whitespace, every escape,
+/// unknown keys skipped, nesting bounded), limited to the node shapes `UpstreamMapNode` describes.
 struct UpstreamMapNodeParser {
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -13,9 +13,11 @@ struct UpstreamMapNodeParser {
     private let bytes: [UInt8]
     private var position = 0
 
-    static func parse(_ data: Data) throws -> UpstreamMapNode {
+    /// `keepingKeyStrings: false` skips each value entry's `key` (its `keyString` is then the value ID): an import
+    /// needs only the value references.
+    static func parse(_ data: Data, keepingKeyStrings: Bool = true) throws -> UpstreamMapNode {
         var parser = UpstreamMapNodeParser(bytes: [UInt8](data))
-        let node = try parser.node()
+        let node = try parser.node(keepingKeyStrings: keepingKeyStrings)
         parser.skipWhitespace()
         guard parser.position == parser.bytes.count else { throw parser.fail("text follows the node") }
         return node
@@ -45,16 +47,59 @@ struct UpstreamMapNodeParser {
         return true
     }
 
-    /// The members of an object, each handed to `member` with its key, which must read or skip the value.
-    private mutating func object(_ member: (inout UpstreamMapNodeParser, String) throws -> Void) throws {
+    /// A member name: its UTF-8 bytes, compared without making a String (a node has several names per value).
+    struct Name {
+        var bytes: ArraySlice<UInt8>
+        static func == (name: Name, text: StaticString) -> Bool {
+            name.bytes.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        }
+    }
+
+    /// The members of an object, each handed to `member` with its name, which must read or skip the value.
+    private mutating func object(_ member: (inout UpstreamMapNodeParser, Name) throws -> Void) throws {
         try expect(UInt8(ascii: "{"))
         if take(UInt8(ascii: "}")) { return }
         repeat {
-            let key = try string()
+            let name = try memberName()
             try expect(UInt8(ascii: ":"))
-            try member(&self, key)
+            try member(&self, name)
         } while take(UInt8(ascii: ","))
         try expect(UInt8(ascii: "}"))
+    }
+
+    private mutating func memberName() throws -> Name {
+        skipWhitespace()
+        let start = position + 1
+        try skipString()
+        let end = position - 1
+        // An escaped name (legal, never written by LLVS) is decoded the slow way.
+        if bytes[start..<end].contains(UInt8(ascii: "\\")) {
+            position = start - 1
+            return Name(bytes: ArraySlice(Array(try string().utf8)))
+        }
+        return Name(bytes: bytes[start..<end])
+    }
+
+    /// Passes over a string, checking it as `string()` does without building it.
+    private mutating func skipString() throws {
+        try expect(UInt8(ascii: "\""))
+        while true {
+            guard position < bytes.count else { throw fail("a string does not end") }
+            let byte = bytes[position]
+            position += 1
+            switch byte {
+            case UInt8(ascii: "\""): return
+            case UInt8(ascii: "\\"):
+                guard position < bytes.count else { throw fail("a string does not end") }
+                let escape = bytes[position]
+                position += 1
+                if escape == UInt8(ascii: "u") { _ = try hex4() } else {
+                    guard "\"\\/bfnrt".utf8.contains(escape) else { throw fail("an unknown escape") }
+                }
+            case 0..<0x20: throw fail("a control character in a string")
+            default: break
+            }
+        }
     }
 
     private mutating func array(_ element: (inout UpstreamMapNodeParser) throws -> Void) throws {
@@ -149,7 +194,7 @@ struct UpstreamMapNodeParser {
         skipWhitespace()
         guard position < bytes.count else { throw fail("a value is missing") }
         switch bytes[position] {
-        case UInt8(ascii: "\""): _ = try string()
+        case UInt8(ascii: "\""): try skipString()
         case UInt8(ascii: "{"): try object { parser, _ in try parser.skipValue(depth: depth - 1) }
         case UInt8(ascii: "["): try array { parser in try parser.skipValue(depth: depth - 1) }
         default:
@@ -160,27 +205,28 @@ struct UpstreamMapNodeParser {
         }
     }
 
-    private mutating func node() throws -> UpstreamMapNode {
+    private mutating func node(keepingKeyStrings: Bool) throws -> UpstreamMapNode {
         var reference: UpstreamNodeReference?
         var children: UpstreamMapNode.Children?
-        try object { parser, key in
-            switch key {
-            case "reference": reference = try parser.nodeReference()
-            case "children":
-                try parser.object { parser, key in
-                    switch key {
-                    case "nodes":
+        try object { parser, name in
+            if name == "reference" {
+                reference = try parser.nodeReference()
+            } else if name == "children" {
+                try parser.object { parser, name in
+                    if name == "nodes" {
                         var nodes: [UpstreamNodeReference] = []
                         try parser.array { parser in nodes.append(try parser.nodeReference()) }
                         children = .nodes(nodes)
-                    case "values":
+                    } else if name == "values" {
                         var values: [UpstreamMapNode.ValueEntry] = []
-                        try parser.array { parser in values.append(try parser.valueEntry()) }
+                        try parser.array { parser in values.append(try parser.valueEntry(keepingKeyString: keepingKeyStrings)) }
                         children = .values(values)
-                    default: try parser.skipValue()
+                    } else {
+                        try parser.skipValue()
                     }
                 }
-            default: try parser.skipValue()
+            } else {
+                try parser.skipValue()
             }
         }
         guard let reference else { throw fail("the node has no reference") }
@@ -191,33 +237,25 @@ struct UpstreamMapNodeParser {
     private mutating func nodeReference() throws -> UpstreamNodeReference {
         var key: String?, version: String?
         try object { parser, name in
-            switch name {
-            case "key": key = try parser.string()
-            case "version": version = try parser.string()
-            default: try parser.skipValue()
-            }
+            if name == "key" { key = try parser.string() } else if name == "version" { version = try parser.string() } else { try parser.skipValue() }
         }
         guard let key, let version else { throw fail("a reference lacks its key or version") }
         return UpstreamNodeReference(key: key, version: Version.ID(version))
     }
 
-    private mutating func valueEntry() throws -> UpstreamMapNode.ValueEntry {
+    private mutating func valueEntry(keepingKeyString: Bool) throws -> UpstreamMapNode.ValueEntry {
         var keyString: String?, valueId: String?, stored: String?
         try object { parser, name in
-            switch name {
-            case "key":
+            if name == "key", keepingKeyString {
                 try parser.object { parser, name in
                     if name == "keyString" { keyString = try parser.string() } else { try parser.skipValue() }
                 }
-            case "valueReference":
+            } else if name == "valueReference" {
                 try parser.object { parser, name in
-                    switch name {
-                    case "valueId": valueId = try parser.string()
-                    case "storedVersionId": stored = try parser.string()
-                    default: try parser.skipValue()
-                    }
+                    if name == "valueId" { valueId = try parser.string() } else if name == "storedVersionId" { stored = try parser.string() } else { try parser.skipValue() }
                 }
-            default: try parser.skipValue()
+            } else {
+                try parser.skipValue()
             }
         }
         guard let valueId, let stored else { throw fail("a value entry lacks its valueId or storedVersionId") }

@@ -1,48 +1,92 @@
 import Foundation
 
-/// Turns upstream map nodes into the changes each version made, with small caches of root and sub-nodes so a
-/// linear history reads each node about once.
+/// Turns upstream map nodes into the changes each version made.
+///
+/// Upstream builds a version's map from its first predecessor's: it copies the root, writes a new sub-node under the
+/// new version for every bucket a change touches (an emptied one too) and points the root at it, and never drops a
+/// reference. So the buckets in which a version differs from its first predecessor are the ones it wrote a sub-node
+/// for, which the archive's file names tell (`Source.writtenSubNodes`) without reading the roots: each root lists
+/// every sub-node of its version (256 for UUID ids), so reading them all made an import O(versions × buckets).
+/// The roots of the heads are then read and compared with what the file names gave (`checkHeads`); a store that
+/// does not follow that rule is read again with `Source.rootNodes`, every root read and compared, the slow way.
 struct UpstreamMapReader {
+    enum Source { case writtenSubNodes, rootNodes }
+
+    /// A head's root node lists other sub-nodes than the versions' written sub-nodes add up to.
+    struct HeadMismatch: Error { var head: Version.ID }
+
     let importer: ZipV1Importer
+    let source: Source
+    /// Each version's root references (bucket key to the version holding that bucket's copy), kept while a
+    /// successor still builds on it, and for heads; a linear history holds one at a time.
     private var roots: [Version.ID: [String: Version.ID]] = [:]
+    private var remainingFirstSuccessors: [Version.ID: Int] = [:]
+    private let heads: Set<Version.ID>
     private var buckets: [UpstreamNodeReference: [Value.ID: Version.ID]] = [:]
-    private static let cacheLimit = 4096
+    private static let bucketCacheLimit = 4096
 
-    init(importer: ZipV1Importer) { self.importer = importer }
+    init(importer: ZipV1Importer, versions: [Version], source: Source) {
+        self.importer = importer
+        self.source = source
+        var hasSuccessor = Set<Version.ID>()
+        for version in versions {
+            for predecessor in version.predecessors?.ids ?? [] { hasSuccessor.insert(predecessor) }
+            if let first = version.predecessors?.idOfFirst { remainingFirstSuccessors[first, default: 0] += 1 }
+        }
+        heads = Set(versions.map(\.id).filter { !hasSuccessor.contains($0) })
+    }
 
-    /// The sub-node references of a version's root: bucket key to the version holding that bucket's copy.
-    mutating func root(_ version: Version.ID) throws -> [String: Version.ID] {
-        if let cached = roots[version] { return cached }
+    /// The references of a version's root node, read from the archive.
+    private func readRoot(_ version: Version.ID) throws -> [String: Version.ID] {
         let node = try importer.node(UpstreamLayout.rootNodeKey, version: version)
         guard case .nodes(let references) = node.children else { throw importer.corrupt("the root node of version \(version) lists values, not nodes") }
-        let result = Dictionary(references.map { ($0.key, $0.version) }, uniquingKeysWith: { _, last in last })
-        if roots.count >= Self.cacheLimit { roots.removeAll(keepingCapacity: true) }
-        roots[version] = result
-        return result
+        return Dictionary(references.map { ($0.key, $0.version) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// The root references of a processed version, taken over (not copied) by its last successor building on it.
+    private mutating func takeRoot(_ version: Version.ID) throws -> [String: Version.ID] {
+        let remaining = (remainingFirstSuccessors[version] ?? 1) - 1
+        remainingFirstSuccessors[version] = remaining
+        let root = remaining <= 0 && !heads.contains(version) ? roots.removeValue(forKey: version) : roots[version]
+        guard let root else { throw importer.corrupt("the map of version \(version) is needed before it was read") }
+        return root
     }
 
     /// The value references of one sub-node: value ID to the version that stored the value.
     mutating func bucket(_ reference: UpstreamNodeReference) throws -> [Value.ID: Version.ID] {
         if let cached = buckets[reference] { return cached }
-        let node = try importer.node(reference.key, version: reference.version)
+        let node = try importer.node(reference.key, version: reference.version, keepingKeyStrings: false)
         guard case .values(let entries) = node.children else { throw importer.corrupt("the map node \(reference.key) of version \(reference.version) lists nodes, not values") }
         let result = Dictionary(entries.map { ($0.valueReference.valueId, $0.valueReference.storedVersionId) }, uniquingKeysWith: { _, last in last })
-        if buckets.count >= Self.cacheLimit { buckets.removeAll(keepingCapacity: true) }
+        if buckets.count >= Self.bucketCacheLimit { buckets.removeAll(keepingCapacity: true) }
         buckets[reference] = result
         return result
     }
 
     /// What `version` changed relative to its first predecessor, in the form `Store.addVersion` takes: values it
     /// stored as inserts and updates (large ones in files from `temporaryFile`), values it kept from elsewhere as
-    /// `preserve`, and removals.
+    /// `preserve`, and removals. Versions must come predecessors first.
     mutating func changes(of version: Version, temporaryFile: () -> URL) throws -> ReceivedChanges {
         let first = version.predecessors?.idOfFirst
         let isMerge = version.predecessors?.idOfSecond != nil
-        let new = try root(version.id)
-        let old = try first.map { try root($0) } ?? [:]
+        let old = try first.map { try takeRoot($0) } ?? [:]
+        var new: [String: Version.ID]
+        let changed: [String]
+        switch source {
+        case .writtenSubNodes:
+            guard importer.files[UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id)] != nil else {
+                throw importer.corrupt("the map node \(UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id)) is missing")
+            }
+            changed = (importer.writtenSubNodes[version.id] ?? []).sorted()
+            new = old
+            for key in changed { new[key] = version.id }
+        case .rootNodes:
+            new = try readRoot(version.id)
+            changed = Self.changedBuckets(new, old)
+        }
         var received = ReceivedChanges(changes: [])
         do {
-            for key in changedBuckets(new, old) {
+            for key in changed {
                 let after = try new[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
                 let before = try old[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
                 for (id, stored) in after.sorted(by: { $0.key < $1.key }) where before[id] != stored {
@@ -61,11 +105,21 @@ struct UpstreamMapReader {
             received.discard()
             throw error
         }
+        if (remainingFirstSuccessors[version.id] ?? 0) > 0 || heads.contains(version.id) { roots[version.id] = new }
         return received
     }
 
-    /// The bucket keys whose sub-node differs between two roots, sorted; only roots that lost a bucket are walked twice.
-    private func changedBuckets(_ new: [String: Version.ID], _ old: [String: Version.ID]) -> [String] {
+    /// Compares each head's root node with the references its versions' written sub-nodes add up to; throws
+    /// `HeadMismatch` for the first that differs. Only meaningful after every version went through `changes(of:)`.
+    func checkHeads() throws {
+        for head in heads.sorted() {
+            guard let expected = roots[head] else { throw HeadMismatch(head: head) }
+            guard try readRoot(head) == expected else { throw HeadMismatch(head: head) }
+        }
+    }
+
+    /// The bucket keys whose sub-node differs between two roots, sorted.
+    private static func changedBuckets(_ new: [String: Version.ID], _ old: [String: Version.ID]) -> [String] {
         var changed: [String] = []
         var added = 0
         for (key, version) in new where old[key] != version {

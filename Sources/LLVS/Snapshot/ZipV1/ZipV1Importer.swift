@@ -1,27 +1,34 @@
 import Foundation
 
 /// Reads an LLVS app's zip-v1 snapshot (a zip of its store folder, in upstream's layout) into this package's
-/// storage. Each version's changes are found by comparing its map with its first predecessor's, sub-node by
-/// sub-node (a sub-node both share is skipped unread), so the work follows the changes, not the store's size.
+/// storage. Each version's changes are found from the sub-nodes it wrote, compared with its first predecessor's
+/// copies (`UpstreamMapReader`), so the work follows the changes, not the store's size.
 /// The versions are built by a staging store into one `llvs-bundles-v1` archive, which the target store then
 /// restores at once (all or nothing).
 struct ZipV1Importer {
     let archive: ZipArchiveReader
     /// The archive's store files by path; Swift's String equality makes lookups normalization-insensitive.
     let files: [String: ZipArchiveReader.Entry]
+    /// For each version, the keys of the sub-nodes (not the root) the archive holds under it: the buckets it changed.
+    let writtenSubNodes: [Version.ID: [String]]
     /// Largest map node or LLZF value decoded in memory.
     static let decodeLimit = 1 << 30
 
     init(archive: ZipArchiveReader) {
         self.archive = archive
         var files: [String: ZipArchiveReader.Entry] = [:]
+        var writtenSubNodes: [Version.ID: [String]] = [:]
         for entry in archive.entries where !entry.isDirectory {
             // Only the store's own folders count (upstream restores just these); Coordinator.json and others are not the store's.
             guard entry.name.hasPrefix(UpstreamLayout.versionsFolder + "/") || entry.name.hasPrefix(UpstreamLayout.valuesFolder + "/")
                     || entry.name.hasPrefix(UpstreamLayout.mapFolder + "/") else { continue }
             files[entry.name] = entry
+            if let node = UpstreamLayout.nodeLocation(ofPath: entry.name), node.key != UpstreamLayout.rootNodeKey {
+                writtenSubNodes[node.version, default: []].append(node.key)
+            }
         }
         self.files = files
+        self.writtenSubNodes = writtenSubNodes
     }
 
     func corrupt(_ reason: String) -> StoreError { .corruptFile(path: archive.path, reason: reason) }
@@ -55,10 +62,10 @@ struct ZipV1Importer {
         return try UpstreamLayout.decompressIfNeeded(try archive.data(entry, limit: Int64(Self.decodeLimit)), limit: Self.decodeLimit)
     }
 
-    func node(_ key: String, version: Version.ID) throws -> UpstreamMapNode {
+    func node(_ key: String, version: Version.ID, keepingKeyStrings: Bool = true) throws -> UpstreamMapNode {
         let path = UpstreamLayout.nodePath(key, version: version)
         guard let data = try file(path) else { throw corrupt("the map node \(path) is missing") }
-        do { return try UpstreamMapNodeParser.parse(data) } catch {
+        do { return try UpstreamMapNodeParser.parse(data, keepingKeyStrings: keepingKeyStrings) } catch {
             throw corrupt("the map node \(path) is not a map node: \(error)")
         }
     }
@@ -68,11 +75,24 @@ struct ZipV1Importer {
         let versions = try versions(expectedCount: expectedCount)
         let stagingFolder = store.temporaryFile("zip-import")
         defer { try? FileManager.default.removeItem(at: stagingFolder) }
-        let archivePath = stagingFolder.appendingPathComponent("snapshot.bundles").path
-        try POSIX.makeDirectories(stagingFolder.path)
+        let archivePath: String
+        do {
+            archivePath = try stage(versions, in: stagingFolder.appendingPathComponent("written-sub-nodes"), source: .writtenSubNodes)
+        } catch let error where error is UpstreamMapReader.HeadMismatch || error is StoreError {
+            // Not built by upstream's rule (or damaged): read every root, which is authoritative, or fail on that.
+            archivePath = try stage(versions, in: stagingFolder.appendingPathComponent("root-nodes"), source: .rootNodes)
+        }
+        try store.restoreSnapshot(from: URL(fileURLWithPath: archivePath))
+        return versions.count
+    }
+
+    /// Rebuilds the versions through a staging store into one llvs-bundles-v1 archive in `folder`; returns its path.
+    private func stage(_ versions: [Version], in folder: URL, source: UpstreamMapReader.Source) throws -> String {
+        let archivePath = folder.appendingPathComponent("snapshot.bundles").path
+        try POSIX.makeDirectories(folder.path)
         let stagingStorage = try StagingArchiveStorage(path: archivePath)
-        let staging = try Store(creatingAt: stagingFolder, descriptor: StoreDescriptor(storage: "staging")) { _, _, _ in stagingStorage }
-        var maps = UpstreamMapReader(importer: self)
+        let staging = try Store(creatingAt: folder, descriptor: StoreDescriptor(storage: "staging")) { _, _, _ in stagingStorage }
+        var maps = UpstreamMapReader(importer: self, versions: versions, source: source)
         for version in versions {
             let received = try maps.changes(of: version, temporaryFile: { staging.temporaryFile("value") })
             defer { received.discard() }
@@ -80,8 +100,8 @@ struct ZipV1Importer {
                 throw corrupt("version \(version.id) cannot be rebuilt: \(error)")
             }
         }
+        if source == .writtenSubNodes { try maps.checkHeads() }
         _ = try stagingStorage.finish()
-        try store.restoreSnapshot(from: URL(fileURLWithPath: archivePath))
-        return versions.count
+        return archivePath
     }
 }

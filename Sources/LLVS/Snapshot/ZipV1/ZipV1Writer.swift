@@ -2,8 +2,8 @@ import Foundation
 
 /// Writes a store as an LLVS app's zip-v1 snapshot: upstream's store folder (`UpstreamLayout`) zipped. For each
 /// version, predecessors first: its version file, the values it stored (raw; LLZF is optional for readers), a
-/// root node, and a sub-node for each bucket it changed; other buckets point at the older sub-node, as upstream
-/// shares them. Only the maps of versions whose successors are still to come are held, so a linear history
+/// root node, and a sub-node for each bucket it changed (an emptied one too); other buckets point at the older
+/// sub-node, as upstream shares them. Only the maps of versions whose successors are still to come are held, so a linear history
 /// holds one map at a time, and the work per version follows its changes.
 struct ZipV1Writer {
     let store: Store
@@ -45,7 +45,9 @@ struct ZipV1Writer {
                 }
             }
             for key in changed.sorted() {
-                guard let values = buckets[key]?.values, !values.isEmpty else { buckets[key] = nil; continue }
+                // An emptied bucket keeps an empty sub-node, as upstream writes it: readers take the sub-nodes a
+                // version wrote as the buckets it changed.
+                let values = buckets[key]?.values ?? [:]
                 let node = UpstreamMapNode(reference: UpstreamNodeReference(key: key, version: version.id), children: .values(
                     values.sorted { $0.key < $1.key }.map { UpstreamMapNode.ValueEntry(key: .init(keyString: $0.key.rawValue),
                                                                                         valueReference: Value.Reference(valueId: $0.key, storedVersionId: $0.value)) }))

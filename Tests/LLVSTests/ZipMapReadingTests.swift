@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+@testable import LLVS
+
+/// How a zip-v1 import finds each version's changes: from the sub-nodes the version wrote (upstream writes one for
+/// every bucket it touches, an emptied one too, and never drops a root reference), checked against the heads' roots;
+/// an archive that breaks that rule is read again root by root.
+@Suite struct ZipMapReadingTests {
+    let directory = TemporaryDirectory()
+
+    /// A snapshot of two versions written by hand: `v1` inserts `ab1`; `v2` removes it. With `upstreamRule`, `v2`
+    /// writes an empty `ab` sub-node as upstream does; without, its root simply drops `ab` (and writes no sub-node).
+    func twoVersionArchive(upstreamRule: Bool) throws -> URL {
+        let url = directory.child("snapshot-\(upstreamRule).zip")
+        let zip = try ZipArchiveWriter(destination: url.path)
+        let v1 = Version(id: "V1", timestamp: 800_000_000, valueDataSize: 1)
+        let v2 = Version(id: "V2", predecessors: .init(idOfFirst: "V1"), timestamp: 800_000_001, valueDataSize: 0)
+        for version in [v1, v2] { try zip.addFile(UpstreamLayout.versionPath(version.id), data: try JSONEncoder().encode(version)) }
+        try zip.addFile(UpstreamLayout.valuePath("ab1", storedIn: "V1"), data: Data("x".utf8))
+        func node(_ key: String, _ version: Version.ID, _ children: UpstreamMapNode.Children) throws {
+            try zip.addFile(UpstreamLayout.nodePath(key, version: version),
+                            data: UpstreamMapNode(reference: .init(key: key, version: version), children: children).encodedJSON())
+        }
+        try node("ab", "V1", .values([.init(key: .init(keyString: "ab1"), valueReference: .init(valueId: "ab1", storedVersionId: "V1"))]))
+        try node(UpstreamLayout.rootNodeKey, "V1", .nodes([.init(key: "ab", version: "V1")]))
+        if upstreamRule {
+            try node("ab", "V2", .values([]))
+            try node(UpstreamLayout.rootNodeKey, "V2", .nodes([.init(key: "ab", version: "V2")]))
+        } else {
+            try node(UpstreamLayout.rootNodeKey, "V2", .nodes([]))
+        }
+        _ = try zip.finish()
+        return url
+    }
+
+    @Test(arguments: [true, false])
+    func aRemovalThatEmptiesABucketIsImported(upstreamRule: Bool) throws {
+        let store = try makeStore(in: directory, name: "store-\(upstreamRule)", storage: .file)
+        let importer = ZipV1Importer(archive: try ZipArchiveReader(path: try twoVersionArchive(upstreamRule: upstreamRule).path))
+        #expect(importer.writtenSubNodes["V2"] == (upstreamRule ? ["ab"] : nil))
+        #expect(try importer.importAll(into: store, expectedCount: 2) == 2)
+        #expect(try store.value(id: "ab1", at: "V1")?.data == Data("x".utf8))
+        #expect(try store.value(id: "ab1", at: "V2") == nil)
+        #expect(try store.valueReferences(at: "V2").isEmpty)
+    }
+
+    @Test func anEmptiedBucketKeepsAnEmptySubNodeWhenWritten() throws {
+        let store = try makeStore(in: directory, name: "source", storage: .file)
+        try store.addVersion(Version(id: "V1", valueDataSize: 1), storing: [.insert(Value("ab1", "x"))])
+        try store.addVersion(Version(id: "V2", predecessors: .init(idOfFirst: "V1")), storing: [.remove("ab1")])
+        let url = directory.child("written.zip")
+        _ = try store.writeSnapshot(to: url, format: ZipV1Snapshot.format)
+        let archive = try ZipArchiveReader(path: url.path)
+        let importer = ZipV1Importer(archive: archive)
+        #expect(importer.writtenSubNodes["V2"] == ["ab"])
+        let root = try importer.node(UpstreamLayout.rootNodeKey, version: "V2")
+        guard case .nodes(let references) = root.children else { Issue.record("the root lists values"); return }
+        #expect(references == [UpstreamNodeReference(key: "ab", version: "V2")])
+        guard case .values(let values) = try importer.node("ab", version: "V2").children else { Issue.record("the sub-node lists nodes"); return }
+        #expect(values.isEmpty)
+    }
+
+    @Test func nodePathsReadBackwards() {
+        for (key, version) in [("ab", "3ADB8B6F-0000"), ("x", "V"), ("a/", "V2"), ("a:", "V2"), (UpstreamLayout.rootNodeKey, "V9"), ("デー", "5CA")] {
+            let path = UpstreamLayout.nodePath(key, version: Version.ID(version))
+            #expect(UpstreamLayout.nodeLocation(ofPath: path) == UpstreamNodeReference(key: key, version: Version.ID(version)), "\(path)")
+        }
+        #expect(UpstreamLayout.nodeLocation(ofPath: "values/ab/0/V.json") == nil)
+        #expect(UpstreamLayout.nodeLocation(ofPath: "maps/__llvs_values/ab/V.json") == nil)
+    }
+}
