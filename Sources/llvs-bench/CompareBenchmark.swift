@@ -212,7 +212,7 @@ func cloneRows(_ remote: RemoteUnderTest, source: StoreCoordinator, runs: Int, w
     }
     let speedUp = median(pulls) / median(boots)
     table.add(.init(number: 5, what: "new store cloned from \(count) versions, \(remote.name)",
-                    ours: "zip-v1 snapshot (\(zipSnapshot.totalSize) bytes) bootstrap: \(formatSeconds((median(boots), boots.min()!, boots.max()!))), process peak resident \(String(format: "%.0f", peakResidentMiB())) MiB",
+                    ours: "zip-v1 snapshot (\(zipSnapshot.totalSize) bytes) bootstrap: \(formatSeconds((median(boots), boots.min()!, boots.max()!))), peak resident of the whole bench process so far (in-process mocks, source store and full pulls included, not the bootstrap alone) \(String(format: "%.0f", peakResidentMiB())) MiB",
                     theirs: "full pull: \(formatSeconds((median(pulls), pulls.min()!, pulls.max()!)))",
                     ratio: String(format: "%.1f× faster", speedUp), target: "≥ 20×", met: speedUp >= 20))
 
