@@ -128,6 +128,8 @@ final class StagingVersionWriter: VersionWriter {
     /// The bundle's length so far, buffered bytes included.
     private var length: Int64 = 0
     private var pending: [UInt8] = []
+    /// Whether any of the bundle reached the file before `commit` (else commit writes it whole, length first, at once).
+    private var wroteAny = false
     private static let bufferLimit = 1 << 20
 
     init(storage: StagingArchiveStorage, versionId: Version.ID, lengthOffset: Int64) {
@@ -141,10 +143,12 @@ final class StagingVersionWriter: VersionWriter {
         guard !pending.isEmpty else { return }
         try storage.write(pending, at: lengthOffset + 8 + length - Int64(pending.count))
         pending.removeAll(keepingCapacity: true)
+        wroteAny = true
     }
 
     private func put(_ bytes: [UInt8]) throws {
         try flush()
+        wroteAny = true
         try storage.write(bytes, at: lengthOffset + 8 + length)
         length += Int64(bytes.count)
     }
@@ -185,10 +189,20 @@ final class StagingVersionWriter: VersionWriter {
 
     func commit(_ header: StoredVersion) throws {
         let encoded = header.encoded()
-        try put([UInt8](encoded) + RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
+        let trailer = RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) })
+        pending += encoded
+        pending += trailer
+        length += Int64(encoded.count + trailer.count)
         var prefix = ByteWriter()
         prefix.uint64(UInt64(length))
-        try storage.write(prefix.bytes, at: lengthOffset)
+        if wroteAny {
+            try flush()
+            try storage.write(prefix.bytes, at: lengthOffset)
+        } else {
+            // The usual case: the whole bundle is still in memory, so one write puts it and its length in place.
+            try storage.write(prefix.bytes + pending, at: lengthOffset)
+            pending.removeAll(keepingCapacity: true)
+        }
         storage.committed(header, end: lengthOffset + 8 + length)
     }
 
