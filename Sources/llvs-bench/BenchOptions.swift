@@ -19,7 +19,7 @@ struct BenchOptions {
 
     static let commands: [String: BenchOptions] = [
         "store": BenchOptions(options: ["sizes": .counts(1...Int.max), "saves": .count, "reads": .count, "storages": .words(["file", "sqlite"])]),
-        "sync": BenchOptions(options: ["versions": .counts(1...Int.max), "runs": .count]),
+        "sync": BenchOptions(options: ["versions": .counts(1...Int.max), "runs": .count, "keep-remote": .text]),
         "http": BenchOptions(options: ["size-mib": .count, "requests": .count]),
         "listing": BenchOptions(options: ["entries": .count, "runs": .count, "remote": .words(["webdav", "gdrive"])]),
         "compare": BenchOptions(options: [

@@ -6,6 +6,8 @@ import LLVSConformance
 func syncBenchmark(_ arguments: [String]) async throws {
     let counts = (option("versions", in: arguments) ?? "1000,10000").split(separator: ",").compactMap { Int($0) }
     let runs = Int(option("runs", in: arguments) ?? "") ?? 3
+    // Where to leave each count's remote (as DIR/N) for profiling a bootstrap on its own (`llvs clone file://DIR/N`).
+    let keptRemotes = option("keep-remote", in: arguments).map { URL(fileURLWithPath: $0) }
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-bench-sync-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }
 
@@ -18,7 +20,9 @@ func syncBenchmark(_ arguments: [String]) async throws {
             // UUIDs, as LLVS apps use: ids sharing a 2-Character prefix share one zip-v1 sub-node, rewritten whole by each version.
             try await source.save(inserting: [Value(id: Value.ID(UUID().uuidString), data: Data("value \(i) of the benchmark".utf8))])
         }
-        let remote = FaultInjectingFileSystem(LocalFolderFileSystem(root: base.appendingPathComponent("remote")))
+        let remoteFolder = keptRemotes?.appendingPathComponent("\(count)") ?? base.appendingPathComponent("remote")
+        if keptRemotes != nil { try? FileManager.default.removeItem(at: remoteFolder) }
+        let remote = FaultInjectingFileSystem(LocalFolderFileSystem(root: remoteFolder))
         let sourceExchange = CloudFileSystemExchange(store: source.store, fileSystem: remote)
         _ = try await source.exchange(with: sourceExchange)
         _ = try await sourceExchange.sendSnapshot()
@@ -54,6 +58,7 @@ func syncBenchmark(_ arguments: [String]) async throws {
                      boot, bootstraps.min()!, bootstraps.max()!, pull / boot)
               + pushOps.padding(toLength: 23, withPad: " ", startingAt: 0) + pullOps)
         try? FileManager.default.removeItem(at: base)
+        if keptRemotes != nil { print("         remote kept in \(remoteFolder.path)") }
     }
     print("Targets: bootstrap at least 20× faster than a full pull at 10,000 versions; an incremental sync costs one listing plus the new version's two files.")
 }

@@ -10,10 +10,11 @@ import LLVSConformance
 // `store`: the cost of one save (one value updated, one inserted) and of one read in stores holding
 // 1k, 10k and 100k values, with random IDs and with IDs that share a long prefix, for each storage side by side.
 //
-//   swift run -c release llvs-bench sync [--versions 1000,10000] [--runs N]
+//   swift run -c release llvs-bench sync [--versions 1000,10000] [--runs N] [--keep-remote DIR]
 //
 // `sync`: on a local-folder remote holding N versions, a new store's full pull against a snapshot bootstrap,
-// and the file operations an incremental sync of one new version costs on each side.
+// and the file operations an incremental sync of one new version costs on each side. `--keep-remote DIR` leaves each
+// remote in DIR/N, so a bootstrap can be profiled alone: `llvs clone file://DIR/N NEWSTORE`.
 //
 //   swift run -c release llvs-bench http [--size-mib 1024] [--requests 2000]
 //
@@ -168,7 +169,7 @@ func historyWalkBenchmark(counts: [Int]) throws {
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
-           llvs-bench sync [--versions 1000,10000] [--runs N]
+           llvs-bench sync [--versions 1000,10000] [--runs N] [--keep-remote DIR]
            llvs-bench http [--size-mib 1024] [--requests 2000]
            llvs-bench compare [--runs 3] [--rows 1,…,12] [--remotes webdav,gdrive,onedrive,pcloud,box] [--files 2000] [--versions 2000]
                               [--size-mib 256] [--backup-files 2000] [--clone-versions 10000] [--restic-files 20000]
