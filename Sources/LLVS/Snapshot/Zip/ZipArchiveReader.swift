@@ -23,6 +23,9 @@ public struct ZipArchiveReader: Sendable {
     private let file: ReadableFile
     /// Where the central directory starts: every entry's data must end before it.
     private let directoryOffset: Int64
+    private let smallEntryInflater = WholeEntryInflater()
+    /// Entries up to this size, compressed and not, are read with one `pread` and inflated in one call.
+    static let smallEntryLimit: Int64 = 256 << 10
 
     public init(path: String) throws {
         self.path = path
@@ -165,8 +168,45 @@ public struct ZipArchiveReader: Sendable {
         guard entry.size <= limit else {
             throw ZipError.corruptEntry(path: path, entry: entry.name, reason: "\(entry.size) bytes, over the \(limit) read into memory")
         }
+        if entry.size <= Self.smallEntryLimit, entry.compressedSize <= Self.smallEntryLimit, let data = try smallEntryData(entry) {
+            return data
+        }
         var data = Data(capacity: Int(entry.size))
         try read(entry) { data.append($0) }
         return data
+    }
+
+    /// A small entry read with one `pread` (local header, name, extra field and data at once) and checked as `read`
+    /// checks; nil when its local header's name and extra field are longer than guessed (then `read` does it).
+    private func smallEntryData(_ entry: Entry) throws -> Data? {
+        func corrupt(_ reason: String) -> ZipError { .corruptEntry(path: path, entry: entry.name, reason: reason) }
+        guard entry.flags & 1 == 0, entry.method == 0 || entry.method == 8 else { return nil }
+        guard entry.localHeaderOffset + 30 <= directoryOffset else { throw corrupt("its local header lies outside the archive's entries") }
+        // The local name is normally the directory's; 512 bytes more covers it and a usual extra field.
+        let guess = 30 + Int64(entry.name.utf8.count) + 512 + entry.compressedSize
+        let bytes = try file.read(at: entry.localHeaderOffset, count: Int(min(guess, directoryOffset - entry.localHeaderOffset)))
+        return try bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Data? in
+            guard raw.loadUnaligned(fromByteOffset: 0, as: UInt32.self).littleEndian == 0x0403_4b50 else {
+                throw corrupt("no local header at offset \(entry.localHeaderOffset)")
+            }
+            let nameCount = Int(raw.loadUnaligned(fromByteOffset: 26, as: UInt16.self).littleEndian)
+            let extraCount = Int(raw.loadUnaligned(fromByteOffset: 28, as: UInt16.self).littleEndian)
+            let dataStart = 30 + nameCount + extraCount
+            let dataOffset = entry.localHeaderOffset + Int64(dataStart)
+            guard entry.compressedSize <= directoryOffset - dataOffset else { throw corrupt("its \(entry.compressedSize) bytes run past the archive's entries") }
+            guard dataStart + Int(entry.compressedSize) <= raw.count else { return nil }
+            let compressed = UnsafeRawBufferPointer(rebasing: raw[dataStart..<(dataStart + Int(entry.compressedSize))])
+            let data: Data
+            if entry.method == 0 {
+                guard entry.compressedSize == entry.size else { throw corrupt("a stored entry of \(entry.compressedSize) bytes says it holds \(entry.size)") }
+                data = Data(compressed)
+            } else {
+                data = try smallEntryInflater.inflate(compressed, size: Int(entry.size), corrupt: corrupt)
+            }
+            guard data.count == entry.size else { throw corrupt("it holds \(data.count) bytes, its directory entry says \(entry.size)") }
+            let crc = CRC32.checksum(data)
+            guard crc == entry.crc32 else { throw corrupt("its CRC-32 is \(String(crc, radix: 16)), the archive says \(String(entry.crc32, radix: 16))") }
+            return data
+        }
     }
 }
