@@ -77,21 +77,32 @@ struct ValueMap: Sendable {
                        writer: any VersionWriter, countChange: inout Int) throws -> RecordLocation? {
         guard !edits.isEmpty else { return location }
         switch try location.map(node(at:)) ?? .leaf([]) {
-        case .leaf(let entries):
-            var byId = Dictionary(entries.map { ($0.valueId, $0) }, uniquingKeysWith: { first, _ in first })
+        case .leaf(var entries):
+            // Edited in place: a leaf is short (at most `leafCapacity`) and kept sorted, so a scan finds an entry and
+            // a binary search places a new one, with no dictionary built and no re-sort per save.
             var changed = false
             for edit in edits {
+                let index = entries.firstIndex { $0.valueId == edit.key.valueId }
                 if let entry = edit.entry {
-                    let old = byId.updateValue(entry, forKey: entry.valueId)
-                    if old == nil { countChange += 1 }
-                    if old != entry { changed = true }
-                } else if byId.removeValue(forKey: edit.key.valueId) != nil {
+                    if let index {
+                        if entries[index] != entry { entries[index] = entry; changed = true }
+                    } else {
+                        entries.insert(entry, at: Self.sortedPosition(of: entry.valueId, in: entries))
+                        countChange += 1
+                        changed = true
+                    }
+                } else if let index {
+                    entries.remove(at: index)
                     countChange -= 1
                     changed = true
                 }
             }
             guard changed else { return location }
-            return try build(Array(byId.values), depth: depth, writer: writer)
+            guard !entries.isEmpty else { return nil }
+            if entries.count <= MapNode.leafCapacity || depth >= MapNode.maximumDepth {
+                return try write(.leaf(entries), writer: writer)
+            }
+            return try build(entries, depth: depth, writer: writer)
         case .branch(var children):
             var start = edits.startIndex
             while start < edits.endIndex {
@@ -104,6 +115,16 @@ struct ValueMap: Sendable {
             }
             return try finishBranch(children, writer: writer)
         }
+    }
+
+    /// Where `valueId` goes in `entries` sorted by value ID.
+    private static func sortedPosition(of valueId: Value.ID, in entries: [MapEntry]) -> Int {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].valueId < valueId { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// Writes `entries` as a leaf, or as a branch of smaller nodes when they exceed a leaf's capacity.
