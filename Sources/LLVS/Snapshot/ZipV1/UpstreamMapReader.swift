@@ -69,26 +69,31 @@ struct UpstreamMapReader {
     mutating func changes(of version: Version, temporaryFile: () -> URL) throws -> ReceivedChanges {
         let first = version.predecessors?.idOfFirst
         let isMerge = version.predecessors?.idOfSecond != nil
-        let old = try first.map { try takeRoot($0) } ?? [:]
         var new: [String: Version.ID]
         let changed: [String]
+        /// For each changed bucket, the version holding the first predecessor's copy.
+        let previous: [Version.ID?]
         switch source {
         case .writtenSubNodes:
             guard importer.files[UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id)] != nil else {
                 throw importer.corrupt("the map node \(UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id)) is missing")
             }
             changed = (importer.writtenSubNodes[version.id] ?? []).sorted()
-            new = old
+            // Edited in place: the predecessor's references are usually taken over, not copied (256 for UUID ids).
+            new = try first.map { try takeRoot($0) } ?? [:]
+            previous = changed.map { new[$0] }
             for key in changed { new[key] = version.id }
         case .rootNodes:
+            let old = try first.map { try takeRoot($0) } ?? [:]
             new = try readRoot(version.id)
             changed = Self.changedBuckets(new, old)
+            previous = changed.map { old[$0] }
         }
         var received = ReceivedChanges(changes: [])
         do {
-            for key in changed {
+            for (key, previousVersion) in zip(changed, previous) {
                 let after = try new[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
-                let before = try old[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
+                let before = try previousVersion.map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
                 for (id, stored) in after.sorted(by: { $0.key < $1.key }) where before[id] != stored {
                     if stored == version.id {
                         try addStoredValue(id, version: version.id, isUpdate: before[id] != nil, to: &received, temporaryFile: temporaryFile)

@@ -87,21 +87,71 @@ struct ZipV1Importer {
     }
 
     /// Rebuilds the versions through a staging store into one llvs-bundles-v1 archive in `folder`; returns its path.
+    /// A thread of its own reads the archive and works out each version's changes while this one commits them,
+    /// at most `workAheadBudget` bytes ahead: on two cores the reading and the committing each take about half.
     private func stage(_ versions: [Version], in folder: URL, source: UpstreamMapReader.Source) throws -> String {
         let archivePath = folder.appendingPathComponent("snapshot.bundles").path
         try POSIX.makeDirectories(folder.path)
         let stagingStorage = try StagingArchiveStorage(path: archivePath)
         let staging = try Store(creatingAt: folder, descriptor: StoreDescriptor(storage: "staging")) { _, _, _ in stagingStorage }
-        var maps = UpstreamMapReader(importer: self, versions: versions, source: source)
-        for version in versions {
-            let received = try maps.changes(of: version, temporaryFile: { staging.temporaryFile("value") })
-            defer { received.discard() }
-            do { try staging.addVersion(version, receiving: received) } catch let error as StoreError {
-                throw corrupt("version \(version.id) cannot be rebuilt: \(error)")
+        let handoff = OrderedHandoff<StagedStep>(budget: Self.workAheadBudget)
+        let readerDone = DispatchSemaphore(value: 0)
+        let importer = self
+        Thread {
+            defer {
+                handoff.finish()
+                readerDone.signal()
+            }
+            var maps = UpstreamMapReader(importer: importer, versions: versions, source: source)
+            do {
+                for version in versions {
+                    let received = try maps.changes(of: version, temporaryFile: { staging.temporaryFile("value") })
+                    guard handoff.put(.version(version, received), weight: Self.weight(of: received)) else {
+                        received.discard()
+                        return
+                    }
+                }
+                if source == .writtenSubNodes { try maps.checkHeads() }
+            } catch {
+                _ = handoff.put(.failed(error), weight: 0)
+            }
+        }.start()
+        defer {
+            // Stops the reader (when this one failed first) and releases what it had read ahead, before returning.
+            for case .version(_, let received) in handoff.cancel() { received.discard() }
+            readerDone.wait()
+        }
+        while let step = handoff.take() {
+            switch step {
+            case .failed(let error):
+                throw error
+            case .version(let version, let received):
+                defer { received.discard() }
+                do { try staging.addVersion(version, receiving: received) } catch let error as StoreError {
+                    throw corrupt("version \(version.id) cannot be rebuilt: \(error)")
+                }
             }
         }
-        if source == .writtenSubNodes { try maps.checkHeads() }
         _ = try stagingStorage.finish()
         return archivePath
+    }
+
+    /// How far (in bytes of values, roughly) the reading thread may run ahead of the committing one.
+    static let workAheadBudget = 32 << 20
+
+    /// What the reading thread hands the committing one: a version and its changes, or why it stopped.
+    private enum StagedStep: Sendable {
+        case version(Version, ReceivedChanges)
+        case failed(any Error)
+    }
+
+    /// The memory a version's changes hold until committed: their in-memory values and a little per change.
+    private static func weight(of received: ReceivedChanges) -> Int {
+        received.changes.reduce(256) { total, change in
+            switch change {
+            case .insert(let value), .update(let value): total + value.data.count + 64
+            case .remove, .preserve, .preserveRemoval: total + 64
+            }
+        }
     }
 }
