@@ -34,8 +34,9 @@ extension SQLiteStorage: SnapshotCapable {
         return (try StoredVersion(decoding: header, source: "\(path), version \(id)"), records)
     }
 
-    public func restoreBundles(from archive: SnapshotArchiveReader) throws {
-        let headers = try checkedHeaders(of: archive)
+    /// Inserted in one transaction; the archive is read, never taken over (the database is its own file).
+    public func restoreBundles(from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool) throws {
+        let headers = try known ?? checkedHeaders(of: archive)
         try withConnection { connection in
             try connection.transaction {
                 var count: Int64 = 0

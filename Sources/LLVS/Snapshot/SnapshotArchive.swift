@@ -138,10 +138,18 @@ public protocol SnapshotCapable: Storage {
     /// Writes the bundles of `versions`, in the order given (predecessors first), to `archive`.
     func writeBundles(of versions: [Version.ID], to archive: SnapshotArchiveWriter) throws
     /// Fills this storage, which holds no versions, from `archive`: all of it, or nothing on failure.
-    func restoreBundles(from archive: SnapshotArchiveReader) throws
+    /// `checkedHeaders`, the archive's headers in its order, are given by whoever built the archive in this process
+    /// and checked it (a zip-v1 import's staging); nil reads and checks them. With `takingOver` the storage may move
+    /// the archive's file into itself instead of copying it (the caller no longer needs it).
+    func restoreBundles(from archive: SnapshotArchiveReader, checkedHeaders: [StoredVersion]?, takingOver: Bool) throws
 }
 
 extension SnapshotCapable {
+    /// Fills this storage, which holds no versions, from an archive received from elsewhere: every header checked.
+    public func restoreBundles(from archive: SnapshotArchiveReader) throws {
+        try restoreBundles(from: archive, checkedHeaders: nil, takingOver: false)
+    }
+
     /// Checks that the archive's versions form a closed history (every predecessor included) before restoring.
     public func checkedHeaders(of archive: SnapshotArchiveReader) throws -> [StoredVersion] {
         let headers = try archive.entries.map(archive.header)

@@ -62,6 +62,15 @@ extension Store {
         try reloadHistory()
     }
 
+    /// Fills an empty store from an archive this process staged in the store's temporary folder (a zip-v1 import),
+    /// whose headers its staging store built: the storage trusts them and may take the file over.
+    func restoreStagedSnapshot(from url: URL, headers: [StoredVersion]) throws {
+        let storage = try snapshotStorage()
+        guard history.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }
+        try storage.restoreBundles(from: try SnapshotArchiveReader(url: url), checkedHeaders: headers, takingOver: true)
+        try reloadHistory()
+    }
+
     /// Fills an empty store from a snapshot file of `format` (`llvs-bundles-v1`, or an LLVS app's `zip-v1` holding
     /// at least `versionCount` versions): all of it or nothing. Returns the number of versions restored.
     @discardableResult

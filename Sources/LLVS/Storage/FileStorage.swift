@@ -160,20 +160,24 @@ extension FileStorage: SnapshotCapable {
     }
 
     /// Copies the archive in as one pack (synced once), after checking that its versions form a closed history.
-    public func restoreBundles(from archive: SnapshotArchiveReader) throws {
-        let headers = try checkedHeaders(of: archive)
+    public func restoreBundles(from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool) throws {
+        let headers = try known ?? checkedHeaders(of: archive)
         let hasVersions = try POSIX.listNames(versionsPath).contains { try !POSIX.listNames(versionsPath + "/" + $0).isEmpty }
         guard !hasVersions, try POSIX.listNames(packsPath).isEmpty, packed.withLock({ $0.isEmpty }) else {
             throw StoreError.storeNotEmpty(path: (versionsPath as NSString).deletingLastPathComponent)
         }
         let name = UUID().uuidString + Self.packExtension
-        let writer = try AtomicFileWriter(destination: packsPath + "/" + name)
-        do {
-            try archive.copyAll(to: writer)
-            try writer.commit(replacing: false)
-        } catch {
-            writer.discard()
-            throw error
+        // An archive this process built in the store's own folder becomes the pack as it is: no copy.
+        let movedIn = try takingOver && POSIX.moveDurably(archive.file.path, to: packsPath + "/" + name)
+        if !movedIn {
+            let writer = try AtomicFileWriter(destination: packsPath + "/" + name)
+            do {
+                try archive.copyAll(to: writer)
+                try writer.commit(replacing: false)
+            } catch {
+                writer.discard()
+                throw error
+            }
         }
         let pack = try SnapshotArchiveReader(url: URL(fileURLWithPath: packsPath + "/" + name))
         let registered = try register(pack: pack, headers: headers)

@@ -88,6 +88,23 @@ enum POSIX {
         }
     }
 
+    /// Moves a finished file to `path` (which must not exist) durably: synced, hard-linked into place, the old name
+    /// removed, the folder synced. False, with nothing changed, when the two lie on different file systems.
+    static func moveDurably(_ source: String, to path: String) throws -> Bool {
+        let fd = open(source, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw fail(source, "open") }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard synced else { throw fail(source, "sync") }
+        guard link(source, path) == 0 else {
+            if errno == EXDEV { return false }
+            throw fail(path, "create")
+        }
+        unlink(source)
+        try syncDirectory((path as NSString).deletingLastPathComponent)
+        return true
+    }
+
     static func readFile(_ path: String) throws -> Data {
         let file = try ReadableFile(path: path)
         return try file.read(at: 0, count: Int(file.size))

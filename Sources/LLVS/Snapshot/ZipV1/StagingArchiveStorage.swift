@@ -20,6 +20,8 @@ final class StagingArchiveStorage: Storage {
         var end: Int64 = 0
         var count = 0
         var fresh: [StoredVersion] = []
+        /// Every committed version's header, in the archive's order.
+        var headers: [StoredVersion] = []
         /// The writer of the version being built, whose buffered records a read must see.
         weak var writing: StagingVersionWriter?
     }
@@ -99,6 +101,7 @@ final class StagingArchiveStorage: Storage {
             state.end = end
             state.count += 1
             state.fresh.append(header)
+            state.headers.append(header)
         }
     }
 
@@ -106,15 +109,16 @@ final class StagingArchiveStorage: Storage {
         state.withLock { _ = $0.bundleStarts.removeValue(forKey: id) }
     }
 
-    /// Ends the archive (its end marker and count) and closes it for writing; returns its size.
-    func finish() throws -> Int64 {
-        let (end, count) = state.withLock { ($0.end, $0.count) }
+    /// Ends the archive (its end marker and count); returns the headers of its versions, in its order, which the
+    /// store's own commit built and checked (so restoring it need not read them back).
+    func finish() throws -> [StoredVersion] {
+        let (end, count, headers) = state.withLock { ($0.end, $0.count, $0.headers) }
         var writer = ByteWriter()
         writer.uint64(0)
         writer.uint64(UInt64(count))
         try write(writer.bytes, at: end)
         guard ftruncate(fd, off_t(end) + 16) == 0 else { throw POSIX.fail(path, "truncate") }
-        return end + 16
+        return headers
     }
 }
 

@@ -75,21 +75,22 @@ struct ZipV1Importer {
         let versions = try versions(expectedCount: expectedCount)
         let stagingFolder = store.temporaryFile("zip-import")
         defer { try? FileManager.default.removeItem(at: stagingFolder) }
-        let archivePath: String
+        let staged: (path: String, headers: [StoredVersion])
         do {
-            archivePath = try stage(versions, in: stagingFolder.appendingPathComponent("written-sub-nodes"), source: .writtenSubNodes)
+            staged = try stage(versions, in: stagingFolder.appendingPathComponent("written-sub-nodes"), source: .writtenSubNodes)
         } catch let error where error is UpstreamMapReader.HeadMismatch || error is StoreError {
             // Not built by upstream's rule (or damaged): read every root, which is authoritative, or fail on that.
-            archivePath = try stage(versions, in: stagingFolder.appendingPathComponent("root-nodes"), source: .rootNodes)
+            staged = try stage(versions, in: stagingFolder.appendingPathComponent("root-nodes"), source: .rootNodes)
         }
-        try store.restoreSnapshot(from: URL(fileURLWithPath: archivePath))
+        try store.restoreStagedSnapshot(from: URL(fileURLWithPath: staged.path), headers: staged.headers)
         return versions.count
     }
 
-    /// Rebuilds the versions through a staging store into one llvs-bundles-v1 archive in `folder`; returns its path.
+    /// Rebuilds the versions through a staging store into one llvs-bundles-v1 archive in `folder`; returns its path
+    /// and its versions' headers.
     /// A thread of its own reads the archive and works out each version's changes while this one commits them,
     /// at most `workAheadBudget` bytes ahead: on two cores the reading and the committing each take about half.
-    private func stage(_ versions: [Version], in folder: URL, source: UpstreamMapReader.Source) throws -> String {
+    private func stage(_ versions: [Version], in folder: URL, source: UpstreamMapReader.Source) throws -> (path: String, headers: [StoredVersion]) {
         let archivePath = folder.appendingPathComponent("snapshot.bundles").path
         try POSIX.makeDirectories(folder.path)
         let stagingStorage = try StagingArchiveStorage(path: archivePath)
@@ -132,8 +133,7 @@ struct ZipV1Importer {
                 }
             }
         }
-        _ = try stagingStorage.finish()
-        return archivePath
+        return (archivePath, try stagingStorage.finish())
     }
 
     /// How far (in bytes of values, roughly) the reading thread may run ahead of the committing one.
