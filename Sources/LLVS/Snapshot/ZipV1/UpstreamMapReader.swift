@@ -94,7 +94,16 @@ struct UpstreamMapReader {
             for (key, previousVersion) in zip(changed, previous) {
                 let after = try new[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
                 let before = try previousVersion.map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
-                for (id, stored) in after.sorted(by: { $0.key < $1.key }) where before[id] != stored {
+                // Only what differs is sorted (for a stable order): a bucket holds many values, a version changes few.
+                var differing: [(id: Value.ID, stored: Version.ID)] = []
+                var keptCount = 0
+                for (id, stored) in after {
+                    let earlier = before[id]
+                    if earlier != nil { keptCount += 1 }
+                    if earlier != stored { differing.append((id, stored)) }
+                }
+                differing.sort { $0.id < $1.id }
+                for (id, stored) in differing {
                     if stored == version.id {
                         try addStoredValue(id, version: version.id, isUpdate: before[id] != nil, to: &received, temporaryFile: temporaryFile)
                     } else {
@@ -102,8 +111,11 @@ struct UpstreamMapReader {
                         received.changes.append(.preserve(Value.Reference(valueId: id, storedVersionId: stored)))
                     }
                 }
-                for id in before.keys.sorted() where after[id] == nil {
-                    received.changes.append(isMerge ? .preserveRemoval(id) : .remove(id))
+                // Some of the bucket's earlier values are gone only when fewer than all of them are still there.
+                if keptCount < before.count {
+                    for id in before.keys.filter({ after[$0] == nil }).sorted() {
+                        received.changes.append(isMerge ? .preserveRemoval(id) : .remove(id))
+                    }
                 }
             }
         } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Reads an LLVS app's zip-v1 snapshot (a zip of its store folder, in upstream's layout) into this package's
 /// storage. Each version's changes are found from the sub-nodes it wrote, compared with its first predecessor's
@@ -35,17 +36,16 @@ struct ZipV1Importer {
 
     /// The versions in `versions/`, predecessors first; at least `expectedCount` of them.
     func versions(expectedCount: Int) throws -> [Version] {
-        var versions: [Version] = []
-        for (name, entry) in files where name.hasPrefix(UpstreamLayout.versionsFolder + "/") && name.hasSuffix(".json") {
-            let version: Version
-            do { version = try JSONDecoder().decode(Version.self, from: try archive.data(entry, limit: 16 << 20)) } catch let error as ZipError {
-                throw error
-            } catch {
-                throw corrupt("the version file \(name) is not a version: \(RemoteFormat.describe(error))")
-            }
-            guard UpstreamLayout.versionPath(version.id) == name else { throw corrupt("the version file \(name) holds version \(version.id)") }
-            versions.append(version)
+        let versionFiles = files.filter { name, _ in name.hasPrefix(UpstreamLayout.versionsFolder + "/") && name.hasSuffix(".json") }.sorted { $0.key < $1.key }
+        // Decoded on every core, in contiguous shares: thousands of small JSON files, each independent of the others.
+        let shareCount = max(1, min(ProcessInfo.processInfo.activeProcessorCount, versionFiles.count / 256))
+        let shares = Mutex([Result<[Version], any Error>?](repeating: nil, count: shareCount))
+        DispatchQueue.concurrentPerform(iterations: shareCount) { share in
+            let range = (versionFiles.count * share / shareCount)..<(versionFiles.count * (share + 1) / shareCount)
+            let result = Result { try versionFiles[range].map { name, entry in try decodeVersion(name: name, entry: entry) } }
+            shares.withLock { $0[share] = result }
         }
+        let versions = try shares.withLock { $0 }.flatMap { try $0!.get() }
         guard versions.count >= expectedCount else {
             throw corrupt("it holds \(versions.count) versions, the manifest says \(expectedCount)")
         }
@@ -54,6 +54,17 @@ struct ZipV1Importer {
             throw corrupt("version \(stranded.id) lacks a predecessor in the snapshot")
         }
         return history.topologicallySorted()
+    }
+
+    private func decodeVersion(name: String, entry: ZipArchiveReader.Entry) throws -> Version {
+        let version: Version
+        do { version = try JSONDecoder().decode(Version.self, from: try archive.data(entry, limit: 16 << 20)) } catch let error as ZipError {
+            throw error
+        } catch {
+            throw corrupt("the version file \(name) is not a version: \(RemoteFormat.describe(error))")
+        }
+        guard UpstreamLayout.versionPath(version.id) == name else { throw corrupt("the version file \(name) holds version \(version.id)") }
+        return version
     }
 
     /// Reads a file of the store, undoing LLZF; nil when the archive lacks it.
