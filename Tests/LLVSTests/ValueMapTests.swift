@@ -75,4 +75,30 @@ import Testing
         // One value, a handful of map nodes and the header: a few kilobytes, whatever the store's size.
         #expect(file.size < 8_000)
     }
+
+    /// Leaves are edited in place, not rebuilt: after one save per value, in random order, every leaf is still
+    /// sorted by value ID, as one written in a single save.
+    @Test func leavesEditedInPlaceStaySorted() throws {
+        let store = try makeStore(in: directory)
+        var generator = SeededGenerator(seed: 41)
+        let ids = (0..<600).map { "k\($0)" }.shuffled(using: &generator)
+        var head = try store.save(nil, insert: [ids[0]: "0"])
+        for id in ids.dropFirst() { head = try store.save(head.id, insert: [id: "1"]) }
+        // Some updated and removed too, through the same in-place path.
+        for id in ids.prefix(50) { head = try store.save(head.id, update: [id: "2"]) }
+        for id in ids.suffix(50) { head = try store.save(head.id, remove: [id]) }
+        var leaves = 0
+        var stack = [try #require(try store.storedVersion(head.id).mapRoot)]
+        while let location = stack.popLast() {
+            switch try store.map.node(at: location) {
+            case .leaf(let entries):
+                leaves += 1
+                #expect(entries.map(\.valueId) == entries.map(\.valueId).sorted(), "leaf at \(location.offset)")
+            case .branch(let children):
+                stack.append(contentsOf: children.compactMap { $0 })
+            }
+        }
+        #expect(leaves > 1)
+        #expect(try store.valueCount(at: head.id) == 550)
+    }
 }

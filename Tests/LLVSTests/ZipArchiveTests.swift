@@ -89,6 +89,46 @@ import Testing
         #expect(try again.data(again.entries.first { $0.name == "empty" }!) == Data())
     }
 
+    /// The central directory record of `name`: its offset in `bytes`.
+    func directoryRecord(of name: String, in bytes: Data) throws -> Int {
+        let signature: [UInt8] = [0x50, 0x4b, 0x01, 0x02]
+        let nameBytes = Array(name.utf8)
+        for offset in 0..<(bytes.count - 46 - nameBytes.count)
+        where bytes[offset..<offset + 4].elementsEqual(signature) && bytes[offset + 46..<offset + 46 + nameBytes.count].elementsEqual(nameBytes) {
+            return offset
+        }
+        throw ZipError.notAZip(path: name, reason: "no directory record in the test archive")
+    }
+
+    /// A directory that lies about an entry's size or checksum is caught, with the same reasons whether the entry
+    /// is small (read with one pread, inflated in one call) or large (streamed in pieces).
+    @Test(arguments: ["a/b/text.txt", "a/random.bin"])
+    func aDirectoryThatLiesAboutAnEntryIsCaught(name: String) throws {
+        let (url, files) = try smallArchive()
+        let original = try Data(contentsOf: url)
+        let record = try directoryRecord(of: name, in: original)
+        let size = UInt32(files[name]!.count)
+        #expect((Int64(size) <= ZipArchiveReader.smallEntryLimit) == (name == "a/b/text.txt"))
+        let lies: [(field: Int, value: UInt32, reason: String)] = [
+            (24, size - 1, "more than the \(size - 1) bytes"),
+            (24, size + 1, "it holds \(size) bytes, its directory entry says \(size + 1)"),
+            (16, 0xDEAD_BEEF, "the archive says deadbeef"),
+        ]
+        for lie in lies {
+            var bytes = original
+            withUnsafeBytes(of: lie.value.littleEndian) { bytes.replaceSubrange(record + lie.field..<record + lie.field + 4, with: $0) }
+            let lying = directory.child("lying.zip")
+            try bytes.write(to: lying)
+            let reader = try ZipArchiveReader(path: lying.path)
+            #expect {
+                _ = try reader.data(reader.entries.first { $0.name == name }!)
+            } throws: { error in
+                guard case ZipError.corruptEntry(_, let entry, let reason) = error else { return false }
+                return entry == name && reason.contains(lie.reason)
+            }
+        }
+    }
+
     @Test func notAZipAtAll() throws {
         let url = directory.child("plain.txt")
         try Data(String(repeating: "not a zip ", count: 100).utf8).write(to: url)

@@ -17,6 +17,13 @@ final class OrderedHandoff<Item: Sendable>: @unchecked Sendable {
         self.budget = budget
     }
 
+    /// How many items wait to be taken.
+    var queuedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count - head
+    }
+
     /// Waits for room, then queues `item`; false (the item not taken) once the consumer has cancelled.
     func put(_ item: Item, weight: Int) -> Bool {
         condition.lock()

@@ -54,7 +54,8 @@ final class WholeEntryInflater: @unchecked Sendable {
         default:
             throw corrupt("its deflate data is invalid (\(stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"))")
         }
-        output.removeLast()
+        // Fewer than declared is left for the caller to report with the entry's other size checks.
+        output.count = produced
         return output
     }
 }
