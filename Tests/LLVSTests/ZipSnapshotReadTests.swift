@@ -70,6 +70,13 @@ import Testing
         try check(coordinator.store, against: expected, versions: expected.versions)
         // And the same from a store opened afresh (what was restored is on disk, not only in memory).
         try check(try openStore(coordinator.store.rootURL), against: expected, versions: expected.versions)
+        // The staged archive became the file storage's pack (or was read into SQLite): nothing is left behind.
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: coordinator.store.temporaryDirectory.path)) ?? []
+        #expect(left.isEmpty, "\(left)")
+        if storage == .file {
+            let packs = try FileManager.default.contentsOfDirectory(atPath: (coordinator.store.storage as! FileStorage).packsPath)
+            #expect(packs.filter { $0.hasSuffix(FileStorage.packExtension) }.count == 1)
+        }
     }
 
     @Test func theArchiveIsReadDirectlyToo() throws {
