@@ -58,7 +58,10 @@ struct ZipV1Importer {
 
     private func decodeVersion(name: String, entry: ZipArchiveReader.Entry) throws -> Version {
         let version: Version
-        do { version = try JSONDecoder().decode(Version.self, from: try archive.data(entry, limit: 16 << 20)) } catch let error as ZipError {
+        do {
+            let data = try archive.data(entry, limit: 16 << 20)
+            version = try Version.fastDecoded(from: data) ?? JSONDecoder().decode(Version.self, from: data)
+        } catch let error as ZipError {
             throw error
         } catch {
             throw corrupt("the version file \(name) is not a version: \(RemoteFormat.describe(error))")
