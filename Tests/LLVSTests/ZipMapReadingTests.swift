@@ -68,4 +68,39 @@ import Testing
         #expect(UpstreamLayout.nodeLocation(ofPath: "values/ab/0/V.json") == nil)
         #expect(UpstreamLayout.nodeLocation(ofPath: "maps/__llvs_values/ab/V.json") == nil)
     }
+
+    /// The byte-level reading of ASCII node paths agrees with the general rule (rebuild and compare) on node paths
+    /// of awkward keys and versions, and on near misses: extra or missing folders, wrong lengths, unsafe characters.
+    @Test func asciiNodePathsReadAsTheGeneralRuleReadsThem() {
+        var generator = SeededGenerator(seed: 77)
+        let alphabet = Array("aZ09:/.-_L") + ["LLVSSLASH", "LLVSCOLON", "LLVS"].flatMap { [Character]($0) }
+        func randomText(_ range: ClosedRange<Int>) -> String {
+            String((0..<Int.random(in: range, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+        }
+        var paths: [String] = []
+        for _ in 0..<3_000 {
+            let key = Bool.random(using: &generator) ? randomText(1...12) : ["LLVSSLASH/", "a", "ab", "abc", "/", ":", UpstreamLayout.rootNodeKey].randomElement(using: &generator)!
+            let version = randomText(1...6)
+            let path = UpstreamLayout.nodePath(key, version: Version.ID(version))
+            paths.append(path)
+            // A near miss: one byte of the path changed, dropped or doubled.
+            var bytes = Array(path.utf8)
+            let index = Int.random(in: 0..<bytes.count, using: &generator)
+            switch Int.random(in: 0..<3, using: &generator) {
+            case 0: bytes[index] = Array("/a:.".utf8).randomElement(using: &generator)!
+            case 1: bytes.remove(at: index)
+            default: bytes.insert(bytes[index], at: index)
+            }
+            paths.append(String(decoding: bytes, as: UTF8.self))
+        }
+        paths += ["maps/__llvs_values/.json", "maps/__llvs_values/a/b/.json", "maps/__llvs_values//b/c.json", "maps/__llvs_values/ab/c/d/e.json",
+                  "maps/__llvs_values/ab\r\n/c/d.json"]
+        var fastlyRead = 0
+        for path in paths {
+            guard let ascii = UpstreamLayout.asciiNodeLocation(ofPath: path) else { continue }
+            fastlyRead += 1
+            #expect(ascii == UpstreamLayout.generalNodeLocation(ofPath: path), "\(path)")
+        }
+        #expect(fastlyRead > 5_000)
+    }
 }

@@ -53,6 +53,36 @@ enum UpstreamLayout {
     /// The node key and version of a map node file: `nodePath` read backwards; nil for a path that is not one.
     /// Lets an importer learn which sub-nodes each version wrote from the archive's file names alone.
     static func nodeLocation(ofPath path: String) -> UpstreamNodeReference? {
+        if let ascii = asciiNodeLocation(ofPath: path) { return ascii }
+        return generalNodeLocation(ofPath: path)
+    }
+
+    /// `nodeLocation` for the usual path, ASCII (so each byte is a Character; a CR, which pairs with LF into one
+    /// Character, is left out), read by bytes: the Character counting, joining and rebuilding of the general rule cost
+    /// microseconds a path, and an archive holds a map node file per version and bucket. Gives `.some(nil)` for an
+    /// ASCII path that is not a node's and nil when the path is not plain ASCII (then the general rule decides).
+    static func asciiNodeLocation(ofPath path: String) -> UpstreamNodeReference?? {
+        var path = path
+        return path.withUTF8 { bytes -> UpstreamNodeReference?? in
+            guard !bytes.contains(where: { $0 >= 0x80 || $0 == 0x0D }) else { return nil }
+            let prefix = mapFolder.utf8.count + 1
+            guard bytes.count > prefix + 5, bytes.starts(with: (mapFolder + "/").utf8), bytes.suffix(5).elementsEqual(".json".utf8) else { return .some(nil) }
+            let components = bytes[prefix..<(bytes.count - 5)].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            // The key is split after 2 Characters when longer (one folder of 1 or 2, or two with the first of 2); the
+            // version's name after 1. A key with "/" or ":" was written safe, so its folders hold neither.
+            guard components.count == 3 || components.count == 4, components[components.count - 2].count == 1 else { return .some(nil) }
+            let keyParts = components.dropLast(2)
+            guard keyParts.count == 1 ? (1...2).contains(keyParts[keyParts.startIndex].count)
+                                      : keyParts[keyParts.startIndex].count == 2 && !keyParts[keyParts.startIndex + 1].isEmpty,
+                  !keyParts.joined().contains(UInt8(ascii: ":")) else { return .some(nil) }
+            let key = unsafeKey(String(decoding: keyParts.joined(), as: UTF8.self))
+            let version = String(decoding: components[components.count - 2], as: UTF8.self) + String(decoding: components[components.count - 1], as: UTF8.self)
+            return .some(UpstreamNodeReference(key: key, version: Version.ID(version)))
+        }
+    }
+
+    /// `nodePath` read backwards by rebuilding it: right for any name, decomposed ones included.
+    static func generalNodeLocation(ofPath path: String) -> UpstreamNodeReference? {
         guard path.hasPrefix(mapFolder + "/"), path.hasSuffix(".json") else { return nil }
         let components = path.dropFirst(mapFolder.count + 1).dropLast(5).split(separator: "/", omittingEmptySubsequences: false)
         // The version's split puts one Character in its own folder; the key's part is one or two folders.

@@ -75,7 +75,7 @@ struct UpstreamMapReader {
         let previous: [Version.ID?]
         switch source {
         case .writtenSubNodes:
-            guard importer.files[UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id)] != nil else {
+            guard importer.hasNode(UpstreamLayout.rootNodeKey, version: version.id) else {
                 throw importer.corrupt("the map node \(UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id)) is missing")
             }
             changed = (importer.writtenSubNodes[version.id] ?? []).sorted()

@@ -12,6 +12,8 @@ struct ZipV1Importer {
     let files: [String: ZipArchiveReader.Entry]
     /// For each version, the keys of the sub-nodes (not the root) the archive holds under it: the buckets it changed.
     let writtenSubNodes: [Version.ID: [String]]
+    /// The map node files by key and version, read from their names once, so finding one builds no path.
+    let nodeFiles: [UpstreamNodeReference: ZipArchiveReader.Entry]
     /// Largest map node or LLZF value decoded in memory.
     static let decodeLimit = 1 << 30
 
@@ -19,17 +21,20 @@ struct ZipV1Importer {
         self.archive = archive
         var files: [String: ZipArchiveReader.Entry] = [:]
         var writtenSubNodes: [Version.ID: [String]] = [:]
+        var nodeFiles: [UpstreamNodeReference: ZipArchiveReader.Entry] = [:]
         for entry in archive.entries where !entry.isDirectory {
             // Only the store's own folders count (upstream restores just these); Coordinator.json and others are not the store's.
             guard entry.name.hasPrefix(UpstreamLayout.versionsFolder + "/") || entry.name.hasPrefix(UpstreamLayout.valuesFolder + "/")
                     || entry.name.hasPrefix(UpstreamLayout.mapFolder + "/") else { continue }
             files[entry.name] = entry
-            if let node = UpstreamLayout.nodeLocation(ofPath: entry.name), node.key != UpstreamLayout.rootNodeKey {
-                writtenSubNodes[node.version, default: []].append(node.key)
+            if let node = UpstreamLayout.nodeLocation(ofPath: entry.name) {
+                nodeFiles[node] = entry
+                if node.key != UpstreamLayout.rootNodeKey { writtenSubNodes[node.version, default: []].append(node.key) }
             }
         }
         self.files = files
         self.writtenSubNodes = writtenSubNodes
+        self.nodeFiles = nodeFiles
     }
 
     func corrupt(_ reason: String) -> StoreError { .corruptFile(path: archive.path, reason: reason) }
@@ -72,15 +77,26 @@ struct ZipV1Importer {
 
     /// Reads a file of the store, undoing LLZF; nil when the archive lacks it.
     func file(_ path: String) throws -> Data? {
-        guard let entry = files[path] else { return nil }
-        return try UpstreamLayout.decompressIfNeeded(try archive.data(entry, limit: Int64(Self.decodeLimit)), limit: Self.decodeLimit)
+        try files[path].map(contents)
+    }
+
+    private func contents(_ entry: ZipArchiveReader.Entry) throws -> Data {
+        try UpstreamLayout.decompressIfNeeded(try archive.data(entry, limit: Int64(Self.decodeLimit)), limit: Self.decodeLimit)
+    }
+
+    /// Whether the archive holds the map node `key` of `version`.
+    func hasNode(_ key: String, version: Version.ID) -> Bool {
+        nodeFiles[UpstreamNodeReference(key: key, version: version)] != nil || files[UpstreamLayout.nodePath(key, version: version)] != nil
     }
 
     func node(_ key: String, version: Version.ID, keepingKeyStrings: Bool = true) throws -> UpstreamMapNode {
-        let path = UpstreamLayout.nodePath(key, version: version)
-        guard let data = try file(path) else { throw corrupt("the map node \(path) is missing") }
+        let path = { UpstreamLayout.nodePath(key, version: version) }
+        guard let entry = nodeFiles[UpstreamNodeReference(key: key, version: version)] ?? files[path()] else {
+            throw corrupt("the map node \(path()) is missing")
+        }
+        let data = try contents(entry)
         do { return try UpstreamMapNodeParser.parse(data, keepingKeyStrings: keepingKeyStrings) } catch {
-            throw corrupt("the map node \(path) is not a map node: \(error)")
+            throw corrupt("the map node \(path()) is not a map node: \(error)")
         }
     }
 
