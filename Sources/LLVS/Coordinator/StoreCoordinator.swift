@@ -127,7 +127,12 @@ public actor StoreCoordinator {
     /// when the policy says one is due.
     public func exchange(with exchange: any Exchange, selection: HeadSelection = .unbranched,
                          resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) async throws -> ExchangeReport {
-        let listing = try await exchange.remoteListing()
+        try await self.exchange(with: exchange, listing: try await exchange.remoteListing(), selection: selection, resolvingWith: arbiter)
+    }
+
+    /// An exchange from a listing of the remote already made.
+    private func exchange(with exchange: any Exchange, listing: RemoteListing, selection: HeadSelection,
+                          resolvingWith arbiter: any MergeArbiter) async throws -> ExchangeReport {
         let retrieved = try await exchange.retrieve(remoteVersionIds: listing.versionIds)
         try mergeHeads(selection: selection, resolvingWith: arbiter)
         let sent = try await exchange.send(remoteVersionIds: listing.versionIds)
@@ -150,7 +155,12 @@ public actor StoreCoordinator {
         try store.reloadHistory()
         guard store.history.isEmpty else { throw StoreError.storeNotEmpty(path: store.rootURL.path) }
         let outcome: BootstrapOutcome
-        if let manifest = try await exchange.snapshotManifest() {
+        let snapshot = try await exchange.snapshotManifest()
+        // The listing that finds what came after the snapshot is made while the snapshot downloads and restores
+        // (a listing reads nothing of the store's): on WebDAV, listing 10,000 versions takes about as long as
+        // restoring a small store. Versions added meanwhile wait for the next sync, as after any listing.
+        async let earlyListing = exchange.remoteListing()
+        if let manifest = snapshot {
             if manifest.isReadable {
                 let temporary = store.temporaryFile("bootstrap")
                 defer { try? FileManager.default.removeItem(at: temporary) }
@@ -171,7 +181,7 @@ public actor StoreCoordinator {
         } else {
             outcome = .noSnapshot
         }
-        let report = try await self.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
+        let report = try await self.exchange(with: exchange, listing: try await earlyListing, selection: selection, resolvingWith: arbiter)
         let failures = report.retrieve.failures + report.send.failures
         if let first = failures.first { throw ExchangeError.incomplete(failures: failures.count, first: first.description) }
         return outcome
