@@ -174,6 +174,13 @@ import Testing
         let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
         #expect(try await target.bootstrapFromSnapshot(using: exchange(target.store, remote)) == .restored(manifest))
         #expect(try target.store.value(id: "blob11", at: head!.id)?.data.count == 1_000_000)
+        // Through a window narrower than the chunk count too: chunks are written in order while later ones download.
+        for concurrency in [1, 2] {
+            let narrow = try StoreCoordinator(store: try makeStore(in: directory, name: "target-\(concurrency)"))
+            let narrowExchange = CloudFileSystemExchange(store: narrow.store, fileSystem: remote, basePath: "sync", concurrency: concurrency)
+            #expect(try await narrow.bootstrapFromSnapshot(using: narrowExchange) == .restored(manifest))
+            #expect(try narrow.store.value(id: "blob11", at: head!.id)?.data.count == 1_000_000)
+        }
     }
 
     /// The damaged chunk is refused (its SHA-256 fails), nothing of the snapshot enters the store, and every version

@@ -124,23 +124,35 @@ extension CloudFileSystemExchange: SnapshotExchange {
         var received: Int64 = 0
         do {
             let fileSystem = self.fileSystem
-            for start in stride(from: 0, to: manifest.chunkCount, by: max(1, concurrency)) {
-                let indexes = Array(start..<min(start + max(1, concurrency), manifest.chunkCount))
-                let chunks = await mapConcurrently(indexes, limit: concurrency) { index in
-                    try await fileSystem.download(CloudPath.join(folder, SnapshotManifest.chunkName(index)))
+            let window = max(1, concurrency)
+            // A sliding window: chunks are hashed and written in order while the next ones download, at most
+            // `window` of them held at once (in flight or waiting their turn).
+            try await withThrowingTaskGroup(of: (index: Int, chunk: Data).self) { group in
+                var started = 0
+                func startNext() {
+                    let index = started
+                    started += 1
+                    group.addTask { (index, try await fileSystem.download(CloudPath.join(folder, SnapshotManifest.chunkName(index)))) }
                 }
-                for (index, result) in zip(indexes, chunks) {
-                    let chunk = try result.get()
-                    let chunkPath = CloudPath.join(folder, SnapshotManifest.chunkName(index))
-                    guard chunk.count <= SnapshotManifest.maximumChunkSize else {
-                        throw ExchangeError.malformedFile(path: chunkPath, reason: "\(chunk.count) bytes, over the \(SnapshotManifest.maximumChunkSize)-byte chunk limit")
+                while started < min(window, manifest.chunkCount) { startNext() }
+                var arrived: [Int: Data] = [:]
+                var written = 0
+                while written < manifest.chunkCount, let (index, chunk) = try await group.next() {
+                    arrived[index] = chunk
+                    while let chunk = arrived.removeValue(forKey: written) {
+                        let chunkPath = CloudPath.join(folder, SnapshotManifest.chunkName(written))
+                        guard chunk.count <= SnapshotManifest.maximumChunkSize else {
+                            throw ExchangeError.malformedFile(path: chunkPath, reason: "\(chunk.count) bytes, over the \(SnapshotManifest.maximumChunkSize)-byte chunk limit")
+                        }
+                        received += Int64(chunk.count)
+                        guard received <= manifest.totalSize else {
+                            throw ExchangeError.malformedFile(path: chunkPath, reason: "the chunks hold more than the manifest's \(manifest.totalSize) bytes")
+                        }
+                        hash.update(chunk)
+                        try writer.write(chunk)
+                        written += 1
+                        if started < manifest.chunkCount { startNext() }
                     }
-                    received += Int64(chunk.count)
-                    guard received <= manifest.totalSize else {
-                        throw ExchangeError.malformedFile(path: chunkPath, reason: "the chunks hold more than the manifest's \(manifest.totalSize) bytes")
-                    }
-                    hash.update(chunk)
-                    try writer.write(chunk)
                 }
             }
             guard received == manifest.totalSize else {
