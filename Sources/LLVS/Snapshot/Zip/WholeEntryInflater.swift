@@ -1,14 +1,26 @@
 import CZlib
 import Foundation
+import Synchronization
 
 /// Inflates a small entry in one call through one zlib stream reused from entry to entry.
 ///
 /// A store's snapshot holds tens of thousands of files of a few hundred bytes (versions, map nodes, values); for
 /// those, `inflateInit2` (about 7 KiB of state, then a 32 KiB window) and `inflateEnd` per entry cost more than
-/// the inflating, so one stream is reset (`inflateReset`, which keeps both) instead. The lock makes it safe to
-/// share through a `Sendable` reader; imports read one entry at a time, so it is never contended.
+/// the inflating, so one stream is reset (`inflateReset`, which keeps both) instead. Not for two threads at once:
+/// `Pool` hands each caller one of its own.
 final class WholeEntryInflater: @unchecked Sendable {
-    private let lock = NSLock()
+    /// Inflaters for a `Sendable` reader that several threads use at once (an import decodes version files on every
+    /// core): each call takes one nobody is using, or makes one, and gives it back.
+    final class Pool: Sendable {
+        private let idle = Mutex<[WholeEntryInflater]>([])
+
+        func inflate(_ input: UnsafeRawBufferPointer, size: Int, corrupt: (String) -> ZipError) throws -> Data {
+            let inflater = idle.withLock { $0.popLast() } ?? WholeEntryInflater()
+            defer { idle.withLock { $0.append(inflater) } }
+            return try inflater.inflate(input, size: size, corrupt: corrupt)
+        }
+    }
+
     /// Allocated, not a stored `z_stream`: zlib keeps a pointer back to the stream and checks it on every call.
     private let stream: UnsafeMutablePointer<z_stream>
     private let started: Bool
@@ -27,8 +39,6 @@ final class WholeEntryInflater: @unchecked Sendable {
 
     /// The raw deflate stream `input` inflated; it must hold exactly `size` bytes and end exactly at `input`'s end.
     func inflate(_ input: UnsafeRawBufferPointer, size: Int, corrupt: (String) -> ZipError) throws -> Data {
-        lock.lock()
-        defer { lock.unlock() }
         guard started, inflateReset(stream) == Z_OK else { throw corrupt("zlib could not start inflating") }
         // One byte more than declared, so an entry holding more than its directory says is caught, not cut short.
         var output = Data(count: size + 1)

@@ -23,7 +23,7 @@ public struct ZipArchiveReader: Sendable {
     private let file: ReadableFile
     /// Where the central directory starts: every entry's data must end before it.
     private let directoryOffset: Int64
-    private let smallEntryInflater = WholeEntryInflater()
+    private let smallEntryInflaters = WholeEntryInflater.Pool()
     /// Entries up to this size, compressed and not, are read with one `pread` and inflated in one call.
     static let smallEntryLimit: Int64 = 256 << 10
 
@@ -201,7 +201,7 @@ public struct ZipArchiveReader: Sendable {
                 guard entry.compressedSize == entry.size else { throw corrupt("a stored entry of \(entry.compressedSize) bytes says it holds \(entry.size)") }
                 data = Data(compressed)
             } else {
-                data = try smallEntryInflater.inflate(compressed, size: Int(entry.size), corrupt: corrupt)
+                data = try smallEntryInflaters.inflate(compressed, size: Int(entry.size), corrupt: corrupt)
             }
             guard data.count == entry.size else { throw corrupt("it holds \(data.count) bytes, its directory entry says \(entry.size)") }
             let crc = CRC32.checksum(data)
