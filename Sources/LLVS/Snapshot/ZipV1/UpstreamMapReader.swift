@@ -22,7 +22,7 @@ struct UpstreamMapReader {
     private var roots: [Version.ID: [String: Version.ID]] = [:]
     private var remainingFirstSuccessors: [Version.ID: Int] = [:]
     private let heads: Set<Version.ID>
-    private var buckets: [UpstreamNodeReference: [Value.ID: Version.ID]] = [:]
+    private var buckets: [UpstreamNodeReference: UpstreamBucket] = [:]
     private static let bucketCacheLimit = 4096
 
     init(importer: ZipV1Importer, versions: [Version], source: Source) {
@@ -53,11 +53,9 @@ struct UpstreamMapReader {
     }
 
     /// The value references of one sub-node: value ID to the version that stored the value.
-    mutating func bucket(_ reference: UpstreamNodeReference) throws -> [Value.ID: Version.ID] {
+    mutating func bucket(_ reference: UpstreamNodeReference) throws -> UpstreamBucket {
         if let cached = buckets[reference] { return cached }
-        let node = try importer.node(reference.key, version: reference.version, keepingKeyStrings: false)
-        guard case .values(let entries) = node.children else { throw importer.corrupt("the map node \(reference.key) of version \(reference.version) lists nodes, not values") }
-        let result = Dictionary(entries.map { ($0.valueReference.valueId, $0.valueReference.storedVersionId) }, uniquingKeysWith: { _, last in last })
+        let result = try importer.bucket(reference.key, version: reference.version)
         if buckets.count >= Self.bucketCacheLimit { buckets.removeAll(keepingCapacity: true) }
         buckets[reference] = result
         return result
@@ -92,30 +90,19 @@ struct UpstreamMapReader {
         var received = ReceivedChanges(changes: [])
         do {
             for (key, previousVersion) in zip(changed, previous) {
-                let after = try new[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
-                let before = try previousVersion.map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? [:]
-                // Only what differs is sorted (for a stable order): a bucket holds many values, a version changes few.
-                var differing: [(id: Value.ID, stored: Version.ID)] = []
-                var keptCount = 0
-                for (id, stored) in after {
-                    let earlier = before[id]
-                    if earlier != nil { keptCount += 1 }
-                    if earlier != stored { differing.append((id, stored)) }
-                }
-                differing.sort { $0.id < $1.id }
-                for (id, stored) in differing {
+                let after = try new[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? .empty
+                let before = try previousVersion.map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? .empty
+                let (differing, removed) = after.differences(from: before)
+                for (id, stored, existed) in differing {
                     if stored == version.id {
-                        try addStoredValue(id, version: version.id, isUpdate: before[id] != nil, to: &received, temporaryFile: temporaryFile)
+                        try addStoredValue(id, version: version.id, isUpdate: existed, to: &received, temporaryFile: temporaryFile)
                     } else {
                         guard first != nil else { throw importer.corrupt("root version \(version.id) refers to value \(id) stored in \(stored)") }
                         received.changes.append(.preserve(Value.Reference(valueId: id, storedVersionId: stored)))
                     }
                 }
-                // Some of the bucket's earlier values are gone only when fewer than all of them are still there.
-                if keptCount < before.count {
-                    for id in before.keys.filter({ after[$0] == nil }).sorted() {
-                        received.changes.append(isMerge ? .preserveRemoval(id) : .remove(id))
-                    }
+                for id in removed {
+                    received.changes.append(isMerge ? .preserveRemoval(id) : .remove(id))
                 }
             }
         } catch {

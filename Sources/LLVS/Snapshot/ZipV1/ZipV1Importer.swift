@@ -89,12 +89,27 @@ struct ZipV1Importer {
         nodeFiles[UpstreamNodeReference(key: key, version: version)] != nil || files[UpstreamLayout.nodePath(key, version: version)] != nil
     }
 
-    func node(_ key: String, version: Version.ID, keepingKeyStrings: Bool = true) throws -> UpstreamMapNode {
+    /// The contents of the map node `key` of `version`, and its path (for messages).
+    private func nodeData(_ key: String, version: Version.ID) throws -> (data: Data, path: () -> String) {
         let path = { UpstreamLayout.nodePath(key, version: version) }
         guard let entry = nodeFiles[UpstreamNodeReference(key: key, version: version)] ?? files[path()] else {
             throw corrupt("the map node \(path()) is missing")
         }
-        let data = try contents(entry)
+        return (try contents(entry), path)
+    }
+
+    /// A sub-node's value references, for comparing versions' copies of it.
+    func bucket(_ key: String, version: Version.ID) throws -> UpstreamBucket {
+        let (data, path) = try nodeData(key, version: version)
+        do { return try UpstreamBucket(json: data) } catch is UpstreamBucket.NotValues {
+            throw corrupt("the map node \(key) of version \(version) lists nodes, not values")
+        } catch {
+            throw corrupt("the map node \(path()) is not a map node: \(error)")
+        }
+    }
+
+    func node(_ key: String, version: Version.ID, keepingKeyStrings: Bool = true) throws -> UpstreamMapNode {
+        let (data, path) = try nodeData(key, version: version)
         do { return try UpstreamMapNodeParser.parse(data, keepingKeyStrings: keepingKeyStrings) } catch {
             throw corrupt("the map node \(path()) is not a map node: \(error)")
         }
