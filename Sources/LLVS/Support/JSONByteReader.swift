@@ -40,7 +40,9 @@ struct JSONByteReader {
     struct Name {
         var bytes: ArraySlice<UInt8>
         static func == (name: Name, text: StaticString) -> Bool {
-            name.bytes.elementsEqual(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+            // Lengths first: most names tried against a member are of another length.
+            guard name.bytes.count == text.utf8CodeUnitCount else { return false }
+            return name.bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, text.utf8Start, $0.count) == 0 }
         }
     }
 
@@ -59,26 +61,30 @@ struct JSONByteReader {
     mutating func memberName() throws -> Name {
         skipWhitespace()
         let start = position + 1
-        try skipString()
+        let plain = try skipString()
         let end = position - 1
-        // An escaped name (legal, never written by LLVS) is decoded the slow way.
-        if bytes[start..<end].contains(UInt8(ascii: "\\")) {
+        // An escaped (or non-ASCII) name, legal but never written by LLVS, is decoded the slow way.
+        if !plain {
             position = start - 1
             return Name(bytes: ArraySlice(Array(try string().utf8)))
         }
         return Name(bytes: bytes[start..<end])
     }
 
-    /// Passes over a string, checking it as `string()` does without building it.
-    mutating func skipString() throws {
+    /// Passes over a string, checking it as `string()` does without building it; whether it is plain (ASCII with
+    /// no escape, so its bytes between the quotes are its text).
+    @discardableResult
+    mutating func skipString() throws -> Bool {
         try expect(UInt8(ascii: "\""))
+        var plain = true
         while true {
             guard position < bytes.count else { throw fail("a string does not end") }
             let byte = bytes[position]
             position += 1
             switch byte {
-            case UInt8(ascii: "\""): return
+            case UInt8(ascii: "\""): return plain
             case UInt8(ascii: "\\"):
+                plain = false
                 guard position < bytes.count else { throw fail("a string does not end") }
                 let escape = bytes[position]
                 position += 1
@@ -86,6 +92,7 @@ struct JSONByteReader {
                     guard "\"\\/bfnrt".utf8.contains(escape) else { throw fail("an unknown escape") }
                 }
             case 0..<0x20: throw fail("a control character in a string")
+            case 0x80...: plain = false
             default: break
             }
         }

@@ -156,9 +156,7 @@ extension JSONByteReader {
     private mutating func plainStringRange(_ plain: inout Bool) throws -> Range<Int> {
         skipWhitespace()
         let start = position + 1
-        try skipString()
-        let range = start..<(position - 1)
-        if plain, bytes[range].contains(where: { $0 >= 0x80 || $0 == UInt8(ascii: "\\") }) { plain = false }
-        return range
+        if try !skipString() { plain = false }
+        return start..<(position - 1)
     }
 }
