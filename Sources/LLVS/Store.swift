@@ -42,24 +42,30 @@ public final class Store: Sendable {
     /// Creates a new store; fails if `url` already holds one.
     public convenience init(creatingAt url: URL, descriptor: StoreDescriptor = StoreDescriptor(storage: "file"),
                             makeStorage: StorageMaker = Store.fileStorageMaker) throws {
+        try self.init(creatingAt: url, descriptor: descriptor, mapNodeCacheLimit: MapNodeCache.defaultLimit, makeStorage: makeStorage)
+    }
+
+    /// `mapNodeCacheLimit`: how many decoded map nodes to keep; a store that only reads back what it just wrote
+    /// (an import's staging store) keeps few, so it neither holds nor frees them all at the end.
+    convenience init(creatingAt url: URL, descriptor: StoreDescriptor, mapNodeCacheLimit: Int, makeStorage: StorageMaker) throws {
         let root = url.path
         if try StoreDescriptor.read(storeRoot: root) != nil { throw StoreError.alreadyAStore(path: root) }
         try POSIX.makeDirectories(root)
         let storage = try makeStorage(root, descriptor, true)
         try descriptor.write(storeRoot: root)
-        try self.init(url: url, storage: storage)
+        try self.init(url: url, storage: storage, mapNodeCacheLimit: mapNodeCacheLimit)
     }
 
     /// Opens an existing store; fails with `notAStore` if `url` holds none.
     public convenience init(openingAt url: URL, makeStorage: StorageMaker = Store.fileStorageMaker) throws {
         guard let descriptor = try StoreDescriptor.read(storeRoot: url.path) else { throw StoreError.notAStore(path: url.path) }
-        try self.init(url: url, storage: makeStorage(url.path, descriptor, false))
+        try self.init(url: url, storage: makeStorage(url.path, descriptor, false), mapNodeCacheLimit: MapNodeCache.defaultLimit)
     }
 
-    private init(url: URL, storage: any Storage) throws {
+    private init(url: URL, storage: any Storage, mapNodeCacheLimit: Int) throws {
         self.rootURL = url
         self.storage = storage
-        self.map = ValueMap(storage: storage, cache: MapNodeCache())
+        self.map = ValueMap(storage: storage, cache: MapNodeCache(limit: mapNodeCacheLimit))
         self.state = Mutex(State())
         removeAbandonedTemporaries()
         // Opening, everything is on disk already: a version whose predecessor is missing then is a damaged store.

@@ -6,7 +6,9 @@ final class MapNodeCache: Sendable {
     private let nodes = Mutex<[RecordLocation: MapNode]>([:])
     private let limit: Int
 
-    init(limit: Int = 200_000) { self.limit = limit }
+    static let defaultLimit = 200_000
+
+    init(limit: Int = defaultLimit) { self.limit = limit }
 
     subscript(location: RecordLocation) -> MapNode? {
         nodes.withLock { $0[location] }

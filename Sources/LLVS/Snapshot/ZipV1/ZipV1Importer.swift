@@ -139,7 +139,8 @@ struct ZipV1Importer {
         let archivePath = folder.appendingPathComponent("snapshot.bundles").path
         try POSIX.makeDirectories(folder.path)
         let stagingStorage = try StagingArchiveStorage(path: archivePath)
-        let staging = try Store(creatingAt: folder, descriptor: StoreDescriptor(storage: "staging")) { _, _, _ in stagingStorage }
+        // It reads back only the nodes on the path the previous version changed.
+        let staging = try Store(creatingAt: folder, descriptor: StoreDescriptor(storage: "staging"), mapNodeCacheLimit: 4096) { _, _, _ in stagingStorage }
         // Handed over in batches: one wake-up of the other thread per version was a tenth of the import's time.
         let handoff = OrderedHandoff<[StagedStep]>(budget: Self.workAheadBudget)
         let readerDone = DispatchSemaphore(value: 0)
