@@ -255,7 +255,9 @@ extension NothingLostTests {
         let start = Date()
         // The conformance suite lists folders early; every listing's body comes at 2 bytes a second.
         let pulled = try await tests.run(["conformance", "slow"], environment: ["LLVS_DEADLINE": "3"])
-        #expect(Date().timeIntervalSince(start) < 20)
+        // 3 s of deadline; the bound is wide for a loaded test run (20.1 s once in CI), while the listings alone,
+        // at 2 bytes a second, would take many minutes without the deadline.
+        #expect(Date().timeIntervalSince(start) < 60)
         #expect(pulled.status == 1)
         #expect(pulled.error.contains("LLVS_DEADLINE"), "\(pulled.error)")
         let bad = try await tests.run(["log"], environment: ["LLVS_DEADLINE": "soon"])
