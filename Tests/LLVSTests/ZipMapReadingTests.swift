@@ -54,9 +54,10 @@ import Testing
         let importer = ZipV1Importer(archive: archive)
         #expect(importer.writtenSubNodes["V2"] == ["ab"])
         let root = try importer.node(UpstreamLayout.rootNodeKey, version: "V2")
-        guard case .nodes(let references) = root.children else { Issue.record("the root lists values"); return }
+        let references = try #require({ if case .nodes(let references) = root.children { references } else { nil } }(), "the root lists values")
         #expect(references == [UpstreamNodeReference(key: "ab", version: "V2")])
-        guard case .values(let values) = try importer.node("ab", version: "V2").children else { Issue.record("the sub-node lists nodes"); return }
+        let subNode = try importer.node("ab", version: "V2")
+        let values = try #require({ if case .values(let values) = subNode.children { values } else { nil } }(), "the sub-node lists nodes")
         #expect(values.isEmpty)
     }
 

@@ -8,6 +8,8 @@ import Synchronization
 /// those, `inflateInit2` (about 7 KiB of state, then a 32 KiB window) and `inflateEnd` per entry cost more than
 /// the inflating, so one stream is reset (`inflateReset`, which keeps both) instead. Not for two threads at once:
 /// `Pool` hands each caller one of its own.
+// @unchecked around a C handle (zlib's z_stream): safe because an instance is only ever used by the one caller
+// `Pool` lent it to, and zlib keeps no other shared state.
 final class WholeEntryInflater: @unchecked Sendable {
     /// Inflaters for a `Sendable` reader that several threads use at once (an import decodes version files on every
     /// core): each call takes one nobody is using, or makes one, and gives it back.
