@@ -135,10 +135,7 @@ public struct ZipArchiveReader: Sendable {
             throw ZipError.unsupported(path: path, entry: entry.name, reason: "compression method \(entry.method) (only stored and deflate are read)")
         }
         guard entry.localHeaderOffset + 30 <= directoryOffset else { throw corrupt("its local header lies outside the archive's entries") }
-        let local = [UInt8](try file.read(at: entry.localHeaderOffset, count: 30))
-        guard local.loadUInt32(at: 0) == 0x0403_4b50 else { throw corrupt("no local header at offset \(entry.localHeaderOffset)") }
-        let dataOffset = entry.localHeaderOffset + 30 + Int64(local.loadUInt16(at: 26)) + Int64(local.loadUInt16(at: 28))
-        guard entry.compressedSize <= directoryOffset - dataOffset else { throw corrupt("its \(entry.compressedSize) bytes run past the archive's entries") }
+        let dataOffset = try self.dataOffset(of: entry, localHeader: [UInt8](try file.read(at: entry.localHeaderOffset, count: 30)))
 
         var crc = CRC32.Running()
         var produced: Int64 = 0
@@ -176,6 +173,16 @@ public struct ZipArchiveReader: Sendable {
         return data
     }
 
+    /// Where the entry's data starts, from its 30-byte local header (checked, as is that the data ends before the
+    /// central directory).
+    private func dataOffset(of entry: Entry, localHeader local: [UInt8]) throws -> Int64 {
+        func corrupt(_ reason: String) -> ZipError { .corruptEntry(path: path, entry: entry.name, reason: reason) }
+        guard local.loadUInt32(at: 0) == 0x0403_4b50 else { throw corrupt("no local header at offset \(entry.localHeaderOffset)") }
+        let dataOffset = entry.localHeaderOffset + 30 + Int64(local.loadUInt16(at: 26)) + Int64(local.loadUInt16(at: 28))
+        guard entry.compressedSize <= directoryOffset - dataOffset else { throw corrupt("its \(entry.compressedSize) bytes run past the archive's entries") }
+        return dataOffset
+    }
+
     /// A small entry read with one `pread` (local header, name, extra field and data at once) and checked as `read`
     /// checks; nil when its local header's name and extra field are longer than guessed (then `read` does it).
     private func smallEntryData(_ entry: Entry) throws -> Data? {
@@ -185,15 +192,8 @@ public struct ZipArchiveReader: Sendable {
         // The local name is normally the directory's; 512 bytes more covers it and a usual extra field.
         let guess = 30 + Int64(entry.name.utf8.count) + 512 + entry.compressedSize
         let bytes = try file.read(at: entry.localHeaderOffset, count: Int(min(guess, directoryOffset - entry.localHeaderOffset)))
+        let dataStart = Int(try dataOffset(of: entry, localHeader: [UInt8](bytes.prefix(30))) - entry.localHeaderOffset)
         return try bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Data? in
-            guard raw.loadUnaligned(fromByteOffset: 0, as: UInt32.self).littleEndian == 0x0403_4b50 else {
-                throw corrupt("no local header at offset \(entry.localHeaderOffset)")
-            }
-            let nameCount = Int(raw.loadUnaligned(fromByteOffset: 26, as: UInt16.self).littleEndian)
-            let extraCount = Int(raw.loadUnaligned(fromByteOffset: 28, as: UInt16.self).littleEndian)
-            let dataStart = 30 + nameCount + extraCount
-            let dataOffset = entry.localHeaderOffset + Int64(dataStart)
-            guard entry.compressedSize <= directoryOffset - dataOffset else { throw corrupt("its \(entry.compressedSize) bytes run past the archive's entries") }
             guard dataStart + Int(entry.compressedSize) <= raw.count else { return nil }
             let compressed = UnsafeRawBufferPointer(rebasing: raw[dataStart..<(dataStart + Int(entry.compressedSize))])
             let data: Data
