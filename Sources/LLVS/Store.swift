@@ -112,6 +112,26 @@ public final class Store: Sendable {
         return added
     }
 
+    /// Takes over the history of versions just restored into this empty store (built by whoever staged them), with
+    /// their headers, instead of rebuilding it from the headers. The two must name the same versions.
+    func adoptRestoredHistory(_ history: History, headers: [StoredVersion]) throws {
+        try state.withLock { state in
+            guard state.history.isEmpty, state.stored.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }
+            var stored: [Version.ID: StoredVersion] = [:]
+            stored.reserveCapacity(headers.count)
+            for header in headers {
+                guard history.contains(header.version.id), stored.updateValue(header, forKey: header.version.id) == nil else {
+                    throw StoreError.corruptFile(path: rootURL.path, reason: "the restored version \(header.version.id) is not once in the history staged with it")
+                }
+            }
+            guard stored.count == history.count else {
+                throw StoreError.corruptFile(path: rootURL.path, reason: "the staged history holds \(history.count) versions, the restored headers \(stored.count)")
+            }
+            state.history = history
+            state.stored = stored
+        }
+    }
+
     // MARK: History
 
     /// A copy of the history as it is now.

@@ -36,7 +36,7 @@ import Testing
     @Test(arguments: [true, false])
     func aRemovalThatEmptiesABucketIsImported(upstreamRule: Bool) throws {
         let store = try makeStore(in: directory, name: "store-\(upstreamRule)", storage: .file)
-        let importer = ZipV1Importer(archive: try ZipArchiveReader(path: try twoVersionArchive(upstreamRule: upstreamRule).path))
+        let importer = try ZipV1Importer(archive: try ZipArchiveReader(path: try twoVersionArchive(upstreamRule: upstreamRule).path))
         #expect(importer.writtenSubNodes["V2"] == (upstreamRule ? ["ab"] : nil))
         #expect(try importer.importAll(into: store, expectedCount: 2) == 2)
         #expect(try store.value(id: "ab1", at: "V1")?.data == Data("x".utf8))
@@ -51,7 +51,7 @@ import Testing
         let url = directory.child("written.zip")
         _ = try store.writeSnapshot(to: url, format: ZipV1Snapshot.format)
         let archive = try ZipArchiveReader(path: url.path)
-        let importer = ZipV1Importer(archive: archive)
+        let importer = try ZipV1Importer(archive: archive)
         #expect(importer.writtenSubNodes["V2"] == ["ab"])
         let root = try importer.node(UpstreamLayout.rootNodeKey, version: "V2")
         let references = try #require({ if case .nodes(let references) = root.children { references } else { nil } }(), "the root lists values")

@@ -63,13 +63,20 @@ import Testing
         let coordinator = try StoreCoordinator(store: try makeStore(in: directory, name: "clone", storage: storage))
         let exchange = CloudFileSystemExchange(store: coordinator.store, fileSystem: try remoteCopy(), basePath: "", concurrency: 4)
         let outcome = try await coordinator.bootstrapFromSnapshot(using: exchange)
-        guard case .restored(let manifest) = outcome else { Issue.record("not restored: \(outcome.message)"); return }
+        let manifest = try #require({ if case .restored(let manifest) = outcome { manifest } else { nil } }(), "not restored: \(outcome.message)")
         #expect(manifest.format == "zip-v1")
         #expect(coordinator.store.history.count == 12)
         #expect(coordinator.store.heads.map(\.rawValue) == expected.heads)
         try check(coordinator.store, against: expected, versions: expected.versions)
         // And the same from a store opened afresh (what was restored is on disk, not only in memory).
-        try check(try openStore(coordinator.store.rootURL), against: expected, versions: expected.versions)
+        let reopened = try openStore(coordinator.store.rootURL)
+        try check(reopened, against: expected, versions: expected.versions)
+        // The history taken over from the import's staging store is the one storage gives when read back.
+        let adopted = coordinator.store.history, readBack = reopened.history
+        #expect(adopted.versions == readBack.versions)
+        #expect(adopted.heads == readBack.heads)
+        #expect(adopted.versions.keys.allSatisfy { adopted.generation(of: $0) == readBack.generation(of: $0)
+            && Set(adopted.successors(of: $0)) == Set(readBack.successors(of: $0)) })
         // The staged archive became the file storage's pack (or was read into SQLite): nothing is left behind.
         let left = (try? FileManager.default.contentsOfDirectory(atPath: coordinator.store.temporaryDirectory.path)) ?? []
         #expect(left.isEmpty, "\(left)")
