@@ -78,6 +78,35 @@ public struct SnapshotArchiveReader {
     let file: ReadableFile
     public let entries: [Entry]
 
+    /// Opens an archive whose bundles' places are already known (its writer in this process kept them): only the
+    /// header and the end marker are read, not every bundle's length prefix (10,000 small reads for 10,000 versions).
+    init(url: URL, entries: [Entry]) throws {
+        let file = try ReadableFile(path: url.path)
+        func corrupt(_ reason: String) -> StoreError { .corruptFile(path: url.path, reason: reason) }
+        let end = (entries.last.map { $0.offset + $0.length } ?? 12) + 8
+        guard file.size >= 12, Array(try file.read(at: 0, count: 8)) == SnapshotArchive.magic else {
+            throw corrupt("it is not an LLVS snapshot")
+        }
+        guard file.size == end + 8, try file.read(at: end - 8, count: 16) == Data(Self.endMarker(count: entries.count)) else {
+            throw corrupt("the snapshot's end marker does not match its \(entries.count) versions")
+        }
+        self.file = file
+        self.entries = entries
+    }
+
+    /// The last 16 bytes of an archive of `count` bundles: a zero length, then the count (little-endian).
+    static func endMarker(count: Int) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.uint64(0)
+        writer.uint64(UInt64(count))
+        return writer.bytes
+    }
+
+    /// The same archive at another path (moved or copied there whole), its bundles where they were.
+    func reopened(at url: URL) throws -> SnapshotArchiveReader {
+        try SnapshotArchiveReader(url: url, entries: entries)
+    }
+
     public init(url: URL) throws {
         let file = try ReadableFile(path: url.path)
         let path = url.path

@@ -65,10 +65,10 @@ extension Store {
     /// Fills an empty store from an archive this process staged in the store's temporary folder (a zip-v1 import),
     /// whose headers and history its staging store built: the storage trusts the headers and may take the file over,
     /// and the history is taken as it is (building a 10,000-version history again took 40–50 ms of each import).
-    func restoreStagedSnapshot(from url: URL, headers: [StoredVersion], history: History) throws {
+    func restoreStagedSnapshot(from archive: SnapshotArchiveReader, headers: [StoredVersion], history: History) throws {
         let storage = try snapshotStorage()
         guard self.history.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }
-        try storage.restoreBundles(from: try SnapshotArchiveReader(url: url), checkedHeaders: headers, takingOver: true)
+        try storage.restoreBundles(from: archive, checkedHeaders: headers, takingOver: true)
         try adoptRestoredHistory(history, headers: headers)
         // Drains what the storage reported restored (all known now) and picks up anything else, as after any restore.
         try reloadHistory()

@@ -179,7 +179,8 @@ extension FileStorage: SnapshotCapable {
                 throw error
             }
         }
-        let pack = try SnapshotArchiveReader(url: URL(fileURLWithPath: packsPath + "/" + name))
+        // The same bytes, moved or copied whole: the bundles are where the archive's reader found them.
+        let pack = try archive.reopened(at: URL(fileURLWithPath: packsPath + "/" + name))
         let registered = try register(pack: pack, headers: headers)
         loadedNames.withLock { _ = $0.insert(name) }
         restoredHeaders.withLock { $0.append(contentsOf: registered) }

@@ -20,11 +20,22 @@ final class StagingArchiveStorage: Storage {
         var end: Int64 = 0
         var count = 0
         var fresh: [StoredVersion] = []
-        /// Every committed version's header, in the archive's order.
+        /// Every committed version's header, in the archive's order, and where its bundle lies.
         var headers: [StoredVersion] = []
+        var entries: [SnapshotArchiveReader.Entry] = []
         /// The writer of the version being built, whose buffered records a read must see.
         weak var writing: StagingVersionWriter?
     }
+
+    /// Bytes written at the file's end and not yet passed to it: versions are committed one after another, each a
+    /// few KiB, and a write call for each was the largest system cost of an import.
+    private struct Tail {
+        /// Where the buffered bytes belong in the file (the file holds everything before).
+        var start: Int64 = 0
+        var bytes: [UInt8] = []
+    }
+    private let tail = Mutex(Tail())
+    private static let tailLimit = 1 << 20
 
     init(path: String) throws {
         self.path = path
@@ -38,7 +49,33 @@ final class StagingArchiveStorage: Storage {
 
     deinit { close(fd) }
 
+    /// Writes `bytes` at `offset`: buffered when they continue what is buffered (the usual case, one version's bundle
+    /// after another), else written through after the buffer.
     func write(_ bytes: [UInt8], at offset: Int64) throws {
+        try tail.withLock { tail in
+            if offset == tail.start + Int64(tail.bytes.count), tail.bytes.count + bytes.count <= Self.tailLimit {
+                tail.bytes += bytes
+                return
+            }
+            try flush(&tail)
+            if offset == tail.start, bytes.count < Self.tailLimit {
+                tail.bytes = bytes
+            } else {
+                try writeThrough(bytes, at: offset)
+                tail.start = max(tail.start, offset + Int64(bytes.count))
+            }
+        }
+    }
+
+    /// Passes the buffered bytes to the file.
+    private func flush(_ tail: inout Tail) throws {
+        guard !tail.bytes.isEmpty else { return }
+        try writeThrough(tail.bytes, at: tail.start)
+        tail.start += Int64(tail.bytes.count)
+        tail.bytes.removeAll(keepingCapacity: true)
+    }
+
+    private func writeThrough(_ bytes: [UInt8], at offset: Int64) throws {
         try bytes.withUnsafeBytes { raw in
             var done = 0
             while done < raw.count {
@@ -53,6 +90,18 @@ final class StagingArchiveStorage: Storage {
     }
 
     func read(at offset: Int64, count: Int) throws -> Data {
+        // Bytes still buffered are read from the buffer (wholly there) or after passing it to the file (partly).
+        let buffered = try tail.withLock { tail -> Data? in
+            let tailEnd = tail.start + Int64(tail.bytes.count)
+            guard offset + Int64(count) > tail.start, offset < tailEnd else { return nil }
+            if offset >= tail.start, offset + Int64(count) <= tailEnd {
+                let from = Int(offset - tail.start)
+                return Data(tail.bytes[from..<(from + count)])
+            }
+            try flush(&tail)
+            return nil
+        }
+        if let buffered { return buffered }
         var data = Data(count: count)
         try data.withUnsafeMutableBytes { raw in
             var done = 0
@@ -96,12 +145,13 @@ final class StagingArchiveStorage: Storage {
         return try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: path, offset: start + location.offset)
     }
 
-    fileprivate func committed(_ header: StoredVersion, end: Int64) {
+    fileprivate func committed(_ header: StoredVersion, start: Int64, end: Int64) {
         state.withLock { state in
             state.end = end
             state.count += 1
             state.fresh.append(header)
             state.headers.append(header)
+            state.entries.append(SnapshotArchiveReader.Entry(offset: start, length: end - start))
         }
     }
 
@@ -110,15 +160,13 @@ final class StagingArchiveStorage: Storage {
     }
 
     /// Ends the archive (its end marker and count); returns the headers of its versions, in its order, which the
-    /// store's own commit built and checked (so restoring it need not read them back).
-    func finish() throws -> [StoredVersion] {
-        let (end, count, headers) = state.withLock { ($0.end, $0.count, $0.headers) }
-        var writer = ByteWriter()
-        writer.uint64(0)
-        writer.uint64(UInt64(count))
-        try write(writer.bytes, at: end)
+    /// store's own commit built and checked (so restoring it need not read them back), and where their bundles lie.
+    func finish() throws -> (headers: [StoredVersion], entries: [SnapshotArchiveReader.Entry]) {
+        let (end, count, headers, entries) = state.withLock { ($0.end, $0.count, $0.headers, $0.entries) }
+        try write(SnapshotArchiveReader.endMarker(count: count), at: end)
+        try tail.withLock { try flush(&$0) }
         guard ftruncate(fd, off_t(end) + 16) == 0 else { throw POSIX.fail(path, "truncate") }
-        return headers
+        return (headers, entries)
     }
 }
 
@@ -207,7 +255,7 @@ final class StagingVersionWriter: VersionWriter {
             try storage.write(prefix.bytes + pending, at: lengthOffset)
             pending.removeAll(keepingCapacity: true)
         }
-        storage.committed(header, end: lengthOffset + 8 + length)
+        storage.committed(header, start: lengthOffset + 8, end: lengthOffset + 8 + length)
     }
 
     func discard() { storage.abandoned(versionId) }

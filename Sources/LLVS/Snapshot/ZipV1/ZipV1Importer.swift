@@ -191,22 +191,30 @@ struct ZipV1Importer {
         let versions = try versions(expectedCount: expectedCount)
         let stagingFolder = store.temporaryFile("zip-import")
         defer { try? FileManager.default.removeItem(at: stagingFolder) }
-        let staged: (path: String, headers: [StoredVersion], history: History)
+        let staged: Staged
         do {
             staged = try stage(versions, in: stagingFolder.appendingPathComponent("written-sub-nodes"), source: .writtenSubNodes)
         } catch let error where error is UpstreamMapReader.HeadMismatch || error is StoreError {
             // Not built by upstream's rule (or damaged): read every root, which is authoritative, or fail on that.
             staged = try stage(versions, in: stagingFolder.appendingPathComponent("root-nodes"), source: .rootNodes)
         }
-        try store.restoreStagedSnapshot(from: URL(fileURLWithPath: staged.path), headers: staged.headers, history: staged.history)
+        try store.restoreStagedSnapshot(from: try SnapshotArchiveReader(url: URL(fileURLWithPath: staged.path), entries: staged.entries),
+                                        headers: staged.headers, history: staged.history)
         return versions.count
     }
 
-    /// Rebuilds the versions through a staging store into one llvs-bundles-v1 archive in `folder`; returns its path,
-    /// its versions' headers and their history.
+    /// An archive built by a staging store: its path, where its bundles lie, their headers and their history.
+    private struct Staged {
+        var path: String
+        var entries: [SnapshotArchiveReader.Entry]
+        var headers: [StoredVersion]
+        var history: History
+    }
+
+    /// Rebuilds the versions through a staging store into one llvs-bundles-v1 archive in `folder`.
     /// A thread of its own reads the archive and works out each version's changes while this one commits them,
     /// at most `workAheadBudget` bytes ahead: on two cores the reading and the committing each take about half.
-    private func stage(_ versions: [Version], in folder: URL, source: UpstreamMapReader.Source) throws -> (path: String, headers: [StoredVersion], history: History) {
+    private func stage(_ versions: [Version], in folder: URL, source: UpstreamMapReader.Source) throws -> Staged {
         let archivePath = folder.appendingPathComponent("snapshot.bundles").path
         try POSIX.makeDirectories(folder.path)
         let stagingStorage = try StagingArchiveStorage(path: archivePath)
@@ -269,7 +277,8 @@ struct ZipV1Importer {
                 }
             }
         }
-        return (archivePath, try stagingStorage.finish(), staging.history)
+        let (headers, entries) = try stagingStorage.finish()
+        return Staged(path: archivePath, entries: entries, headers: headers, history: staging.history)
     }
 
     /// How far (in bytes of values, roughly) the reading thread may run ahead of the committing one.
