@@ -339,8 +339,34 @@ func convergeAndBootstrap(through fileSystem: any CloudFileSystem) async throws 
         #expect(Href("/dav/sp%20ace[1]/brackets[]%7B%7D().txt", relativeTo: "/dav/").segments == ["dav", "sp ace[1]", "brackets[]{}().txt"])
         #expect(Href("/dav/it's%2520", relativeTo: "/dav/").segments == ["dav", "it's%20"], "one decoding only")
         #expect(Href("/dav/100%", relativeTo: "/dav/").segments == ["dav", "100%"], "a malformed escape is kept as written")
+        #expect(Href("/dav/x%A9%80", relativeTo: "/dav/").segments == ["dav", "x%A9%80"], "so are escapes of bytes that are not UTF-8")
         #expect(Href("a%20b", relativeTo: "/dav/x/").path == "/dav/x/a b")
         #expect(Href("/dav/x/?q=1#f", relativeTo: "/").path == "/dav/x")
+    }
+
+    /// The byte-level decoding agrees with Foundation's `removingPercentEncoding` (which it replaced for speed) on
+    /// escapes valid and malformed, UTF-8 whole and broken, and raw non-ASCII; except that where Foundation turns
+    /// some broken UTF-8 into U+FFFD (`%A9`, though `%80` gives nil), the segment is kept as written, not made lossy.
+    @Test func segmentsDecodeAsFoundationDecodesThem() {
+        var generator = SeededGenerator(seed: 11)
+        let pieces = ["a", "Z", "0", " ", "%", "%2", "%20", "%25", "%2F", "%2f", "%C3", "%A9", "%c3%a9", "%E3%83%87", "%FF", "%80",
+                      "%00", "%G1", "%4", "é", "デ", "[", "'", "+", ":"]
+        var disagreements: [String] = []
+        for _ in 0..<3000 {
+            let segment = (0..<Int.random(in: 1...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let foundation = segment.removingPercentEncoding
+            let expected = foundation?.unicodeScalars.contains("\u{FFFD}") == true ? nil : foundation
+            if Href.percentDecoded(Substring(segment)) != expected { disagreements.append(segment) }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.prefix(5))")
+    }
+
+    @Test func onlyARealSchemeMakesAnHrefAbsolute() {
+        #expect(Href("/dav/a://b", relativeTo: "/").scheme == nil)
+        #expect(Href("/dav/a://b", relativeTo: "/").segments == ["dav", "a:", "b"])
+        #expect(Href("svn+ssh://h/x", relativeTo: "/").scheme == "svn+ssh")
+        #expect(Href("1http://h/x", relativeTo: "/dav/").scheme == nil)
+        #expect(Href("://h/x", relativeTo: "/dav/").scheme == nil)
     }
 
     @Test func absoluteHrefsAreOnTheServerOnlyWithTheSameSchemeHostAndPort() throws {
