@@ -30,7 +30,7 @@ enum PropfindParser {
         _ = initialized
         guard !data.isEmpty else { throw Failure(description: "the answer is empty") }
         // A WebDAV answer never needs a DTD; refusing one up front rules out entity expansion and external entities.
-        if data.range(of: Data("<!DOCTYPE".utf8)) != nil || data.range(of: Data("<!ENTITY".utf8)) != nil {
+        if declaresDTD(data) {
             throw Failure(description: "the answer declares a DTD, which a WebDAV answer never needs (refused: it could expand entities)")
         }
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOERROR.rawValue)
@@ -53,7 +53,7 @@ enum PropfindParser {
         var href: String?
         for child in elements(of: response) {
             if isDAV(child, "href") {
-                href = text(child).trimmingCharacters(in: .whitespacesAndNewlines)
+                href = trimmed(text(child), .whitespacesAndNewlines)
             } else if isDAV(child, "status") {
                 if let code = statusCode(text(child)), (200..<300).contains(code) { entry.isPresent = true }
             } else if isDAV(child, "propstat") {
@@ -74,11 +74,11 @@ enum PropfindParser {
         if isDAV(property, "resourcetype") {
             entry.isCollection = elements(of: property).contains { isDAV($0, "collection") }
         } else if isDAV(property, "getcontentlength") {
-            entry.contentLength = Int64(text(property).trimmingCharacters(in: .whitespaces))
+            entry.contentLength = Int64(trimmed(text(property), .whitespaces))
         } else if isDAV(property, "getlastmodified") {
-            entry.lastModified = HTTPDate.parse(text(property).trimmingCharacters(in: .whitespaces))
+            entry.lastModified = HTTPDate.parse(trimmed(text(property), .whitespaces))
         } else if isDAV(property, "getetag") {
-            let value = text(property).trimmingCharacters(in: .whitespaces)
+            let value = trimmed(text(property), .whitespaces)
             entry.etag = value.isEmpty ? nil : value
         }
     }
@@ -102,6 +102,32 @@ enum PropfindParser {
             child = current.pointee.next
         }
         return result
+    }
+
+    /// Whether `data` declares a DTD or an entity (`<!DOCTYPE`, `<!ENTITY`), in one pass over its bytes: Data's own
+    /// search, twice, was a tenth of the time of parsing a 4 MB listing.
+    private static func declaresDTD(_ data: Data) -> Bool {
+        data.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            let markers = [Array("DOCTYPE".utf8), Array("ENTITY".utf8)]
+            var index = 0
+            while index + 1 < bytes.count {
+                if bytes[index] == UInt8(ascii: "<"), bytes[index + 1] == UInt8(ascii: "!") {
+                    let rest = bytes[(index + 2)...]
+                    if markers.contains(where: { rest.starts(with: $0) }) { return true }
+                }
+                index += 1
+            }
+            return false
+        }
+    }
+
+    /// `text` without `characters` at either end. A value that starts and ends with a visible ASCII character (nearly
+    /// all) is returned as it is: Foundation's trimming goes through NSString and took half the time of parsing a listing.
+    private static func trimmed(_ text: String, _ characters: CharacterSet) -> String {
+        let bytes = text.utf8
+        if let first = bytes.first, let last = bytes.last, (0x21..<0x7F).contains(first), (0x21..<0x7F).contains(last) { return text }
+        return text.trimmingCharacters(in: characters)
     }
 
     /// The text directly inside an element (text and CDATA children), read without libxml2 allocating.

@@ -176,6 +176,8 @@ import Testing
         let external = #"<?xml version="1.0"?><!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/passwd">]>"#
             + #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/folder/&x;</D:href></D:response></D:multistatus>"#
         try await expectRefused(external, containing: "DTD")
+        // An entity declared alone, at the very end of the answer, is found too.
+        try await expectRefused(Self.multistatus(Self.response("/dav/folder/", collection: true)) + "<!ENTITY", containing: "DTD")
     }
 
     @Test func hrefsLeavingTheCollectionAreRefused() async throws {
