@@ -103,4 +103,40 @@ import Testing
         #expect(leaves > 1)
         #expect(try store.valueCount(at: head.id) == 105)
     }
+    /// Saves of many values at once (through a dictionary) and of a few (in place) give the same map: every value
+    /// where a plain dictionary says it is, leaves sorted, counts right, whichever path each leaf took.
+    @Test func bigAndSmallSavesAgree() throws {
+        let store = try makeStore(in: directory, name: "big-and-small")
+        var generator = SeededGenerator(seed: 43)
+        var model: [String: String] = [:]
+        var insert: [String: String] = [:]
+        for index in 0..<3000 { insert["v\(index)"] = "first \(index)" }
+        model.merge(insert) { _, new in new }
+        var head = try store.save(nil, insert: insert)
+        for round in 0..<6 {
+            // Rounds of a few edits and of many, over leaves that hold some of them.
+            let count = round.isMultiple(of: 2) ? 5 : 400
+            let ids = Array(model.keys).shuffled(using: &generator)
+            let updated = Dictionary(uniqueKeysWithValues: ids.prefix(count).map { ($0, "round \(round)") })
+            let removed = Array(ids.dropFirst(count).prefix(count))
+            let inserted = Dictionary(uniqueKeysWithValues: (0..<count).map { ("r\(round)-\($0)", "new \(round)") })
+            head = try store.save(head.id, insert: inserted, update: updated, remove: removed)
+            model.merge(updated) { _, new in new }
+            for id in removed { model[id] = nil }
+            model.merge(inserted) { _, new in new }
+            #expect(try store.valueCount(at: head.id) == model.count)
+        }
+        let references = try store.valueReferences(at: head.id)
+        #expect(Set(references.map(\.valueId.rawValue)) == Set(model.keys))
+        for id in model.keys.sorted().prefix(300) {
+            #expect(try store.value(id: Value.ID(id), at: head.id)?.data == Data(model[id]!.utf8), "\(id)")
+        }
+        var stack = [try #require(try store.storedVersion(head.id).mapRoot)]
+        while let location = stack.popLast() {
+            switch try store.map.node(at: location) {
+            case .leaf(let entries): #expect(entries.map(\.valueId) == entries.map(\.valueId).sorted())
+            case .branch(let children): stack.append(contentsOf: children.compactMap { $0 })
+            }
+        }
+    }
 }
