@@ -10,6 +10,29 @@ public enum SnapshotArchive {
     public static let format = "llvs-bundles-v1"
     static let magic = Array("LLVSSNAP".utf8)
     static let formatVersion: UInt32 = 1
+
+    /// The first 12 bytes: the marker and the format version.
+    static var header: [UInt8] {
+        var writer = ByteWriter()
+        writer.uint32(formatVersion)
+        return magic + writer.bytes
+    }
+
+    /// The last 16 bytes of an archive of `count` bundles: a zero length, then the count (little-endian).
+    static func endMarker(count: Int) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.uint64(0)
+        writer.uint64(UInt64(count))
+        return writer.bytes
+    }
+
+    /// Checks an archive's first 12 bytes: the marker, then a format version this build reads.
+    static func checkHeader(of file: ReadableFile, corrupt: (String) -> StoreError) throws {
+        guard file.size >= 12, Array(try file.read(at: 0, count: 8)) == magic else { throw corrupt("it is not an LLVS snapshot") }
+        var reader = ByteReader(try file.read(at: 8, count: 4))
+        let version = try reader.uint32()
+        guard version == formatVersion else { throw corrupt("snapshot archive version \(version) is not readable by this build") }
+    }
 }
 
 /// Writes an archive to a local file, hashing it on the way.
@@ -20,9 +43,7 @@ public final class SnapshotArchiveWriter {
 
     init(destination: URL) throws {
         file = try AtomicFileWriter(destination: destination.path)
-        var writer = ByteWriter()
-        writer.uint32(SnapshotArchive.formatVersion)
-        try put(Data(SnapshotArchive.magic + writer.bytes))
+        try put(Data(SnapshotArchive.header))
     }
 
     private func put(_ data: Data) throws {
@@ -31,9 +52,9 @@ public final class SnapshotArchiveWriter {
     }
 
     private func length(_ value: UInt64) -> Data {
-        var bytes = [UInt8]()
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xff)) }
-        return Data(bytes)
+        var writer = ByteWriter()
+        writer.uint64(value)
+        return Data(writer.bytes)
     }
 
     /// Adds one version's bundle held in memory.
@@ -57,8 +78,7 @@ public final class SnapshotArchiveWriter {
 
     /// Ends the archive and moves it into place; returns its size and SHA-256.
     func finish() throws -> (size: Int64, sha256: String) {
-        try put(length(0))
-        try put(length(UInt64(bundleCount)))
+        try put(Data(SnapshotArchive.endMarker(count: bundleCount)))
         let size = file.bytesWritten
         try file.commit(durable: false)
         return (size, hash.finalizeHex())
@@ -84,22 +104,12 @@ public struct SnapshotArchiveReader {
         let file = try ReadableFile(path: url.path)
         func corrupt(_ reason: String) -> StoreError { .corruptFile(path: url.path, reason: reason) }
         let end = (entries.last.map { $0.offset + $0.length } ?? 12) + 8
-        guard file.size >= 12, Array(try file.read(at: 0, count: 8)) == SnapshotArchive.magic else {
-            throw corrupt("it is not an LLVS snapshot")
-        }
-        guard file.size == end + 8, try file.read(at: end - 8, count: 16) == Data(Self.endMarker(count: entries.count)) else {
+        try SnapshotArchive.checkHeader(of: file, corrupt: corrupt)
+        guard file.size == end + 8, try file.read(at: end - 8, count: 16) == Data(SnapshotArchive.endMarker(count: entries.count)) else {
             throw corrupt("the snapshot's end marker does not match its \(entries.count) versions")
         }
         self.file = file
         self.entries = entries
-    }
-
-    /// The last 16 bytes of an archive of `count` bundles: a zero length, then the count (little-endian).
-    static func endMarker(count: Int) -> [UInt8] {
-        var writer = ByteWriter()
-        writer.uint64(0)
-        writer.uint64(UInt64(count))
-        return writer.bytes
     }
 
     /// The same archive at another path (moved or copied there whole), its bundles where they were.
@@ -115,12 +125,7 @@ public struct SnapshotArchiveReader {
             let bytes = try file.read(at: offset, count: 8)
             return bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) }
         }
-        guard file.size >= 12, Array(try file.read(at: 0, count: 8)) == SnapshotArchive.magic else {
-            throw corrupt("it is not an LLVS snapshot")
-        }
-        var reader = ByteReader(try file.read(at: 8, count: 4))
-        let version = try reader.uint32()
-        guard version == SnapshotArchive.formatVersion else { throw corrupt("snapshot archive version \(version) is not readable by this build") }
+        try SnapshotArchive.checkHeader(of: file, corrupt: corrupt)
         var found: [Entry] = []
         var offset: Int64 = 12
         while true {

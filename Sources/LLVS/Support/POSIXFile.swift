@@ -22,6 +22,37 @@ enum POSIX {
         }
     }
 
+    /// Writes all of `bytes` at `offset` of `fd` (open at `path`, named in errors), however many calls it takes.
+    static func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, to fd: Int32, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw fail(path, "write")
+            }
+            done += n
+        }
+    }
+
+    /// Reads exactly `count` bytes at `offset` of `fd` (open at `path`); a file ending first is `corruptFile`.
+    static func read(_ count: Int, at offset: Int64, from fd: Int32, path: String) throws -> Data {
+        var data = Data(count: count)
+        try data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
+            var done = 0
+            while done < count {
+                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw fail(path, "read")
+                }
+                if n == 0 { throw StoreError.corruptFile(path: path, reason: "the file ended early at offset \(offset + Int64(done))") }
+                done += n
+            }
+        }
+        return data
+    }
+
     static func fileExists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
@@ -147,20 +178,7 @@ final class ReadableFile: Sendable {
         guard offset >= 0, offset + Int64(count) <= size else {
             throw StoreError.corruptFile(path: path, reason: "a record at offset \(offset) of \(count) bytes runs past the end of the \(size)-byte file")
         }
-        var data = Data(count: count)
-        var done = 0
-        try data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
-            while done < count {
-                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw POSIX.fail(path, "read")
-                }
-                if n == 0 { throw StoreError.corruptFile(path: path, reason: "the file ended early at offset \(offset + Int64(done))") }
-                done += n
-            }
-        }
-        return data
+        return try POSIX.read(count, at: offset, from: fd, path: path)
     }
 }
 
@@ -220,17 +238,7 @@ final class AtomicFileWriter {
     func overwrite(_ bytes: [UInt8], at offset: Int64) throws {
         precondition(offset + Int64(bytes.count) <= bytesWritten, "only bytes already written can be overwritten")
         try flush()
-        var done = 0
-        try bytes.withUnsafeBytes { raw in
-            while done < raw.count {
-                let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw POSIX.fail(temporaryPath, "write")
-                }
-                done += n
-            }
-        }
+        try bytes.withUnsafeBytes { try POSIX.write($0, at: offset, to: fd, path: temporaryPath) }
     }
 
     private func flush() throws {

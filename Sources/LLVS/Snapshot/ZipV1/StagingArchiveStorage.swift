@@ -41,10 +41,8 @@ final class StagingArchiveStorage: Storage {
         self.path = path
         fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIX.fail(path, "create") }
-        var writer = ByteWriter()
-        writer.uint32(SnapshotArchive.formatVersion)
-        try write(SnapshotArchive.magic + writer.bytes, at: 0)
-        state.withLock { $0.end = Int64(SnapshotArchive.magic.count + 4) }
+        try write(SnapshotArchive.header, at: 0)
+        state.withLock { $0.end = Int64(SnapshotArchive.header.count) }
     }
 
     deinit { close(fd) }
@@ -76,17 +74,7 @@ final class StagingArchiveStorage: Storage {
     }
 
     private func writeThrough(_ bytes: [UInt8], at offset: Int64) throws {
-        try bytes.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw POSIX.fail(path, "write")
-                }
-                done += n
-            }
-        }
+        try bytes.withUnsafeBytes { try POSIX.write($0, at: offset, to: fd, path: path) }
     }
 
     func read(at offset: Int64, count: Int) throws -> Data {
@@ -102,20 +90,7 @@ final class StagingArchiveStorage: Storage {
             return nil
         }
         if let buffered { return buffered }
-        var data = Data(count: count)
-        try data.withUnsafeMutableBytes { raw in
-            var done = 0
-            while done < count {
-                let n = pread(fd, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw POSIX.fail(path, "read")
-                }
-                guard n > 0 else { throw StoreError.corruptFile(path: path, reason: "a record at \(offset) runs past the end") }
-                done += n
-            }
-        }
-        return data
+        return try POSIX.read(count, at: offset, from: fd, path: path)
     }
 
     func newlyCommittedVersions() throws -> [StoredVersion] {
@@ -163,7 +138,7 @@ final class StagingArchiveStorage: Storage {
     /// store's own commit built and checked (so restoring it need not read them back), and where their bundles lie.
     func finish() throws -> (headers: [StoredVersion], entries: [SnapshotArchiveReader.Entry]) {
         let (end, count, headers, entries) = state.withLock { ($0.end, $0.count, $0.headers, $0.entries) }
-        try write(SnapshotArchiveReader.endMarker(count: count), at: end)
+        try write(SnapshotArchive.endMarker(count: count), at: end)
         try tail.withLock { try flush(&$0) }
         guard ftruncate(fd, off_t(end) + 16) == 0 else { throw POSIX.fail(path, "truncate") }
         return (headers, entries)
