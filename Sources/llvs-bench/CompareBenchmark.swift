@@ -206,12 +206,14 @@ func cloneRows(_ remote: RemoteUnderTest, llvs: URL, source: StoreCoordinator, r
     var booted: [StoreCoordinator] = []
     for run in 0..<runs {
         let pulled = try newStore("pull-\(run)")
+        settleWriteback()
         let start = DispatchTime.now().uptimeNanoseconds
         let report = try await pulled.exchange(with: CloudFileSystemExchange(store: pulled.store, fileSystem: try remote.makeFileSystem(), basePath: base))
         pulls.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         guard report.retrieve.retrieved.count == count else { throw BenchmarkError("the full pull from \(remote.name) missed versions") }
 
         let boot = try newStore("boot-\(run)")
+        settleWriteback()
         let bootStart = DispatchTime.now().uptimeNanoseconds
         let outcome = try await boot.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: boot.store, fileSystem: try remote.makeFileSystem(), basePath: base))
         boots.append(Double(DispatchTime.now().uptimeNanoseconds - bootStart) / 1e9)
@@ -226,6 +228,7 @@ func cloneRows(_ remote: RemoteUnderTest, llvs: URL, source: StoreCoordinator, r
         var clones: [MeasuredRun] = []
         for run in 0..<runs {
             let target = folder.appendingPathComponent("command-\(run)")
+            settleWriteback()
             clones.append(try runMeasured([llvs.path, "clone", "clone-bench", target.path], environment: commandLine.environment))
             // Restored from the snapshot (one pack), not pulled version by version.
             let packs = (try? FileManager.default.contentsOfDirectory(atPath: target.appendingPathComponent("packs").path)) ?? []
@@ -248,6 +251,7 @@ func cloneRows(_ remote: RemoteUnderTest, llvs: URL, source: StoreCoordinator, r
     var bundleBoots: [Double] = []
     for run in 0..<runs {
         let boot = try newStore("bundles-\(run)")
+        settleWriteback()
         let start = DispatchTime.now().uptimeNanoseconds
         let outcome = try await boot.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: boot.store, fileSystem: try remote.makeFileSystem(), basePath: base))
         bundleBoots.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)

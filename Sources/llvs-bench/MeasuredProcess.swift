@@ -73,3 +73,10 @@ func output(of arguments: [String]) -> String? {
     process.waitUntilExit()
     return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
 }
+
+/// Writes out every file system's dirty data before a timed run, so a run does not pay for the previous one's
+/// writeback: a full pull leaves tens of thousands of just-written files that the kernel writes out over the
+/// following seconds, on the same two cores the next run uses.
+func settleWriteback() {
+    sync()
+}

@@ -16,6 +16,12 @@ import LLVSConformance
 // and the file operations an incremental sync of one new version costs on each side. `--keep-remote DIR` leaves each
 // remote in DIR/N, so a bootstrap can be profiled alone: `llvs clone file://DIR/N NEWSTORE`.
 //
+//   swift run -c release llvs-bench restore --snapshot FILE [--format zip-v1|llvs-bundles-v1] [--versions N] [--runs 5]
+//
+// `restore`: a local snapshot file (the chunks of a remote's snapshot put together, as `sync --keep-remote` leaves
+// them) restored into new stores in this process, run after run: the restore's wall and CPU time without the
+// download, the listing or a process start. `--versions` is the count the manifest gives (checked as a minimum).
+//
 //   swift run -c release llvs-bench http [--size-mib 1024] [--requests 2000]
 //
 // `http`: a large upload and download streamed through the HTTP client to a mock server on loopback (throughput
@@ -171,6 +177,7 @@ let usage = """
     usage: llvs-bench store [--sizes 1000,10000,100000] [--storages file,sqlite] [--saves N] [--reads N]
            llvs-bench sync [--versions 1000,10000] [--runs N] [--keep-remote DIR]
            llvs-bench http [--size-mib 1024] [--requests 2000]
+           llvs-bench restore --snapshot FILE [--format zip-v1|llvs-bundles-v1] [--versions N] [--runs 5]
            llvs-bench compare [--runs 3] [--rows 1,…,12] [--remotes webdav,gdrive,onedrive,pcloud,box] [--files 2000] [--versions 2000]
                               [--size-mib 256] [--backup-files 2000] [--clone-versions 10000] [--restic-files 20000]
                               [--scale-files 1000000] [--rclone PATH] [--install-rclone]
@@ -207,6 +214,8 @@ do {
         try await syncBenchmark(words)
     case "http":
         try await httpBenchmark(words)
+    case "restore":
+        try restoreBenchmark(words)
     case "listing":
         if option("remote", in: words) == "gdrive" { try await driveListingBenchmark(words) } else { try await listingBenchmark(words) }
     default:

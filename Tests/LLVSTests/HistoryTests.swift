@@ -45,4 +45,18 @@ import Testing
         }
         #expect(walk.map(\.id) == reference.map(\.id))
     }
+
+    /// A part of the history (what a sync sends) comes in the whole walk's order: a random third, the last five,
+    /// and none.
+    @Test(arguments: [1, 2, 3])
+    func aPartOfTheHistoryIsOrderedAsTheWholeIs(seed: UInt64) throws {
+        let history = try Self.branchingHistory(count: 600, seed: seed)
+        let walk = history.topologicallySorted()
+        var generator = SeededGenerator(seed: seed)
+        let aThird = Set(walk.map(\.id).shuffled(using: &generator).prefix(200))
+        #expect(history.topologicallySorted { aThird.contains($0.id) }.map(\.id) == walk.map(\.id).filter(aThird.contains))
+        let lastFew = Set(walk.suffix(5).map(\.id))
+        #expect(history.topologicallySorted { lastFew.contains($0.id) }.map(\.id) == walk.suffix(5).map(\.id))
+        #expect(history.topologicallySorted { _ in false }.isEmpty)
+    }
 }

@@ -44,6 +44,43 @@ import Testing
         #expect(try store.valueReferences(at: "V2").isEmpty)
     }
 
+    /// The reader keeps the sub-nodes it read within a byte budget; a budget that keeps only each bucket's last copy,
+    /// or nothing at all, reads the same changes for every version as the default (on a branching history, where a
+    /// version's predecessor copy is not always the last one read).
+    @Test func aSmallBucketCacheReadsTheSameChanges() throws {
+        let store = try makeStore(in: directory, name: "cache-source", storage: .file)
+        var generator = SeededGenerator(seed: 7)
+        let ids = (0..<60).map { Value.ID(["AA", "AB", "BA"][$0 % 3] + "-\($0)") }
+        var tips: [Version.ID?] = [nil]
+        for step in 0..<120 {
+            let base = tips.randomElement(using: &generator)!
+            let present = Set(try base.map { try store.valueReferences(at: $0).map(\.valueId) } ?? [])
+            var changes: [Value.Change] = []
+            for id in ids.shuffled(using: &generator).prefix(Int.random(in: 1...4, using: &generator)) {
+                if !present.contains(id) { changes.append(.insert(Value(id: id, data: Data("\(step)".utf8)))) }
+                else if step % 3 == 0 { changes.append(.remove(id)) } else { changes.append(.update(Value(id: id, data: Data("\(step)".utf8)))) }
+            }
+            let version = try store.makeVersion(basedOn: base.map { .init(idOfFirst: $0) }, storing: changes)
+            if let index = tips.firstIndex(of: base), Int.random(in: 0..<4, using: &generator) > 0 { tips[index] = version.id } else { tips.append(version.id) }
+        }
+        let url = directory.child("cache.zip")
+        _ = try store.writeSnapshot(to: url, format: ZipV1Snapshot.format)
+        let importer = try ZipV1Importer(archive: try ZipArchiveReader(path: url.path))
+        let versions = try importer.versions(expectedCount: store.history.count)
+        func read(budget: Int) throws -> [String] {
+            var reader = UpstreamMapReader(importer: importer, versions: versions, source: .writtenSubNodes, bucketCacheBudget: budget)
+            return try versions.map { version in
+                let changes = try reader.changes(of: version) { self.directory.child(UUID().uuidString) }
+                defer { changes.received.discard() }
+                return "\(version.id): \(try changes.read(from: importer).changes.map { "\($0)" }.sorted())"
+            }
+        }
+        let reference = try read(budget: UpstreamMapReader.defaultBucketCacheBudget)
+        #expect(try read(budget: 40_000) == reference)
+        #expect(try read(budget: 2_000) == reference)
+        #expect(try read(budget: 1) == reference)
+    }
+
     @Test func anEmptiedBucketKeepsAnEmptySubNodeWhenWritten() throws {
         let store = try makeStore(in: directory, name: "source", storage: .file)
         try store.addVersion(Version(id: "V1", valueDataSize: 1), storing: [.insert(Value("ab1", "x"))])

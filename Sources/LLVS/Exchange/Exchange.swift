@@ -182,7 +182,7 @@ extension Exchange {
     /// at a time without waiting for one another in batches; each computes its changes only when it starts.
     public func send(remoteVersionIds remote: Set<Version.ID>) async throws -> SendReport {
         var report = SendReport()
-        let pending = store.history.topologicallySorted().filter { !remote.contains($0.id) }
+        let pending = store.history.topologicallySorted { !remote.contains($0.id) }
         let store = self.store
         let sent = Mutex((count: 0, bytes: Int64(0)))
         let progress = self.progress

@@ -134,4 +134,13 @@ public struct History: Sendable {
         }
         return sorted
     }
+
+    /// The versions for which `isIncluded` holds, in `topologicallySorted()`'s order, without ordering the others:
+    /// a sync sends what the remote lacks (usually a few of many thousands), and ordering the whole history first
+    /// made every sync's cost grow with the history rather than with what changed.
+    public func topologicallySorted(where isIncluded: (Version) -> Bool) -> [Version] {
+        versions.values.filter(isIncluded).map { (generation: generations[$0.id] ?? 0, version: $0) }
+            .sorted { $0.generation != $1.generation ? $0.generation < $1.generation : Self.isOrderedBefore($0.version, $1.version) }
+            .map(\.version)
+    }
 }

@@ -77,6 +77,17 @@ struct JSONByteReader {
     mutating func skipString() throws -> Bool {
         try expect(UInt8(ascii: "\""))
         var plain = true
+        // The common run of plain bytes (printable ASCII other than the quote and backslash) passed over through a
+        // pointer: member names, IDs and version IDs are most of a map node's bytes.
+        position = bytes.withUnsafeBufferPointer { buffer in
+            var index = position
+            while index < buffer.count {
+                let byte = buffer[index]
+                guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else { break }
+                index += 1
+            }
+            return index
+        }
         while true {
             guard position < bytes.count else { throw fail("a string does not end") }
             let byte = bytes[position]

@@ -22,12 +22,20 @@ struct UpstreamMapReader {
     private var roots: [Version.ID: [String: Version.ID]] = [:]
     private var remainingFirstSuccessors: [Version.ID: Int] = [:]
     private let heads: Set<Version.ID>
+    /// Sub-nodes read, kept for the versions that compare against them, within `bucketCacheBudget` bytes.
     private var buckets: [UpstreamNodeReference: UpstreamBucket] = [:]
-    private static let bucketCacheLimit = 4096
+    private var bucketBytes = 0
+    /// The copy of each bucket read last: in a chain of versions, the next version changing a bucket compares
+    /// its copy with that one, so these are what the cache keeps when it fills.
+    private var lastRead: [String: UpstreamNodeReference] = [:]
+    /// Bytes, not entries: a bucket of a large store holds thousands of references (hundreds of KiB).
+    private let bucketCacheBudget: Int
+    static let defaultBucketCacheBudget = 64 << 20
 
-    init(importer: ZipV1Importer, versions: [Version], source: Source) {
+    init(importer: ZipV1Importer, versions: [Version], source: Source, bucketCacheBudget: Int = defaultBucketCacheBudget) {
         self.importer = importer
         self.source = source
+        self.bucketCacheBudget = bucketCacheBudget
         var hasSuccessor = Set<Version.ID>()
         for version in versions {
             for predecessor in version.predecessors?.ids ?? [] { hasSuccessor.insert(predecessor) }
@@ -56,15 +64,50 @@ struct UpstreamMapReader {
     mutating func bucket(_ reference: UpstreamNodeReference) throws -> UpstreamBucket {
         if let cached = buckets[reference] { return cached }
         let result = try importer.bucket(reference.key, version: reference.version)
-        if buckets.count >= Self.bucketCacheLimit { buckets.removeAll(keepingCapacity: true) }
+        if bucketBytes + result.byteCount > bucketCacheBudget {
+            // Clearing everything made every bucket's next comparison read its predecessor's copy again.
+            let keep = Set(lastRead.values)
+            buckets = buckets.filter { keep.contains($0.key) }
+            bucketBytes = buckets.values.reduce(0) { $0 + $1.byteCount }
+            if bucketBytes + result.byteCount > bucketCacheBudget / 2 {
+                buckets.removeAll()
+                bucketBytes = 0
+            }
+        }
         buckets[reference] = result
+        bucketBytes += result.byteCount
+        lastRead[reference.key] = reference
         return result
     }
 
-    /// What `version` changed relative to its first predecessor, in the form `Store.addVersion` takes: values it
-    /// stored as inserts and updates (large ones in files from `temporaryFile`), values it kept from elsewhere as
-    /// `preserve`, and removals. Versions must come predecessors first.
-    mutating func changes(of version: Version, temporaryFile: () -> URL) throws -> ReceivedChanges {
+    /// What a version changed: in the form `Store.addVersion` takes, but for the small values it stored, which are
+    /// named (`unread`) for the committing thread to read: on two cores the reading thread was the slower one.
+    struct VersionChanges: Sendable {
+        var received = ReceivedChanges(changes: [])
+        var unread: [UnreadValue] = []
+
+        /// A small value the version stored, still in the archive.
+        struct UnreadValue: Sendable {
+            var id: Value.ID
+            var entry: ZipArchiveReader.Entry
+            var isUpdate: Bool
+        }
+
+        /// The changes with the unread values read from `importer`'s archive (undoing LLZF).
+        func read(from importer: ZipV1Importer) throws -> ReceivedChanges {
+            var complete = received
+            for value in unread {
+                let stored = Value(id: value.id, data: try importer.contents(value.entry))
+                complete.changes.append(value.isUpdate ? .update(stored) : .insert(stored))
+            }
+            return complete
+        }
+    }
+
+    /// What `version` changed relative to its first predecessor: values it stored as inserts and updates (large ones
+    /// in files from `temporaryFile`, small ones named to be read), values it kept from elsewhere as `preserve`, and
+    /// removals. Versions must come predecessors first.
+    mutating func changes(of version: Version, temporaryFile: () -> URL) throws -> VersionChanges {
         let first = version.predecessors?.idOfFirst
         let isMerge = version.predecessors?.idOfSecond != nil
         var new: [String: Version.ID]
@@ -87,7 +130,7 @@ struct UpstreamMapReader {
             changed = Self.changedBuckets(new, old)
             previous = changed.map { old[$0] }
         }
-        var received = ReceivedChanges(changes: [])
+        var result = VersionChanges()
         do {
             for (key, previousVersion) in zip(changed, previous) {
                 let after = try new[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? .empty
@@ -95,22 +138,22 @@ struct UpstreamMapReader {
                 let (differing, removed) = after.differences(from: before)
                 for (id, stored, existed) in differing {
                     if stored == version.id {
-                        try addStoredValue(id, version: version.id, isUpdate: existed, to: &received, temporaryFile: temporaryFile)
+                        try addStoredValue(id, version: version.id, isUpdate: existed, to: &result, temporaryFile: temporaryFile)
                     } else {
                         guard first != nil else { throw importer.corrupt("root version \(version.id) refers to value \(id) stored in \(stored)") }
-                        received.changes.append(.preserve(Value.Reference(valueId: id, storedVersionId: stored)))
+                        result.received.changes.append(.preserve(Value.Reference(valueId: id, storedVersionId: stored)))
                     }
                 }
                 for id in removed {
-                    received.changes.append(isMerge ? .preserveRemoval(id) : .remove(id))
+                    result.received.changes.append(isMerge ? .preserveRemoval(id) : .remove(id))
                 }
             }
         } catch {
-            received.discard()
+            result.received.discard()
             throw error
         }
         if (remainingFirstSuccessors[version.id] ?? 0) > 0 || heads.contains(version.id) { roots[version.id] = new }
-        return received
+        return result
     }
 
     /// Compares each head's root node with the references its versions' written sub-nodes add up to; throws
@@ -136,35 +179,33 @@ struct UpstreamMapReader {
         return changed.sorted()
     }
 
-    /// A value stored by this version: in memory when small, else streamed from the archive into a file.
-    private func addStoredValue(_ id: Value.ID, version: Version.ID, isUpdate: Bool, to received: inout ReceivedChanges,
+    /// A value stored by this version: named to be read when small, else streamed from the archive into a file.
+    private func addStoredValue(_ id: Value.ID, version: Version.ID, isUpdate: Bool, to result: inout VersionChanges,
                                 temporaryFile: () -> URL) throws {
         let path = UpstreamLayout.valuePath(id, storedIn: version)
         guard let entry = importer.files[path] else { throw importer.corrupt("the value file \(path) is missing") }
-        if entry.size > Store.inlineValueLimit {
-            let url = temporaryFile()
-            let writer = try AtomicFileWriter(destination: url.path)
-            var head = Data()
-            do {
-                try importer.archive.read(entry) { piece in
-                    if head.count < 4 { head.append(piece.prefix(4 - head.count)) }
-                    try writer.write(piece)
-                }
-                try writer.commit(durable: false)
-            } catch {
-                writer.discard()
-                throw error
-            }
-            received.files.append((id: id, url: url, isUpdate: isUpdate))
-            // A compressed large value (rare: apps compress in memory) is decoded whole, within the limit.
-            if head.elementsEqual(UpstreamLayout.compressionMagic) {
-                let decoded = try UpstreamLayout.decompressIfNeeded(try POSIX.readFile(url.path), limit: ZipV1Importer.decodeLimit)
-                try POSIX.writeAtomically(decoded, to: url.path)
-            }
+        guard entry.size > Store.inlineValueLimit else {
+            result.unread.append(.init(id: id, entry: entry, isUpdate: isUpdate))
             return
         }
-        guard let data = try importer.file(path) else { throw importer.corrupt("the value file \(path) is missing") }
-        let value = Value(id: id, data: data)
-        received.changes.append(isUpdate ? .update(value) : .insert(value))
+        let url = temporaryFile()
+        let writer = try AtomicFileWriter(destination: url.path)
+        var head = Data()
+        do {
+            try importer.archive.read(entry) { piece in
+                if head.count < 4 { head.append(piece.prefix(4 - head.count)) }
+                try writer.write(piece)
+            }
+            try writer.commit(durable: false)
+        } catch {
+            writer.discard()
+            throw error
+        }
+        result.received.files.append((id: id, url: url, isUpdate: isUpdate))
+        // A compressed large value (rare: apps compress in memory) is decoded whole, within the limit.
+        if head.elementsEqual(UpstreamLayout.compressionMagic) {
+            let decoded = try UpstreamLayout.decompressIfNeeded(try POSIX.readFile(url.path), limit: ZipV1Importer.decodeLimit)
+            try POSIX.writeAtomically(decoded, to: url.path)
+        }
     }
 }

@@ -151,7 +151,7 @@ struct ZipV1Importer {
         try files[path].map(contents)
     }
 
-    private func contents(_ entry: ZipArchiveReader.Entry) throws -> Data {
+    func contents(_ entry: ZipArchiveReader.Entry) throws -> Data {
         try UpstreamLayout.decompressIfNeeded(try archive.data(entry, limit: Int64(Self.decodeLimit)), limit: Self.decodeLimit)
     }
 
@@ -235,15 +235,15 @@ struct ZipV1Importer {
             func handOver() -> Bool {
                 defer { (batch, batchWeight) = ([], 0) }
                 if batch.isEmpty || handoff.put(batch, weight: batchWeight) { return true }
-                for case .version(_, let received) in batch { received.discard() }
+                for case .version(_, let changes) in batch { changes.received.discard() }
                 return false
             }
             var maps = UpstreamMapReader(importer: importer, versions: versions, source: source)
             do {
                 for version in versions {
-                    let received = try maps.changes(of: version, temporaryFile: { staging.temporaryFile("value") })
-                    batch.append(.version(version, received))
-                    batchWeight += Self.weight(of: received)
+                    let changes = try maps.changes(of: version, temporaryFile: { staging.temporaryFile("value") })
+                    batch.append(.version(version, changes))
+                    batchWeight += Self.weight(of: changes)
                     if batch.count >= Self.batchSize || batchWeight >= Self.workAheadBudget / 16 {
                         guard handOver() else { return }
                     }
@@ -256,7 +256,7 @@ struct ZipV1Importer {
         }.start()
         defer {
             // Stops the reader (when this one failed first) and releases what it had read ahead, before returning.
-            for case .version(_, let received) in handoff.cancel().joined() { received.discard() }
+            for case .version(_, let changes) in handoff.cancel().joined() { changes.received.discard() }
             readerDone.wait()
         }
         while let steps = handoff.take() {
@@ -265,14 +265,15 @@ struct ZipV1Importer {
                     switch step {
                     case .failed(let error):
                         throw error
-                    case .version(let version, let received):
-                        defer { received.discard() }
+                    case .version(let version, let changes):
+                        defer { changes.received.discard() }
+                        let received = try changes.read(from: self)
                         do { try staging.addVersion(version, receiving: received) } catch let error as StoreError {
                             throw corrupt("version \(version.id) cannot be rebuilt: \(error)")
                         }
                     }
                 } catch {
-                    for case .version(_, let received) in steps[(index + 1)...] { received.discard() }
+                    for case .version(_, let changes) in steps[(index + 1)...] { changes.received.discard() }
                     throw error
                 }
             }
@@ -288,17 +289,18 @@ struct ZipV1Importer {
 
     /// What the reading thread hands the committing one: a version and its changes, or why it stopped.
     private enum StagedStep: Sendable {
-        case version(Version, ReceivedChanges)
+        case version(Version, UpstreamMapReader.VersionChanges)
         case failed(any Error)
     }
 
-    /// The memory a version's changes hold until committed: their in-memory values and a little per change.
-    private static func weight(of received: ReceivedChanges) -> Int {
-        received.changes.reduce(256) { total, change in
+    /// The memory a version's changes hold until committed: their in-memory values (the unread ones once read)
+    /// and a little per change.
+    private static func weight(of changes: UpstreamMapReader.VersionChanges) -> Int {
+        changes.received.changes.reduce(256) { total, change in
             switch change {
             case .insert(let value), .update(let value): total + value.data.count + 64
             case .remove, .preserve, .preserveRemoval: total + 64
             }
-        }
+        } + changes.unread.reduce(0) { $0 + Int($1.entry.size) + 64 }
     }
 }
