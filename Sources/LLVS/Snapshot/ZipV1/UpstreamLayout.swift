@@ -65,20 +65,44 @@ enum UpstreamLayout {
         var path = path
         return path.withUTF8 { bytes -> UpstreamNodeReference?? in
             guard !bytes.contains(where: { $0 >= 0x80 || $0 == 0x0D }) else { return nil }
-            let prefix = mapFolder.utf8.count + 1
-            guard bytes.count > prefix + 5, bytes.starts(with: (mapFolder + "/").utf8), bytes.suffix(5).elementsEqual(".json".utf8) else { return .some(nil) }
-            let components = bytes[prefix..<(bytes.count - 5)].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            let prefix = mapFolderAndSlash.count
+            guard bytes.count > prefix + 5, bytes.starts(with: mapFolderAndSlash), bytes.suffix(5).elementsEqual(jsonSuffix) else { return .some(nil) }
+            // The folders between the map folder and ".json": where each "/" is (a node path has 2 or 3).
+            let end = bytes.count - 5
+            var slashes: [Int] = []
+            slashes.reserveCapacity(3)
+            for index in prefix..<end where bytes[index] == UInt8(ascii: "/") {
+                guard slashes.count < 3 else { return .some(nil) }
+                slashes.append(index)
+            }
+            guard slashes.count >= 2 else { return .some(nil) }
             // The key is split after 2 Characters when longer (one folder of 1 or 2, or two with the first of 2); the
             // version's name after 1. A key with "/" or ":" was written safe, so its folders hold neither.
-            guard components.count == 3 || components.count == 4, components[components.count - 2].count == 1 else { return .some(nil) }
-            let keyParts = components.dropLast(2)
-            guard keyParts.count == 1 ? (1...2).contains(keyParts[keyParts.startIndex].count)
-                                      : keyParts[keyParts.startIndex].count == 2 && !keyParts[keyParts.startIndex + 1].isEmpty,
-                  !keyParts.joined().contains(UInt8(ascii: ":")) else { return .some(nil) }
-            let key = unsafeKey(String(decoding: keyParts.joined(), as: UTF8.self))
-            let version = String(decoding: components[components.count - 2], as: UTF8.self) + String(decoding: components[components.count - 1], as: UTF8.self)
-            return .some(UpstreamNodeReference(key: key, version: Version.ID(version)))
+            let versionFolder = slashes[slashes.count - 2], versionRest = slashes[slashes.count - 1]
+            guard versionRest - versionFolder == 2 else { return .some(nil) }
+            let keyBytes: [UInt8]
+            if slashes.count == 2 {
+                guard (1...2).contains(versionFolder - prefix) else { return .some(nil) }
+                keyBytes = Array(bytes[prefix..<versionFolder])
+            } else {
+                guard slashes[0] - prefix == 2, versionFolder - slashes[0] > 1 else { return .some(nil) }
+                keyBytes = Array(bytes[prefix..<slashes[0]]) + bytes[(slashes[0] + 1)..<versionFolder]
+            }
+            guard !keyBytes.contains(UInt8(ascii: ":")) else { return .some(nil) }
+            let keyText = String(decoding: keyBytes, as: UTF8.self)
+            // Only a key holding "LLVS" can hold an escape ("LLVSSLASH", "LLVSCOLON"); found by bytes, not Foundation.
+            let key = containsLLVS(keyBytes) ? unsafeKey(keyText) : keyText
+            var versionBytes = [UInt8](bytes[(versionFolder + 1)..<versionRest])
+            versionBytes += bytes[(versionRest + 1)..<end]
+            return .some(UpstreamNodeReference(key: key, version: Version.ID(String(decoding: versionBytes, as: UTF8.self))))
         }
+    }
+
+    private static let mapFolderAndSlash = Array((mapFolder + "/").utf8)
+    private static let jsonSuffix = Array(".json".utf8)
+
+    private static func containsLLVS(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 4 && (0...(bytes.count - 4)).contains { bytes[$0] == UInt8(ascii: "L") && bytes[$0 + 1] == UInt8(ascii: "L") && bytes[$0 + 2] == UInt8(ascii: "V") && bytes[$0 + 3] == UInt8(ascii: "S") }
     }
 
     /// `nodePath` read backwards by rebuilding it: right for any name, decomposed ones included.

@@ -59,6 +59,9 @@ struct ZipV1Importer {
         var nodeFiles: [UpstreamNodeReference: ZipArchiveReader.Entry] = [:]
 
         init(_ archive: ZipArchiveReader) {
+            // Sized at once: growing them entry by entry rehashed every name many times over.
+            files.reserveCapacity(archive.entries.count)
+            nodeFiles.reserveCapacity(archive.entries.count)
             for entry in archive.entries where !entry.isDirectory {
                 // Only the store's own folders count (upstream restores just these); Coordinator.json and others are not the store's.
                 guard entry.name.hasPrefix(UpstreamLayout.versionsFolder + "/") || entry.name.hasPrefix(UpstreamLayout.valuesFolder + "/")
