@@ -86,7 +86,10 @@ extension Store {
             _ = try snapshotStorage()
             try reloadHistory()
             guard history.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }
-            return try ZipV1Importer(archive: try ZipArchiveReader(path: url.path)).importAll(into: self, expectedCount: versionCount)
+            let importer = try ZipV1Importer(archive: try ZipArchiveReader(path: url.path))
+            let count = try importer.importAll(into: self, expectedCount: versionCount)
+            releaseInBackground(importer)
+            return count
         default:
             throw StoreError.corruptFile(path: url.path, reason: "snapshot format \(format) is not one this build reads")
         }

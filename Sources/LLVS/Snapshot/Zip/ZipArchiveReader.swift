@@ -77,8 +77,9 @@ public struct ZipArchiveReader: Sendable {
         var bufferStart: Int64 = offset
         var position: Int64 = offset
         let end = offset + size
-        /// `count` bytes of the directory at `position`, read in pieces of 1 MiB.
-        func bytes(_ count: Int) throws -> ArraySlice<UInt8> {
+        /// Where `count` bytes of the directory at `position` start in `buffer` (read in pieces of 1 MiB), read in
+        /// place: an archive has tens of thousands of entries, and copying each one's fields out cost more than reading them.
+        func bytes(_ count: Int) throws -> Int {
             guard position + Int64(count) <= end else { throw bad("its central directory ends inside an entry") }
             if position + Int64(count) > bufferStart + Int64(buffer.count) {
                 bufferStart = position
@@ -86,19 +87,26 @@ public struct ZipArchiveReader: Sendable {
             }
             let start = Int(position - bufferStart)
             position += Int64(count)
-            return buffer[start..<(start + count)]
+            return start
         }
         for index in 0..<count {
-            let header = Array(try bytes(46))
-            guard header.loadUInt32(at: 0) == 0x0201_4b50 else { throw bad("central directory entry \(index) has no signature") }
-            let nameCount = Int(header.loadUInt16(at: 28)), extraCount = Int(header.loadUInt16(at: 30)), commentCount = Int(header.loadUInt16(at: 32))
-            let name = String(decoding: try bytes(nameCount), as: UTF8.self)
-            let extra = Array(try bytes(extraCount))
+            let header = try bytes(46)
+            guard buffer.loadUInt32(at: header) == 0x0201_4b50 else { throw bad("central directory entry \(index) has no signature") }
+            let nameCount = Int(buffer.loadUInt16(at: header + 28)), extraCount = Int(buffer.loadUInt16(at: header + 30))
+            let commentCount = Int(buffer.loadUInt16(at: header + 32))
+            var entry = Entry(name: "", method: buffer.loadUInt16(at: header + 10), flags: buffer.loadUInt16(at: header + 8),
+                              crc32: buffer.loadUInt32(at: header + 16), compressedSize: Int64(buffer.loadUInt32(at: header + 20)),
+                              size: Int64(buffer.loadUInt32(at: header + 24)), localHeaderOffset: Int64(buffer.loadUInt32(at: header + 42)))
+            // The header's fields are taken before the name is read: reading it may refill the buffer.
+            let name = try bytes(nameCount)
+            entry.name = String(decoding: buffer[name..<(name + nameCount)], as: UTF8.self)
+            if extraCount > 0 {
+                let extra = try bytes(extraCount)
+                try applyZip64(Array(buffer[extra..<(extra + extraCount)]), to: &entry, bad: bad)
+            } else {
+                try applyZip64([], to: &entry, bad: bad)
+            }
             _ = try bytes(commentCount)
-            var entry = Entry(name: name, method: header.loadUInt16(at: 10), flags: header.loadUInt16(at: 8), crc32: header.loadUInt32(at: 16),
-                              compressedSize: Int64(header.loadUInt32(at: 20)), size: Int64(header.loadUInt32(at: 24)),
-                              localHeaderOffset: Int64(header.loadUInt32(at: 42)))
-            try applyZip64(extra, to: &entry, bad: bad)
             entries.append(entry)
         }
         return entries

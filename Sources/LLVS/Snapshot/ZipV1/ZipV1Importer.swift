@@ -282,7 +282,10 @@ struct ZipV1Importer {
             }
         }
         let (headers, entries) = try stagingStorage.finish()
-        return Staged(path: archivePath, entries: entries, headers: headers, history: staging.history)
+        let history = staging.history
+        // Its caches (thousands of decoded map nodes) are freed off the way to the restore.
+        releaseInBackground(staging)
+        return Staged(path: archivePath, entries: entries, headers: headers, history: history)
     }
 
     /// How far (in bytes of values, roughly) the reading thread may run ahead of the committing one.
