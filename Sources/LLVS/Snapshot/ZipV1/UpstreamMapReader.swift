@@ -28,9 +28,11 @@ struct UpstreamMapReader {
     /// The copy of each bucket read last: in a chain of versions, the next version changing a bucket compares
     /// its copy with that one, so these are what the cache keeps when it fills.
     private var lastRead: [String: UpstreamNodeReference] = [:]
-    /// Bytes, not entries: a bucket of a large store holds thousands of references (hundreds of KiB).
+    /// Bytes, not entries: a bucket of a large store holds thousands of references (hundreds of KiB). 8 MiB holds
+    /// every bucket's last copy of a 10,000-value store several times over; 64 MiB held all 40 MB of sub-nodes of
+    /// the benchmark's snapshot and added 30–50 MiB to the clone's peak, which the page faults made slower, not faster.
     private let bucketCacheBudget: Int
-    static let defaultBucketCacheBudget = 64 << 20
+    static let defaultBucketCacheBudget = 8 << 20
 
     init(importer: ZipV1Importer, versions: [Version], source: Source, bucketCacheBudget: Int = defaultBucketCacheBudget) {
         self.importer = importer
