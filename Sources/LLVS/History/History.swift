@@ -30,6 +30,15 @@ public struct History: Sendable {
         (a.timestamp, a.id.rawValue) < (b.timestamp, b.id.rawValue)
     }
 
+    /// Makes room for `count` versions in all, so adding them one by one does not grow the tables again and again
+    /// (an import adds ten thousand in a row).
+    public mutating func reserveCapacity(_ count: Int) {
+        versions.reserveCapacity(count)
+        successors.reserveCapacity(count)
+        generations.reserveCapacity(count)
+        heads.reserveCapacity(min(count, 64))
+    }
+
     /// Adds a version whose predecessors are already present.
     public mutating func add(_ version: Version) throws {
         guard versions[version.id] == nil else { throw StoreError.versionAlreadyExists(version.id) }

@@ -50,11 +50,18 @@ final class StagingArchiveStorage: Storage {
     /// Writes `bytes` at `offset`: buffered when they continue what is buffered (the usual case, one version's bundle
     /// after another), else written through after the buffer.
     func write(_ bytes: [UInt8], at offset: Int64) throws {
+        try write([bytes], at: offset)
+    }
+
+    /// Writes `pieces` one after another from `offset` (a bundle's length and its bytes, without joining them first).
+    func write(_ pieces: [[UInt8]], at offset: Int64) throws {
+        let count = pieces.reduce(0) { $0 + $1.count }
         try tail.withLock { tail in
-            if offset == tail.start + Int64(tail.bytes.count), tail.bytes.count + bytes.count <= Self.tailLimit {
-                tail.bytes += bytes
+            if offset == tail.start + Int64(tail.bytes.count), tail.bytes.count + count <= Self.tailLimit {
+                for piece in pieces { tail.bytes += piece }
                 return
             }
+            let bytes = pieces.count == 1 ? pieces[0] : Array(pieces.joined())
             try flush(&tail)
             if offset == tail.start, bytes.count < Self.tailLimit {
                 tail.bytes = bytes
@@ -227,7 +234,7 @@ final class StagingVersionWriter: VersionWriter {
             try storage.write(prefix.bytes, at: lengthOffset)
         } else {
             // The usual case: the whole bundle is still in memory, so one write puts it and its length in place.
-            try storage.write(prefix.bytes + pending, at: lengthOffset)
+            try storage.write([prefix.bytes, pending], at: lengthOffset)
             pending.removeAll(keepingCapacity: true)
         }
         storage.committed(header, start: lengthOffset + 8, end: lengthOffset + 8 + length)

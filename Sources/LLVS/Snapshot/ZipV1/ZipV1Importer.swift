@@ -223,6 +223,7 @@ struct ZipV1Importer {
         let stagingStorage = try StagingArchiveStorage(path: archivePath)
         // It reads back only the nodes on the path the previous version changed.
         let staging = try Store(creatingAt: folder, descriptor: StoreDescriptor(storage: "staging"), mapNodeCacheLimit: 4096) { _, _, _ in stagingStorage }
+        staging.reserveCapacity(forVersions: versions.count)
         // Handed over in batches: one wake-up of the other thread per version was a tenth of the import's time.
         let handoff = OrderedHandoff<[StagedStep]>(budget: Self.workAheadBudget)
         let readerDone = DispatchSemaphore(value: 0)
