@@ -22,11 +22,9 @@ import Testing
         return (url, files)
     }
 
-    /// `mapped`: small entries read from a mapping of the file (an import's own download) rather than by `pread`.
-    @Test(arguments: [false, true])
-    func writtenFilesReadBackWithTheirFolders(mapped: Bool) throws {
+    @Test func writtenFilesReadBackWithTheirFolders() throws {
         let (url, files) = try smallArchive()
-        let reader = try ZipArchiveReader(path: url.path, mapped: mapped)
+        let reader = try ZipArchiveReader(path: url.path)
         #expect(Set(reader.entries.filter(\.isDirectory).map(\.name)) == ["a/", "a/b/", "nai\u{308}ve/"])
         for entry in reader.entries where !entry.isDirectory {
             #expect(try reader.data(entry) == files[entry.name], "\(entry.name)")
@@ -53,8 +51,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [false, true])
-    func everyTruncationIsRefusedOrDetected(mapped: Bool) throws {
+    @Test func everyTruncationIsRefusedOrDetected() throws {
         let (url, _) = try smallArchive()
         let bytes = try Data(contentsOf: url)
         let cut = directory.child("cut.zip")
@@ -62,7 +59,7 @@ import Testing
             try bytes.prefix(length).write(to: cut)
             // Either the directory is refused, or (when only the end record survives) each entry fails its checks.
             do {
-                let reader = try ZipArchiveReader(path: cut.path, mapped: mapped)
+                let reader = try ZipArchiveReader(path: cut.path)
                 for entry in reader.entries where !entry.isDirectory { _ = try reader.data(entry) }
                 Issue.record("a cut at \(length) of \(bytes.count) read without error")
             } catch is ZipError {
@@ -72,8 +69,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [false, true])
-    func aDamagedEntryIsNamed(mapped: Bool) throws {
+    @Test func aDamagedEntryIsNamed() throws {
         let (url, _) = try smallArchive()
         var bytes = try Data(contentsOf: url)
         // Flip a byte inside the deflated text (after its local header).
@@ -82,7 +78,7 @@ import Testing
         bytes[Int(text.localHeaderOffset) + 30 + text.name.utf8.count + 20] ^= 0x55
         let damaged = directory.child("damaged.zip")
         try bytes.write(to: damaged)
-        let again = try ZipArchiveReader(path: damaged.path, mapped: mapped)
+        let again = try ZipArchiveReader(path: damaged.path)
         #expect {
             _ = try again.data(again.entries.first { $0.name == "a/b/text.txt" }!)
         } throws: { error in

@@ -166,7 +166,7 @@ public actor StoreCoordinator {
                 defer { try? FileManager.default.removeItem(at: temporary) }
                 do {
                     try await exchange.downloadSnapshot(manifest, to: temporary)
-                    _ = try store.restoreSnapshot(from: temporary, format: manifest.format, versionCount: manifest.versionCount, ownsFile: true)
+                    try store.restoreSnapshot(from: temporary, format: manifest.format, versionCount: manifest.versionCount)
                     outcome = .restored(manifest)
                 } catch let error as CancellationError {
                     throw error

@@ -78,12 +78,6 @@ extension Store {
     /// at least `versionCount` versions): all of it or nothing. Returns the number of versions restored.
     @discardableResult
     public func restoreSnapshot(from url: URL, format: String, versionCount: Int) throws -> Int {
-        try restoreSnapshot(from: url, format: format, versionCount: versionCount, ownsFile: false)
-    }
-
-    /// `ownsFile`: the file is this process's own (a bootstrap's download in the store's temporary folder) and
-    /// nobody else changes it meanwhile, so a zip-v1 import may map it in memory (`MappedFile`).
-    func restoreSnapshot(from url: URL, format: String, versionCount: Int, ownsFile: Bool) throws -> Int {
         switch format {
         case SnapshotArchive.format:
             try restoreSnapshot(from: url)
@@ -92,7 +86,7 @@ extension Store {
             _ = try snapshotStorage()
             try reloadHistory()
             guard history.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }
-            let importer = try ZipV1Importer(archive: try ZipArchiveReader(path: url.path, mapped: ownsFile))
+            let importer = try ZipV1Importer(archive: try ZipArchiveReader(path: url.path))
             let count = try importer.importAll(into: self, expectedCount: versionCount)
             releaseInBackground(importer)
             return count

@@ -24,22 +24,13 @@ public struct ZipArchiveReader: Sendable {
     /// Where the central directory starts: every entry's data must end before it.
     private let directoryOffset: Int64
     private let smallEntryInflaters = WholeEntryInflater.Pool()
-    /// The file mapped in memory, for small entries, when the caller owns the file (see `init(path:mapped:)`).
-    private let mapping: MappedFile?
     /// Entries up to this size, compressed and not, are read with one `pread` and inflated in one call.
     static let smallEntryLimit: Int64 = 256 << 10
 
     public init(path: String) throws {
-        try self.init(path: path, mapped: false)
-    }
-
-    /// `mapped`: read small entries from a mapping of the file rather than with a `pread` each. Only for a file this
-    /// process owns and nobody else shortens while it is read (`MappedFile` says why).
-    init(path: String, mapped: Bool) throws {
         self.path = path
         let file = try ReadableFile(path: path)
         self.file = file
-        mapping = mapped ? MappedFile(path: path) : nil
         func bad(_ reason: String) -> ZipError { .notAZip(path: path, reason: reason) }
 
         // The end of central directory record: 22 bytes plus a comment of up to 65,535, found from the end.
@@ -200,40 +191,30 @@ public struct ZipArchiveReader: Sendable {
         return dataOffset
     }
 
-    /// A small entry read at once (local header, name, extra field and data: one `pread`, or a look into the mapping)
-    /// and checked as `read` checks; nil when its local header's name and extra field are longer than guessed (then
-    /// `read` does it).
+    /// A small entry read with one `pread` (local header, name, extra field and data at once) and checked as `read`
+    /// checks; nil when its local header's name and extra field are longer than guessed (then `read` does it).
     private func smallEntryData(_ entry: Entry) throws -> Data? {
         func corrupt(_ reason: String) -> ZipError { .corruptEntry(path: path, entry: entry.name, reason: reason) }
         guard entry.flags & 1 == 0, entry.method == 0 || entry.method == 8 else { return nil }
         guard entry.localHeaderOffset + 30 <= directoryOffset else { throw corrupt("its local header lies outside the archive's entries") }
         // The local name is normally the directory's; 512 bytes more covers it and a usual extra field.
         let guess = 30 + Int64(entry.name.utf8.count) + 512 + entry.compressedSize
-        let count = Int(min(guess, directoryOffset - entry.localHeaderOffset))
-        if let mapping, entry.localHeaderOffset + Int64(count) <= Int64(mapping.bytes.count) {
-            let start = Int(entry.localHeaderOffset)
-            return try smallEntryData(entry, in: UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<(start + count)]))
+        let bytes = try file.read(at: entry.localHeaderOffset, count: Int(min(guess, directoryOffset - entry.localHeaderOffset)))
+        let dataStart = Int(try dataOffset(of: entry, localHeader: [UInt8](bytes.prefix(30))) - entry.localHeaderOffset)
+        return try bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Data? in
+            guard dataStart + Int(entry.compressedSize) <= raw.count else { return nil }
+            let compressed = UnsafeRawBufferPointer(rebasing: raw[dataStart..<(dataStart + Int(entry.compressedSize))])
+            let data: Data
+            if entry.method == 0 {
+                guard entry.compressedSize == entry.size else { throw corrupt("a stored entry of \(entry.compressedSize) bytes says it holds \(entry.size)") }
+                data = Data(compressed)
+            } else {
+                data = try smallEntryInflaters.inflate(compressed, size: Int(entry.size), corrupt: corrupt)
+            }
+            guard data.count == entry.size else { throw corrupt("it holds \(data.count) bytes, its directory entry says \(entry.size)") }
+            let crc = CRC32.checksum(data)
+            guard crc == entry.crc32 else { throw corrupt("its CRC-32 is \(String(crc, radix: 16)), the archive says \(String(entry.crc32, radix: 16))") }
+            return data
         }
-        return try file.read(at: entry.localHeaderOffset, count: count).withUnsafeBytes { try smallEntryData(entry, in: $0) }
-    }
-
-    /// `smallEntryData` from `raw`, the bytes at the entry's local header.
-    private func smallEntryData(_ entry: Entry, in raw: UnsafeRawBufferPointer) throws -> Data? {
-        func corrupt(_ reason: String) -> ZipError { .corruptEntry(path: path, entry: entry.name, reason: reason) }
-        guard raw.count >= 30 else { throw corrupt("its local header lies outside the archive's entries") }
-        let dataStart = Int(try dataOffset(of: entry, localHeader: [UInt8](raw.prefix(30))) - entry.localHeaderOffset)
-        guard dataStart + Int(entry.compressedSize) <= raw.count else { return nil }
-        let compressed = UnsafeRawBufferPointer(rebasing: raw[dataStart..<(dataStart + Int(entry.compressedSize))])
-        let data: Data
-        if entry.method == 0 {
-            guard entry.compressedSize == entry.size else { throw corrupt("a stored entry of \(entry.compressedSize) bytes says it holds \(entry.size)") }
-            data = Data(compressed)
-        } else {
-            data = try smallEntryInflaters.inflate(compressed, size: Int(entry.size), corrupt: corrupt)
-        }
-        guard data.count == entry.size else { throw corrupt("it holds \(data.count) bytes, its directory entry says \(entry.size)") }
-        let crc = CRC32.checksum(data)
-        guard crc == entry.crc32 else { throw corrupt("its CRC-32 is \(String(crc, radix: 16)), the archive says \(String(entry.crc32, radix: 16))") }
-        return data
     }
 }
