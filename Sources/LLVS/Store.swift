@@ -112,8 +112,6 @@ public final class Store: Sendable {
         return added
     }
 
-    /// Takes over the history of versions just restored into this empty store (built by whoever staged them), with
-    /// their headers, instead of rebuilding it from the headers. The two must name the same versions.
     /// Makes room for `count` versions (history and headers) in a store about to receive that many one by one.
     func reserveCapacity(forVersions count: Int) {
         state.withLock { state in
@@ -122,6 +120,8 @@ public final class Store: Sendable {
         }
     }
 
+    /// Takes over the history of versions just restored into this empty store (built by whoever staged them), with
+    /// their headers, instead of rebuilding it from the headers. The two must name the same versions.
     func adoptRestoredHistory(_ history: History, headers: [StoredVersion]) throws {
         try state.withLock { state in
             guard state.history.isEmpty, state.stored.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }

@@ -136,10 +136,16 @@ public struct History: Sendable {
             }
             byGeneration[generation].append(version)
         }
+        return Self.joined(generations: byGeneration)
+    }
+
+    /// Versions bucketed by generation put in the walk's order: generation after generation, each one's versions by
+    /// timestamp and ID (only a generation holding several is sorted).
+    static func joined(generations: [[Version]]) -> [Version] {
         var sorted: [Version] = []
-        sorted.reserveCapacity(versions.count)
-        for bucket in byGeneration {
-            sorted += bucket.count > 1 ? bucket.sorted(by: Self.isOrderedBefore) : bucket
+        sorted.reserveCapacity(generations.reduce(0) { $0 + $1.count })
+        for bucket in generations {
+            sorted += bucket.count > 1 ? bucket.sorted(by: isOrderedBefore) : bucket
         }
         return sorted
     }

@@ -78,18 +78,13 @@ struct JSONByteReader {
         try expect(UInt8(ascii: "\""))
         var plain = true
         // The common run of plain bytes (printable ASCII other than the quote and backslash) passed over eight at a
-        // time, then byte by byte: member names, IDs and version IDs are most of a map node's bytes.
+        // time (member names, IDs and version IDs are most of a map node's bytes); the rest byte by byte below.
         position = bytes.withUnsafeBytes { buffer in
             var index = position
             if let base = buffer.baseAddress {
                 while index + 8 <= buffer.count, !Self.anyNonPlainByte(base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
                     index += 8
                 }
-            }
-            while index < buffer.count {
-                let byte = buffer[index]
-                guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else { break }
-                index += 1
             }
             return index
         }

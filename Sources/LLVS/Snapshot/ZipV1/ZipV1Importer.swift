@@ -124,13 +124,7 @@ struct ZipV1Importer {
             }
         }
         guard placed == versions.count else { throw stranded(versions[waitingFor.firstIndex { $0 > 0 }!].id) }
-        var sorted: [Version] = []
-        sorted.reserveCapacity(versions.count)
-        for bucket in byGeneration {
-            let members = bucket.map { versions[$0] }
-            sorted += members.count > 1 ? members.sorted(by: History.isOrderedBefore) : members
-        }
-        return sorted
+        return History.joined(generations: byGeneration.map { $0.map { versions[$0] } })
     }
 
     private static func decodeVersion(_ entry: ZipArchiveReader.Entry, in archive: ZipArchiveReader) throws -> Version {
@@ -147,11 +141,6 @@ struct ZipV1Importer {
         }
         guard UpstreamLayout.versionPath(version.id) == name else { throw corrupt("the version file \(name) holds version \(version.id)") }
         return version
-    }
-
-    /// Reads a file of the store, undoing LLZF; nil when the archive lacks it.
-    func file(_ path: String) throws -> Data? {
-        try files[path].map(contents)
     }
 
     func contents(_ entry: ZipArchiveReader.Entry) throws -> Data {
