@@ -123,17 +123,23 @@ import Glibc
         #expect(leftovers.count <= 1, "temporary token files pile up: \(leftovers)")
     }
 
-    /// The window between Box's answer to a refresh and the new token on disk, over 100 refreshes in this process:
-    /// nothing but parsing the answer and writing the file (temporary file, fsync, rename) happens in it.
-    @Test func theRefreshWindowHoldsOnlyTheWrite() async throws {
+    /// The window between Box's answer to a refresh and the new token on disk, over 100 refreshes in this process.
+    /// What the window holds is asserted by what can be seen, not by a time limit (the fsync inside it took over a
+    /// second once on a loaded CI machine): each refresh is one request to the token endpoint, and when `refresh`
+    /// returns, the file already holds the token it returns. The window's length is printed as a figure.
+    @Test func aRefreshIsOneRequestAndItsTokenIsOnDiskWhenItReturns() async throws {
         let fixture = try BoxFixture()
         var kept: [Duration] = []
         for _ in 0..<100 {
             let rejected = try #require(try fixture.tokenFile.read()).accessToken
             let before = fixture.mock.log.count
-            _ = try await fixture.tokenSource.refresh(replacing: rejected)
+            let token = try await fixture.tokenSource.refresh(replacing: rejected)
             let sent = fixture.mock.log.dropFirst(before)
             #expect(sent.count == 1 && sent.first?.target == "/oauth2/token", "a refresh is one request to the token endpoint and nothing else")
+            let onDisk = try #require(try fixture.tokenFile.read())
+            #expect(onDisk.accessToken == token.accessToken && onDisk.refreshToken == token.refreshToken,
+                    "the rotated refresh token is on disk before the new access token is handed out")
+            #expect(fixture.mock.oauth.isLiveRefreshToken(onDisk.refreshToken ?? ""))
             kept.append(try #require(await fixture.tokenSource.lastRefreshKeptIn))
         }
         #expect(fixture.mock.oauth.refreshCount == 100 && fixture.mock.oauth.invalidGrantCount == 0)
@@ -141,7 +147,6 @@ import Glibc
         let milliseconds = { (duration: Duration) in Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000 }
         print("Box refresh window (answer received → new token file renamed into place), 100 refreshes: median " +
               String(format: "%.3f ms, 90th %.3f ms, max %.3f ms", milliseconds(kept[50]), milliseconds(kept[90]), milliseconds(kept[99])))
-        #expect(kept[99] < .seconds(1), "the window should hold only a small file write")
     }
 
     /// Starts `llvs` and kills it with SIGKILL after `delay` seconds (or lets it finish first); its exit status, or -9.
