@@ -169,12 +169,13 @@ import Testing
         #expect(manifest.chunkCount == 3)
         for index in 0..<manifest.chunkCount {
             let item = try await remote.metadata("sync/snapshots/\(manifest.snapshotId)/\(SnapshotManifest.chunkName(index))")
-            #expect(item.size! <= 5_000_000)
+            #expect(item.size == Int64(index < 2 ? 5_000_000 : manifest.size(ofChunk: 2)), "cut at every 5,000,000 bytes, as LLVS does")
         }
         let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
         #expect(try await target.bootstrapFromSnapshot(using: exchange(target.store, remote)) == .restored(manifest))
         #expect(try target.store.value(id: "blob11", at: head!.id)?.data.count == 1_000_000)
-        // Through a window narrower than the chunk count too: chunks are written in order while later ones download.
+        // Through a window narrower than the chunk count too: chunks are written at their offsets as they arrive and
+        // hashed in order.
         for concurrency in [1, 2] {
             let narrow = try StoreCoordinator(store: try makeStore(in: directory, name: "target-\(concurrency)"))
             let narrowExchange = CloudFileSystemExchange(store: narrow.store, fileSystem: remote, basePath: "sync", concurrency: concurrency)
@@ -203,6 +204,28 @@ import Testing
         }
         #expect(target.store.history.count == store.history.count)
         try await target.save(inserting: [Value("usable", "yes")])
+    }
+
+    /// A reader places each chunk at its offset (LLVS cuts at every 5,000,000 bytes), so chunks cut elsewhere are
+    /// refused by name, even when their bytes join up to the manifest's hash; every version is pulled instead.
+    @Test func chunksCutAtOtherOffsetsAreRefusedAndEveryVersionIsPulledInstead() async throws {
+        let store = try populatedStore(name: "source", versions: 6)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        _ = try await exchange(store, remote).send()
+        var manifest = try await exchange(store, remote).sendSnapshot()
+        let folder = "sync/snapshots/\(manifest.snapshotId)"
+        let whole = try await remote.download("\(folder)/chunk-000")
+        #expect(manifest.chunkCount == 1 && whole.count == manifest.totalSize)
+        try await remote.upload(whole.prefix(whole.count / 2), to: "\(folder)/chunk-000")
+        try await remote.upload(whole.dropFirst(whole.count / 2), to: "\(folder)/chunk-001")
+        manifest.chunkCount = 2
+        try await remote.upload(try JSONEncoder().encode(manifest), to: "sync/snapshots/manifest.json")
+
+        let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
+        let outcome = try await target.bootstrapFromSnapshot(using: exchange(target.store, remote))
+        guard case .fellBackToFullPull(let reason) = outcome else { Issue.record("expected a fall-back, got \(outcome)"); return }
+        #expect(reason.contains("chunk-00") && reason.contains("cut into chunks of 5000000 bytes"), "\(reason)")
+        #expect(target.store.history.count == store.history.count)
     }
 
     @Test func aSnapshotInAFormatThisBuildDoesNotReadIsSkippedForAFullSync() async throws {

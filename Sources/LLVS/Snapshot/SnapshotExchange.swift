@@ -120,43 +120,44 @@ extension CloudFileSystemExchange: SnapshotExchange {
         try manifest.validate(path: manifestPath)
         let folder = path("snapshots", manifest.snapshotId)
         let writer = try AtomicFileWriter(destination: url.path)
+        let file = writer.positional
         let hash = DigestStream(.sha256)
-        var received: Int64 = 0
         do {
             let fileSystem = self.fileSystem
             let window = max(1, concurrency)
-            // A sliding window: chunks are hashed and written in order while the next ones download, at most
-            // `window` of them held at once (in flight or waiting their turn).
+            // A sliding window of `window` chunks in flight or waiting their turn. Snapshots are cut at fixed offsets,
+            // so each chunk is written at its place by the task that downloaded it, as soon as it arrives; only the
+            // hash, which must see the chunks in order, waits for the ones before. (Writing them in order here too
+            // kept one thread hashing and writing 90 MB while the downloads waited for it: 0.13-0.24 s of a 0.3 s
+            // download on this machine's loopback, where curl alone takes 0.06-0.09 s.)
             try await withThrowingTaskGroup(of: (index: Int, chunk: Data).self) { group in
                 var started = 0
                 func startNext() {
                     let index = started
                     started += 1
-                    group.addTask { (index, try await fileSystem.download(CloudPath.join(folder, SnapshotManifest.chunkName(index)))) }
+                    group.addTask {
+                        let chunkPath = CloudPath.join(folder, SnapshotManifest.chunkName(index))
+                        let chunk = try await fileSystem.download(chunkPath)
+                        let expected = manifest.size(ofChunk: index)
+                        guard chunk.count == expected else {
+                            throw ExchangeError.malformedFile(path: chunkPath, reason: "\(chunk.count) bytes; a snapshot of \(manifest.totalSize) bytes " +
+                                "cut into chunks of \(SnapshotManifest.maximumChunkSize) bytes has \(expected) here")
+                        }
+                        try file.write(chunk, at: manifest.offset(ofChunk: index))
+                        return (index, chunk)
+                    }
                 }
                 while started < min(window, manifest.chunkCount) { startNext() }
                 var arrived: [Int: Data] = [:]
-                var written = 0
-                while written < manifest.chunkCount, let (index, chunk) = try await group.next() {
+                var hashed = 0
+                while hashed < manifest.chunkCount, let (index, chunk) = try await group.next() {
                     arrived[index] = chunk
-                    while let chunk = arrived.removeValue(forKey: written) {
-                        let chunkPath = CloudPath.join(folder, SnapshotManifest.chunkName(written))
-                        guard chunk.count <= SnapshotManifest.maximumChunkSize else {
-                            throw ExchangeError.malformedFile(path: chunkPath, reason: "\(chunk.count) bytes, over the \(SnapshotManifest.maximumChunkSize)-byte chunk limit")
-                        }
-                        received += Int64(chunk.count)
-                        guard received <= manifest.totalSize else {
-                            throw ExchangeError.malformedFile(path: chunkPath, reason: "the chunks hold more than the manifest's \(manifest.totalSize) bytes")
-                        }
+                    while let chunk = arrived.removeValue(forKey: hashed) {
                         hash.update(chunk)
-                        try writer.write(chunk)
-                        written += 1
+                        hashed += 1
                         if started < manifest.chunkCount { startNext() }
                     }
                 }
-            }
-            guard received == manifest.totalSize else {
-                throw ExchangeError.malformedFile(path: manifestPath, reason: "the chunks hold \(received) bytes, the manifest says \(manifest.totalSize)")
             }
             let digest = hash.finalizeHex()
             if let expected = manifest.sha256, expected.lowercased() != digest {

@@ -61,6 +61,14 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
         }
     }
 
+    /// Where chunk `index` starts in the snapshot: LLVS cuts a snapshot at every `maximumChunkSize` bytes.
+    public func offset(ofChunk index: Int) -> Int64 { Int64(index) * Int64(Self.maximumChunkSize) }
+
+    /// How many bytes chunk `index` holds: `maximumChunkSize`, less for the last (none for any beyond it).
+    public func size(ofChunk index: Int) -> Int {
+        Int(max(0, min(Int64(Self.maximumChunkSize), totalSize - offset(ofChunk: index))))
+    }
+
     public static func chunkName(_ index: Int) -> String {
         "chunk-" + String(repeating: "0", count: max(0, 3 - String(index).count)) + String(index)
     }

@@ -234,6 +234,10 @@ final class AtomicFileWriter {
         if buffer.count >= Self.bufferLimit { try flush() }
     }
 
+    /// Unbuffered writes at given offsets, for pieces that arrive out of order (a snapshot's chunks) and are written
+    /// by several tasks at once. Valid until `commit` or `discard`; not to be mixed with the buffered `write`s.
+    var positional: PositionalFileWriter { PositionalFileWriter(fd: fd, path: temporaryPath) }
+
     /// Writes `bytes` over what was written at `offset` (a frame's checksum known only after its record).
     func overwrite(_ bytes: [UInt8], at offset: Int64) throws {
         precondition(offset + Int64(bytes.count) <= bytesWritten, "only bytes already written can be overwritten")
@@ -281,5 +285,16 @@ final class AtomicFileWriter {
     func discard() {
         if fd >= 0 { close(fd); fd = -1 }
         unlink(temporaryPath)
+    }
+}
+
+/// Writes at offsets of a file another owner opened and closes (`AtomicFileWriter.positional`); `pwrite` lets
+/// several threads write different ranges at once.
+struct PositionalFileWriter: Sendable {
+    let fd: Int32
+    let path: String
+
+    func write(_ data: Data, at offset: Int64) throws {
+        try data.withUnsafeBytes { try POSIX.write($0, at: offset, to: fd, path: path) }
     }
 }
