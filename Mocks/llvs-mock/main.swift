@@ -84,18 +84,20 @@ func writeToken(_ token: OAuthToken, to path: String?) throws {
     try TokenFile(path: path).write(token)
 }
 
-// Kept alive until the process ends.
-nonisolated(unsafe) var running: AnyObject?
+// Watched from before the mock starts, so a signal at any moment after this stops it through `stopRunning`.
+do { try StopSignal.install() } catch { fail("cannot watch for SIGINT and SIGTERM: \(error)") }
+// Stops the running mock (and keeps it alive until then).
+nonisolated(unsafe) var stopRunning: () -> Void = {}
 do {
     switch service {
     case "webdav", "webdav-rclone", "webdav-nginx":
         let flavor: MockWebDAVServer.Flavor = service == "webdav" ? .apache : service == "webdav-rclone" ? .rclone : .nginx
         let mock = try MockWebDAVServer(flavor: flavor, port: port, user: options["--user"], password: options["--password"], faults: faults, state: state)
-        running = mock
+        stopRunning = mock.stop
         say(mock.url.absoluteString)
     case "gdrive":
         let mock = try MockGoogleDriveServer(port: port, faults: faults, state: state)
-        running = mock
+        stopRunning = mock.stop
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.oauth.settings.clientId) client_secret=\(mock.oauth.settings.clientSecret ?? "")")
@@ -103,7 +105,7 @@ do {
         var settings = MockOneDriveServer.Settings()
         if service == "onedrive-business" { settings.driveType = .business }
         let mock = try MockOneDriveServer(settings: settings, port: port, faults: faults, state: state)
-        running = mock
+        stopRunning = mock.stop
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.oauth.settings.clientId)")
@@ -111,13 +113,13 @@ do {
         var settings = MockPCloudServer.Settings()
         if service == "pcloud-eu" { settings.region = .eu }
         let mock = try MockPCloudServer(settings: settings, port: port, faults: faults, state: state)
-        running = mock
+        stopRunning = mock.stop
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.settings.clientId) client_secret=\(mock.settings.clientSecret)")
     case "box":
         let mock = try MockBoxServer(port: port, faults: faults, state: state)
-        running = mock
+        stopRunning = mock.stop
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.oauth.settings.clientId) client_secret=\(mock.oauth.settings.clientSecret ?? "")")
@@ -125,7 +127,7 @@ do {
         let oauth = MockOAuthServer()
         try writeToken(oauth.issueToken(), to: options["--token-out"])
         let server = try MockHTTPServer(port: port, faults: faults) { request in oauth.handle(request) ?? .empty(404) }
-        running = server
+        stopRunning = server.stop
         say(server.baseURL.appendingPathComponent(oauth.settings.pathPrefix).absoluteString)
         say("client_id=\(oauth.settings.clientId) client_secret=\(oauth.settings.clientSecret ?? "")")
     default:
@@ -134,13 +136,6 @@ do {
 } catch {
     fail("cannot start \(service): \(error)")
 }
-// A parent that runs Swift concurrency may have started this process with signals blocked; unblock the ones that
-// stop it, so `kill` (and Process.terminate) works.
-var stopSignals = sigset_t()
-sigemptyset(&stopSignals)
-sigaddset(&stopSignals, SIGINT)
-sigaddset(&stopSignals, SIGTERM)
-signal(SIGINT) { _ in exit(0) }
-signal(SIGTERM) { _ in exit(0) }
-pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
-while true { sleep(3600) }
+StopSignal.wait()
+stopRunning()
+exit(0)

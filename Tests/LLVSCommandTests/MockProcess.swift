@@ -8,10 +8,11 @@ final class MockProcess {
     let process = Process()
     let lines: [String]
 
-    /// Starts `llvs-mock ARGUMENTS` and waits for `lineCount` lines of output.
-    init(_ arguments: [String], lineCount: Int = 1) throws {
+    /// Starts `llvs-mock ARGUMENTS` and waits for `lineCount` lines of output; `environment` is added to the test's.
+    init(_ arguments: [String], lineCount: Int = 1, environment: [String: String] = [:]) throws {
         process.executableURL = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-mock")
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = CommandLineTests.cleanEnvironment.merging(environment) { $1 } }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -40,8 +41,13 @@ final class MockProcess {
         return result
     }
 
+    /// Stops the mock as a user does (SIGTERM: it closes its sockets and removes its storage), or with SIGKILL
+    /// when it has not ended within 10 seconds.
     deinit {
-        kill(process.processIdentifier, SIGKILL) // Foundation's children may have SIGTERM blocked
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 }

@@ -65,19 +65,8 @@ import Glibc
     }
 
     @Test func conformanceAgainstTheWebDAVMockStartedByLLVSMock() async throws {
-        let mock = Process()
-        mock.executableURL = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-mock")
-        mock.arguments = ["webdav", "--user", "u", "--password", "secret", "--faults", "503:0.05,drop:0.03,seed=4"]
-        let output = Pipe()
-        mock.standardOutput = output
-        mock.standardError = FileHandle.nullDevice
-        try mock.run()
-        defer {
-            kill(mock.processIdentifier, SIGKILL)
-            mock.waitUntilExit()
-        }
-        let handle = output.fileHandleForReading
-        let line = String(decoding: handle.availableData, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        let mock = try MockProcess(["webdav", "--user", "u", "--password", "secret", "--faults", "503:0.05,drop:0.03,seed=4"])
+        let line = mock.url
         #expect(line.hasPrefix("http://127.0.0.1:"))
         let url = line.replacingOccurrences(of: "http://", with: "webdav://")
         #expect(try await llvs("remote", "add", "--all-stores", "dav", url, "--user", "u", "--password-stdin", input: Data("secret\n".utf8)).status == 0)
