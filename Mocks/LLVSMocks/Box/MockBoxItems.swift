@@ -92,9 +92,9 @@ extension MockBoxServer {
             let folder = try liveFolder(id, state)
             var object = render(folder, fields: Self.fields(request), in: state)
             if Self.fields(request) == nil {
-                let children = state.tree.children(of: id).filter { !$0.trashed }
-                object["item_collection"] = ["total_count": children.count, "offset": 0, "limit": 100,
-                                             "entries": children.prefix(100).map { render($0, fields: ["type", "id", "name", "sequence_id", "etag"], in: state) }]
+                let (page, total) = state.tree.liveChildren(of: id, from: 0, limit: 100)
+                object["item_collection"] = ["total_count": total, "offset": 0, "limit": 100,
+                                             "entries": page.map { render($0, fields: ["type", "id", "name", "sequence_id", "etag"], in: state) }]
             }
             return .json(200, object)
         }
@@ -119,15 +119,14 @@ extension MockBoxServer {
         let fields = Self.fields(request)
         return try state.withLock { state in
             _ = try liveFolder(id, state)
-            let children = state.tree.children(of: id).filter { !$0.trashed }
-            let page = children.dropFirst(start).prefix(limit)
+            let (page, total) = state.tree.liveChildren(of: id, from: start, limit: limit)
             let entries = page.map { render($0, fields: fields, in: state) }
             if useMarker {
                 let end = start + page.count
-                let next: Any = end < children.count ? Data(String(end).utf8).base64EncodedString() : NSNull()
+                let next: Any = end < total ? Data(String(end).utf8).base64EncodedString() : NSNull()
                 return .json(200, ["entries": entries, "limit": limit, "next_marker": next])
             }
-            return .json(200, ["entries": entries, "total_count": children.count, "offset": start, "limit": limit,
+            return .json(200, ["entries": entries, "total_count": total, "offset": start, "limit": limit,
                                "order": [["by": "type", "direction": "ASC"], ["by": "name", "direction": "ASC"]]])
         }
     }

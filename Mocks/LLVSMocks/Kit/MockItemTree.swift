@@ -76,6 +76,20 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
         (children[folderID] ?? []).compactMap { items[$0] }
     }
 
+    /// A page of a folder's children not trashed themselves (in creation order, from the `start`th), and how many
+    /// there are in all. Only the page's items are copied out: a listing of 10,000 files in pages copied (and, on
+    /// OneDrive, walked up to the root) every child for every page, most of a mock's work during a clone.
+    public func liveChildren(of folderID: String, from start: Int, limit: Int) -> (page: [Item], total: Int) {
+        var page: [Item] = []
+        var total = 0
+        for id in children[folderID] ?? [] {
+            guard let index = items.index(forKey: id), !items.values[index].trashed else { continue }
+            if total >= start, page.count < limit { page.append(items.values[index]) }
+            total += 1
+        }
+        return (page, total)
+    }
+
     /// The children whose name matches `name` under the tree's case rule.
     public func children(of folderID: String, named name: String) -> [Item] {
         (childrenByName[folderID]?[key(name)] ?? []).compactMap { items[$0] }

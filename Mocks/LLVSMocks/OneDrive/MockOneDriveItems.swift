@@ -110,11 +110,12 @@ extension MockOneDriveServer {
             return min(value, 1000)
         } ?? 200
         let skip = Int(query["$skiptoken"] ?? "0") ?? 0
-        return state.withLock { state in
-            let live = state.tree.children(of: folder.id).filter { !state.tree.isTrashed($0.id) }
-            let page = live.dropFirst(skip).prefix(top)
+        return try state.withLock { state in
+            // A live folder's child is trashed exactly when it was trashed itself.
+            guard state.live(folder.id) != nil else { throw MockGraphError(404, "itemNotFound", "The resource could not be found.") }
+            let (page, total) = state.tree.liveChildren(of: folder.id, from: skip, limit: top)
             var object: [String: Any] = ["value": page.map { Self.selecting(query["$select"], json($0, state)) }]
-            if skip + top < live.count {
+            if skip + top < total {
                 var items = [("$top", String(top)), ("$skiptoken", String(skip + top))]
                 if let select = query["$select"] { items.append(("$select", select)) }
                 object["@odata.nextLink"] = endpoint.absoluteString + "/v1.0" + drivePrefix + "/items/" + URLEscaping.escape(folder.id) + "/children?" + URLEscaping.query(items)
