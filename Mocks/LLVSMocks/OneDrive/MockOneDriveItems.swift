@@ -73,7 +73,10 @@ extension MockOneDriveServer {
         state.withLock { state in json(item, state) }
     }
 
-    func json(_ item: MockOneDriveItem, _ state: MockOneDriveState) -> [String: Any] {
+    /// `wanted` (a `$select`'s properties) skips the parts nobody asked for before they are computed: a parent's path
+    /// and a folder's size walk the tree, once per item of a listing page.
+    func json(_ item: MockOneDriveItem, _ state: MockOneDriveState, wanted: Set<String>? = nil) -> [String: Any] {
+        func wants(_ key: String) -> Bool { wanted?.contains(key) ?? true }
         var object: [String: Any] = [
             "id": item.id, "name": item.name, "eTag": item.eTag, "cTag": item.cTag, "size": item.size,
             "createdDateTime": item.createdText, "lastModifiedDateTime": item.modifiedText,
@@ -84,12 +87,13 @@ extension MockOneDriveServer {
             object["root"] = [String: Any]()
             object["name"] = "root"
             object["parentReference"] = ["driveId": settings.driveId, "driveType": settings.driveType.rawValue]
-        } else if let parent = item.parents.first {
+        } else if wants("parentReference"), let parent = item.parents.first {
             let parentPath = state.path(of: parent)
             object["parentReference"] = ["driveId": settings.driveId, "driveType": settings.driveType.rawValue, "id": parent,
                                          "path": "/drive/root:" + (parentPath.isEmpty ? "" : "/" + parentPath)]
         }
         if item.isFolder {
+            guard wants("folder") || wants("size") else { return object }
             object["folder"] = ["childCount": state.tree.children(of: item.id).filter { !state.tree.isTrashed($0.id) }.count]
             object["size"] = state.tree.liveSize(of: item.id) // Graph: the total of everything inside
         } else {
@@ -114,7 +118,8 @@ extension MockOneDriveServer {
             // A live folder's child is trashed exactly when it was trashed itself.
             guard state.live(folder.id) != nil else { throw MockGraphError(404, "itemNotFound", "The resource could not be found.") }
             let (page, total) = state.tree.liveChildren(of: folder.id, from: skip, limit: top)
-            var object: [String: Any] = ["value": page.map { Self.selecting(query["$select"], json($0, state)) }]
+            let wanted = Self.selection(query["$select"])
+            var object: [String: Any] = ["value": page.map { Self.selecting(wanted, json($0, state, wanted: wanted)) }]
             if skip + top < total {
                 var items = [("$top", String(top)), ("$skiptoken", String(skip + top))]
                 if let select = query["$select"] { items.append(("$select", select)) }
@@ -126,8 +131,17 @@ extension MockOneDriveServer {
 
     /// `$select`: only the properties asked for, as Graph answers (smaller pages for a listing of names).
     static func selecting(_ select: String?, _ object: [String: Any]) -> [String: Any] {
-        guard let select, !select.isEmpty else { return object }
-        let wanted = Set(select.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        selecting(selection(select), object)
+    }
+
+    /// The properties a `$select` names; nil when it names none (everything is sent).
+    static func selection(_ select: String?) -> Set<String>? {
+        guard let select, !select.isEmpty else { return nil }
+        return Set(select.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+    }
+
+    static func selecting(_ wanted: Set<String>?, _ object: [String: Any]) -> [String: Any] {
+        guard let wanted else { return object }
         return object.filter { wanted.contains($0.key) || $0.key.hasPrefix("@") }
     }
 
