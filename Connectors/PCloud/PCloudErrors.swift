@@ -8,6 +8,11 @@ struct PCloudResult {
     var code: Int
     var message: String
 
+    init(code: Int, message: String) {
+        self.code = code
+        self.message = message
+    }
+
     /// Nil when the answer is not such an envelope (a proxy's page, a download).
     init?(_ response: HTTPResponse) {
         guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any],
