@@ -15,18 +15,31 @@ final class ComparisonTable {
     }
 
     private(set) var rows: [Row] = []
+    /// Rows another bench process measured and printed, with their numbers, kept as printed.
+    private var printedRows: [(number: Int, line: String)] = []
 
     func add(_ row: Row) {
         rows.append(row)
         print("  row \(row.number) done: \(row.what): \(row.ours) | \(row.theirs) | \(row.ratio)")
     }
 
+    /// A row of another bench process's table (`| N | … |`), taken as it printed it.
+    func add(markdownLine line: String) {
+        guard let number = Int(line.split(separator: "|").first?.trimmingCharacters(in: .whitespaces) ?? "") else { return }
+        printedRows.append((number, line))
+    }
+
     /// A Markdown table, so the same text goes into the README and the closing note.
     var markdown: String {
         var text = "| # | what | LLVS | compared with | ratio | target | met |\n|---|---|---|---|---|---|---|\n"
-        for row in rows.sorted(by: { $0.number < $1.number }) {
+        var lines: [(number: Int, line: String)] = rows.map { row in
             let met = row.met.map { $0 ? "yes" : "**no**" } ?? "—"
-            text += "| \(row.number) | \(row.what) | \(row.ours) | \(row.theirs) | \(row.ratio) | \(row.target) | \(met) |\n"
+            return (row.number, "| \(row.number) | \(row.what) | \(row.ours) | \(row.theirs) | \(row.ratio) | \(row.target) | \(met) |")
+        }
+        lines += printedRows
+        // Stable: rows of one number stay in the order they were measured.
+        for (_, line) in lines.enumerated().sorted(by: { ($0.element.number, $0.offset) < ($1.element.number, $1.offset) }).map(\.element) {
+            text += line + "\n"
         }
         return text
     }
