@@ -50,6 +50,31 @@ struct KitItem: MockTreeItem {
         #expect(tree.usage == 12, "trashed files still take room until they are removed")
     }
 
+    /// Pages of a folder's live children join up to the whole list, in creation order, trashed ones left out
+    /// wherever they fall, with the same total on every page.
+    @Test func pagesOfLiveChildrenJoinUpToTheWholeList() {
+        var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
+        for index in 1...25 { tree.insert(KitItem(id: "\(index)", name: "f\(index)", parents: ["0"], isFolder: false)) }
+        tree.insert(KitItem(id: "x", name: "elsewhere", parents: ["1"], isFolder: false))
+        for trashed in ["1", "7", "8", "25"] { tree.update(trashed) { $0.trashed = true } }
+        let live = tree.children(of: "0").filter { !$0.trashed }.map(\.id)
+        #expect(live.count == 21)
+        for limit in [1, 4, 7, 21, 100] {
+            var joined: [String] = []
+            var start = 0
+            while true {
+                let (page, total) = tree.liveChildren(of: "0", from: start, limit: limit)
+                #expect(total == 21)
+                joined += page.map(\.id)
+                start += page.count
+                if page.count < limit { break }
+            }
+            #expect(joined == live, "pages of \(limit)")
+        }
+        #expect(tree.liveChildren(of: "0", from: 30, limit: 5).page.isEmpty)
+        #expect(tree.liveChildren(of: "missing", from: 0, limit: 5).total == 0)
+    }
+
     @Test func aTimeFromTheTreesClockIsAlwaysLaterThanTheLast() {
         var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
         let times = (0..<100).map { _ in tree.tick() }
