@@ -64,11 +64,15 @@ public final class IncomingRequestReader {
     private let connection: TCPConnection
     private var buffer: [UInt8] = []
     private let spoolThreshold: Int64
+    private let spoolFolder: URL
     static let headLimit = 64 * 1024
 
-    public init(connection: TCPConnection, spoolThreshold: Int64 = 8 * 1024 * 1024) {
+    /// `spoolFolder`: where large bodies go (`llvs-body-UUID`), the temporary directory unless told.
+    public init(connection: TCPConnection, spoolThreshold: Int64 = 8 * 1024 * 1024,
+                spoolFolder: URL = FileManager.default.temporaryDirectory) {
         self.connection = connection
         self.spoolThreshold = spoolThreshold
+        self.spoolFolder = spoolFolder
     }
 
     /// The next request, or nil when the peer closed the connection between requests.
@@ -120,7 +124,7 @@ public final class IncomingRequestReader {
     }
 
     private func readBody(length: Int64) throws -> IncomingRequest.Body {
-        let sink = try BodySink(spoolAbove: spoolThreshold, expected: length)
+        let sink = try BodySink(spoolAbove: spoolThreshold, in: spoolFolder, expected: length)
         try copy(length, into: sink, what: "the body")
         return try sink.finish()
     }
@@ -142,7 +146,7 @@ public final class IncomingRequestReader {
     }
 
     private func readChunked() throws -> IncomingRequest.Body {
-        let sink = try BodySink(spoolAbove: spoolThreshold, expected: nil)
+        let sink = try BodySink(spoolAbove: spoolThreshold, in: spoolFolder, expected: nil)
         while true {
             guard let lineEnd = try fill(until: { self.find([13, 10]) }) else { throw Malformed(description: "the chunked body ended early") }
             let sizeText = String(decoding: buffer[..<lineEnd], as: UTF8.self).split(separator: ";").first.map(String.init) ?? ""
@@ -167,21 +171,24 @@ public final class IncomingRequestReader {
     }
 }
 
-/// Collects a body in memory, moving to a temporary file once it grows past a threshold.
+/// Collects a body in memory, moving to a temporary file once it grows past a threshold. A body that never finishes
+/// (the client went away, the framing was bad) takes its file with it; only `finish` hands the file over.
 private final class BodySink {
     private var data = Data()
     private var fd: Int32 = -1
     private var url: URL?
     private var size: Int64 = 0
     private let threshold: Int64
+    private let folder: URL
 
-    init(spoolAbove threshold: Int64, expected: Int64?) throws {
+    init(spoolAbove threshold: Int64, in folder: URL, expected: Int64?) throws {
         self.threshold = threshold
+        self.folder = folder
         if let expected, expected > threshold { try spool() }
     }
 
     private func spool() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-body-\(UUID().uuidString)")
+        let url = folder.appendingPathComponent("llvs-body-\(UUID().uuidString)")
         fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw IncomingRequestReader.Malformed(description: "cannot spool the body: \(String(cString: strerror(errno)))") }
         self.url = url
@@ -214,5 +221,9 @@ private final class BodySink {
         return .data(data)
     }
 
-    deinit { if fd >= 0 { close(fd) } }
+    deinit {
+        guard fd >= 0 else { return }
+        close(fd)
+        if let url { unlink(url.path) }
+    }
 }
