@@ -34,7 +34,7 @@ struct PCloudAPI: Sendable {
             guard PCloudResult(response) != nil else { throw client.classifier.failure(response, path: path) }
             throw CloudFileSystemError.server(status: 200, message: "pCloud's answer to \(method) for \(path) is not the JSON expected: \(error)")
         }
-        let result = PCloudResult(code: envelope.result, message: envelope.error ?? "")
+        let result = PCloudResult(envelope)
         if codes.contains(result.code) { throw PCloudCallError(code: result.code, message: result.message) }
         guard result.code == 0, let answer = envelope.answer else { throw classifier.failure(result, path: path) }
         return answer
@@ -51,22 +51,4 @@ struct PCloudAPI: Sendable {
 struct PCloudCallError: Error {
     var code: Int
     var message: String
-}
-
-/// pCloud's envelope and the method's answer, read in one pass: `result` (0 when the call worked) and `error`, then
-/// the answer only when `result` is 0. A listing of 10,000 files was parsed twice, the first time into Foundation
-/// objects only to read `result` (a tenth of the CPU of a clone from pCloud).
-struct PCloudEnvelope<Answer: Decodable>: Decodable {
-    var result: Int
-    var error: String?
-    var answer: Answer?
-
-    private enum Key: String, CodingKey { case result, error }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        result = try container.decode(Int.self, forKey: .result)
-        error = (try? container.decodeIfPresent(String.self, forKey: .error)) ?? nil
-        answer = result == 0 ? try Answer(from: decoder) : nil
-    }
 }

@@ -8,21 +8,37 @@ struct PCloudResult {
     var code: Int
     var message: String
 
-    init(code: Int, message: String) {
-        self.code = code
-        self.message = message
+    init<Answer>(_ envelope: PCloudEnvelope<Answer>) {
+        code = envelope.result
+        message = envelope.error ?? ""
     }
 
     /// Nil when the answer is not such an envelope (a proxy's page, a download).
     init?(_ response: HTTPResponse) {
-        guard let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any],
-              let code = (object["result"] as? NSNumber)?.intValue else { return nil }
-        self.code = code
-        message = object["error"] as? String ?? ""
+        guard let envelope = try? JSONDecoder().decode(PCloudEnvelope<PCloudAnswer.Empty>.self, from: response.body) else { return nil }
+        self.init(envelope)
     }
 
     /// Whether pCloud asks to try again later: too many tries from this address (4xxx) or an internal failure (5xxx).
     var asksToRetry: Bool { (4000..<6000).contains(code) }
+}
+
+/// pCloud's envelope and the method's answer, read in one pass: `result` (0 when the call worked) and `error`, then
+/// the answer only when `result` is 0. A listing of 10,000 files was parsed twice, the first time into Foundation
+/// objects only to read `result` (a tenth of the CPU of a clone from pCloud).
+struct PCloudEnvelope<Answer: Decodable>: Decodable {
+    var result: Int
+    var error: String?
+    var answer: Answer?
+
+    private enum Key: String, CodingKey { case result, error }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        result = try container.decode(Int.self, forKey: .result)
+        error = (try? container.decodeIfPresent(String.self, forKey: .error)) ?? nil
+        answer = result == 0 ? try Answer(from: decoder) : nil
+    }
 }
 
 /// pCloud's result codes in the shared vocabulary. 4xxx and 5xxx, answered with HTTP 200, are refusals: retried and
