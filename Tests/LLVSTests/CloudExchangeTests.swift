@@ -187,17 +187,13 @@ import Testing
     /// The damaged chunk is refused (its SHA-256 fails), nothing of the snapshot enters the store, and every version
     /// is pulled instead.
     @Test func aCorruptedChunkIsRefusedAndEveryVersionIsPulledInstead() async throws {
-        let store = try populatedStore(name: "source", versions: 10)
-        let remote = LocalFolderFileSystem(root: directory.child("remote"))
-        _ = try await exchange(store, remote).send()
-        let manifest = try await exchange(store, remote).sendSnapshot()
+        let (store, remote, manifest) = try await remoteWithSnapshot(versions: 10)
         let chunk = "sync/snapshots/\(manifest.snapshotId)/chunk-000"
         var bytes = try await remote.download(chunk)
         bytes[bytes.count / 2] ^= 0x01
         try await remote.upload(bytes, to: chunk)
 
-        let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
-        let outcome = try await target.bootstrapFromSnapshot(using: exchange(target.store, remote))
+        let (target, outcome) = try await bootstrap(from: remote)
         switch outcome {
         case .fellBackToFullPull(let reason): #expect(reason.contains("SHA-256") || reason.contains("sha256") || reason.contains("checksum"), "\(reason)")
         default: Issue.record("expected a fall-back, got \(outcome)")
@@ -206,13 +202,24 @@ import Testing
         try await target.save(inserting: [Value("usable", "yes")])
     }
 
+    /// A remote holding `count` versions of a new store and a snapshot of them.
+    private func remoteWithSnapshot(versions count: Int) async throws -> (Store, LocalFolderFileSystem, SnapshotManifest) {
+        let store = try populatedStore(name: "source", versions: count)
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        _ = try await exchange(store, remote).send()
+        return (store, remote, try await exchange(store, remote).sendSnapshot())
+    }
+
+    /// A new store started from `remote`'s snapshot, and what the bootstrap did.
+    private func bootstrap(from remote: LocalFolderFileSystem) async throws -> (StoreCoordinator, BootstrapOutcome) {
+        let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
+        return (target, try await target.bootstrapFromSnapshot(using: exchange(target.store, remote)))
+    }
+
     /// A reader places each chunk at its offset (LLVS cuts at every 5,000,000 bytes), so chunks cut elsewhere are
     /// refused by name, even when their bytes join up to the manifest's hash; every version is pulled instead.
     @Test func chunksCutAtOtherOffsetsAreRefusedAndEveryVersionIsPulledInstead() async throws {
-        let store = try populatedStore(name: "source", versions: 6)
-        let remote = LocalFolderFileSystem(root: directory.child("remote"))
-        _ = try await exchange(store, remote).send()
-        var manifest = try await exchange(store, remote).sendSnapshot()
+        var (store, remote, manifest) = try await remoteWithSnapshot(versions: 6)
         let folder = "sync/snapshots/\(manifest.snapshotId)"
         let whole = try await remote.download("\(folder)/chunk-000")
         #expect(manifest.chunkCount == 1 && whole.count == manifest.totalSize)
@@ -221,8 +228,7 @@ import Testing
         manifest.chunkCount = 2
         try await remote.upload(try JSONEncoder().encode(manifest), to: "sync/snapshots/manifest.json")
 
-        let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
-        let outcome = try await target.bootstrapFromSnapshot(using: exchange(target.store, remote))
+        let (target, outcome) = try await bootstrap(from: remote)
         guard case .fellBackToFullPull(let reason) = outcome else { Issue.record("expected a fall-back, got \(outcome)"); return }
         #expect(reason.contains("chunk-00") && reason.contains("cut into chunks of 5000000 bytes"), "\(reason)")
         #expect(target.store.history.count == store.history.count)

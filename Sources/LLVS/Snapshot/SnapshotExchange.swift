@@ -58,23 +58,22 @@ extension CloudFileSystemExchange: SnapshotExchange {
         defer { try? FileManager.default.removeItem(at: temporary) }
         let summary = try store.writeSnapshot(to: temporary, format: format)
         let previous = try? await snapshotManifest()
-        let snapshotId = UUID().uuidString
-        let chunkSize = SnapshotManifest.maximumChunkSize
-        let chunkCount = Int((summary.size + Int64(chunkSize) - 1) / Int64(chunkSize))
+        let manifest = SnapshotManifest(snapshotId: UUID().uuidString, format: summary.format, createdAt: Date().timeIntervalSinceReferenceDate,
+                                        latestVersionId: summary.latestVersionId, versionCount: summary.versionCount,
+                                        chunkCount: SnapshotManifest.chunkCount(forTotalSize: summary.size), totalSize: summary.size,
+                                        sha256: summary.sha256)
+        let snapshotId = manifest.snapshotId
         let file = try ReadableFile(path: temporary.path)
         let fileSystem = self.fileSystem
         let folder = path("snapshots", snapshotId)
-        // Chunks first, many at once; each is read from the local file only when its upload starts.
-        let results = await mapConcurrently(Array(0..<chunkCount), limit: concurrency) { index in
-            let offset = Int64(index) * Int64(chunkSize)
-            let data = try file.read(at: offset, count: Int(min(Int64(chunkSize), summary.size - offset)))
+        // Chunks first, many at once; each is read from the local file only when its upload starts. The manifest,
+        // which names them, goes up only after all of them.
+        let results = await mapConcurrently(Array(0..<manifest.chunkCount), limit: concurrency) { index in
+            let data = try file.read(at: manifest.offset(ofChunk: index), count: manifest.size(ofChunk: index))
             try await fileSystem.upload(data, to: CloudPath.join(folder, SnapshotManifest.chunkName(index)))
         }
         for result in results { try result.get() }
 
-        let manifest = SnapshotManifest(snapshotId: snapshotId, format: summary.format, createdAt: Date().timeIntervalSinceReferenceDate,
-                                        latestVersionId: summary.latestVersionId, versionCount: summary.versionCount,
-                                        chunkCount: chunkCount, totalSize: summary.size, sha256: summary.sha256)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try await fileSystem.upload(try encoder.encode(manifest), to: manifestPath)

@@ -52,13 +52,18 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
             throw invalid("snapshotId must be 1 to 128 ASCII letters, digits, - or _")
         }
         guard totalSize >= 0, versionCount >= 0, chunkCount >= 0 else { throw invalid("sizes and counts must not be negative") }
-        let needed = Int((totalSize + Int64(Self.maximumChunkSize) - 1) / Int64(Self.maximumChunkSize))
+        let needed = Self.chunkCount(forTotalSize: totalSize)
         guard chunkCount >= needed, Int64(chunkCount) <= max(1, totalSize) else {
             throw invalid("\(chunkCount) chunks cannot hold \(totalSize) bytes at most \(Self.maximumChunkSize) bytes each")
         }
         if let sha256, !(sha256.count == 64 && sha256.allSatisfy { $0.isHexDigit }) {
             throw invalid("sha256 must be 64 hex digits")
         }
+    }
+
+    /// How many chunks a snapshot of `totalSize` bytes is cut into.
+    public static func chunkCount(forTotalSize totalSize: Int64) -> Int {
+        Int((totalSize + Int64(maximumChunkSize) - 1) / Int64(maximumChunkSize))
     }
 
     /// Where chunk `index` starts in the snapshot: LLVS cuts a snapshot at every `maximumChunkSize` bytes.
