@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "LLVS", targets: ["LLVS"]),
         .library(name: "LLVSSQLite", targets: ["LLVSSQLite"]),
+        .library(name: "LLVSBackup", targets: ["LLVSBackup"]),
         .library(name: "LLVSConformance", targets: ["LLVSConformance"]),
         .library(name: "LLVSHTTP", targets: ["LLVSHTTP"]),
         .library(name: "LLVSCloudService", targets: ["LLVSCloudService"]),
@@ -42,6 +43,10 @@ let package = Package(
         // SQLite storage, on the system's sqlite3.
         .target(name: "LLVSSQLite", dependencies: ["LLVS", "CSQLite3"]),
 
+        // Backups as trees of content-addressed objects: the chunker, folder listings, the walk that writes them and
+        // the reader that restores them.
+        .target(name: "LLVSBackup", dependencies: ["LLVS"]),
+
         // The HTTP client on libcurl, with the retry policy and OAuth 2 tokens every connector shares.
         .target(name: "LLVSHTTP", dependencies: ["LLVS", "CCurl", "CCrypto"]),
 
@@ -65,11 +70,11 @@ let package = Package(
 
         // The command-line tool: its commands over a registry of connector kinds (a library, so a program can run
         // them with a kind of its own), and the program that runs them with every kind this package ships.
-        .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
+        .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSQLite", "LLVSBackup", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
         .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
 
         // Benchmarks that print figures (never timed tests).
-        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),
+        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSBackup", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),
@@ -78,6 +83,7 @@ let package = Package(
         .executableTarget(name: "llvs-fake-kind", dependencies: ["LLVSCommandLine", "LLVS", "LLVSHTTP"], path: "Tests/Helpers/llvs-fake-kind"),
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
+        .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS"]),
         // What every connector's tests share: the conformance harness, a quick client, a fault control over a mock.
         .target(name: "LLVSTestSupport", dependencies: ["LLVS", "LLVSHTTP", "LLVSMocks", "LLVSConformance"], path: "Tests/LLVSTestSupport"),
         .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSMocks", "llvs-test-helper"]),

@@ -91,8 +91,8 @@ extension Store {
         }
 
         let writer = try storage.makeVersionWriter(for: id)
+        var edits: [MapEdit] = []
         do {
-            var edits: [MapEdit] = []
             edits.reserveCapacity(changes.count)
             for change in changes {
                 let key = MapKey(change.valueId)
@@ -118,17 +118,11 @@ extension Store {
                 }
                 edits.append(MapEdit(key: MapKey(file.id), entry: MapEntry(valueId: file.id, storedVersionId: id, data: location)))
             }
-            let (root, countChange) = try map.apply(edits, to: base, writer: writer)
-            let header = StoredVersion(version: version, mapRoot: root, valueCount: baseCount + countChange)
-            try writer.commit(header)
-            try state.withLock { state in
-                try state.history.add(version)
-                state.stored[id] = header
-            }
         } catch {
             writer.discard()
             throw error
         }
+        try commitWritten(version, edits: edits, base: base, baseCount: baseCount, writer: writer)
         return version
     }
 

@@ -20,9 +20,15 @@ public enum SHA256 {
         }
     }
 
+    public static func digest(raw: UnsafeRawBufferPointer) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        _ = CCrypto.SHA256(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &out)
+        return out
+    }
+
     public static func hex(_ data: Data) -> String { hexString(digest(data)) }
 
-    static func hexString(_ bytes: [UInt8]) -> String {
+    public static func hexString(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var chars = [UInt8]()
         chars.reserveCapacity(bytes.count * 2)

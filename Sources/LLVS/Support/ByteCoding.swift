@@ -2,30 +2,34 @@ import Foundation
 
 /// Appends little-endian integers, LEB128 varints and length-prefixed strings to a byte array.
 /// Used for the compact binary records of the value map.
-struct ByteWriter {
-    private(set) var bytes: [UInt8] = []
+public struct ByteWriter {
+    public private(set) var bytes: [UInt8] = []
 
-    mutating func byte(_ value: UInt8) { bytes.append(value) }
+    public init() {}
 
-    mutating func uint16(_ value: UInt16) {
+    public mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    public mutating func uint16(_ value: UInt16) {
         bytes.append(UInt8(value & 0xff))
         bytes.append(UInt8(value >> 8))
     }
 
-    mutating func uint32(_ value: UInt32) {
+    public mutating func uint32(_ value: UInt32) {
         for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xff)) }
     }
 
-    mutating func uint64(_ value: UInt64) {
+    public mutating func uint64(_ value: UInt64) {
         for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xff)) }
     }
 
-    mutating func data(_ value: Data) {
+    public mutating func data(_ value: Data) {
         varint(UInt64(value.count))
         bytes.append(contentsOf: value)
     }
 
-    mutating func varint(_ value: UInt64) {
+    public mutating func append(_ raw: some Sequence<UInt8>) { bytes.append(contentsOf: raw) }
+
+    public mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(v & 0x7f) | 0x80)
@@ -34,7 +38,7 @@ struct ByteWriter {
         bytes.append(UInt8(v))
     }
 
-    mutating func string(_ value: String) {
+    public mutating func string(_ value: String) {
         var value = value
         value.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
@@ -44,50 +48,57 @@ struct ByteWriter {
 }
 
 /// Reads what `ByteWriter` wrote, throwing `ByteReader.Failure` instead of reading past the end.
-struct ByteReader {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public struct ByteReader {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     private let bytes: [UInt8]
-    private(set) var position = 0
+    public private(set) var position = 0
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-    init(_ data: Data) { self.bytes = [UInt8](data) }
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ data: Data) { self.bytes = [UInt8](data) }
 
-    var isAtEnd: Bool { position == bytes.count }
+    public var isAtEnd: Bool { position == bytes.count }
 
-    mutating func byte() throws -> UInt8 {
+    public mutating func byte() throws -> UInt8 {
         guard position < bytes.count else { throw Failure(description: "record ends early at byte \(position)") }
         defer { position += 1 }
         return bytes[position]
     }
 
-    mutating func uint16() throws -> UInt16 {
+    public mutating func uint16() throws -> UInt16 {
         let low = UInt16(try byte())
         return low | UInt16(try byte()) << 8
     }
 
-    mutating func uint32() throws -> UInt32 {
+    public mutating func uint32() throws -> UInt32 {
         var value: UInt32 = 0
         for shift in stride(from: 0, to: 32, by: 8) { value |= UInt32(try byte()) << UInt32(shift) }
         return value
     }
 
-    mutating func uint64() throws -> UInt64 {
+    public mutating func uint64() throws -> UInt64 {
         var value: UInt64 = 0
         for shift in stride(from: 0, to: 64, by: 8) { value |= UInt64(try byte()) << UInt64(shift) }
         return value
     }
 
-    mutating func data() throws -> Data {
+    public mutating func data() throws -> Data {
         let count = try int()
         guard count <= bytes.count - position else { throw Failure(description: "data of \(count) bytes runs past the end at byte \(position)") }
         defer { position += count }
         return Data(bytes[position..<position + count])
     }
 
-    mutating func varint() throws -> UInt64 {
+    /// The next `count` bytes as they are (no length before them).
+    public mutating func raw(_ count: Int) throws -> ArraySlice<UInt8> {
+        guard count <= bytes.count - position else { throw Failure(description: "\(count) bytes run past the end at byte \(position)") }
+        defer { position += count }
+        return bytes[position..<position + count]
+    }
+
+    public mutating func varint() throws -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -99,13 +110,13 @@ struct ByteReader {
         }
     }
 
-    mutating func int(limit: Int = Int(Int32.max)) throws -> Int {
+    public mutating func int(limit: Int = Int(Int32.max)) throws -> Int {
         let value = try varint()
         guard value <= UInt64(limit) else { throw Failure(description: "number \(value) out of range at byte \(position)") }
         return Int(value)
     }
 
-    mutating func string() throws -> String {
+    public mutating func string() throws -> String {
         let count = try int()
         guard count <= bytes.count - position else { throw Failure(description: "string of \(count) bytes runs past the end at byte \(position)") }
         defer { position += count }

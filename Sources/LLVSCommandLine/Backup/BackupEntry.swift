@@ -4,8 +4,9 @@ import LLVS
 import Glibc
 #endif
 
-/// What a backup records about one path besides its contents: kept as the value `.llvs-meta/<path>`, beside the
-/// contents under `<path>`, so an unchanged file costs nothing (size and mtime decide, then the hash).
+/// What the per-path backup layout of earlier builds recorded about one path besides its contents: the value
+/// `.llvs-meta/<path>`, beside the contents under `<path>`. Read only to restore such a store; backups are now trees
+/// (`LLVSBackup`).
 struct BackupEntry: Codable, Equatable {
     enum Kind: String, Codable { case file, symlink, directory }
 
@@ -23,28 +24,4 @@ struct BackupEntry: Codable, Equatable {
 
     static let prefix = ".llvs-meta/"
     static func metaId(_ path: String) -> Value.ID { Value.ID(prefix + path) }
-
-    /// Reads what is at `path` without following a symlink.
-    static func inspect(_ path: LocalPath) -> (kind: Kind, size: Int64, modified: Int64, nanoseconds: Int, mode: UInt32)? {
-        guard let info = path.lstat() else { return nil }
-        let kind: Kind
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: kind = .file
-        case S_IFLNK: kind = .symlink
-        case S_IFDIR: kind = .directory
-        default: return nil // sockets, devices and fifos are not backed up
-        }
-        return (kind, Int64(info.st_size), Int64(info.st_mtim.tv_sec), info.st_mtim.tv_nsec, UInt32(info.st_mode & 0o7777))
-    }
-
-    /// SHA-256 of a file, read in pieces.
-    static func hash(_ path: LocalPath) throws -> String {
-        let fd = path.openForReading()
-        guard fd >= 0 else { throw CommandError.failed("cannot read \(path.display)") }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        defer { try? handle.close() }
-        let digest = DigestStream(.sha256)
-        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { digest.update(chunk) }
-        return digest.finalizeHex()
-    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSBackup
 #if canImport(Glibc)
 import Glibc
 #endif

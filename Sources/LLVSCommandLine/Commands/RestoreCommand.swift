@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSBackup
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,6 +13,7 @@ struct RestoreCommand: Command {
         .value("at", "VERSION", "restore this version"),
         .value("before", "DATE", "restore the last version saved before DATE (ISO 8601, as 2026-11-29T12:00:00Z)"),
         .flag("keep-special-bits", "restore setuid, setgid and sticky bits (dropped by default, as tar does for non-root users)"),
+        .value("source", "NAME", "the backed-up directory to restore (its name or path; needed when the store backs up several)"),
     ]
     static let positionalCount = 1...Int.max
 
@@ -20,9 +22,11 @@ struct RestoreCommand: Command {
     let at: String?
     let before: Date?
     let keepSpecialBits: Bool
+    let source: String?
 
     init(_ arguments: ParsedArguments) throws {
         keepSpecialBits = arguments.has("keep-special-bits")
+        source = arguments.value("source")
         destination = URL(fileURLWithPath: arguments.positionals[0]).standardizedFileURL.path
         paths = Array(arguments.positionals.dropFirst()).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "/")) }
         at = arguments.value("at")
@@ -48,6 +52,19 @@ struct RestoreCommand: Command {
                 }
                 version = previous
             }
+        }
+        if try BackupReader(store: store).hasBackups(at: version.id) {
+            var restore = try TreeRestore(reader: BackupReader(store: store), version: version.id, destination: destination,
+                                      modeMask: keepSpecialBits ? 0o7777 : 0o777, paths: paths)
+            let record = try restore.reader.resolveSource(source, at: version.id)
+            try restore.run(record)
+            for problem in restore.refused { TerminalText.warn("not restored: \(problem)") }
+            guard restore.restored > 0 || !restore.refused.isEmpty else {
+                throw CommandError.notFound("Version \(version.id) holds no backed-up files under \(paths.joined(separator: ", ")) in \(record.name).")
+            }
+            context.writeLine("Restored \(restore.restored) entries of \(record.name) from version \(version.id) into \(destination).")
+            if !restore.refused.isEmpty { throw CommandError.failed("\(restore.refused.count) entr\(restore.refused.count == 1 ? "y was" : "ies were") not restored (listed above).") }
+            return
         }
         let entries = try store.valueReferences(at: version.id).compactMap { reference -> String? in
             let id = reference.valueId.rawValue
@@ -121,48 +138,3 @@ struct RestoreCommand: Command {
     }
 }
 
-struct HistoryCommand: Command {
-    static let name = "history"
-    static let summary = "List the versions, newest first, in which a backed-up file changed."
-    static let arguments = "PATH"
-    static let options: [OptionSpec] = [.flag("json", "print JSON")]
-    static let positionalCount = 1...1
-
-    struct Change: Encodable {
-        var version: String
-        var date: String
-        var change: String
-    }
-
-    let path: String
-    let json: Bool
-
-    init(_ arguments: ParsedArguments) throws {
-        path = arguments.positionals[0].trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-        json = arguments.has("json")
-    }
-
-    func run(in context: CommandContext) async throws {
-        let coordinator = try context.openCoordinator()
-        let store = coordinator.store
-        guard let current = await coordinator.currentVersionId else { throw CommandError.notFound("The store is empty.") }
-        let history = store.history
-        let meta = BackupEntry.metaId(path)
-        var changes: [(Version, Change)] = []
-        for id in history.ancestors(of: current) {
-            guard let version = history.version(id) else { continue }
-            // A file's contents decide (a touch alone is no change); links and folders have only their record.
-            func stamp(_ at: Version.ID) throws -> Version.ID? {
-                try store.value(id: Value.ID(path), at: at)?.storedVersionId ?? store.value(id: meta, at: at)?.storedVersionId
-            }
-            let now = try stamp(id)
-            let before = try version.predecessors.map { try stamp($0.idOfFirst) } ?? nil
-            guard now != before else { continue }
-            let kind = now == nil ? "removed" : before == nil ? "added" : "changed"
-            changes.append((version, Change(version: id.rawValue, date: VersionSummary.format(version.date), change: kind)))
-        }
-        let ordered = changes.sorted { History.isOrderedBefore($1.0, $0.0) }.map(\.1)
-        guard !ordered.isEmpty else { throw CommandError.notFound("No backup holds \(path).") }
-        if json { try context.writeJSON(ordered) } else { ordered.forEach { context.writeLine("\($0.version)  \($0.date)  \($0.change)") } }
-    }
-}

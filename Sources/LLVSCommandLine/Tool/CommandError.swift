@@ -1,4 +1,5 @@
 import LLVS
+import LLVSBackup
 
 /// What a command can fail with, each with its exit code. Codes are documented in `llvs --help`.
 enum CommandError: Error, CustomStringConvertible {
@@ -56,6 +57,13 @@ enum ExitCode: Int32, CaseIterable {
             case .versionNotFound: return .notFound
             case .unresolvedConflicts: return .conflict
             case .io, .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty, .snapshotsUnsupported, .sourceChanged: return .failure
+            }
+        case let error as BackupError:
+            switch error {
+            case .damagedObject, .missingObject: return .corrupt
+            case .unknownSource: return .notFound
+            case .sourceNeeded: return .usage
+            case .unreadable, .readFailed: return .failure
             }
         default: return .failure
         }

@@ -37,7 +37,7 @@ public struct LLVSTool: Sendable {
         .group(RemoteCommands.group), .group(AccountCommands.group),
         .command(SyncCommand.self), .command(PushCommand.self), .command(PullCommand.self), .command(StatusCommand.self),
         .command(SnapshotCommand.self), .command(CloneCommand.self), .command(BackupCommand.self), .command(RestoreCommand.self),
-        .command(HistoryCommand.self), .command(AuthCommand.self), .command(ConformanceCommand.self),
+        .command(HistoryCommand.self), .command(BackupsCommand.self), .command(AuthCommand.self), .command(ConformanceCommand.self),
     ] }
 
     func overview() -> String {

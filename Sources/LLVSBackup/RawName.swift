@@ -7,10 +7,10 @@ import Glibc
 /// (a string) every byte of an invalid sequence becomes the character U+10FF00 + byte, from a private-use block no
 /// real name needs; a character of that block that a name really holds is written the same way, byte by byte, so
 /// the encoding is reversible for every name and leaves every other UTF-8 name as it is.
-enum RawName {
-    static let base: UInt32 = 0x10FF00
+public enum RawName {
+    public static let base: UInt32 = 0x10FF00
 
-    static func encode(_ bytes: some Collection<UInt8>) -> String {
+    public static func encode(_ bytes: some Collection<UInt8>) -> String {
         var out = String.UnicodeScalarView()
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
@@ -31,7 +31,7 @@ enum RawName {
         }
     }
 
-    static func decode(_ name: String) -> [UInt8] {
+    public static func decode(_ name: String) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(name.utf8.count)
         for scalar in name.unicodeScalars {
@@ -45,40 +45,40 @@ enum RawName {
     }
 
     /// Calls `body` with the name's bytes as a C string.
-    static func withCString<T>(_ name: String, _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
+    public static func withCString<T>(_ name: String, _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
         let bytes = decode(name).map { CChar(bitPattern: $0) } + [0]
         return try bytes.withUnsafeBufferPointer { try body($0.baseAddress!) }
     }
 }
 
 /// A local path as the bytes the kernel takes, so a backup can read files whose names are not UTF-8.
-struct LocalPath {
-    var bytes: [UInt8]
+public struct LocalPath: Sendable {
+    public var bytes: [UInt8]
 
-    init(_ string: String) { bytes = Array(string.utf8) }
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ string: String) { bytes = Array(string.utf8) }
+    public init(bytes: [UInt8]) { self.bytes = bytes }
 
-    func appending(_ name: [UInt8]) -> LocalPath { LocalPath(bytes: bytes + [UInt8(ascii: "/")] + name) }
+    public func appending(_ name: [UInt8]) -> LocalPath { LocalPath(bytes: bytes + [UInt8(ascii: "/")] + name) }
 
     /// The path as a string when its bytes are UTF-8; nil otherwise.
-    var string: String? { String(validating: bytes, as: UTF8.self) }
+    public var string: String? { String(validating: bytes, as: UTF8.self) }
     /// For messages: the path with any byte that is not UTF-8 shown escaped.
-    var display: String { String(decoding: bytes, as: UTF8.self) }
+    public var display: String { String(decoding: bytes, as: UTF8.self) }
 
-    func withCString<T>(_ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
+    public func withCString<T>(_ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
         let terminated = bytes.map { CChar(bitPattern: $0) } + [0]
         return try terminated.withUnsafeBufferPointer { try body($0.baseAddress!) }
     }
 
-    func lstat() -> stat? {
+    public func lstat() -> stat? {
         var info = stat()
         return withCString { Glibc.lstat($0, &info) } == 0 ? info : nil
     }
 
     /// The names in the directory, as bytes, without `.` and `..`.
-    func names() throws -> [[UInt8]] {
+    public func names() throws -> [[UInt8]] {
         guard let directory = withCString({ opendir($0) }) else {
-            throw CommandError.failed("cannot list \(display): \(String(cString: strerror(errno)))")
+            throw BackupError.unreadable(path: display, reason: String(cString: strerror(errno)))
         }
         defer { closedir(directory) }
         var names: [[UInt8]] = []
@@ -91,7 +91,7 @@ struct LocalPath {
     }
 
     /// A symlink's target, as bytes.
-    func linkTarget() -> [UInt8]? {
+    public func linkTarget() -> [UInt8]? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = withCString { readlink($0, &buffer, buffer.count - 1) }
         guard count >= 0 else { return nil }
@@ -99,7 +99,7 @@ struct LocalPath {
     }
 
     /// Opens the file for reading; the caller closes the descriptor.
-    func openForReading() -> Int32 {
+    public func openForReading() -> Int32 {
         withCString { open($0, O_RDONLY | O_CLOEXEC) }
     }
 }

@@ -1,0 +1,25 @@
+import Foundation
+import LLVS
+
+/// The value IDs of a backup. Chunks and folder listings are named by the hash of their bytes (so they are stored
+/// once, whichever backup, source or store wrote them); a source's record by the hash of its name. Together they
+/// live under `.llvs-backup/`, apart from any other values the store holds.
+public enum BackupObjectID {
+    public static let prefix = ".llvs-backup/"
+
+    public static func chunk(_ hash: ContentHash) -> Value.ID { Value.ID(prefix + "chunk/" + hash.hex) }
+    public static func tree(_ hash: ContentHash) -> Value.ID { Value.ID(prefix + "tree/" + hash.hex) }
+    /// The record of a source's last complete backup.
+    public static func source(_ name: String) -> Value.ID { Value.ID(prefix + "source/" + SHA256.hexString(SHA256.digest(name))) }
+    /// The record of a backup of the source still under way (its checkpoints): what a re-run resumes from.
+    public static func checkpoint(_ name: String) -> Value.ID { Value.ID(prefix + "checkpoint/" + SHA256.hexString(SHA256.digest(name))) }
+    /// The names of every source the store backs up.
+    public static let sources = Value.ID(prefix + "sources")
+}
+
+/// Metadata that marks a backup's versions: a checkpoint (a backup under way, skipped by restore and history) or
+/// the version that completed it.
+public enum BackupMetadata {
+    public static let checkpoint = Version.MetadataKey("llvs.backup.checkpoint")
+    public static let completed = Version.MetadataKey("llvs.backup.completed")
+}

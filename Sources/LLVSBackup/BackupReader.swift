@@ -1,0 +1,95 @@
+import Foundation
+import LLVS
+
+/// Reads the backups a version holds: which sources, their records, their folder listings and file contents.
+/// Listings are cached by hash, so walking many versions of one path reads each listing once.
+public final class BackupReader {
+    public let store: Store
+    private var trees: [ContentHash: BackupTree] = [:]
+    private static let treeCacheLimit = 4096
+
+    public init(store: Store) { self.store = store }
+
+    /// The names of the sources backed up at `version`.
+    public func sources(at version: Version.ID) throws -> [String] {
+        BackupSourceList.decode(try store.value(id: BackupObjectID.sources, at: version)?.data).sorted()
+    }
+
+    /// Whether the version holds any backup in this layout (as opposed to none, or only the per-path layout of
+    /// earlier builds).
+    public func hasBackups(at version: Version.ID) throws -> Bool {
+        try store.value(id: BackupObjectID.sources, at: version) != nil
+    }
+
+    public func record(_ name: String, at version: Version.ID) throws -> BackupSourceRecord? {
+        let id = BackupObjectID.source(name)
+        return try store.value(id: id, at: version).map { try BackupSourceRecord(decoding: $0.data, id: id) }
+    }
+
+    /// The source a command means: `given` (a name, or a path that names one), or the only one there is.
+    public func resolveSource(_ given: String?, at version: Version.ID) throws -> BackupSourceRecord {
+        let known = try sources(at: version)
+        guard let given else {
+            guard known.count == 1 else {
+                throw known.isEmpty ? BackupError.unknownSource("any source", known: []) : BackupError.sourceNeeded(known: known)
+            }
+            guard let record = try record(known[0], at: version) else { throw BackupError.unknownSource(known[0], known: known) }
+            return record
+        }
+        let path = URL(fileURLWithPath: given).standardizedFileURL.path
+        for name in [given, path] {
+            if let record = try record(name, at: version) { return record }
+        }
+        throw BackupError.unknownSource(given, known: known)
+    }
+
+    public func tree(_ hash: ContentHash, at version: Version.ID) throws -> BackupTree {
+        if let tree = trees[hash] { return tree }
+        let id = BackupObjectID.tree(hash)
+        guard let value = try store.value(id: id, at: version) else { throw BackupError.missingObject(id: id.rawValue) }
+        let tree = try BackupTree(decoding: value.data, id: id.rawValue)
+        if trees.count >= Self.treeCacheLimit { trees.removeAll(keepingCapacity: true) }
+        trees[hash] = tree
+        return tree
+    }
+
+    /// The entry at `components` (name bytes from the root) of a source's backup; nil when it has none.
+    /// The root itself is given as a folder entry with no name.
+    public func entry(at components: [[UInt8]], of record: BackupSourceRecord, at version: Version.ID) throws -> BackupTreeEntry? {
+        guard let root = record.rootHash else { return nil }
+        var entry = BackupTreeEntry(name: [], kind: .directory, mode: 0o755, size: 0, modified: 0, modifiedNanoseconds: 0, content: .tree(root))
+        for name in components {
+            guard case .tree(let hash) = entry.content else { return nil }
+            guard let next = try tree(hash, at: version).entry(named: name) else { return nil }
+            entry = next
+        }
+        return entry
+    }
+
+    /// Gives a file's bytes to `write`, chunk by chunk (never the whole file in memory).
+    public func writeContents(of entry: BackupTreeEntry, at version: Version.ID, into write: (Data) throws -> Void) throws {
+        switch entry.content {
+        case .embedded(let data):
+            try write(data)
+        case .chunks(let hashes):
+            // Each chunk is checked against its name: a store (or a remote) that holds other bytes under it is damaged,
+            // and a restore says so rather than writing them.
+            var total: Int64 = 0
+            for hash in hashes {
+                let id = BackupObjectID.chunk(hash)
+                let digest = DigestStream(.sha256)
+                guard try store.writeValue(id: id, at: version, into: { piece in
+                    digest.update(piece)
+                    total += Int64(piece.count)
+                    try write(piece)
+                }) else { throw BackupError.missingObject(id: id.rawValue) }
+                guard digest.finalizeHex() == hash.hex else { throw BackupError.damagedObject(id: id.rawValue, reason: "its bytes do not have its hash") }
+            }
+            guard total == entry.size else {
+                throw BackupError.damagedObject(id: RawName.encode(entry.name), reason: "its chunks hold \(total) bytes, its entry says \(entry.size)")
+            }
+        case .tree, .link:
+            break
+        }
+    }
+}

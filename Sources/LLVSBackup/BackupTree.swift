@@ -1,0 +1,156 @@
+import Foundation
+import LLVS
+
+/// One folder of a backup: its entries, sorted by their names' bytes, each with what it takes to restore it. Stored
+/// as one value named by the hash of its encoding (`BackupObjectID.tree`), so an unchanged folder is the same value
+/// in every backup, and a backup that changes one file writes only the folders on its path.
+public struct BackupTree: Equatable, Sendable {
+    public var entries: [BackupTreeEntry]
+
+    public init(entries: [BackupTreeEntry]) { self.entries = entries }
+
+    static let magic = Array("LLVSTREE".utf8)
+    static let formatVersion: UInt8 = 1
+
+    /// The binary form: magic, format, entry count, then each entry. Stable: the hash of these bytes names the tree.
+    public func encoded() -> Data {
+        var writer = ByteWriter()
+        writer.append(Self.magic)
+        writer.byte(Self.formatVersion)
+        writer.varint(UInt64(entries.count))
+        for entry in entries { entry.encode(into: &writer) }
+        return Data(writer.bytes)
+    }
+
+    /// Reads a listing, refusing anything a hostile store could use to escape a restore or confuse it: names that are
+    /// empty, `.`, `..`, hold `/` or NUL, or are not in strictly increasing order (so no name appears twice).
+    public init(decoding data: Data, id: String) throws {
+        var reader = ByteReader(data)
+        do {
+            guard Array(try reader.raw(Self.magic.count)) == Self.magic else { throw BackupError.damagedObject(id: id, reason: "it is not a folder listing") }
+            let format = try reader.byte()
+            guard format == Self.formatVersion else {
+                throw BackupError.damagedObject(id: id, reason: "listing format \(format) is not readable by this build")
+            }
+            let count = try reader.int()
+            var entries: [BackupTreeEntry] = []
+            entries.reserveCapacity(min(count, 1 << 16))
+            for _ in 0..<count {
+                let entry = try BackupTreeEntry(decoding: &reader, id: id)
+                if let last = entries.last, !last.name.lexicographicallyPrecedes(entry.name) {
+                    throw BackupError.damagedObject(id: id, reason: "names out of order or repeated at \(RawName.encode(entry.name))")
+                }
+                entries.append(entry)
+            }
+            guard reader.isAtEnd else { throw BackupError.damagedObject(id: id, reason: "extra bytes after the last entry") }
+            self.entries = entries
+        } catch let failure as ByteReader.Failure {
+            throw BackupError.damagedObject(id: id, reason: failure.description)
+        }
+    }
+
+    /// The entry with exactly these name bytes (binary search: entries are sorted).
+    public func entry(named name: [UInt8]) -> BackupTreeEntry? {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].name.lexicographicallyPrecedes(name) { low = middle + 1 } else { high = middle }
+        }
+        return low < entries.count && entries[low].name == name ? entries[low] : nil
+    }
+}
+
+/// One entry of a folder listing. Times to the nanosecond; the name as the bytes the file system gave (Linux names
+/// are bytes: two names that differ only in Unicode normalization are two entries).
+public struct BackupTreeEntry: Equatable, Sendable {
+    public enum Kind: UInt8, Sendable { case file = 1, directory = 2, symlink = 3 }
+
+    /// Where a file's bytes are: inside the listing (small files, see `BackupWalk.embeddedLimit`), or in chunks
+    /// stored as values of their own, in order.
+    public enum Content: Equatable, Sendable {
+        case embedded(Data)
+        case chunks([ContentHash])
+        case tree(ContentHash)
+        case link(target: [UInt8])
+    }
+
+    public var name: [UInt8]
+    public var kind: Kind
+    public var mode: UInt32
+    public var size: Int64
+    public var modified: Int64
+    public var modifiedNanoseconds: Int
+    public var content: Content
+
+    public init(name: [UInt8], kind: Kind, mode: UInt32, size: Int64, modified: Int64, modifiedNanoseconds: Int, content: Content) {
+        self.name = name
+        self.kind = kind
+        self.mode = mode
+        self.size = size
+        self.modified = modified
+        self.modifiedNanoseconds = modifiedNanoseconds
+        self.content = content
+    }
+
+    public var modifiedTime: timespec { timespec(tv_sec: Int(modified), tv_nsec: modifiedNanoseconds) }
+
+    func encode(into writer: inout ByteWriter) {
+        writer.varint(UInt64(name.count))
+        writer.append(name)
+        writer.byte(kind.rawValue)
+        writer.varint(UInt64(mode))
+        writer.varint(UInt64(bitPattern: size))
+        writer.uint64(UInt64(bitPattern: modified))
+        writer.uint32(UInt32(modifiedNanoseconds))
+        switch content {
+        case .embedded(let data):
+            writer.byte(1)
+            writer.data(data)
+        case .chunks(let hashes):
+            writer.byte(2)
+            writer.varint(UInt64(hashes.count))
+            for hash in hashes { writer.append(hash.bytes) }
+        case .tree(let hash):
+            writer.byte(3)
+            writer.append(hash.bytes)
+        case .link(let target):
+            writer.byte(4)
+            writer.varint(UInt64(target.count))
+            writer.append(target)
+        }
+    }
+
+    init(decoding reader: inout ByteReader, id: String) throws {
+        let nameLength = try reader.int(limit: 4096)
+        name = Array(try reader.raw(nameLength))
+        guard !name.isEmpty, name != [46], name != [46, 46], !name.contains(0), !name.contains(47) else {
+            throw BackupError.damagedObject(id: id, reason: "\(RawName.encode(name)) is not the name of an entry in a folder")
+        }
+        guard let kind = Kind(rawValue: try reader.byte()) else { throw BackupError.damagedObject(id: id, reason: "unknown entry kind") }
+        self.kind = kind
+        mode = UInt32(truncatingIfNeeded: try reader.varint())
+        size = Int64(bitPattern: try reader.varint())
+        modified = Int64(bitPattern: try reader.uint64())
+        let nanoseconds = try reader.uint32()
+        guard nanoseconds < 1_000_000_000, size >= 0 else { throw BackupError.damagedObject(id: id, reason: "bad size or time for \(RawName.encode(name))") }
+        modifiedNanoseconds = Int(nanoseconds)
+        let tag = try reader.byte()
+        switch (tag, kind) {
+        case (1, .file):
+            content = .embedded(try reader.data())
+        case (2, .file):
+            let count = try reader.int()
+            var hashes: [ContentHash] = []
+            hashes.reserveCapacity(min(count, 1 << 16))
+            for _ in 0..<count { hashes.append(ContentHash(bytes: try reader.raw(32))!) }
+            content = .chunks(hashes)
+        case (3, .directory):
+            content = .tree(ContentHash(bytes: try reader.raw(32))!)
+        case (4, .symlink):
+            let length = try reader.int(limit: 1 << 16)
+            content = .link(target: Array(try reader.raw(length)))
+        default:
+            throw BackupError.damagedObject(id: id, reason: "content of kind \(tag) for a \(kind) (\(RawName.encode(name)))")
+        }
+    }
+}

@@ -1,0 +1,322 @@
+import Foundation
+import LLVS
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Backs up one folder into a store as a tree of content-addressed objects, one folder at a time.
+///
+/// Each folder is listed, compared with the same folder of the previous backup (and of an interrupted one, when
+/// resuming), and written as one listing; a file whose size, times and mode match its previous entry is not read.
+/// Memory holds the folders on the current path and their entries, never the whole tree or the whole change.
+/// New data goes to storage as it is read (`VersionBuilder`), and every `checkpointBytes` of it (or
+/// `checkpointValues` values) is committed as a checkpoint version that records the partial tree, so a killed
+/// backup's re-run reads again only what the last checkpoint did not hold, and sends only the versions after it.
+public final class BackupWalk {
+    public struct Options: Sendable {
+        /// New data per checkpoint: what a killed backup may have to read and send again.
+        public var checkpointBytes: Int64 = 64 << 20
+        /// New values per checkpoint: bounds the map edits held in memory.
+        public var checkpointValues = 50_000
+        public init() {}
+    }
+
+    /// What has been done so far, for a progress line.
+    public struct Progress: Sendable {
+        public var files = 0
+        public var folders = 0
+        /// Bytes read from files (changed or new ones; unchanged files are not read).
+        public var bytesRead: Int64 = 0
+        /// Bytes of data not in the store before.
+        public var bytesStored: Int64 = 0
+        public var checkpoints = 0
+    }
+
+    public struct Summary: Sendable {
+        public var record: BackupSourceRecord
+        /// The version that completed the backup; nil when nothing changed since the last one.
+        public var version: Version?
+        public var progress: Progress
+        /// Files read (new or changed), and files taken from the previous backup unread.
+        public var filesRead = 0
+        public var filesUnchanged = 0
+        /// Entries of the previous backup that are gone.
+        public var removed = 0
+        /// What was left out, one line each.
+        public var warnings: [String] = []
+    }
+
+    /// Files at most this long are kept inside their folder's listing: a value of their own would cost more than
+    /// their bytes (a map entry, a record, a line in the exchange), and most small files change with their folder.
+    public static let embeddedLimit = 256
+    /// Reads of one file before it counts as changing too fast to back up.
+    public static let maximumReads = 3
+
+    let builder: VersionBuilder
+    let name: String
+    let directory: LocalPath
+    let options: Options
+    let onCommit: (Version) async throws -> Void
+    let onProgress: (Progress) -> Void
+    let chunker = ContentDefinedChunker()
+    private var progress = Progress()
+    private var summary: Summary
+    private var stack: [Frame] = []
+    private var files = 0, folders = 0, links = 0
+    private var totalBytes: Int64 = 0
+
+    /// A folder being listed: its own entry (but its content) and the entries done so far.
+    private struct Frame {
+        var entry: BackupTreeEntry?
+        var entries: [BackupTreeEntry] = []
+    }
+
+    /// `onCommit` is given each committed version (checkpoints and the last) to make it current before the walk goes on.
+    public init(builder: VersionBuilder, name: String, directory: LocalPath, options: Options = Options(),
+                onCommit: @escaping (Version) async throws -> Void, onProgress: @escaping (Progress) -> Void = { _ in }) {
+        self.builder = builder
+        self.name = name
+        self.directory = directory
+        self.options = options
+        self.onCommit = onCommit
+        self.onProgress = onProgress
+        summary = Summary(record: BackupSourceRecord(name: name, path: RawName.encode(directory.bytes), root: ContentHash(of: Data()),
+                                                     files: 0, folders: 0, links: 0, bytes: 0, date: Date()),
+                          version: nil, progress: Progress())
+    }
+
+    /// Reads a listing stored in the base version.
+    func tree(_ hash: ContentHash) throws -> BackupTree {
+        let id = BackupObjectID.tree(hash)
+        guard let value = try builder.baseValue(id: id) else { throw BackupError.missingObject(id: id.rawValue) }
+        return try BackupTree(decoding: value.data, id: id.rawValue)
+    }
+
+    func record(_ id: Value.ID) throws -> BackupSourceRecord? {
+        try builder.baseValue(id: id).map { try BackupSourceRecord(decoding: $0.data, id: id) }
+    }
+
+    public func run() async throws -> Summary {
+        let previous = try record(BackupObjectID.source(name))
+        let interrupted = try record(BackupObjectID.checkpoint(name))
+        let previousRoot = try previous?.rootHash.map(tree)
+        let interruptedRoot = try interrupted?.rootHash.map(tree)
+        stack.append(Frame())
+        let root = try await folder(directory, previous: previousRoot, interrupted: interruptedRoot)
+        stack.removeAll()
+        let record = BackupSourceRecord(name: name, path: RawName.encode(directory.bytes), root: root, files: files,
+                                        folders: folders, links: links, bytes: totalBytes, date: Date())
+        summary.record = record
+        if previous?.root == record.root && interrupted == nil && builder.pendingCount == 0 {
+            summary.progress = progress
+            return summary
+        }
+        try builder.put(BackupObjectID.source(name), try record.encoded())
+        try builder.remove(BackupObjectID.checkpoint(name))
+        var names = BackupSourceList.decode(try builder.baseValue(id: BackupObjectID.sources)?.data)
+        if !names.contains(name) {
+            names.append(name)
+            try builder.put(BackupObjectID.sources, BackupSourceList.encode(names))
+        }
+        if let version = try builder.commit(metadata: [BackupMetadata.completed: try Version.MetadataValue(name)]) {
+            try await onCommit(version)
+            summary.version = version
+        }
+        summary.progress = progress
+        return summary
+    }
+
+    // MARK: Folders
+
+    /// Backs up the folder's entries; returns the hash of its listing.
+    private func folder(_ local: LocalPath, previous: BackupTree?, interrupted: BackupTree?) async throws -> ContentHash {
+        folders += 1
+        progress.folders += 1
+        let names: [[UInt8]]
+        do { names = try local.names().sorted { $0.lexicographicallyPrecedes($1) } } catch {
+            summary.warnings.append("\(local.display): cannot list it (\(error)); " + (previous != nil ? "its last backup is kept" : "it is left empty"))
+            return try store(previous ?? BackupTree(entries: []))
+        }
+        var matched = 0
+        for raw in names {
+            let path = local.appending(raw)
+            let before = previous?.entry(named: raw)
+            if before != nil { matched += 1 }
+            let resumed = interrupted?.entry(named: raw)
+            guard let info = path.lstat() else { continue } // gone since the listing
+            var entry = BackupTreeEntry(name: raw, kind: .file, mode: UInt32(info.st_mode & 0o7777), size: 0,
+                                        modified: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: info.st_mtim.tv_nsec,
+                                        content: .embedded(Data()))
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR:
+                entry.kind = .directory
+                stack.append(Frame(entry: entry))
+                func subtree(_ e: BackupTreeEntry?) throws -> BackupTree? {
+                    guard let e, e.kind == .directory, case .tree(let hash) = e.content else { return nil }
+                    return try tree(hash)
+                }
+                let hash = try await folder(path, previous: try subtree(before), interrupted: try subtree(resumed))
+                stack.removeLast()
+                entry.content = .tree(hash)
+            case S_IFLNK:
+                guard let target = path.linkTarget() else {
+                    summary.warnings.append("\(path.display): cannot read the link")
+                    continue
+                }
+                entry.kind = .symlink
+                entry.content = .link(target: target)
+                links += 1
+            case S_IFREG:
+                entry.size = Int64(info.st_size)
+                guard let stored = try file(path, entry: entry, candidates: [resumed, before].compactMap { $0 }) else { continue }
+                entry = stored
+                files += 1
+                totalBytes += entry.size
+                progress.files += 1
+                onProgress(progress)
+            default:
+                continue // sockets, devices and fifos are not backed up
+            }
+            stack[stack.count - 1].entries.append(entry)
+            if builder.pendingBytes >= options.checkpointBytes || builder.pendingCount >= options.checkpointValues {
+                try await checkpoint()
+            }
+        }
+        summary.removed += (previous?.entries.count ?? 0) - matched
+        return try store(BackupTree(entries: stack[stack.count - 1].entries))
+    }
+
+    /// Writes a listing unless the store has it; returns its hash.
+    private func store(_ tree: BackupTree) throws -> ContentHash {
+        let data = tree.encoded()
+        let hash = ContentHash(of: data)
+        let id = BackupObjectID.tree(hash)
+        if try !builder.contains(id) {
+            try builder.put(id, data)
+            progress.bytesStored += Int64(data.count)
+        }
+        return hash
+    }
+
+    /// Commits what is written so far as a checkpoint: each folder on the current path gets a partial listing of
+    /// the entries done, and the record of the interrupted backup points at the partial root.
+    private func checkpoint() async throws {
+        var child: BackupTreeEntry?
+        for frame in stack.reversed() {
+            var entries = frame.entries
+            if let child { entries.append(child) }
+            let hash = try store(BackupTree(entries: entries))
+            guard var entry = frame.entry else {
+                let record = BackupSourceRecord(name: name, path: RawName.encode(directory.bytes), root: hash, files: files,
+                                                folders: folders, links: links, bytes: totalBytes, date: Date())
+                try builder.put(BackupObjectID.checkpoint(name), try record.encoded())
+                break
+            }
+            entry.content = .tree(hash)
+            child = entry
+        }
+        if let version = try builder.commit(metadata: [BackupMetadata.checkpoint: try Version.MetadataValue(name)]) {
+            try await onCommit(version)
+            progress.checkpoints += 1
+        }
+    }
+
+    // MARK: Files
+
+    /// The entry of a regular file: taken from a candidate (the interrupted backup's, then the previous one's) when
+    /// size, time and mode match, read otherwise. Nil when the file is left out (reported in the warnings).
+    private func file(_ path: LocalPath, entry: BackupTreeEntry, candidates: [BackupTreeEntry]) throws -> BackupTreeEntry? {
+        if let same = candidates.first(where: { $0.kind == .file && $0.size == entry.size && $0.modified == entry.modified
+                                                && $0.modifiedNanoseconds == entry.modifiedNanoseconds && $0.mode == entry.mode }) {
+            summary.filesUnchanged += 1
+            return same
+        }
+        let last = candidates.last { $0.kind == .file }
+        for _ in 1...Self.maximumReads {
+            switch try read(path, entry: entry) {
+            case .stored(let stored):
+                summary.filesRead += 1
+                return stored
+            case .vanished:
+                summary.warnings.append("\(path.display): it vanished while it was backed up; it is not in this backup")
+                return nil
+            case .unreadable(let reason):
+                summary.warnings.append("\(path.display): cannot read it (\(reason)); " + (last != nil ? "its last backup is kept" : "it is not in this backup"))
+                return last
+            case .changed:
+                continue
+            }
+        }
+        summary.warnings.append("\(path.display): it kept changing while it was read (\(Self.maximumReads) tries); "
+                                + (last != nil ? "its last backup is kept" : "it is not in this backup"))
+        return last
+    }
+
+    private enum ReadOutcome {
+        case stored(BackupTreeEntry)
+        case vanished
+        case unreadable(String)
+        case changed
+    }
+
+    /// Reads a file once: embedded when small, else cut into chunks, each new one written to storage but named only
+    /// if the file looked the same before and after (size, modification and change times), so a version never holds
+    /// bytes other than the file's at one moment.
+    private func read(_ path: LocalPath, entry: BackupTreeEntry) throws -> ReadOutcome {
+        let fd = path.withCString { open($0, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY) }
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT { return .vanished }
+            if code == ELOOP { return .changed } // replaced by a link since it was listed
+            return .unreadable(String(cString: strerror(code)))
+        }
+        defer { close(fd) }
+        var before = stat()
+        guard fstat(fd, &before) == 0, before.st_mode & S_IFMT == S_IFREG else { return .changed }
+        var result = entry
+        result.size = Int64(before.st_size)
+        result.modified = Int64(before.st_mtim.tv_sec)
+        result.modifiedNanoseconds = before.st_mtim.tv_nsec
+        result.mode = UInt32(before.st_mode & 0o7777)
+        var total: Int64 = 0
+        var written: [(Value.ID, VersionBuilder.WrittenData)] = []
+        var named = Set<ContentHash>()
+        do {
+            if before.st_size <= Self.embeddedLimit {
+                var buffer = [UInt8](repeating: 0, count: Self.embeddedLimit + 1)
+                var count = 0
+                while count < buffer.count {
+                    let got = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+                    if got < 0 { if errno == EINTR { continue }; throw BackupError.readFailed(errno: errno) }
+                    if got == 0 { break }
+                    count += got
+                }
+                total = Int64(count)
+                result.content = .embedded(Data(buffer[0..<min(count, Self.embeddedLimit)]))
+            } else {
+                var hashes: [ContentHash] = []
+                try chunker.chunks(ofDescriptor: fd) { chunk in
+                    total += Int64(chunk.count)
+                    let hash = ContentHash(of: chunk)
+                    hashes.append(hash)
+                    let id = BackupObjectID.chunk(hash)
+                    guard named.insert(hash).inserted, try !builder.contains(id) else { return }
+                    written.append((id, try builder.write(Data(chunk))))
+                }
+                result.content = .chunks(hashes)
+            }
+        } catch BackupError.readFailed(let code) {
+            return .unreadable(String(cString: strerror(code)))
+        }
+        progress.bytesRead += total
+        var after = stat()
+        guard fstat(fd, &after) == 0, total == Int64(before.st_size), after.st_size == before.st_size,
+              after.st_mtim.tv_sec == before.st_mtim.tv_sec, after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
+              after.st_ctim.tv_sec == before.st_ctim.tv_sec, after.st_ctim.tv_nsec == before.st_ctim.tv_nsec else { return .changed }
+        for (id, data) in written {
+            builder.set(id, to: data)
+            progress.bytesStored += data.count
+        }
+        return .stored(result)
+    }
+}

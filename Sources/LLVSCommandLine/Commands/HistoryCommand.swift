@@ -1,0 +1,111 @@
+import Foundation
+import LLVS
+import LLVSBackup
+
+struct HistoryCommand: Command {
+    static let name = "history"
+    static let summary = "List the versions, newest first, in which a backed-up file changed."
+    static let arguments = "PATH"
+    static let options: [OptionSpec] = [
+        .flag("json", "print JSON"),
+        .value("source", "NAME", "the backed-up directory PATH is in (its name or path; needed when the store backs up several)"),
+    ]
+    static let positionalCount = 1...1
+
+    struct Change: Encodable {
+        var version: String
+        var date: String
+        var change: String
+    }
+
+    let path: String
+    let json: Bool
+    let source: String?
+
+    init(_ arguments: ParsedArguments) throws {
+        path = arguments.positionals[0].trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        json = arguments.has("json")
+        source = arguments.value("source")
+    }
+
+    func run(in context: CommandContext) async throws {
+        let coordinator = try context.openCoordinator()
+        let store = coordinator.store
+        guard let current = await coordinator.currentVersionId else { throw CommandError.notFound("The store is empty.") }
+        let reader = BackupReader(store: store)
+        let stamp: (Version.ID) throws -> String?
+        if try reader.hasBackups(at: current) {
+            let name = try reader.resolveSource(source, at: current).name
+            let components = path.split(separator: "/").map { RawName.decode(String($0)) }
+            // A file's contents decide (a touch alone is no change); links their target, folders their mode.
+            // Versions that did not change the source's record (checkpoints, other sources) are passed over cheaply.
+            var byRecord: [Value.Reference: String?] = [:]
+            stamp = { version in
+                guard let reference = try store.value(id: BackupObjectID.source(name), at: version)?.reference else { return nil }
+                if let known = byRecord[reference] { return known }
+                let found: String?
+                if let record = try reader.record(name, at: version), let entry = try reader.entry(at: components, of: record, at: version) {
+                    switch entry.content {
+                    case .embedded(let data): found = "file " + ContentHash(of: data).hex
+                    case .chunks(let hashes): found = "file " + hashes.map(\.hex).joined()
+                    case .link(let target): found = "link " + RawName.encode(target)
+                    case .tree: found = "folder \(entry.mode)"
+                    }
+                } else {
+                    found = nil
+                }
+                byRecord[reference] = found
+                return found
+            }
+        } else {
+            let meta = BackupEntry.metaId(path)
+            stamp = { at in
+                try store.value(id: Value.ID(path), at: at)?.storedVersionId?.rawValue ?? store.value(id: meta, at: at)?.storedVersionId?.rawValue
+            }
+        }
+        let history = store.history
+        var changes: [(Version, Change)] = []
+        for id in history.ancestors(of: current) {
+            guard let version = history.version(id) else { continue }
+            let now = try stamp(id)
+            let before = try version.predecessors.map { try stamp($0.idOfFirst) } ?? nil
+            guard now != before else { continue }
+            let kind = now == nil ? "removed" : before == nil ? "added" : "changed"
+            changes.append((version, Change(version: id.rawValue, date: VersionSummary.format(version.date), change: kind)))
+        }
+        let ordered = changes.sorted { History.isOrderedBefore($1.0, $0.0) }.map(\.1)
+        guard !ordered.isEmpty else { throw CommandError.notFound("No backup holds \(path).") }
+        if json { try context.writeJSON(ordered) } else { ordered.forEach { context.writeLine("\($0.version)  \($0.date)  \($0.change)") } }
+    }
+}
+
+struct BackupsCommand: Command {
+    static let name = "backups"
+    static let summary = "List the directories the store backs up, with the date and size of each one's last backup."
+    static let arguments = ""
+    static let options: [OptionSpec] = [.flag("json", "print JSON"), .value("at", "VERSION", "as of this version")]
+    static let positionalCount = 0...0
+
+    let json: Bool
+    let at: String?
+
+    init(_ arguments: ParsedArguments) throws {
+        json = arguments.has("json")
+        at = arguments.value("at")
+    }
+
+    func run(in context: CommandContext) async throws {
+        let coordinator = try context.openCoordinator()
+        let store = coordinator.store
+        guard var version = await coordinator.currentVersionId else { throw CommandError.notFound("The store is empty.") }
+        if let at { version = try context.resolveVersion(at, in: store).id }
+        let reader = BackupReader(store: store)
+        let records = try reader.sources(at: version).compactMap { try reader.record($0, at: version) }
+        if json { try context.writeJSON(records); return }
+        guard !records.isEmpty else { context.writeLine("No backups in this version."); return }
+        for record in records {
+            context.writeLine("\(record.name)  \(VersionSummary.format(record.date))  \(record.files) files, \(record.folders) folders, "
+                              + "\(ProgressLine.size(record.bytes))" + (record.path != record.name ? "  (from \(record.path))" : ""))
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import LLVS
+import Testing
+@testable import LLVSBackup
+
+/// Deterministic bytes: the same seed gives the same data on every machine.
+func pseudoRandomData(count: Int, seed: UInt64) -> Data {
+    var state = seed
+    var data = Data(count: count)
+    data.withUnsafeMutableBytes { raw in
+        let words = raw.bindMemory(to: UInt64.self)
+        for index in words.indices {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            words[index] = z ^ (z >> 31)
+        }
+    }
+    return data
+}
+
+/// Cuts data as a backup does, through a pipe-less file descriptor.
+func chunks(of data: Data) throws -> [Data] {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("chunker-\(UUID().uuidString)").path
+    try data.write(to: URL(fileURLWithPath: path))
+    defer { unlink(path) }
+    let fd = open(path, O_RDONLY)
+    defer { close(fd) }
+    var result: [Data] = []
+    try ContentDefinedChunker().chunks(ofDescriptor: fd) { result.append(Data($0)) }
+    return result
+}
+
+@Suite struct ChunkerTests {
+    @Test func chunksJoinToTheFileAndKeepTheirBounds() throws {
+        let data = pseudoRandomData(count: 20 << 20 + 12345, seed: 1)
+        let pieces = try chunks(of: data)
+        #expect(pieces.reduce(Data(), +) == data)
+        for piece in pieces.dropLast() {
+            #expect(piece.count >= ContentDefinedChunker.minimumSize)
+            #expect(piece.count <= ContentDefinedChunker.maximumSize)
+        }
+        // Around the average: 20 MiB of random bytes in roughly 10 to 30 chunks.
+        #expect((8...40).contains(pieces.count), "\(pieces.count) chunks")
+    }
+
+    @Test func aSmallFileIsOneChunkAndAnEmptyOneNone() throws {
+        #expect(try chunks(of: Data("hello".utf8)) == [Data("hello".utf8)])
+        #expect(try chunks(of: Data()).isEmpty)
+    }
+
+    @Test func anEditChangesOnlyTheChunksAroundIt() throws {
+        var data = pseudoRandomData(count: 20 << 20, seed: 2)
+        let before = Set(try chunks(of: data).map { ContentHash(of: $0) })
+        data[10 << 20] ^= 0xFF
+        let afterPieces = try chunks(of: data)
+        let new = afterPieces.filter { !before.contains(ContentHash(of: $0)) }
+        #expect(new.count <= 2, "\(new.count) chunks changed")
+        #expect(new.reduce(0) { $0 + $1.count } <= 4 << 20)
+        // An insertion shifts everything after it, and the cut points follow the content.
+        data.insert(contentsOf: [1, 2, 3], at: 5 << 20)
+        let shifted = try chunks(of: data).filter { !before.contains(ContentHash(of: $0)) }
+        #expect(shifted.count <= 3, "\(shifted.count) chunks changed after an insertion")
+    }
+
+    @Test func theCutPointsAreFixedByTheFormat() throws {
+        // The gear table is part of the stored format: the same bytes must always cut the same way.
+        let sizes = try chunks(of: pseudoRandomData(count: 6 << 20, seed: 3)).map(\.count)
+        let again = try chunks(of: pseudoRandomData(count: 6 << 20, seed: 3)).map(\.count)
+        #expect(sizes == again)
+    }
+}
+
+@Suite struct BackupTreeTests {
+    func entry(_ name: String, _ content: BackupTreeEntry.Content, kind: BackupTreeEntry.Kind = .file) -> BackupTreeEntry {
+        BackupTreeEntry(name: Array(name.utf8), kind: kind, mode: 0o644, size: 3, modified: -5, modifiedNanoseconds: 999_999_999, content: content)
+    }
+
+    @Test func aListingRoundTripsExactly() throws {
+        let tree = BackupTree(entries: [
+            BackupTreeEntry(name: [0xff, 0x41], kind: .file, mode: 0o4755, size: 3, modified: 1, modifiedNanoseconds: 2, content: .embedded(Data("abc".utf8))),
+            entry("b", .chunks([ContentHash(of: Data("x".utf8)), ContentHash(of: Data("y".utf8))])),
+            entry("c", .tree(ContentHash(of: Data())), kind: .directory),
+            entry("d", .link(target: Array("../elsewhere".utf8)), kind: .symlink),
+        ])
+        let decoded = try BackupTree(decoding: tree.encoded(), id: "t")
+        #expect(decoded == tree)
+        #expect(decoded.entry(named: Array("c".utf8))?.kind == .directory)
+        #expect(decoded.entry(named: Array("cc".utf8)) == nil)
+    }
+
+    @Test(arguments: ["..", ".", "a/b", "a\0b", ""])
+    func aNameThatLeavesItsFolderIsRefused(_ name: String) throws {
+        let data = BackupTree(entries: [entry(name, .embedded(Data("abc".utf8)))]).encoded()
+        #expect(throws: BackupError.self) { try BackupTree(decoding: data, id: "t") }
+    }
+
+    @Test func repeatedOrUnsortedNamesAreRefused() throws {
+        for names in [["a", "a"], ["b", "a"]] {
+            let data = BackupTree(entries: names.map { entry($0, .embedded(Data("abc".utf8))) }).encoded()
+            #expect(throws: BackupError.self) { try BackupTree(decoding: data, id: "t") }
+        }
+    }
+
+    @Test func everyTruncationIsAnErrorNotACrash() throws {
+        let data = BackupTree(entries: [entry("a", .chunks([ContentHash(of: Data())])), entry("b", .link(target: [1]), kind: .symlink)]).encoded()
+        for length in 0..<data.count {
+            #expect(throws: BackupError.self) { try BackupTree(decoding: data.prefix(length), id: "t") }
+        }
+    }
+}
