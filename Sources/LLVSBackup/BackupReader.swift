@@ -70,6 +70,9 @@ public final class BackupReader {
     public func writeContents(of entry: BackupTreeEntry, at version: Version.ID, into write: (Data) throws -> Void) throws {
         switch entry.content {
         case .embedded(let data):
+            guard data.count == entry.size else {
+                throw BackupError.damagedObject(id: RawName.encode(entry.name), reason: "it holds \(data.count) bytes, its entry says \(entry.size)")
+            }
             try write(data)
         case .chunks(let hashes):
             // Each chunk is checked against its name: a store (or a remote) that holds other bytes under it is damaged,

@@ -111,12 +111,12 @@ public final class BackupWalk {
             summary.progress = progress
             return summary
         }
-        try builder.put(BackupObjectID.source(name), try record.encoded())
+        try put(BackupObjectID.source(name), try record.encoded())
         try builder.remove(BackupObjectID.checkpoint(name))
         var names = BackupSourceList.decode(try builder.baseValue(id: BackupObjectID.sources)?.data)
         if !names.contains(name) {
             names.append(name)
-            try builder.put(BackupObjectID.sources, BackupSourceList.encode(names))
+            try put(BackupObjectID.sources, BackupSourceList.encode(names))
         }
         if let version = try builder.commit(metadata: [BackupMetadata.completed: try Version.MetadataValue(name)]) {
             try await onCommit(version)
@@ -186,15 +186,17 @@ public final class BackupWalk {
         return try store(BackupTree(entries: stack[stack.count - 1].entries))
     }
 
+    private func put(_ id: Value.ID, _ data: Data) throws {
+        try builder.put(id, data)
+        progress.bytesStored += Int64(data.count)
+    }
+
     /// Writes a listing unless the store has it; returns its hash.
     private func store(_ tree: BackupTree) throws -> ContentHash {
         let data = tree.encoded()
         let hash = ContentHash(of: data)
         let id = BackupObjectID.tree(hash)
-        if try !builder.contains(id) {
-            try builder.put(id, data)
-            progress.bytesStored += Int64(data.count)
-        }
+        if try !builder.contains(id) { try put(id, data) }
         return hash
     }
 
@@ -209,7 +211,7 @@ public final class BackupWalk {
             guard var entry = frame.entry else {
                 let record = BackupSourceRecord(name: name, path: RawName.encode(directory.bytes), root: hash, files: files,
                                                 folders: folders, links: links, bytes: totalBytes, date: Date())
-                try builder.put(BackupObjectID.checkpoint(name), try record.encoded())
+                try put(BackupObjectID.checkpoint(name), try record.encoded())
                 break
             }
             entry.content = .tree(hash)

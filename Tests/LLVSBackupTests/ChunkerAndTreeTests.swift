@@ -79,10 +79,10 @@ func chunks(of data: Data) throws -> [Data] {
 
     @Test func aListingRoundTripsExactly() throws {
         let tree = BackupTree(entries: [
-            BackupTreeEntry(name: [0xff, 0x41], kind: .file, mode: 0o4755, size: 3, modified: 1, modifiedNanoseconds: 2, content: .embedded(Data("abc".utf8))),
             entry("b", .chunks([ContentHash(of: Data("x".utf8)), ContentHash(of: Data("y".utf8))])),
             entry("c", .tree(ContentHash(of: Data())), kind: .directory),
             entry("d", .link(target: Array("../elsewhere".utf8)), kind: .symlink),
+            BackupTreeEntry(name: [0xff, 0x41], kind: .file, mode: 0o4755, size: 3, modified: 1, modifiedNanoseconds: 2, content: .embedded(Data("abc".utf8))),
         ])
         let decoded = try BackupTree(decoding: tree.encoded(), id: "t")
         #expect(decoded == tree)
