@@ -6,7 +6,7 @@ import LLVS
 public final class BackupReader {
     public let store: Store
     private var trees: [ContentHash: BackupTree] = [:]
-    private static let treeCacheLimit = 4096
+    private static let treeCacheLimit = 256
 
     public init(store: Store) { self.store = store }
 

@@ -102,7 +102,7 @@ public final class BackupWalk {
         let previousRoot = try previous?.rootHash.map(tree)
         let interruptedRoot = try interrupted?.rootHash.map(tree)
         stack.append(Frame())
-        let root = try await folder(directory, previous: previousRoot, interrupted: interruptedRoot)
+        let root = try await folder(directory, opened: { try OpenDirectory.open(directory) }, previous: previousRoot, interrupted: interruptedRoot)
         stack.removeAll()
         let record = BackupSourceRecord(name: name, path: RawName.encode(directory.bytes), root: root, files: files,
                                         folders: folders, links: links, bytes: totalBytes, date: Date())
@@ -129,21 +129,26 @@ public final class BackupWalk {
     // MARK: Folders
 
     /// Backs up the folder's entries; returns the hash of its listing.
-    private func folder(_ local: LocalPath, previous: BackupTree?, interrupted: BackupTree?) async throws -> ContentHash {
+    private func folder(_ local: LocalPath, opened: () throws -> OpenDirectory, previous: BackupTree?, interrupted: BackupTree?) async throws -> ContentHash {
         folders += 1
         progress.folders += 1
+        let directory: OpenDirectory
         let names: [[UInt8]]
-        do { names = try local.names().sorted { $0.lexicographicallyPrecedes($1) } } catch {
+        do {
+            directory = try opened()
+            do { names = try directory.names() } catch { directory.close(); throw error }
+        } catch {
             summary.warnings.append("\(local.display): cannot list it (\(error)); " + (previous != nil ? "its last backup is kept" : "it is left empty"))
             return try store(previous ?? BackupTree(entries: []))
         }
+        defer { directory.close() }
         var matched = 0
-        for raw in names {
-            let path = local.appending(raw)
+        let looks = FolderLook.take(names, in: directory, previous: previous, interrupted: interrupted)
+        for (index, raw) in names.enumerated() {
             let before = previous?.entry(named: raw)
             if before != nil { matched += 1 }
             let resumed = interrupted?.entry(named: raw)
-            guard let info = path.lstat() else { continue } // gone since the listing
+            guard let info = looks[index].status else { continue } // gone since the listing
             var entry = BackupTreeEntry(name: raw, kind: .file, mode: UInt32(info.st_mode & 0o7777), size: 0,
                                         modified: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: info.st_mtim.tv_nsec,
                                         content: .embedded(Data()))
@@ -155,12 +160,13 @@ public final class BackupWalk {
                     guard let e, e.kind == .directory, case .tree(let hash) = e.content else { return nil }
                     return try tree(hash)
                 }
-                let hash = try await folder(path, previous: try subtree(before), interrupted: try subtree(resumed))
+                let hash = try await folder(local.appending(raw), opened: { try directory.openFolder(raw) },
+                                            previous: try subtree(before), interrupted: try subtree(resumed))
                 stack.removeLast()
                 entry.content = .tree(hash)
             case S_IFLNK:
-                guard let target = path.linkTarget() else {
-                    summary.warnings.append("\(path.display): cannot read the link")
+                guard let target = directory.linkTarget(raw) else {
+                    summary.warnings.append("\(local.appending(raw).display): cannot read the link")
                     continue
                 }
                 entry.kind = .symlink
@@ -168,7 +174,8 @@ public final class BackupWalk {
                 links += 1
             case S_IFREG:
                 entry.size = Int64(info.st_size)
-                guard let stored = try file(path, entry: entry, candidates: [resumed, before].compactMap { $0 }) else { continue }
+                guard let stored = try file(raw, in: directory, listed: info, entry: entry, candidates: [resumed, before].compactMap { $0 },
+                                            read: looks[index].read) else { continue }
                 entry = stored
                 files += 1
                 totalBytes += entry.size
@@ -227,15 +234,31 @@ public final class BackupWalk {
 
     /// The entry of a regular file: taken from a candidate (the interrupted backup's, then the previous one's) when
     /// size, time and mode match, read otherwise. Nil when the file is left out (reported in the warnings).
-    private func file(_ path: LocalPath, entry: BackupTreeEntry, candidates: [BackupTreeEntry]) throws -> BackupTreeEntry? {
-        if let same = candidates.first(where: { $0.kind == .file && $0.size == entry.size && $0.modified == entry.modified
-                                                && $0.modifiedNanoseconds == entry.modifiedNanoseconds && $0.mode == entry.mode }) {
+    private func file(_ name: [UInt8], in directory: OpenDirectory, listed: stat, entry: BackupTreeEntry,
+                      candidates: [BackupTreeEntry], read prefetched: SmallRead?) throws -> BackupTreeEntry? {
+        if let same = candidates.first(where: { Self.isUnchanged($0, entry) }) {
             summary.filesUnchanged += 1
             return same
         }
         let last = candidates.last { $0.kind == .file }
-        for _ in 1...Self.maximumReads {
-            switch try read(path, entry: entry) {
+        let path = directory.path.appending(name)
+        var listed = listed
+        for attempt in 1...Self.maximumReads {
+            if attempt > 1 {
+                guard let again = directory.status(name) else {
+                    summary.warnings.append("\(path.display): it vanished while it was backed up; it is not in this backup")
+                    return nil
+                }
+                listed = again
+            }
+            let outcome: ReadOutcome
+            if attempt == 1, let prefetched {
+                outcome = prefetched.outcome(entry: entry, listed: listed)
+                if case .stored = outcome { progress.bytesRead += entry.size }
+            } else {
+                outcome = try read(name, in: directory, listed: listed, entry: entry)
+            }
+            switch outcome {
             case .stored(let stored):
                 summary.filesRead += 1
                 return stored
@@ -254,27 +277,36 @@ public final class BackupWalk {
         return last
     }
 
-    private enum ReadOutcome {
+    enum ReadOutcome {
         case stored(BackupTreeEntry)
         case vanished
         case unreadable(String)
         case changed
+
+        func counted(_ add: (Int64) -> Void) -> ReadOutcome {
+            if case .stored(let entry) = self { add(entry.size) }
+            return self
+        }
+    }
+
+    static func isUnchanged(_ candidate: BackupTreeEntry, _ entry: BackupTreeEntry) -> Bool {
+        candidate.kind == .file && candidate.size == entry.size && candidate.modified == entry.modified
+            && candidate.modifiedNanoseconds == entry.modifiedNanoseconds && candidate.mode == entry.mode
     }
 
     /// Reads a file once: embedded when small, else cut into chunks, each new one written to storage but named only
-    /// if the file looked the same before and after (size, modification and change times), so a version never holds
-    /// bytes other than the file's at one moment.
-    private func read(_ path: LocalPath, entry: BackupTreeEntry) throws -> ReadOutcome {
-        let fd = path.withCString { open($0, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY) }
+    /// if the file is the one listed and looked the same after the read (inode, size, modification and change
+    /// times), so a version never holds bytes other than the file's at one moment.
+    private func read(_ name: [UInt8], in directory: OpenDirectory, listed: stat, entry: BackupTreeEntry) throws -> ReadOutcome {
+        let fd = directory.openFile(name)
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT { return .vanished }
-            if code == ELOOP { return .changed } // replaced by a link since it was listed
+            if code == ELOOP || code == ENXIO { return .changed } // replaced by a link or a FIFO since it was listed
             return .unreadable(String(cString: strerror(code)))
         }
         defer { close(fd) }
-        var before = stat()
-        guard fstat(fd, &before) == 0, before.st_mode & S_IFMT == S_IFREG else { return .changed }
+        let before = listed
         var result = entry
         result.size = Int64(before.st_size)
         result.modified = Int64(before.st_mtim.tv_sec)
@@ -285,16 +317,7 @@ public final class BackupWalk {
         var named = Set<ContentHash>()
         do {
             if before.st_size <= Self.embeddedLimit {
-                var buffer = [UInt8](repeating: 0, count: Self.embeddedLimit + 1)
-                var count = 0
-                while count < buffer.count {
-                    let got = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-                    if got < 0 { if errno == EINTR { continue }; throw BackupError.readFailed(errno: errno) }
-                    if got == 0 { break }
-                    count += got
-                }
-                total = Int64(count)
-                result.content = .embedded(Data(buffer[0..<min(count, Self.embeddedLimit)]))
+                return SmallRead.read(fd, listed: before).outcome(entry: result, listed: before).counted { progress.bytesRead += $0 }
             } else {
                 var hashes: [ContentHash] = []
                 try chunker.chunks(ofDescriptor: fd) { chunk in
@@ -312,7 +335,8 @@ public final class BackupWalk {
         }
         progress.bytesRead += total
         var after = stat()
-        guard fstat(fd, &after) == 0, total == Int64(before.st_size), after.st_size == before.st_size,
+        guard fstat(fd, &after) == 0, after.st_mode & S_IFMT == S_IFREG, after.st_ino == before.st_ino, after.st_dev == before.st_dev,
+              total == Int64(before.st_size), after.st_size == before.st_size,
               after.st_mtim.tv_sec == before.st_mtim.tv_sec, after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
               after.st_ctim.tv_sec == before.st_ctim.tv_sec, after.st_ctim.tv_nsec == before.st_ctim.tv_nsec else { return .changed }
         for (id, data) in written {
