@@ -174,7 +174,7 @@ public final class BackupWalk {
                 links += 1
             case S_IFREG:
                 entry.size = Int64(info.st_size)
-                guard let stored = try file(raw, in: directory, listed: info, entry: entry, candidates: [resumed, before].compactMap { $0 },
+                guard let stored = try await file(raw, in: directory, listed: info, entry: entry, candidates: [resumed, before].compactMap { $0 },
                                             read: looks[index].read) else { continue }
                 entry = stored
                 files += 1
@@ -235,7 +235,7 @@ public final class BackupWalk {
     /// The entry of a regular file: taken from a candidate (the interrupted backup's, then the previous one's) when
     /// size, time and mode match, read otherwise. Nil when the file is left out (reported in the warnings).
     private func file(_ name: [UInt8], in directory: OpenDirectory, listed: stat, entry: BackupTreeEntry,
-                      candidates: [BackupTreeEntry], read prefetched: SmallRead?) throws -> BackupTreeEntry? {
+                      candidates: [BackupTreeEntry], read prefetched: SmallRead?) async throws -> BackupTreeEntry? {
         if let same = candidates.first(where: { Self.isUnchanged($0, entry) }) {
             summary.filesUnchanged += 1
             return same
@@ -256,7 +256,7 @@ public final class BackupWalk {
                 outcome = prefetched.outcome(entry: entry, listed: listed)
                 if case .stored = outcome { progress.bytesRead += entry.size }
             } else {
-                outcome = try read(name, in: directory, listed: listed, entry: entry)
+                outcome = try await read(name, in: directory, listed: listed, entry: entry)
             }
             switch outcome {
             case .stored(let stored):
@@ -297,7 +297,7 @@ public final class BackupWalk {
     /// Reads a file once: embedded when small, else cut into chunks, each new one written to storage but named only
     /// if the file is the one listed and looked the same after the read (inode, size, modification and change
     /// times), so a version never holds bytes other than the file's at one moment.
-    private func read(_ name: [UInt8], in directory: OpenDirectory, listed: stat, entry: BackupTreeEntry) throws -> ReadOutcome {
+    private func read(_ name: [UInt8], in directory: OpenDirectory, listed: stat, entry: BackupTreeEntry) async throws -> ReadOutcome {
         let fd = directory.openFile(name)
         guard fd >= 0 else {
             let code = errno
@@ -320,13 +320,25 @@ public final class BackupWalk {
                 return SmallRead.read(fd, listed: before).outcome(entry: result, listed: before).counted { progress.bytesRead += $0 }
             } else {
                 var hashes: [ContentHash] = []
-                try chunker.chunks(ofDescriptor: fd) { chunk in
+                let reader = FileChunkReader(fd: fd, chunker: chunker)
+                while try reader.next({ chunk in
                     total += Int64(chunk.count)
                     let hash = ContentHash(of: chunk)
                     hashes.append(hash)
                     let id = BackupObjectID.chunk(hash)
                     guard named.insert(hash).inserted, try !builder.contains(id) else { return }
                     written.append((id, try builder.write(Data(chunk))))
+                }) {
+                    // A large file checkpoints as it goes: its chunks so far are named (a chunk is valid on its own,
+                    // whatever becomes of the file) and committed, so a re-run reads the file again but stores and
+                    // sends only the chunks after them.
+                    let unnamed = written.reduce(0) { $0 + $1.1.count }
+                    if builder.pendingBytes + unnamed >= options.checkpointBytes {
+                        for (id, data) in written { builder.set(id, to: data) }
+                        progress.bytesStored += unnamed
+                        written = []
+                        try await checkpoint()
+                    }
                 }
                 result.content = .chunks(hashes)
             }

@@ -60,35 +60,52 @@ public struct ContentDefinedChunker: Sendable {
         }
     }
 
-    /// Reads an open file to its end and gives each chunk to `body` (valid only during the call). Memory: two
-    /// maximum chunks, whatever the file's size.
+    /// Reads an open file to its end and gives each chunk to `body` (valid only during the call).
     public func chunks(ofDescriptor fd: Int32, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let capacity = 2 * Self.maximumSize
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
-        defer { buffer.deallocate() }
-        var start = 0, end = 0, atEnd = false
-        while true {
-            if !atEnd && end - start < Self.maximumSize {
-                if start > 0 {
-                    if end > start { memmove(buffer.baseAddress!, buffer.baseAddress! + start, end - start) }
-                    end -= start
-                    start = 0
-                }
-                while end < capacity {
-                    let got = read(fd, buffer.baseAddress! + end, capacity - end)
-                    if got < 0 {
-                        if errno == EINTR { continue }
-                        throw BackupError.readFailed(errno: errno)
-                    }
-                    if got == 0 { atEnd = true; break }
-                    end += got
-                }
+        let reader = FileChunkReader(fd: fd, chunker: self)
+        while try reader.next(body) {}
+    }
+}
+
+/// Cuts an open file into chunks one at a time, as the caller asks for them (so it may pause between two, to commit).
+/// Memory: two maximum chunks, whatever the file's size.
+public final class FileChunkReader {
+    let fd: Int32
+    let chunker: ContentDefinedChunker
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var start = 0, end = 0, atEnd = false
+
+    public init(fd: Int32, chunker: ContentDefinedChunker = ContentDefinedChunker()) {
+        self.fd = fd
+        self.chunker = chunker
+        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * ContentDefinedChunker.maximumSize, alignment: 16)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Gives the next chunk to `body` (valid only during the call); false, without calling it, at the end.
+    public func next(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        if !atEnd && end - start < ContentDefinedChunker.maximumSize {
+            if start > 0 {
+                if end > start { memmove(buffer.baseAddress!, buffer.baseAddress! + start, end - start) }
+                end -= start
+                start = 0
             }
-            if start == end { return }
-            let available = UnsafeRawBufferPointer(rebasing: buffer[start..<end])
-            let length = cut(available, isEnd: atEnd)
-            try body(UnsafeRawBufferPointer(rebasing: available[0..<length]))
-            start += length
+            while end < buffer.count {
+                let got = read(fd, buffer.baseAddress! + end, buffer.count - end)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    throw BackupError.readFailed(errno: errno)
+                }
+                if got == 0 { atEnd = true; break }
+                end += got
+            }
         }
+        if start == end { return false }
+        let available = UnsafeRawBufferPointer(rebasing: buffer[start..<end])
+        let length = chunker.cut(available, isEnd: atEnd)
+        try body(UnsafeRawBufferPointer(rebasing: available[0..<length]))
+        start += length
+        return true
     }
 }

@@ -169,7 +169,7 @@ import Glibc
         #expect(result.error.contains("secret.txt"), "the unreadable file is reported: \(result.error)")
         #expect(result.text.contains("2 file(s) stored"), "the other files are backed up: \(result.text)")
         let restored = path("restored")
-        #expect(try await run(["restore", restored, "--store", store]).status == 0)
+        #expect(try await tests.run(["restore", restored, "--store", store]).status == 0)
         #expect(try String(contentsOfFile: restored + "/folder/inner.txt", encoding: .utf8) == "also fine")
         #expect(!FileManager.default.fileExists(atPath: restored + "/secret.txt"), "the unreadable file is not in the backup")
     }

@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The tree layout of `llvs backup` from the command line: several sources in one store, a wrong remote refused
+/// before any work, a store of the earlier per-path layout, and a backup killed part way then resumed.
+extension BackupCommandTests {
+    func write(_ path: String, _ data: Data) throws {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func twoDirectoriesLiveSideBySideInOneStore() async throws {
+        try write(path("documents/letter.txt"), Data("dear".utf8))
+        try write(path("pictures/cat.jpg"), Data("meow".utf8))
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("backup", path("documents")).status == 0)
+        let second = try await llvs("backup", path("pictures"), "--name", "pictures")
+        #expect(second.status == 0, "\(second.error)")
+        #expect(second.text.contains("0 removed"), "backing up another folder removes nothing: \(second.text)")
+        let listing = try await llvs("backups")
+        #expect(listing.text.contains(path("documents")) && listing.text.contains("pictures"), "\(listing.text)")
+
+        let ambiguous = try await llvs("restore", path("out"))
+        #expect(ambiguous.status == 2 && ambiguous.error.contains("--source"), "\(ambiguous.error)")
+        #expect(try await llvs("restore", path("out-docs"), "--source", path("documents")).status == 0)
+        #expect(try await llvs("restore", path("out-pics"), "--source", "pictures").status == 0)
+        #expect(try snapshot(of: path("out-docs")) == snapshot(of: path("documents")))
+        #expect(try snapshot(of: path("out-pics")) == snapshot(of: path("pictures")))
+        #expect(try await llvs("restore", path("none"), "--source", "music").status == 3)
+
+        try write(path("documents/letter.txt"), Data("dear friend".utf8))
+        #expect(try await llvs("backup", path("documents")).status == 0)
+        let history = try await llvs("history", "letter.txt", "--source", path("documents"))
+        #expect(history.text.split(separator: "\n").count == 2, "added, then changed: \(history.text)")
+        #expect(history.text.contains("changed") && history.text.contains("added"))
+    }
+
+    @Test func anUnknownRemoteIsRefusedBeforeTheBackupStarts() async throws {
+        try write(path("source/a.txt"), Data("a".utf8))
+        #expect(try await llvs("init").status == 0)
+        let result = try await llvs("backup", path("source"), "--to", "nowhere")
+        #expect(result.status != 0)
+        #expect(result.error.contains("nowhere"), "\(result.error)")
+        #expect(try await llvs("log").text.isEmpty, "no version was made")
+    }
+
+    /// A store written by the per-path layout (one value per path, a JSON record under `.llvs-meta/`) restores as it
+    /// did; the next backup leaves those values out of its version, and the older version still restores with --at.
+    @Test func aStoreOfThePerPathLayoutStillRestoresAndConverts() async throws {
+        func meta(_ kind: String, size: Int) -> Data {
+            try! JSONSerialization.data(withJSONObject: ["kind": kind, "size": size, "modified": 1_700_000_000, "modifiedNanoseconds": 5, "mode": 0o640])
+        }
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("put", "notes/old.txt", "-", input: Data("old layout".utf8)).status == 0)
+        #expect(try await llvs("put", ".llvs-meta/notes/old.txt", "-", input: meta("file", size: 10)).status == 0)
+        #expect(try await llvs("put", ".llvs-meta/notes", "-", input: meta("directory", size: 0)).status == 0)
+        let old = try await llvs("log", "--json")
+        let oldVersion = try #require((try JSONSerialization.jsonObject(with: old.output) as? [[String: Any]])?.first?["id"] as? String)
+        #expect(try await llvs("restore", path("legacy")).status == 0)
+        #expect(try String(contentsOfFile: path("legacy/notes/old.txt"), encoding: .utf8) == "old layout")
+
+        try write(path("source/new.txt"), Data("tree layout".utf8))
+        let converted = try await llvs("backup", path("source"))
+        #expect(converted.status == 0, "\(converted.error)")
+        #expect(converted.text.contains("earlier per-path backup layout"), "\(converted.text)")
+        #expect(try await llvs("get", "notes/old.txt").status == 3, "the old values are left out of the new version")
+        #expect(try await llvs("restore", path("new")).status == 0)
+        #expect(try snapshot(of: path("new")) == snapshot(of: path("source")))
+        #expect(try await llvs("restore", path("again"), "--at", oldVersion).status == 0)
+        #expect(try String(contentsOfFile: path("again/notes/old.txt"), encoding: .utf8) == "old layout")
+    }
+
+    /// Killed with SIGKILL after a random number of checkpoints: the re-run finishes the backup, stores again only
+    /// what the last checkpoint did not hold, and sends it all to the remote.
+    @Test(arguments: [1, 2, 3])
+    func aKilledBackupResumesFromItsLastCheckpoint(checkpoints: Int) async throws {
+        var seed = UInt64(checkpoints) &* 0x9E37_79B9_7F4A_7C15
+        for index in 0..<12 {
+            var data = Data(count: 3 << 20)
+            data.withUnsafeMutableBytes { raw in
+                for word in raw.bindMemory(to: UInt64.self).indices {
+                    seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                    raw.bindMemory(to: UInt64.self)[word] = seed
+                }
+            }
+            try write(path("source/part\(index % 3)/file\(index).bin"), data)
+        }
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
+
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = ["backup", path("source"), "--checkpoint-every", "2"]
+        process.currentDirectoryURL = folder
+        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Waits for the checkpoints themselves: version files appearing in the store.
+        func versionFiles() -> Int {
+            let root = path(".llvs/versions")
+            return ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).reduce(0) { count, folder in
+                count + (((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + folder)) ?? []).filter { !$0.hasPrefix(".") }.count)
+            }
+        }
+        var polls = 0
+        while versionFiles() < checkpoints && process.isRunning {
+            polls += 1
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        let seen = versionFiles()
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "the backup finished before it could be killed (\(polls) looks, \(seen) versions, exit \(process.terminationStatus))")
+
+        let resumed = try await llvs("backup", path("source"), "--to", "home")
+        #expect(resumed.status == 0, "\(resumed.error)")
+        // 36 MiB of data: the re-run stores what came after the last checkpoint, so the two runs together store it
+        // about once (what the killed run wrote after its last checkpoint was never committed: at most a checkpoint
+        // of 2 MiB, and the listings).
+        func storedBytes() -> Int {
+            let root = path(".llvs/versions")
+            return ((try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? []).reduce(0) { total, file in
+                total + ((try? FileManager.default.attributesOfItem(atPath: root + "/" + file)[.size] as? Int) ?? 0)
+            }
+        }
+        #expect(storedBytes() <= (36 + 3) << 20, "the store holds \(storedBytes()) bytes for 36 MiB: \(resumed.text)")
+        let cloned = try await tests.run(["clone", "home", path("clone")])
+        #expect(cloned.status == 0, "\(cloned.error)")
+        #expect(try await tests.run(["restore", path("restored"), "--store", path("clone")]).status == 0)
+        #expect(try snapshot(of: path("restored")) == snapshot(of: path("source")))
+    }
+}
