@@ -14,8 +14,11 @@ import Glibc
 /// backup's re-run reads again only what the last checkpoint did not hold, and sends only the versions after it.
 public final class BackupWalk {
     public struct Options: Sendable {
-        /// New data per checkpoint: what a killed backup may have to read and send again.
-        public var checkpointBytes: Int64 = 64 << 20
+        /// New data per checkpoint: what a killed backup may have to read and send again. Nil (the default): a
+        /// 256th of the new data so far, from 8 MiB up to 256 MiB. An exchange sends several versions at once, so
+        /// a kill loses the part-sent ones: keeping each a small share of the whole keeps that loss a small share,
+        /// while a large backup does not make tens of thousands of versions.
+        public var checkpointBytes: Int64?
         /// New values per checkpoint: bounds the map edits held in memory.
         public var checkpointValues = 50_000
         public init() {}
@@ -185,12 +188,17 @@ public final class BackupWalk {
                 continue // sockets, devices and fifos are not backed up
             }
             stack[stack.count - 1].entries.append(entry)
-            if builder.pendingBytes >= options.checkpointBytes || builder.pendingCount >= options.checkpointValues {
+            if builder.pendingBytes >= checkpointThreshold || builder.pendingCount >= options.checkpointValues {
                 try await checkpoint()
             }
         }
         summary.removed += (previous?.entries.count ?? 0) - matched
         return try store(BackupTree(entries: stack[stack.count - 1].entries))
+    }
+
+    /// New data after which the next checkpoint is due.
+    private var checkpointThreshold: Int64 {
+        options.checkpointBytes ?? min(max(progress.bytesStored / 256, 8 << 20), 256 << 20)
     }
 
     private func put(_ id: Value.ID, _ data: Data) throws {
@@ -333,7 +341,7 @@ public final class BackupWalk {
                     // whatever becomes of the file) and committed, so a re-run reads the file again but stores and
                     // sends only the chunks after them.
                     let unnamed = written.reduce(0) { $0 + $1.1.count }
-                    if builder.pendingBytes + unnamed >= options.checkpointBytes {
+                    if builder.pendingBytes + unnamed >= checkpointThreshold {
                         for (id, data) in written { builder.set(id, to: data) }
                         progress.bytesStored += unnamed
                         written = []

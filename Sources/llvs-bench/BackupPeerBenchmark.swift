@@ -1,17 +1,12 @@
 import Foundation
 import LLVS
 
-/// Rows 7 to 12: `llvs backup` and `llvs restore` against restic, the tool people pick for backups, on a local
-/// tree into a fresh local repository; then `llvs backup` of a very large tree alone. Each figure is a separate
-/// process's time and its own peak resident memory.
+/// Rows 7 to 10: `llvs backup` and `llvs restore` against restic, the tool people pick for backups, on a local
+/// tree into a fresh local repository. Each figure is a separate process's time and its own peak resident memory.
 func backupPeerRows(llvs: URL, arguments: [String], rows: Set<Int>, runs: Int, work: URL, table: ComparisonTable) throws {
     if !rows.isDisjoint(with: [7, 8, 9, 10]) {
         let files = Int(option("restic-files", in: arguments) ?? "") ?? 20_000
         try resticRows(llvs: llvs, files: files, runs: runs, work: work, table: table)
-    }
-    if !rows.isDisjoint(with: [11, 12]) {
-        let files = Int(option("scale-files", in: arguments) ?? "") ?? 1_000_000
-        try scaleRows(llvs: llvs, files: files, work: work, table: table)
     }
 }
 
@@ -44,9 +39,7 @@ private func describe(_ runs: [MeasuredRun]) -> String {
 }
 
 func resticRows(llvs: URL, files: Int, runs: Int, work: URL, table: ComparisonTable) throws {
-    guard let resticVersion = output(of: ["/usr/bin/env", "restic", "version"])?.split(separator: " ").dropFirst().first.map(String.init) else {
-        throw BenchmarkError("restic is not installed (apt-get install restic)")
-    }
+    let resticVersion = try resticVersion()
     let tree = work.appendingPathComponent("restic-tree")
     let bytes = try makeTree(at: tree, count: files, sizes: 100...8192, seed: 23)
     let size = String(format: "%.0f MB", Double(bytes) / 1e6)
@@ -90,23 +83,4 @@ func resticRows(llvs: URL, files: Int, runs: Int, work: URL, table: ComparisonTa
                         ratio: ratio >= 1 ? String(format: "%.1f× faster", ratio) : String(format: "%.1f× slower", 1 / ratio),
                         target: "(the ratio a user sees)", met: nil))
     }
-}
-
-/// Rows 11 and 12: `llvs backup` of a very large tree of small files, and again with nothing changed.
-func scaleRows(llvs: URL, files: Int, work: URL, table: ComparisonTable) throws {
-    let tree = work.appendingPathComponent("scale-tree")
-    print("  rows 11–12: making \(files) files…")
-    let bytes = try makeTree(at: tree, count: files, sizes: 20...200, seed: 29)
-    let store = work.appendingPathComponent("scale-store").path
-    _ = try runMeasured([llvs.path, "init", "--store", store])
-    let first = try runMeasured([llvs.path, "backup", tree.path, "--store", store])
-    let storeBytes = Int64(output(of: ["/usr/bin/du", "-sk", store])?.split(separator: "\t").first.flatMap { Int64($0) } ?? 0) * 1024
-    let again = try runMeasured([llvs.path, "backup", tree.path, "--store", store])
-    let what = String(format: "llvs backup of %d small files (%.0f MB, 20–200 B, 100 a folder)", files, Double(bytes) / 1e6)
-    table.add(.init(number: 11, what: what, ours: String(format: "%.1f s, peak %.0f MiB, store %.0f MB", first.seconds, first.peakMiB, Double(storeBytes) / 1e6),
-                    theirs: "—", ratio: String(format: "%.0f files/s", Double(files) / first.seconds), target: "(scale)", met: nil))
-    table.add(.init(number: 12, what: "the same backup again, nothing changed", ours: String(format: "%.1f s, peak %.0f MiB", again.seconds, again.peakMiB),
-                    theirs: "—", ratio: String(format: "%.0f files/s", Double(files) / again.seconds), target: "(scale)", met: nil))
-    try? FileManager.default.removeItem(at: tree)
-    try? FileManager.default.removeItem(atPath: store)
 }

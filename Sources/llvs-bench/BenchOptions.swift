@@ -24,9 +24,9 @@ struct BenchOptions {
         "restore": BenchOptions(options: ["snapshot": .text, "format": .words(["zip-v1", "llvs-bundles-v1"]), "versions": .count, "runs": .count]),
         "listing": BenchOptions(options: ["entries": .count, "runs": .count, "remote": .words(["webdav", "gdrive"])]),
         "compare": BenchOptions(options: [
-            "runs": .count, "rows": .counts(1...12), "remotes": .words(["webdav", "gdrive", "onedrive", "pcloud", "box"]), "files": .count,
+            "runs": .count, "rows": .counts(1...17), "remotes": .words(["webdav", "gdrive", "onedrive", "pcloud", "box"]), "files": .count,
             "versions": .count, "size-mib": .count, "backup-files": .count, "clone-versions": .count, "restic-files": .count,
-            "scale-files": .count, "rclone": .text, "install-rclone": .flag,
+            "scale-files": .counts(1...Int.max), "kill-size-mib": .count, "rclone": .text, "install-rclone": .flag,
         ]),
     ]
 

@@ -16,7 +16,7 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let runs = Int(option("runs", in: arguments) ?? "") ?? 3
     let versionCount = Int(option("clone-versions", in: arguments) ?? "") ?? 10_000
     let backupFiles = Int(option("backup-files", in: arguments) ?? "") ?? 2000
-    let rows = Set((option("rows", in: arguments) ?? "1,2,3,4,5,6,7,8,9,10,11,12").split(separator: ",").compactMap { Int($0) })
+    let rows = Set((option("rows", in: arguments) ?? "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17").split(separator: ",").compactMap { Int($0) })
     let remotes = Set((option("remotes", in: arguments) ?? "webdav,gdrive,onedrive,pcloud,box").split(separator: ",").map(String.init))
     for binary in [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, "/usr/bin/curl"] {
         if let reason = RealWebDAVServer.unavailable(binary) { throw BenchmarkError(reason) }
@@ -44,6 +44,7 @@ func compareBenchmark(_ arguments: [String]) async throws {
     }
     if rows.contains(3) { try backupRow(llvs: llvs, apache: apache, peer: peer, rclone: rclone, files: backupFiles, runs: runs, work: work, table: table) }
     try backupPeerRows(llvs: llvs, arguments: arguments, rows: rows, runs: runs, work: work, table: table)
+    if !rows.isDisjoint(with: 11...17) { try backupScaleRows(llvs: llvs, apache: apache, arguments: arguments, rows: rows, work: work, table: table) }
     guard !rows.isDisjoint(with: [5, 6]) else {
         print("\n" + table.markdown)
         return

@@ -178,9 +178,9 @@ let usage = """
            llvs-bench sync [--versions 1000,10000] [--runs N] [--keep-remote DIR]
            llvs-bench http [--size-mib 1024] [--requests 2000]
            llvs-bench restore --snapshot FILE [--format zip-v1|llvs-bundles-v1] [--versions N] [--runs 5]
-           llvs-bench compare [--runs 3] [--rows 1,…,12] [--remotes webdav,gdrive,onedrive,pcloud,box] [--files 2000] [--versions 2000]
+           llvs-bench compare [--runs 3] [--rows 1,…,17] [--remotes webdav,gdrive,onedrive,pcloud,box] [--files 2000] [--versions 2000]
                               [--size-mib 256] [--backup-files 2000] [--clone-versions 10000] [--restic-files 20000]
-                              [--scale-files 1000000] [--rclone PATH] [--install-rclone]
+                              [--scale-files 200000,1000000] [--kill-size-mib 2048] [--rclone PATH] [--install-rclone]
            llvs-bench listing [--entries 10000] [--runs 5] [--remote webdav|gdrive]
 
     """

@@ -104,6 +104,8 @@ public final class RealWebDAVServer: Sendable {
             LoadModule dav_fs_module \(modules)/mod_dav_fs.so
             LoadModule dav_lock_module \(modules)/mod_dav_lock.so
             LoadModule alias_module \(modules)/mod_alias.so
+            LogFormat "%I" received
+            CustomLog \(folder.path)/received.log received
             \(runAsRoot ? "User www-data\nGroup www-data" : "")
             ServerName 127.0.0.1
             TypesConfig /dev/null
@@ -125,6 +127,13 @@ public final class RealWebDAVServer: Sendable {
                                       process: process, folder: folder)
         try await server.waitUntilReady()
         return server
+    }
+
+    /// Bytes Apache has received so far (request lines, headers and bodies, aborted requests included), from its
+    /// log: what a client sent, counted at the server. Zero for the other servers, which keep no such log.
+    public func bytesReceived() -> Int64 {
+        guard let text = try? String(contentsOf: folder.appendingPathComponent("received.log"), encoding: .utf8) else { return 0 }
+        return text.split(separator: "\n").reduce(0) { $0 + (Int64($1) ?? 0) }
     }
 
     /// nginx with its own WebDAV module (PUT, DELETE, MKCOL, COPY, MOVE) and dav-ext (PROPFIND, OPTIONS), as people

@@ -12,7 +12,7 @@ struct BackupCommand: Command {
     static let options: [OptionSpec] = [
         .value("to", "REMOTE", "sync to this remote after the backup (checked before the backup starts)"),
         .value("name", "NAME", "the name the backup is kept under (default: the directory's absolute path)"),
-        .value("checkpoint-every", "MIB", "commit a checkpoint each time this much new data is stored (default 64), so a killed backup resumes from it"),
+        .value("checkpoint-every", "MIB", "commit a checkpoint each time this much new data is stored (default: a 256th of the new data so far, 8 to 256 MiB), so a killed backup resumes from it"),
     ]
     static let positionalCount = 1...1
 
