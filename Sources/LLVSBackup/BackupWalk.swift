@@ -21,6 +21,8 @@ public final class BackupWalk {
         public var checkpointBytes: Int64?
         /// New values per checkpoint: bounds the map edits held in memory.
         public var checkpointValues = 50_000
+        /// Called with a file's name once it is open and before it is read (tests change the file there).
+        var afterOpening: (@Sendable ([UInt8]) -> Void)?
         public init() {}
     }
 
@@ -146,7 +148,7 @@ public final class BackupWalk {
         }
         defer { directory.close() }
         var matched = 0
-        let looks = FolderLook.take(names, in: directory, previous: previous, interrupted: interrupted)
+        let looks = FolderLook.take(names, in: directory, previous: previous, interrupted: interrupted, afterOpening: options.afterOpening)
         for (index, raw) in names.enumerated() {
             let before = previous?.entry(named: raw)
             if before != nil { matched += 1 }
@@ -314,6 +316,7 @@ public final class BackupWalk {
             return .unreadable(String(cString: strerror(code)))
         }
         defer { close(fd) }
+        options.afterOpening?(name)
         let before = listed
         var result = entry
         result.size = Int64(before.st_size)

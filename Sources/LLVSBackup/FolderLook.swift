@@ -12,7 +12,7 @@ enum SmallRead: Sendable {
     case changed
 
     /// Opens, reads and closes a small file of `directory` (the open uses no path walk, nor follows a link).
-    static func read(_ name: [UInt8], in directory: OpenDirectory, listed: stat) -> SmallRead {
+    static func read(_ name: [UInt8], in directory: OpenDirectory, listed: stat, afterOpening: (@Sendable ([UInt8]) -> Void)? = nil) -> SmallRead {
         let fd = directory.openFile(name)
         guard fd >= 0 else {
             switch errno {
@@ -22,6 +22,7 @@ enum SmallRead: Sendable {
             }
         }
         defer { close(fd) }
+        afterOpening?(name)
         return read(fd, listed: listed)
     }
 
@@ -79,7 +80,8 @@ struct FolderLook: Sendable {
     static let parallelFrom = 16
     static let workers = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
 
-    static func take(_ names: [[UInt8]], in directory: OpenDirectory, previous: BackupTree?, interrupted: BackupTree?) -> [FolderLook] {
+    static func take(_ names: [[UInt8]], in directory: OpenDirectory, previous: BackupTree?, interrupted: BackupTree?,
+                     afterOpening: (@Sendable ([UInt8]) -> Void)?) -> [FolderLook] {
         @Sendable func look(_ name: [UInt8]) -> FolderLook {
             guard let info = directory.status(name) else { return FolderLook(status: nil, read: nil) }
             guard info.st_mode & S_IFMT == S_IFREG, info.st_size <= BackupWalk.embeddedLimit else { return FolderLook(status: info, read: nil) }
@@ -87,7 +89,7 @@ struct FolderLook: Sendable {
                                         modified: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: info.st_mtim.tv_nsec, content: .embedded(Data()))
             let candidates = [interrupted?.entry(named: name), previous?.entry(named: name)].compactMap { $0 }
             if candidates.contains(where: { BackupWalk.isUnchanged($0, entry) }) { return FolderLook(status: info, read: nil) }
-            return FolderLook(status: info, read: SmallRead.read(name, in: directory, listed: info))
+            return FolderLook(status: info, read: SmallRead.read(name, in: directory, listed: info, afterOpening: afterOpening))
         }
         guard names.count >= parallelFrom, workers > 1 else { return names.map(look) }
         let results = UnsafeMutableBufferPointer<FolderLook>.allocate(capacity: names.count)

@@ -36,9 +36,11 @@ final class BackupFixture {
 
     /// Runs a backup; `stopAfter` commits (checkpoints included) ends it as a kill would, after that commit landed.
     @discardableResult
-    func backup(name: String? = nil, checkpointBytes: Int64 = 64 << 20, stopAfter: Int? = nil) async throws -> BackupWalk.Summary? {
+    func backup(name: String? = nil, checkpointBytes: Int64 = 64 << 20, stopAfter: Int? = nil,
+                afterOpening: (@Sendable ([UInt8]) -> Void)? = nil) async throws -> BackupWalk.Summary? {
         var options = BackupWalk.Options()
         options.checkpointBytes = checkpointBytes
+        options.afterOpening = afterOpening
         let builder = try store.makeVersionBuilder(basedOn: current)
         var commits = 0
         let walk = BackupWalk(builder: builder, name: name ?? source, directory: LocalPath(source), options: options, onCommit: { version in
@@ -181,5 +183,22 @@ final class BackupFixture {
         let record = try #require(try BackupReader(store: fixture.store).record(fixture.source, at: fixture.current!))
         #expect(record.files == 12)
         #expect(try fixture.store.value(id: BackupObjectID.checkpoint(fixture.source), at: fixture.current!) == nil)
+    }
+
+    /// A file deleted once it is open (its bytes still readable through the open descriptor), small or chunked: it
+    /// is left out with a warning that it vanished, and the rest of the backup is saved.
+    @Test(arguments: [100, 300_000])
+    func aFileDeletedWhileItIsReadIsLeftOutAndTheRestSaved(size: Int) async throws {
+        let fixture = try BackupFixture()
+        try fixture.write("keep.txt", Data("kept".utf8))
+        try fixture.write("going.bin", pseudoRandomData(count: size, seed: 12))
+        let doomed = fixture.source + "/going.bin"
+        let summary = try #require(try await fixture.backup(afterOpening: { name in
+            if name == Array("going.bin".utf8) { unlink(doomed) }
+        }))
+        #expect(summary.version != nil)
+        #expect(summary.warnings.count == 1 && summary.warnings[0].contains("going.bin") && summary.warnings[0].contains("vanished"),
+                "\(summary.warnings)")
+        #expect(try fixture.restoredContents() == ["keep.txt": Data("kept".utf8)])
     }
 }

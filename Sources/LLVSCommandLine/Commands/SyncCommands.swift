@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSBackup
 
 /// The merge options `sync`, `pull` and `clone` share.
 enum ArbiterOption {
@@ -192,21 +193,31 @@ struct SnapshotCommand: Command {
     static let name = "snapshot"
     static let summary = "Upload a snapshot of the store to a remote, so a new device can start from it quickly."
     static let arguments = "REMOTE"
-    static let options: [OptionSpec] = [.value("format", "FORMAT", "zip-v1 (default: what every LLVS device restores) or llvs-bundles-v1 (this package's own; LLVS apps skip it)")]
+    static let options: [OptionSpec] = [.value("format", "FORMAT", "zip-v1 (what every LLVS device restores; the default unless the store holds backups) or llvs-bundles-v1 (this package's own; LLVS apps skip it; the default for a store that holds backups)")]
     static let positionalCount = 1...1
 
     let remote: String
-    let format: String
+    let format: String?
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals[0]
-        format = arguments.value("format") ?? ZipV1Snapshot.format
+        format = arguments.value("format")
         let formats = [ZipV1Snapshot.format, SnapshotArchive.format]
-        guard formats.contains(format) else { throw CommandError.usage("unknown snapshot format \(format); use \(formats.joined(separator: " or "))") }
+        if let format, !formats.contains(format) { throw CommandError.usage("unknown snapshot format \(format); use \(formats.joined(separator: " or "))") }
     }
 
     func run(in context: CommandContext) async throws {
-        let store = try context.openCoordinator().store
-        let manifest = try await context.connection(remote).exchange(for: store).sendSnapshot(format: format)
+        let coordinator = try context.openCoordinator()
+        let store = coordinator.store
+        // A backup store is read only by llvs, and zip-v1 does not scale to it: upstream's layout groups map entries
+        // by their IDs' first two characters, every backup ID begins `.llvs-backup/`, so all of them share one
+        // sub-node that each version rewrites whole, and the snapshot holds it once per version. llvs-bundles-v1
+        // copies each version as stored, so it grows with the store.
+        var chosen = format ?? ZipV1Snapshot.format
+        if format == nil, let current = await coordinator.currentVersionId, try BackupReader(store: store).hasBackups(at: current) {
+            chosen = SnapshotArchive.format
+            context.writeLine("The store holds backups: writing llvs-bundles-v1, which grows with the store (zip-v1 rewrites shared map nodes for every version; --format zip-v1 to insist).")
+        }
+        let manifest = try await context.connection(remote).exchange(for: store).sendSnapshot(format: chosen)
         context.writeLine("Uploaded snapshot \(manifest.snapshotId) (\(manifest.format)): \(manifest.versionCount) versions, \(manifest.totalSize) bytes in \(manifest.chunkCount) chunk(s).")
     }
 }
