@@ -143,6 +143,8 @@ public final class BackupWalk {
             directory = try opened()
             do { names = try directory.names() } catch { directory.close(); throw error }
         } catch {
+            // The directory backed up itself must be readable: an empty backup of it would look like everything removed.
+            if stack.count == 1 { throw error }
             summary.warnings.append("\(local.display): cannot list it (\(error)); " + (previous != nil ? "its last backup is kept" : "it is left empty"))
             return try store(previous ?? BackupTree(entries: []))
         }

@@ -73,11 +73,12 @@ extension BackupCommandTests {
         #expect(try String(contentsOfFile: path("again/notes/old.txt"), encoding: .utf8) == "old layout")
     }
 
-    /// Killed with SIGKILL after a random number of checkpoints: the re-run finishes the backup, stores again only
-    /// what the last checkpoint did not hold, and sends it all to the remote.
-    @Test(arguments: [1, 2, 3])
-    func aKilledBackupResumesFromItsLastCheckpoint(checkpoints: Int) async throws {
-        var seed = UInt64(checkpoints) &* 0x9E37_79B9_7F4A_7C15
+    /// Killed with SIGKILL while it walks (after 1 to 3 checkpoints) or while it sends (after 2 or 5 versions reached
+    /// the remote): the re-run finishes the backup, stores again only what the last checkpoint did not hold, sends only
+    /// the versions the remote lacks, and the remote clones to the same tree.
+    @Test(arguments: [("walk", 1), ("walk", 3), ("send", 2), ("send", 5)])
+    func aKilledBackupResumes(phase: String, events: Int) async throws {
+        var seed = UInt64(events) &* 0x9E37_79B9_7F4A_7C15
         for index in 0..<12 {
             var data = Data(count: 3 << 20)
             data.withUnsafeMutableBytes { raw in
@@ -91,46 +92,58 @@ extension BackupCommandTests {
         #expect(try await llvs("init").status == 0)
         #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
 
+        /// Files in the folder and its sub-folders (one level: `versions/` of a store or a remote), temporaries aside.
+        /// Each folder is listed on its own: a whole-tree walk fails when a temporary vanishes under it.
+        func files(in folder: String) -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).reduce(0) { count, name in
+                guard !name.hasPrefix(".") else { return count }
+                guard FileManager.default.isDirectory(folder + "/" + name) else { return count + 1 }
+                return count + ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/" + name)) ?? []).filter { !$0.hasPrefix(".") }.count
+            }
+        }
         let process = Process()
         process.executableURL = CommandLineTests.binary
-        process.arguments = ["backup", path("source"), "--checkpoint-every", "2"]
+        process.arguments = ["backup", path("source"), "--checkpoint-every", "2", "--to", "home"]
         process.currentDirectoryURL = folder
         process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Waits for the checkpoints themselves: version files appearing in the store.
-        func versionFiles() -> Int {
-            let root = path(".llvs/versions")
-            return ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).reduce(0) { count, folder in
-                count + (((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + folder)) ?? []).filter { !$0.hasPrefix(".") }.count)
-            }
-        }
-        var polls = 0
-        while versionFiles() < checkpoints && process.isRunning {
-            polls += 1
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        let seen = versionFiles()
+        // Waits for the events themselves: version files appearing in the store, or on the remote.
+        let watched = phase == "walk" ? path(".llvs/versions") : path("remote/versions")
+        // On this thread, not as a task: with the whole suite running, the shared task threads can be busy for longer
+        // than the backup takes, and the kill would come too late.
+        while files(in: watched) < events && process.isRunning { usleep(2_000) }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal, "the backup finished before it could be killed (\(polls) looks, \(seen) versions, exit \(process.terminationStatus))")
+        #expect(process.terminationReason == .uncaughtSignal, "the backup ended (status \(process.terminationStatus)) before it could be killed")
+        let onRemote = files(in: path("remote/versions"))
 
         let resumed = try await llvs("backup", path("source"), "--to", "home")
         #expect(resumed.status == 0, "\(resumed.error)")
-        // 36 MiB of data: the re-run stores what came after the last checkpoint, so the two runs together store it
-        // about once (what the killed run wrote after its last checkpoint was never committed: at most a checkpoint
-        // of 2 MiB, and the listings).
-        func storedBytes() -> Int {
-            let root = path(".llvs/versions")
-            return ((try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? []).reduce(0) { total, file in
-                total + ((try? FileManager.default.attributesOfItem(atPath: root + "/" + file)[.size] as? Int) ?? 0)
+        // 36 MiB of data: the two runs together store it about once (what the killed run wrote after its last
+        // checkpoint was never committed: at most a checkpoint of 2 MiB, and the listings).
+        func bytes(in folder: String) -> Int {
+            ((try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? []).reduce(0) { total, file in
+                total + ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + file)[.size] as? Int) ?? 0)
             }
         }
-        #expect(storedBytes() <= (36 + 3) << 20, "the store holds \(storedBytes()) bytes for 36 MiB: \(resumed.text)")
+        #expect(bytes(in: path(".llvs/versions")) <= (36 + 3) << 20, "the store holds \(bytes(in: path(".llvs/versions"))) bytes for 36 MiB")
+        // The re-run sends only what the remote lacked.
+        let match = try #require(resumed.text.firstMatch(of: /Sent ([0-9]+) version/))
+        let sent = try #require(Int(match.1))
+        let versions = files(in: path(".llvs/versions"))
+        #expect(sent == versions - onRemote, "sent \(sent) of \(versions) versions, \(onRemote) already on the remote: \(resumed.text)")
         let cloned = try await tests.run(["clone", "home", path("clone")])
         #expect(cloned.status == 0, "\(cloned.error)")
         #expect(try await tests.run(["restore", path("restored"), "--store", path("clone")]).status == 0)
         #expect(try snapshot(of: path("restored")) == snapshot(of: path("source")))
+    }
+}
+
+extension FileManager {
+    func isDirectory(_ path: String) -> Bool {
+        var isFolder: ObjCBool = false
+        return fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
     }
 }

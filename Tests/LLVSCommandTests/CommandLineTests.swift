@@ -177,7 +177,7 @@ import Testing
         func runTool(_ tool: String, _ arguments: [String]) async throws -> Result {
             try await run(arguments, executable: folder.appendingPathComponent(tool))
         }
-        for (arguments, expected) in [(["compare", "--rows", "13"], "--rows needs comma-separated whole numbers from 1 to 12"),
+        for (arguments, expected) in [(["compare", "--rows", "18"], "--rows needs comma-separated whole numbers from 1 to 17"),
                                       (["store", "--bogus", "1"], "unknown option --bogus"), (["sync", "--runs", "x"], "--runs needs a whole number"),
                                       (["http", "--requests"], "--requests needs a value"), (["compare", "--remotes", "dropbox"], "--remotes takes box, gdrive"),
                                       (["frobnicate"], "unknown command frobnicate")] {
