@@ -157,22 +157,22 @@ struct ChangesStreamParser {
                 }
                 continue
             }
-            // The next quote or backslash; everything before it is plain string contents.
-            let rest = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[index...])
-            let base = rest.baseAddress!
-            let quote = memchr(base, Int32(UInt8(ascii: "\"")), rest.count).map { base.distance(to: UnsafeRawPointer($0)) } ?? rest.count
-            let backslash = memchr(base, Int32(UInt8(ascii: "\\")), quote).map { base.distance(to: UnsafeRawPointer($0)) } ?? quote
-            let plain = UnsafeBufferPointer(rebasing: bytes[index..<(index + backslash)])
+            // The next quote or backslash; everything before it is plain string contents. One pass for both: base64
+            // escapes every `/` (`\/`), so looking for each on its own to the end of the piece at every escape, or
+            // at every short string, made reading a changes file quadratic in its size.
+            let stop = Self.firstQuoteOrBackslash(UnsafeBufferPointer(rebasing: bytes[index...]))
+            let plain = UnsafeBufferPointer(rebasing: bytes[index..<(index + stop)])
             if let sink {
                 try sink.write(plain)
             } else {
                 element.append(contentsOf: plain)
                 if stringIsData, element.count - stringStart > inlineLimit { try startStreaming() }
             }
-            index += backslash
+            index += stop
             guard index < bytes.count else { break }
+            let found = bytes[index]
             index += 1
-            if backslash < quote {
+            if found == UInt8(ascii: "\\") {
                 escaped = true
                 continue
             }
@@ -180,6 +180,28 @@ struct ChangesStreamParser {
             return index
         }
         return index
+    }
+
+    /// The offset of the first `"` or `\` in `bytes` (its count when there is none), eight bytes at a time: a word
+    /// holds one of them when it XORed with that byte repeated has a zero byte.
+    static func firstQuoteOrBackslash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        let count = bytes.count
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let quotes = ones &* 0x22, backslashes = ones &* 0x5C
+        var index = 0
+        while index + 8 <= count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            let q = word ^ quotes, b = word ^ backslashes
+            if ((q &- ones) & ~q | (b &- ones) & ~b) & highs != 0 { break }
+            index += 8
+        }
+        while index < count {
+            let byte = base[index]
+            if byte == 0x22 || byte == 0x5C { return index }
+            index += 1
+        }
+        return count
     }
 
     /// A `data` string has grown past the limit: what is buffered goes to a file sink, and so does the rest.

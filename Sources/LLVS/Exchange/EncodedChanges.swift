@@ -25,12 +25,16 @@ extension Store {
     /// Values up to this size travel inline; larger ones are streamed between storage and files.
     public static let inlineValueLimit: Int64 = 4 * 1024 * 1024
 
-    /// The changes a version made, encoded for a remote (llvs-format.md). A value larger than `inlineLimit` is
-    /// copied out of storage and written as base64 in pieces into a temporary file, so sending a version costs
-    /// bounded memory whatever it holds. The bytes equal JSONEncoder's with sorted keys either way.
+    /// The changes a version made, encoded for a remote (llvs-format.md). When its values hold more than
+    /// `inlineLimit` bytes the encoding goes to a temporary file, one value at a time, and a value larger than the
+    /// limit is copied out of storage and written as base64 in pieces, so sending a version costs bounded memory
+    /// whatever it holds. The bytes equal JSONEncoder's with sorted keys either way.
     public func encodedChanges(madeInVersionIdentifiedBy id: Version.ID, inlineLimit: Int64 = Store.inlineValueLimit) throws -> EncodedChanges {
         let planned = try plannedChanges(madeInVersionIdentifiedBy: id)
-        guard planned.contains(where: { ($0.entry?.data.length ?? 0) > inlineLimit }) else {
+        // Many values below the limit (a backup's chunks) are streamed too: encoded whole, they would sit in memory
+        // several times over (data, base64, JSON) for each version in flight.
+        let total = planned.reduce(Int64(0)) { $0 + ($1.entry?.data.length ?? 0) }
+        guard total > inlineLimit else {
             return .data(try RemoteFormat.encodeChanges(try planned.map(change(for:))))
         }
         let url = temporaryFile("send")
