@@ -33,7 +33,7 @@ struct BoxDirectory: IDDirectory {
             let url = try configuration.api("/folders/\(URLEscaping.escape(folderID))/items", query)
             let page = try await client.json(BoxItemPage.self, HTTPRequest(url: url), path: path)
             items += page.entries.filter(\.isActive)
-            marker = try pages.next(page.next_marker.flatMap { $0.isEmpty ? nil : $0 })
+            marker = try pages.next(page.next_marker.flatMap { $0.isEmpty ? nil : $0 }, items: page.entries.count)
         } while marker != nil
         return items
     }

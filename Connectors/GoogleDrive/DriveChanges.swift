@@ -47,7 +47,7 @@ extension GoogleDriveFileSystem: CloudChangeFeed {
                 let present = !(change.removed ?? false) && !(change.file?.trashed ?? false)
                 entries.append(FeedEntry(id: id, name: change.file?.name, parentIDs: change.file?.parents ?? [], present: present, item: change.file))
             }
-            if let next = try tokens.next(page.nextPageToken) { pageToken = next; continue }
+            if let next = try tokens.next(page.nextPageToken, items: page.changes?.count ?? 0) { pageToken = next; continue }
             guard let newStart = page.newStartPageToken else {
                 throw CloudFileSystemError.server(status: response.status, message: "Google Drive's changes page has neither nextPageToken nor newStartPageToken")
             }

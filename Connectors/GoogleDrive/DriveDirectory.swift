@@ -29,7 +29,7 @@ struct DriveDirectory: IDDirectory {
             if let pageToken { parameters.append(("pageToken", pageToken)) }
             let page = try await client.json(DriveFileList.self, HTTPRequest(url: try configuration.api("/files", parameters)), path: path)
             files += page.files ?? []
-            pageToken = try tokens.next(page.nextPageToken)
+            pageToken = try tokens.next(page.nextPageToken, items: page.files?.count ?? 0)
         } while pageToken != nil
         return files
     }

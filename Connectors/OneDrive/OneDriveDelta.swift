@@ -63,7 +63,7 @@ extension OneDriveFileSystem: CloudChangeFeed {
             guard response.isSuccess else { throw client.classifier.failure(response, path: "delta") }
             let page = try client.decode(DeltaPage.self, response, path: "delta")
             items += page.value
-            if let link = try pages.next(page.nextLink) {
+            if let link = try pages.next(page.nextLink, items: page.value.count) {
                 guard let url = URL(string: link), isGraph(url) else {
                     throw CloudFileSystemError.server(status: 200, message: "OneDrive's delta nextLink is not on the Graph host: \(link)")
                 }

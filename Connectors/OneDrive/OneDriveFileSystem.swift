@@ -76,7 +76,7 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
             }
             let page = try client.decode(OneDriveItemPage.self, response, path: folder)
             items += page.value
-            next = try pages.next(page.nextLink).map { link in
+            next = try pages.next(page.nextLink, items: page.value.count).map { link in
                 guard let url = URL(string: link), url.scheme != nil else {
                     throw CloudFileSystemError.server(status: 200, message: "OneDrive's nextLink for \(folder) is not a URL")
                 }

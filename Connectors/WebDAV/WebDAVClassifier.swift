@@ -16,7 +16,21 @@ struct WebDAVClassifier: ServiceErrorClassifier {
         case 401: .unauthorized("the WebDAV server refused the credentials for \(host); check the remote's user and password")
         case 409: .parentMissing(path: path)
         case 423, 425, 509: .transient("the WebDAV server answered \(response.status) for \(path)")
-        default: ServiceFailure.standard(response, path: path, service: "the WebDAV server", message: String(response.text.prefix(200)))
+        case 507: .quotaExceeded("the WebDAV server answered 507 \(Self.explanation(response)) for \(path): it has no room")
+        default: ServiceFailure.standard(response, path: path, service: "the WebDAV server", message: Self.explanation(response))
         }
+    }
+
+    /// The reason phrase of the status, and what the server said when it said it for a client: Sabre's (Nextcloud,
+    /// ownCloud) XML error carries `<s:message>`. Never an HTML error page (Apache's, nginx's): those are for a
+    /// browser, and whole pages made errors unreadable; `LLVS_HTTP_TRACE` shows every body.
+    static func explanation(_ response: HTTPResponse) -> String {
+        let reason = HTTPStatus.reason(response.status)
+        let text = response.text
+        guard let start = text.range(of: "<s:message>"), let end = text.range(of: "</s:message>", range: start.upperBound..<text.endIndex) else {
+            return reason
+        }
+        let message = text[start.upperBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
+        return message.isEmpty ? reason : reason + " (" + String(message.prefix(200)) + ")"
     }
 }

@@ -127,7 +127,7 @@ public final class MockHTTPServer: Sendable {
     private func write(_ response: MockResponse, for request: IncomingRequest, to connection: TCPConnection,
                        keepAlive: Bool, cutShort: MockFault?) throws {
         let length = response.bodyLength
-        var head = "HTTP/1.1 \(response.status) \(MockResponse.reason(response.status))\r\n"
+        var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n"
         var headers = response.headers
         let hasBody = !(response.status == 204 || response.status == 304 || (100..<200).contains(response.status))
         if hasBody, headers["Content-Length"] == nil { headers["Content-Length"] = String(length) }
