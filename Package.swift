@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(name: "LLVSPCloudTests", dependencies: ["LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
         .testTarget(name: "LLVSBoxTests", dependencies: ["LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport", "llvs", "llvs-mock"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
-        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind"]),
+        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind"], exclude: ["Scripts"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -71,3 +71,73 @@ import Testing
         #expect(try await llvs("snapshot", "app", "--format", "tar", "--store", path("first")).status == 2)
     }
 }
+
+extension ZipSnapshotCommandTests {
+    /// Values that begin with `LLZF`: an LLVS app decompresses any value file longer than 4 bytes that does, so the
+    /// snapshot must frame them, and both an independent reader of upstream's rule and llvs's own clone must give
+    /// back exactly the bytes stored.
+    @Test func valuesBeginningWithLLZFReadBackExactly() async throws {
+        var stored = Data("LLZF".utf8)
+        stored += Data("bvx-".utf8) + Data([5, 0, 0, 0]) + Data("hello".utf8) + Data("bvx$".utf8)
+        var large = Data("LLZF".utf8)
+        large += Data((0..<(5 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
+        let values: [String: Data] = [
+            "stream": stored,                       // LLZF + a valid LZFSE stream of other bytes
+            "end": Data("LLZFbvx$".utf8),           // LLZF + an empty stream
+            "large": large,                         // past the size that is streamed on import
+            "four": Data("LLZF".utf8),              // exactly 4 bytes: upstream keeps it
+            "plain": Data("plain value".utf8),
+        ]
+        let remote = path("remote")
+        #expect(try await llvs("init", "--store", path("store")).status == 0)
+        for (id, data) in values.sorted(by: { $0.key < $1.key }) {
+            try data.write(to: URL(fileURLWithPath: path("value")))
+            #expect(try await llvs("put", id, path("value"), "--store", path("store")).status == 0)
+        }
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + remote).status == 0)
+        #expect(try await llvs("push", "home", "--store", path("store")).status == 0)
+        let snapshot = try await llvs("snapshot", "home", "--store", path("store"))
+        #expect(snapshot.status == 0 && snapshot.text.contains("zip-v1"), "\(snapshot.text) \(snapshot.error)")
+
+        // The independent reader, on the chunks as they are on the remote.
+        let folders = try FileManager.default.contentsOfDirectory(atPath: remote + "/snapshots").filter { !$0.hasSuffix(".json") }
+        let folder = remote + "/snapshots/" + (try #require(folders.first))
+        let chunks = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("chunk-") }.sorted().map { folder + "/" + $0 }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/upstream-values.py").path
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        reader.arguments = ["python3", script] + chunks
+        let out = Pipe()
+        reader.standardOutput = out
+        try reader.run()
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        reader.waitUntilExit()
+        #expect(reader.terminationStatus == 0)
+        let read = Set(printed.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) })
+        let expected = Set(values.values.map { data in SHA256Hex.of(data) })
+        #expect(read == expected, "an upstream reader reads other bytes: \(printed)")
+
+        let clone = try await llvs("clone", "home", path("clone"))
+        #expect(clone.status == 0 && clone.text.contains("Restored snapshot"), "\(clone.text) \(clone.error)")
+        for (id, data) in values {
+            #expect(try await llvs("get", id, "--store", path("clone")).output == data, "\(id)")
+        }
+    }
+}
+
+/// SHA-256 in hex, through `sha256sum` (the tests link no crypto library).
+enum SHA256Hex {
+    static func of(_ data: Data) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try? process.run()
+        input.fileHandleForWriting.write(data)
+        try? input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return String(text.prefix(64))
+    }
+}

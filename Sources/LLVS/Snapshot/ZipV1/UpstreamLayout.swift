@@ -134,6 +134,35 @@ enum UpstreamLayout {
     }
 }
 
+extension UpstreamLayout {
+    /// A file that is `LLZF` + one stored LZFSE block (`bvx-`, a length, the bytes, `bvx$`), as `ZipV1Writer` frames a
+    /// value that begins with `LLZF`, is replaced by the bytes it holds, copied in pieces (a large value is never
+    /// whole in memory). False, leaving the file, when it is any other stream.
+    static func unframeStoredBlock(at path: String) throws -> Bool {
+        let file = try ReadableFile(path: path)
+        guard file.size >= 16 else { return false }
+        var head = ByteReader(try file.read(at: 4, count: 8))
+        var end = ByteReader(try file.read(at: file.size - 4, count: 4))
+        guard try head.uint32() == LZFSE.stored, Int64(try head.uint32()) == file.size - 16, try end.uint32() == LZFSE.endOfStream else {
+            return false
+        }
+        let writer = try AtomicFileWriter(destination: path)
+        do {
+            var offset: Int64 = 12
+            while offset < file.size - 4 {
+                let piece = try file.read(at: offset, count: Int(min(Int64(1 << 20), file.size - 4 - offset)))
+                try writer.write(piece)
+                offset += Int64(piece.count)
+            }
+            try writer.commit(durable: false)
+        } catch {
+            writer.discard()
+            throw error
+        }
+        return true
+    }
+}
+
 /// Upstream's `ZoneReference`: a map node's key and the version whose copy of it to read.
 struct UpstreamNodeReference: Codable, Hashable {
     var key: String

@@ -205,7 +205,7 @@ struct UpstreamMapReader {
         }
         result.received.files.append((id: id, url: url, isUpdate: isUpdate))
         // A compressed large value (rare: apps compress in memory) is decoded whole, within the limit.
-        if head.elementsEqual(UpstreamLayout.compressionMagic) {
+        if head.elementsEqual(UpstreamLayout.compressionMagic), try !UpstreamLayout.unframeStoredBlock(at: url.path) {
             let decoded = try UpstreamLayout.decompressIfNeeded(try POSIX.readFile(url.path), limit: ZipV1Importer.decodeLimit)
             try POSIX.writeAtomically(decoded, to: url.path)
         }

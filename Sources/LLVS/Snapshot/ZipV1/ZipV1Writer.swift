@@ -39,9 +39,7 @@ struct ZipV1Writer {
                 bucket[difference.valueId] = difference.new?.storedVersionId
                 buckets[key] = (version.id, bucket)
                 if let entry = difference.new, entry.storedVersionId == version.id {
-                    try zip.addFile(UpstreamLayout.valuePath(entry.valueId, storedIn: version.id), size: entry.data.length) { write in
-                        try store.storage.copyRecord(at: entry.data, zone: .values, into: write)
-                    }
+                    try addValue(entry, storedIn: version.id, to: zip)
                 }
             }
             for key in changed.sorted() {
@@ -58,5 +56,44 @@ struct ZipV1Writer {
             try zip.addFile(UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id), data: root.encodedJSON())
             if (remainingSuccessors[version.id] ?? 0) > 0 { maps[version.id] = buckets }
         }
+    }
+
+    /// Writes a value's file as stored, except one an upstream reader would take for compressed: a file longer than
+    /// 4 bytes that starts with `LLZF` is decompressed by upstream (`decompressIfNeeded`), so such a value is framed
+    /// as `LLZF` + an LZFSE stream of one stored block (`bvx-`, its length, the bytes, `bvx$`), which every reader
+    /// decodes back to exactly those bytes.
+    func addValue(_ entry: MapEntry, storedIn version: Version.ID, to zip: ZipArchiveWriter) throws {
+        let path = UpstreamLayout.valuePath(entry.valueId, storedIn: version)
+        let length = entry.data.length
+        guard length > 4, try startsWithCompressionMagic(entry) else {
+            try zip.addFile(path, size: length) { write in
+                try store.storage.copyRecord(at: entry.data, zone: .values, into: write)
+            }
+            return
+        }
+        var head = ByteWriter()
+        head.append(UpstreamLayout.compressionMagic)
+        head.uint32(LZFSE.stored)
+        head.uint32(UInt32(length))
+        var tail = ByteWriter()
+        tail.uint32(LZFSE.endOfStream)
+        try zip.addFile(path, size: Int64(head.bytes.count) + length + Int64(tail.bytes.count)) { write in
+            try write(Data(head.bytes))
+            try store.storage.copyRecord(at: entry.data, zone: .values, into: write)
+            try write(Data(tail.bytes))
+        }
+    }
+
+    /// Whether the value's first bytes are `LLZF`, from its first piece only.
+    private func startsWithCompressionMagic(_ entry: MapEntry) throws -> Bool {
+        struct Enough: Error {}
+        var prefix: [UInt8] = []
+        do {
+            try store.storage.copyRecord(at: entry.data, zone: .values) { piece in
+                prefix.append(contentsOf: piece.prefix(4 - prefix.count))
+                if prefix.count == 4 { throw Enough() }
+            }
+        } catch is Enough {}
+        return prefix == UpstreamLayout.compressionMagic
     }
 }
