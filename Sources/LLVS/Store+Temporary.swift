@@ -24,7 +24,10 @@ extension Store {
         try? POSIX.makeDirectories(folder)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for name in names {
-            guard let pid = pid_t(name.prefix { $0 != "-" }), pid > 0 else { continue }
+            // Files made by `temporaryFile` start with the process ID; an `AtomicFileWriter` writing one of them
+            // (a snapshot archive, a downloaded changes file) puts its own `.tmp-<pid>-` before that.
+            let unprefixed = name.hasPrefix(AtomicFileWriter.temporaryPrefix) ? name.dropFirst(AtomicFileWriter.temporaryPrefix.count) : Substring(name)
+            guard let pid = pid_t(unprefixed.prefix { $0 != "-" }), pid > 0 else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: folder + "/" + name) }
         }
     }

@@ -432,3 +432,25 @@ extension NothingLostTests {
         #expect(try await one("get", "x").status == 3)
     }
 }
+
+extension NothingLostTests {
+    /// What a killed process left in the store's `tmp/` (its own temporaries, and the half-written files of the
+    /// atomic writers it had open there) is gone after the next command that opens the store; a live process's stay.
+    @Test func aKilledProcessLeavesNothingInTheStoresTemporaryFolder() async throws {
+        #expect(try await llvs("init").status == 0)
+        let dead = Process()
+        dead.executableURL = URL(fileURLWithPath: "/bin/true")
+        try dead.run()
+        dead.waitUntilExit()
+        let gone = dead.processIdentifier
+        let folder = path(".llvs/tmp")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let left = ["\(gone)-00000000-0000-0000-0000-000000000000-send",
+                    ".tmp-\(gone)-11111111-1111-1111-1111-111111111111-\(gone)-22222222-2222-2222-2222-222222222222-snapshot"]
+        let alive = ".tmp-\(getpid())-33333333-3333-3333-3333-333333333333-\(getpid())-44444444-4444-4444-4444-444444444444-snapshot"
+        for name in left + [alive] { try Data(repeating: 7, count: 1 << 20).write(to: URL(fileURLWithPath: folder + "/" + name)) }
+        #expect(try await llvs("log").status == 0)
+        let remaining = try FileManager.default.contentsOfDirectory(atPath: folder)
+        #expect(remaining == [alive], "left behind: \(remaining)")
+    }
+}
