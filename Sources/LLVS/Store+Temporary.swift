@@ -14,7 +14,7 @@ extension Store {
     /// A fresh path in `temporaryDirectory`, named so a later run can tell whether its process is still alive.
     public func temporaryFile(_ label: String) -> URL {
         try? POSIX.makeDirectories(temporaryDirectory.path)
-        return temporaryDirectory.appendingPathComponent("\(getpid())-\(UUID().uuidString)-\(label)")
+        return temporaryDirectory.appendingPathComponent("\(TemporaryWriter.tag)-\(UUID().uuidString)-\(label)")
     }
 
     /// Removes what processes that ended (killed, crashed) left in `temporaryDirectory`; a live process's files
@@ -27,8 +27,8 @@ extension Store {
             // Files made by `temporaryFile` start with the process ID; an `AtomicFileWriter` writing one of them
             // (a snapshot archive, a downloaded changes file) puts its own `.tmp-<pid>-` before that.
             let unprefixed = name.hasPrefix(AtomicFileWriter.temporaryPrefix) ? name.dropFirst(AtomicFileWriter.temporaryPrefix.count) : Substring(name)
-            guard let pid = pid_t(unprefixed.prefix { $0 != "-" }), pid > 0 else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: folder + "/" + name) }
+            guard let writer = TemporaryWriter(unprefixed) else { continue }
+            if writer.isGone { try? FileManager.default.removeItem(atPath: folder + "/" + name) }
         }
     }
 }

@@ -454,3 +454,30 @@ extension NothingLostTests {
         #expect(remaining == [alive], "left behind: \(remaining)")
     }
 }
+
+extension NothingLostTests {
+    /// A `.tmp-` file a killed `llvs` of this machine left in a file:// remote's folder goes with the next write
+    /// there, however recent; one from another machine (the folder may be synced or mounted) waits for the hour.
+    @Test func aKilledWritersTemporaryOnALocalRemoteGoesWithTheNextPush() async throws {
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("put", "a", "-", input: Data("1".utf8)).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("push", "home").status == 0)
+        let dead = Process()
+        dead.executableURL = URL(fileURLWithPath: "/bin/true")
+        try dead.run()
+        dead.waitUntilExit()
+        // This machine's tag, as `TemporaryWriter` makes it: FNV-1a of the host name.
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count - 1)
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in buffer.prefix(while: { $0 != 0 }) { hash = (hash ^ UInt32(UInt8(bitPattern: byte))) &* 0x0100_0193 }
+        let ours = path("remote/changes/.tmp-\(dead.processIdentifier)@\(String(format: "%08x", hash))-00000000-0000-0000-0000-000000000000-X")
+        let theirs = path("remote/changes/.tmp-\(dead.processIdentifier)@0badc0de-00000000-0000-0000-0000-000000000000-Y")
+        for file in [ours, theirs] { try Data("partial".utf8).write(to: URL(fileURLWithPath: file)) }
+        #expect(try await llvs("put", "b", "-", input: Data("2".utf8)).status == 0)
+        #expect(try await llvs("push", "home").status == 0)
+        #expect(!FileManager.default.fileExists(atPath: ours), "this machine's dead writer's temporary stayed")
+        #expect(FileManager.default.fileExists(atPath: theirs), "another machine's recent temporary may still be written")
+    }
+}

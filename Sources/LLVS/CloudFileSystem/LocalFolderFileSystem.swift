@@ -206,16 +206,21 @@ public struct LocalFolderFileSystem: CloudFileSystem {
         }
     }
 
-    /// Before the first write into a folder, removes temporary files that writers killed mid-way left there: those
-    /// of processes gone from this machine and untouched for an hour (the folder may be shared with other machines,
-    /// whose writers this one cannot see, and a file being written is always recent).
+    /// Before the first write into a folder, removes temporary files that writers killed mid-way left there: at once
+    /// those a process of this machine wrote and that process has ended; others (the folder may be shared with
+    /// other machines, whose writers this one cannot see) once untouched for an hour, since a file being written is
+    /// always recent.
     private func removeAbandonedTemporaries(in folder: String) {
         guard cleanedFolders.insert(folder), let local = try? localPath(folder),
               let names = try? FileManager.default.contentsOfDirectory(atPath: local) else { return }
         let cutoff = Date().timeIntervalSince1970 - 3600
         for name in names where name.hasPrefix(AtomicFileWriter.temporaryPrefix) {
-            let pidText = name.dropFirst(AtomicFileWriter.temporaryPrefix.count).prefix { $0 != "-" }
-            guard let pid = pid_t(pidText), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard let writer = TemporaryWriter(name.dropFirst(AtomicFileWriter.temporaryPrefix.count)) else { continue }
+            if writer.isGoneFromThisMachine {
+                unlink(local + "/" + name)
+                continue
+            }
+            guard kill(writer.pid, 0) != 0, errno == ESRCH else { continue }
             var info = stat()
             guard lstat(local + "/" + name, &info) == 0, Double(info.st_mtim.tv_sec) < cutoff else { continue }
             unlink(local + "/" + name)

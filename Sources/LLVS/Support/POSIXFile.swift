@@ -186,10 +186,45 @@ final class ReadableFile: Sendable {
 /// Files of live processes are left alone: another process sharing the folder may be writing them now.
 func removeAbandonedTemporaryFiles(in folder: String) throws {
     for name in try POSIX.listNames(folder, includingHidden: true) where name.hasPrefix(AtomicFileWriter.temporaryPrefix) {
-        let pidText = name.dropFirst(AtomicFileWriter.temporaryPrefix.count).prefix { $0 != "-" }
-        guard let pid = pid_t(pidText), pid > 0 else { continue }
-        if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+        guard let writer = TemporaryWriter(name.dropFirst(AtomicFileWriter.temporaryPrefix.count)) else { continue }
+        if writer.isGone { unlink(folder + "/" + name) }
     }
+}
+
+/// Who made a temporary name: `<pid>@<machine>-…` (the process and a tag of the machine it ran on), or `<pid>-…` as
+/// earlier builds wrote it. A folder shared between machines (a synced or mounted remote) holds other machines'
+/// temporaries, whose processes this one cannot see; its own it can tell dead at once.
+struct TemporaryWriter {
+    let pid: pid_t
+    /// Nil for names written before machines were named.
+    let machine: Substring?
+
+    /// This machine's tag: FNV-1a (32 bits, hex) of its host name.
+    static let thisMachine: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count - 1)
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in buffer.prefix(while: { $0 != 0 }) { hash = (hash ^ UInt32(UInt8(bitPattern: byte))) &* 0x0100_0193 }
+        return String(format: "%08x", hash)
+    }()
+
+    /// The prefix of a temporary name for this process.
+    static var tag: String { "\(getpid())@\(thisMachine)" }
+
+    init?(_ rest: Substring) {
+        let field = rest.prefix { $0 != "-" }
+        let parts = field.split(separator: "@", maxSplits: 1)
+        guard let first = parts.first, let pid = pid_t(first), pid > 0 else { return nil }
+        self.pid = pid
+        machine = parts.count == 2 ? parts[1] : nil
+    }
+
+    /// Written on this machine (or by an earlier build, which only ever cleaned its own store) by a process that
+    /// has ended.
+    var isGone: Bool { (machine == nil || machine! == Self.thisMachine[...]) && kill(pid, 0) != 0 && errno == ESRCH }
+
+    /// Written here, for certain, by a process that has ended: nothing can still be writing it.
+    var isGoneFromThisMachine: Bool { machine.map { $0 == Self.thisMachine[...] } == true && kill(pid, 0) != 0 && errno == ESRCH }
 }
 
 /// Writes a new file through a temporary name, made visible by `commit()` in one rename.
@@ -207,7 +242,17 @@ final class AtomicFileWriter {
         self.destination = destination
         let folder = (destination as NSString).deletingLastPathComponent
         let name = (destination as NSString).lastPathComponent
-        self.temporaryPath = folder + "/" + Self.temporaryPrefix + "\(getpid())-\(UUID().uuidString)-" + name
+        // The destination's name only helps a person reading the folder: it is cut so the whole stays a legal name
+        // (255 bytes) for a destination whose own name is near that.
+        let head = Self.temporaryPrefix + TemporaryWriter.tag + "-\(UUID().uuidString)-"
+        var tail = String.UnicodeScalarView()
+        var room = 255 - head.utf8.count
+        for scalar in name.unicodeScalars {
+            room -= String(scalar).utf8.count
+            guard room >= 0 else { break }
+            tail.append(scalar)
+        }
+        self.temporaryPath = folder + "/" + head + String(tail)
         fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw POSIX.fail(temporaryPath, "create") }
     }
