@@ -34,6 +34,8 @@ struct OpenDirectory: Sendable {
             throw BackupError.unreadable(path: path.display, reason: String(cString: strerror(errno)))
         }
         defer { closedir(stream) }
+        // The copy shares the folder's read position with `fd`: start from the beginning whatever read it before.
+        rewinddir(stream)
         var names: [[UInt8]] = []
         errno = 0
         while let entry = readdir(stream) {
