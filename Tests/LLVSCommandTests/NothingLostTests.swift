@@ -481,3 +481,82 @@ extension NothingLostTests {
         #expect(FileManager.default.fileExists(atPath: theirs), "another machine's recent temporary may still be written")
     }
 }
+
+extension NothingLostTests {
+    /// `llvs snapshot` killed while its chunks go up to WebDAV: the next exchange with that remote removes the
+    /// half-sent snapshot folder at once (its record in the store says a process of this machine sent it and has
+    /// ended), where a folder of unknown origin waits an hour in case another device is still sending it.
+    @Test func aKilledSnapshotUploadsFolderGoesWithTheNextPush() async throws {
+        let mock = try MockProcess(["webdav", "--faults", "latency=150ms"])
+        #expect(try await llvs("init").status == 0)
+        var data = Data(count: 12_000_000)
+        data.withUnsafeMutableBytes { raw in
+            var seed: UInt64 = 7
+            for index in raw.bindMemory(to: UInt64.self).indices {
+                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                raw.bindMemory(to: UInt64.self)[index] = seed
+            }
+        }
+        #expect(try await llvs("put", "big", "-", input: data).status == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        #expect(try await llvs("push", "home").status == 0)
+
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = ["snapshot", "home"]
+        process.currentDirectoryURL = tests.directory
+        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let records = path(".llvs/snapshot-uploads")
+        func snapshotFolders() async throws -> Set<String> { try await WebDAVListing.folders(in: mock.url + "snapshots/") }
+        // Waits for the upload itself: its record in the store, then its folder on the remote.
+        var folder: String?
+        while process.isRunning && folder == nil {
+            let recorded = ((try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []).map { String($0.dropLast(".json".count)) }
+            if let id = recorded.first, try await snapshotFolders().contains(id) { folder = id } else { usleep(5_000) }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "the snapshot finished before it could be killed")
+        let abandoned = try #require(folder)
+
+        #expect(try await llvs("put", "small", "-", input: Data("x".utf8)).status == 0)
+        #expect(try await llvs("push", "home").status == 0)
+        #expect(try await !snapshotFolders().contains(abandoned), "the abandoned snapshot folder stayed")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []).isEmpty)
+        #expect(try await tests.run(["clone", "home", path("clone")]).status == 0)
+    }
+}
+
+/// The folders in a WebDAV collection, by PROPFIND (Depth 1), read off the hrefs: what a remote holds, seen from outside.
+enum WebDAVListing {
+    static func folders(in collection: String) async throws -> Set<String> {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", """
+            import sys, urllib.request
+            request = urllib.request.Request(sys.argv[1], method="PROPFIND", headers={"Depth": "1"})
+            try:
+                print(urllib.request.urlopen(request).read().decode())
+            except urllib.error.HTTPError as error:
+                if error.code != 404: raise
+            """, collection]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let base = URL(string: collection)!.path
+        var names = Set<String>()
+        for match in text.matches(of: /<(?:[A-Za-z]+:)?href>([^<]*)<\/(?:[A-Za-z]+:)?href>/) {
+            let href = String(match.1).removingPercentEncoding ?? String(match.1)
+            let path = URL(string: href)?.path ?? href
+            guard path.hasPrefix(base), href.hasSuffix("/") else { continue }
+            let name = String(path.dropFirst(base.count)).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            if !name.isEmpty { names.insert(name) }
+        }
+        return names
+    }
+}

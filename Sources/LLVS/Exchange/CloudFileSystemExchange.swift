@@ -46,6 +46,7 @@ public struct CloudFileSystemExchange: Exchange {
     /// position, plus the version files added since, minus those removed. Otherwise (first sync, no feed, a
     /// position the service refuses) a full listing, with a new position taken just before it.
     public func remoteListing() async throws -> RemoteListing {
+        await removeAbandonedSnapshotUploads()
         guard let cursorFile, let feed = fileSystem as? any CloudChangeFeed else { return RemoteListing(versionIds: try await remoteVersionIds()) }
         let versions = watchedFolders[0]
         var expired: String?

@@ -66,6 +66,9 @@ extension CloudFileSystemExchange: SnapshotExchange {
         let file = try ReadableFile(path: temporary.path)
         let fileSystem = self.fileSystem
         let folder = path("snapshots", snapshotId)
+        await removeAbandonedSnapshotUploads()
+        let record = SnapshotUploadRecord(snapshotId: snapshotId, folder: folder, remote: remoteIdentity, writer: TemporaryWriter.tag)
+        try record.save(in: store)
         // Chunks first, many at once; each is read from the local file only when its upload starts. The manifest,
         // which names them, goes up only after all of them.
         let results = await mapConcurrently(Array(0..<manifest.chunkCount), limit: concurrency) { index in
@@ -77,6 +80,7 @@ extension CloudFileSystemExchange: SnapshotExchange {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try await fileSystem.upload(try encoder.encode(manifest), to: manifestPath)
+        record.remove(from: store)
         // Only now, with the new manifest in place, does the old snapshot go.
         // The previous snapshot's folder goes (whatever its format), when its ID is one that can name a folder here.
         if let previous, previous.snapshotId != snapshotId, previous.hasSafeID {
@@ -94,6 +98,23 @@ extension CloudFileSystemExchange: SnapshotExchange {
     func removeLegacyChunks() async throws {
         for item in try await fileSystem.list(path("snapshots")) where !item.isFolder && item.name.hasPrefix("chunk-") {
             try await fileSystem.removeFile(path("snapshots", item.name))
+        }
+    }
+
+    /// Who this remote is, for the store's records of it.
+    var remoteIdentity: String { cursorFile?.identity ?? "" }
+
+    /// Removes the folders of this remote's snapshot uploads that a process of this machine began and did not finish
+    /// (killed, crashed), and their records. Best effort: a failure leaves the record for the next exchange.
+    func removeAbandonedSnapshotUploads() async {
+        for record in SnapshotUploadRecord.all(in: store) where record.remote == remoteIdentity && record.isAbandoned {
+            do {
+                try await fileSystem.removeFolder(record.folder)
+            } catch CloudFileSystemError.notFound {
+            } catch {
+                continue
+            }
+            record.remove(from: store)
         }
     }
 
