@@ -284,7 +284,15 @@ extension NothingLostTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try await Task.sleep(for: .milliseconds(600))
+        // Waits for the clone itself to be under way (its marker, and a version or a download in its store), on this
+        // thread: a fixed wait killed a clone that had not started on a loaded machine, or one already done.
+        func underWay() -> Bool {
+            guard FileManager.default.fileExists(atPath: clone + "/clone-in-progress") else { return false }
+            let versions = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/versions")) ?? []
+            let temporaries = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/tmp")) ?? []
+            return !versions.isEmpty || !temporaries.isEmpty
+        }
+        while process.isRunning && !underWay() { usleep(2_000) }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal, "the clone finished before it could be killed; slow the mock down")
