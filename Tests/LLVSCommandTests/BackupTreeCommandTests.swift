@@ -109,11 +109,11 @@ extension BackupCommandTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Waits for the events themselves: version files appearing in the store, or on the remote.
+        // Waits for the events themselves: version files appearing in the store, or on the remote. On this thread,
+        // not as a task: with the whole suite running, the shared task threads can be busy for longer than the backup
+        // takes, and the kill would come too late.
         let watched = phase == "walk" ? path(".llvs/versions") : path("remote/versions")
-        // On this thread, not as a task: with the whole suite running, the shared task threads can be busy for longer
-        // than the backup takes, and the kill would come too late.
-        while files(in: watched) < events && process.isRunning { usleep(2_000) }
+        FileEvents.wait(in: [watched], until: { files(in: watched) >= events }, while: { process.isRunning })
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal, "the backup ended (status \(process.terminationStatus)) before it could be killed")

@@ -292,7 +292,7 @@ extension NothingLostTests {
             let temporaries = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/tmp")) ?? []
             return !versions.isEmpty || !temporaries.isEmpty
         }
-        while process.isRunning && !underWay() { usleep(2_000) }
+        FileEvents.wait(in: [clone, clone + "/versions", clone + "/tmp"], until: underWay, while: { process.isRunning })
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal, "the clone finished before it could be killed; slow the mock down")
@@ -520,12 +520,16 @@ extension NothingLostTests {
         try process.run()
         let records = path(".llvs/snapshot-uploads")
         func snapshotFolders() throws -> Set<String> { try WebDAVListing.folders(in: mock.url + "snapshots/") }
-        // Waits for the upload itself: its record in the store, then its folder on the remote. On this thread, not
-        // as a task: with the whole suite running, the shared task threads can be busy for longer than the upload.
+        // Waits for the upload itself, on this thread (with the whole suite running, the shared task threads can be
+        // busy for longer than the upload): its record in the store, then its folder on the remote, each PROPFIND
+        // itself a wait of the mock's second.
+        func recorded() -> String? {
+            ((try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []).first.map { String($0.dropLast(".json".count)) }
+        }
+        FileEvents.wait(in: [records], until: { recorded() != nil }, while: { process.isRunning })
         var folder: String?
-        while process.isRunning && folder == nil {
-            let recorded = ((try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []).map { String($0.dropLast(".json".count)) }
-            if let id = recorded.first, try snapshotFolders().contains(id) { folder = id } else { usleep(5_000) }
+        while process.isRunning && folder == nil, let id = recorded() {
+            if try snapshotFolders().contains(id) { folder = id }
         }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
