@@ -254,13 +254,14 @@ public final class BackupWalk {
         }
         let last = candidates.last { $0.kind == .file }
         let path = directory.path.appending(name)
+        func vanished() -> BackupTreeEntry? {
+            summary.warnings.append("\(path.display): it vanished while it was backed up; it is not in this backup")
+            return nil
+        }
         var listed = listed
         for attempt in 1...Self.maximumReads {
             if attempt > 1 {
-                guard let again = directory.status(name) else {
-                    summary.warnings.append("\(path.display): it vanished while it was backed up; it is not in this backup")
-                    return nil
-                }
+                guard let again = directory.status(name) else { return vanished() }
                 listed = again
             }
             let outcome: ReadOutcome
@@ -275,8 +276,7 @@ public final class BackupWalk {
                 summary.filesRead += 1
                 return stored
             case .vanished:
-                summary.warnings.append("\(path.display): it vanished while it was backed up; it is not in this backup")
-                return nil
+                return vanished()
             case .unreadable(let reason):
                 summary.warnings.append("\(path.display): cannot read it (\(reason)); " + (last != nil ? "its last backup is kept" : "it is not in this backup"))
                 return last
