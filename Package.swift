@@ -7,6 +7,8 @@ let package = Package(
     name: "LLVS",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "LLVSSupport", targets: ["LLVSSupport"]),
+        .library(name: "LLVSCodecs", targets: ["LLVSCodecs"]),
         .library(name: "LLVS", targets: ["LLVS"]),
         .library(name: "LLVSSQLite", targets: ["LLVSSQLite"]),
         .library(name: "LLVSBackup", targets: ["LLVSBackup"]),
@@ -37,62 +39,69 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
 
+        // What the store, the HTTP client and the mocks all need: byte coding, POSIX file helpers, checksums, HTTP
+        // dates, the retry policy, seeded generators. It knows nothing of versions or services.
+        .target(name: "LLVSSupport", dependencies: ["CCrypto", "CZlib"]),
+
+        // The codecs of the snapshot formats: zip (deflate on zlib) and the LZFSE decoder LLVS apps compress with.
+        .target(name: "LLVSCodecs", dependencies: ["LLVSSupport", "CZlib"]),
+
         // The core: versions, values, map, history, merge, storage, exchanges, coordinator.
-        .target(name: "LLVS", dependencies: ["CCrypto", "CZlib"]),
+        .target(name: "LLVS", dependencies: ["LLVSSupport", "LLVSCodecs"]),
 
         // SQLite storage, on the system's sqlite3.
-        .target(name: "LLVSSQLite", dependencies: ["LLVS", "CSQLite3"]),
+        .target(name: "LLVSSQLite", dependencies: ["LLVS", "LLVSSupport", "CSQLite3"]),
 
         // Backups as trees of content-addressed objects: the chunker, folder listings, the walk that writes them and
         // the reader that restores them.
-        .target(name: "LLVSBackup", dependencies: ["LLVS"]),
+        .target(name: "LLVSBackup", dependencies: ["LLVS", "LLVSSupport"]),
 
         // The HTTP client on libcurl, with the retry policy and OAuth 2 tokens every connector shares.
-        .target(name: "LLVSHTTP", dependencies: ["LLVS", "CCurl", "CCrypto"]),
+        .target(name: "LLVSHTTP", dependencies: ["LLVSSupport", "CCurl", "CCrypto"]),
 
         // What every HTTP connector shares (Connectors/README.md): the service client with its error classifier and
         // pacer, create-once, the ID path cache, the resumable upload engine and upload sources.
-        .target(name: "LLVSCloudService", dependencies: ["LLVS", "LLVSHTTP"]),
+        .target(name: "LLVSCloudService", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP"]),
 
         // The connector conformance suite, shared by the tests and `llvs conformance`.
-        .target(name: "LLVSConformance", dependencies: ["LLVS"]),
+        .target(name: "LLVSConformance", dependencies: ["LLVS", "LLVSSupport"]),
 
         // Connectors: one small target per service.
-        .target(name: "LLVSWebDAV", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService", "CLibXML2"], path: "Connectors/WebDAV"),
-        .target(name: "LLVSGoogleDrive", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/GoogleDrive"),
-        .target(name: "LLVSOneDrive", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/OneDrive"),
-        .target(name: "LLVSPCloud", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/PCloud"),
-        .target(name: "LLVSBox", dependencies: ["LLVS", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/Box"),
+        .target(name: "LLVSWebDAV", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService", "CLibXML2"], path: "Connectors/WebDAV"),
+        .target(name: "LLVSGoogleDrive", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/GoogleDrive"),
+        .target(name: "LLVSOneDrive", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/OneDrive"),
+        .target(name: "LLVSPCloud", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/PCloud"),
+        .target(name: "LLVSBox", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/Box"),
 
         // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
-        .target(name: "LLVSMocks", dependencies: ["LLVS", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
+        .target(name: "LLVSMocks", dependencies: ["LLVSSupport", "LLVSCodecs", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
         .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks", "LLVSHTTP"], path: "Mocks/llvs-mock"),
 
         // The command-line tool: its commands over a registry of connector kinds (a library, so a program can run
         // them with a kind of its own), and the program that runs them with every kind this package ships.
-        .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSQLite", "LLVSBackup", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
+        .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
         .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
 
         // Benchmarks that print figures (never timed tests).
-        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSQLite", "LLVSBackup", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),
+        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
-        .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),
+        .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),
 
         // `llvs` with a kind of remote of its own, to show the commands take the registry as a value.
-        .executableTarget(name: "llvs-fake-kind", dependencies: ["LLVSCommandLine", "LLVS", "LLVSHTTP"], path: "Tests/Helpers/llvs-fake-kind"),
+        .executableTarget(name: "llvs-fake-kind", dependencies: ["LLVSCommandLine", "LLVS", "LLVSSupport", "LLVSHTTP"], path: "Tests/Helpers/llvs-fake-kind"),
 
-        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
-        .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS"]),
+        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
+        .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport"]),
         // What every connector's tests share: the conformance harness, a quick client, a fault control over a mock.
-        .target(name: "LLVSTestSupport", dependencies: ["LLVS", "LLVSHTTP", "LLVSMocks", "LLVSConformance"], path: "Tests/LLVSTestSupport"),
-        .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSMocks", "llvs-test-helper"]),
-        .testTarget(name: "LLVSCloudServiceTests", dependencies: ["LLVSCloudService", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVS", "LLVSTestSupport"]),
-        .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
-        .testTarget(name: "LLVSGoogleDriveTests", dependencies: ["LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
-        .testTarget(name: "LLVSOneDriveTests", dependencies: ["LLVSOneDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
-        .testTarget(name: "LLVSPCloudTests", dependencies: ["LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport"]),
-        .testTarget(name: "LLVSBoxTests", dependencies: ["LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSTestSupport", "llvs", "llvs-mock"]),
+        .target(name: "LLVSTestSupport", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSMocks", "LLVSConformance"], path: "Tests/LLVSTestSupport"),
+        .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSSupport", "LLVSMocks", "llvs-test-helper"]),
+        .testTarget(name: "LLVSCloudServiceTests", dependencies: ["LLVSCloudService", "LLVSOneDrive", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
+        .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
+        .testTarget(name: "LLVSGoogleDriveTests", dependencies: ["LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
+        .testTarget(name: "LLVSOneDriveTests", dependencies: ["LLVSOneDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
+        .testTarget(name: "LLVSPCloudTests", dependencies: ["LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
+        .testTarget(name: "LLVSBoxTests", dependencies: ["LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport", "llvs", "llvs-mock"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind"], exclude: ["Scripts"]),
     ],

@@ -2,7 +2,7 @@ import Foundation
 import LLVS
 import LLVSHTTP
 
-/// Where Box is and how the connector uses it (shared/reference/box.md). The API, upload and OAuth hosts are
+/// Where Box is and how the connector uses it (docs/services/box.md). The API, upload and OAuth hosts are
 /// settings, so the same client talks to the mock in tests.
 public struct BoxConfiguration: Sendable {
     public var apiURL = URL(string: "https://api.box.com/2.0")!

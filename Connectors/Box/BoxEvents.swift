@@ -58,7 +58,7 @@ extension BoxFileSystem: CloudChangeFeed {
                 if let id = event.event_id, !seen.insert(id).inserted { continue }
                 let present = item.isActive && !Self.removals.contains(event.event_type ?? "")
                 let time = event.created_at.flatMap(BoxItem.date) ?? .distantPast
-                events.append((events.count, time, FeedEntry(id: item.id, name: Self.encoding.decode(item.name),
+                events.append((events.count, time, FeedEntry(id: item.id, name: Self.nameEncoding.decode(item.name),
                                                              parentIDs: item.parent.map { [$0.id] } ?? [], present: present, item: item)))
             }
             let next = page.next_stream_position.text

@@ -1,9 +1,10 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSCloudService
 import LLVSHTTP
 
-/// A `CloudFileSystem` over Box API 2.0 (shared/reference/box.md). Items are IDs (root "0") resolved through the
+/// A `CloudFileSystem` over Box API 2.0 (docs/services/box.md). Items are IDs (root "0") resolved through the
 /// shared ID path cache; names are unique in a folder without regard to case, as Box's are. Small files go up as
 /// multipart (attributes, then the file, streamed) to the upload host, as a new file or a new version; from 20 MB
 /// through chunked upload sessions; Box's SHA-1 of every upload is checked against the data sent. Downloads follow
@@ -12,7 +13,8 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
     public let configuration: BoxConfiguration
     let client: ServiceClient
     let paths: IDPathCache<BoxDirectory>
-    static let encoding = NameEncoding.box
+    /// Box refuses `\` (and `/`) in a name and a trailing space.
+    public static let nameEncoding = NameEncoding(forbidden: ["\\"], trailingSpace: true)
 
     /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file.
     public init(configuration: BoxConfiguration = BoxConfiguration(), http: HTTPClient = HTTPClient(), authorizer: (any HTTPAuthorizer)?) {
@@ -22,13 +24,13 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
     }
 
     public var capabilities: CloudCapabilities {
-        CloudCapabilities(checksums: [.sha1], caseInsensitiveNames: true, nameEncoding: Self.encoding,
+        CloudCapabilities(checksums: [.sha1], caseInsensitiveNames: true, nameEncoding: Self.nameEncoding,
                           simpleUploadLimit: configuration.chunkedUploadMinimum - 1)
     }
 
     /// The path's components as Box stores them.
     func components(_ path: String) throws -> [String] {
-        try CloudPath.components(path).map(Self.encoding.encode)
+        try CloudPath.components(path).map(Self.nameEncoding.encode)
     }
 
     private func find(_ components: [String]) async throws -> BoxItem? {
@@ -43,16 +45,16 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
 
     public func metadata(_ path: String) async throws -> CloudItem {
         guard let found = try await find(try components(path)) else { throw CloudFileSystemError.notFound(path: path) }
-        return found.item(Self.encoding)
+        return found.item(Self.nameEncoding)
     }
 
     public func list(_ folder: String) async throws -> [CloudItem] {
-        try await children(folder).map { $0.item(Self.encoding) }
+        try await children(folder).map { $0.item(Self.nameEncoding) }
     }
 
     public func listNames(_ folder: String) async throws -> [String] {
         do {
-            return try await children(folder).map { Self.encoding.decode($0.name) }
+            return try await children(folder).map { Self.nameEncoding.decode($0.name) }
         } catch CloudFileSystemError.notFound {
             return []
         }
@@ -95,29 +97,22 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
         let components = try self.components(path)
         guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
         let parent = Array(components.dropLast())
-        for attempt in 1...2 {
-            guard let folderID = try await paths.folderID(parent, creating: true) else { throw CloudFileSystemError.parentMissing(path: path) }
-            do {
-                var existing = paths.cached(components).flatMap { $0.isFolder ? nil : $0.id }
-                if existing == nil, source.size >= configuration.preflightMinimum {
-                    existing = try await preflight(name, in: folderID, size: source.size, path: path)
-                }
-                let stored: BoxItem
-                do {
-                    stored = try await send(source, name: name, folderID: folderID, existing: existing, path: path)
-                } catch CloudFileSystemError.notFound where existing != nil {
-                    // The cached file went: upload it as new.
-                    paths.forget(components)
-                    stored = try await send(source, name: name, folderID: folderID, existing: try await preflight(name, in: folderID, size: source.size, path: path), path: path)
-                }
-                try source.verify(storedSize: stored.size, checksums: stored.sha1.map { [.sha1: $0] } ?? [:], service: "Box", path: path)
-                paths.remember(components, stored)
-                return
-            } catch CloudFileSystemError.notFound where attempt == 1 {
-                paths.forget(parent) // the parent went since it was cached: find or make it again
+        try await paths.intoFolder(parent, for: path) { folderID in
+            var existing = paths.cached(components).flatMap { $0.isFolder ? nil : $0.id }
+            if existing == nil, source.size >= configuration.preflightMinimum {
+                existing = try await preflight(name, in: folderID, size: source.size, path: path)
             }
+            let stored: BoxItem
+            do {
+                stored = try await send(source, name: name, folderID: folderID, existing: existing, path: path)
+            } catch CloudFileSystemError.notFound where existing != nil {
+                // The cached file went: upload it as new.
+                paths.forget(components)
+                stored = try await send(source, name: name, folderID: folderID, existing: try await preflight(name, in: folderID, size: source.size, path: path), path: path)
+            }
+            try source.verify(storedSize: stored.size, checksums: stored.sha1.map { [.sha1: $0] } ?? [:], service: "Box", path: path)
+            paths.remember(components, stored)
         }
-        throw CloudFileSystemError.parentMissing(path: path)
     }
 
     /// `OPTIONS /files/content`: nil when the name is free, the file's ID when one holds it; a folder holding it

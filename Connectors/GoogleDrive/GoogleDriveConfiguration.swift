@@ -2,7 +2,7 @@ import Foundation
 import LLVSHTTP
 
 /// Where Google Drive is and how the connector uses it. The API, upload and OAuth hosts are settings so that the
-/// same client talks to the mock in tests (shared/reference/google-drive.md).
+/// same client talks to the mock in tests (docs/services/google-drive.md).
 public struct GoogleDriveConfiguration: Sendable {
     /// What removing a file does: move it to the trash (recoverable for 30 days, the default, as rclone does) or
     /// delete it for good.

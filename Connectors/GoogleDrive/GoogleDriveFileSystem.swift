@@ -3,7 +3,7 @@ import LLVS
 import LLVSCloudService
 import LLVSHTTP
 
-/// A `CloudFileSystem` over the Google Drive API v3 as the real service behaves (shared/reference/google-drive.md).
+/// A `CloudFileSystem` over the Google Drive API v3 as the real service behaves (docs/services/google-drive.md).
 /// Drive names files by ID, not by path, and lets one folder hold several items of the same name: paths go through
 /// the shared ID path cache with a deterministic choice among duplicates (the oldest, then the lowest ID).
 /// Requests, retries, pacing, creations that must not land twice and resumable uploads are the shared layer's;
@@ -96,22 +96,15 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
         let components = try CloudPath.components(path)
         guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
         let parent = Array(components.dropLast())
-        for attempt in 1...2 {
-            guard let parentID = try await paths.folderID(parent, creating: true) else { throw CloudFileSystemError.parentMissing(path: path) }
+        try await paths.intoFolder(parent, for: path) { parentID in
             let existing = try await paths.directory.items(named: name, in: parentID, path: path)
             let target = DriveFile.chosen(existing.filter { !$0.isFolder })
             if target == nil, !existing.isEmpty { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
-            do {
-                let file = if let target { try await replace(target.id, with: source, path: path) }
-                           else { try await create(name, in: parentID, from: source, path: path) }
-                try check(file, against: source, path: path)
-                paths.remember(components, file)
-                return
-            } catch CloudFileSystemError.notFound where attempt == 1 {
-                paths.forget(parent) // the parent was removed since it was cached: find or make it again
-            }
+            let file = if let target { try await replace(target.id, with: source, path: path) }
+                       else { try await create(name, in: parentID, from: source, path: path) }
+            try check(file, against: source, path: path)
+            paths.remember(components, file)
         }
-        throw CloudFileSystemError.parentMissing(path: path)
     }
 
     private func resumable(_ method: String, _ target: URL, _ metadata: DriveFile.Creation, _ source: UploadSource, path: String) async throws -> DriveFile {

@@ -1,7 +1,7 @@
 import Foundation
 import LLVSHTTP
 
-/// Where OneDrive is and how the connector uses it (shared/reference/onedrive.md). Graph's host is a setting so the
+/// Where OneDrive is and how the connector uses it (docs/services/onedrive.md). Graph's host is a setting so the
 /// same client talks to the mock in tests.
 public struct OneDriveConfiguration: Sendable {
     public var graphURL = URL(string: "https://graph.microsoft.com/v1.0")!

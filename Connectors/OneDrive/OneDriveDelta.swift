@@ -42,7 +42,7 @@ extension OneDriveFileSystem: CloudChangeFeed {
         var after = cursor
         after.token = link
         let entries = items.map { item in
-            FeedEntry<DeltaItem>(id: item.id, name: item.name.map(Self.encoding.decode), parentIDs: item.parentReference?.id.map { [$0] } ?? [],
+            FeedEntry<DeltaItem>(id: item.id, name: item.name.map(Self.nameEncoding.decode), parentIDs: item.parentReference?.id.map { [$0] } ?? [],
                                  present: item.deleted == nil)
         }
         let changes = try cursor.changes(entries, next: after, service: "OneDrive")

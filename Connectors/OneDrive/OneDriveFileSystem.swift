@@ -3,7 +3,7 @@ import LLVS
 import LLVSCloudService
 import LLVSHTTP
 
-/// A `CloudFileSystem` over OneDrive through Microsoft Graph v1.0 (shared/reference/onedrive.md). Items are
+/// A `CloudFileSystem` over OneDrive through Microsoft Graph v1.0 (docs/services/onedrive.md). Items are
 /// addressed by path (`root:/a/b:`), names go through OneDrive's reversible name encoding (its forbidden
 /// characters, leading and trailing spaces, trailing dots) and compare without regard to case; downloads and upload
 /// sessions live on other hosts and never get the token. Retries, pacing, resumable uploads and known folders are
@@ -12,7 +12,9 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
     public let configuration: OneDriveConfiguration
     let client: ServiceClient
     let folders = KnownFolders(caseInsensitive: true)
-    static let encoding = NameEncoding.oneDrive
+    /// OneDrive's rules: `" * : < > ? / \ |` refused, no leading or trailing space, no trailing dot.
+    public static let nameEncoding = NameEncoding(forbidden: ["\"", "*", ":", "<", ">", "?", "\\", "|"],
+                                                  leadingSpace: true, trailingSpace: true, trailingDot: true)
 
     /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file.
     public init(configuration: OneDriveConfiguration = OneDriveConfiguration(), http: HTTPClient = HTTPClient(),
@@ -22,13 +24,13 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
     }
 
     public var capabilities: CloudCapabilities {
-        CloudCapabilities(checksums: [.quickXor], caseInsensitiveNames: true, nameEncoding: Self.encoding,
+        CloudCapabilities(checksums: [.quickXor], caseInsensitiveNames: true, nameEncoding: Self.nameEncoding,
                           simpleUploadLimit: configuration.simpleUploadLimit, chunkGranularity: OneDriveConfiguration.fragmentGranularity)
     }
 
     /// The path's components as OneDrive stores them, refused before any request when the whole path is too long.
     func components(_ path: String) throws -> [String] {
-        let stored = try CloudPath.components(path).map(Self.encoding.encode)
+        let stored = try CloudPath.components(path).map(Self.nameEncoding.encode)
         let length = stored.reduce(0) { $0 + $1.count + 1 }
         guard length <= OneDriveConfiguration.maximumPathLength else {
             throw CloudFileSystemError.server(status: 400, message: "\(path) is \(length) characters as OneDrive stores it; OneDrive refuses paths over \(OneDriveConfiguration.maximumPathLength)")
@@ -50,16 +52,16 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
 
     public func metadata(_ path: String) async throws -> CloudItem {
         guard let found = try await item(try components(path), path: path) else { throw CloudFileSystemError.notFound(path: path) }
-        return found.item(Self.encoding)
+        return found.item(Self.nameEncoding)
     }
 
     public func list(_ folder: String) async throws -> [CloudItem] {
         guard let items = try await children(folder, select: OneDriveItem.select) else { throw CloudFileSystemError.notFound(path: folder) }
-        return items.map { $0.item(Self.encoding) }
+        return items.map { $0.item(Self.nameEncoding) }
     }
 
     public func listNames(_ folder: String) async throws -> [String] {
-        try await children(folder, select: "id,name,folder")?.map { Self.encoding.decode($0.name) } ?? []
+        try await children(folder, select: "id,name,folder")?.map { Self.nameEncoding.decode($0.name) } ?? []
     }
 
     /// Every child of a folder, page after page (nextLink followed as given); nil when the folder is missing.
@@ -116,43 +118,36 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
     // MARK: CloudFileSystem: writing
 
     public func makeFolder(_ path: String) async throws {
-        try await ensureFolders(try components(path), path: path)
+        try await folders.ensure(try components(path), make: makeOneFolder)
     }
 
-    /// Each missing folder made once: `fail` on a conflict, then the existing item used when it is a folder.
-    private func ensureFolders(_ components: [String], path: String) async throws {
-        try await folders.ensure(components) { prefix in
-            let shown = prefix.map(Self.encoding.decode).joined(separator: "/")
-            struct Folder: Encodable {
-                var name: String
-                var folder: [String: String] = [:]
-                var behavior = "fail"
-                enum CodingKeys: String, CodingKey { case name, folder, behavior = "@microsoft.graph.conflictBehavior" }
-            }
-            let request = ServiceClient.jsonRequest("POST", try self.configuration.item(Array(prefix.dropLast()), "children"),
-                                                    Folder(name: prefix[prefix.count - 1]), safeToRepeat: true)
-            let response = try await self.client.send(request)
-            if response.isSuccess { return }
-            let error = self.client.classifier.failure(response, path: shown)
-            guard case .alreadyExists = error else { throw error }
-            guard let existing = try await self.item(prefix, path: shown) else { throw error }
-            guard existing.isFolder else { throw CloudFileSystemError.wrongKind(path: shown, expectedFolder: true) }
+    /// Makes the last folder of `prefix`, whose parent exists: `fail` on a conflict, then the existing item used when
+    /// it is a folder.
+    @Sendable private func makeOneFolder(_ prefix: [String]) async throws {
+        let shown = prefix.map(Self.nameEncoding.decode).joined(separator: "/")
+        struct Folder: Encodable {
+            var name: String
+            var folder: [String: String] = [:]
+            var behavior = "fail"
+            enum CodingKeys: String, CodingKey { case name, folder, behavior = "@microsoft.graph.conflictBehavior" }
         }
+        let request = ServiceClient.jsonRequest("POST", try configuration.item(Array(prefix.dropLast()), "children"),
+                                                Folder(name: prefix[prefix.count - 1]), safeToRepeat: true)
+        let response = try await client.send(request)
+        if response.isSuccess { return }
+        let error = client.classifier.failure(response, path: shown)
+        guard case .alreadyExists = error else { throw error }
+        guard let existing = try await item(prefix, path: shown) else { throw error }
+        guard existing.isFolder else { throw CloudFileSystemError.wrongKind(path: shown, expectedFolder: true) }
     }
 
     public func upload(_ source: UploadSource, to path: String) async throws {
         let components = try components(path)
         guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let parent = Array(components.dropLast())
-        try await ensureFolders(parent, path: path)
         let stored: OneDriveItem
         do {
-            stored = try await send(source, to: components, path: path)
-        } catch CloudFileSystemError.notFound {
-            // The parent went since it was known: make it again, once.
-            folders.forget(parent)
-            try await ensureFolders(parent, path: path)
-            stored = try await send(source, to: components, path: path)
+            stored = try await folders.intoFolder(parent, make: makeOneFolder) { try await send(source, to: components, path: path) }
         } catch let error as CloudFileSystemError {
             if case .alreadyExists = error { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
             throw error
@@ -176,7 +171,7 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
     /// OneDrive's own account of what it stored must match what was sent: the size, the QuickXorHash every drive
     /// type reports, and the SHA-1 a personal drive reports too.
     private func check(_ item: OneDriveItem, against source: UploadSource, path: String) throws {
-        try source.verify(storedSize: item.size, checksums: item.item(Self.encoding).checksums.filter { [.quickXor, .sha1].contains($0.key) },
+        try source.verify(storedSize: item.size, checksums: item.item(Self.nameEncoding).checksums.filter { [.quickXor, .sha1].contains($0.key) },
                           service: "OneDrive", path: path)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 
 /// A Graph driveItem as the connector reads it: `size` is a number, a folder has a `folder` facet, a file a `file`
 /// facet with its hashes (QuickXorHash in base64 everywhere; SHA-1 and SHA-256 on personal drives).

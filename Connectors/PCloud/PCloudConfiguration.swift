@@ -2,7 +2,7 @@ import Foundation
 import LLVS
 import LLVSHTTP
 
-/// Where pCloud is and how the connector uses it (shared/reference/pcloud.md). An account lives in one of two
+/// Where pCloud is and how the connector uses it (docs/services/pcloud.md). An account lives in one of two
 /// regions, each with its own API host; which one is learned at sign-in (the redirect's `hostname`, the token
 /// answer's `locationid`) and kept in the token file, so every later run talks to the right host.
 public struct PCloudConfiguration: Sendable {

@@ -1,9 +1,10 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSCloudService
 import LLVSHTTP
 
-/// A `CloudFileSystem` over pCloud's HTTP JSON API (shared/reference/pcloud.md). Every answer is HTTP 200 with a
+/// A `CloudFileSystem` over pCloud's HTTP JSON API (docs/services/pcloud.md). Every answer is HTTP 200 with a
 /// `result` code, checked on every call; items are IDs (root folder 0) resolved through the shared ID path cache;
 /// names are case-sensitive. Files go up with `uploadfile` (a PUT of the raw bytes, overwriting in place) or, when
 /// large, an upload session; downloads go through `getfilelink` to content hosts that never get the token. What
@@ -154,21 +155,16 @@ public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
         let components = try CloudPath.components(path)
         guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
         let parent = Array(components.dropLast())
-        for attempt in 1...2 {
-            guard let folderID = try await paths.folderID(parent, creating: true) else { throw CloudFileSystemError.parentMissing(path: path) }
-            do {
+        do {
+            try await paths.intoFolder(parent, for: path) { folderID in
                 let (stored, checksums) = try await send(source, name: name, into: folderID, path: path)
                 guard !stored.isFolder, stored.name == name else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
                 try source.verify(storedSize: stored.size, checksums: checksums, service: "pCloud", path: path)
                 paths.remember(components, stored)
-                return
-            } catch let error as CloudFileSystemError where attempt == 1 && error.isMissingFolder {
-                paths.forget(parent)
-            } catch CloudFileSystemError.alreadyExists {
-                throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) // a folder holds the name
             }
+        } catch CloudFileSystemError.alreadyExists {
+            throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) // a folder holds the name
         }
-        throw CloudFileSystemError.parentMissing(path: path)
     }
 
     /// The stored file and its checksums: from `uploadfile`'s own answer, or `checksumfile` after an upload session.
@@ -202,15 +198,5 @@ public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
             try await api.call(folder ? "deletefolderrecursive" : "deletefile", [(folder ? "folderid" : "fileid", found.id)], path: path)
         } catch CloudFileSystemError.notFound {}
         paths.forget(components)
-    }
-}
-
-extension CloudFileSystemError {
-    /// The folder an upload went into is gone (pCloud: 2005 directory missing, 2002 parent missing).
-    var isMissingFolder: Bool {
-        switch self {
-        case .notFound, .parentMissing: true
-        default: false
-        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSCloudService
 
 /// A pCloud file or folder as its metadata describes it. Folders and files have IDs of their own kinds

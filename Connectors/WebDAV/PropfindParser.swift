@@ -1,6 +1,7 @@
 import CLibXML2
 import Foundation
 import LLVS
+import LLVSSupport
 
 /// One `<response>` of a PROPFIND answer.
 struct PropfindEntry: Equatable {

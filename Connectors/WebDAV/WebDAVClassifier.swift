@@ -3,7 +3,7 @@ import LLVS
 import LLVSCloudService
 import LLVSHTTP
 
-/// WebDAV answers in the shared vocabulary (RFC 4918 and the quirks of shared/reference/webdav.md): 409 is a
+/// WebDAV answers in the shared vocabulary (RFC 4918 and the quirks of docs/services/webdav.md): 409 is a
 /// missing parent, 507 a full disk; 423 (locked), 425 and 509 (bandwidth) ask to wait and are paced and retried
 /// like 429 and 503.
 struct WebDAVClassifier: ServiceErrorClassifier {

@@ -4,7 +4,7 @@ import LLVSCloudService
 import LLVSHTTP
 import Synchronization
 
-/// A `CloudFileSystem` over WebDAV (RFC 4918) as real servers behave (shared/reference/webdav.md): PROPFIND with an
+/// A `CloudFileSystem` over WebDAV (RFC 4918) as real servers behave (docs/services/webdav.md): PROPFIND with an
 /// explicit Depth for listings and metadata, MKCOL only for folders not yet known to exist, PUT and GET streamed,
 /// DELETE after checking what is being deleted. Every quirk in the reference's table is absorbed here.
 public final class WebDAVFileSystem: CloudFileSystem {

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 extension Store {
     /// Starts a version on top of `predecessor` (a root when nil) whose values are written as they are produced,

@@ -1,7 +1,8 @@
 import Foundation
+import LLVSSupport
 
 extension Store {
-    /// The changes a version made, in the form exchanges send (see llvs-format.md):
+    /// The changes a version made, in the form exchanges send (see docs/remote-format.md):
     /// a root lists every value as `insert`; a version with one predecessor lists its differences from it;
     /// a merge lists, for each value that differs between its predecessors, what it kept (`preserve`,
     /// `preserveRemoval`, or `insert`/`update` with data an arbiter wrote). Applying the changes to the first

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 extension Store {
     /// The value `id` as it is at `version`, or nil when the version does not have it.

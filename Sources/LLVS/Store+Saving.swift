@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -73,7 +74,7 @@ extension Store {
         // Each file looked at once: its size counts in the version, and it must look the same after it is read.
         // stat, not lstat: a source may be given as a link to it (/proc/self/fd/N for a name that is not UTF-8).
         let sources = try files.map { file in
-            guard let state = SourceFileState(file.url.path) else { throw StoreError.io(path: file.url.path, operation: "read", errno: ENOENT) }
+            guard let state = SourceFileState(file.url.path) else { throw FileError.io(path: file.url.path, operation: "read", errno: ENOENT) }
             return state
         }
         let size = changes.valueDataSize + sources.reduce(0) { $0 + $1.size }

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 #if canImport(Glibc)
 import Glibc
 #endif

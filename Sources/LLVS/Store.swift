@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Synchronization
 
 /// A versioned store of values. Every save makes a version; versions branch and merge; each value's data is

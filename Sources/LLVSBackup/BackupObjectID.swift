@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 
 /// The value IDs of a backup. Chunks and folder listings are named by the hash of their bytes (so they are stored
 /// once, whichever backup, source or store wrote them); a source's record by the hash of its name. Together they

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 
 /// Reads the backups a version holds: which sources, their records, their folder listings and file contents.
 /// Listings are cached by hash, so walking many versions of one path reads each listing once.

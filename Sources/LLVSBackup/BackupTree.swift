@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 
 /// One folder of a backup: its entries, sorted by their names' bytes, each with what it takes to restore it. Stored
 /// as one value named by the hash of its encoding (`BackupObjectID.tree`), so an unchanged folder is the same value

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 
 /// The SHA-256 of a piece of content: what names a chunk or a folder listing in a backup, so equal content is
 /// stored once whoever wrote it.

@@ -170,6 +170,21 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
         return folder.id
     }
 
+    /// Runs `body` with the ID of the folder that is to hold `path` (`parent`, made when missing). When `body` finds
+    /// that folder gone (`notFound` or `parentMissing`: removed since it was cached), it is forgotten, found or made
+    /// again, and `body` runs once more; a second miss is `parentMissing`.
+    public func intoFolder<T>(_ parent: [String], for path: String, _ body: (String) async throws -> T) async throws -> T {
+        for attempt in 1...2 {
+            guard let folderID = try await folderID(parent, creating: true) else { throw CloudFileSystemError.parentMissing(path: path) }
+            do {
+                return try await body(folderID)
+            } catch let error as CloudFileSystemError where attempt == 1 && error.isMissingFolder {
+                forget(parent)
+            }
+        }
+        throw CloudFileSystemError.parentMissing(path: path)
+    }
+
     /// Every item of the folder at `components`, each remembered by path so a later download or upload skips a
     /// lookup; `notFound` when the folder is missing (a cached ID that went is forgotten). For directories that
     /// list whole folders (`allItems`); `path` names the folder in errors.

@@ -48,4 +48,19 @@ public final class KnownFolders: Sendable {
             }
         }
     }
+
+    /// Runs `body` once the folders of `parent` exist (made by `make` where not known). When `body` finds the parent
+    /// gone (`notFound` or `parentMissing`: removed since it was known), it is forgotten and made again, and `body`
+    /// runs once more.
+    public func intoFolder<T>(_ parent: [String], make: @escaping @Sendable ([String]) async throws -> Void,
+                              _ body: () async throws -> T) async throws -> T {
+        try await ensure(parent, make: make)
+        do {
+            return try await body()
+        } catch let error as CloudFileSystemError where error.isMissingFolder {
+            forget(parent)
+            try await ensure(parent, make: make)
+            return try await body()
+        }
+    }
 }

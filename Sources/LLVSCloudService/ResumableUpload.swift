@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSHTTP
 
 /// Where a resumable upload stands, as the service says.

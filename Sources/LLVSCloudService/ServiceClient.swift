@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSHTTP
 
 /// What every HTTP connector sends its requests through: the shared HTTP client (the one retry point), the

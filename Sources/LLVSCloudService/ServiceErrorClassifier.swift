@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSHTTP
 
 /// What a connector tells the shared client about its service's answers: how a failed answer maps to the one

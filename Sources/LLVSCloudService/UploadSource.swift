@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSHTTP
 
 /// What an upload sends: bytes in memory or a local file, streamed in whole or in pieces, never loaded whole

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 
 /// The checks, in the order of conformance.md. Each works only inside its own folder.
 enum ConformanceChecks {

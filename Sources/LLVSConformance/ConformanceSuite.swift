@@ -1,7 +1,7 @@
 import Foundation
 import LLVS
 
-/// The checks every `CloudFileSystem` must pass (shared/reference/conformance.md), as a library so that
+/// The checks every `CloudFileSystem` must pass (docs/conformance.md), as a library so that
 /// `swift test` runs them against each connector and `llvs conformance` against any remote.
 public enum ConformanceSuite {
     /// Runs every check inside a fresh, randomly named folder, removes the folder, and reports each check.

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import Synchronization
 
 /// A fault a test asks for.

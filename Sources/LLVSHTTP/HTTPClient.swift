@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// Adds credentials to requests and renews them when the server refuses them. OAuth token sources, Basic and
 /// bearer credentials all plug in here, so every request of a connector goes through one place.

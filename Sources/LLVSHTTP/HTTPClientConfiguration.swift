@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// How a client connects, waits, retries and traces.
 public struct HTTPClientConfiguration: Sendable {

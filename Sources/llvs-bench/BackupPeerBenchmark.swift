@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 
 /// Rows 7 to 10: `llvs backup` and `llvs restore` against restic, the tool people pick for backups, on a local
 /// tree into a fresh local repository. Each figure is a separate process's time and its own peak resident memory.

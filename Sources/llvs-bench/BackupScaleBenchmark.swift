@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSMocks
 #if canImport(Glibc)
 import Glibc

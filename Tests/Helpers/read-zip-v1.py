@@ -3,7 +3,7 @@
 
 usage: read-zip-v1.py ARCHIVE
 
-Uses only Python's zipfile and json, and upstream LLVS's layout as ../../shared/reference/llvs-format.md and the
+Uses only Python's zipfile and json, and upstream LLVS's layout as docs/remote-format.md and the
 zip fixture's README describe it: versions/<split(id,2)>.json, maps/__llvs_values/<split(safeKey,2)>/<split(version.json,1)>
 (root node "__llvs_root" -> sub-nodes -> value references), values/<split(safeKey(id),2)>/<split(version.json,1)>.
 Entries are indexed by their components (the last two are the version, the ones before are the safe key), so no

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSOneDrive
 import LLVSConformance
 import Testing
 
@@ -13,7 +14,7 @@ struct RefusingFolder: CloudFileSystem {
 
     func stored(_ path: String) throws -> String {
         let components = try CloudPath.components(path).map { encoding?.encode($0) ?? $0 }
-        for component in components where component.contains(where: NameEncoding.oneDrive.forbidden.contains)
+        for component in components where component.contains(where: OneDriveFileSystem.nameEncoding.forbidden.contains)
             || component.hasSuffix(".") || component.hasSuffix(" ") || component.hasPrefix(" ") {
             throw CloudFileSystemError.server(status: 400, message: "the service refuses the name \(component)")
         }
@@ -54,7 +55,7 @@ struct RefusingFolder: CloudFileSystem {
     /// connector passes, and stores none of the refused characters.
     @Test func aDeclaredNameEncodingIsTestedWithEveryCharacterItHandles() async throws {
         defer { try? FileManager.default.removeItem(at: root) }
-        let report = try await run(.oneDrive)
+        let report = try await run(OneDriveFileSystem.nameEncoding)
         #expect(report.allPassed, "\(report.table)")
         #expect(report.results.first { $0.id == "names" }?.status == .passed)
     }

@@ -1,9 +1,10 @@
 import Foundation
 import LLVS
+import LLVSOneDrive
 import Testing
 
 @Suite struct NameEncodingTests {
-    let encoding = NameEncoding.oneDrive
+    let encoding = OneDriveFileSystem.nameEncoding
 
     @Test func forbiddenCharactersBecomeLookAlikesAndComeBack() {
         #expect(encoding.encode("a:b?.txt") == "a\u{FF1A}b\u{FF1F}.txt")

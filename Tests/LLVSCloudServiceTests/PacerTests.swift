@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSCloudService
 import LLVSHTTP
 import LLVSMocks

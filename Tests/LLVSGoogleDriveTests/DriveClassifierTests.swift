@@ -5,7 +5,7 @@ import Testing
 @testable import LLVSGoogleDrive
 
 /// Drive's classifier against answers as Google documents them (developers.google.com/drive/api/guides/handle-errors,
-/// quoted in shared/reference/google-drive.md), not only the bodies the mock makes.
+/// quoted in docs/services/google-drive.md), not only the bodies the mock makes.
 @Suite struct DriveClassifierTests {
     let classifier = DriveClassifier()
 

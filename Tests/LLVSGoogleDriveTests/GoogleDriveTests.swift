@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSConformance
 import LLVSGoogleDrive
 import LLVSHTTP

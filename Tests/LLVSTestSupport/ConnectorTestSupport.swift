@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSConformance
 import LLVSHTTP
 import LLVSMocks

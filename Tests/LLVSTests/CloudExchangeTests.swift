@@ -2,6 +2,7 @@ import Foundation
 import LLVSConformance
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 /// CloudFileSystemExchange over the local-folder file system: interruptions, the written format, snapshots.
 @Suite struct CloudExchangeTests {

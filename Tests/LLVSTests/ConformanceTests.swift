@@ -2,6 +2,7 @@ import Foundation
 import LLVSConformance
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 @Suite struct ConformanceTests {
     let directory = TemporaryDirectory()

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import LLVSConformance
 @testable import LLVS
+import LLVSSupport
 
 @Suite struct ExchangeTests {
     let directory = TemporaryDirectory()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import LLVS
 
-/// The JSON encodings of llvs-format.md, checked against the example remote LLVS itself wrote.
+/// The JSON encodings of docs/remote-format.md, checked against the example remote LLVS itself wrote.
 @Suite struct FormatTests {
     let remote = TestPaths.exampleRemote
     let v1 = Version.ID("00000000-0000-0000-0000-000000000001")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 @Suite struct HTTPDateTests {
     @Test func theFastPathReadsWhatTheFormatterReads() {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 /// The eight-bytes-at-a-time test that passes over plain string bytes flags a word exactly when one of its bytes is
 /// not plain, and strings read through it end where they should.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSCodecs
+import LLVSSupport
 
 /// The LZFSE decoder against streams Apple's reference encoder wrote, and against truncated and corrupted ones:
 /// every bad stream is an `LZFSEError`, never a crash, a hang or an allocation beyond the limit.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 /// Large values travel between stores through files, streamed in pieces, in exactly the remote format.
 @Suite struct LargeValueExchangeTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 /// The hand-off between an import's reading thread and its committing one: order kept, memory bounded, and
 /// either side able to stop the other.

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LLVS
+import LLVSSupport
 import Testing
 
 /// The staging storage of a zip-v1 import buffers what is written at its end; reads and writes anywhere must still

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import LLVSSQLite
 @testable import LLVS
+import LLVSSupport
 
 @Suite struct StorageTests {
     let directory = TemporaryDirectory()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 /// Comparing two copies of an upstream sub-node by their bytes gives what comparing them as Strings gives, whatever
 /// the entries' order, and buckets that are not plain ASCII (escapes, decomposed names) or repeat an ID are compared

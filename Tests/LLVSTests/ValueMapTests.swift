@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 /// The hash-trie value map against a plain dictionary, with random and long-shared-prefix IDs.
 @Suite struct ValueMapTests {

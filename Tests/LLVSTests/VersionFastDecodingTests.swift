@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 /// The version file reader an import uses against JSONDecoder, the reference: where it answers it agrees, and
 /// what it does not take (nil) is left to JSONDecoder.

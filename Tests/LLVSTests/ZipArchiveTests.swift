@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSCodecs
+import LLVSSupport
 
 /// The zip reader and writer on their own: ZIP64 end records, and damaged archives giving errors that say what
 /// and where, never a crash or garbage.

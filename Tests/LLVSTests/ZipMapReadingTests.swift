@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSCodecs
+import LLVSSupport
 
 /// How a zip-v1 import finds each version's changes: from the sub-nodes the version wrote (upstream writes one for
 /// every bucket it touches, an emptied one too, and never drops a root reference), checked against the heads' roots;

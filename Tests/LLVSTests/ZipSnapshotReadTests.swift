@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 /// Reading LLVS apps' zip-v1 snapshots: the small golden fixture (made by upstream LLVS's own code: LLZF + LZFSE
 /// files, decomposed names, two chunks) restores on both storages to the values upstream's Store returns.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LLVS
+import LLVSSupport
 
 /// zip-v1 snapshots written by this package: a standard zip (`unzip -t`), in upstream's layout as an independent
 /// reader sees it (Tests/Helpers/read-zip-v1.py: Python's zipfile and json, no LLVS code), with every version's

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LLVS
+import LLVSSupport
 import Testing
 
 /// The zip-v1 importer orders versions on indices, not through a History: it must give History's order exactly,

@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// One Box item: a file or a folder with a numeric string ID, an `etag` and `sequence_id` that are strings in
 /// Box's JSON and grow with every change, the SHA-1 Box reports for a file, and the versions an upload of new

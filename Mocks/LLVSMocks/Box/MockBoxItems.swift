@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 
 /// Box's items, listings, downloads, deletes and events, as the real service answers them.

@@ -1,9 +1,9 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 import Synchronization
 
-/// A mock of Box API 2.0 (shared/reference/box.md), held to the real service by Box's own Python SDK
+/// A mock of Box API 2.0 (docs/services/box.md), held to the real service by Box's own Python SDK
 /// (box-sdk-gen): the API at `/2.0`, the upload host at `/api/2.0` (as the SDK lays out `api.box.com` and
 /// `upload.box.com/api`), IDs with root "0", case-insensitive unique names, marker and offset paging, `fields`,
 /// folder creation with 409 conflicts, multipart uploads (attributes before the file), new versions, preflight,

@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// Everything the mock account holds, behind one lock: the shared item tree (names case-insensitive and unique,
 /// as Box's are), upload sessions, the event stream, and what tests asked the mock to do.

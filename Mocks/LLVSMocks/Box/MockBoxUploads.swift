@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 
 /// Box's upload host: direct multipart uploads and new versions, and chunked upload sessions.

@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// One Drive item: a file or a folder, with its ID, its parents and its place in the trash.
 struct MockDriveItem: MockTreeItem {

@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 
 /// The upload endpoints: multipart (metadata and media in one request, up to the multipart limit), media (bytes

@@ -1,9 +1,9 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 import Synchronization
 
-/// A mock Google Drive (API v3) that behaves as Drive does (shared/reference/google-drive.md): items with IDs and
+/// A mock Google Drive (API v3) that behaves as Drive does (docs/services/google-drive.md): items with IDs and
 /// parents, duplicate names allowed, trash, the query language, `fields`, page tokens, multipart, media and
 /// resumable uploads with the 308/Range protocol, PATCH updates, `alt=media` with Range, delete and trash, error
 /// bodies with reasons, rate-limit answers as Drive gives them, Google's OAuth endpoints and answer shapes, and

@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 
 /// A stored file's bytes in a mock: small ones in memory, large ones in a spooled file on disk.

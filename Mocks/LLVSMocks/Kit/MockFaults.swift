@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import Synchronization
 
 /// What a mock does wrong to one request.

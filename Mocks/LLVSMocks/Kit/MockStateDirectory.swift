@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// Where a mock keeps what it holds between runs (`llvs-mock SERVICE --state DIR`): `state.json` describing the
 /// items and one file per stored content under `files/`. The state is written after every change (atomically:

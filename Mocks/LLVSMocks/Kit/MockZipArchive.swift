@@ -1,5 +1,6 @@
 import Foundation
-import LLVS
+import LLVSCodecs
+import LLVSSupport
 
 /// A small zip archive writer for mocks that hand out archives (pCloud's `getzip`): entries stored without
 /// compression, UTF-8 names, no ZIP64, so anything a mock serves this way stays under 4 GiB.

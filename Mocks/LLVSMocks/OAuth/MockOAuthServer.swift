@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// One OneDrive item: a file or a folder, with Graph's eTag/cTag versions and the hashes a drive reports.
 struct MockOneDriveItem: MockTreeItem, Codable {

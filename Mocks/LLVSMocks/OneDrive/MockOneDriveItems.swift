@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 
 /// The item endpoints: read, list (pages with an absolute nextLink), create folders, simple PUT, download as a 302,

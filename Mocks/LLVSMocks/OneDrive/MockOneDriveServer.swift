@@ -1,9 +1,9 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 import Synchronization
 
-/// A mock of OneDrive through Microsoft Graph v1.0 (shared/reference/onedrive.md), held to the real service by
+/// A mock of OneDrive through Microsoft Graph v1.0 (docs/services/onedrive.md), held to the real service by
 /// Microsoft's own Graph SDK: drives, items addressed by path (`root:/a/b:`, encoded `%3A`/`%2F` accepted) or by ID,
 /// children pages with an absolute `@odata.nextLink`, folders with conflictBehavior, simple PUT, upload sessions
 /// (320 KiB fragments, 202 + nextExpectedRanges, 416 on overlap, status and cancel) and downloads as a 302 — both on

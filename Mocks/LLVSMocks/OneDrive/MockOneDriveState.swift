@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// What an upload session will make: a file named `name` in `parentID`, replacing `replaceID` when given.
 struct MockOneDriveUpload: Sendable {

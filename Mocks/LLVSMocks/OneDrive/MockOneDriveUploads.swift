@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 
 /// Upload sessions: `createUploadSession` on the API gives an absolute `uploadUrl` on the content host, which takes

@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import Synchronization
 
 /// One pCloud item: a folder (`d<n>`) or a file (`f<n>`), with pCloud's numeric IDs, its 64-bit content `hash` (a

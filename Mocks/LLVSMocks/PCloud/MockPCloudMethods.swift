@@ -1,5 +1,6 @@
 import Foundation
-import LLVS
+import LLVSCodecs
+import LLVSSupport
 import LLVSHTTP
 
 /// pCloud's methods, each as the real service answers it.

@@ -1,9 +1,9 @@
 import Foundation
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 import Synchronization
 
-/// A mock of pCloud's HTTP JSON API (shared/reference/pcloud.md), held to the real service by the `pcloud` client
+/// A mock of pCloud's HTTP JSON API (docs/services/pcloud.md), held to the real service by the `pcloud` client
 /// library from PyPI. Two region hosts (the account lives in one; its token is refused with 2094 on the other),
 /// every failure HTTP 200 with a `result` code, items by ID with root `folderid=0`, case-sensitive names,
 /// `listfolder` (recursive too), folders, `uploadfile` by PUT or multipart overwriting in place (the old contents

@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// One entry of pCloud's change feed (`diff`): the event and the item as it was then.
 struct MockPCloudDiffEntry: Sendable {

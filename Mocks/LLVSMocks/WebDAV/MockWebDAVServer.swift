@@ -2,11 +2,11 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import LLVS
+import LLVSSupport
 import LLVSHTTP
 import Synchronization
 
-/// A mock WebDAV server that answers as Apache mod_dav does (the status codes of shared/reference/webdav.md), or
+/// A mock WebDAV server that answers as Apache mod_dav does (the status codes of docs/services/webdav.md), or
 /// with rclone serve's or nginx's quirks instead, with optional Basic authentication and the kit's faults.
 /// Files live in memory, except large uploads, which stay in spooled files.
 public final class MockWebDAVServer: Sendable {

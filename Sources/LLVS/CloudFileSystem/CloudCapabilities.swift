@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// What a connector declares about its service, so that callers and the conformance suite read the service's
 /// rules from the connector instead of keeping constants per service in tests.

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// A file system that can say what changed in some folders since a point in its history, from the service's own
 /// change feed (Drive changes, Graph delta, Box events, pCloud diff). An exchange that keeps the cursor then learns

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// A file or folder in a cloud file system, as a listing or a metadata request reports it.
 public struct CloudItem: Hashable, Sendable {

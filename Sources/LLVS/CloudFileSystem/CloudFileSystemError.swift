@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// The one error vocabulary of cloud file systems. Each connector maps its service's answers (status codes,
 /// error reasons, result codes) to these cases at its boundary.

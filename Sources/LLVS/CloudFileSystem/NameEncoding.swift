@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// A reversible encoding of the names a service refuses (as rclone's lib/encoder): each forbidden ASCII character
 /// becomes its full-width look-alike (`:` → `：`), a leading or trailing space `␠`, a trailing dot `．`. A name that
@@ -78,11 +79,4 @@ public struct NameEncoding: Sendable, Equatable {
         if quoted { out.append(Self.quote) }
         return out
     }
-
-    /// OneDrive's rules: `" * : < > ? / \ |` refused, no leading or trailing space, no trailing dot.
-    public static let oneDrive = NameEncoding(forbidden: ["\"", "*", ":", "<", ">", "?", "\\", "|"],
-                                              leadingSpace: true, trailingSpace: true, trailingDot: true)
-
-    /// Box refuses `\` (and `/`) in a name and a trailing space.
-    public static let box = NameEncoding(forbidden: ["\\"], trailingSpace: true)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// Retries a file system's retryable failures (`transient`, `rateLimited`) through the shared `RetryPolicy`.
 /// Every `CloudFileSystem` operation is safe to repeat (uploads replace, removals accept a missing item), so all

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// Owns a store and the version an app works on (the current version), which survives restarts.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,7 +33,7 @@ public enum ChangesReader {
             return ReceivedChanges(changes: try RemoteFormat.decodeChanges(data, path: path))
         case .file(let url, _):
             guard let input = FileHandle(forReadingAtPath: url.path) else {
-                throw StoreError.io(path: url.path, operation: "open", errno: errno)
+                throw FileError.io(path: url.path, operation: "open", errno: errno)
             }
             defer { try? input.close() }
             var parser = ChangesStreamParser(path: path, inlineLimit: inlineLimit, temporaryDirectory: temporaryDirectory)
@@ -275,7 +276,7 @@ final class Base64FileSink {
         // Named after the process, as the store's temporaries are, so a later run removes it if this one is killed.
         url = directory.appendingPathComponent("\(TemporaryWriter.tag)-\(UUID().uuidString)-receive")
         guard FileManager.default.createFile(atPath: url.path, contents: nil), let handle = FileHandle(forWritingAtPath: url.path) else {
-            throw StoreError.io(path: url.path, operation: "create", errno: errno)
+            throw FileError.io(path: url.path, operation: "create", errno: errno)
         }
         out = handle
         pending.reserveCapacity(4 << 20)

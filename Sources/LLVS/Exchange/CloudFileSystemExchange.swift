@@ -1,6 +1,7 @@
 import Foundation
+import LLVSSupport
 
-/// Exchanges versions over any `CloudFileSystem`, in the remote layout LLVS apps use (llvs-format.md), under a
+/// Exchanges versions over any `CloudFileSystem`, in the remote layout LLVS apps use (docs/remote-format.md), under a
 /// base path. Versions travel many at once; a version's changes file goes up before its version file, and only
 /// versions with a version file count as present, so an interrupted send is simply completed next time.
 public struct CloudFileSystemExchange: Exchange {

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// A version's changes in the remote format (`[Value.Change]` as JSON): in memory when they are small, in a file
 /// when a value is large, so no side of an exchange holds a large value whole.
@@ -25,7 +26,7 @@ extension Store {
     /// Values up to this size travel inline; larger ones are streamed between storage and files.
     public static let inlineValueLimit: Int64 = 4 * 1024 * 1024
 
-    /// The changes a version made, encoded for a remote (llvs-format.md). When its values hold more than
+    /// The changes a version made, encoded for a remote (docs/remote-format.md). When its values hold more than
     /// `inlineLimit` bytes the encoding goes to a temporary file, one value at a time, and a value larger than the
     /// limit is copied out of storage and written as base64 in pieces, so sending a version costs bounded memory
     /// whatever it holds. The bytes equal JSONEncoder's with sorted keys either way.
@@ -41,7 +42,7 @@ extension Store {
         let raw = url.appendingPathExtension("value")
         defer { try? FileManager.default.removeItem(at: raw) }
         guard FileManager.default.createFile(atPath: url.path, contents: nil), let out = try? FileHandle(forWritingTo: url) else {
-            throw StoreError.io(path: url.path, operation: "create", errno: errno)
+            throw FileError.io(path: url.path, operation: "create", errno: errno)
         }
         do {
             defer { try? out.close() }

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Synchronization
 
 /// Moves versions between a store and a remote. A conforming type says how to list, read and write the

@@ -1,3 +1,4 @@
+import LLVSSupport
 /// What can go wrong moving versions, beyond the store's own errors.
 public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A remote file could not be decoded; `path` names it.

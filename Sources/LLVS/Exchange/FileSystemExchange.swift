@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// Exchanges through a shared folder (a mounted share, a synced folder) in the LLVS remote layout, readable by
 /// LLVS apps' own `FileSystemExchange`. A version counts as present only when both its files are there.

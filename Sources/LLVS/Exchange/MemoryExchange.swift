@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// A remote held in memory, shared by the stores that exchange through it. For tests and for apps that
 /// move versions between stores in one process.

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// Where a store keeps, for one remote, the change feed position of its last sync and the versions the remote held
 /// then: `<store>/remote-cursors/<hash of the remote's identity>.json`. The file is written only after the sync

@@ -1,6 +1,7 @@
 import Foundation
+import LLVSSupport
 
-/// The LLVS remote layout and its JSON encodings (llvs-format.md): `versions/<id>` holds `{"version": Version}`,
+/// The LLVS remote layout and its JSON encodings (docs/remote-format.md): `versions/<id>` holds `{"version": Version}`,
 /// `changes/<id>` holds `[Value.Change]`. Shared by every exchange that writes this layout.
 public enum RemoteFormat {
     public static let versionsFolder = "versions"

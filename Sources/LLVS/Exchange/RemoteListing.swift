@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// What a sync learned of the remote before moving anything: the versions it holds and, where the remote has a
 /// change feed, the feed position that knowledge is valid at (saved once the sync is done).

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// The graph of versions: predecessors, successors, heads, and the questions merges ask of it.
 ///

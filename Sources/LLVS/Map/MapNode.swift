@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// One value in a version's map: its key, the version that stored its data, and where that data is.
 struct MapEntry: Hashable, Sendable {

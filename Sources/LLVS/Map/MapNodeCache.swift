@@ -1,3 +1,4 @@
+import LLVSSupport
 import Synchronization
 
 /// Decoded map nodes by location. Nodes never change once written, so the cache needs no invalidation.

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// A change to make to a map: set `entry` for the key, or remove the key when `entry` is nil.
 struct MapEdit: Sendable {

@@ -1,3 +1,4 @@
+import LLVSSupport
 extension Value {
     /// How a value changed on the two sides of a merge, relative to their common ancestor.
     public enum Fork: Hashable, Sendable {

@@ -1,3 +1,4 @@
+import LLVSSupport
 /// Everything an arbiter needs to decide a merge: the two versions, their common ancestor (nil for a two-way
 /// merge of unrelated histories) and how each differing value forked.
 public struct Merge: Sendable {

@@ -1,3 +1,4 @@
+import LLVSSupport
 /// Decides merges. Given the forks of a merge, an arbiter returns changes to apply on top of the first
 /// version's values; it must return a change for every conflicting value. Forks that are not conflicts and
 /// that the arbiter leaves alone take the side that changed (`inserted(.second)` keeps the second's value,

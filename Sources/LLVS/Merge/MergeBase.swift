@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// What a three-way merge compares both sides against. Usually one version, the two sides' greatest common
 /// ancestor. After a criss-cross (two stores each merged the same two heads) there are several best common

@@ -1,3 +1,4 @@
+import LLVSSupport
 /// Resolves every conflict in favour of the more recent of the two merged versions (the first on a tie),
 /// including a removal against an update: whatever that version did wins.
 public struct MostRecentBranchFavoringArbiter: MergeArbiter {

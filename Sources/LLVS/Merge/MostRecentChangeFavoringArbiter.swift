@@ -1,3 +1,4 @@
+import LLVSSupport
 /// The default arbiter: a conflict goes to the value stored most recently (by the timestamp of the version that
 /// stored it; on a tie, the first version's). A removal against an update keeps the update.
 public struct MostRecentChangeFavoringArbiter: MergeArbiter {

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// Which heads a merge of heads takes in.
 public enum HeadSelection: Sendable, Equatable {

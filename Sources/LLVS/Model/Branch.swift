@@ -1,3 +1,4 @@
+import LLVSSupport
 /// A named line of work. Versions saved on a branch carry its name in their metadata.
 public struct Branch: Hashable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
     public var name: String

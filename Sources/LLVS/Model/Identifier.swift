@@ -1,3 +1,4 @@
+import LLVSSupport
 /// A string identifier, encoded as a bare JSON string as LLVS does.
 ///
 /// Version and value identifiers are distinct types so one cannot be passed where the other is meant.

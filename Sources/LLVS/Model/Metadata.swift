@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 extension Version {
     /// A metadata key. LLVS encodes metadata as a flat JSON array `[key1, value1, key2, value2, …]`,

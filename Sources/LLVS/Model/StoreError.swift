@@ -1,5 +1,7 @@
+import LLVSSupport
 /// Everything that can go wrong in the store, as cases a caller can switch on.
-/// Each names what was wrong and where, so a message can say what to do next.
+/// Each names what was wrong and where, so a message can say what to do next. A failed system call, or a file
+/// shorter than its reader was promised, is a `FileError` (LLVSSupport), whoever made the call.
 public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No store at this path (run `llvs init`).
     case notAStore(path: String)
@@ -11,8 +13,6 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case corruptFile(path: String, reason: String)
     /// The database at `path` answered with an error (SQLite result `code`).
     case database(path: String, code: Int32, message: String)
-    /// A system call on `path` failed.
-    case io(path: String, operation: String, errno: Int32)
     case versionNotFound(Version.ID)
     case versionAlreadyExists(Version.ID)
     /// A version names a predecessor the store does not have.
@@ -36,7 +36,6 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupportedStorage(let kind, let path): "The store at \(path) uses \(kind) storage, which this build cannot open."
         case .corruptFile(let path, let reason): "The file \(path) is corrupt: \(reason)."
         case .database(let path, let code, let message): "The database \(path) failed (SQLite code \(code)): \(message)."
-        case .io(let path, let operation, let code): "Could not \(operation) \(path): \(String(cString: strerrorSafe(code)))."
         case .versionNotFound(let id): "The store has no version \(id)."
         case .versionAlreadyExists(let id): "The store already has a version \(id)."
         case .missingPredecessor(let predecessor, let version): "Version \(version) needs predecessor \(predecessor), which the store does not have."
@@ -48,11 +47,3 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-private func strerrorSafe(_ code: Int32) -> UnsafeMutablePointer<CChar> { strerror(code) }

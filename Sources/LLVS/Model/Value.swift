@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// A piece of data in a store, identified by a key, at some version.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 extension Value {
     /// One entry of a version's changes, as LLVS encodes them: a one-key JSON object.

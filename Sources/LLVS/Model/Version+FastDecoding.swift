@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 extension Version {
     /// A version file read by `JSONByteReader` rather than JSONDecoder, which spent about 30 µs on each: an import

@@ -1,9 +1,10 @@
 import Foundation
+import LLVSSupport
 
 /// One saved state of a store: an identifier, up to two predecessors, a time and free-form metadata.
 ///
 /// The JSON encoding is LLVS's, so version files written on Apple devices and here are interchangeable
-/// (see `shared/reference/llvs-format.md`).
+/// (see `docs/remote-format.md`).
 public struct Version: Hashable, Sendable, Identifiable {
     public struct ID: StringIdentifier {
         public let rawValue: String

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// The bytes of a snapshot (format `llvs-bundles-v1`): a marker, then each version's bundle with its length,
 /// predecessors before successors, then an end marker with the count.

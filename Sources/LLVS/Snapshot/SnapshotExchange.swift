@@ -1,4 +1,6 @@
 import Foundation
+import LLVSCodecs
+import LLVSSupport
 
 /// An exchange that can also carry snapshots: a consistent copy of a whole store that a new device restores
 /// instead of pulling every version.

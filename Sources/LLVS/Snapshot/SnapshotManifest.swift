@@ -1,4 +1,6 @@
 import Foundation
+import LLVSCodecs
+import LLVSSupport
 
 /// Describes the snapshot on a remote (`snapshots/manifest.json`), with LLVS's fields.
 public struct SnapshotManifest: Codable, Sendable, Equatable {

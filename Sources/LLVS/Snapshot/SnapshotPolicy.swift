@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// When a coordinator takes a snapshot after an exchange. Disabled by default; `automatic` takes one when both
 /// enough time and enough new versions have passed since the remote's last snapshot (LLVS's 7 days and 20 versions).

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// A snapshot upload under way, recorded in the store (`snapshot-uploads/<ID>.json`) from before its first chunk
 /// until its manifest is up. From the remote, a folder of chunks that no manifest names looks the same whether its

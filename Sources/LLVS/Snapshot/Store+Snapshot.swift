@@ -1,4 +1,6 @@
 import Foundation
+import LLVSCodecs
+import LLVSSupport
 
 /// What a snapshot written by `Store.writeSnapshot` holds.
 public struct SnapshotSummary: Sendable, Equatable {

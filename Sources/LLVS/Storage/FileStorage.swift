@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -222,7 +223,7 @@ final class FileVersionWriter: VersionWriter {
         var offset: Int64 = 0
         while offset < input.size {
             let piece: Data
-            do { piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset))) } catch StoreError.corruptFile {
+            do { piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset))) } catch FileError.endedEarly {
                 throw StoreError.sourceChanged(path: source.path)
             }
             crc.update(piece)
@@ -242,7 +243,7 @@ final class FileVersionWriter: VersionWriter {
         try file.write(RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
         do {
             try file.commit(replacing: false)
-        } catch StoreError.io(_, _, let code) where code == EEXIST {
+        } catch FileError.io(_, _, let code) where code == EEXIST {
             throw StoreError.versionAlreadyExists(versionId)
         }
     }

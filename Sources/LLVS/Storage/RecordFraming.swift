@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// How FileStorage lays out one version's file:
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// Where a record (value data or a map node) is kept: the version whose writer stored it, and its place there.
 /// Records never move or change once their version is committed, so a location is a permanent address.
@@ -52,7 +53,7 @@ public protocol Storage: Sendable {
 extension VersionWriter {
     public func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
         let data: Data
-        do { data = try POSIX.readFile(file.path) } catch StoreError.corruptFile { throw StoreError.sourceChanged(path: file.path) }
+        do { data = try POSIX.readFile(file.path) } catch FileError.endedEarly { throw StoreError.sourceChanged(path: file.path) }
         digest?.update(data)
         return try append(data, zone: zone)
     }

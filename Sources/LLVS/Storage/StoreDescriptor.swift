@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// The small file that marks a folder as a store and says which storage holds its versions.
 public struct StoreDescriptor: Codable, Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// The compact binary form of a `StoredVersion`, used for the header of every version in storage. Opening a
 /// store reads one header per version, so this is kept cheap to decode (no JSON).

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// One version in portable form: its records (value data and map nodes, each framed with zone, length and
 /// CRC-32) followed by its header. This is the byte layout of a FileStorage version file, and what snapshots

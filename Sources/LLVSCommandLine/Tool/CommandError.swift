@@ -1,4 +1,5 @@
 import LLVS
+import LLVSSupport
 import LLVSBackup
 
 /// What a command can fail with, each with its exit code. Codes are documented in `llvs --help`.
@@ -56,7 +57,12 @@ enum ExitCode: Int32, CaseIterable {
             case .corruptFile, .unsupportedStorage: return .corrupt
             case .versionNotFound: return .notFound
             case .unresolvedConflicts: return .conflict
-            case .io, .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty, .snapshotsUnsupported, .sourceChanged: return .failure
+            case .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty, .snapshotsUnsupported, .sourceChanged: return .failure
+            }
+        case let error as FileError:
+            switch error {
+            case .endedEarly: return .corrupt
+            case .io, .changedWhileRead: return .failure
             }
         case let error as BackupError:
             switch error {

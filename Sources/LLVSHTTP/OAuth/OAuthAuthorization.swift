@@ -1,7 +1,7 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
-/// The ways to get a first token on a Linux machine (shared/reference/oauth.md): authorization code with PKCE and a
+/// The ways to get a first token on a Linux machine (docs/services/oauth.md): authorization code with PKCE and a
 /// loopback redirect when a browser is at hand; the same with the redirect pasted back on a headless machine; the
 /// device authorization grant where the service has one; or a token JSON made elsewhere.
 public struct OAuthAuthorization: Sendable {

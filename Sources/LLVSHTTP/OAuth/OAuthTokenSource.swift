@@ -1,5 +1,5 @@
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// The one place a remote's requests get their access token. It refreshes ahead of expiry and once after a 401
 /// that the connector recognises as a rejected token; concurrent requests share one refresh (single flight), and

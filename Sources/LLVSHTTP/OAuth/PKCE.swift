@@ -1,6 +1,6 @@
 import CCrypto
 import Foundation
-import LLVS
+import LLVSSupport
 
 /// Proof Key for Code Exchange (RFC 7636, S256) and the random `state`, from libcrypto's random bytes.
 public struct PKCE: Sendable {

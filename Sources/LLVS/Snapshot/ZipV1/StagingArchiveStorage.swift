@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc

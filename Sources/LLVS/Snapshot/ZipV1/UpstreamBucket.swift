@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// One upstream sub-node's value references (value ID to the version that stored it), kept as the bytes they were
 /// read from: an import compares each version's copy of a bucket with its predecessor's, and a bucket holds many

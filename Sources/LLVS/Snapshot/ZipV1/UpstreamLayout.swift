@@ -1,4 +1,6 @@
 import Foundation
+import LLVSCodecs
+import LLVSSupport
 
 /// The store folder layout of upstream LLVS (its FileZone and Store), which zip-v1 snapshots hold:
 ///

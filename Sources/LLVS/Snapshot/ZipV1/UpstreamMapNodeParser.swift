@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// Reads upstream map nodes straight from their JSON bytes. An import reads a sub-node for every bucket each version
 /// changed, tens of thousands for a large store, and Foundation's decoder took most of its time (about 300 µs a

@@ -1,4 +1,6 @@
 import Foundation
+import LLVSCodecs
+import LLVSSupport
 
 /// Turns upstream map nodes into the changes each version made.
 ///

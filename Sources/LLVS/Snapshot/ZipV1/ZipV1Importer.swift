@@ -1,4 +1,6 @@
 import Foundation
+import LLVSCodecs
+import LLVSSupport
 import Synchronization
 
 /// Reads an LLVS app's zip-v1 snapshot (a zip of its store folder, in upstream's layout) into this package's

@@ -1,4 +1,6 @@
 import Foundation
+import LLVSCodecs
+import LLVSSupport
 
 /// Writes a store as an LLVS app's zip-v1 snapshot: upstream's store folder (`UpstreamLayout`) zipped. For each
 /// version, predecessors first: its version file, the values it stored (raw; LLZF is optional for readers), a

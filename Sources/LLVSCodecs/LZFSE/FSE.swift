@@ -1,6 +1,7 @@
+import LLVSSupport
 /// Finite State Entropy decoding as LZFSE uses it: tables built from normalized symbol frequencies, and a bit
 /// stream read backwards from the end of its payload.
-struct FSEBackwardBits {
+package struct FSEBackwardBits {
     private let input: [UInt8]
     /// Bytes before `lowerBound` are not this stream's (a flush may look back past the payload into the block
     /// header, as Apple's decoder does, but never before the start of the stream).
@@ -11,7 +12,7 @@ struct FSEBackwardBits {
 
     /// Starts at `end`, taking the first 8 (or 7 when `extraBits` is 0) bytes below it; `extraBits` (−7…0) drops
     /// the unused high bits of the last byte written.
-    init(_ input: [UInt8], end: Int, lowerBound: Int, extraBits: Int) throws(LZFSEError) {
+    package init(_ input: [UInt8], end: Int, lowerBound: Int, extraBits: Int) throws(LZFSEError) {
         self.input = input
         self.lowerBound = lowerBound
         let count = extraBits == 0 ? 7 : 8
@@ -25,7 +26,7 @@ struct FSEBackwardBits {
     }
 
     /// Refills the accumulator to 56…63 bits.
-    mutating func refill() throws(LZFSEError) {
+    package mutating func refill() throws(LZFSEError) {
         let bytes = (63 - available) / 8
         guard bytes > 0 else { return }
         guard position - bytes >= lowerBound else { throw .corrupt(offset: position, reason: "a bit stream runs past its start") }
@@ -37,7 +38,7 @@ struct FSEBackwardBits {
     }
 
     /// Takes the next `count` bits (the most significant ones held).
-    mutating func take(_ count: Int) throws(LZFSEError) -> UInt64 {
+    package mutating func take(_ count: Int) throws(LZFSEError) -> UInt64 {
         guard count <= available else { throw .corrupt(offset: position, reason: "a bit stream runs dry") }
         available -= count
         let result = accumulator >> UInt64(available)
@@ -48,17 +49,17 @@ struct FSEBackwardBits {
 
 /// One state of a decoding table: the bits to read for the next state, its base, and what the state emits (a
 /// literal byte, or a base value plus extra bits for L, M and D).
-struct FSEEntry {
-    var stateBits: UInt8 = 0
-    var extraBits: UInt8 = 0
-    var delta: Int32 = 0
-    var base: Int32 = 0
+package struct FSEEntry {
+    package var stateBits: UInt8 = 0
+    package var extraBits: UInt8 = 0
+    package var delta: Int32 = 0
+    package var base: Int32 = 0
 }
 
-enum FSE {
+package enum FSE {
     /// Builds the table of `states` entries for `frequencies` (sum at most `states`, checked by the header);
     /// symbol i emits `bases[i]` plus `extra[i]` extra bits (for literals, base is the byte and extra is 0).
-    static func table(states: Int, frequencies: [UInt16], extra: [UInt8]? = nil, bases: [Int32]? = nil) -> [FSEEntry] {
+    package static func table(states: Int, frequencies: [UInt16], extra: [UInt8]? = nil, bases: [Int32]? = nil) -> [FSEEntry] {
         var table = [FSEEntry](repeating: FSEEntry(), count: states)
         let statesLeadingZeros = UInt32(states).leadingZeroBitCount
         var index = 0
@@ -79,7 +80,7 @@ enum FSE {
     }
 
     /// Emits the value of `state` and moves it to the next state.
-    static func decode(_ state: inout Int, _ table: [FSEEntry], _ bits: inout FSEBackwardBits) throws(LZFSEError) -> Int {
+    package static func decode(_ state: inout Int, _ table: [FSEEntry], _ bits: inout FSEBackwardBits) throws(LZFSEError) -> Int {
         let entry = table[state]
         let read = try bits.take(Int(entry.stateBits) + Int(entry.extraBits))
         state = Int(entry.delta) + Int(read >> UInt64(entry.extraBits))

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// The state is in a `Mutex`; `condition` only lets a side sleep until the other changes it. Every change is made
 /// while holding `condition`'s lock too, and every wait checks the state under it, so no wake-up is lost.
-final class OrderedHandoff<Item: Sendable>: Sendable {
+package final class OrderedHandoff<Item: Sendable>: Sendable {
     private struct State {
         var queue: [(item: Item, weight: Int)] = []
         var head = 0
@@ -20,14 +20,14 @@ final class OrderedHandoff<Item: Sendable>: Sendable {
 
     private let condition = NSCondition()
     private let state = Mutex(State())
-    let budget: Int
+    package let budget: Int
 
-    init(budget: Int) {
+    package init(budget: Int) {
         self.budget = budget
     }
 
     /// How many items wait to be taken.
-    var queuedCount: Int { state.withLock { $0.queuedCount } }
+    package var queuedCount: Int { state.withLock { $0.queuedCount } }
 
     /// Runs `body` on the state with `condition`'s lock held, waiting first while `mustWait` says so.
     private func locked<T>(waitingWhile mustWait: (State) -> Bool = { _ in false }, _ body: (inout State) -> T) -> T {
@@ -40,7 +40,7 @@ final class OrderedHandoff<Item: Sendable>: Sendable {
     }
 
     /// Waits for room, then queues `item`; false (the item not taken) once the consumer has cancelled.
-    func put(_ item: Item, weight: Int) -> Bool {
+    package func put(_ item: Item, weight: Int) -> Bool {
         locked(waitingWhile: { !$0.cancelled && $0.queuedCount > 0 && $0.queuedWeight + weight > self.budget }) { state in
             guard !state.cancelled else { return false }
             state.queue.append((item, weight))
@@ -50,12 +50,12 @@ final class OrderedHandoff<Item: Sendable>: Sendable {
     }
 
     /// The producer has put its last item.
-    func finish() {
+    package func finish() {
         locked { $0.finished = true }
     }
 
     /// The next item, waiting for it; nil when the producer has finished and everything was taken.
-    func take() -> Item? {
+    package func take() -> Item? {
         locked(waitingWhile: { $0.queuedCount == 0 && !$0.finished }) { state -> Item? in
             guard state.queuedCount > 0 else { return nil }
             let (item, weight) = state.queue[state.head]
@@ -70,7 +70,7 @@ final class OrderedHandoff<Item: Sendable>: Sendable {
     }
 
     /// The consumer stops taking; returns what was queued and not taken (for the caller to release).
-    func cancel() -> [Item] {
+    package func cancel() -> [Item] {
         locked { state in
             state.cancelled = true
             let left = state.queue[state.head...].map(\.item)

@@ -1,23 +1,24 @@
+import LLVSSupport
 /// Decodes one LZFSE-compressed block: its literals (four interleaved FSE states over one backward bit stream),
 /// then its L/M/D triples (a second stream), each copying L literals and then M bytes from D back.
-struct LZFSEBlockDecoder {
-    static let lExtraBits: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 5, 8]
-    static let lBases: [Int32] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 20, 28, 60]
-    static let mExtraBits: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 5, 8, 11]
-    static let mBases: [Int32] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 56, 312]
-    static let dExtraBits: [UInt8] = (0..<64).map { UInt8($0 / 4) }
-    static let dBases: [Int32] = [
+package struct LZFSEBlockDecoder {
+    package static let lExtraBits: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 5, 8]
+    package static let lBases: [Int32] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 20, 28, 60]
+    package static let mExtraBits: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 5, 8, 11]
+    package static let mBases: [Int32] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 56, 312]
+    package static let dExtraBits: [UInt8] = (0..<64).map { UInt8($0 / 4) }
+    package static let dBases: [Int32] = [
         0, 1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 24, 28, 36, 44, 52, 60, 76, 92, 108, 124, 156, 188, 220, 252, 316, 380, 444,
         508, 636, 764, 892, 1020, 1276, 1532, 1788, 2044, 2556, 3068, 3580, 4092, 5116, 6140, 7164, 8188, 10236, 12284,
         14332, 16380, 20476, 24572, 28668, 32764, 40956, 49148, 57340, 65532, 81916, 98300, 114684, 131068, 163836,
         196604, 229372,
     ]
 
-    let header: LZFSEBlockHeader
-    let input: [UInt8]
-    let blockOffset: Int
+    package let header: LZFSEBlockHeader
+    package let input: [UInt8]
+    package let blockOffset: Int
 
-    func decode(into output: inout [UInt8]) throws(LZFSEError) {
+    package func decode(into output: inout [UInt8]) throws(LZFSEError) {
         let literals = try decodeLiterals()
         let start = output.count
         let end = start + Int(header.rawCount)

@@ -4,8 +4,8 @@ import Foundation
 /// is XORed into a 160-bit circular register at a bit position that advances 11 bits per byte; the length is then
 /// XORed into the last 8 bytes. libcrypto has no such hash, so it is here, fed in pieces like the others.
 public final class QuickXorHash {
-    static let widthInBits = 160
-    static let shift = 11
+    package static let widthInBits = 160
+    package static let shift = 11
 
     /// The register as three 64-bit cells, the last holding only 32 bits.
     private var cells: [UInt64] = [0, 0, 0]

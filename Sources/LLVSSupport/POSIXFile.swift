@@ -5,25 +5,25 @@ import Glibc
 import Darwin
 #endif
 
-/// Thin wrappers over POSIX file calls, each failure reported as `StoreError.io` naming the path.
+/// Thin wrappers over POSIX file calls, each failure reported as `FileError.io` naming the path.
 ///
 /// The store uses these rather than FileManager where durability matters: `fsync` of files and folders,
 /// `rename` for atomic replacement and `pread` for reads at an offset from many threads at once.
-enum POSIX {
-    static func fail(_ path: String, _ operation: String) -> StoreError {
+package enum POSIX {
+    package static func fail(_ path: String, _ operation: String) -> FileError {
         .io(path: path, operation: operation, errno: errno)
     }
 
-    static func makeDirectories(_ path: String) throws {
+    package static func makeDirectories(_ path: String) throws {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw StoreError.io(path: path, operation: "create the folder", errno: EIO)
+            throw FileError.io(path: path, operation: "create the folder", errno: EIO)
         }
     }
 
     /// Writes all of `bytes` at `offset` of `fd` (open at `path`, named in errors), however many calls it takes.
-    static func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, to fd: Int32, path: String) throws {
+    package static func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64, to fd: Int32, path: String) throws {
         var done = 0
         while done < bytes.count {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
@@ -36,7 +36,7 @@ enum POSIX {
     }
 
     /// Reads exactly `count` bytes at `offset` of `fd` (open at `path`); a file ending first is `corruptFile`.
-    static func read(_ count: Int, at offset: Int64, from fd: Int32, path: String) throws -> Data {
+    package static func read(_ count: Int, at offset: Int64, from fd: Int32, path: String) throws -> Data {
         var data = Data(count: count)
         try data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
             var done = 0
@@ -46,25 +46,25 @@ enum POSIX {
                     if errno == EINTR { continue }
                     throw fail(path, "read")
                 }
-                if n == 0 { throw StoreError.corruptFile(path: path, reason: "the file ended early at offset \(offset + Int64(done))") }
+                if n == 0 { throw FileError.endedEarly(path: path, reason: "the file ended early at offset \(offset + Int64(done))") }
                 done += n
             }
         }
         return data
     }
 
-    static func fileExists(_ path: String) -> Bool {
+    package static func fileExists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
     }
 
-    static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Names in a folder, hidden ones excluded unless asked for; an absent folder has none.
-    static func listNames(_ path: String, includingHidden: Bool = false) throws -> [String] {
+    package static func listNames(_ path: String, includingHidden: Bool = false) throws -> [String] {
         guard let dir = opendir(path) else {
             if errno == ENOENT { return [] }
             throw fail(path, "list")
@@ -81,7 +81,7 @@ enum POSIX {
         return names
     }
 
-    static func syncDirectory(_ path: String) throws {
+    package static func syncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY)
         guard fd >= 0 else { throw fail(path, "open the folder") }
         defer { close(fd) }
@@ -90,7 +90,7 @@ enum POSIX {
 
     /// Writes `data` to `path` so that a reader sees either the old file or the whole new one:
     /// a temporary file in the same folder is written, synced, then renamed over the target.
-    static func writeAtomically(_ data: Data, to path: String) throws {
+    package static func writeAtomically(_ data: Data, to path: String) throws {
         let writer = try AtomicFileWriter(destination: path)
         do {
             try writer.write(data)
@@ -102,7 +102,7 @@ enum POSIX {
     }
 
     /// Copies a file to `path` atomically, 1 MiB at a time.
-    static func copyAtomically(_ source: String, to path: String) throws {
+    package static func copyAtomically(_ source: String, to path: String) throws {
         let input = try ReadableFile(path: source)
         let writer = try AtomicFileWriter(destination: path)
         do {
@@ -121,7 +121,7 @@ enum POSIX {
 
     /// Moves a finished file to `path` (which must not exist) durably: synced, hard-linked into place, the old name
     /// removed, the folder synced. False, with nothing changed, when the two lie on different file systems.
-    static func moveDurably(_ source: String, to path: String) throws -> Bool {
+    package static func moveDurably(_ source: String, to path: String) throws -> Bool {
         let fd = open(source, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw fail(source, "open") }
         let synced = fsync(fd) == 0
@@ -136,31 +136,31 @@ enum POSIX {
         return true
     }
 
-    static func readFile(_ path: String) throws -> Data {
+    package static func readFile(_ path: String) throws -> Data {
         let file = try ReadableFile(path: path)
         return try file.read(at: 0, count: Int(file.size))
     }
 
-    static func remove(_ path: String) {
+    package static func remove(_ path: String) {
         unlink(path)
     }
 
-    static func removeTree(_ path: String) throws {
+    package static func removeTree(_ path: String) throws {
         guard fileExists(path) else { return }
         do { try FileManager.default.removeItem(atPath: path) } catch {
-            throw StoreError.io(path: path, operation: "remove", errno: EIO)
+            throw FileError.io(path: path, operation: "remove", errno: EIO)
         }
     }
 }
 
 /// A file open for reading at any offset. `pread` does not move a shared position, so one open file serves
 /// many threads; the descriptor closes when the last user lets go.
-final class ReadableFile: Sendable {
-    let path: String
-    let size: Int64
+package final class ReadableFile: Sendable {
+    package let path: String
+    package let size: Int64
     private let fd: Int32
 
-    init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw POSIX.fail(path, "open") }
@@ -173,10 +173,10 @@ final class ReadableFile: Sendable {
     deinit { close(fd) }
 
     /// Reads exactly `count` bytes at `offset`, or throws `corruptFile` when the file ends first.
-    func read(at offset: Int64, count: Int) throws -> Data {
+    package func read(at offset: Int64, count: Int) throws -> Data {
         guard count > 0 else { return Data() }
         guard offset >= 0, offset + Int64(count) <= size else {
-            throw StoreError.corruptFile(path: path, reason: "a record at offset \(offset) of \(count) bytes runs past the end of the \(size)-byte file")
+            throw FileError.endedEarly(path: path, reason: "a record at offset \(offset) of \(count) bytes runs past the end of the \(size)-byte file")
         }
         return try POSIX.read(count, at: offset, from: fd, path: path)
     }
@@ -184,7 +184,7 @@ final class ReadableFile: Sendable {
 
 /// Removes temporary files left in `folder` by writers whose process has ended (a crash mid-write).
 /// Files of live processes are left alone: another process sharing the folder may be writing them now.
-func removeAbandonedTemporaryFiles(in folder: String) throws {
+package func removeAbandonedTemporaryFiles(in folder: String) throws {
     for name in try POSIX.listNames(folder, includingHidden: true) where name.hasPrefix(AtomicFileWriter.temporaryPrefix) {
         guard let writer = TemporaryWriter(name.dropFirst(AtomicFileWriter.temporaryPrefix.count)) else { continue }
         if writer.isGone { unlink(folder + "/" + name) }
@@ -194,13 +194,13 @@ func removeAbandonedTemporaryFiles(in folder: String) throws {
 /// Who made a temporary name: `<pid>@<machine>-…` (the process and a tag of the machine it ran on), or `<pid>-…` as
 /// earlier builds wrote it. A folder shared between machines (a synced or mounted remote) holds other machines'
 /// temporaries, whose processes this one cannot see; its own it can tell dead at once.
-struct TemporaryWriter {
-    let pid: pid_t
+package struct TemporaryWriter {
+    package let pid: pid_t
     /// Nil for names written before machines were named.
-    let machine: Substring?
+    package let machine: Substring?
 
     /// This machine's tag: FNV-1a (32 bits, hex) of its host name.
-    static let thisMachine: String = {
+    package static let thisMachine: String = {
         var buffer = [CChar](repeating: 0, count: 256)
         gethostname(&buffer, buffer.count - 1)
         var hash: UInt32 = 0x811C_9DC5
@@ -209,9 +209,9 @@ struct TemporaryWriter {
     }()
 
     /// The prefix of a temporary name for this process.
-    static var tag: String { "\(getpid())@\(thisMachine)" }
+    package static var tag: String { "\(getpid())@\(thisMachine)" }
 
-    init?(_ rest: Substring) {
+    package init?(_ rest: Substring) {
         let field = rest.prefix { $0 != "-" }
         let parts = field.split(separator: "@", maxSplits: 1)
         guard let first = parts.first, let pid = pid_t(first), pid > 0 else { return nil }
@@ -221,24 +221,24 @@ struct TemporaryWriter {
 
     /// Written on this machine (or by an earlier build, which only ever cleaned its own store) by a process that
     /// has ended.
-    var isGone: Bool { (machine == nil || machine! == Self.thisMachine[...]) && kill(pid, 0) != 0 && errno == ESRCH }
+    package var isGone: Bool { (machine == nil || machine! == Self.thisMachine[...]) && kill(pid, 0) != 0 && errno == ESRCH }
 
     /// Written here, for certain, by a process that has ended: nothing can still be writing it.
-    var isGoneFromThisMachine: Bool { machine.map { $0 == Self.thisMachine[...] } == true && kill(pid, 0) != 0 && errno == ESRCH }
+    package var isGoneFromThisMachine: Bool { machine.map { $0 == Self.thisMachine[...] } == true && kill(pid, 0) != 0 && errno == ESRCH }
 }
 
 /// Writes a new file through a temporary name, made visible by `commit()` in one rename.
 /// Writes are buffered, so callers may append many small pieces; nothing partial is ever seen at `destination`.
-final class AtomicFileWriter {
-    let destination: String
-    let temporaryPath: String
+package final class AtomicFileWriter {
+    package let destination: String
+    package let temporaryPath: String
     private var fd: Int32
     private var buffer: [UInt8] = []
-    private(set) var bytesWritten: Int64 = 0
+    package private(set) var bytesWritten: Int64 = 0
     private static let bufferLimit = 1 << 20
-    static let temporaryPrefix = ".tmp-"
+    package static let temporaryPrefix = ".tmp-"
 
-    init(destination: String) throws {
+    package init(destination: String) throws {
         self.destination = destination
         let folder = (destination as NSString).deletingLastPathComponent
         let name = (destination as NSString).lastPathComponent
@@ -261,7 +261,7 @@ final class AtomicFileWriter {
         if fd >= 0 { discard() }
     }
 
-    func write(_ data: Data) throws {
+    package func write(_ data: Data) throws {
         bytesWritten += Int64(data.count)
         guard data.count < Self.bufferLimit else {
             // Large pieces go straight to the file, never copied into the buffer.
@@ -273,7 +273,7 @@ final class AtomicFileWriter {
         if buffer.count >= Self.bufferLimit { try flush() }
     }
 
-    func write(_ bytes: [UInt8]) throws {
+    package func write(_ bytes: [UInt8]) throws {
         buffer.append(contentsOf: bytes)
         bytesWritten += Int64(bytes.count)
         if buffer.count >= Self.bufferLimit { try flush() }
@@ -281,10 +281,10 @@ final class AtomicFileWriter {
 
     /// Unbuffered writes at given offsets, for pieces that arrive out of order (a snapshot's chunks) and are written
     /// by several tasks at once. Valid until `commit` or `discard`; not to be mixed with the buffered `write`s.
-    var positional: PositionalFileWriter { PositionalFileWriter(fd: fd, path: temporaryPath) }
+    package var positional: PositionalFileWriter { PositionalFileWriter(fd: fd, path: temporaryPath) }
 
     /// Writes `bytes` over what was written at `offset` (a frame's checksum known only after its record).
-    func overwrite(_ bytes: [UInt8], at offset: Int64) throws {
+    package func overwrite(_ bytes: [UInt8], at offset: Int64) throws {
         precondition(offset + Int64(bytes.count) <= bytesWritten, "only bytes already written can be overwritten")
         try flush()
         try bytes.withUnsafeBytes { try POSIX.write($0, at: offset, to: fd, path: temporaryPath) }
@@ -313,7 +313,7 @@ final class AtomicFileWriter {
     /// With `replacing: false` the move is a hard link, which fails with `EEXIST` rather than overwrite.
     /// With `durable: false` nothing is synced: the file still appears whole or not at all, but a power cut
     /// may lose it (right for caches and transfers that are redone, wrong for a store's own data).
-    func commit(replacing: Bool = true, durable: Bool = true) throws {
+    package func commit(replacing: Bool = true, durable: Bool = true) throws {
         try flush()
         if durable { guard fsync(fd) == 0 else { throw POSIX.fail(temporaryPath, "sync") } }
         close(fd)
@@ -327,7 +327,7 @@ final class AtomicFileWriter {
         if durable { try POSIX.syncDirectory((destination as NSString).deletingLastPathComponent) }
     }
 
-    func discard() {
+    package func discard() {
         if fd >= 0 { close(fd); fd = -1 }
         unlink(temporaryPath)
     }
@@ -335,11 +335,11 @@ final class AtomicFileWriter {
 
 /// Writes at offsets of a file another owner opened and closes (`AtomicFileWriter.positional`); `pwrite` lets
 /// several threads write different ranges at once.
-struct PositionalFileWriter: Sendable {
-    let fd: Int32
-    let path: String
+package struct PositionalFileWriter: Sendable {
+    package let fd: Int32
+    package let path: String
 
-    func write(_ data: Data, at offset: Int64) throws {
+    package func write(_ data: Data, at offset: Int64) throws {
         try data.withUnsafeBytes { try POSIX.write($0, at: offset, to: fd, path: path) }
     }
 }

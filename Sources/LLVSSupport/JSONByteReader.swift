@@ -4,32 +4,32 @@ import Foundation
 /// version files), where Foundation's decoder took most of the time: it builds nothing but the strings asked for,
 /// compares member names as bytes, and checks everything it passes over (any key order and whitespace, every
 /// escape, nesting bounded). The formats' own readers are extensions that say which members they want.
-struct JSONByteReader {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+package struct JSONByteReader {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    let bytes: [UInt8]
-    var position = 0
+    package let bytes: [UInt8]
+    package var position = 0
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    package init(bytes: [UInt8]) { self.bytes = bytes }
 
-    func fail(_ what: String) -> Failure { Failure(description: "\(what) at byte \(position)") }
+    package func fail(_ what: String) -> Failure { Failure(description: "\(what) at byte \(position)") }
 
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while position < bytes.count, bytes[position] == 0x20 || bytes[position] == 0x0A || bytes[position] == 0x0D || bytes[position] == 0x09 {
             position += 1
         }
     }
 
-    mutating func expect(_ byte: UInt8) throws {
+    package mutating func expect(_ byte: UInt8) throws {
         skipWhitespace()
         guard position < bytes.count, bytes[position] == byte else { throw fail("expected '\(Character(UnicodeScalar(byte)))'") }
         position += 1
     }
 
     /// Whether the next byte (after whitespace) is `byte`; consumes it if so.
-    mutating func take(_ byte: UInt8) -> Bool {
+    package mutating func take(_ byte: UInt8) -> Bool {
         skipWhitespace()
         guard position < bytes.count, bytes[position] == byte else { return false }
         position += 1
@@ -37,9 +37,9 @@ struct JSONByteReader {
     }
 
     /// A member name: its UTF-8 bytes, compared without making a String (a node has several names per value).
-    struct Name {
-        var bytes: ArraySlice<UInt8>
-        static func == (name: Name, text: StaticString) -> Bool {
+    package struct Name {
+        package var bytes: ArraySlice<UInt8>
+        package static func == (name: Name, text: StaticString) -> Bool {
             // Lengths first: most names tried against a member are of another length.
             guard name.bytes.count == text.utf8CodeUnitCount else { return false }
             return name.bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, text.utf8Start, $0.count) == 0 }
@@ -47,7 +47,7 @@ struct JSONByteReader {
     }
 
     /// The members of an object, each handed to `member` with its name, which must read or skip the value.
-    mutating func object(_ member: (inout JSONByteReader, Name) throws -> Void) throws {
+    package mutating func object(_ member: (inout JSONByteReader, Name) throws -> Void) throws {
         try expect(UInt8(ascii: "{"))
         if take(UInt8(ascii: "}")) { return }
         repeat {
@@ -58,7 +58,7 @@ struct JSONByteReader {
         try expect(UInt8(ascii: "}"))
     }
 
-    mutating func memberName() throws -> Name {
+    package mutating func memberName() throws -> Name {
         skipWhitespace()
         let start = position + 1
         let plain = try skipString()
@@ -74,7 +74,7 @@ struct JSONByteReader {
     /// Passes over a string, checking it as `string()` does without building it; whether it is plain (ASCII with
     /// no escape, so its bytes between the quotes are its text).
     @discardableResult
-    mutating func skipString() throws -> Bool {
+    package mutating func skipString() throws -> Bool {
         try expect(UInt8(ascii: "\""))
         var plain = true
         // The common run of plain bytes (printable ASCII other than the quote and backslash) passed over eight at a
@@ -113,7 +113,7 @@ struct JSONByteReader {
     /// backslash. (The usual "has a zero byte" test: it may also flag a plain byte next to one that is not, never
     /// miss one; a flagged word is read byte by byte.)
     @inline(__always)
-    static func anyNonPlainByte(_ word: UInt64) -> Bool {
+    package static func anyNonPlainByte(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         func hasZeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
         let below0x20 = (word &- ones &* 0x20) & ~word & highs
@@ -122,14 +122,14 @@ struct JSONByteReader {
         return (word & highs) | below0x20 | quote | backslash != 0
     }
 
-    mutating func array(_ element: (inout JSONByteReader) throws -> Void) throws {
+    package mutating func array(_ element: (inout JSONByteReader) throws -> Void) throws {
         try expect(UInt8(ascii: "["))
         if take(UInt8(ascii: "]")) { return }
         repeat { try element(&self) } while take(UInt8(ascii: ","))
         try expect(UInt8(ascii: "]"))
     }
 
-    mutating func string() throws -> String {
+    package mutating func string() throws -> String {
         try expect(UInt8(ascii: "\""))
         let start = position
         while position < bytes.count, bytes[position] != UInt8(ascii: "\""), bytes[position] != UInt8(ascii: "\\"), bytes[position] >= 0x20 {
@@ -190,7 +190,7 @@ struct JSONByteReader {
         }
     }
 
-    mutating func hex4() throws -> UInt32 {
+    package mutating func hex4() throws -> UInt32 {
         guard position + 4 <= bytes.count else { throw fail("a \\u escape is cut") }
         var value: UInt32 = 0
         for _ in 0..<4 {
@@ -209,7 +209,7 @@ struct JSONByteReader {
     }
 
     /// Skips any JSON value, nested at most `depth` deep.
-    mutating func skipValue(depth: Int = 32) throws {
+    package mutating func skipValue(depth: Int = 32) throws {
         guard depth > 0 else { throw fail("nesting too deep") }
         skipWhitespace()
         guard position < bytes.count else { throw fail("a value is missing") }
@@ -227,7 +227,7 @@ struct JSONByteReader {
 
 
     /// The text of a number, checked against JSON's grammar (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`).
-    mutating func numberText() throws -> Substring {
+    package mutating func numberText() throws -> Substring {
         skipWhitespace()
         let start = position
         func digits() -> Int {
@@ -252,7 +252,7 @@ struct JSONByteReader {
     }
 
     /// Whether the next value is `null`; consumes it if so.
-    mutating func takeNull() -> Bool {
+    package mutating func takeNull() -> Bool {
         skipWhitespace()
         guard position + 4 <= bytes.count, bytes[position..<position + 4].elementsEqual("null".utf8) else { return false }
         position += 4
@@ -260,7 +260,7 @@ struct JSONByteReader {
     }
 
     /// Whether only whitespace is left.
-    mutating func isAtEnd() -> Bool {
+    package mutating func isAtEnd() -> Bool {
         skipWhitespace()
         return position == bytes.count
     }

@@ -1,34 +1,35 @@
+import LLVSSupport
 /// The header of an LZFSE-compressed block (`bvx1` with plain tables, `bvx2` with packed ones), checked against
 /// the format's limits before any table is built from it.
-struct LZFSEBlockHeader {
-    static let literalSymbols = 256, literalStates = 1024
-    static let lSymbols = 20, lStates = 64
-    static let mSymbols = 20, mStates = 64
-    static let dSymbols = 64, dStates = 256
-    static let maximumLiterals = 40_000, maximumMatches = 10_000
-    static let maximumMatchLength = 2359
+package struct LZFSEBlockHeader {
+    package static let literalSymbols = 256, literalStates = 1024
+    package static let lSymbols = 20, lStates = 64
+    package static let mSymbols = 20, mStates = 64
+    package static let dSymbols = 64, dStates = 256
+    package static let maximumLiterals = 40_000, maximumMatches = 10_000
+    package static let maximumMatchLength = 2359
 
-    var rawCount: UInt32 = 0
-    var literalCount = 0
-    var matchCount = 0
-    var literalPayloadCount = 0
-    var lmdPayloadCount = 0
-    var literalBits = 0
-    var literalStates: [Int] = [0, 0, 0, 0]
-    var lmdBits = 0
-    var lState = 0, mState = 0, dState = 0
-    var lFrequencies = [UInt16](repeating: 0, count: lSymbols)
-    var mFrequencies = [UInt16](repeating: 0, count: mSymbols)
-    var dFrequencies = [UInt16](repeating: 0, count: dSymbols)
-    var literalFrequencies = [UInt16](repeating: 0, count: literalSymbols)
+    package var rawCount: UInt32 = 0
+    package var literalCount = 0
+    package var matchCount = 0
+    package var literalPayloadCount = 0
+    package var lmdPayloadCount = 0
+    package var literalBits = 0
+    package var literalStates: [Int] = [0, 0, 0, 0]
+    package var lmdBits = 0
+    package var lState = 0, mState = 0, dState = 0
+    package var lFrequencies = [UInt16](repeating: 0, count: lSymbols)
+    package var mFrequencies = [UInt16](repeating: 0, count: mSymbols)
+    package var dFrequencies = [UInt16](repeating: 0, count: dSymbols)
+    package var literalFrequencies = [UInt16](repeating: 0, count: literalSymbols)
     /// Where the payload (literals, then L/M/D) starts and ends in the stream.
-    var payloadStart = 0
-    var payloadEnd = 0
+    package var payloadStart = 0
+    package var payloadEnd = 0
 
     /// The most bytes such a block can produce, whatever its header claims.
-    var maximumRawCount: Int { literalCount + matchCount * Self.maximumMatchLength }
+    package var maximumRawCount: Int { literalCount + matchCount * Self.maximumMatchLength }
 
-    init(_ input: [UInt8], at offset: Int, magic: UInt32) throws(LZFSEError) {
+    package init(_ input: [UInt8], at offset: Int, magic: UInt32) throws(LZFSEError) {
         func corrupt(_ reason: String) -> LZFSEError { .corrupt(offset: offset, reason: reason) }
         if magic == LZFSE.lzfseV2 {
             guard offset + 32 <= input.count else { throw .truncated(offset: offset) }

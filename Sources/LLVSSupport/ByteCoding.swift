@@ -51,6 +51,7 @@ public struct ByteWriter {
 public struct ByteReader {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     private let bytes: [UInt8]

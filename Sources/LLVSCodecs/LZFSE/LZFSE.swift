@@ -1,3 +1,4 @@
+import LLVSSupport
 /// A decoder for Apple's LZFSE format (the streams `compression_encode_buffer(…, COMPRESSION_LZFSE)` and Apple's
 /// reference `lzfse` write), which LLVS apps use for value and map files (`LLZF` + LZFSE). Debian ships no library
 /// for it. The whole stream is in memory (these are single files of a store), and the output is bounded by
@@ -7,11 +8,11 @@
 /// `bvx1`/`bvx2` (LZFSE with plain or packed tables), ending with `bvx$`. Matches may reach back into the output
 /// of earlier blocks.
 public enum LZFSE {
-    static let endOfStream: UInt32 = 0x2478_7662      // bvx$
-    static let stored: UInt32 = 0x2d78_7662           // bvx-
-    static let lzfseV1: UInt32 = 0x3178_7662          // bvx1
-    static let lzfseV2: UInt32 = 0x3278_7662          // bvx2
-    static let lzvn: UInt32 = 0x6e78_7662             // bvxn
+    package static let endOfStream: UInt32 = 0x2478_7662      // bvx$
+    package static let stored: UInt32 = 0x2d78_7662           // bvx-
+    package static let lzfseV1: UInt32 = 0x3178_7662          // bvx1
+    package static let lzfseV2: UInt32 = 0x3278_7662          // bvx2
+    package static let lzvn: UInt32 = 0x6e78_7662             // bvxn
 
     /// Decodes a whole LZFSE stream. Bytes after the end-of-stream marker are an error, as they would be data
     /// the decoder silently dropped.
@@ -64,15 +65,15 @@ public enum LZFSE {
 
 extension [UInt8] {
     /// A little-endian 32-bit integer at `offset` (the caller has checked the bounds).
-    func loadUInt32(at offset: Int) -> UInt32 {
+    package func loadUInt32(at offset: Int) -> UInt32 {
         UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16 | UInt32(self[offset + 3]) << 24
     }
 
-    func loadUInt16(at offset: Int) -> UInt16 {
+    package func loadUInt16(at offset: Int) -> UInt16 {
         UInt16(self[offset]) | UInt16(self[offset + 1]) << 8
     }
 
-    func loadUInt64(at offset: Int) -> UInt64 {
+    package func loadUInt64(at offset: Int) -> UInt64 {
         UInt64(loadUInt32(at: offset)) | UInt64(loadUInt32(at: offset + 4)) << 32
     }
 }

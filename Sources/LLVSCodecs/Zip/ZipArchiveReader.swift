@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import LLVSSupport
 
 /// Reads a zip archive from a local file without holding it in memory: the central directory (with ZIP64 end
 /// records and extra fields, which LLVS apps' zip library writes for archives of 65,535+ entries or 4 GiB+), then
@@ -13,7 +14,7 @@ public struct ZipArchiveReader: Sendable {
         public var crc32: UInt32
         public var compressedSize: Int64
         public var size: Int64
-        var localHeaderOffset: Int64
+        package var localHeaderOffset: Int64
 
         public var isDirectory: Bool { name.hasSuffix("/") }
     }
@@ -25,7 +26,7 @@ public struct ZipArchiveReader: Sendable {
     private let directoryOffset: Int64
     private let smallEntryInflaters = WholeEntryInflater.Pool()
     /// Entries up to this size, compressed and not, are read with one `pread` and inflated in one call.
-    static let smallEntryLimit: Int64 = 256 << 10
+    package static let smallEntryLimit: Int64 = 256 << 10
 
     public init(path: String) throws {
         self.path = path

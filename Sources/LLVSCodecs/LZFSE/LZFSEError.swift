@@ -1,3 +1,4 @@
+import LLVSSupport
 /// Why an LZFSE stream could not be decoded, as cases a caller can switch on. `offset` is the byte offset in the
 /// stream where the problem was found.
 public enum LZFSEError: Error, Equatable, Sendable, CustomStringConvertible {

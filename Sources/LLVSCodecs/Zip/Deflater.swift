@@ -1,31 +1,32 @@
 import CZlib
 import Foundation
+import LLVSSupport
 
 /// Raw deflate (zip method 8) through zlib, fed in pieces; compressed output goes to `emit` as it comes, so a
 /// value of any size is compressed in bounded memory. One deflater serves a whole archive (`reset` between
 /// entries): starting zlib afresh for each of tens of thousands of small files would cost more than compressing them.
-final class Deflater {
+package final class Deflater {
     private var stream = z_stream()
     private var output = [UInt8](repeating: 0, count: 256 << 10)
     /// Where the current entry's compressed bytes go.
-    var emit: ([UInt8]) throws -> Void = { _ in }
+    package var emit: ([UInt8]) throws -> Void = { _ in }
 
-    init(level: Int32 = 6) throws {
+    package init(level: Int32 = 6) throws {
         guard deflateInit2_(&stream, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
                             Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw StoreError.corruptFile(path: "(zlib)", reason: "zlib could not start deflating")
+            throw ZipError.deflateFailed(reason: "deflateInit2 failed")
         }
     }
 
     deinit { deflateEnd(&stream) }
 
     /// Starts a new entry, its output going to `emit`.
-    func reset(emit: @escaping ([UInt8]) throws -> Void) {
+    package func reset(emit: @escaping ([UInt8]) throws -> Void) {
         deflateReset(&stream)
         self.emit = emit
     }
 
-    func update(_ data: Data) throws {
+    package func update(_ data: Data) throws {
         guard !data.isEmpty else { return }
         var input = [UInt8](data)
         try input.withUnsafeMutableBufferPointer { buffer in
@@ -35,7 +36,7 @@ final class Deflater {
         }
     }
 
-    func finish() throws {
+    package func finish() throws {
         stream.next_in = nil
         stream.avail_in = 0
         try run(flush: Z_FINISH)
@@ -53,9 +54,9 @@ final class Deflater {
             if produced > 0 { try emit(Array(output[0..<produced])) }
             if flush == Z_FINISH {
                 if status == Z_STREAM_END { return }
-                guard status == Z_OK || status == Z_BUF_ERROR else { throw StoreError.corruptFile(path: "(zlib)", reason: "deflate failed (\(status))") }
+                guard status == Z_OK || status == Z_BUF_ERROR else { throw ZipError.deflateFailed(reason: "deflate answered \(status)") }
             } else {
-                guard status == Z_OK || status == Z_BUF_ERROR else { throw StoreError.corruptFile(path: "(zlib)", reason: "deflate failed (\(status))") }
+                guard status == Z_OK || status == Z_BUF_ERROR else { throw ZipError.deflateFailed(reason: "deflate answered \(status)") }
                 if stream.avail_in == 0 && stream.avail_out > 0 { return }
             }
         }

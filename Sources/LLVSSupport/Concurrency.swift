@@ -1,6 +1,6 @@
 /// Runs `body` over `items` with at most `limit` running at once, returning each item's outcome in item order.
 /// One failure does not stop the others: exchanges report per-version failures and go on.
-func mapConcurrently<Item: Sendable, Output: Sendable>(
+package func mapConcurrently<Item: Sendable, Output: Sendable>(
     _ items: [Item], limit: Int, _ body: @escaping @Sendable (Item) async throws -> Output
 ) async -> [Result<Output, any Error>] {
     var results = [Result<Output, any Error>?](repeating: nil, count: items.count)

@@ -1,3 +1,4 @@
+import LLVSSupport
 /// LZVN, the byte-oriented LZ format inside LZFSE's `bvxn` blocks (the encoder picks it for inputs under 4 KiB).
 /// Each opcode carries a literal length L, a match length M and a distance D in one of these forms:
 ///
@@ -8,10 +9,10 @@
 ///     nop    00001110 or 00010110               eos    00000110 + 7 bytes
 ///
 /// (match lengths of the _d forms are MMM + 3). Everything else is undefined.
-enum LZVN {
+package enum LZVN {
     /// Decodes one block of `count` payload bytes at `start` in `input`, appending exactly `rawCount` bytes to
     /// `output`; matches may reach back into what earlier blocks wrote. `blockOffset` names the block in errors.
-    static func decodeBlock(_ input: [UInt8], from start: Int, count: Int, rawCount: Int, into output: inout [UInt8],
+    package static func decodeBlock(_ input: [UInt8], from start: Int, count: Int, rawCount: Int, into output: inout [UInt8],
                             blockOffset: Int) throws(LZFSEError) {
         let end = start + count
         let outputEnd = output.count + rawCount
@@ -90,7 +91,7 @@ enum LZVN {
 
 extension [UInt8] {
     /// Appends `count` bytes copied from `distance` bytes back, byte by byte where they overlap (a run).
-    mutating func copyMatch(distance: Int, count: Int) {
+    package mutating func copyMatch(distance: Int, count: Int) {
         let from = self.count - distance
         if distance >= count {
             append(contentsOf: self[from..<(from + count)])

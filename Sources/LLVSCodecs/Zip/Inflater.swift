@@ -1,11 +1,12 @@
 import CZlib
 import Foundation
+import LLVSSupport
 
 /// Raw deflate (zip method 8) through zlib, in pieces: compressed bytes are read 1 MiB at a time and inflated into
 /// a 1 MiB buffer, so an entry of any size costs bounded memory.
-enum Inflater {
+package enum Inflater {
     /// `expectedSize` (the entry's declared size) only sizes the output buffer, so a small entry costs a small one.
-    static func inflate(file: ReadableFile, offset: Int64, count: Int64, expectedSize: Int64, into deliver: (Data) throws -> Void,
+    package static func inflate(file: ReadableFile, offset: Int64, count: Int64, expectedSize: Int64, into deliver: (Data) throws -> Void,
                         corrupt: (String) -> ZipError) throws {
         var stream = z_stream()
         guard inflateInit2_(&stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {

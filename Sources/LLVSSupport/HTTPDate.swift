@@ -22,7 +22,7 @@ public enum HTTPDate {
 
     /// The form servers send almost always, read without a formatter: a PROPFIND of 10,000 entries has 10,000 of
     /// them, and building an ICU formatter for each cost more than everything else in the listing.
-    static func parseRFC1123(_ text: String) -> Date? {
+    package static func parseRFC1123(_ text: String) -> Date? {
         let parts = text.split(separator: " ")
         guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT" || parts[5] == "UTC",
               let day = Int32(parts[1]), (1...31).contains(day),

@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import LLVSSupport
 import Synchronization
 
 /// Inflates a small entry in one call through one zlib stream reused from entry to entry.
@@ -10,10 +11,10 @@ import Synchronization
 /// `Pool` hands each caller one of its own.
 // @unchecked around a C handle (zlib's z_stream): safe because an instance is only ever used by the one caller
 // `Pool` lent it to, and zlib keeps no other shared state.
-final class WholeEntryInflater: @unchecked Sendable {
+package final class WholeEntryInflater: @unchecked Sendable {
     /// Inflaters for a `Sendable` reader that several threads use at once (an import decodes version files on every
     /// core): each call takes one nobody is using, or makes one, and gives it back.
-    final class Pool: Sendable {
+    package final class Pool: Sendable {
         private let idle = Mutex<[WholeEntryInflater]>([])
 
         func inflate(_ input: UnsafeRawBufferPointer, size: Int, corrupt: (String) -> ZipError) throws -> Data {
@@ -27,7 +28,7 @@ final class WholeEntryInflater: @unchecked Sendable {
     private let stream: UnsafeMutablePointer<z_stream>
     private let started: Bool
 
-    init() {
+    package init() {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         started = inflateInit2_(stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
@@ -40,7 +41,7 @@ final class WholeEntryInflater: @unchecked Sendable {
     }
 
     /// The raw deflate stream `input` inflated; it must hold exactly `size` bytes and end exactly at `input`'s end.
-    func inflate(_ input: UnsafeRawBufferPointer, size: Int, corrupt: (String) -> ZipError) throws -> Data {
+    package func inflate(_ input: UnsafeRawBufferPointer, size: Int, corrupt: (String) -> ZipError) throws -> Data {
         guard started, inflateReset(stream) == Z_OK else { throw corrupt("zlib could not start inflating") }
         // One byte more than declared, so an entry holding more than its directory says is caught, not cut short.
         var output = Data(count: size + 1)

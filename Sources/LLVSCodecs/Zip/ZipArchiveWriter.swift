@@ -1,11 +1,12 @@
 import Foundation
+import LLVSSupport
 
 /// Writes a zip archive the way LLVS apps' zip library does (PKZIP 2.0, UTF-8 names with bit 11, Unix
 /// attributes, a directory entry before what is in it, no data descriptors), streaming each file through deflate
 /// into an `AtomicFileWriter` and writing its CRC and sizes back into its local header. ZIP64 end records and
 /// extra fields are added only when counts, sizes or offsets need them.
-final class ZipArchiveWriter {
-    struct Written {
+package final class ZipArchiveWriter {
+    package struct Written {
         var name: [UInt8]
         var isDirectory: Bool
         var method: UInt16
@@ -21,7 +22,7 @@ final class ZipArchiveWriter {
     private let dosTime: UInt16, dosDate: UInt16
     private let deflater: Deflater
 
-    init(destination: String, date: Date = Date()) throws {
+    package init(destination: String, date: Date = Date()) throws {
         file = try AtomicFileWriter(destination: destination)
         deflater = try Deflater()
         var calendar = Calendar(identifier: .gregorian)
@@ -31,7 +32,7 @@ final class ZipArchiveWriter {
         dosDate = UInt16(max(0, parts.year! - 1980) << 9 | parts.month! << 5 | parts.day!)
     }
 
-    var entryCount: Int { written.count }
+    package var entryCount: Int { written.count }
 
     /// Adds the entries of the folders above `path` not added yet, outermost first.
     private func addParents(of path: String) throws {
@@ -51,12 +52,12 @@ final class ZipArchiveWriter {
     }
 
     /// Adds a folder's entry (and those of the folders above it) unless it is there already.
-    func addDirectory(_ path: String) throws {
+    package func addDirectory(_ path: String) throws {
         try addParents(of: path.hasSuffix("/") ? path : path + "/")
     }
 
     /// Adds a file of `size` bytes whose contents `produce` gives to the writer it is handed, in pieces.
-    func addFile(_ path: String, size: Int64, produce: ((Data) throws -> Void) throws -> Void) throws {
+    package func addFile(_ path: String, size: Int64, produce: ((Data) throws -> Void) throws -> Void) throws {
         try addParents(of: path)
         var entry = Written(name: Array(path.utf8), isDirectory: false, method: 8, crc32: 0, compressedSize: 0, size: size, offset: file.bytesWritten)
         // Sizes near 4 GiB (deflate can grow data a little) and offsets past it need ZIP64 fields in the local header.
@@ -73,7 +74,7 @@ final class ZipArchiveWriter {
             try deflater.update(piece)
         }
         try deflater.finish()
-        guard count == size else { throw StoreError.sourceChanged(path: path) }
+        guard count == size else { throw FileError.changedWhileRead(path: path) }
         entry.crc32 = crc.value
         entry.compressedSize = file.bytesWritten - dataStart
         written[written.count - 1] = entry
@@ -96,7 +97,7 @@ final class ZipArchiveWriter {
     }
 
     /// Adds a small file held in memory.
-    func addFile(_ path: String, data: Data) throws {
+    package func addFile(_ path: String, data: Data) throws {
         try addFile(path, size: Int64(data.count)) { write in try write(data) }
     }
 
@@ -126,7 +127,7 @@ final class ZipArchiveWriter {
     }
 
     /// Writes the central directory and end records and moves the archive into place; returns its size.
-    func finish() throws -> Int64 {
+    package func finish() throws -> Int64 {
         let directoryStart = file.bytesWritten
         for entry in written {
             var extra = ByteWriter()
@@ -193,5 +194,5 @@ final class ZipArchiveWriter {
         return size
     }
 
-    func discard() { file.discard() }
+    package func discard() { file.discard() }
 }
