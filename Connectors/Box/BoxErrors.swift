@@ -10,22 +10,26 @@ struct BoxErrorBody {
     /// The items a 409 `item_name_in_use` names: `conflicts` is an array in most answers and one object in some.
     var conflicts: [BoxItem]
 
+    private struct Shape: Decodable {
+        struct Context: Decodable { var conflicts: OneOrMany<BoxItem>? }
+        var code: String?
+        var message: String?
+        var context_info: Context?
+    }
+
     init(_ response: HTTPResponse) {
-        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
-        code = object?["code"] as? String ?? ""
-        message = object?["message"] as? String ?? String(response.text.prefix(200))
-        let raw = (object?["context_info"] as? [String: Any])?["conflicts"]
-        let list: [Any] = (raw as? [Any]) ?? (raw.map { [$0] } ?? [])
-        conflicts = list.compactMap { entry in
-            guard JSONSerialization.isValidJSONObject(entry), let data = try? JSONSerialization.data(withJSONObject: entry) else { return nil }
-            return try? JSONDecoder().decode(BoxItem.self, from: data)
-        }
+        let body = ServiceErrorBody<Shape>(response)
+        code = body.shape?.code ?? ""
+        message = body.shape?.message ?? body.text
+        conflicts = body.shape?.context_info?.conflicts?.elements ?? []
     }
 }
 
 /// Box's answers in the shared vocabulary. 429 (with retry-after) is paced by the shared client;
 /// `operation_blocked_temporary` and a download's 202 (not ready yet, with Retry-After) are refusals too.
 struct BoxClassifier: ServiceErrorClassifier {
+    /// Box refuses a stream position it no longer keeps with 400.
+    func isExpiredFeedPosition(_ response: HTTPResponse) -> Bool { response.status == 400 }
     func isRefusal(_ response: HTTPResponse) -> Bool {
         response.status == 202 && response.headers["Retry-After"] != nil && response.body.isEmpty
             || (response.status >= 400 && BoxErrorBody(response).code == "operation_blocked_temporary")

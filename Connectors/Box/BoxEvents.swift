@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSCloudService
 import LLVSHTTP
 
@@ -35,18 +36,17 @@ extension BoxFileSystem: CloudChangeFeed {
     private func events(after position: String) async throws -> EventPage {
         let request = HTTPRequest(url: try configuration.api("/events", [("stream_position", position), ("stream_type", "changes"),
                                                                         ("limit", String(configuration.eventPageSize))]))
-        let response = try await client.send(request)
-        if response.status == 400, position != "now" { throw CloudFileSystemError.cursorExpired("Box refused the stream position \(position)") }
-        guard response.isSuccess else { throw client.classifier.failure(response, path: "events") }
-        return try client.decode(EventPage.self, response, path: "events")
+        // "now" is where a new cursor starts: a refusal of it is a failure, not an expired position.
+        if position == "now" { return try await client.json(EventPage.self, request, path: "events") }
+        return try await client.feedPage(EventPage.self, request, feed: "Box's event stream")
     }
 
     public func changeCursor(watching folders: [String]) async throws -> String {
-        try await FeedCursor.start(at: try await events(after: "now").next_stream_position.text, watching: folders, id: folderID)
+        try await FeedCursor.start(at: try await events(after: "now").next_stream_position.text, watching: folders, in: paths, components: components)
     }
 
     public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
-        let cursor = try await FeedCursor.resume(text, service: "Box", watching: folders, id: folderID)
+        let cursor = try await FeedCursor.resume(text, service: "Box", watching: folders, in: paths, components: components)
         var seen = Set<String>()
         var events: [(order: Int, time: Date, entry: FeedEntry<BoxItem>)] = []
         var position = cursor.token
@@ -57,7 +57,7 @@ extension BoxFileSystem: CloudChangeFeed {
                 guard let item = event.source, item.type == "file" || item.type == "folder" else { continue }
                 if let id = event.event_id, !seen.insert(id).inserted { continue }
                 let present = item.isActive && !Self.removals.contains(event.event_type ?? "")
-                let time = event.created_at.flatMap(BoxItem.date) ?? .distantPast
+                let time = event.created_at.flatMap(RFC3339Date.parse) ?? .distantPast
                 events.append((events.count, time, FeedEntry(id: item.id, name: Self.nameEncoding.decode(item.name),
                                                              parentIDs: item.parent.map { [$0.id] } ?? [], present: present, item: item)))
             }
@@ -73,9 +73,5 @@ extension BoxFileSystem: CloudChangeFeed {
             position = next
         }
         throw CloudFileSystemError.server(status: 0, message: "Box's event stream did not end after \(configuration.maximumPages) pages")
-    }
-
-    private func folderID(_ path: String) async throws -> String? {
-        try await paths.folderID(try components(path), creating: false)
     }
 }

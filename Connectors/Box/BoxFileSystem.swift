@@ -153,7 +153,7 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
         // Safe to repeat: a new file sent again meets itself as a 409 and goes up as a version; a version sent again
         // is the same contents once more.
         let response = try await client.send(HTTPRequest(method: "POST", url: target, body: .form(form), isSafeToRepeat: true))
-        if existing == nil, response.status == 409 {
+        if existing == nil, case .alreadyExists = client.failure(of: response, path: path) {
             return try await send(source, name: name, folderID: folderID, existing: try conflictingFile(response, path: path), path: path)
         }
         guard let file = try client.decode(BoxFiles.self, response, path: path).entries.first else {
@@ -171,8 +171,7 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
         guard found.isFolder == folder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: folder) }
         let url = folder ? try configuration.api("/folders/\(URLEscaping.escape(found.id))", [("recursive", "true")])
                          : try configuration.api("/files/\(URLEscaping.escape(found.id))")
-        let response = try await client.send(HTTPRequest(method: "DELETE", url: url))
-        guard response.isSuccess || response.status == 404 else { throw client.classifier.failure(response, path: path) }
+        try await client.remove(HTTPRequest(method: "DELETE", url: url), path: path)
         paths.forget(components)
     }
 }

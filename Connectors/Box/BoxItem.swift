@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSCloudService
 
 /// A Box file or folder as the connector reads it: `etag` and `sequence_id` are strings in Box's JSON (not read),
@@ -24,13 +25,10 @@ struct BoxItem: Decodable, Sendable, IdentifiedItem {
     var isActive: Bool { item_status.map { $0 == "active" } ?? true }
 
     func item(_ encoding: NameEncoding) -> CloudItem {
-        CloudItem(name: encoding.decode(name), isFolder: isFolder, size: isFolder ? nil : size ?? 0, modified: modified_at.flatMap(Self.date),
+        CloudItem(name: encoding.decode(name), isFolder: isFolder, size: isFolder ? nil : size ?? 0, modified: modified_at.flatMap(RFC3339Date.parse),
                   checksums: sha1.map { [.sha1: $0.lowercased()] } ?? [:])
     }
 
-    static func date(_ text: String) -> Date? {
-        (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)))
-    }
 }
 
 /// A page of folder items (marker paging).

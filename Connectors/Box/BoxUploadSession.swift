@@ -114,13 +114,11 @@ struct BoxUploadSession: ResumableUploadProtocol {
             }
             session.parts.withLock { $0[offset] = part }
             return .received(session.held)
-        case 404, 410:
-            return .expired
         case 416, 412:
             // Out of step with the session (a repeat after a lost answer), or a part damaged on the way: ask it.
             return try await status(of: session, total: total)
         default:
-            throw client.classifier.failure(response, path: path)
+            return try client.sessionFailure(response, path: path)
         }
     }
 
@@ -134,7 +132,7 @@ struct BoxUploadSession: ResumableUploadProtocol {
             var request = HTTPRequest(url: try URLEscaping.url(session.listParts, "", [("offset", String(offset)), ("limit", "1000")]))
             request.maximumAttempts = 1
             let response = try await client.send(request)
-            if response.status == 404 || response.status == 410 { return .expired }
+            if case .notFound = client.failure(of: response, path: path) { return .expired }
             let page = try client.decode(PartList.self, response, path: path)
             listed += page.entries
             offset += page.entries.count
@@ -169,10 +167,8 @@ struct BoxUploadSession: ResumableUploadProtocol {
                 let wait = min(ServiceFailure.retryAfter(response) ?? .seconds(1), .seconds(60), configuration.maximumCommitWait - waited)
                 try await client.retryPolicy.sleep(wait)
                 waited += wait
-            case 404, 410:
-                return .expired
             default:
-                throw client.classifier.failure(response, path: path)
+                return try client.sessionFailure(response, path: path)
             }
         }
         throw CloudFileSystemError.transient("Box kept processing the parts of \(path); try again")

@@ -23,25 +23,19 @@ extension GoogleDriveFileSystem: CloudChangeFeed {
     public func changeCursor(watching folders: [String]) async throws -> String {
         let token = try await client.json(StartToken.self, HTTPRequest(url: try configuration.api("/changes/startPageToken")),
                                           path: "changes/startPageToken").startPageToken
-        return try await FeedCursor.start(at: token, watching: folders, id: folderID)
+        return try await FeedCursor.start(at: token, watching: folders, in: paths)
     }
 
     public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
-        let cursor = try await FeedCursor.resume(text, service: "Google Drive", watching: folders, id: folderID)
+        let cursor = try await FeedCursor.resume(text, service: "Google Drive", watching: folders, in: paths)
         var entries: [FeedEntry<DriveFile>] = []
         var pageToken = cursor.token
         var tokens = PageTokens("Google Drive's changes feed", maximumPages: configuration.maximumPages)
         while true {
-            let response = try await client.send(HTTPRequest(url: try configuration.api("/changes", [
+            let page = try await client.feedPage(ChangeList.self, HTTPRequest(url: try configuration.api("/changes", [
                 ("pageToken", pageToken), ("fields", "nextPageToken,newStartPageToken,changes(fileId,removed,file(\(DriveFile.feedFields)))"),
                 ("pageSize", String(configuration.pageSize)), ("spaces", "drive"),
-            ])))
-            // Drive refuses a page token it no longer knows with 400 (invalid value) or 404/410.
-            if [400, 404, 410].contains(response.status) {
-                throw CloudFileSystemError.cursorExpired("Google Drive refused the page token: \(DriveErrorBody(response).message)")
-            }
-            guard response.isSuccess else { throw client.classifier.failure(response, path: "changes") }
-            let page = try client.decode(ChangeList.self, response, path: "changes")
+            ])), feed: "Google Drive's changes feed")
             for change in page.changes ?? [] {
                 guard let id = change.fileId ?? change.file?.id else { continue }
                 let present = !(change.removed ?? false) && !(change.file?.trashed ?? false)
@@ -49,16 +43,11 @@ extension GoogleDriveFileSystem: CloudChangeFeed {
             }
             if let next = try tokens.next(page.nextPageToken, items: page.changes?.count ?? 0) { pageToken = next; continue }
             guard let newStart = page.newStartPageToken else {
-                throw CloudFileSystemError.server(status: response.status, message: "Google Drive's changes page has neither nextPageToken nor newStartPageToken")
+                throw CloudFileSystemError.server(status: 200, message: "Google Drive's changes page has neither nextPageToken nor newStartPageToken")
             }
             var next = cursor
             next.token = newStart
             return try paths.changes(entries, cursor: cursor, next: next, service: "Google Drive", components: CloudPath.components)
         }
-    }
-
-    /// The ID of a watched folder, from the cache or looked up; nil while it does not exist.
-    private func folderID(_ path: String) async throws -> String? {
-        try await paths.folderID(try CloudPath.components(path), creating: false)
     }
 }

@@ -9,12 +9,21 @@ struct DriveErrorBody {
     var reasons: [String] = []
     var message: String
 
+    private struct Shape: Decodable {
+        struct Details: Decodable {
+            struct Reason: Decodable { var reason: String? }
+            var errors: [Reason]?
+            var status: String?
+            var message: String?
+        }
+        var error: Details?
+    }
+
     init(_ response: HTTPResponse) {
-        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
-        let error = object?["error"] as? [String: Any]
-        reasons = (error?["errors"] as? [[String: Any]])?.compactMap { $0["reason"] as? String } ?? []
-        if let status = error?["status"] as? String { reasons.append(status) }
-        message = error?["message"] as? String ?? String(response.text.prefix(200))
+        let body = ServiceErrorBody<Shape>(response)
+        let error = body.shape?.error
+        reasons = (error?.errors ?? []).compactMap(\.reason) + (error?.status.map { [$0] } ?? [])
+        message = error?.message ?? body.text
     }
 
     static let rateLimitReasons: Set<String> = ["rateLimitExceeded", "userRateLimitExceeded", "RESOURCE_EXHAUSTED"]
@@ -28,6 +37,8 @@ struct DriveErrorBody {
 /// not carried out (Drive documents it), so they are paced and retried even for creations.
 struct DriveClassifier: ServiceErrorClassifier {
     var refusalsAreNotActedOn: Bool { true }
+    /// Drive refuses a page token it no longer knows with 400 (invalid value), 404 or 410.
+    func isExpiredFeedPosition(_ response: HTTPResponse) -> Bool { [400, 404, 410].contains(response.status) }
 
     func isRefusal(_ response: HTTPResponse) -> Bool {
         [403, 429].contains(response.status) && DriveErrorBody(response).isRateLimit

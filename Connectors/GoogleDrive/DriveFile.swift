@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import LLVSCloudService
 
 /// A Drive file or folder as the API describes it. `size` is a string in Drive's JSON; folders and Google Docs
@@ -28,7 +29,7 @@ struct DriveFile: Decodable, Sendable, IdentifiedItem {
 
     var item: CloudItem {
         CloudItem(name: name, isFolder: isFolder, size: isFolder ? nil : byteCount ?? 0,
-                  modified: modifiedTime.flatMap(Self.date), checksums: md5Checksum.map { [.md5: $0] } ?? [:])
+                  modified: modifiedTime.flatMap(RFC3339Date.parse), checksums: md5Checksum.map { [.md5: $0] } ?? [:])
     }
 
     /// The metadata of a new item; absent fields are left out of the JSON (`{}` for new contents only).
@@ -38,16 +39,11 @@ struct DriveFile: Decodable, Sendable, IdentifiedItem {
         var parents: [String]?
     }
 
-    static func date(_ text: String) -> Date? {
-        (try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)))
-            ?? (try? Date(text, strategy: .iso8601))
-    }
-
     /// Drive lets one folder hold several items of the same name. Every reader must pick the same one, so the
     /// oldest wins, then the lowest ID; a path never resolves differently from one call to the next.
     static func chosen(_ files: [DriveFile]) -> DriveFile? {
         files.min { a, b in
-            let ta = a.createdTime.flatMap(date) ?? .distantFuture, tb = b.createdTime.flatMap(date) ?? .distantFuture
+            let ta = a.createdTime.flatMap(RFC3339Date.parse) ?? .distantFuture, tb = b.createdTime.flatMap(RFC3339Date.parse) ?? .distantFuture
             return ta != tb ? ta < tb : a.id < b.id
         }
     }

@@ -51,10 +51,8 @@ struct DriveResumableUpload: ResumableUploadProtocol {
                 throw CloudFileSystemError.server(status: 308, message: "Google Drive's upload session for \(path) answered the range \(range.prefix(80))")
             }
             return .received(last + 1)
-        case 404, 410:
-            return .expired
         default:
-            throw client.classifier.failure(response, path: path)
+            return try client.sessionFailure(response, path: path)
         }
     }
 }

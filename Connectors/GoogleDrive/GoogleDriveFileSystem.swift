@@ -173,7 +173,6 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
         case .trash: ServiceClient.jsonRequest("PATCH", try configuration.file(id, [("fields", "id")]), Trash(), safeToRepeat: true)
         case .delete: HTTPRequest(method: "DELETE", url: try configuration.file(id))
         }
-        let response = try await client.send(request)
-        guard response.isSuccess || response.status == 404 else { throw client.classifier.failure(response, path: path) }
+        try await client.remove(request, path: path)
     }
 }

@@ -58,10 +58,7 @@ extension OneDriveFileSystem: CloudChangeFeed {
         var next = url
         var pages = PageTokens("OneDrive's delta feed", maximumPages: configuration.maximumPages)
         while true {
-            let response = try await client.send(HTTPRequest(url: next))
-            if response.status == 410 { throw CloudFileSystemError.cursorExpired("OneDrive asked for a resync (\(response.status))") }
-            guard response.isSuccess else { throw client.classifier.failure(response, path: "delta") }
-            let page = try client.decode(DeltaPage.self, response, path: "delta")
+            let page = try await client.feedPage(DeltaPage.self, HTTPRequest(url: next), feed: "OneDrive's delta feed")
             items += page.value
             if let link = try pages.next(page.nextLink, items: page.value.count) {
                 guard let url = URL(string: link), isGraph(url) else {

@@ -8,17 +8,26 @@ struct GraphErrorBody {
     var code: String
     var message: String
 
+    private struct Shape: Decodable {
+        struct Details: Decodable {
+            var code: String?
+            var message: String?
+        }
+        var error: Details?
+    }
+
     init(_ response: HTTPResponse) {
-        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
-        let error = object?["error"] as? [String: Any]
-        code = error?["code"] as? String ?? ""
-        message = error?["message"] as? String ?? String(response.text.prefix(200))
+        let body = ServiceErrorBody<Shape>(response)
+        code = body.shape?.error?.code ?? ""
+        message = body.shape?.error?.message ?? body.text
     }
 }
 
 /// OneDrive's answers in the shared vocabulary. 429 and 503 with Retry-After are paced and retried by the shared
 /// client; `activityLimitReached` in any status is the same "slow down"; 507 and `quotaLimitReached` are final.
 struct OneDriveClassifier: ServiceErrorClassifier {
+    /// Graph answers a delta link it no longer honours with 410 Gone (`resyncRequired`).
+    func isExpiredFeedPosition(_ response: HTTPResponse) -> Bool { response.status == 410 }
     func isRefusal(_ response: HTTPResponse) -> Bool {
         response.status == 403 && GraphErrorBody(response).code == "activityLimitReached"
     }

@@ -39,8 +39,8 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
     }
 
     func item(_ components: [String], path: String) async throws -> OneDriveItem? {
-        let response = try await client.send(HTTPRequest(url: try configuration.item(components, "", [("$select", OneDriveItem.select)])))
-        if response.status == 404 { return nil }
+        let request = HTTPRequest(url: try configuration.item(components, "", [("$select", OneDriveItem.select)]))
+        guard let response = try await client.answerIfPresent(request, path: path) else { return nil }
         return try client.decode(OneDriveItem.self, response, path: path)
     }
 
@@ -72,9 +72,12 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
         var pages = PageTokens("OneDrive's listing of \(folder.isEmpty ? "the root" : folder)", maximumPages: configuration.maximumPages)
         while let url = next {
             let response = try await client.send(HTTPRequest(url: url))
-            if response.status == 404, items.isEmpty { return nil }
-            if response.status == 400, items.isEmpty, let found = try await item(components, path: folder), !found.isFolder {
-                throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true)
+            if items.isEmpty, let failure = client.failure(of: response, path: folder) {
+                if case .notFound = failure { return nil }
+                // Graph refuses the children of a file (400): say what is there instead.
+                if let found = try await item(components, path: folder), !found.isFolder {
+                    throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true)
+                }
             }
             let page = try client.decode(OneDriveItemPage.self, response, path: folder)
             items += page.value
@@ -182,8 +185,7 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
         let components = try components(path)
         guard let found = try await item(components, path: path) else { return }
         guard found.isFolder == folder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: folder) }
-        let response = try await client.send(HTTPRequest(method: "DELETE", url: try configuration.item(components)))
-        guard response.isSuccess || response.status == 404 else { throw client.classifier.failure(response, path: path) }
+        try await client.remove(HTTPRequest(method: "DELETE", url: try configuration.item(components)), path: path)
         if folder { folders.forget(components) }
     }
 }

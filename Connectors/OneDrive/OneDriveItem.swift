@@ -31,13 +31,9 @@ struct OneDriveItem: Decodable, Sendable {
         if let hash = file?.hashes?.sha1Hash { checksums[.sha1] = hash.lowercased() }
         if let hash = file?.hashes?.sha256Hash { checksums[.sha256] = hash.lowercased() }
         return CloudItem(name: encoding.decode(name), isFolder: isFolder, size: isFolder ? nil : size ?? 0,
-                         modified: lastModifiedDateTime.flatMap(Self.date), checksums: checksums)
+                         modified: lastModifiedDateTime.flatMap(RFC3339Date.parse), checksums: checksums)
     }
 
-    static func date(_ text: String) -> Date? {
-        (try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)))
-            ?? (try? Date(text, strategy: .iso8601))
-    }
 }
 
 /// One page of children or delta.

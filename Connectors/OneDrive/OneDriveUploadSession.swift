@@ -64,10 +64,8 @@ struct OneDriveUploadSession: ResumableUploadProtocol {
             return .received(try held(response))
         case 202:
             return .received(try held(response))
-        case 404, 410:
-            return .expired
         default:
-            throw client.classifier.failure(response, path: path)
+            return try client.sessionFailure(response, path: path)
         }
     }
 

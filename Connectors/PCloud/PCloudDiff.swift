@@ -27,11 +27,11 @@ extension PCloudFileSystem: CloudChangeFeed {
     }
 
     public func changeCursor(watching folders: [String]) async throws -> String {
-        try await FeedCursor.start(at: String(try await diff([("last", "0")]).diffid), watching: folders, id: folderID)
+        try await FeedCursor.start(at: String(try await diff([("last", "0")]).diffid), watching: folders, in: paths)
     }
 
     public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
-        let cursor = try await FeedCursor.resume(text, service: "pCloud", watching: folders, id: folderID)
+        let cursor = try await FeedCursor.resume(text, service: "pCloud", watching: folders, in: paths)
         var entries: [FeedEntry<PCloudItem>] = []
         var position = cursor.token
         for _ in 0..<configuration.maximumDiffPages {
@@ -61,9 +61,5 @@ extension PCloudFileSystem: CloudChangeFeed {
         let seconds = max(1, min(Int(timeout.components.seconds), 30))
         let answer = try await diff([("diffid", cursor.token), ("block", "1"), ("timeout", String(seconds)), ("limit", "1")])
         return !(answer.entries ?? []).isEmpty
-    }
-
-    private func folderID(_ path: String) async throws -> String? {
-        try await paths.folderID(try CloudPath.components(path), creating: false)
     }
 }

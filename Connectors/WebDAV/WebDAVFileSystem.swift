@@ -7,13 +7,11 @@ import Synchronization
 /// A `CloudFileSystem` over WebDAV (RFC 4918) as real servers behave (docs/services/webdav.md): PROPFIND with an
 /// explicit Depth for listings and metadata, MKCOL only for folders not yet known to exist, PUT and GET streamed,
 /// DELETE after checking what is being deleted. Every quirk in the reference's table is absorbed here.
-public final class WebDAVFileSystem: CloudFileSystem {
+public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
     public let configuration: WebDAVConfiguration
     let client: ServiceClient
     /// Folders known to exist (created or seen); each missing one made with one MKCOL however many uploads want it.
     private let folders = KnownFolders()
-    /// Set once the server asked for an authentication scheme other than Basic.
-    private let negotiatesAuthentication = Atomic<Bool>(false)
     /// The remote's own collection (the URL's path) and any missing parent of it, made once when a first write finds
     /// it missing: a new remote's folder need not exist before the first push.
     private let rootCollection = SingleFlight<Void>()
@@ -21,7 +19,13 @@ public final class WebDAVFileSystem: CloudFileSystem {
 
     public init(configuration: WebDAVConfiguration, http: HTTPClient = HTTPClient()) {
         self.configuration = configuration
-        client = ServiceClient(http: http, authorizer: nil, classifier: WebDAVClassifier(host: configuration.url.host ?? "it"))
+        let authorizer: PasswordAuthorizer? = switch configuration.authentication {
+        case .none: nil
+        case .basic(let user, let password): PasswordAuthorizer(.basic(user: user, password: password))
+        case .digest(let user, let password): PasswordAuthorizer(.digest(user: user, password: password))
+        case .bearer(let token): PasswordAuthorizer(.bearer(token: token))
+        }
+        client = ServiceClient(http: http, authorizer: authorizer, classifier: WebDAVClassifier(host: configuration.url.host ?? "it"))
     }
 
     // MARK: Requests
@@ -40,34 +44,13 @@ public final class WebDAVFileSystem: CloudFileSystem {
     func request(_ method: String, _ url: URL, headers: HTTPHeaders = [:], body: HTTPRequestBody = .none,
                  destination: HTTPResponseDestination = .memory) -> HTTPRequest {
         var request = HTTPRequest(method: method, url: url, headers: headers, body: body, destination: destination)
-        switch configuration.authentication {
-        case .none: break
-        case .basic(let user, let password):
-            // Sent with the first request (over plain HTTP they travel in the clear either way, and a probe without them
-            // doubles every request); a server that asks for another scheme switches the remote to negotiating.
-            request.credentials = HTTPCredentials(user: user, password: password, scheme: negotiatesAuthentication.load(ordering: .relaxed) ? .any : .basic)
-        case .digest(let user, let password):
-            request.credentials = HTTPCredentials(user: user, password: password, scheme: .digest)
-        case .bearer(let token):
-            request.headers["Authorization"] = "Bearer \(token)"
-        }
         if method == "MKCOL" { request.isSafeToRepeat = true } // a repeat answers 405, which means "exists"
         return request
     }
 
-    /// Sends through the shared client (its retries, pacing and error mapping). A 401 whose challenge is not Basic
-    /// (a Digest server reached with Basic credentials) is answered once by letting libcurl negotiate, from then on.
+    /// Sends through the shared client: its retries, pacing, sign-in (`PasswordAuthorizer`) and error mapping.
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let response = try await client.send(request)
-        guard response.status == 401, var credentials = request.credentials, credentials.scheme == .basic,
-              case .basic = configuration.authentication,
-              case let challenges = response.headers.values("WWW-Authenticate"), !challenges.isEmpty,
-              !challenges.contains(where: { $0.lowercased().hasPrefix("basic") }) else { return response }
-        negotiatesAuthentication.store(true, ordering: .relaxed)
-        var again = request
-        credentials.scheme = .any
-        again.credentials = credentials
-        return try await client.send(again)
+        try await client.send(request)
     }
 
     func failure(_ response: HTTPResponse, _ path: String) -> CloudFileSystemError {
@@ -87,8 +70,11 @@ public final class WebDAVFileSystem: CloudFileSystem {
         let response = try await send(request("PROPFIND", target,
                                               headers: ["Depth": String(depth), "Content-Type": "application/xml; charset=utf-8"],
                                               body: .data(body), destination: .memory(limit: configuration.maximumListingBytes)))
-        if response.status == 404 || response.status == 410 { return nil }
-        guard response.status == 207 else { throw failure(response, path) }
+        switch WebDAVAnswer.propfind(response) {
+        case .listed: break
+        case .absent: return nil
+        case .failed: throw failure(response, path)
+        }
         do {
             return (response.url, try PropfindParser.parse(response.body))
         } catch let error as PropfindParser.Failure {
@@ -182,22 +168,20 @@ public final class WebDAVFileSystem: CloudFileSystem {
     /// the remote's own collection is not there yet: it is made, then the folder.
     private func createFolder(_ prefix: String) async throws {
         var response = try await send(request("MKCOL", try url(prefix, folder: true)))
-        if response.status == 409, try CloudPath.components(prefix).count == 1 {
+        if WebDAVAnswer.mkcol(response) == .parentMissing, try CloudPath.components(prefix).count == 1 {
             try await makeRootCollection()
             response = try await send(request("MKCOL", try url(prefix, folder: true)))
         }
-        switch response.status {
-        case 200, 201, 204:
+        switch WebDAVAnswer.mkcol(response) {
+        case .made:
             break
-        case 409:
+        case .parentMissing:
             throw CloudFileSystemError.parentMissing(path: prefix)
-        case 301, 400, 403, 405:
-            // Taken already (Apache answers 405; 403 when another client made it a moment ago; 400 when a file has
-            // the name): by a folder
-            // (fine) or by a file (not).
+        case .taken, .perhapsTaken:
+            // By a folder (fine) or by a file (not).
             guard let item = try? await metadata(prefix) else { throw failure(response, prefix) }
             guard item.isFolder else { throw CloudFileSystemError.wrongKind(path: prefix, expectedFolder: true) }
-        default:
+        case .failed:
             throw failure(response, prefix)
         }
     }
@@ -221,43 +205,39 @@ public final class WebDAVFileSystem: CloudFileSystem {
         guard let url = target?.url else { throw CloudFileSystemError.invalidPath(configuration.url.absoluteString) }
         let shown = url.path(percentEncoded: false)
         var response = try await send(request("MKCOL", url))
-        if response.status == 409 {
+        if WebDAVAnswer.mkcol(response) == .parentMissing {
             try await makeCollection(segments, depth: depth - 1)
             response = try await send(request("MKCOL", url))
         }
-        switch response.status {
-        case 200, 201, 204, 301, 405: return // made, or there already
-        default:
+        switch WebDAVAnswer.mkcol(response) {
+        case .made, .taken: return
+        case .parentMissing, .perhapsTaken, .failed:
             let error = failure(response, shown)
             throw CloudFileSystemError.server(status: response.status, message: "the server refused to make the folder \(shown) for the remote: \(error)")
         }
     }
 
-    private func put(_ body: HTTPRequestBody, to path: String) async throws {
+    /// Stores `source` at `path`: small bodies straight away (making the parent when the server says it is missing),
+    /// large ones once the parent is made sure of, through a temporary name.
+    public func upload(_ source: UploadSource, to path: String) async throws {
         let components = try CloudPath.components(path)
         guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let parent = try CloudPath.parent(path)
         let parentComponents = Array(components.dropLast())
-        let small = switch body {
-        case .none: true
-        case .data(let data): Int64(data.count) <= Self.optimisticPutLimit
-        case .file(let url, _, let length): (length ?? Self.fileSize(url)) <= Self.optimisticPutLimit
-        case .form: false
-        }
-        if !small {
+        if source.size > Self.optimisticPutLimit {
             // A large body is not sent to find out: the remote's own folder is made sure of first (once).
             if parentComponents.isEmpty, !rootCollectionMade.load(ordering: .relaxed) { try await makeRootCollection() }
             try await makeFolder(parent)
-            try await putThroughTemporary(body, to: path, parent: parent)
+            try await putThroughTemporary(source.body, to: path, parent: parent)
             return
         }
         // Into a folder not seen yet, servers say "no such folder" with 409 (Apache), 404 (rclone) or 500 (nginx):
         // those come back at once to be answered by making the folder, not retried with backoff first.
-        let put = request("PUT", try url(path, folder: false), body: body)
+        let put = request("PUT", try url(path, folder: false), body: source.body)
         var first = put
-        if !folders.contains(parentComponents) { first.finalStatuses = [404, 409, 500] }
+        if !folders.contains(parentComponents) { first.finalStatuses = WebDAVAnswer.parentMissingStatuses }
         var response = try await send(first)
-        if [404, 409, 500].contains(response.status) {
+        if WebDAVAnswer.put(response) == .parentMissing {
             // The parent is missing, or vanished since it was known: make it (the remote's own folder too), once.
             forgetFolders(under: parent)
             if parentComponents.isEmpty { try await makeRootCollection() } else { try await makeFolder(parent) }
@@ -280,9 +260,12 @@ public final class WebDAVFileSystem: CloudFileSystem {
             // done but whose answer was lost finds no temporary (404), which is recognised below as done.
             move.isSafeToRepeat = true
             let response = try await send(move)
-            guard [200, 201, 204].contains(response.status) else {
-                if response.status == 404, try await exists(path), try await !exists(temporary) { return } // moved; the answer was lost
-                throw failure(response, path)
+            switch WebDAVAnswer.move(response) {
+            case .moved: break
+            case .sourceGone:
+                // Moved, and the answer was lost; or the temporary went some other way.
+                guard try await exists(path), try await !exists(temporary) else { throw failure(response, path) }
+            case .failed: throw failure(response, path)
             }
         } catch {
             _ = try? await send(request("DELETE", try url(temporary, folder: false)))
@@ -291,55 +274,40 @@ public final class WebDAVFileSystem: CloudFileSystem {
     }
 
     private func finishPut(_ response: HTTPResponse, path: String, parent: String) async throws {
-        switch response.status {
-        case 200, 201, 204:
+        switch WebDAVAnswer.finishedPut(response) {
+        case .stored:
             remember(parent) // the file landed, so its folder exists
-            return
-        case 405, 409:
+        case .refused:
             if (try? await metadata(path))?.isFolder == true { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
             throw failure(response, path)
-        default: throw failure(response, path)
+        case .parentMissing, .failed:
+            throw failure(response, path)
         }
     }
 
-    public func upload(_ data: Data, to path: String) async throws { try await put(.data(data), to: path) }
-
-    static func fileSize(_ url: URL) -> Int64 {
-        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? .max
-    }
-
-    public func upload(fileAt source: URL, to path: String) async throws {
-        guard FileManager.default.isReadableFile(atPath: source.path) else {
-            throw CloudFileSystemError.localFile(path: source.path, message: "it cannot be read")
-        }
-        try await put(.file(source), to: path)
-    }
-
-    private func get(_ path: String, headers: HTTPHeaders = [:], destination: HTTPResponseDestination) async throws -> HTTPResponse {
-        let response = try await send(request("GET", try url(path, folder: false), headers: headers, destination: destination))
-        guard (200..<300).contains(response.status) else {
-            if [301, 302, 403, 405].contains(response.status), (try? await metadata(path))?.isFolder == true {
+    /// A GET's answer checked: a folder's URL answered with a redirect, 403 or 405, or (rclone) with an HTML listing,
+    /// is `wrongKind`, not a file.
+    private func checkedGet(_ response: HTTPResponse, path: String) async throws {
+        if !response.isSuccess {
+            if WebDAVAnswer.mayBeAFolder(response), (try? await metadata(path))?.isFolder == true {
                 throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
             }
             throw failure(response, path)
         }
-        // Some servers (rclone) answer a GET on a folder with an HTML listing: make sure that is not what this is.
         if response.headers["Content-Type"]?.lowercased().hasPrefix("text/html") == true, (try? await metadata(path))?.isFolder == true {
             throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
         }
-        return response
     }
 
     public func download(_ path: String) async throws -> Data {
-        try await get(path, destination: .memory).body
+        let response = try await send(request("GET", try url(path, folder: false)))
+        try await checkedGet(response, path: path)
+        return response.body
     }
 
     public func download(_ path: String, toFileAt destination: URL) async throws {
-        do {
-            _ = try await get(path, destination: .file(destination))
-        } catch {
-            try? FileManager.default.removeItem(at: destination)
-            throw error
+        try await client.download(request("GET", try url(path, folder: false)), to: destination, path: path) {
+            try await self.checkedGet($0, path: path)
         }
     }
 
@@ -347,28 +315,17 @@ public final class WebDAVFileSystem: CloudFileSystem {
         try await client.read(request("GET", try url(path, folder: false)), range: range, path: path)
     }
 
-    public func removeFile(_ path: String) async throws {
-        // A DELETE on a folder would remove it and everything in it, so look first.
+    /// A DELETE of a folder takes everything in it, so what is there is looked at first; nothing there is fine.
+    public func remove(_ path: String, folder: Bool) async throws {
         guard let item = try? await metadata(path) else { return }
-        guard !item.isFolder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
-        try await delete(path, folder: false)
-    }
-
-    public func removeFolder(_ path: String) async throws {
-        guard try !CloudPath.components(path).isEmpty else { throw CloudFileSystemError.invalidPath(path) }
-        guard let item = try? await metadata(path) else { return }
-        guard item.isFolder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true) }
-        try await delete(path, folder: true)
-        forgetFolders(under: path)
-    }
-
-    private func delete(_ path: String, folder: Bool) async throws {
+        guard item.isFolder == folder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: folder) }
         let response = try await send(request("DELETE", try url(path, folder: folder)))
-        switch response.status {
-        case 200, 202, 204, 404: return
-        case 207: throw CloudFileSystemError.server(status: 207, message: "the server removed only part of \(path)")
-        default: throw failure(response, path)
+        switch WebDAVAnswer.delete(response) {
+        case .removed: break
+        case .partly: throw CloudFileSystemError.server(status: 207, message: "the server removed only part of \(path)")
+        case .failed: throw failure(response, path)
         }
+        if folder { forgetFolders(under: path) }
     }
 
     private func forgetFolders(under path: String) {

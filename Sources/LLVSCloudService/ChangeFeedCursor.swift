@@ -55,6 +55,22 @@ public struct FeedCursor: Codable, Sendable, Equatable {
     }
 }
 
+extension FeedCursor {
+    /// `start(at:watching:id:)` for a service whose folders are found by ID through `paths`: a watched folder's ID
+    /// comes from the cache or is looked up, never made. `components` turns a watched path into the cache's
+    /// components (encoded as the service stores names).
+    public static func start<Directory>(at token: String, watching folders: [String], in paths: IDPathCache<Directory>,
+                                        components: (String) throws -> [String] = CloudPath.components) async throws -> String {
+        try await start(at: token, watching: folders) { try await paths.folderID(try components($0), creating: false) }
+    }
+
+    /// `resume(_:service:watching:id:)` with the watched folders' IDs from `paths`.
+    public static func resume<Directory>(_ text: String, service: String, watching folders: [String], in paths: IDPathCache<Directory>,
+                                         components: (String) throws -> [String] = CloudPath.components) async throws -> FeedCursor {
+        try await resume(text, service: service, watching: folders) { try await paths.folderID(try components($0), creating: false) }
+    }
+}
+
 /// One entry of a service's change feed, reduced to what filtering needs: which item, its name and parents now, and
 /// whether it is there (false for trashed or deleted). `item` is the connector's own record, for its ID cache.
 public struct FeedEntry<Item: Sendable>: Sendable {

@@ -14,6 +14,17 @@ public enum ResumableProgress<Result: Sendable>: Sendable {
     case expired
 }
 
+extension ServiceClient {
+    /// What an upload session's failed answer means: `expired` when the classifier says the session is gone
+    /// (`notFound`), so a new one is opened; otherwise the failure, thrown. For the answers outside a session
+    /// protocol's own states (Drive's 308, Graph's 202, Box's 202, 412 and 416).
+    public func sessionFailure<Item>(_ response: HTTPResponse, path: String) throws -> ResumableProgress<Item> {
+        let failure = classifier.failure(response, path: path)
+        if case .notFound = failure { return .expired }
+        throw failure
+    }
+}
+
 /// A service's resumable upload, in the few steps every service has: open a session, send a piece at an offset,
 /// ask what the session holds, finish (Box's commit, pCloud's save), abandon (Box's abort). Requests made here are
 /// sent once each (`maximumAttempts = 1`): `ResumableUploader` is their retry point.

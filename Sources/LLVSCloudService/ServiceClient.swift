@@ -48,6 +48,38 @@ public final class ServiceClient: Sendable {
         return response
     }
 
+    /// Sends and returns a successful answer, or nil when the classifier says nothing is at `path` (`notFound`); any
+    /// other failure is the classifier's error.
+    public func answerIfPresent(_ request: HTTPRequest, path: String, authorization: Authorization = .account) async throws -> HTTPResponse? {
+        let response = try await send(request, authorization: authorization)
+        guard !response.isSuccess else { return response }
+        let failure = classifier.failure(response, path: path)
+        if case .notFound = failure { return nil }
+        throw failure
+    }
+
+    /// Sends a removal. Nothing there is success: the removal was repeated after a lost answer, or another device
+    /// removed it first.
+    public func remove(_ request: HTTPRequest, path: String, authorization: Authorization = .account) async throws {
+        _ = try await answerIfPresent(request, path: path, authorization: authorization)
+    }
+
+    /// The failure an answer stands for, in the shared vocabulary; nil for a success. For code that branches on a
+    /// failure (a name already taken, an upload session gone) without reading statuses itself.
+    public func failure(of response: HTTPResponse, path: String) -> CloudFileSystemError? {
+        response.isSuccess ? nil : classifier.failure(response, path: path)
+    }
+
+    /// Sends a request for a page of a change feed and decodes it; an answer saying the position is no longer known
+    /// is `cursorExpired`, naming `feed`.
+    public func feedPage<T: Decodable>(_ type: T.Type, _ request: HTTPRequest, feed: String) async throws -> T {
+        let response = try await send(request)
+        if !response.isSuccess, classifier.isExpiredFeedPosition(response) {
+            throw CloudFileSystemError.cursorExpired("\(feed) no longer knows the position sent (\(classifier.failure(response, path: "the feed")))")
+        }
+        return try decode(type, response, path: feed)
+    }
+
     /// Sends and decodes a JSON answer.
     public func json<T: Decodable>(_ type: T.Type, _ request: HTTPRequest, path: String, authorization: Authorization = .account) async throws -> T {
         try decode(type, try await checked(request, path: path, authorization: authorization), path: path)
@@ -95,14 +127,15 @@ public final class ServiceClient: Sendable {
         .server(status: 416, message: "range \(range.httpValue) is outside the file \(path)")
     }
 
-    /// A download streamed into a local file; on any failure the partial file is removed.
+    /// A download streamed into a local file; `check` judges the answer (by default it must be a success, anything
+    /// else is the classifier's error). On any failure the partial file is removed.
     public func download(_ request: HTTPRequest, to destination: URL, path: String, authorization: Authorization = .account,
-                         accept: (HTTPResponse) async throws -> Void = { _ in }) async throws {
+                         check: ((HTTPResponse) async throws -> Void)? = nil) async throws {
         var request = request
         request.destination = .file(destination)
         do {
-            let response = try await checked(request, path: path, authorization: authorization)
-            try await accept(response)
+            let response = try await send(request, authorization: authorization)
+            if let check { try await check(response) } else if !response.isSuccess { throw classifier.failure(response, path: path) }
         } catch {
             try? FileManager.default.removeItem(at: destination)
             throw error

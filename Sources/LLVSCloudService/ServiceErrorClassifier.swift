@@ -14,11 +14,15 @@ public protocol ServiceErrorClassifier: Sendable {
     /// Whether the service documents that a refused request (429, 503, `isRefusal`) was not acted on, so even a
     /// creation may be sent again after one.
     var refusalsAreNotActedOn: Bool { get }
+    /// Whether a failed answer to a change-feed request says the position sent is no longer known, so the caller
+    /// must list in full (`cursorExpired`). Services say it with their own status.
+    func isExpiredFeedPosition(_ response: HTTPResponse) -> Bool
 }
 
 extension ServiceErrorClassifier {
     public func isRefusal(_ response: HTTPResponse) -> Bool { false }
     public var refusalsAreNotActedOn: Bool { false }
+    public func isExpiredFeedPosition(_ response: HTTPResponse) -> Bool { false }
 }
 
 /// The parts of error mapping every service shares.

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// Drive's search query language (`q`), as much as a client of files needs: `'<id>' in parents`, `name = '…'`,
 /// `name contains '…'`, `mimeType = '…'` / `!=`, `trashed = false|true`, time comparisons, `and`, `or`, `not`,
@@ -74,7 +75,7 @@ indirect enum DriveQuery: Sendable, Equatable {
                 default: throw Invalid(description: "\(field) takes = or !=")
                 }
             case ("modifiedTime", .string(let text)), ("createdTime", .string(let text)):
-                guard let date = MockDriveTime.parse(text) else { throw Invalid(description: "\(text) is not an RFC 3339 time") }
+                guard let date = RFC3339Date.parse(text) else { throw Invalid(description: "\(text) is not an RFC 3339 time") }
                 let actual = field == "modifiedTime" ? item.modifiedTime : item.createdTime
                 switch op {
                 case "=": return actual == date
@@ -231,18 +232,5 @@ indirect enum DriveQuery: Sendable, Equatable {
                 throw Invalid(description: "a term cannot start with \(other)")
             }
         }
-    }
-}
-
-/// Drive's times: RFC 3339 in UTC with milliseconds.
-enum MockDriveTime {
-    /// RFC 3339 in UTC with milliseconds and `Z`, as Drive writes times (`2026-12-01T01:34:12.236Z`).
-    static func format(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
-    }
-
-    static func parse(_ text: String) -> Date? {
-        (try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)))
-            ?? (try? Date(text, strategy: .iso8601))
     }
 }

@@ -8,8 +8,8 @@ struct MockDriveItem: MockTreeItem {
     var mimeType: String
     var parents: [String]
     var trashed = false
-    var createdTime: Date { didSet { createdText = MockDriveTime.format(createdTime) } }
-    var modifiedTime: Date { didSet { modifiedText = MockDriveTime.format(modifiedTime) } }
+    var createdTime: Date { didSet { createdText = RFC3339Date.format(createdTime) } }
+    var modifiedTime: Date { didSet { modifiedText = RFC3339Date.format(modifiedTime) } }
     /// The times as Drive writes them, formatted once rather than for every listing.
     private(set) var createdText: String
     private(set) var modifiedText: String
@@ -30,8 +30,8 @@ struct MockDriveItem: MockTreeItem {
         self.parents = parents
         self.createdTime = createdTime
         self.modifiedTime = modifiedTime
-        createdText = MockDriveTime.format(createdTime)
-        modifiedText = MockDriveTime.format(modifiedTime)
+        createdText = RFC3339Date.format(createdTime)
+        modifiedText = RFC3339Date.format(modifiedTime)
     }
 
     static let folderType = "application/vnd.google-apps.folder"
@@ -89,7 +89,7 @@ struct MockDriveMetadata: Sendable {
         if object["parents"] != nil, parents == nil { throw MockDriveError.badRequest("parents must be a list of IDs") }
         description = object["description"] as? String
         if let text = object["modifiedTime"] as? String {
-            guard let date = MockDriveTime.parse(text) else { throw MockDriveError.invalidParameter(location: "modifiedTime", message: "Invalid value for modifiedTime: \(text)") }
+            guard let date = RFC3339Date.parse(text) else { throw MockDriveError.invalidParameter(location: "modifiedTime", message: "Invalid value for modifiedTime: \(text)") }
             modifiedTime = date
         }
         for (key, target) in [("appProperties", \MockDriveMetadata.appProperties), ("properties", \MockDriveMetadata.properties)] {

@@ -363,7 +363,7 @@ public final class MockGoogleDriveServer: Sendable {
                 for (offset, change) in state.changes[(start - 1)..<end].enumerated()
                 where state.latestChange[change.id] == start - 1 + offset && (!restricted || state.items[change.id]?.createdByThisApp != false) {
                     var entry: [String: Any] = ["kind": "drive#change", "changeType": "file", "fileId": change.id,
-                                                "time": MockDriveTime.format(change.time), "removed": change.removed]
+                                                "time": RFC3339Date.format(change.time), "removed": change.removed]
                     if !change.removed, let item = state.items[change.id] { entry["file"] = state.json(item) }
                     list.append(entry)
                 }
