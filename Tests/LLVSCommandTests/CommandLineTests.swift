@@ -170,6 +170,32 @@ import Testing
         #expect(try await llvs("get", "x", "--bogus").error.contains("unknown option --bogus"))
     }
 
+    /// Each option's value is checked by its declaration when the words are parsed, before the command runs or
+    /// touches the store: a bad value is exit 2 with the option and what it takes, whichever command it belongs to.
+    @Test func optionValuesAreCheckedByTheirDeclarations() async throws {
+        try await llvs("init")
+        let cases: [([String], String)] = [
+            (["init", "--storage", "tape"], "--storage needs one of file, sqlite, not tape"),
+            (["log", "--limit", "-1"], "--limit needs a whole number from 0 up, not -1"),
+            (["backup", ".", "--checkpoint-every", "0"], "--checkpoint-every needs a number of MiB above 0"),
+            (["backup", ".", "--name", ""], "--name is empty"),
+            (["restore", "out", "--before", "yesterday"], "--before needs a date and time in ISO 8601"),
+            (["remote", "add", "r", "file:///tmp/r", "--concurrency", "65"], "--concurrency needs a whole number from 1 to 64, not 65"),
+            (["remote", "add", "r", "file:///tmp/r", "--base-path", "a/../b"], "--base-path needs a path on the remote"),
+            (["snapshot", "r", "--format", "tar"], "--format needs one of zip-v1, llvs-bundles-v1, not tar"),
+            (["sync", "--arbiter", "coin"], "--arbiter needs one of change, branch, not coin"),
+            (["conformance", "r", "--listing-count", "0"], "--listing-count needs a whole number from 1"),
+            (["put", "a", "-", "--branch", ""], "--branch is empty"),
+        ]
+        for (words, message) in cases {
+            let result = try await run(words)
+            #expect(result.status == 2 && result.error.contains(message), "\(words): \(result.error)")
+        }
+        #expect(try await llvs("log").status == 0, "the store is untouched")
+        let help = try await llvs("backup", "--help").text
+        #expect(help.contains("--checkpoint-every MIB") && help.contains("--store DIR"), "help comes from the same declarations: \(help)")
+    }
+
     /// `llvs-bench` and `llvs-mock` check their arguments as `llvs` does: an unknown option, a missing value or a
     /// bad number is an error with exit code 2 that names it, never a silent default.
     @Test func theOtherToolsRefuseBadArgumentsAsLLVSDoes() async throws {

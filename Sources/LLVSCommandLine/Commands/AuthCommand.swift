@@ -13,12 +13,11 @@ struct AuthCommand: Command {
     static let name = "auth"
     static let summary = "Authorize an account (or a remote's account) (Google Drive, OneDrive, pCloud, Box): browser, --headless, --device or --token-json FILE."
     static let arguments = "ACCOUNT|REMOTE"
-    static let options: [OptionSpec] = [
-        .flag("headless", "print the address to open on another machine, then read the address the browser ended up at"),
-        .flag("device", "show a code to enter on another device (the device authorization grant)"),
-        .value("token-json", "FILE", "take a token JSON made elsewhere (this tool's token file, rclone's, or a token answer)"),
-        .value("timeout", "SECONDS", "how long to wait for the browser (default 300)"),
-    ]
+    static let headless = Flag("headless", "print the address to open on another machine, then read the address the browser ended up at")
+    static let device = Flag("device", "show a code to enter on another device (the device authorization grant)")
+    static let tokenJSON = Option("token-json", "FILE", "take a token JSON made elsewhere (this tool's token file, rclone's, or a token answer)", .nonEmpty)
+    static let timeoutOption = Option("timeout", "SECONDS", "how long to wait for the browser (default 300)", .integer(1...86_400))
+    static let options: [any DeclaredOption] = [headless, device, tokenJSON, timeoutOption]
     static let positionalCount = 1...1
 
     enum Flow { case loopback, headless, device, importing(String) }
@@ -29,18 +28,14 @@ struct AuthCommand: Command {
 
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals[0]
-        let chosen = [arguments.has("headless"), arguments.has("device"), arguments.value("token-json") != nil].filter { $0 }.count
+        let file = arguments[Self.tokenJSON]
+        let chosen = [arguments[Self.headless], arguments[Self.device], file != nil].filter { $0 }.count
         guard chosen <= 1 else { throw CommandError.usage("choose one of --headless, --device and --token-json") }
-        if arguments.has("headless") { flow = .headless }
-        else if arguments.has("device") { flow = .device }
-        else if let file = arguments.value("token-json") { flow = .importing(file) }
+        if arguments[Self.headless] { flow = .headless }
+        else if arguments[Self.device] { flow = .device }
+        else if let file { flow = .importing(file) }
         else { flow = .loopback }
-        var seconds = 300
-        if let text = arguments.value("timeout") {
-            guard let value = Int(text), value > 0 else { throw CommandError.usage("--timeout needs a number of seconds") }
-            seconds = value
-        }
-        timeout = .seconds(seconds)
+        timeout = .seconds(arguments[Self.timeoutOption] ?? 300)
     }
 
     func run(in context: CommandContext) async throws {

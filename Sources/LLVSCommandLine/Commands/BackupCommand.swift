@@ -9,11 +9,11 @@ struct BackupCommand: Command {
     static let name = "backup"
     static let summary = "Back up a directory into the store (unchanged files cost nothing, equal data is stored once), optionally syncing after."
     static let arguments = "DIR"
-    static let options: [OptionSpec] = [
-        .value("to", "REMOTE", "sync to this remote after the backup (checked before the backup starts)"),
-        .value("name", "NAME", "the name the backup is kept under (default: the directory's absolute path)"),
-        .value("checkpoint-every", "MIB", "commit a checkpoint each time this much new data is stored (default: a 256th of the new data so far, 8 to 256 MiB), so a killed backup resumes from it"),
-    ]
+    static let toOption = Option("to", "REMOTE", "sync to this remote after the backup (checked before the backup starts)", .text)
+    static let nameOption = Option("name", "NAME", "the name the backup is kept under (default: the directory's absolute path)", .nonEmpty)
+    static let checkpointOption = Option("checkpoint-every", "MIB", "commit a checkpoint each time this much new data is stored (default: a 256th of the new data so far, 8 to 256 MiB), so a killed backup resumes from it",
+                                         .number(above: 0, atMost: 1_048_576, unit: "MiB"))
+    static let options: [any DeclaredOption] = [toOption, nameOption, checkpointOption]
     static let positionalCount = 1...1
 
     let directory: String
@@ -23,16 +23,10 @@ struct BackupCommand: Command {
 
     init(_ arguments: ParsedArguments) throws {
         directory = URL(fileURLWithPath: arguments.positionals[0]).standardizedFileURL.path
-        remote = arguments.value("to")
-        sourceName = arguments.value("name") ?? directory
-        guard !sourceName.isEmpty else { throw CommandError.usage("--name needs a name, not an empty string") }
+        remote = arguments[Self.toOption]
+        sourceName = arguments[Self.nameOption] ?? directory
         var options = BackupWalk.Options()
-        if let text = arguments.value("checkpoint-every") {
-            guard let mebibytes = Double(text), mebibytes > 0, mebibytes <= 1_048_576 else {
-                throw CommandError.usage("--checkpoint-every needs a number of MiB above 0, not \(text)")
-            }
-            options.checkpointBytes = Int64(mebibytes * 1_048_576)
-        }
+        if let mebibytes = arguments[Self.checkpointOption] { options.checkpointBytes = Int64(mebibytes * 1_048_576) }
         self.options = options
     }
 

@@ -6,11 +6,9 @@ struct ConformanceCommand: Command {
     static let name = "conformance"
     static let summary = "Run the connector conformance suite against a remote, in a fresh folder it removes afterwards."
     static let arguments = "REMOTE"
-    static let options: [OptionSpec] = [
-        .flag("json", "print JSON"),
-        .value("listing-count", "N", "entries in the listing check (default 1050, above one page of every service)"),
-        .value("large-file-mib", "N", "size of the large-file check (default 12)"),
-    ]
+    static let listingCount = Option("listing-count", "N", "entries in the listing check (default 1050, above one page of every service)", .integer(1...1_000_000))
+    static let largeFileMiB = Option("large-file-mib", "N", "size of the large-file check (default 12)", .integer(1...65_536))
+    static let options: [any DeclaredOption] = [CommonOptions.json, listingCount, largeFileMiB]
     static let positionalCount = 1...1
 
     let remote: String
@@ -19,15 +17,9 @@ struct ConformanceCommand: Command {
 
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals[0]
-        json = arguments.has("json")
-        if let text = arguments.value("listing-count") {
-            guard let n = Int(text), n > 0 else { throw CommandError.usage("--listing-count needs a positive number") }
-            options.listingCount = n
-        }
-        if let text = arguments.value("large-file-mib") {
-            guard let n = Int(text), n > 0 else { throw CommandError.usage("--large-file-mib needs a positive number") }
-            options.largeFileSize = n << 20
-        }
+        json = arguments[CommonOptions.json]
+        if let count = arguments[Self.listingCount] { options.listingCount = count }
+        if let mebibytes = arguments[Self.largeFileMiB] { options.largeFileSize = mebibytes << 20 }
     }
 
     func run(in context: CommandContext) async throws {

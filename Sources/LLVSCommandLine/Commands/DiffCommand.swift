@@ -4,7 +4,7 @@ struct DiffCommand: Command {
     static let name = "diff"
     static let summary = "Show the values that differ from V1 to V2: + inserted, ~ updated, - removed."
     static let arguments = "V1 V2"
-    static let options: [OptionSpec] = [.flag("json", "print JSON")]
+    static let options: [any DeclaredOption] = [CommonOptions.json]
     static let positionalCount = 2...2
 
     struct Entry: Encodable {
@@ -18,7 +18,7 @@ struct DiffCommand: Command {
     init(_ arguments: ParsedArguments) throws {
         from = arguments.positionals[0]
         to = arguments.positionals[1]
-        json = arguments.has("json")
+        json = arguments[CommonOptions.json]
     }
 
     func run(in context: CommandContext) async throws {

@@ -4,7 +4,8 @@ struct GetCommand: Command {
     static let name = "get"
     static let summary = "Write value ID, as it is at the current version (or at VERSION), to standard output."
     static let arguments = "ID"
-    static let options: [OptionSpec] = [.value("at", "VERSION", "read at this version (an ID or a unique prefix of one)")]
+    static let atOption = Option("at", "VERSION", "read at this version (an ID or a unique prefix of one)", .text)
+    static let options: [any DeclaredOption] = [atOption]
     static let positionalCount = 1...1
 
     let id: Value.ID
@@ -12,7 +13,7 @@ struct GetCommand: Command {
 
     init(_ arguments: ParsedArguments) throws {
         id = Value.ID(arguments.positionals[0])
-        at = arguments.value("at")
+        at = arguments[Self.atOption]
     }
 
     func run(in context: CommandContext) async throws {

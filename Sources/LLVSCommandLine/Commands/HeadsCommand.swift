@@ -4,11 +4,11 @@ struct HeadsCommand: Command {
     static let name = "heads"
     static let summary = "List the versions nothing has been saved on top of (branch tips), newest first."
     static let arguments = ""
-    static let options: [OptionSpec] = [.flag("json", "print JSON")]
+    static let options: [any DeclaredOption] = [CommonOptions.json]
 
     let json: Bool
 
-    init(_ arguments: ParsedArguments) throws { json = arguments.has("json") }
+    init(_ arguments: ParsedArguments) throws { json = arguments[CommonOptions.json] }
 
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()

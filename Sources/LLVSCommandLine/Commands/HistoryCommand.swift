@@ -6,10 +6,8 @@ struct HistoryCommand: Command {
     static let name = "history"
     static let summary = "List the versions, newest first, in which a backed-up file changed."
     static let arguments = "PATH"
-    static let options: [OptionSpec] = [
-        .flag("json", "print JSON"),
-        .value("source", "NAME", "the backed-up directory PATH is in (its name or path; needed when the store backs up several)"),
-    ]
+    static let sourceOption = Option("source", "NAME", "the backed-up directory PATH is in (its name or path; needed when the store backs up several)", .text)
+    static let options: [any DeclaredOption] = [CommonOptions.json, sourceOption]
     static let positionalCount = 1...1
 
     struct Change: Encodable {
@@ -24,8 +22,8 @@ struct HistoryCommand: Command {
 
     init(_ arguments: ParsedArguments) throws {
         path = arguments.positionals[0].trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-        json = arguments.has("json")
-        source = arguments.value("source")
+        json = arguments[CommonOptions.json]
+        source = arguments[Self.sourceOption]
     }
 
     func run(in context: CommandContext) async throws {
@@ -83,15 +81,16 @@ struct BackupsCommand: Command {
     static let name = "backups"
     static let summary = "List the directories the store backs up, with the date and size of each one's last backup."
     static let arguments = ""
-    static let options: [OptionSpec] = [.flag("json", "print JSON"), .value("at", "VERSION", "as of this version")]
+    static let atOption = Option("at", "VERSION", "as of this version", .text)
+    static let options: [any DeclaredOption] = [CommonOptions.json, atOption]
     static let positionalCount = 0...0
 
     let json: Bool
     let at: String?
 
     init(_ arguments: ParsedArguments) throws {
-        json = arguments.has("json")
-        at = arguments.value("at")
+        json = arguments[CommonOptions.json]
+        at = arguments[Self.atOption]
     }
 
     func run(in context: CommandContext) async throws {

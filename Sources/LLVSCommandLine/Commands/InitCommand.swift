@@ -4,13 +4,14 @@ struct InitCommand: Command {
     static let name = "init"
     static let summary = "Create an empty store."
     static let arguments = ""
-    static let options: [OptionSpec] = [.value("storage", "KIND", "where versions are kept: file (one file per version, the default) or sqlite (one database)")]
+    static let storageOption = Option("storage", "KIND", "where versions are kept: file (one file per version, the default) or sqlite (one database)",
+                                      .oneOf(["file", "sqlite"]))
+    static let options: [any DeclaredOption] = [storageOption]
 
     let storage: String
 
     init(_ arguments: ParsedArguments) throws {
-        storage = arguments.value("storage") ?? "file"
-        guard ["file", "sqlite"].contains(storage) else { throw CommandError.usage("unknown storage kind \(storage); use file or sqlite") }
+        storage = arguments[Self.storageOption] ?? "file"
     }
 
     func run(in context: CommandContext) async throws {

@@ -4,22 +4,15 @@ struct LogCommand: Command {
     static let name = "log"
     static let summary = "List versions, newest first; * marks the current version."
     static let arguments = ""
-    static let options: [OptionSpec] = [
-        .flag("json", "print JSON"),
-        .value("limit", "N", "show at most N versions"),
-    ]
+    static let limitOption = Option("limit", "N", "show at most N versions", .integer(0...Int.max))
+    static let options: [any DeclaredOption] = [CommonOptions.json, limitOption]
 
     let json: Bool
     let limit: Int?
 
     init(_ arguments: ParsedArguments) throws {
-        json = arguments.has("json")
-        if let text = arguments.value("limit") {
-            guard let n = Int(text), n >= 0 else { throw CommandError.usage("--limit needs a whole number, not \(text)") }
-            limit = n
-        } else {
-            limit = nil
-        }
+        json = arguments[CommonOptions.json]
+        limit = arguments[Self.limitOption]
     }
 
     func run(in context: CommandContext) async throws {

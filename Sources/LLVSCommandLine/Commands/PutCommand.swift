@@ -17,8 +17,8 @@ struct PutCommand: Command {
         guard !arguments.positionals[0].isEmpty else { throw CommandError.usage("the value ID is empty") }
         id = Value.ID(arguments.positionals[0])
         source = arguments.positionals[1]
-        branch = arguments.value("branch")
-        base = arguments.value("on")
+        branch = arguments[Saving.branch]
+        base = arguments[Saving.base]
     }
 
     func run(in context: CommandContext) async throws {

@@ -13,8 +13,8 @@ struct RemoveCommand: Command {
 
     init(_ arguments: ParsedArguments) throws {
         id = Value.ID(arguments.positionals[0])
-        branch = arguments.value("branch")
-        base = arguments.value("on")
+        branch = arguments[Saving.branch]
+        base = arguments[Saving.base]
     }
 
     func run(in context: CommandContext) async throws {

@@ -9,12 +9,11 @@ struct RestoreCommand: Command {
     static let name = "restore"
     static let summary = "Restore what a backup holds into DEST: all of it, or the PATHs given, at the current version or an older one."
     static let arguments = "DEST [PATH…]"
-    static let options: [OptionSpec] = [
-        .value("at", "VERSION", "restore this version"),
-        .value("before", "DATE", "restore the last version saved before DATE (ISO 8601, as 2026-11-29T12:00:00Z)"),
-        .flag("keep-special-bits", "restore setuid, setgid and sticky bits (dropped by default, as tar does for non-root users)"),
-        .value("source", "NAME", "the backed-up directory to restore (its name or path; needed when the store backs up several)"),
-    ]
+    static let atOption = Option("at", "VERSION", "restore this version", .text)
+    static let beforeOption = Option("before", "DATE", "restore the last version saved before DATE (ISO 8601, as 2026-11-29T12:00:00Z)", .isoDate)
+    static let keepSpecialBitsOption = Flag("keep-special-bits", "restore setuid, setgid and sticky bits (dropped by default, as tar does for non-root users)")
+    static let sourceOption = Option("source", "NAME", "the backed-up directory to restore (its name or path; needed when the store backs up several)", .text)
+    static let options: [any DeclaredOption] = [atOption, beforeOption, keepSpecialBitsOption, sourceOption]
     static let positionalCount = 1...Int.max
 
     let destination: String
@@ -25,17 +24,12 @@ struct RestoreCommand: Command {
     let source: String?
 
     init(_ arguments: ParsedArguments) throws {
-        keepSpecialBits = arguments.has("keep-special-bits")
-        source = arguments.value("source")
+        keepSpecialBits = arguments[Self.keepSpecialBitsOption]
+        source = arguments[Self.sourceOption]
         destination = URL(fileURLWithPath: arguments.positionals[0]).standardizedFileURL.path
         paths = Array(arguments.positionals.dropFirst()).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "/")) }
-        at = arguments.value("at")
-        if let text = arguments.value("before") {
-            guard let date = try? Date(text, strategy: .iso8601) else { throw CommandError.usage("--before needs an ISO 8601 date, as 2026-11-29T12:00:00Z, not \(text)") }
-            before = date
-        } else {
-            before = nil
-        }
+        at = arguments[Self.atOption]
+        before = arguments[Self.beforeOption]
         guard at == nil || before == nil else { throw CommandError.usage("give --at or --before, not both") }
     }
 

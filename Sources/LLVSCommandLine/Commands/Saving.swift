@@ -2,10 +2,9 @@ import LLVS
 
 /// The options `put` and `rm` share, and the save they both make.
 enum Saving {
-    static let options: [OptionSpec] = [
-        .value("branch", "NAME", "save the version on a named branch"),
-        .value("on", "VERSION", "save on top of VERSION instead of the current version, starting a branch; the current version stays"),
-    ]
+    static let branch = Option("branch", "NAME", "save the version on a named branch", .nonEmpty)
+    static let base = Option("on", "VERSION", "save on top of VERSION instead of the current version, starting a branch; the current version stays", .text)
+    static let options: [any DeclaredOption] = [branch, base]
 
     /// Saves `change` on the current version (which moves to the new one), or on `base` when given (which leaves
     /// the current version where it is). Returns the new version.

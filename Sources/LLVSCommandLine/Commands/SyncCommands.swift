@@ -4,19 +4,16 @@ import LLVSBackup
 
 /// The merge options `sync`, `pull` and `clone` share.
 enum ArbiterOption {
-    static let spec = OptionSpec.value("arbiter", "KIND", "how conflicts are decided: change (most recent change wins, the default) or branch")
-    static let branchesSpec = OptionSpec.flag("merge-branches", "merge heads on named branches too (by default they are left apart, as LLVS does)")
+    static let arbiter = Option("arbiter", "KIND", "how conflicts are decided: change (most recent change wins, the default) or branch",
+                                .oneOf(["change", "branch"]))
+    static let mergeBranches = Flag("merge-branches", "merge heads on named branches too (by default they are left apart, as LLVS does)")
 
     static func selection(_ arguments: ParsedArguments) -> HeadSelection {
-        arguments.has("merge-branches") ? .all : .unbranched
+        arguments[mergeBranches] ? .all : .unbranched
     }
 
     static func parse(_ arguments: ParsedArguments) throws -> any MergeArbiter {
-        switch arguments.value("arbiter") ?? "change" {
-        case "change": MostRecentChangeFavoringArbiter()
-        case "branch": MostRecentBranchFavoringArbiter()
-        case let other: throw CommandError.usage("unknown arbiter \(other); use change or branch")
-        }
+        arguments[arbiter] == "branch" ? MostRecentBranchFavoringArbiter() : MostRecentChangeFavoringArbiter()
     }
 
     /// The optional remote name and the arbiter, which `sync` and `pull` both take.
@@ -45,9 +42,10 @@ struct SyncCommand: Command {
     static let name = "sync"
     static let summary = "Exchange versions with a remote: retrieve what it has, merge, send what it lacks."
     static let arguments = "[REMOTE]"
-    static let options = [ArbiterOption.spec, ArbiterOption.branchesSpec,
-                          OptionSpec.flag("watch", "keep running, syncing whenever the remote or the store has something new; Ctrl-C stops"),
-                          OptionSpec.value("max-pause", "SECONDS", "with --watch: the longest pause between looks at the remote (default 60)")]
+    static let watchOption = Flag("watch", "keep running, syncing whenever the remote or the store has something new; Ctrl-C stops")
+    static let maximumPauseOption = Option("max-pause", "SECONDS", "with --watch: the longest pause between looks at the remote (default 60)",
+                                           .integer(1...86_400))
+    static let options: [any DeclaredOption] = [ArbiterOption.arbiter, ArbiterOption.mergeBranches, watchOption, maximumPauseOption]
     static let positionalCount = 0...1
 
     let remote: String?
@@ -59,14 +57,10 @@ struct SyncCommand: Command {
     init(_ arguments: ParsedArguments) throws {
         (remote, arbiter) = try ArbiterOption.remoteAndArbiter(arguments)
         selection = ArbiterOption.selection(arguments)
-        watch = arguments.has("watch")
-        var seconds = 60
-        if let text = arguments.value("max-pause") {
-            guard watch else { throw CommandError.usage("--max-pause goes with --watch") }
-            guard let value = Int(text), value > 0, value <= 86_400 else { throw CommandError.usage("--max-pause needs a number of seconds from 1 to 86400, not \(text)") }
-            seconds = value
-        }
-        maximumPause = .seconds(seconds)
+        watch = arguments[Self.watchOption]
+        let seconds = arguments[Self.maximumPauseOption]
+        if seconds != nil, !watch { throw CommandError.usage("--max-pause goes with --watch") }
+        maximumPause = .seconds(seconds ?? 60)
     }
 
     func run(in context: CommandContext) async throws {
@@ -112,7 +106,7 @@ struct PullCommand: Command {
     static let name = "pull"
     static let summary = "Retrieve the versions a remote has and merge them into the current version."
     static let arguments = "[REMOTE]"
-    static let options = [ArbiterOption.spec, ArbiterOption.branchesSpec]
+    static let options: [any DeclaredOption] = [ArbiterOption.arbiter, ArbiterOption.mergeBranches]
     static let positionalCount = 0...1
 
     let remote: String?
@@ -139,7 +133,7 @@ struct StatusCommand: Command {
     static let name = "status"
     static let summary = "Show the current version and heads, and with a remote what each side lacks."
     static let arguments = "[REMOTE]"
-    static let options: [OptionSpec] = [.flag("json", "print JSON")]
+    static let options: [any DeclaredOption] = [CommonOptions.json]
     static let positionalCount = 0...1
 
     struct Status: Encodable {
@@ -160,7 +154,7 @@ struct StatusCommand: Command {
 
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals.first
-        json = arguments.has("json")
+        json = arguments[CommonOptions.json]
     }
 
     func run(in context: CommandContext) async throws {
@@ -193,16 +187,16 @@ struct SnapshotCommand: Command {
     static let name = "snapshot"
     static let summary = "Upload a snapshot of the store to a remote, so a new device can start from it quickly."
     static let arguments = "REMOTE"
-    static let options: [OptionSpec] = [.value("format", "FORMAT", "zip-v1 (what every LLVS device restores; the default unless the store holds backups) or llvs-bundles-v1 (this package's own; LLVS apps skip it; the default for a store that holds backups)")]
+    static let formatOption = Option("format", "FORMAT", "zip-v1 (what every LLVS device restores; the default unless the store holds backups) or llvs-bundles-v1 (this package's own; LLVS apps skip it; the default for a store that holds backups)",
+                                     .oneOf([ZipV1Snapshot.format, SnapshotArchive.format]))
+    static let options: [any DeclaredOption] = [formatOption]
     static let positionalCount = 1...1
 
     let remote: String
     let format: String?
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals[0]
-        format = arguments.value("format")
-        let formats = [ZipV1Snapshot.format, SnapshotArchive.format]
-        if let format, !formats.contains(format) { throw CommandError.usage("unknown snapshot format \(format); use \(formats.joined(separator: " or "))") }
+        format = arguments[Self.formatOption]
     }
 
     func run(in context: CommandContext) async throws {
@@ -228,7 +222,8 @@ struct CloneCommand: Command {
     static let name = "clone"
     static let summary = "Make a new store in DIR from a remote (of --store's store, or kept for all stores; the new store keeps it): from its snapshot when it has one, then everything after."
     static let arguments = "REMOTE DIR"
-    static let options: [OptionSpec] = [.value("storage", "KIND", "file (default) or sqlite"), ArbiterOption.spec, ArbiterOption.branchesSpec]
+    static let storageOption = Option("storage", "KIND", "file (default) or sqlite", .oneOf(["file", "sqlite"]))
+    static let options: [any DeclaredOption] = [storageOption, ArbiterOption.arbiter, ArbiterOption.mergeBranches]
     static let positionalCount = 2...2
 
     let remote: String
@@ -242,8 +237,7 @@ struct CloneCommand: Command {
         selection = ArbiterOption.selection(arguments)
         remote = arguments.positionals[0]
         directory = arguments.positionals[1]
-        storage = arguments.value("storage") ?? "file"
-        guard ["file", "sqlite"].contains(storage) else { throw CommandError.usage("unknown storage kind \(storage); use file or sqlite") }
+        storage = arguments[Self.storageOption] ?? "file"
     }
 
     func run(in context: CommandContext) async throws {

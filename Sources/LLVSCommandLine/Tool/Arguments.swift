@@ -25,13 +25,16 @@ struct ParsedArguments {
     var values: [String: [String]] = [:]
     var flags: Set<String> = []
 
-    func value(_ name: String) -> String? { values[name]?.last }
-    func all(_ name: String) -> [String] { values[name] ?? [] }
-    func has(_ name: String) -> Bool { flags.contains(name) }
+    /// The values given for the option `name`, for options declared at run time (a kind of remote's own, from the
+    /// registry); commands read their declared options by the declaration (`arguments[option]`).
+    func rawValues(_ name: String) -> [String] { values[name] ?? [] }
+    /// Whether the flag `name` was given; for flags declared at run time, as `rawValues`.
+    func rawFlag(_ name: String) -> Bool { flags.contains(name) }
 
-    /// Parses `words` against `specs`. `-` alone is a positional (standard input); `--` ends the options.
-    init(_ words: [String], specs: [OptionSpec]) throws {
-        let byName = Dictionary(uniqueKeysWithValues: specs.map { ($0.name, $0) })
+    /// Parses `words` against `options`, each value checked by its declaration. `-` alone is a positional (standard
+    /// input); `--` ends the options.
+    init(_ words: [String], options: [any DeclaredOption]) throws {
+        let byName = Dictionary(uniqueKeysWithValues: options.map { ($0.spec.name, $0) })
         var index = 0
         var optionsEnded = false
         while index < words.count {
@@ -48,7 +51,8 @@ struct ParsedArguments {
                 inlineValue = String(name[name.index(after: equals)...])
                 name = String(name[..<equals])
             }
-            guard let spec = byName[name] else { throw CommandError.usage("unknown option --\(name)") }
+            guard let option = byName[name] else { throw CommandError.usage("unknown option --\(name)") }
+            let spec = option.spec
             if let valueName = spec.valueName {
                 let value: String
                 if let inlineValue { value = inlineValue } else {
@@ -57,6 +61,7 @@ struct ParsedArguments {
                     index += 1
                 }
                 if !spec.repeatable, values[name] != nil { throw CommandError.usage("--\(name) is given more than once") }
+                try option.check(value)
                 values[name, default: []].append(value)
             } else {
                 guard inlineValue == nil else { throw CommandError.usage("--\(name) takes no value") }

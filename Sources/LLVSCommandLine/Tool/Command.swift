@@ -8,9 +8,9 @@ protocol Command {
     static var summary: String { get }
     /// The arguments after the command name, as shown in help (`ID FILE|-`).
     static var arguments: String { get }
-    static var options: [OptionSpec] { get }
+    static var options: [any DeclaredOption] { get }
     /// The options, where they depend on the kinds of remote the tool knows (`remote add`); the fixed ones otherwise.
-    static func options(_ connectors: ConnectorRegistry) -> [OptionSpec]
+    static func options(_ connectors: ConnectorRegistry) -> [any DeclaredOption]
     /// Help after the option list, where it depends on the kinds of remote (each kind's options and environment).
     static func moreHelp(_ connectors: ConnectorRegistry) -> String
     /// How many positional arguments the command takes.
@@ -21,15 +21,15 @@ protocol Command {
 }
 
 extension Command {
-    static var options: [OptionSpec] { [] }
-    static func options(_ connectors: ConnectorRegistry) -> [OptionSpec] { options }
+    static var options: [any DeclaredOption] { [] }
+    static func options(_ connectors: ConnectorRegistry) -> [any DeclaredOption] { options }
     static func moreHelp(_ connectors: ConnectorRegistry) -> String { "" }
     static var positionalCount: ClosedRange<Int> { 0...0 }
 
     /// `path` is how the command is called (`remote add`).
     static func help(path: String, connectors: ConnectorRegistry) -> String {
         var text = "usage: llvs \(path)\(arguments.isEmpty ? "" : " " + arguments) [--store DIR]\n\n\(summary)\n"
-        text += "\noptions:\n" + OptionSpec.helpLines(options(connectors) + [CommandContext.storeOption])
+        text += "\noptions:\n" + OptionSpec.helpLines((options(connectors) + [CommandContext.storeOption]).map(\.spec))
         return text + moreHelp(connectors)
     }
 }
@@ -51,7 +51,7 @@ struct CommandGroup {
 
 /// What every command shares: where the store is, the kinds of remote, the user's settings, and how to write output.
 struct CommandContext {
-    static let storeOption = OptionSpec.value("store", "DIR", "the store's folder (default: $LLVS_STORE, else ./.llvs)")
+    static let storeOption = Option("store", "DIR", "the store's folder (default: $LLVS_STORE, else ./.llvs)", .text)
 
     let storePath: String
     let connectors: ConnectorRegistry

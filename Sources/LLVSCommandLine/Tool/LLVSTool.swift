@@ -101,11 +101,11 @@ public struct LLVSTool: Sendable {
         }
         do {
             try Self.startDeadline()
-            let arguments = try ParsedArguments(words, specs: command.options(connectors) + [CommandContext.storeOption])
+            let arguments = try ParsedArguments(words, options: command.options(connectors) + [CommandContext.storeOption])
             guard command.positionalCount.contains(arguments.positionals.count) else {
                 throw CommandError.usage("\(path) takes \(command.arguments.isEmpty ? "no arguments" : command.arguments), not \(arguments.positionals.map { "'\($0)'" }.joined(separator: " "))")
             }
-            let context = CommandContext(storeOption: arguments.value("store"), connectors: connectors)
+            let context = CommandContext(storeOption: arguments[CommandContext.storeOption], connectors: connectors)
             let made = try command.init(arguments)
             try await made.run(in: context)
             return .success

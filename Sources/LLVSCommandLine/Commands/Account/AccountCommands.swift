@@ -17,10 +17,10 @@ struct AccountListCommand: Command {
     static let name = "list"
     static let summary = "List the accounts, with their kind and whether each is authorized."
     static let arguments = ""
-    static let options: [OptionSpec] = [.flag("json", "print JSON")]
+    static let options: [any DeclaredOption] = [CommonOptions.json]
 
     let json: Bool
-    init(_ arguments: ParsedArguments) throws { json = arguments.has("json") }
+    init(_ arguments: ParsedArguments) throws { json = arguments[CommonOptions.json] }
 
     func run(in context: CommandContext) async throws {
         let accounts = try context.accountBook().load()
@@ -39,7 +39,7 @@ struct AccountShowCommand: Command {
     static let name = "show"
     static let summary = "Show an account's settings (never a secret), whether it is authorized, and this store's remotes on it."
     static let arguments = "NAME"
-    static let options: [OptionSpec] = [.flag("json", "print JSON")]
+    static let options: [any DeclaredOption] = [CommonOptions.json]
     static let positionalCount = 1...1
 
     struct Shown: Encodable {
@@ -55,7 +55,7 @@ struct AccountShowCommand: Command {
     let json: Bool
     init(_ arguments: ParsedArguments) throws {
         account = arguments.positionals[0]
-        json = arguments.has("json")
+        json = arguments[CommonOptions.json]
     }
 
     func run(in context: CommandContext) async throws {

@@ -11,22 +11,23 @@ struct RemoteAddCommand: Command {
     static let arguments = "NAME URL"
     static let positionalCount = 2...2
 
-    static let commonOptions: [OptionSpec] = [
-        .value("account", "NAME", "the account to sign in with (default: one named as the kind, as gdrive; made from the options below when new)"),
-        .value("base-path", "PATH", "the folder on the remote that holds the store"),
-        .value("concurrency", "N", "transfers at once (1…64; default 8)"),
-        RemoteCommands.allStoresOption,
-    ]
+    static let accountOption = Option("account", "NAME", "the account to sign in with (default: one named as the kind, as gdrive; made from the options below when new)", .nonEmpty)
+    static let basePathOption = Option("base-path", "PATH", "the folder on the remote that holds the store",
+                                       ValueKind(expected: "a path on the remote without empty, `.` or `..` parts") { (try? CloudPath.components($0)) != nil ? $0 : nil })
+    static let concurrencyOption = Option("concurrency", "N", "transfers at once (1…64; default 8)", .integer(1...64))
+    static let commonOptions: [any DeclaredOption] = [accountOption, basePathOption, concurrencyOption, RemoteCommands.allStoresOption]
 
-    static func options(_ connectors: ConnectorRegistry) -> [OptionSpec] {
+    /// The common options, then each kind's own (declared by the registry, checked against the kind when the remote
+    /// is added) and each kind's secret flag.
+    static func options(_ connectors: ConnectorRegistry) -> [any DeclaredOption] {
         commonOptions
             + connectors.allOptions.map { option in
                 let kinds = kinds(taking: option.name, connectors)
-                return .value(option.name, option.valueName, "(\(kinds.joined(separator: " "))) " + (kinds.count == 1 ? option.help : "see each kind below"))
+                return Option(option.name, option.valueName, "(\(kinds.joined(separator: " "))) " + (kinds.count == 1 ? option.help : "see each kind below"), .text)
             }
             + connectors.allSecrets.map { secret in
                 let kinds = kinds(withSecret: secret.name, connectors)
-                return .flag(secret.optionName, "(\(kinds.joined(separator: " "))) read the \(secret.name) from standard input into the account's private file")
+                return Flag(secret.optionName, "(\(kinds.joined(separator: " "))) read the \(secret.name) from standard input into the account's private file")
             }
     }
 
@@ -74,8 +75,8 @@ struct RemoteAddCommand: Command {
     func run(in context: CommandContext) async throws {
         let (kind, _) = try context.connectors.parse(url)
         let (remoteOptions, accountOptions) = try checkedOptions(for: kind, context: context)
-        let secretGiven = kind.secret.map { arguments.has($0.optionName) } ?? false
-        let level: RemoteLevel = arguments.has("all-stores") ? .allStores : .store
+        let secretGiven = kind.secret.map { arguments.rawFlag($0.optionName) } ?? false
+        let level: RemoteLevel = arguments[RemoteCommands.allStoresOption] ? .allStores : .store
         if level == .store { try context.requireStore() }
         let book = try context.remotes().book(level)
         var remotes = try book.load()
@@ -85,12 +86,12 @@ struct RemoteAddCommand: Command {
 
         var accountName: String?
         var accountIsNew = false
-        let wantsAccount = kind.accountUse == .required || arguments.value("account") != nil || !accountOptions.isEmpty || secretGiven
+        let wantsAccount = kind.accountUse == .required || arguments[Self.accountOption] != nil || !accountOptions.isEmpty || secretGiven
         if wantsAccount {
             guard kind.accountUse != .never else {
                 throw CommandError.usage("\(kind.serviceName) remotes sign in to nothing, so they take no --account")
             }
-            let chosen = arguments.value("account") ?? kind.name
+            let chosen = arguments[Self.accountOption] ?? kind.name
             try RemoteCommands.checkName(chosen, what: "account")
             let accountBook = try context.accountBook()
             var accounts = try accountBook.load()
@@ -130,17 +131,11 @@ struct RemoteAddCommand: Command {
     private func checkedOptions(for kind: ConnectorKind, context: CommandContext) throws -> (remote: [String: String], account: [String: String]) {
         var remote: [String: String] = [:]
         var account: [String: String] = [:]
-        if let base = arguments.value("base-path") {
-            do { _ = try CloudPath.components(base) } catch { throw CommandError.usage("--base-path \(base) cannot be used: \(error)") }
-            remote["base-path"] = base
-        }
-        if let text = arguments.value("concurrency") {
-            guard let n = Int(text), (1...64).contains(n) else { throw CommandError.usage("--concurrency needs a number from 1 to 64, not \(text)") }
-            remote["concurrency"] = String(n)
-        }
+        if let base = arguments[Self.basePathOption] { remote["base-path"] = base }
+        if let n = arguments[Self.concurrencyOption] { remote["concurrency"] = String(n) }
         let own = Dictionary(uniqueKeysWithValues: kind.allOptions.map { ($0.name, $0) })
         for option in context.connectors.allOptions {
-            guard let value = arguments.value(option.name) else { continue }
+            guard let value = arguments.rawValues(option.name).last else { continue }
             guard let declared = own[option.name] else {
                 let takes = kind.allOptions.map { "--" + $0.name }
                 throw CommandError.usage("--\(option.name) is not an option of \(kind.serviceName) remotes (\(kind.name):); \(takes.isEmpty ? "they take none of their own" : "they take " + takes.joined(separator: ", "))")
@@ -148,7 +143,7 @@ struct RemoteAddCommand: Command {
             try declared.check(value, kind: kind)
             if declared.level == .account { account[declared.name] = value } else { remote[declared.name] = value }
         }
-        for secret in context.connectors.allSecrets where arguments.has(secret.optionName) && kind.secret?.name != secret.name {
+        for secret in context.connectors.allSecrets where arguments.rawFlag(secret.optionName) && kind.secret?.name != secret.name {
             throw CommandError.usage("--\(secret.optionName) is not an option of \(kind.serviceName) remotes (\(kind.name):)\(kind.secret.map { "; their secret is --\($0.optionName)" } ?? "")")
         }
         return (remote, account)

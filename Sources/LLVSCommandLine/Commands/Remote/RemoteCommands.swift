@@ -13,7 +13,7 @@ enum RemoteCommands {
         }
     }
 
-    static let allStoresOption = OptionSpec.flag("all-stores", "the remote kept for every store of this user (a default), not this store's own")
+    static let allStoresOption = Flag("all-stores", "the remote kept for every store of this user (a default), not this store's own")
 }
 
 /// `llvs remote list`.
@@ -21,7 +21,7 @@ struct RemoteListCommand: Command {
     static let name = "list"
     static let summary = "List the remotes this store sees: its own, and those kept for all stores."
     static let arguments = ""
-    static let options: [OptionSpec] = [.flag("json", "print JSON")]
+    static let options: [any DeclaredOption] = [CommonOptions.json]
 
     /// One remote in `remote list --json`.
     struct Listed: Encodable {
@@ -32,7 +32,7 @@ struct RemoteListCommand: Command {
     }
 
     let json: Bool
-    init(_ arguments: ParsedArguments) throws { json = arguments.has("json") }
+    init(_ arguments: ParsedArguments) throws { json = arguments[CommonOptions.json] }
 
     func run(in context: CommandContext) async throws {
         let visible = try context.remotes().visible()
@@ -55,7 +55,7 @@ struct RemoteShowCommand: Command {
     static let name = "show"
     static let summary = "Show a remote's settings and its account's (never a secret), and whether the account is authorized."
     static let arguments = "NAME"
-    static let options: [OptionSpec] = [.flag("json", "print JSON")]
+    static let options: [any DeclaredOption] = [CommonOptions.json]
     static let positionalCount = 1...1
 
     /// What `remote show` prints.
@@ -75,7 +75,7 @@ struct RemoteShowCommand: Command {
     let json: Bool
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals[0]
-        json = arguments.has("json")
+        json = arguments[CommonOptions.json]
     }
 
     func run(in context: CommandContext) async throws {
@@ -108,7 +108,7 @@ struct RemoteRenameCommand: Command {
     static let name = "rename"
     static let summary = "Rename a remote (where it is kept: this store's, or with --all-stores the user's)."
     static let arguments = "OLD NEW"
-    static let options = [RemoteCommands.allStoresOption]
+    static let options: [any DeclaredOption] = [RemoteCommands.allStoresOption]
     static let positionalCount = 2...2
 
     let old: String
@@ -116,7 +116,7 @@ struct RemoteRenameCommand: Command {
     let level: RemoteLevel
     init(_ arguments: ParsedArguments) throws {
         (old, new) = (arguments.positionals[0], arguments.positionals[1])
-        level = arguments.has("all-stores") ? .allStores : .store
+        level = arguments[RemoteCommands.allStoresOption] ? .allStores : .store
         try RemoteCommands.checkName(new)
     }
 
@@ -139,14 +139,14 @@ struct RemoteRemoveCommand: Command {
     static let name = "remove"
     static let summary = "Remove a remote (its account stays, with its authorization; `llvs account remove` removes that)."
     static let arguments = "NAME"
-    static let options = [RemoteCommands.allStoresOption]
+    static let options: [any DeclaredOption] = [RemoteCommands.allStoresOption]
     static let positionalCount = 1...1
 
     let remote: String
     let level: RemoteLevel
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals[0]
-        level = arguments.has("all-stores") ? .allStores : .store
+        level = arguments[RemoteCommands.allStoresOption] ? .allStores : .store
     }
 
     func run(in context: CommandContext) async throws {
