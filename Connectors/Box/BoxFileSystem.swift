@@ -95,8 +95,7 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
     /// version, which costs less than asking first every time (a sync's version files are nearly always new).
     public func upload(_ source: UploadSource, to path: String) async throws {
         let components = try self.components(path)
-        guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
-        let parent = Array(components.dropLast())
+        let (parent, name) = try CloudPath.folderAndName(components, of: path)
         try await paths.intoFolder(parent, for: path) { folderID in
             var existing = paths.cached(components).flatMap { $0.isFolder ? nil : $0.id }
             if existing == nil, source.size >= configuration.preflightMinimum {

@@ -13,7 +13,7 @@ extension GoogleDriveFileSystem: CloudChangeFeed {
         struct Change: Decodable {
             var fileId: String?
             var removed: Bool?
-            var file: DriveFile?
+            var file: GoogleDriveItem?
         }
         var changes: [Change]?
         var nextPageToken: String?
@@ -28,12 +28,12 @@ extension GoogleDriveFileSystem: CloudChangeFeed {
 
     public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
         let cursor = try await FeedCursor.resume(text, service: "Google Drive", watching: folders, in: paths)
-        var entries: [FeedEntry<DriveFile>] = []
+        var entries: [FeedEntry<GoogleDriveItem>] = []
         var pageToken = cursor.token
         var tokens = PageTokens("Google Drive's changes feed", maximumPages: configuration.maximumPages)
         while true {
             let page = try await client.feedPage(ChangeList.self, HTTPRequest(url: try configuration.api("/changes", [
-                ("pageToken", pageToken), ("fields", "nextPageToken,newStartPageToken,changes(fileId,removed,file(\(DriveFile.feedFields)))"),
+                ("pageToken", pageToken), ("fields", "nextPageToken,newStartPageToken,changes(fileId,removed,file(\(GoogleDriveItem.feedFields)))"),
                 ("pageSize", String(configuration.pageSize)), ("spaces", "drive"),
             ])), feed: "Google Drive's changes feed")
             for change in page.changes ?? [] {

@@ -5,7 +5,7 @@ import LLVSHTTP
 
 /// Drive's error body, `{"error":{"errors":[{"domain","reason","message"}],"code","message"}}`, read once here so
 /// no caller parses bodies.
-struct DriveErrorBody {
+struct GoogleDriveErrorBody {
     var reasons: [String] = []
     var message: String
 
@@ -35,17 +35,17 @@ struct DriveErrorBody {
 
 /// Drive's answers in the shared vocabulary. 403 and 429 answers with a rate-limit reason mean "slow down" and were
 /// not carried out (Drive documents it), so they are paced and retried even for creations.
-struct DriveClassifier: ServiceErrorClassifier {
+struct GoogleDriveClassifier: ServiceErrorClassifier {
     var refusalsAreNotActedOn: Bool { true }
     /// Drive refuses a page token it no longer knows with 400 (invalid value), 404 or 410.
     func isExpiredFeedPosition(_ response: HTTPResponse) -> Bool { [400, 404, 410].contains(response.status) }
 
     func isRefusal(_ response: HTTPResponse) -> Bool {
-        [403, 429].contains(response.status) && DriveErrorBody(response).isRateLimit
+        [403, 429].contains(response.status) && GoogleDriveErrorBody(response).isRateLimit
     }
 
     func failure(_ response: HTTPResponse, path: String) -> CloudFileSystemError {
-        let body = DriveErrorBody(response)
+        let body = GoogleDriveErrorBody(response)
         switch response.status {
         case 403 where body.isRateLimit:
             return .rateLimited(retryAfter: ServiceFailure.retryAfter(response))

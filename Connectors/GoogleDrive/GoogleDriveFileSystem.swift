@@ -11,14 +11,14 @@ import LLVSHTTP
 public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
     public let configuration: GoogleDriveConfiguration
     let client: ServiceClient
-    let paths: IDPathCache<DriveDirectory>
+    let paths: IDPathCache<GoogleDriveDirectory>
 
     /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file.
     public init(configuration: GoogleDriveConfiguration = GoogleDriveConfiguration(), http: HTTPClient = HTTPClient(),
                 authorizer: (any HTTPAuthorizer)?) {
         self.configuration = configuration
-        client = ServiceClient(http: http, authorizer: authorizer, classifier: DriveClassifier())
-        paths = IDPathCache(DriveDirectory(client: client, configuration: configuration))
+        client = ServiceClient(http: http, authorizer: authorizer, classifier: GoogleDriveClassifier())
+        paths = IDPathCache(GoogleDriveDirectory(client: client, configuration: configuration))
     }
 
     public var capabilities: CloudCapabilities {
@@ -26,9 +26,9 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
                           chunkGranularity: Int64(GoogleDriveConfiguration.chunkGranularity))
     }
 
-    static let rootItem = DriveFile(id: "", name: "", mimeType: GoogleDriveConfiguration.folderMimeType)
+    static let rootItem = GoogleDriveItem(id: "", name: "", mimeType: GoogleDriveConfiguration.folderMimeType)
 
-    func find(_ path: String) async throws -> DriveFile? {
+    func find(_ path: String) async throws -> GoogleDriveItem? {
         let components = try CloudPath.components(path)
         return components.isEmpty ? Self.rootItem : try await paths.find(components)
     }
@@ -47,21 +47,21 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
     public func list(_ folder: String) async throws -> [CloudItem] {
         let components = try CloudPath.components(folder)
         guard let id = try await paths.folderID(components, creating: false) else { throw CloudFileSystemError.notFound(path: folder) }
-        return try await children(of: id, at: components, fields: DriveFile.fields).map(\.item)
+        return try await children(of: id, at: components, fields: GoogleDriveItem.fields).map(\.item)
     }
 
     /// Names only, with the few fields the ID cache needs: smaller pages than a full listing.
     public func listNames(_ folder: String) async throws -> [String] {
         let components = try CloudPath.components(folder)
         guard let id = try await paths.folderID(components, creating: false) else { return [] }
-        return try await children(of: id, at: components, fields: DriveFile.nameFields).map(\.name)
+        return try await children(of: id, at: components, fields: GoogleDriveItem.nameFields).map(\.name)
     }
 
     /// A folder's items, one per name (the chosen one among duplicates), each remembered by path.
-    private func children(of id: String, at components: [String], fields: String) async throws -> [DriveFile] {
-        let files = try await paths.directory.query(DriveQuery.children(of: id), path: components.joined(separator: "/"), fields: fields)
+    private func children(of id: String, at components: [String], fields: String) async throws -> [GoogleDriveItem] {
+        let files = try await paths.directory.query(GoogleDriveQuery.children(of: id), path: components.joined(separator: "/"), fields: fields)
         return Dictionary(grouping: files, by: \.name).values.compactMap { duplicates in
-            guard let file = DriveFile.chosen(duplicates) else { return nil }
+            guard let file = GoogleDriveItem.chosen(duplicates) else { return nil }
             paths.remember(components + [file.name], file)
             return file
         }
@@ -94,11 +94,10 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
     /// is not atomic), then checks that Drive holds the bytes sent.
     public func upload(_ source: UploadSource, to path: String) async throws {
         let components = try CloudPath.components(path)
-        guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
-        let parent = Array(components.dropLast())
+        let (parent, name) = try CloudPath.folderAndName(components, of: path)
         try await paths.intoFolder(parent, for: path) { parentID in
             let existing = try await paths.directory.items(named: name, in: parentID, path: path)
-            let target = DriveFile.chosen(existing.filter { !$0.isFolder })
+            let target = GoogleDriveItem.chosen(existing.filter { !$0.isFolder })
             if target == nil, !existing.isEmpty { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
             let file = if let target { try await replace(target.id, with: source, path: path) }
                        else { try await create(name, in: parentID, from: source, path: path) }
@@ -107,14 +106,14 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
         }
     }
 
-    private func resumable(_ method: String, _ target: URL, _ metadata: DriveFile.Creation, _ source: UploadSource, path: String) async throws -> DriveFile {
+    private func resumable(_ method: String, _ target: URL, _ metadata: GoogleDriveItem.Creation, _ source: UploadSource, path: String) async throws -> GoogleDriveItem {
         let uploader = ResumableUploader(chunkSize: Int64(configuration.chunkSize), granularity: Int64(GoogleDriveConfiguration.chunkGranularity),
                                          policy: client.retryPolicy)
-        return try await uploader.upload(source, with: DriveResumableUpload(client: client, method: method, target: target, metadata: metadata, path: path), path: path)
+        return try await uploader.upload(source, with: GoogleDriveUploadSession(client: client, method: method, target: target, metadata: metadata, path: path), path: path)
     }
 
-    private func create(_ name: String, in parentID: String, from source: UploadSource, path: String) async throws -> DriveFile {
-        let metadata = DriveFile.Creation(name: name, parents: [parentID])
+    private func create(_ name: String, in parentID: String, from source: UploadSource, path: String) async throws -> GoogleDriveItem {
+        let metadata = GoogleDriveItem.Creation(name: name, parents: [parentID])
         guard source.size <= Int64(configuration.multipartLimit) else {
             return try await resumable("POST", try configuration.upload("/files"), metadata, source, path: path)
         }
@@ -122,27 +121,27 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
             .init(contentType: "application/json; charset=UTF-8", data: try JSONEncoder().encode(metadata)),
             .init(contentType: "application/octet-stream", data: try source.data()),
         ])
-        let request = HTTPRequest(method: "POST", url: try configuration.upload("/files", [("uploadType", "multipart"), ("fields", DriveFile.fields)]),
+        let request = HTTPRequest(method: "POST", url: try configuration.upload("/files", [("uploadType", "multipart"), ("fields", GoogleDriveItem.fields)]),
                                   headers: ["Content-Type": multipart.contentType], body: .data(multipart.body), isSafeToRepeat: false)
-        return try await client.createOnce(request, path: path, decode: { try client.decode(DriveFile.self, $0, path: path) }) {
-            guard let landed = DriveFile.chosen(try await paths.directory.items(named: name, in: parentID, path: path).filter { !$0.isFolder }),
+        return try await client.createOnce(request, path: path, decode: { try client.decode(GoogleDriveItem.self, $0, path: path) }) {
+            guard let landed = GoogleDriveItem.chosen(try await paths.directory.items(named: name, in: parentID, path: path).filter { !$0.isFolder }),
                   landed.byteCount == source.size else { return nil }
             return landed
         }
     }
 
-    private func replace(_ id: String, with source: UploadSource, path: String) async throws -> DriveFile {
+    private func replace(_ id: String, with source: UploadSource, path: String) async throws -> GoogleDriveItem {
         guard source.size <= Int64(configuration.multipartLimit) else {
-            return try await resumable("PATCH", try configuration.upload("/files/" + URLEscaping.escape(id)), DriveFile.Creation(), source, path: path)
+            return try await resumable("PATCH", try configuration.upload("/files/" + URLEscaping.escape(id)), GoogleDriveItem.Creation(), source, path: path)
         }
         // Replacing the whole contents is idempotent, so the shared policy may repeat it after a dropped answer.
-        let request = HTTPRequest(method: "PATCH", url: try configuration.upload("/files/" + URLEscaping.escape(id), [("uploadType", "media"), ("fields", DriveFile.fields)]),
+        let request = HTTPRequest(method: "PATCH", url: try configuration.upload("/files/" + URLEscaping.escape(id), [("uploadType", "media"), ("fields", GoogleDriveItem.fields)]),
                                   headers: ["Content-Type": "application/octet-stream"], body: source.body, isSafeToRepeat: true)
-        return try await client.json(DriveFile.self, request, path: path)
+        return try await client.json(GoogleDriveItem.self, request, path: path)
     }
 
     /// Drive's own account of what it stored must match what was sent: the size and the MD5.
-    private func check(_ file: DriveFile, against source: UploadSource, path: String) throws {
+    private func check(_ file: GoogleDriveItem, against source: UploadSource, path: String) throws {
         try source.verify(storedSize: file.byteCount, checksums: file.md5Checksum.map { [.md5: $0] } ?? [:], service: "Google Drive", path: path)
     }
 

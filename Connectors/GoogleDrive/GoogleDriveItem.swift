@@ -5,7 +5,7 @@ import LLVSCloudService
 
 /// A Drive file or folder as the API describes it. `size` is a string in Drive's JSON; folders and Google Docs
 /// have none.
-struct DriveFile: Decodable, Sendable, IdentifiedItem {
+struct GoogleDriveItem: Decodable, Sendable, IdentifiedItem {
     var id: String
     var name: String
     var mimeType: String?
@@ -41,7 +41,7 @@ struct DriveFile: Decodable, Sendable, IdentifiedItem {
 
     /// Drive lets one folder hold several items of the same name. Every reader must pick the same one, so the
     /// oldest wins, then the lowest ID; a path never resolves differently from one call to the next.
-    static func chosen(_ files: [DriveFile]) -> DriveFile? {
+    static func chosen(_ files: [GoogleDriveItem]) -> GoogleDriveItem? {
         files.min { a, b in
             let ta = a.createdTime.flatMap(RFC3339Date.parse) ?? .distantFuture, tb = b.createdTime.flatMap(RFC3339Date.parse) ?? .distantFuture
             return ta != tb ? ta < tb : a.id < b.id
@@ -50,13 +50,13 @@ struct DriveFile: Decodable, Sendable, IdentifiedItem {
 }
 
 /// One page of `files.list`.
-struct DriveFileList: Decodable {
-    var files: [DriveFile]?
+struct GoogleDriveItemList: Decodable {
+    var files: [GoogleDriveItem]?
     var nextPageToken: String?
 }
 
 /// Builds `q` expressions of Drive's query language, escaping literals as the reference says (`\` and `'`).
-enum DriveQuery {
+enum GoogleDriveQuery {
     static func literal(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }

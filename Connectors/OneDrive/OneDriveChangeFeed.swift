@@ -17,7 +17,7 @@ extension OneDriveFileSystem: CloudChangeFeed {
         var parentReference: Parent?
         var deleted: Deleted?
     }
-    private struct DeltaPage: Decodable {
+    private struct DeltaPage: Decodable, GraphPage {
         var value: [DeltaItem]
         var nextLink: String?
         var deltaLink: String?
@@ -35,7 +35,7 @@ extension OneDriveFileSystem: CloudChangeFeed {
 
     public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
         let cursor = try await FeedCursor.resume(text, service: "OneDrive", watching: folders, id: folderID)
-        guard let start = URL(string: cursor.token), isGraph(start) else {
+        guard let start = try? graphURL(cursor.token, what: "the saved position") else {
             throw CloudFileSystemError.cursorExpired("the saved delta link is not on \(configuration.graphURL.host ?? "Graph")")
         }
         let (items, link) = try await delta(from: start)
@@ -54,28 +54,15 @@ extension OneDriveFileSystem: CloudChangeFeed {
 
     /// Every page from `url` to the delta link.
     private func delta(from url: URL) async throws -> ([DeltaItem], String) {
-        var items: [DeltaItem] = []
-        var next = url
-        var pages = PageTokens("OneDrive's delta feed", maximumPages: configuration.maximumPages)
-        while true {
-            let page = try await client.feedPage(DeltaPage.self, HTTPRequest(url: next), feed: "OneDrive's delta feed")
-            items += page.value
-            if let link = try pages.next(page.nextLink, items: page.value.count) {
-                guard let url = URL(string: link), isGraph(url) else {
-                    throw CloudFileSystemError.server(status: 200, message: "OneDrive's delta nextLink is not on the Graph host: \(link)")
-                }
-                next = url
-                continue
-            }
-            guard let link = page.deltaLink, let url = URL(string: link), isGraph(url) else {
-                throw CloudFileSystemError.server(status: 200, message: "OneDrive's delta page has no deltaLink on the Graph host")
-            }
-            return (items, link)
+        let feed = "OneDrive's delta feed"
+        let pages = try await graphPages(from: url, what: feed) { url, _ in
+            try await client.feedPage(DeltaPage.self, HTTPRequest(url: url), feed: feed)
+        } ?? []
+        guard let link = pages.last?.deltaLink else {
+            throw CloudFileSystemError.server(status: 200, message: "the last page of \(feed) has no deltaLink")
         }
-    }
-
-    private func isGraph(_ url: URL) -> Bool {
-        url.scheme == configuration.graphURL.scheme && url.host == configuration.graphURL.host && url.port == configuration.graphURL.port
+        _ = try graphURL(link, what: feed)
+        return (pages.flatMap { $0.value }, link)
     }
 
     /// The ID of a watched folder; nil while it does not exist.

@@ -64,32 +64,24 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
         try await children(folder, select: "id,name,folder")?.map { Self.nameEncoding.decode($0.name) } ?? []
     }
 
-    /// Every child of a folder, page after page (nextLink followed as given); nil when the folder is missing.
+    /// Every child of a folder, page after page; nil when the folder is missing.
     private func children(_ folder: String, select: String) async throws -> [OneDriveItem]? {
         let components = try components(folder)
-        var next: URL? = try configuration.item(components, "children", [("$top", String(configuration.pageSize)), ("$select", select)])
-        var items: [OneDriveItem] = []
-        var pages = PageTokens("OneDrive's listing of \(folder.isEmpty ? "the root" : folder)", maximumPages: configuration.maximumPages)
-        while let url = next {
+        let first = try configuration.item(components, "children", [("$top", String(configuration.pageSize)), ("$select", select)])
+        let pages = try await graphPages(from: first, what: "OneDrive's listing of \(folder.isEmpty ? "the root" : folder)") { (url, isFirst) -> OneDriveItemPage? in
             let response = try await client.send(HTTPRequest(url: url))
-            if items.isEmpty, let failure = client.failure(of: response, path: folder) {
+            if isFirst, let failure = client.failure(of: response, path: folder) {
                 if case .notFound = failure { return nil }
                 // Graph refuses the children of a file (400): say what is there instead.
                 if let found = try await item(components, path: folder), !found.isFolder {
                     throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true)
                 }
             }
-            let page = try client.decode(OneDriveItemPage.self, response, path: folder)
-            items += page.value
-            next = try pages.next(page.nextLink, items: page.value.count).map { link in
-                guard let url = URL(string: link), url.scheme != nil else {
-                    throw CloudFileSystemError.server(status: 200, message: "OneDrive's nextLink for \(folder) is not a URL")
-                }
-                return url
-            }
+            return try client.decode(OneDriveItemPage.self, response, path: folder)
         }
+        guard let pages else { return nil }
         folders.remember(components)
-        return items
+        return pages.flatMap { $0.value }
     }
 
     /// A request for a file's contents, which answer a 302 to a pre-authenticated host (the shared client follows

@@ -153,8 +153,7 @@ public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
     /// pCloud says it stored. A parent removed since it was cached is found or made again, once.
     public func upload(_ source: UploadSource, to path: String) async throws {
         let components = try CloudPath.components(path)
-        guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
-        let parent = Array(components.dropLast())
+        let (parent, name) = try CloudPath.folderAndName(components, of: path)
         do {
             try await paths.intoFolder(parent, for: path) { folderID in
                 let (stored, checksums) = try await send(source, name: name, into: folderID, path: path)

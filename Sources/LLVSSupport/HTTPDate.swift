@@ -21,7 +21,7 @@ public enum HTTPDate {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// The form servers send almost always, read without a formatter: a PROPFIND of 10,000 entries has 10,000 of
-    /// them, and building an ICU formatter for each cost more than everything else in the listing.
+    /// them, and an ICU formatter built for each would cost more than the rest of the listing.
     package static func parseRFC1123(_ text: String) -> Date? {
         let parts = text.split(separator: " ")
         guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT" || parts[5] == "UTC",

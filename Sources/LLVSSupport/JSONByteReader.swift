@@ -1,7 +1,7 @@
 import Foundation
 
 /// A strict JSON reader over bytes, for the few hot formats an import reads by the ten thousand (upstream map nodes,
-/// version files), where Foundation's decoder took most of the time: it builds nothing but the strings asked for,
+/// version files), where a general decoder's cost would dominate: it builds nothing but the strings asked for,
 /// compares member names as bytes, and checks everything it passes over (any key order and whitespace, every
 /// escape, nesting bounded). The formats' own readers are extensions that say which members they want.
 package struct JSONByteReader {

@@ -6,14 +6,14 @@ import Testing
 
 /// The mock held to the real service by Box's own Python SDK (box-sdk-gen, installed into .build/clients-venv by
 /// scripts/install-client-libraries, which scripts/test runs).
-@Suite struct BoxSDKTests {
+@Suite struct BoxClientLibraryTests {
     static let sdkInstalled = ClientLibraries.installed("box_sdk_gen")
 
     @Test(.enabled(if: sdkInstalled, "box-sdk-gen is not installed in .build/clients-venv; run scripts/install-client-libraries"))
     func boxsOwnSDKWorksAgainstTheMock() async throws {
         let mock = try MockBoxServer(settings: BoxFixture.testSettings)
         defer { mock.stop() }
-        let outcome = try await ClientLibraries.run("box_sdk_client.py", [mock.endpoint.absoluteString, mock.issueToken().accessToken])
+        let outcome = try await ClientLibraries.run("box_client_library.py", [mock.endpoint.absoluteString, mock.issueToken().accessToken])
         #expect(outcome.status == 0, "the SDK failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
         #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         #expect(mock.log.contains { $0.method == "PUT" && $0.target.contains("/upload_sessions/") }, "the SDK's chunked upload used a session")

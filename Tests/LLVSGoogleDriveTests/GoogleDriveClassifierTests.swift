@@ -6,8 +6,8 @@ import Testing
 
 /// Drive's classifier against answers as Google documents them (developers.google.com/drive/api/guides/handle-errors,
 /// quoted in docs/services/google-drive.md), not only the bodies the mock makes.
-@Suite struct DriveClassifierTests {
-    let classifier = DriveClassifier()
+@Suite struct GoogleDriveClassifierTests {
+    let classifier = GoogleDriveClassifier()
 
     func response(_ status: Int, _ body: String, retryAfter: String? = nil) -> HTTPResponse {
         var headers: HTTPHeaders = ["Content-Type": "application/json; charset=UTF-8"]

@@ -6,14 +6,14 @@ import Testing
 
 /// The mock held to the real service by Google's own API client (google-api-python-client, installed into
 /// .build/clients-venv by scripts/install-client-libraries, which scripts/test runs).
-@Suite struct DriveAPIClientTests {
+@Suite struct GoogleDriveClientLibraryTests {
     static let clientInstalled = ClientLibraries.installed("googleapiclient.discovery, google.oauth2.credentials")
 
     @Test(.enabled(if: clientInstalled, "google-api-python-client is not installed in .build/clients-venv; run scripts/install-client-libraries"))
     func googlesOwnClientWorksAgainstTheMock() async throws {
         let mock = try MockGoogleDriveServer()
         defer { mock.stop() }
-        let outcome = try await ClientLibraries.run("drive_api_client.py", [mock.endpoint.absoluteString, mock.issueToken().accessToken])
+        let outcome = try await ClientLibraries.run("google_drive_client_library.py", [mock.endpoint.absoluteString, mock.issueToken().accessToken])
         #expect(outcome.status == 0, "the client failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
         #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         let multipart = mock.log.first { $0.method == "POST" && $0.target.contains("uploadType=multipart") }

@@ -8,7 +8,7 @@ import Testing
 
 /// The mock held to the real service by Microsoft's own Graph SDK for Python (msgraph-sdk, installed into
 /// .build/clients-venv by scripts/install-client-libraries, which scripts/test runs).
-@Suite struct OneDriveSDKTests {
+@Suite struct OneDriveClientLibraryTests {
     static let sdkInstalled = ClientLibraries.installed("msgraph, httpx")
 
     @Test(.enabled(if: sdkInstalled, "msgraph-sdk is not installed in .build/clients-venv; run scripts/install-client-libraries"),
@@ -18,7 +18,7 @@ import Testing
         settings.driveType = driveType
         let mock = try MockOneDriveServer(settings: settings)
         defer { mock.stop() }
-        let outcome = try await ClientLibraries.run("onedrive_msgraph_sdk.py", [mock.endpoint.absoluteString, mock.issueToken().accessToken])
+        let outcome = try await ClientLibraries.run("onedrive_client_library.py", [mock.endpoint.absoluteString, mock.issueToken().accessToken])
         #expect(outcome.status == 0, "the SDK failed against the mock:\n\(outcome.errors.suffix(3000))")
         #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         #expect(mock.contentHost.requestsWithCredentials.isEmpty, "the SDK sent its token to the upload or download host")

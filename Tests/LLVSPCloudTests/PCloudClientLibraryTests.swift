@@ -16,7 +16,7 @@ import Testing
         settings.region = region
         let mock = try MockPCloudServer(settings: settings)
         defer { mock.stop() }
-        let outcome = try await ClientLibraries.run("pcloud_client.py", [mock.homeEndpoint.absoluteString, mock.issueToken().accessToken, region.rawValue])
+        let outcome = try await ClientLibraries.run("pcloud_client_library.py", [mock.homeEndpoint.absoluteString, mock.issueToken().accessToken, region.rawValue])
         #expect(outcome.status == 0, "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
         #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         #expect(mock.log.contains { $0.method == "POST" && $0.target.hasPrefix("/uploadfile") }, "the library uploads with multipart")

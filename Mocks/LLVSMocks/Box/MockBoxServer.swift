@@ -10,7 +10,7 @@ import Synchronization
 /// chunked upload sessions (part size, Content-Range and Digest checked, parts listing, commit with 202 while
 /// processing, abort, expiry), downloads as a 302 to a second listener, trash and recursive delete, the event
 /// stream, Box's error bodies, a rate limit, and OAuth with single-use refresh tokens.
-public final class MockBoxServer: Sendable {
+public final class MockBoxServer: Sendable, MockOAuthService {
     public struct Settings: Sendable {
         public var quotaBytes: Int64 = 10 * 1024 * 1024 * 1024
         /// Box accepts upload sessions only for files of this size and more, and direct uploads up to `directUploadLimit`.
@@ -49,12 +49,11 @@ public final class MockBoxServer: Sendable {
             oauth.restore(loaded.tokens)
         }
         state = Mutex(account)
-        storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-box-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
-        let box = BoxHandlerBox()
+        storage = try MockStorageFolder.make("box")
+        let box = MockBackReference<MockBoxServer>()
         contentHost = try MockContentHost(hostName: "localhost")
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.handle(request) }
-        box.target.withLock { $0.value = self }
+        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request) } }
+        box.attach(self)
     }
 
     deinit { stop() }
@@ -67,14 +66,10 @@ public final class MockBoxServer: Sendable {
 
     /// `http://127.0.0.1:PORT`: the API at `/2.0`, uploads at `/api/2.0`, OAuth at `/api/oauth2/authorize` and
     /// `/oauth2/token` (and `/api/oauth2/token`, where older clients send it).
-    public var endpoint: URL { server.baseURL }
-    public var faults: MockFaults { server.faults }
-    public var log: [MockLogEntry] { server.log }
 
     // MARK: For tests
 
     public func issueToken() -> OAuthToken { oauth.issueToken() }
-    public func expireAccessTokens() { oauth.expireAccessTokens() }
     /// The next `count` API requests answer 401, as for a revoked token, whatever token they carry.
     public func rejectNextRequests(_ count: Int) { state.withLock { $0.rejectRemaining += count } }
     /// The next `count` downloads answer 202 + Retry-After (the file is not ready yet).
@@ -222,15 +217,6 @@ struct MockBoxError: Error {
     }
 
     static let notFound = MockBoxError(404, "not_found", "Not Found")
-}
-
-final class BoxHandlerBox: Sendable {
-    struct Weak { weak var value: MockBoxServer? }
-    let target = Mutex(Weak())
-    func handle(_ request: IncomingRequest) -> MockResponse {
-        guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
-        return mock.handle(request)
-    }
 }
 
 extension MockOAuthServer.Settings {

@@ -9,7 +9,7 @@ import Synchronization
 /// bodies with reasons, rate-limit answers as Drive gives them, Google's OAuth endpoints and answer shapes, and
 /// the changes feed. Everything is served from one port: the API under `/drive/v3`, uploads under
 /// `/upload/drive/v3`, OAuth at `/o/oauth2/v2/auth`, `/token` and `/device/code`.
-public final class MockGoogleDriveServer: Sendable {
+public final class MockGoogleDriveServer: Sendable, MockOAuthService {
     public struct Settings: Sendable {
         /// The largest media part a multipart upload takes; larger files must use a resumable upload.
         public var multipartLimit = 5 * 1024 * 1024
@@ -44,11 +44,10 @@ public final class MockGoogleDriveServer: Sendable {
             oauth.restore(loaded.tokens)
         }
         state = Mutex(drive)
-        storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-gdrive-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
-        let box = DriveHandlerBox()
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.handle(request) }
-        box.target.withLock { $0.value = self }
+        storage = try MockStorageFolder.make("gdrive")
+        let box = MockBackReference<MockGoogleDriveServer>()
+        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request) } }
+        box.attach(self)
     }
 
     deinit { stop() }
@@ -58,11 +57,6 @@ public final class MockGoogleDriveServer: Sendable {
         try? FileManager.default.removeItem(at: storage)
     }
 
-    /// The base every configurable host points at (`http://127.0.0.1:PORT`).
-    public var endpoint: URL { server.baseURL }
-    public var faults: MockFaults { server.faults }
-    public var log: [MockLogEntry] { server.log }
-
     // MARK: For tests
 
     /// A token as if the user had authorized (Google's shape: `Bearer`, about an hour).
@@ -71,7 +65,6 @@ public final class MockGoogleDriveServer: Sendable {
         persist()
         return token
     }
-    public func expireAccessTokens() { oauth.expireAccessTokens() }
     /// Answers the next `count` API requests 401, as Drive does once a token is revoked (the token endpoint is
     /// not affected, so a refresh still succeeds).
     public func rejectNextRequests(_ count: Int) { state.withLock { $0.rejectRemaining += count } }
@@ -488,15 +481,6 @@ extension MockOAuthServer.Settings {
         settings.deviceVerificationField = "verification_url"
         settings.unauthorizedBody = #"{"error":{"errors":[{"domain":"global","reason":"authError","message":"Invalid Credentials","locationType":"header","location":"Authorization"}],"code":401,"message":"Invalid Credentials"}}"#
         return settings
-    }
-}
-
-private final class DriveHandlerBox: Sendable {
-    struct Weak { weak var value: MockGoogleDriveServer? }
-    let target = Mutex(Weak())
-    func handle(_ request: IncomingRequest) -> MockResponse {
-        guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
-        return mock.handle(request)
     }
 }
 

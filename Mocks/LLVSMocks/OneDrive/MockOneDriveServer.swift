@@ -10,7 +10,7 @@ import Synchronization
 /// a second listener that refuses an Authorization header — delete to the recycle bin, the delta feed,
 /// QuickXorHash (and SHA-1 on personal drives), Graph's error bodies, and the Microsoft identity platform's
 /// authorize/token/devicecode endpoints with rotating refresh tokens.
-public final class MockOneDriveServer: Sendable {
+public final class MockOneDriveServer: Sendable, MockOAuthService {
     public struct Settings: Sendable {
         public enum DriveType: String, Sendable { case personal, business }
         public var driveType: DriveType = .personal
@@ -42,12 +42,11 @@ public final class MockOneDriveServer: Sendable {
             oauth.restore(loaded.tokens)
         }
         state = Mutex(drive)
-        storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-onedrive-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
-        let box = OneDriveHandlerBox()
-        contentHost = try MockContentHost(hostName: "localhost", refusesCredentials: true) { request in box.handleUpload(request) }
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.handle(request) }
-        box.target.withLock { $0.value = self }
+        storage = try MockStorageFolder.make("onedrive")
+        let box = MockBackReference<MockOneDriveServer>()
+        contentHost = try MockContentHost(hostName: "localhost", refusesCredentials: true) { request in box.answer { $0.answerUploadHost(request) } }
+        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request) } }
+        box.attach(self)
     }
 
     deinit { stop() }
@@ -59,14 +58,10 @@ public final class MockOneDriveServer: Sendable {
     }
 
     /// `http://127.0.0.1:PORT`: Graph at `/v1.0`, the identity platform at `/{tenant}/oauth2/v2.0/…`.
-    public var endpoint: URL { server.baseURL }
-    public var faults: MockFaults { server.faults }
-    public var log: [MockLogEntry] { server.log }
 
     // MARK: For tests
 
     public func issueToken() -> OAuthToken { oauth.issueToken() }
-    public func expireAccessTokens() { oauth.expireAccessTokens() }
     public func expireUploadSessions() { state.withLock { $0.sessions.expireAll() } }
     /// Refuses every delta link handed out so far with 410 `resyncRequired`, as Graph does when it lets one go.
     public func expireChangeCursors() { state.withLock { $0.tree.forgetChanges() } }
@@ -226,21 +221,6 @@ struct MockGraphAddress {
         }
         while rest.hasSuffix("/") { rest = rest.dropLast() }
         action = rest.hasPrefix("/") ? String(rest.dropFirst()) : String(rest)
-    }
-}
-
-final class OneDriveHandlerBox: Sendable {
-    struct Weak { weak var value: MockOneDriveServer? }
-    let target = Mutex(Weak())
-    func handle(_ request: IncomingRequest) -> MockResponse {
-        guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
-        return mock.handle(request)
-    }
-    func handleUpload(_ request: IncomingRequest) -> MockResponse? {
-        guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
-        let answer = mock.handleUploadHost(request)
-        if let answer, request.method == "PUT", [200, 201].contains(answer.status) { mock.persist() }
-        return answer
     }
 }
 

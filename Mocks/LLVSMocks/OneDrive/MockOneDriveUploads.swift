@@ -37,6 +37,13 @@ extension MockOneDriveServer {
     }
 
     /// The content host's upload URLs; nil for anything else (published downloads).
+    /// The upload host's answer, with the drive written to its state folder after a fragment that stored a file.
+    func answerUploadHost(_ request: IncomingRequest) -> MockResponse? {
+        let answer = handleUploadHost(request)
+        if let answer, request.method == "PUT", [200, 201].contains(answer.status) { persist() }
+        return answer
+    }
+
     func handleUploadHost(_ request: IncomingRequest) -> MockResponse? {
         let parts = request.path.split(separator: "/")
         guard parts.count == 2, parts[0] == "upload" else { return nil }

@@ -10,7 +10,7 @@ import Synchronization
 /// kept as a revision), upload sessions, `getfilelink` with expiring links served by a content host that refuses
 /// stale ones, `checksumfile` per region, deletes to the trash, the `diff` feed, and pCloud's OAuth: authorize on
 /// the US host redirecting with `hostname` and `locationid`, `oauth2_token` on the region's host, no refresh.
-public final class MockPCloudServer: Sendable {
+public final class MockPCloudServer: Sendable, MockOAuthService {
     public struct Settings: Sendable {
         public enum Region: String, Sendable { case us, eu }
         /// Where the account lives: its tokens work only on that region's host.
@@ -47,11 +47,10 @@ public final class MockPCloudServer: Sendable {
             tokens = loaded.tokens
         }
         state = Mutex(account)
-        storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-pcloud-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
-        let box = PCloudHandlerBox()
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.handle(request, host: .us) }
-        euServer = try MockHTTPServer(port: port == 0 ? 0 : port &+ 1, faults: faults, faultBody: Self.faultBody) { request in box.handle(request, host: .eu) }
+        storage = try MockStorageFolder.make("pcloud")
+        let box = MockBackReference<MockPCloudServer>()
+        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request, host: .us) } }
+        euServer = try MockHTTPServer(port: port == 0 ? 0 : port &+ 1, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request, host: .eu) } }
         contentHost = try MockContentHost(hostName: "127.0.0.1")
         var oauthSettings = MockOAuthServer.Settings()
         oauthSettings.clientId = settings.clientId
@@ -66,7 +65,7 @@ public final class MockPCloudServer: Sendable {
         oauthSettings.extraRedirectFields = [("locationid", settings.region == .us ? "1" : "2"), ("hostname", "127.0.0.1:\(home.port)")]
         oauth = MockOAuthServer(settings: oauthSettings)
         if let tokens { oauth.restore(tokens) }
-        box.target.withLock { $0.value = self }
+        box.attach(self)
     }
 
     deinit { stop() }
@@ -80,10 +79,8 @@ public final class MockPCloudServer: Sendable {
 
     /// The US API host; `llvs` and the connector are pointed here (`--endpoint`), and learn the account's region at
     /// sign-in.
-    public var endpoint: URL { server.baseURL }
     /// The API host of the account's region.
     public var homeEndpoint: URL { settings.region == .us ? server.baseURL : euServer.baseURL }
-    public var faults: MockFaults { server.faults }
     public var log: [MockLogEntry] { server.log + euServer.log }
     var locationID: Int { settings.region == .us ? 1 : 2 }
 
@@ -269,11 +266,3 @@ struct MockPCloudCall {
     }
 }
 
-final class PCloudHandlerBox: Sendable {
-    struct Weak { weak var value: MockPCloudServer? }
-    let target = Mutex(Weak())
-    func handle(_ request: IncomingRequest, host: MockPCloudServer.Host) -> MockResponse {
-        guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
-        return mock.handle(request, host: host)
-    }
-}

@@ -9,7 +9,7 @@ import Synchronization
 /// A mock WebDAV server that answers as Apache mod_dav does (the status codes of docs/services/webdav.md), or
 /// with rclone serve's or nginx's quirks instead, with optional Basic authentication and the kit's faults.
 /// Files live in memory, except large uploads, which stay in spooled files.
-public final class MockWebDAVServer: Sendable {
+public final class MockWebDAVServer: Sendable, MockService {
     /// Whose behaviour to imitate.
     public enum Flavor: String, Sendable, CaseIterable {
         case apache, rclone, nginx
@@ -58,11 +58,10 @@ public final class MockWebDAVServer: Sendable {
         self.credentials = user.map { ($0, password ?? "") }
         self.state = state
         self.tree = Mutex(try state.map(Self.load) ?? ["": .folder(modified: Date())])
-        storage = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-webdav-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: storage, withIntermediateDirectories: true)
-        let box = HandlerBox()
-        server = try MockHTTPServer(port: port, faults: faults) { request in box.handle(request) }
-        box.target.withLock { $0.value = self }
+        storage = try MockStorageFolder.make("webdav")
+        let box = MockBackReference<MockWebDAVServer>()
+        server = try MockHTTPServer(port: port, faults: faults) { request in box.answer { $0.handle(request) } }
+        box.attach(self)
     }
 
     deinit { stop() }
@@ -75,8 +74,6 @@ public final class MockWebDAVServer: Sendable {
 
     /// The URL of the served collection, ending in `/`.
     public var url: URL { URL(string: "http://127.0.0.1:\(server.port)\(rootPath)/")! }
-    public var faults: MockFaults { server.faults }
-    public var log: [MockLogEntry] { server.log }
 
     /// Paths of every file and folder, for tests.
     public var paths: [String] { tree.withLock { $0.keys.filter { !$0.isEmpty }.sorted() } }
@@ -317,13 +314,3 @@ public final class MockWebDAVServer: Sendable {
     }
 }
 
-/// Lets the HTTP server's handler reach the mock once it exists (the server starts before `self` is complete),
-/// without keeping it alive.
-private final class HandlerBox: Sendable {
-    struct Weak { weak var value: MockWebDAVServer? }
-    let target = Mutex(Weak())
-    func handle(_ request: IncomingRequest) -> MockResponse {
-        guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
-        return mock.handle(request)
-    }
-}

@@ -122,6 +122,12 @@ public enum CloudPath {
         try components(path).dropLast().joined(separator: "/")
     }
 
+    /// A file's components split into its folder's and its name; the root names no file (`invalidPath(path)`).
+    public static func folderAndName(_ components: [String], of path: String) throws -> (folder: [String], name: String) {
+        guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
+        return (Array(components.dropLast()), name)
+    }
+
     public static func name(_ path: String) throws -> String {
         try components(path).last ?? ""
     }

@@ -6,8 +6,8 @@ import Synchronization
 /// Bounded by two generations of at most `limit` nodes: when the current one fills, it becomes the previous one and
 /// the older previous one goes; a node found in the previous generation moves back into the current one. So the
 /// nodes still in use (the current map's, which every save reads and rewrites) outlive a turnover, and only nodes
-/// not used for a whole generation are dropped. The cache used to start over when full: an import's staging store
-/// (4,096 nodes) then read and decoded again, after every turnover, the whole current map it had just dropped.
+/// not used for a whole generation are dropped. A cache that started over when full would make an import's staging
+/// store read and decode again, after every turnover, the whole current map it had just dropped.
 final class MapNodeCache: Sendable {
     private struct Generations {
         var current: [RecordLocation: MapNode] = [:]

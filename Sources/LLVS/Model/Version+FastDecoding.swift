@@ -2,8 +2,8 @@ import Foundation
 import LLVSSupport
 
 extension Version {
-    /// A version file read by `JSONByteReader` rather than JSONDecoder, which spent about 30 µs on each: an import
-    /// of an LLVS app's store reads one per version. It takes the shape LLVS writes (`identifier`, `predecessors`,
+    /// A version file read by `JSONByteReader` rather than JSONDecoder: an import of an LLVS app's store reads one per
+    /// version, tens of thousands, and the general decoder's cost per file would dominate it. It takes the shape LLVS writes (`identifier`, `predecessors`,
     /// `timestamp`, `valueDataSize`, `metadata` as key/base64 pairs, any order, unknown members skipped) and gives
     /// nil for anything else (malformed JSON, a `null`, a repeated member, a value of another type), which the
     /// caller then decodes with JSONDecoder, the reference, for its result or its error.

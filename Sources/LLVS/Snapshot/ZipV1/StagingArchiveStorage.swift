@@ -154,8 +154,8 @@ final class StagingArchiveStorage: Storage {
 }
 
 /// Writes one version's bundle after the archive's end; nothing counts until `commit` writes its length in front.
-/// Records are gathered in memory and written in large pieces: a version's map takes several small records, and a
-/// write call for each was a tenth of an import's time.
+/// Records are gathered in memory and written in large pieces: a version's map takes several small records, and an
+/// import writes tens of thousands of versions, so a system call per record would cost more than the records.
 final class StagingVersionWriter: VersionWriter {
     let storage: StagingArchiveStorage
     let versionId: Version.ID

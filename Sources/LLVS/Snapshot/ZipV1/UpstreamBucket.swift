@@ -104,7 +104,7 @@ struct UpstreamBucket {
     }
 
     /// How the bytes of `a` at `ra` order against those of `b` at `rb` (negative, zero, positive), as
-    /// `lexicographicallyPrecedes` orders them: by `memcmp`, a generic comparison of slices was a tenth of the reading.
+    /// `lexicographicallyPrecedes` orders them, by `memcmp`: this comparison runs for every entry of every bucket read.
     private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ ra: Range<Int>, _ b: UnsafeBufferPointer<UInt8>, _ rb: Range<Int>) -> Int {
         let common = min(ra.count, rb.count)
         if common > 0, let left = a.baseAddress, let right = b.baseAddress {

@@ -209,7 +209,7 @@ struct UpstreamMapNode: Codable {
 }
 
 extension UpstreamMapNode {
-    /// The node as compact JSON, written directly (JSONEncoder took most of a snapshot's time on them); the same
+    /// The node as compact JSON, written directly (a snapshot writes tens of thousands, too many for a general encoder's cost); the same
     /// object JSONEncoder would write, keys in a fixed order.
     func encodedJSON() -> Data {
         var out: [UInt8] = []

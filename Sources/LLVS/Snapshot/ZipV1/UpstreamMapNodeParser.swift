@@ -2,9 +2,8 @@ import Foundation
 import LLVSSupport
 
 /// Reads upstream map nodes straight from their JSON bytes. An import reads a sub-node for every bucket each version
-/// changed, tens of thousands for a large store, and Foundation's decoder took most of its time (about 300 µs a
-/// 256-reference root; a general C parser, Jansson, 130 µs); this reader builds nothing but the strings it keeps,
-/// comparing member names as bytes. It is a strict JSON reader (any key order and whitespace, every escape,
+/// changed, tens of thousands for a large store, so a general decoder's cost of building every value dominates it;
+/// this reader builds nothing but the strings it keeps, comparing member names as bytes. It is a strict JSON reader (any key order and whitespace, every escape,
 /// unknown keys skipped, nesting bounded), limited to the node shapes `UpstreamMapNode` describes.
 enum UpstreamMapNodeParser {
     typealias Failure = JSONByteReader.Failure

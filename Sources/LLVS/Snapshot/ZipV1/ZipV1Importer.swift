@@ -215,7 +215,7 @@ struct ZipV1Importer {
         // It reads back only the nodes on the path the previous version changed.
         let staging = try Store(creatingAt: folder, descriptor: StoreDescriptor(storage: "staging"), mapNodeCacheLimit: 4096) { _, _, _ in stagingStorage }
         staging.reserveCapacity(forVersions: versions.count)
-        // Handed over in batches: one wake-up of the other thread per version was a tenth of the import's time.
+        // Handed over in batches: a wake-up of the other thread per version would cost more than many versions' work.
         let handoff = OrderedHandoff<[StagedStep]>(budget: Self.workAheadBudget)
         let readerDone = DispatchSemaphore(value: 0)
         let importer = self
