@@ -37,7 +37,8 @@ public struct AccountAccess: Sendable {
     /// near expiry and writes it back before use.
     public func tokenSource(http: HTTPClient) throws -> OAuthTokenSource {
         guard let tokenFile else { throw CommandError.usage("\(kind.serviceName) accounts do not sign in with OAuth") }
-        return OAuthTokenSource(file: tokenFile, configuration: try oauthConfiguration(), http: http, reauthorizeCommand: "llvs auth \(authName)")
+        return OAuthTokenSource(file: tokenFile, configuration: try oauthConfiguration(), http: http, reauthorizeCommand: "llvs auth \(authName)",
+                                detached: LLVSTool.refreshHelper)
     }
 
     /// The token kept for the account, if any; a damaged token file is an error that says to authorize again.

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSHTTP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,8 +62,14 @@ public struct LLVSTool: Sendable {
         exit(await run(words).rawValue)
     }
 
+    /// The hidden command a token refresh runs in: this same program, in a session of its own, so the refresh
+    /// outlives the command that needed it (`DetachedRefresh`).
+    static let refreshHelperCommand = "__refresh-token"
+    static let refreshHelper = DetachedRefresh(executable: "/proc/self/exe", arguments: [refreshHelperCommand])
+
     /// Runs the command the words name; returns its exit code.
     func run(_ words: [String]) async -> ExitCode {
+        if words == [Self.refreshHelperCommand] { return await DetachedRefresh.serve() == 0 ? .success : .failure }
         var words = words
         guard let name = words.first, !["--help", "-h", "help"].contains(name) else {
             if words.count > 1, let entry = Self.entries.first(where: { $0.name == words[1] }) {

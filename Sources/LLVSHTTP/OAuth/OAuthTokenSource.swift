@@ -17,6 +17,9 @@ public actor OAuthTokenSource: HTTPAuthorizer {
     /// Tells whether a 401 answer means the token is expired or invalid (services say it differently).
     public nonisolated let isTokenRejection: @Sendable (HTTPResponse) -> Bool
     private let http: HTTPClient
+    /// Where refreshes run: nil for this process; a helper of its own session where the application gives one, so a
+    /// refresh outlives this process (`DetachedRefresh`).
+    private let detached: DetachedRefresh?
     private let now: @Sendable () -> Date
     private var cached: OAuthToken?
     private var refreshing: Task<OAuthToken, any Error>?
@@ -28,7 +31,9 @@ public actor OAuthTokenSource: HTTPAuthorizer {
 
     public init(file: TokenFile, configuration: OAuthConfiguration, http: HTTPClient, reauthorizeCommand: String,
                 refreshMargin: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() },
-                isTokenRejection: @escaping @Sendable (HTTPResponse) -> Bool = { $0.status == 401 }) {
+                isTokenRejection: @escaping @Sendable (HTTPResponse) -> Bool = { $0.status == 401 },
+                detached: DetachedRefresh? = nil) {
+        self.detached = detached
         self.file = file
         self.configuration = configuration
         self.http = http
@@ -69,10 +74,24 @@ public actor OAuthTokenSource: HTTPAuthorizer {
     public func refresh(replacing rejected: String) async throws -> OAuthToken {
         if let refreshing { return try await refreshing.value }
         if let cached, cached.accessToken != rejected, !cached.expires(within: refreshMargin, now: now()) { return cached }
-        let task = Task { try await self.refreshUnderLock(replacing: rejected) }
+        let task = Task { try await self.detached == nil ? self.refreshUnderLock(replacing: rejected) : self.refreshDetached(replacing: rejected) }
         refreshing = task
         defer { refreshing = nil }
         return try await task.value
+    }
+
+    /// The refresh done by the helper, which takes the lock, reads the file again and writes the new token; the token
+    /// is read back from the file it wrote.
+    private func refreshDetached(replacing rejected: String) async throws -> OAuthToken {
+        guard let detached else { return try await refreshUnderLock(replacing: rejected) }
+        try await detached.refresh(.init(tokenFile: file.path, tokenURL: configuration.tokenURL, clientId: configuration.clientId,
+                                         clientSecret: configuration.clientSecret, scopes: configuration.scopes,
+                                         basicClientAuthentication: configuration.clientAuthentication == .basic, rejected: rejected,
+                                         refreshMargin: refreshMargin, reauthorizeCommand: reauthorizeCommand))
+        guard let token = try file.read() else { throw OAuthError.notAuthorized(command: reauthorizeCommand, tokenFile: file.path) }
+        cached = token
+        refreshCount += 1
+        return token
     }
 
     private func refreshUnderLock(replacing rejected: String) async throws -> OAuthToken {
