@@ -25,7 +25,7 @@ struct PCloudAPI: Sendable {
         }
         request.maximumAttempts = attempts
         let response = try await client.send(request)
-        guard response.status == 200 else { throw client.classifier.failure(response, path: path) }
+        if let failure = client.failure(of: response, path: path) { throw failure } // a proxy's page, a host gone
         let envelope: PCloudEnvelope<T>
         do {
             envelope = try JSONDecoder().decode(PCloudEnvelope<T>.self, from: response.body)
