@@ -116,7 +116,7 @@ public final class VersionBuilder {
         self.writer = nil
         let version = Version(id: versionId, predecessors: base.map { Version.Predecessors(idOfFirst: $0) },
                               timestamp: Date().timeIntervalSinceReferenceDate, valueDataSize: pendingBytes, metadata: metadata)
-        let mapEdits = edits.map { MapEdit(key: MapKey($0.key), entry: $0.value) }
+        let mapEdits = edits.flatMap { MapEdit.edits($0.key, entry: $0.value) }
         try store.commitWritten(version, edits: mapEdits, base: baseRoot, baseCount: baseCount, writer: writer)
         let stored = try store.storedVersion(version.id)
         base = version.id

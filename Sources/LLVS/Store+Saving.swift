@@ -96,18 +96,17 @@ extension Store {
         do {
             edits.reserveCapacity(changes.count)
             for change in changes {
-                let key = MapKey(change.valueId)
                 switch change {
                 case .insert(let value), .update(let value):
                     let location = try writer.append(value.data, zone: .values)
-                    edits.append(MapEdit(key: key, entry: MapEntry(valueId: value.id, storedVersionId: id, data: location)))
+                    edits += MapEdit.edits(value.id, entry: MapEntry(valueId: value.id, storedVersionId: id, data: location))
                 case .remove, .preserveRemoval:
-                    edits.append(MapEdit(key: key, entry: nil))
+                    edits += MapEdit.edits(change.valueId, entry: nil)
                 case .preserve(let reference):
                     guard let entry = try entry(referencedBy: reference) else {
                         throw invalid("it preserves value \(reference.valueId) stored in version \(reference.storedVersionId), which the store does not have")
                     }
-                    edits.append(MapEdit(key: key, entry: entry))
+                    edits += MapEdit.edits(change.valueId, entry: entry)
                 }
             }
             for (file, before) in zip(files, sources) {
@@ -117,7 +116,7 @@ extension Store {
                       digest.map({ $0.finalizeHex() == expectedSHA256[file.id] }) ?? true else {
                     throw StoreError.sourceChanged(path: file.url.path)
                 }
-                edits.append(MapEdit(key: MapKey(file.id), entry: MapEntry(valueId: file.id, storedVersionId: id, data: location)))
+                edits += MapEdit.edits(file.id, entry: MapEntry(valueId: file.id, storedVersionId: id, data: location))
             }
         } catch {
             writer.discard()

@@ -61,6 +61,28 @@ import LLVSSupport
         #expect(String(decoding: result.output, as: UTF8.self).contains("No errors detected"))
     }
 
+    /// A value saved composed and then updated decomposed, in a store large enough for its map to branch, is one
+    /// value in the snapshot, as an independent reader of upstream's layout sees it.
+    @Test(.enabled(if: hasPython, "needs python3 (scripts/test installs it)"))
+    func oneValueUnderTwoSpellingsIsOneEntryInTheSnapshot() throws {
+        let store = try makeStore(in: directory, name: "spellings", storage: .file)
+        let fillers = (0..<41).map { Value(id: Value.ID("filler-\($0)"), data: Data("f".utf8)) }
+        let v1 = try store.makeVersion(basedOnPredecessor: nil, inserting: fillers + [Value(id: "caf\u{E9}/x", data: Data("composed".utf8))])
+        let v2 = try store.makeVersion(basedOnPredecessor: v1.id, updating: [Value(id: "cafe\u{301}/x", data: Data("decomposed".utf8))])
+        let result = try run("/usr/bin/python3", [Self.reader.path, try snapshot(of: store).path])
+        #expect(result.status == 0)
+        struct Read: Decodable {
+            struct Entry: Decodable { var data: String }
+            var values: [String: Entry]
+        }
+        let read = try JSONDecoder().decode([String: Read].self, from: result.output)
+        let last = try #require(read[v2.id.rawValue]).values
+        #expect(try store.valueCount(at: v2.id) == 42, "one value in the store")
+        #expect(last.count == 42, "\(last.keys.sorted())")
+        let spelled = last.filter { $0.key.precomposedStringWithCanonicalMapping == "caf\u{E9}/x" }
+        #expect(spelled.count == 1 && spelled.first?.value.data == Data("decomposed".utf8).base64EncodedString(), "\(spelled)")
+    }
+
     @Test(.enabled(if: hasPython, "needs python3 (scripts/test installs it)"))
     func anIndependentReaderSeesEveryVersionsValues() throws {
         let store = try awkwardStore()

@@ -27,12 +27,32 @@ enum MapNode: Sendable {
 
 /// The position of a value ID in the trie.
 struct MapKey: Sendable {
+    /// The ID in its canonical spelling.
     let valueId: Value.ID
     let digest: [UInt8]
+    /// For a key of an earlier build's placement (`legacy(_:spelling:)`): only an entry of exactly this spelling is
+    /// meant, never one that is merely equal.
+    let exactSpelling: String?
 
+    /// Where `valueId` goes: by the hash of its canonical spelling.
     init(_ valueId: Value.ID) {
+        self.valueId = valueId.canonical
+        self.digest = SHA256.digest(self.valueId.rawValue)
+        exactSpelling = nil
+    }
+
+    private init(valueId: Value.ID, spelling: String) {
         self.valueId = valueId
-        self.digest = SHA256.digest(valueId.rawValue)
+        digest = SHA256.digest(spelling)
+        exactSpelling = spelling
+    }
+
+    /// Where an earlier build placed `valueId` when it was given as `spelling`: the hash of those bytes.
+    static func legacy(_ valueId: Value.ID, spelling: String) -> MapKey { MapKey(valueId: valueId, spelling: spelling) }
+
+    /// Whether `entry` is the one this key means.
+    func matches(_ entry: MapEntry) -> Bool {
+        if let exactSpelling { entry.valueId.isSpelled(as: exactSpelling) } else { entry.valueId == valueId }
     }
 
     /// The child slot at `depth` (one hex digit of the digest).

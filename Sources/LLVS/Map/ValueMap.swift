@@ -5,6 +5,20 @@ import LLVSSupport
 struct MapEdit: Sendable {
     var key: MapKey
     var entry: MapEntry?
+
+    /// Sets or removes `valueId`, kept under its canonical spelling; for an ID an earlier build may have placed by
+    /// another spelling, also removes what is there (`CanonicalSpelling.swift`).
+    static func edits(_ valueId: Value.ID, entry: MapEntry?) -> [MapEdit] {
+        let key = MapKey(valueId)
+        var canonicalEntry = entry
+        canonicalEntry?.valueId = key.valueId
+        var edits = [MapEdit(key: key, entry: canonicalEntry)]
+        for spelling in valueId.legacySpellings {
+            let legacy = MapKey.legacy(key.valueId, spelling: spelling)
+            if legacy.digest != key.digest { edits.append(MapEdit(key: legacy, entry: nil)) }
+        }
+        return edits
+    }
 }
 
 /// A value that differs between two maps.
@@ -36,13 +50,24 @@ struct ValueMap: Sendable {
     // MARK: Reading
 
     func entry(for valueId: Value.ID, root: RecordLocation?) throws -> MapEntry? {
-        guard var location = root else { return nil }
         let key = MapKey(valueId)
+        if let found = try entry(for: key, root: root) { return found }
+        for spelling in valueId.legacySpellings {
+            let legacy = MapKey.legacy(key.valueId, spelling: spelling)
+            if legacy.digest != key.digest, let found = try entry(for: legacy, root: root) { return found }
+        }
+        return nil
+    }
+
+    /// The entry `key` means, following its slots; one spelled canonically first among equal ones.
+    private func entry(for key: MapKey, root: RecordLocation?) throws -> MapEntry? {
+        guard var location = root else { return nil }
         var depth = 0
         while true {
             switch try node(at: location) {
             case .leaf(let entries):
-                return entries.first { $0.valueId == valueId }
+                if let exact = entries.first(where: { $0.valueId.isSpelled(as: key.valueId.rawValue) }) { return exact }
+                return entries.first { $0.valueId == key.valueId }
             case .branch(let children):
                 guard let child = children[key.slot(atDepth: depth)] else { return nil }
                 location = child
@@ -81,14 +106,24 @@ struct ValueMap: Sendable {
         case .leaf(let entries) where edits.count > Self.inPlaceEditLimit:
             // Many edits (a first backup puts thousands of values into an empty map) go through a dictionary: a scan
             // and an insert for each, as below, would be quadratic (20,000 values took 7.9 s instead of 1.2 s).
-            var byId = Dictionary(entries.map { ($0.valueId, $0) }, uniquingKeysWith: { first, _ in first })
+            var byId: [Value.ID: MapEntry] = [:]
             var changed = false
+            for entry in entries {
+                // Two spellings of one ID, left by an earlier build: one value now, the canonical spelling kept.
+                if let kept = byId[entry.valueId] {
+                    countChange -= 1
+                    changed = true
+                    if kept.valueId.isSpelled(as: kept.valueId.canonical.rawValue) { continue }
+                }
+                byId[entry.valueId] = entry
+            }
             for edit in edits {
                 if let entry = edit.entry {
                     let old = byId.updateValue(entry, forKey: entry.valueId)
                     if old == nil { countChange += 1 }
                     if old != entry { changed = true }
-                } else if byId.removeValue(forKey: edit.key.valueId) != nil {
+                } else if let old = byId[edit.key.valueId], edit.key.matches(old) {
+                    byId[edit.key.valueId] = nil
                     countChange -= 1
                     changed = true
                 }
@@ -100,7 +135,8 @@ struct ValueMap: Sendable {
             // so a scan finds an entry and a binary search places a new one, with no dictionary built and no re-sort.
             var changed = false
             for edit in edits {
-                let index = entries.firstIndex { $0.valueId == edit.key.valueId }
+                let index = edit.key.exactSpelling != nil ? entries.firstIndex(where: edit.key.matches)
+                    : entries.firstIndex { $0.valueId.isSpelled(as: edit.key.valueId.rawValue) } ?? entries.firstIndex(where: edit.key.matches)
                 if let entry = edit.entry {
                     if let index {
                         if entries[index] != entry { entries[index] = entry; changed = true }
