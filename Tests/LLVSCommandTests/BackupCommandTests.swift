@@ -174,6 +174,30 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: restored + "/secret.txt"), "the unreadable file is not in the backup")
     }
 
+    /// Linux names are bytes: `café` composed and `café` decomposed are two files, which a backup keeps apart and a
+    /// restore gives back, each with its own contents (value IDs are canonical; backed-up names are raw bytes).
+    @Test func twoNamesThatDifferOnlyInNormalizationAreTwoFiles() async throws {
+        let source = path("spellings")
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        // Pairs, not a dictionary: as Swift strings the two names are equal keys.
+        let spellings = [("caf\u{E9}", "composed"), ("cafe\u{301}", "decomposed")]
+        for (name, text) in spellings { try Data(text.utf8).write(to: URL(fileURLWithPath: source + "/" + name)) }
+        try await llvs("init", "--store", path("store"))
+        #expect(try await llvs("backup", source, "--store", path("store")).status == 0)
+        #expect(try await llvs("restore", path("out"), "--store", path("store")).status == 0)
+        var names: [[UInt8]] = []
+        let folder = try #require(opendir(path("out")))
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            if name != Array(".".utf8), name != Array("..".utf8) { names.append(name) }
+        }
+        closedir(folder)
+        #expect(Set(names) == Set(spellings.map { Array($0.0.utf8) }), "two files, each under its own bytes")
+        for (name, text) in spellings {
+            #expect(FileManager.default.contents(atPath: path("out") + "/" + name) == Data(text.utf8), "\(Array(name.unicodeScalars))")
+        }
+    }
+
     @Test func badBackupArgumentsAreClear() async throws {
         try await llvs("init", "--store", path("store"))
         #expect(try await llvs("backup", path("missing"), "--store", path("store")).status == 3)
