@@ -59,13 +59,8 @@ public final class MockBoxServer: Sendable, MockOAuthService {
     deinit { stop() }
 
     public func stop() {
-        server.stop()
-        contentHost.stop()
-        try? FileManager.default.removeItem(at: storage)
+        MockStorageFolder.stop([server, contentHost], removing: storage)
     }
-
-    /// `http://127.0.0.1:PORT`: the API at `/2.0`, uploads at `/api/2.0`, OAuth at `/api/oauth2/authorize` and
-    /// `/oauth2/token` (and `/api/oauth2/token`, where older clients send it).
 
     // MARK: For tests
 

@@ -29,14 +29,8 @@ struct MockBoxState: Sendable {
         return String(counter)
     }
 
-    func live(_ id: String) -> MockBoxItem? {
-        guard let item = tree[id], !tree.isTrashed(id) else { return nil }
-        return item
-    }
-
-    func child(named name: String, of folderID: String) -> MockBoxItem? {
-        tree.children(of: folderID, named: name).first { !tree.isTrashed($0.id) }
-    }
+    func live(_ id: String) -> MockBoxItem? { tree.live(id) }
+    func child(named name: String, of folderID: String) -> MockBoxItem? { tree.liveChild(named: name, of: folderID) }
 
     /// Records an event for an item as it is now; Box sends each event with its own ID.
     mutating func log(_ type: String, _ id: String) {

@@ -53,8 +53,7 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
     deinit { stop() }
 
     public func stop() {
-        server.stop()
-        try? FileManager.default.removeItem(at: storage)
+        MockStorageFolder.stop([server], removing: storage)
     }
 
     // MARK: For tests

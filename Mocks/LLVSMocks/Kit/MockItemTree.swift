@@ -95,6 +95,17 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
         (childrenByName[folderID]?[key(name)] ?? []).compactMap { items[$0] }
     }
 
+    /// The item, unless it is in the trash.
+    public func live(_ id: String) -> Item? {
+        guard let item = items[id], !isTrashed(id) else { return nil }
+        return item
+    }
+
+    /// The first child of `folderID` named `name` that is not in the trash.
+    public func liveChild(named name: String, of folderID: String) -> Item? {
+        children(of: folderID, named: name).first { !isTrashed($0.id) }
+    }
+
     /// Trashed itself or inside a trashed folder.
     public func isTrashed(_ id: String) -> Bool {
         var current = items[id]

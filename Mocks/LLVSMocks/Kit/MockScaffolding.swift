@@ -37,7 +37,21 @@ enum MockStorageFolder {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder
     }
+
+    /// A mock's `stop()`: its listeners closed, then the folder removed.
+    static func stop(_ listeners: [any MockListener], removing folder: URL) {
+        for listener in listeners { listener.stop() }
+        try? FileManager.default.removeItem(at: folder)
+    }
 }
+
+/// Something of a mock that listens for connections until stopped.
+protocol MockListener: Sendable {
+    func stop()
+}
+
+extension MockHTTPServer: MockListener {}
+extension MockContentHost: MockListener {}
 
 /// What every mock service offers a test through its API server: the base URL a client is pointed at, the faults
 /// it can be told to inject, and the log of what it answered.

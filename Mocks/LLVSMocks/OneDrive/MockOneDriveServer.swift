@@ -52,12 +52,8 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
     deinit { stop() }
 
     public func stop() {
-        server.stop()
-        contentHost.stop()
-        try? FileManager.default.removeItem(at: storage)
+        MockStorageFolder.stop([server, contentHost], removing: storage)
     }
-
-    /// `http://127.0.0.1:PORT`: Graph at `/v1.0`, the identity platform at `/{tenant}/oauth2/v2.0/…`.
 
     // MARK: For tests
 

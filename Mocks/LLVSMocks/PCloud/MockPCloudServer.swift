@@ -71,10 +71,7 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
     deinit { stop() }
 
     public func stop() {
-        server.stop()
-        euServer.stop()
-        contentHost.stop()
-        try? FileManager.default.removeItem(at: storage)
+        MockStorageFolder.stop([server, euServer, contentHost], removing: storage)
     }
 
     /// The US API host; `llvs` and the connector are pointed here (`--endpoint`), and learn the account's region at

@@ -36,14 +36,8 @@ struct MockPCloudState: Sendable {
         return (folder ? "d" : "f") + String(counter)
     }
 
-    func live(_ id: String) -> MockPCloudItem? {
-        guard let item = tree[id], !tree.isTrashed(id) else { return nil }
-        return item
-    }
-
-    func child(named name: String, of folderID: String) -> MockPCloudItem? {
-        tree.children(of: folderID, named: name).first { !tree.isTrashed($0.id) }
-    }
+    func live(_ id: String) -> MockPCloudItem? { tree.live(id) }
+    func child(named name: String, of folderID: String) -> MockPCloudItem? { tree.liveChild(named: name, of: folderID) }
 
     /// Records an event in the feed for an item as it is now.
     mutating func log(_ event: String, _ id: String) {

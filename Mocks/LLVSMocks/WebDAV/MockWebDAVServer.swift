@@ -68,8 +68,7 @@ public final class MockWebDAVServer: Sendable, MockService {
 
     /// Stops serving and drops what it stored.
     public func stop() {
-        server.stop()
-        try? FileManager.default.removeItem(at: storage)
+        MockStorageFolder.stop([server], removing: storage)
     }
 
     /// The URL of the served collection, ending in `/`.
