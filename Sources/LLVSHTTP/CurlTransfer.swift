@@ -33,7 +33,7 @@ final class CurlTransfer: @unchecked Sendable {
     private var bodyPosition: Int64 = 0
 
     // Response.
-    private var responseData = Data()
+    private let responseBody = ResponseBuffer()
     private var memoryLimit = 0
     private var responseFD: Int32 = -1
     private(set) var failure: HTTPError?
@@ -261,18 +261,32 @@ final class CurlTransfer: @unchecked Sendable {
             }
             return count
         }
-        guard responseData.count + count <= memoryLimit else {
+        guard responseBody.count + count <= memoryLimit else {
             failure = .responseTooLarge(limit: memoryLimit, url: request.url.absoluteString)
             return 0
         }
-        if let budget {
-            guard budget.reserve(count) else {
-                failure = .memoryBudgetExceeded(limit: budget.limit, url: request.url.absoluteString)
+        let capacity = responseBody.capacity(toHold: count, limit: memoryLimit)
+        if capacity > responseBody.capacity {
+            // While the block grows the old one and the new one are both held: the budget is charged for the new one
+            // before, and the old one is given back after.
+            let old = responseBody.capacity
+            if let budget {
+                guard budget.reserve(capacity) else {
+                    failure = .memoryBudgetExceeded(limit: budget.limit, url: request.url.absoluteString)
+                    return 0
+                }
+                reserved += capacity
+            }
+            guard responseBody.grow(to: capacity) else { // the system has no memory for it
+                failure = .memoryBudgetExceeded(limit: capacity, url: request.url.absoluteString)
                 return 0
             }
-            reserved += count
+            if let budget {
+                budget.release(old)
+                reserved -= old
+            }
         }
-        responseData.append(UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: count)
+        responseBody.append(buffer, count: count)
         return count
     }
 
@@ -280,7 +294,7 @@ final class CurlTransfer: @unchecked Sendable {
         // Each new status line (after a 100 Continue or an authentication challenge) starts a new set of headers.
         if line.hasPrefix("HTTP/") {
             headerLines = []
-            responseData = Data()
+            responseBody.reset()
             budget?.release(reserved)
             reserved = 0
             if responseFD >= 0 { _ = ftruncate(responseFD, 0); _ = lseek(responseFD, 0, SEEK_SET) }
@@ -293,6 +307,7 @@ final class CurlTransfer: @unchecked Sendable {
     func result(code: CURLcode) -> Result<CurlResult, any Error> {
         // The body leaves the transfer here: from now on it is the caller's, and out of the in-flight budget.
         defer {
+            responseBody.reset() // a failed answer's bytes go with the budget they were charged to
             budget?.release(reserved)
             reserved = 0
         }
@@ -310,6 +325,6 @@ final class CurlTransfer: @unchecked Sendable {
             headers.add(String(line[..<colon]).trimmingCharacters(in: .whitespaces),
                         String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
-        return .success(CurlResult(status: status, headers: headers, body: responseData, url: request.url))
+        return .success(CurlResult(status: status, headers: headers, body: responseBody.take(), url: request.url))
     }
 }

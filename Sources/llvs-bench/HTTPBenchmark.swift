@@ -82,4 +82,22 @@ func httpBenchmark(_ arguments: [String]) async throws {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9
         print(String(format: "%d small GETs, %d at once: %6.2f s  %7.0f requests/s", requestCount, concurrency, seconds, Double(requestCount) / seconds))
     }
+
+    // Answers held in memory: eight at once of a body larger than any limit (as a hostile server's endless ones),
+    // each bounded on its own and all of them by the client's budget. The figure is the process's peak.
+    let transfers = 8
+    let memoryBefore = peakResidentMiB()
+    let outcomes = await withTaskGroup(of: String.self) { group in
+        for _ in 0..<transfers {
+            group.addTask {
+                do { return "\(try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("big"))).body.count) bytes" }
+                catch { return "\(error)".contains("budget") || "\(error)".contains("past") ? "over the budget" : "over its limit" }
+            }
+        }
+        return await group.reduce(into: [String]()) { $0.append($1) }
+    }
+    let counts = Dictionary(outcomes.map { ($0, 1) }, uniquingKeysWith: +).map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", ")
+    print(String(format: "%d answers of %d MiB to memory at once (%d MiB each at most, %d MiB for all): held at most %.1f MiB by the budget's count; peak resident %.1f MiB (%.1f before); ",
+                 transfers, sizeMiB, HTTPResponseDestination.defaultMemoryLimit >> 20, configuration.maximumBufferedBytes >> 20,
+                 Double(http.memoryBudget.highWaterMark) / 1_048_576, peakResidentMiB(), memoryBefore) + counts)
 }
