@@ -4,6 +4,7 @@ import LLVSSupport
 import LLVSHTTP
 import LLVSMocks
 import LLVSTestSupport
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -84,7 +85,8 @@ import Glibc
     }
 
     /// 50 runs of `llvs sync`, each meeting a token Box no longer accepts and killed with SIGKILL at a random moment
-    /// around its refresh, which Box answers only after 400 ms, so most kills land while the refresh is in flight.
+    /// from 0 to 500 ms after its refresh reaches Box, which answers only after 400 ms: most kills land while the
+    /// refresh is in flight, the rest while its answer is being kept.
     /// The refresh runs in a helper of its own session (`DetachedRefresh`), which finishes it and writes the token
     /// file after `llvs` is gone: no run leaves a spent refresh token in the file.
     @Test(.enabled(if: binary != nil, "the llvs binary is not built"))
@@ -92,14 +94,22 @@ import Glibc
         let setup = try await Setup()
         #expect(try await setup.llvs("init", "--store", setup.store("s")).status == 0)
         #expect(try await setup.llvs("sync", "box", "--store", setup.store("s")).status == 0)
-        setup.mock.faults.inject(.latency(.milliseconds(400)), times: 1_000) { $0.path.hasSuffix("/oauth2/token") }
+        // Seen as the refresh arrives, before the mock waits and answers.
+        let arrivals = ArrivalCount()
+        setup.mock.faults.inject(.latency(.milliseconds(400)), times: 1_000) { request in
+            guard request.path.hasSuffix("/oauth2/token") else { return false }
+            arrivals.count.add(1, ordering: .relaxed)
+            return true
+        }
         var generator = SeededGenerator(seed: 2026)
         var lockedOut = 0, killedWhileRefreshing = 0, killed = 0
         for _ in 0..<50 {
             let refreshesBefore = setup.mock.oauth.refreshCount
+            let arrived = arrivals.count.load(ordering: .relaxed)
             setup.mock.expireAccessTokens()
-            let delay = Double(generator.next() % 800) / 1000
-            let status = try await runKilled(setup, ["sync", "box", "--store", setup.store("s")], after: delay)
+            let delay = Double(generator.next() % 500) / 1000
+            let status = try await runKilled(setup, ["sync", "box", "--store", setup.store("s")], after: delay,
+                                             from: { arrivals.count.load(ordering: .relaxed) > arrived })
             // The helper a killed `llvs` started goes on: look once it has ended.
             try waitForRefreshHelpers(of: setup)
             let after = try #require(try setup.tokenFile.read(), "the token file must always parse")
@@ -181,8 +191,10 @@ import Glibc
               String(format: "%.3f ms, 90th %.3f ms, max %.3f ms", milliseconds(kept[50]), milliseconds(kept[90]), milliseconds(kept[99])))
     }
 
-    /// Starts `llvs` and kills it with SIGKILL after `delay` seconds (or lets it finish first); its exit status, or -9.
-    private func runKilled(_ setup: Setup, _ arguments: [String], after delay: Double) async throws -> Int32 {
+    /// Starts `llvs` and kills it with SIGKILL `delay` seconds after `event` is seen (or lets it finish first, with no
+    /// event); its exit status, or -9.
+    private func runKilled(_ setup: Setup, _ arguments: [String], after delay: Double,
+                           from event: @escaping @Sendable () -> Bool = { true }) async throws -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = setup.environment + [Self.binary!.path] + arguments
@@ -191,6 +203,7 @@ import Glibc
         try process.run()
         return await withCheckedContinuation { continuation in
             let thread = Thread {
+                while process.isRunning, !event() { usleep(500) }
                 Thread.sleep(forTimeInterval: delay)
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
                 process.waitUntilExit()
@@ -199,4 +212,9 @@ import Glibc
             thread.start()
         }
     }
+}
+
+/// Requests seen by a mock's fault rule, counted as they arrive.
+final class ArrivalCount: Sendable {
+    let count = Atomic<Int>(0)
 }
