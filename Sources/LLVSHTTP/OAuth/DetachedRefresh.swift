@@ -85,16 +85,20 @@ public struct DetachedRefresh: Sendable {
     /// Starts the helper in a session of its own with `input` on its standard input, and returns what it wrote on
     /// standard output once it has ended. Blocking: run off the concurrency pool.
     private func spawnAndWait(_ input: Data) throws -> Data {
+        // Close-on-exec, so a program another thread starts does not inherit them (an inherited write end would keep
+        // this side from ever seeing the helper's output end); the helper gets its copies by dup2. (`pipe2` is not
+        // visible to Swift here, so the flag is set right after; a program started in between holds a copy only
+        // until it execs.)
         var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0 else { throw spawnFailure(errno) }
         guard pipe(&fromChild) == 0 else { close(toChild[0]); close(toChild[1]); throw spawnFailure(errno) }
+        for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        for fd in toChild + fromChild { posix_spawn_file_actions_addclose(&actions, fd) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
