@@ -80,7 +80,10 @@ public final class MockHTTPServer: Sendable {
                 guard let next = try reader.next() else { return }
                 request = next
             } catch {
-                try? connection.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                // The reason goes in the body, so a client that meets it (and a test that fails on it) says why.
+                let reason = Array("the mock could not read the request: \(error)".utf8)
+                try? connection.write("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: \(reason.count)\r\nConnection: close\r\n\r\n")
+                try? reason.withUnsafeBytes { try connection.write($0) }
                 return
             }
             defer { if case .file(let url, _) = request.body { try? FileManager.default.removeItem(at: url) } }
