@@ -9,8 +9,9 @@ import Testing
 @Suite struct BoxClientLibraryTests {
     static let sdkInstalled = ClientLibraries.installed("box_sdk_gen")
 
-    @Test(.enabled(if: sdkInstalled, "box-sdk-gen is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    @Test(.enabled(if: sdkInstalled || CIEnvironment.requiresEveryTest, "box-sdk-gen is not installed in .build/clients-venv; run scripts/install-client-libraries"))
     func boxsOwnSDKWorksAgainstTheMock() async throws {
+        try #require(Self.sdkInstalled, "box-sdk-gen is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)")
         let mock = try MockBoxServer(settings: BoxFixture.testSettings)
         defer { mock.stop() }
         let outcome = try await ClientLibraries.run("box_client_library.py", [mock.endpoint.absoluteString, mock.issueToken().accessToken])

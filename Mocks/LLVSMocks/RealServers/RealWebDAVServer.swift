@@ -34,7 +34,7 @@ public final class RealWebDAVServer: Sendable {
         return nil
     }
 
-    public static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] != nil }
+    public static var inCI: Bool { CIEnvironment.requiresEveryTest }
 
     private init(name: String, url: URL, dataFolder: URL, process: SpawnedProcess, folder: URL) {
         self.name = name
