@@ -19,14 +19,23 @@ public func quickClient(attempts: Int = 8) -> HTTPClient {
 /// Seeded bytes, so a failure can be repeated.
 public func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(count, seed: seed) }
 
+/// Every check of the conformance suite, in the order it runs them (docs/conformance.md).
+public let expectedConformanceChecks = ["not-found", "folders", "files", "large-file", "ranges", "names", "listing", "integrity",
+                                        "failed-upload", "source-fails-part-way", "rate-limit", "dropped-connection",
+                                        "expired-token", "revoked-token", "concurrency", "clean-up"]
+
 /// Runs the conformance suite and records every failure, and every skip not in `skippable`, as an issue.
 public func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = [],
                               sourceLocation: SourceLocation = #_sourceLocation) async {
     let report = await ConformanceSuite.run(on: fileSystem, options: options)
+    // Written out here, not taken from the suite, so a suite that lost checks (or ran none) fails every connector.
+    #expect(report.results.map(\.id) == expectedConformanceChecks, "the checks that ran", sourceLocation: sourceLocation)
     for result in report.results {
         switch result.status {
         case .passed: break
-        case .skipped: #expect(skippable.contains(result.id), "\(result.id) skipped: \(result.message ?? "")", sourceLocation: sourceLocation)
+        case .skipped:
+            #expect(skippable.contains(result.id), "\(result.id) skipped: \(result.message ?? "")", sourceLocation: sourceLocation)
+            #expect(!(result.message ?? "").isEmpty, "\(result.id) was skipped without a reason", sourceLocation: sourceLocation)
         case .failed: Issue.record("\(result.id) failed: \(result.message ?? "")", sourceLocation: sourceLocation)
         }
     }
