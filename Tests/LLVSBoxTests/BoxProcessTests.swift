@@ -198,6 +198,7 @@ import Glibc
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = setup.environment + [Self.binary!.path] + arguments
+        process.environment = childEnvironment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -83,12 +83,19 @@ public struct ProcessOutcome: Sendable {
     public var errors: String
 }
 
+/// The environment a test's child program starts from: this process's, without the developer's `LLVS_*` settings
+/// (a store, a deadline, a trace, an account's client), which would make a run depend on who runs it.
+public var childEnvironment: [String: String] {
+    ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LLVS_") }
+}
+
 /// Runs a program to its end on a thread of its own, draining its output and errors at once: waiting for a child
 /// on one of Swift's few cooperative threads would stall every other test of the process meanwhile.
 public func runProgram(_ executable: URL, _ arguments: [String]) async throws -> ProcessOutcome {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    process.environment = childEnvironment
     let output = Pipe(), errors = Pipe()
     process.standardOutput = output
     process.standardError = errors
