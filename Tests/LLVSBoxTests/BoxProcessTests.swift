@@ -94,24 +94,24 @@ import Glibc
         let setup = try await Setup()
         #expect(try await setup.llvs("init", "--store", setup.store("s")).status == 0)
         #expect(try await setup.llvs("sync", "box", "--store", setup.store("s")).status == 0)
-        // Seen as the refresh arrives, before the mock waits and answers.
-        let arrivals = ArrivalCount()
+        // Signalled as each refresh arrives, before the mock waits and answers.
+        let arrivals = DispatchSemaphore(value: 0)
         setup.mock.faults.inject(.latency(.milliseconds(400)), times: 1_000) { request in
             guard request.path.hasSuffix("/oauth2/token") else { return false }
-            arrivals.count.add(1, ordering: .relaxed)
+            arrivals.signal()
             return true
         }
         var generator = SeededGenerator(seed: 2026)
         var lockedOut = 0, killedWhileRefreshing = 0, killed = 0
         for _ in 0..<50 {
             let refreshesBefore = setup.mock.oauth.refreshCount
-            let arrived = arrivals.count.load(ordering: .relaxed)
+            while arrivals.wait(timeout: .now()) == .success {} // an earlier run's
             setup.mock.expireAccessTokens()
             let delay = Double(generator.next() % 500) / 1000
-            let status = try await runKilled(setup, ["sync", "box", "--store", setup.store("s")], after: delay,
-                                             from: { arrivals.count.load(ordering: .relaxed) > arrived })
-            // The helper a killed `llvs` started goes on: look once it has ended.
-            try waitForRefreshHelpers(of: setup)
+            let status = try await runKilled(setup, ["sync", "box", "--store", setup.store("s")], after: arrivals, delay: delay)
+            // The helper a killed `llvs` started goes on, holding the token file's lock from before it sent the
+            // refresh until the new token is on disk: look once the lock is free.
+            await waitForTheLock(of: setup.tokenFile)
             let after = try #require(try setup.tokenFile.read(), "the token file must always parse")
             if !setup.mock.oauth.isLiveRefreshToken(after.refreshToken ?? "") {
                 lockedOut += 1
@@ -147,21 +147,17 @@ import Glibc
         #expect(try setup.tokenFile.read() == before, "the token file is left as it was")
     }
 
-    /// Waits until no refresh helper started for `setup`'s accounts is running (each is found by its command and
-    /// its `XDG_CONFIG_HOME`); a helper still running after 30 s fails the test.
-    private func waitForRefreshHelpers(of setup: Setup) throws {
-        let marker = Data("XDG_CONFIG_HOME=\(setup.folder.appendingPathComponent("config").path)\0".utf8)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while true {
-            let running = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { pid in
-                guard Int32(pid) != nil, let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
-                      command.range(of: Data("__refresh-token".utf8)) != nil,
-                      let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
-                return environment.range(of: marker) != nil
-            } ?? []
-            if running.isEmpty { return }
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            usleep(2_000)
+    /// Waits, in the kernel, until nothing holds `file`'s lock.
+    private func waitForTheLock(of file: TokenFile) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                let fd = open(file.lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+                if fd >= 0 {
+                    while flock(fd, LOCK_EX) != 0, errno == EINTR {}
+                    close(fd)
+                }
+                continuation.resume()
+            }.start()
         }
     }
 
@@ -191,10 +187,9 @@ import Glibc
               String(format: "%.3f ms, 90th %.3f ms, max %.3f ms", milliseconds(kept[50]), milliseconds(kept[90]), milliseconds(kept[99])))
     }
 
-    /// Starts `llvs` and kills it with SIGKILL `delay` seconds after `event` is seen (or lets it finish first, with no
-    /// event); its exit status, or -9.
-    private func runKilled(_ setup: Setup, _ arguments: [String], after delay: Double,
-                           from event: @escaping @Sendable () -> Bool = { true }) async throws -> Int32 {
+    /// Starts `llvs` and kills it with SIGKILL `delay` seconds after `event` is signalled (or lets it finish, when it
+    /// ends first); its exit status, or -9.
+    private func runKilled(_ setup: Setup, _ arguments: [String], after event: DispatchSemaphore, delay: Double) async throws -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = setup.environment + [Self.binary!.path] + arguments
@@ -204,18 +199,18 @@ import Glibc
         try process.run()
         return await withCheckedContinuation { continuation in
             let thread = Thread {
-                while process.isRunning, !event() { usleep(500) }
-                Thread.sleep(forTimeInterval: delay)
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                // The wait on the event wakes every 100 ms only to notice a process that ended without it.
+                var seen = false
+                while !seen, process.isRunning { seen = event.wait(timeout: .now() + .milliseconds(100)) == .success }
+                if seen {
+                    // The kill's moment, drawn at random after the event: not an ordering of events.
+                    Thread.sleep(forTimeInterval: delay)
+                    kill(process.processIdentifier, SIGKILL)
+                }
                 process.waitUntilExit()
                 continuation.resume(returning: process.terminationReason == .uncaughtSignal ? -9 : process.terminationStatus)
             }
             thread.start()
         }
     }
-}
-
-/// Requests seen by a mock's fault rule, counted as they arrive.
-final class ArrivalCount: Sendable {
-    let count = Atomic<Int>(0)
 }

@@ -113,7 +113,7 @@ extension BackupCommandTests {
         // not as a task: with the whole suite running, the shared task threads can be busy for longer than the backup
         // takes, and the kill would come too late.
         let watched = phase == "walk" ? path(".llvs/versions") : path("remote/versions")
-        FileEvents.wait(in: [watched], until: { files(in: watched) >= events }, while: { process.isRunning })
+        try FileEvents.wait(in: [watched], until: { files(in: watched) >= events }, while: { process.isRunning })
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal, "the backup ended (status \(process.terminationStatus)) before it could be killed")

@@ -6,13 +6,16 @@ import Glibc
 /// Waits for something to happen in folders by the kernel's word (inotify), not by sleeping: a test that must act
 /// while another process is at a given point (kill it after a checkpoint) is woken by each file that process makes.
 enum FileEvents {
+    struct Unavailable: Error, CustomStringConvertible { var description: String }
+
     /// Blocks until `condition()` holds or `stillGoing()` no longer does. Woken by every creation, rename into or
     /// finished write in `folders` and their sub-folders (watched as they appear; a folder that does not exist yet
     /// is watched through its nearest parent that does). The wait on the events also wakes every 100 ms, only so a
     /// process that ends without making a file is noticed.
-    static func wait(in folders: [String], until condition: () -> Bool, while stillGoing: () -> Bool) {
+    /// Throws when the kernel gives no inotify instance: the caller cannot wait, and must not go on as if it had.
+    static func wait(in folders: [String], until condition: () -> Bool, while stillGoing: () -> Bool) throws {
         let fd = inotify_init1(Int32(IN_CLOEXEC))
-        guard fd >= 0 else { return }
+        guard fd >= 0 else { throw Unavailable(description: "inotify_init1 failed: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var watched = Set<String>()
         func watch(_ path: String) {

@@ -292,7 +292,7 @@ extension NothingLostTests {
             let temporaries = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/tmp")) ?? []
             return !versions.isEmpty || !temporaries.isEmpty
         }
-        FileEvents.wait(in: [clone, clone + "/versions", clone + "/tmp"], until: underWay, while: { process.isRunning })
+        try FileEvents.wait(in: [clone, clone + "/versions", clone + "/tmp"], until: underWay, while: { process.isRunning })
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal, "the clone finished before it could be killed; slow the mock down")
@@ -526,7 +526,7 @@ extension NothingLostTests {
         func recorded() -> String? {
             ((try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []).first.map { String($0.dropLast(".json".count)) }
         }
-        FileEvents.wait(in: [records], until: { recorded() != nil }, while: { process.isRunning })
+        try FileEvents.wait(in: [records], until: { recorded() != nil }, while: { process.isRunning })
         var folder: String?
         while process.isRunning && folder == nil, let id = recorded() {
             if try snapshotFolders().contains(id) { folder = id }

@@ -5,7 +5,7 @@ import Synchronization
 /// exists, and the mock owns the server, so the server holds the mock weakly and is pointed at it at the end of
 /// `init`; a request that arrives after the mock is gone is answered 503.
 final class MockBackReference<Mock: AnyObject & Sendable>: Sendable {
-    private struct Weak: @unchecked Sendable {
+    private struct Weak {
         // Only read and written under the mutex below.
         weak var value: Mock?
     }

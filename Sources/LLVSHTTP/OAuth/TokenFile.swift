@@ -7,7 +7,8 @@ import Glibc
 /// guarded across processes by an advisory lock (`flock`) on a companion `.lock` file.
 public struct TokenFile: Sendable {
     public let path: String
-    var lockPath: String { path + ".lock" }
+    /// The companion file every process using this token file locks (`withLock`).
+    public var lockPath: String { path + ".lock" }
 
     public init(path: String) { self.path = path }
 
