@@ -10,7 +10,7 @@ import Testing
 let litmusMissing: String? = FileManager.default.isExecutableFile(atPath: "/usr/bin/litmus") ? realServersMissing
     : "litmus is not installed (apt-get install litmus); scripts/test installs it"
 
-@Suite(.serialized, .enabled(if: litmusMissing == nil || RealWebDAVServer.inCI, "\(litmusMissing ?? "")"))
+@Suite(.serialized, .enabled(if: litmusMissing == nil || CIEnvironment.requiresEveryTest, "\(litmusMissing ?? "")"))
 struct WebDAVLitmusTests {
     /// Per test (`suite/N. name`): passed or not (skipped tests are left out); and litmus's own count, "P of N"
     /// passed, summed over its suites.

@@ -222,7 +222,7 @@ import Testing
 let realServersMissing: String? = [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, RealWebDAVServer.nginxBinary]
     .lazy.compactMap(RealWebDAVServer.unavailable).first
 
-@Suite(.serialized, .enabled(if: realServersMissing == nil || RealWebDAVServer.inCI,
+@Suite(.serialized, .enabled(if: realServersMissing == nil || CIEnvironment.requiresEveryTest,
                              "a real WebDAV server is missing (\(realServersMissing ?? "")); scripts/test installs Apache, nginx and rclone"))
 struct WebDAVRealServerTests {
     enum Kind: String, CaseIterable { case apache, nginx, rclone }

@@ -34,8 +34,6 @@ public final class RealWebDAVServer: Sendable {
         return nil
     }
 
-    public static var inCI: Bool { CIEnvironment.requiresEveryTest }
-
     private init(name: String, url: URL, dataFolder: URL, process: SpawnedProcess, folder: URL) {
         self.name = name
         self.url = url

@@ -55,6 +55,18 @@ struct MapKey: Sendable {
         if let exactSpelling { entry.valueId.isSpelled(as: exactSpelling) } else { entry.valueId == valueId }
     }
 
+    /// Where in a leaf the entry this key means is, in one pass: for a key of the canonical spelling, an entry spelled
+    /// canonically is taken before one that is only equal (a leaf an earlier build wrote can hold both).
+    func index(in entries: [MapEntry]) -> Int? {
+        guard exactSpelling == nil else { return entries.firstIndex(where: matches) }
+        var equal: Int?
+        for (index, entry) in entries.enumerated() where entry.valueId == valueId {
+            if entry.valueId.isSpelled(as: valueId.rawValue) { return index }
+            if equal == nil { equal = index }
+        }
+        return equal
+    }
+
     /// The child slot at `depth` (one hex digit of the digest).
     func slot(atDepth depth: Int) -> Int {
         let byte = digest[depth / 2]

@@ -13,7 +13,7 @@ struct MapEdit: Sendable {
         var canonicalEntry = entry
         canonicalEntry?.valueId = key.valueId
         var edits = [MapEdit(key: key, entry: canonicalEntry)]
-        for spelling in valueId.legacySpellings {
+        for spelling in valueId.legacySpellings(besides: key.valueId.rawValue) {
             let legacy = MapKey.legacy(key.valueId, spelling: spelling)
             if legacy.digest != key.digest { edits.append(MapEdit(key: legacy, entry: nil)) }
         }
@@ -52,7 +52,7 @@ struct ValueMap: Sendable {
     func entry(for valueId: Value.ID, root: RecordLocation?) throws -> MapEntry? {
         let key = MapKey(valueId)
         if let found = try entry(for: key, root: root) { return found }
-        for spelling in valueId.legacySpellings {
+        for spelling in valueId.legacySpellings(besides: key.valueId.rawValue) {
             let legacy = MapKey.legacy(key.valueId, spelling: spelling)
             if legacy.digest != key.digest, let found = try entry(for: legacy, root: root) { return found }
         }
@@ -66,8 +66,7 @@ struct ValueMap: Sendable {
         while true {
             switch try node(at: location) {
             case .leaf(let entries):
-                if let exact = entries.first(where: { $0.valueId.isSpelled(as: key.valueId.rawValue) }) { return exact }
-                return entries.first { $0.valueId == key.valueId }
+                return key.index(in: entries).map { entries[$0] }
             case .branch(let children):
                 guard let child = children[key.slot(atDepth: depth)] else { return nil }
                 location = child
@@ -135,8 +134,7 @@ struct ValueMap: Sendable {
             // so a scan finds an entry and a binary search places a new one, with no dictionary built and no re-sort.
             var changed = false
             for edit in edits {
-                let index = edit.key.exactSpelling != nil ? entries.firstIndex(where: edit.key.matches)
-                    : entries.firstIndex { $0.valueId.isSpelled(as: edit.key.valueId.rawValue) } ?? entries.firstIndex(where: edit.key.matches)
+                let index = edit.key.index(in: entries)
                 if let entry = edit.entry {
                     if let index {
                         if entries[index] != entry { entries[index] = entry; changed = true }
