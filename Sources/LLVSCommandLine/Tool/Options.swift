@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 
 /// An option a command declares once, as a typed value: its name, the name of its value in help, its help text and
 /// the kind of value it takes. Parsing, the check of each value (at parse time, with an error naming the option),
@@ -51,9 +52,9 @@ extension ValueKind where Value == Double {
 }
 
 extension ValueKind where Value == Date {
-    /// ISO 8601 with a time zone, as 2026-11-29T12:00:00Z.
+    /// ISO 8601 with a time zone, as 2026-11-29T12:00:00Z (fractions of a second allowed): the dates services write.
     static var isoDate: ValueKind {
-        ValueKind(expected: "a date and time in ISO 8601, as 2026-11-29T12:00:00Z") { try? Date($0, strategy: .iso8601) }
+        ValueKind(expected: "a date and time in ISO 8601, as 2026-11-29T12:00:00Z", convert: RFC3339Date.parse)
     }
 }
 
