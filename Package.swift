@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "LLVS", targets: ["LLVS"]),
         .library(name: "LLVSSQLite", targets: ["LLVSSQLite"]),
         .library(name: "LLVSBackup", targets: ["LLVSBackup"]),
+        .library(name: "LLVSEncryption", targets: ["LLVSEncryption"]),
         .library(name: "LLVSConformance", targets: ["LLVSConformance"]),
         .library(name: "LLVSHTTP", targets: ["LLVSHTTP"]),
         .library(name: "LLVSCloudService", targets: ["LLVSCloudService"]),
@@ -38,6 +39,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
+                       providers: [.apt(["libsodium-dev"])]),
 
         // What the store, the HTTP client and the mocks all need: byte coding, POSIX file helpers, checksums, HTTP
         // dates, the retry policy, seeded generators. It knows nothing of versions or services.
@@ -55,6 +58,10 @@ let package = Package(
         // Backups as trees of content-addressed objects: the chunker, folder listings, the walk that writes them and
         // the reader that restores them.
         .target(name: "LLVSBackup", dependencies: ["LLVS", "LLVSSupport"]),
+
+        // Client-side encryption of a remote's files (Argon2id-wrapped key, XChaCha20-Poly1305 in chunks), as a file
+        // system over any other, so every exchange, snapshot and backup works unchanged on an encrypted remote.
+        .target(name: "LLVSEncryption", dependencies: ["LLVS", "LLVSSupport", "CSodium"]),
 
         // The HTTP client on libcurl, with the retry policy and OAuth 2 tokens every connector shares.
         .target(name: "LLVSHTTP", dependencies: ["LLVSSupport", "CCurl", "CCrypto"]),
@@ -79,11 +86,11 @@ let package = Package(
 
         // The command-line tool: its commands over a registry of connector kinds (a library, so a program can run
         // them with a kind of its own), and the program that runs them with every kind this package ships.
-        .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
+        .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSEncryption", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
         .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
 
         // Benchmarks that print figures (never timed tests).
-        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),
+        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSEncryption", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),
@@ -93,6 +100,7 @@ let package = Package(
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport"]),
+        .testTarget(name: "LLVSEncryptionTests", dependencies: ["LLVSEncryption", "LLVS", "LLVSSupport", "LLVSConformance"]),
         // What every connector's tests share: the conformance harness, a quick client, a fault control over a mock.
         .target(name: "LLVSTestSupport", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSMocks", "LLVSConformance"], path: "Tests/LLVSTestSupport"),
         .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSSupport", "LLVSMocks", "llvs-test-helper"]),
@@ -102,7 +110,7 @@ let package = Package(
         .testTarget(name: "LLVSOneDriveTests", dependencies: ["LLVSOneDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
         .testTarget(name: "LLVSPCloudTests", dependencies: ["LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
         .testTarget(name: "LLVSBoxTests", dependencies: ["LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport", "llvs", "llvs-mock"]),
-        .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib", "CSodium"]),
         .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind"], exclude: ["Scripts"]),
     ],
     swiftLanguageModes: [.v6]

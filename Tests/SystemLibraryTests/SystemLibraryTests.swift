@@ -2,6 +2,7 @@ import CCrypto
 import CCurl
 import CLibXML2
 import CSQLite3
+import CSodium
 import CZlib
 import Testing
 
@@ -40,5 +41,14 @@ import Testing
     @Test func zlibChecksums() {
         let input: [UInt8] = Array("123456789".utf8)
         #expect(crc32(0, input, uInt(input.count)) == 0xCBF43926)
+    }
+
+    @Test func sodiumInitialisesAndHashes() {
+        #expect(sodium_init() >= 0)
+        var digest = [UInt8](repeating: 0, count: 32)
+        let input: [UInt8] = Array("abc".utf8)
+        #expect(crypto_generichash(&digest, 32, input, UInt64(input.count), nil, 0) == 0)
+        // BLAKE2b-256("abc"), RFC 7693's test vector family.
+        #expect(digest.prefix(4) == [0xbd, 0xdd, 0x81, 0x3c])
     }
 }

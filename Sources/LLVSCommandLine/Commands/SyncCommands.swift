@@ -66,7 +66,7 @@ struct SyncCommand: Command {
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
         let connection = try context.connection(remote)
-        let exchange = connection.exchange(for: coordinator.store)
+        let exchange = try await connection.exchange(for: coordinator.store)
         let selection = selection, arbiter = arbiter
         @Sendable func sync() async throws {
             let result = try await coordinator.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
@@ -262,12 +262,17 @@ struct CloneCommand: Command {
             let book = RemoteDirectory(storeURL: url, configuration: context.configuration).store
             var remotes = try book.load()
             if remotes[connection.name] == nil {
-                remotes[connection.name] = connection.entry
+                var entry = connection.entry
+                // Each store's copy owns its kept passphrase, so removing one remote never takes another's.
+                if let id = entry.encryption?.keptPassphrase, let kept = context.configuration.passphrase(id) {
+                    entry.encryption?.keptPassphrase = try Passphrase.keep(kept, context: context)
+                }
+                remotes[connection.name] = entry
                 try book.save(remotes)
             }
         }
         let coordinator = try StoreCoordinator(store: store)
-        let exchange = connection.exchange(for: store)
+        let exchange = try await connection.exchange(for: store)
         if store.history.isEmpty {
             let outcome = try await coordinator.bootstrapFromSnapshot(using: exchange, selection: selection, resolvingWith: arbiter)
             if case .fellBackToFullPull = outcome { TerminalText.warn(outcome.message) } else { context.writeLine(outcome.message) }

@@ -6,6 +6,15 @@ struct RemoteEntry: Codable, Equatable {
     var url: String
     var account: String?
     var options: [String: String]
+    /// Set for a remote added with `--encrypt`: every file the store writes there is sealed (LLVSEncryption).
+    var encryption: RemoteEncryptionSetting? = nil
+}
+
+/// How an encrypted remote finds its passphrase: `$LLVS_PASSPHRASE`, else the one kept for it.
+struct RemoteEncryptionSetting: Codable, Equatable {
+    /// Names the private file that keeps the passphrase (`UserConfiguration.passphraseFile`); nil when none is kept.
+    /// A name of its own, not the remote's, so a rename keeps it and each store's copy of a remote owns its file.
+    var keptPassphrase: String?
 }
 
 /// One file of remotes: a store's own (`STORE/remotes.json`, beside its descriptor) or the user's for every store

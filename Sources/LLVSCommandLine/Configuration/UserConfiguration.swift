@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a user's `llvs` settings live: `$XDG_CONFIG_HOME/llvs` (default `~/.config/llvs`), mode 0700. It holds the
 /// accounts (`accounts.json`, and `accounts/NAME.secret` and `accounts/NAME.token.json` beside it) and the remotes
-/// every store sees (`default-remotes.json`).
+/// every store sees (`default-remotes.json`), and the passphrases kept for encrypted remotes (`passphrases/ID`).
 struct UserConfiguration {
     let folder: URL
 
@@ -20,6 +20,13 @@ struct UserConfiguration {
     var defaultRemotesFile: URL { folder.appendingPathComponent("default-remotes.json") }
     /// Where `llvs` kept remotes before accounts and per-store remotes (see `LegacyRemotes`).
     var legacyRemotesFile: URL { folder.appendingPathComponent("remotes.json") }
+
+    /// A kept passphrase of an encrypted remote (`RemoteEncryptionSetting.keptPassphrase` names it).
+    func passphraseFile(_ id: String) -> URL { folder.appendingPathComponent("passphrases").appendingPathComponent(id) }
+
+    func passphrase(_ id: String) -> String? {
+        (try? String(contentsOf: passphraseFile(id), encoding: .utf8))?.trimmingCharacters(in: .newlines)
+    }
 
     /// An account's secret, from its private file.
     func secret(_ account: String) -> String? {

@@ -1,25 +1,48 @@
 import Foundation
 import LLVS
+import LLVSEncryption
 import LLVSHTTP
+import LLVSSupport
 
 /// A remote made ready to use: its kind from the registry, its account's options and secret, and the file system
-/// the kind made for it.
+/// the kind made for it, sealed by `EncryptedFileSystem` when the remote is encrypted.
 struct RemoteConnection {
     let name: String
     let entry: RemoteEntry
     let level: RemoteLevel
     let kind: ConnectorKind
     let access: RemoteAccess
+    /// What the store reads and writes through: the kind's file system, or for an encrypted remote the sealing one
+    /// over it.
     let fileSystem: any CloudFileSystem
+    /// The kind's file system itself, for what an encrypted remote keeps unsealed: its key file.
+    let plainFileSystem: any CloudFileSystem
 
-    init(name: String, entry: RemoteEntry, level: RemoteLevel, context: CommandContext) throws {
+    /// `passphrase` stands in for the remote's own (`Passphrase.of`) when a command has one to try.
+    init(name: String, entry: RemoteEntry, level: RemoteLevel, context: CommandContext, passphrase: String? = nil) throws {
         self.name = name
         self.entry = entry
         self.level = level
         let (kind, url) = try context.connectors.parse(entry.url)
         self.kind = kind
         access = try Self.access(name: name, entry: entry, kind: kind, url: url, context: context)
-        fileSystem = try kind.makeFileSystem(access)
+        plainFileSystem = try kind.makeFileSystem(access)
+        if let encryption = entry.encryption {
+            fileSystem = RemoteEncryption.encrypting(plainFileSystem, folder: access.basePath, passphrase: try passphrase ?? Passphrase.of(name, setting: encryption, context: context),
+                                                     scratchFolder: Self.scratchFolder(context))
+        } else {
+            fileSystem = plainFileSystem
+        }
+    }
+
+    /// Where sealed copies wait: the store's temporary folder when there is a store (its disk, and its clean-up of
+    /// what a killed process left), else the system's.
+    static func scratchFolder(_ context: CommandContext) -> URL {
+        let store = context.storeURL
+        guard FileManager.default.fileExists(atPath: store.appendingPathComponent(StoreDescriptor.fileName).path) else {
+            return FileManager.default.temporaryDirectory
+        }
+        return store.appendingPathComponent("tmp")
     }
 
     /// What the kind gets: the remote's options and its account, made ready to sign in with.
@@ -59,6 +82,7 @@ struct RemoteConnection {
     /// Fails unless the remote holds an LLVS store (a `versions/` folder), so a mistyped URL or base path is an
     /// error for `clone` and `pull` instead of "0 versions" (`push` and `sync` make the folder).
     func requireStore() async throws {
+        if entry.encryption == nil { try await refuseIfEncrypted() }
         let versions = CloudPath.join(basePath, "versions")
         guard try await fileSystem.exists(versions) else {
             throw CommandError.notFound("The remote \(name) (\(entry.url)\(basePath.isEmpty ? "" : ", base path \(basePath)")) holds no LLVS store: there is no \(versions) folder. Check the URL and base path.")
@@ -69,11 +93,21 @@ struct RemoteConnection {
     /// files are, so a remote re-pointed elsewhere under the same name starts again with a full listing.
     var identity: String {
         let options = entry.options.filter { $0.key != "concurrency" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        return ([entry.url, access.account["endpoint"] ?? ""] + options + [basePath]).joined(separator: "\n")
+        return ([entry.url, access.account["endpoint"] ?? ""] + options + [basePath] + (entry.encryption == nil ? [] : ["encrypted"])).joined(separator: "\n")
     }
 
-    func exchange(for store: Store) -> CloudFileSystemExchange {
-        CloudFileSystemExchange(store: store, fileSystem: fileSystem, basePath: basePath, concurrency: entry.options["concurrency"].flatMap(Int.init) ?? 8,
-                                cursorFile: RemoteCursorFile(store: store, identity: identity), progress: ProgressLine.shared?.report)
+    /// The exchange with the remote. A remote added without `--encrypt` whose folder holds an encrypted store is
+    /// refused first: its files cannot be read and a plaintext push would mix with them. That is checked on first
+    /// contact; a store that keeps a change-feed position for the remote was checked when it took it.
+    func exchange(for store: Store) async throws -> CloudFileSystemExchange {
+        let cursorFile = RemoteCursorFile(store: store, identity: identity)
+        if entry.encryption == nil, cursorFile.load() == nil { try await refuseIfEncrypted() }
+        return CloudFileSystemExchange(store: store, fileSystem: fileSystem, basePath: basePath, concurrency: entry.options["concurrency"].flatMap(Int.init) ?? 8,
+                                       cursorFile: cursorFile, progress: ProgressLine.shared?.report)
+    }
+
+    private func refuseIfEncrypted() async throws {
+        guard try await RemoteKeyring.isEncrypted(plainFileSystem, folder: basePath) else { return }
+        throw CommandError.failed("The remote \(name) holds an encrypted store (\(CloudPath.join(basePath, RemoteKeyFile.name)) is there); remove the remote and add it again with --encrypt.")
     }
 }

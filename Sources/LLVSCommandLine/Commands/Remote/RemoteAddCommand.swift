@@ -15,7 +15,9 @@ struct RemoteAddCommand: Command {
     static let basePathOption = Option("base-path", "PATH", "the folder on the remote that holds the store",
                                        ValueKind(expected: "a path on the remote without empty, `.` or `..` parts") { (try? CloudPath.components($0)) != nil ? $0 : nil })
     static let concurrencyOption = Option("concurrency", "N", "transfers at once (1…64; default 8)", .integer(1...64))
-    static let commonOptions: [any DeclaredOption] = [accountOption, basePathOption, concurrencyOption, RemoteCommands.allStoresOption]
+    static let encryptFlag = Flag("encrypt", "seal every file the store writes there (contents and value IDs) with a key kept on the remote under a passphrase ($LLVS_PASSPHRASE, or --passphrase-stdin); LLVS apps on Apple devices cannot read an encrypted remote")
+    static let passphraseStdinFlag = Flag("passphrase-stdin", "with --encrypt: read the passphrase from standard input and keep it in a private file (0600) of your configuration")
+    static let commonOptions: [any DeclaredOption] = [accountOption, basePathOption, concurrencyOption, encryptFlag, passphraseStdinFlag, RemoteCommands.allStoresOption]
 
     /// The common options, then each kind's own (declared by the registry, checked against the kind when the remote
     /// is added) and each kind's secret flag.
@@ -76,6 +78,9 @@ struct RemoteAddCommand: Command {
         let (kind, _) = try context.connectors.parse(url)
         let (remoteOptions, accountOptions) = try checkedOptions(for: kind, context: context)
         let secretGiven = kind.secret.map { arguments.rawFlag($0.optionName) } ?? false
+        if secretGiven, arguments[Self.passphraseStdinFlag], let spec = kind.secret {
+            throw CommandError.usage("--\(spec.optionName) and --passphrase-stdin both read standard input; give the passphrase in $\(Passphrase.environmentName) this time and keep it afterwards with `llvs remote passphrase \(name) --keep`")
+        }
         let level: RemoteLevel = arguments[RemoteCommands.allStoresOption] ? .allStores : .store
         if level == .store { try context.requireStore() }
         let book = try context.remotes().book(level)
@@ -109,7 +114,7 @@ struct RemoteAddCommand: Command {
             }
             accountName = chosen
         }
-        remotes[name] = RemoteEntry(url: url, account: accountName, options: remoteOptions)
+        remotes[name] = RemoteEntry(url: url, account: accountName, options: remoteOptions, encryption: try encryption(context))
         try book.save(remotes)
 
         let whose = level == .store ? "for this store" : "for all stores"
@@ -125,6 +130,24 @@ struct RemoteAddCommand: Command {
                 context.writeLine("Next, authorize the account: llvs auth \(accountName)   (\(oauth.hasDeviceFlow ? "--headless or --device" : "--headless") on a machine without a browser)")
             }
         }
+    }
+
+    /// The encryption setting: with `--encrypt`, a passphrase must come from standard input (kept) or the environment.
+    /// The remote is not contacted here (an account may not be authorized yet); its first use makes or opens the key.
+    private func encryption(_ context: CommandContext) throws -> RemoteEncryptionSetting? {
+        let fromStandardInput = arguments[Self.passphraseStdinFlag]
+        guard arguments[Self.encryptFlag] else {
+            if fromStandardInput { throw CommandError.usage("--passphrase-stdin goes with --encrypt") }
+            return nil
+        }
+        if fromStandardInput {
+            let passphrase = try Passphrase.readStandardInput(prompt: "Passphrase for the remote \(name): ", option: "--passphrase-stdin")
+            return RemoteEncryptionSetting(keptPassphrase: try Passphrase.keep(passphrase, context: context))
+        }
+        guard !(context.environment[Passphrase.environmentName] ?? "").isEmpty else {
+            throw CommandError.usage("an encrypted remote needs a passphrase: --passphrase-stdin to keep one, or $\(Passphrase.environmentName) for each command")
+        }
+        return RemoteEncryptionSetting(keptPassphrase: nil)
     }
 
     /// The options given, checked against the kind: each must be one of its options, with a value it allows.

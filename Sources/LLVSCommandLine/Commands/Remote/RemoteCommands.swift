@@ -4,7 +4,8 @@ import Foundation
 enum RemoteCommands {
     static var group: CommandGroup { CommandGroup(
         name: "remote", summary: "Add, list, show, rename or remove the remotes a store syncs with.",
-        subcommands: [RemoteAddCommand.self, RemoteListCommand.self, RemoteShowCommand.self, RemoteRenameCommand.self, RemoteRemoveCommand.self]) }
+        subcommands: [RemoteAddCommand.self, RemoteListCommand.self, RemoteShowCommand.self, RemoteRenameCommand.self, RemoteRemoveCommand.self,
+                      RemotePassphraseCommand.self]) }
 
     /// Remote and account names: letters, digits, '.', '_' and '-' (they name files).
     static func checkName(_ name: String, what: String = "remote") throws {
@@ -29,6 +30,7 @@ struct RemoteListCommand: Command {
         var account: String?
         var options: [String: String]
         var level: RemoteLevel
+        var encrypted: Bool
     }
 
     let json: Bool
@@ -37,13 +39,14 @@ struct RemoteListCommand: Command {
     func run(in context: CommandContext) async throws {
         let visible = try context.remotes().visible()
         if json {
-            try context.writeJSON(visible.mapValues { Listed(url: $0.entry.url, account: $0.entry.account, options: $0.entry.options, level: $0.level) })
+            try context.writeJSON(visible.mapValues { Listed(url: $0.entry.url, account: $0.entry.account, options: $0.entry.options, level: $0.level, encrypted: $0.entry.encryption != nil) })
             return
         }
         for (name, found) in visible.sorted(by: { $0.key < $1.key }) {
             var line = "\(name)\t\(found.entry.url)"
             if let base = found.entry.options["base-path"] { line += "  (base path \(base))" }
             if let account = found.entry.account { line += "  account \(account)" }
+            if found.entry.encryption != nil { line += "  [encrypted]" }
             if found.level == .allStores { line += "  [all stores]" }
             context.writeLine(line)
         }
@@ -69,6 +72,9 @@ struct RemoteShowCommand: Command {
         var accountOptions: [String: String]?
         var secretKept: Bool?
         var authorized: Bool?
+        var encrypted: Bool
+        /// For an encrypted remote: whether a passphrase is kept for it (else `$LLVS_PASSPHRASE` must give it).
+        var passphraseKept: Bool?
     }
 
     let remote: String
@@ -81,7 +87,8 @@ struct RemoteShowCommand: Command {
     func run(in context: CommandContext) async throws {
         let found = try context.remote(remote)
         let (kind, _) = try context.connectors.parse(found.entry.url)
-        var shown = Shown(name: found.name, url: found.entry.url, kind: kind.serviceName, level: found.level, options: found.entry.options, account: found.entry.account)
+        var shown = Shown(name: found.name, url: found.entry.url, kind: kind.serviceName, level: found.level, options: found.entry.options, account: found.entry.account,
+                          encrypted: found.entry.encryption != nil, passphraseKept: found.entry.encryption.map { $0.keptPassphrase != nil })
         if let accountName = found.entry.account {
             shown.accountOptions = try context.accountBook().load()[accountName]?.options
             let state = AccountState(accountName, kind: kind, configuration: context.configuration)
@@ -90,6 +97,10 @@ struct RemoteShowCommand: Command {
         if json { try context.writeJSON(shown); return }
         context.writeLine("\(shown.name): \(shown.url) (\(shown.kind); \(found.level == .store ? "this store's" : "kept for all stores"))")
         for (key, value) in shown.options.sorted(by: { $0.key < $1.key }) { context.writeLine("  \(key): \(value)") }
+        if let encryption = found.entry.encryption {
+            let source = encryption.keptPassphrase.map { "kept in \(context.configuration.passphraseFile($0).path)" } ?? "from $\(Passphrase.environmentName)"
+            context.writeLine("  encrypted: yes (passphrase \(source))")
+        }
         guard let accountName = shown.account else { return }
         guard let accountOptions = shown.accountOptions else {
             context.writeLine("  account: \(accountName) (not there any more: remove the remote and add it again)")
@@ -152,8 +163,9 @@ struct RemoteRemoveCommand: Command {
     func run(in context: CommandContext) async throws {
         let book = try context.remotes().book(level)
         var remotes = try book.load()
-        guard remotes.removeValue(forKey: remote) != nil else { throw try Self.missing(remote, level: level, context: context) }
+        guard let removed = remotes.removeValue(forKey: remote) else { throw try Self.missing(remote, level: level, context: context) }
         try book.save(remotes)
+        Passphrase.forget(removed.encryption, context: context)
         context.writeLine("Removed remote \(remote)\(level == .allStores ? " (kept for all stores)" : "").")
     }
 

@@ -1,0 +1,213 @@
+import Foundation
+import LLVS
+import LLVSSupport
+
+/// A file system that seals every file it writes into a folder of another (`SealedFileLayout`) and opens and checks
+/// every file it reads, so an exchange, a snapshot or a backup stores only ciphertext on the remote without knowing.
+/// Names pass through: on an LLVS remote they are version UUIDs and snapshot chunk numbers, which say nothing.
+///
+/// Each file is sealed under its path below the encrypted folder, so the folder can move on the remote while a file
+/// put in another's place fails to open. Nothing is read or written before the key is open (`RemoteKeyring`), so a
+/// wrong passphrase stops an operation before it starts. Sizes reported are the plaintext's; the service's
+/// checksums, of ciphertext, are not reported.
+public struct EncryptedFileSystem<Base: CloudFileSystem>: CloudFileSystem {
+    public let base: Base
+    public let keyring: RemoteKeyring
+    /// Where sealed copies of local files wait for upload, and downloads wait to be opened: on the store's disk.
+    public let scratchFolder: URL
+    private let root: [String]
+
+    public init(base: Base, folder: String, passphrase: String, scratchFolder: URL = FileManager.default.temporaryDirectory) {
+        self.base = base
+        keyring = RemoteKeyring(base: base, folder: folder, passphrase: passphrase)
+        self.scratchFolder = scratchFolder
+        root = (try? CloudPath.components(folder)) ?? []
+    }
+
+    // MARK: Paths
+
+    /// The name a file is sealed under: its path below the encrypted folder. The key file and paths outside the
+    /// folder are refused.
+    func sealedName(_ path: String) throws -> String {
+        let parts = try CloudPath.components(path)
+        guard parts.count > root.count, parts.starts(with: root), parts.count > root.count + 1 || parts.last != RemoteKeyFile.name else {
+            throw EncryptionError.outsideEncryptedFolder(path: path, folder: root.joined(separator: "/"))
+        }
+        return parts.dropFirst(root.count).joined(separator: "/")
+    }
+
+    /// Folders may be the encrypted folder itself or inside it.
+    private func checkFolder(_ path: String) throws {
+        let parts = try CloudPath.components(path)
+        guard parts.starts(with: root) else { throw EncryptionError.outsideEncryptedFolder(path: path, folder: root.joined(separator: "/")) }
+    }
+
+    private func isKeyFile(_ name: String, in folder: String) -> Bool {
+        name == RemoteKeyFile.name && (try? CloudPath.components(folder)) == root
+    }
+
+    private func scratchFile(_ label: String) throws -> URL {
+        try POSIX.makeDirectories(scratchFolder.path)
+        return scratchFolder.appendingPathComponent("\(TemporaryWriter.tag)-\(UUID().uuidString)-\(label)")
+    }
+
+    /// What a listing says of a sealed file: its plaintext size (nil for a size no sealed file has), no checksums.
+    private func plainItem(_ item: CloudItem) -> CloudItem {
+        var item = item
+        item.checksums = [:]
+        if !item.isFolder, let size = item.size { item.size = SealedFileLayout.plainSize(sealed: size) }
+        return item
+    }
+
+    // MARK: CloudFileSystem
+
+    public var capabilities: CloudCapabilities {
+        var capabilities = base.capabilities
+        capabilities.checksums = []
+        return capabilities
+    }
+
+    public func exists(_ path: String) async throws -> Bool {
+        try checkFolder(path)
+        _ = try await keyring.key()
+        return try await base.exists(path)
+    }
+
+    public func list(_ folder: String) async throws -> [CloudItem] {
+        try checkFolder(folder)
+        _ = try await keyring.key()
+        return try await base.list(folder).compactMap { isKeyFile($0.name, in: folder) && !$0.isFolder ? nil : plainItem($0) }
+    }
+
+    public func listNames(_ folder: String) async throws -> [String] {
+        try checkFolder(folder)
+        _ = try await keyring.key()
+        return try await base.listNames(folder).filter { !isKeyFile($0, in: folder) }
+    }
+
+    public func metadata(_ path: String) async throws -> CloudItem {
+        try checkFolder(path)
+        _ = try await keyring.key()
+        return plainItem(try await base.metadata(path))
+    }
+
+    public func upload(_ data: Data, to path: String) async throws {
+        let name = try sealedName(path)
+        let key = try await keyring.key()
+        try await base.upload(SealedFileCodec.seal(data, key: key, path: name), to: path)
+    }
+
+    public func upload(fileAt source: URL, to path: String) async throws {
+        let name = try sealedName(path)
+        let key = try await keyring.key()
+        let sealed = try scratchFile("sealed")
+        defer { POSIX.remove(sealed.path) }
+        do {
+            try SealedFileCodec.sealFile(source, to: sealed, key: key, path: name)
+        } catch let error as FileError where error.path == source.path {
+            throw CloudFileSystemError.localFile(path: source.path, message: "\(error)")
+        }
+        try await base.upload(fileAt: sealed, to: path)
+    }
+
+    public func download(_ path: String) async throws -> Data {
+        let name = try sealedName(path)
+        let key = try await keyring.key()
+        return try SealedFileCodec.open(try await base.download(path), key: key, path: name, displayPath: path)
+    }
+
+    public func download(_ path: String, toFileAt destination: URL) async throws {
+        let name = try sealedName(path)
+        let key = try await keyring.key()
+        let sealed = try scratchFile("download")
+        defer { POSIX.remove(sealed.path) }
+        try await base.download(path, toFileAt: sealed)
+        try SealedFileCodec.openFile(sealed, to: destination, key: key, path: name, displayPath: path)
+    }
+
+    /// The chunks that cover the range, with the header when it is near (one request) or on its own (two).
+    public func read(_ path: String, range: ByteRange) async throws -> Data {
+        let name = try sealedName(path)
+        let key = try await keyring.key()
+        let item = try await base.metadata(path)
+        guard !item.isFolder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+        guard let sealedSize = item.size, let plainSize = SealedFileLayout.plainSize(sealed: sealedSize) else {
+            throw EncryptionError.damaged(path: path, reason: "its size, \(item.size.map(String.init) ?? "unknown"), is not that of an encrypted file")
+        }
+        guard let span = range.resolved(size: plainSize) else {
+            throw CloudFileSystemError.server(status: 416, message: "range \(range.httpValue) is outside the \(plainSize)-byte file \(path)")
+        }
+        let chunk = Int64(SealedFileLayout.chunkSize), sealedChunk = Int64(SealedFileLayout.sealedChunkSize), header = Int64(SealedFileLayout.headerSize)
+        let first = span.lowerBound / chunk, last = (span.upperBound - 1) / chunk
+        let start = header + first * sealedChunk
+        let end = min(header + (last + 1) * sealedChunk, sealedSize) - 1
+        let headerBytes: Data, body: Data
+        if start <= 1 << 20 {
+            let both = try await base.read(path, range: .bytes(0, end))
+            guard both.count == Int(end + 1) else { throw EncryptionError.damaged(path: path, reason: "it is shorter than its listed size") }
+            (headerBytes, body) = (both.prefix(Int(header)), both.dropFirst(Int(start)))
+        } else {
+            headerBytes = try await base.read(path, range: .bytes(0, header - 1))
+            body = try await base.read(path, range: .bytes(start, end))
+            guard body.count == Int(end - start + 1) else { throw EncryptionError.damaged(path: path, reason: "it is shorter than its listed size") }
+        }
+        let seal = try SealedFileCodec.readHeader(Data(headerBytes), key: key, path: name, displayPath: path)
+        let count = Int(last - first + 1)
+        var plain = Data(count: count * SealedFileLayout.chunkSize)
+        try plain.withUnsafeMutableBytes { out in
+            try Data(body).withUnsafeBytes { sealed in
+                try SealedFileCodec.openChunks(seal, first: first, count: count, total: SealedFileLayout.chunkCount(plain: plainSize),
+                                               plainCount: plainSize, sealed: sealed, out: out.baseAddress, displayPath: path)
+            }
+        }
+        let offset = Int(span.lowerBound - first * chunk)
+        return plain.subdata(in: offset..<offset + span.count)
+    }
+
+    public func makeFolder(_ path: String) async throws {
+        try checkFolder(path)
+        _ = try await keyring.key()
+        try await base.makeFolder(path)
+    }
+
+    public func removeFile(_ path: String) async throws {
+        _ = try sealedName(path)
+        _ = try await keyring.key()
+        try await base.removeFile(path)
+    }
+
+    public func removeFolder(_ path: String) async throws {
+        try checkFolder(path)
+        _ = try await keyring.key()
+        try await base.removeFolder(path)
+    }
+}
+
+/// The base's change feed, after the key is open: names are not sealed, so what it reports is what the caller wrote.
+extension EncryptedFileSystem: CloudChangeFeed where Base: CloudChangeFeed {
+    public func changeCursor(watching folders: [String]) async throws -> String {
+        _ = try await keyring.key()
+        return try await base.changeCursor(watching: folders)
+    }
+
+    public func changes(in folders: [String], since cursor: String) async throws -> CloudChangeSet {
+        _ = try await keyring.key()
+        return try await base.changes(in: folders, since: cursor)
+    }
+
+    public func waitForChanges(in folders: [String], since cursor: String, timeout: Duration) async throws -> Bool {
+        _ = try await keyring.key()
+        return try await base.waitForChanges(in: folders, since: cursor, timeout: timeout)
+    }
+}
+
+/// Making an encrypted file system over a file system known only as `any CloudFileSystem`, keeping its change feed.
+public enum RemoteEncryption {
+    public static func encrypting(_ base: any CloudFileSystem, folder: String, passphrase: String,
+                                  scratchFolder: URL = FileManager.default.temporaryDirectory) -> any CloudFileSystem {
+        func wrap<Base: CloudFileSystem>(_ base: Base) -> any CloudFileSystem {
+            EncryptedFileSystem(base: base, folder: folder, passphrase: passphrase, scratchFolder: scratchFolder)
+        }
+        return wrap(base)
+    }
+}

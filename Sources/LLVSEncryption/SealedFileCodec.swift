@@ -1,0 +1,189 @@
+import Foundation
+import LLVSSupport
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Seals and opens whole files in the `SealedFileLayout`, in memory or from file to file. File to file works in
+/// batches of chunks, so memory stays a few MiB whatever the size, and each batch's chunks are sealed on every core.
+enum SealedFileCodec {
+    /// Chunks handled together: 4 MiB of plaintext.
+    static let batchChunks = 64
+
+    // MARK: In memory
+
+    static func seal(_ data: Data, key: SecretKey, path: String) -> Data {
+        let seal = FileSeal.fresh(key: key, path: path)
+        let plainCount = Int64(data.count)
+        let chunks = SealedFileLayout.chunkCount(plain: plainCount)
+        var out = Data(count: Int(SealedFileLayout.sealedSize(plain: plainCount)))
+        out.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
+            seal.header.withUnsafeBytes { out.copyMemory(from: $0) }
+            data.withUnsafeBytes { (plain: UnsafeRawBufferPointer) in
+                sealChunks(seal, first: 0, count: Int(chunks), total: chunks, plain: plain, plainOffset: 0,
+                           out: out.baseAddress! + SealedFileLayout.headerSize)
+            }
+        }
+        return out
+    }
+
+    /// The plaintext of a whole sealed file; `damaged` naming `displayPath` when anything fails its check.
+    static func open(_ sealed: Data, key: SecretKey, path: String, displayPath: String) throws -> Data {
+        guard let plainCount = SealedFileLayout.plainSize(sealed: Int64(sealed.count)) else {
+            throw EncryptionError.damaged(path: displayPath, reason: "its size, \(sealed.count) bytes, is not that of an encrypted file")
+        }
+        let seal = try readHeader(sealed.prefix(SealedFileLayout.headerSize), key: key, path: path, displayPath: displayPath)
+        let chunks = SealedFileLayout.chunkCount(plain: plainCount)
+        var out = Data(count: Int(plainCount))
+        try out.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
+            try sealed.withUnsafeBytes { (sealed: UnsafeRawBufferPointer) in
+                try openChunks(seal, first: 0, count: Int(chunks), total: chunks, plainCount: plainCount,
+                               sealed: UnsafeRawBufferPointer(rebasing: sealed[SealedFileLayout.headerSize...]), out: out.baseAddress, displayPath: displayPath)
+            }
+        }
+        return out
+    }
+
+    /// The seal a file's header names; `damaged` when it is not one this layout writes.
+    static func readHeader(_ header: Data, key: SecretKey, path: String, displayPath: String) throws -> FileSeal {
+        guard header.count == SealedFileLayout.headerSize, header.prefix(8).elementsEqual(SealedFileLayout.magic) else {
+            throw EncryptionError.damaged(path: displayPath, reason: "it does not start as an encrypted file does")
+        }
+        return FileSeal(key: key, fileNonce: Array(header.suffix(SealedFileLayout.fileNonceSize)), path: path)
+    }
+
+    // MARK: Chunks
+
+    /// Seals chunks `first..<first+count` of a file of `total` chunks; `plain` holds the plaintext from `plainOffset`.
+    static func sealChunks(_ seal: FileSeal, first: Int64, count: Int, total: Int64, plain: UnsafeRawBufferPointer,
+                           plainOffset: Int64, out: UnsafeMutableRawPointer) {
+        let work = { (i: Int) in
+            let index = first + Int64(i)
+            let start = Int(index * Int64(SealedFileLayout.chunkSize) - plainOffset)
+            let end = min(start + SealedFileLayout.chunkSize, plain.count)
+            seal.seal(chunk: index, isLast: index == total - 1, UnsafeRawBufferPointer(rebasing: plain[start..<end]),
+                      into: out + i * SealedFileLayout.sealedChunkSize)
+        }
+        eachChunk(count, work)
+    }
+
+    /// Opens chunks `first..<first+count` of a file of `total` chunks and `plainCount` bytes; `sealed` starts at
+    /// chunk `first`, `out` receives the plaintext from chunk `first` on.
+    static func openChunks(_ seal: FileSeal, first: Int64, count: Int, total: Int64, plainCount: Int64,
+                           sealed: UnsafeRawBufferPointer, out: UnsafeMutableRawPointer?, displayPath: String) throws {
+        let failures = Mutex<Int64?>(nil)
+        let work = { (i: Int) in
+            let index = first + Int64(i)
+            let plainStart = index * Int64(SealedFileLayout.chunkSize)
+            let plainLength = Int(min(Int64(SealedFileLayout.chunkSize), plainCount - plainStart))
+            let start = i * SealedFileLayout.sealedChunkSize
+            let chunk = UnsafeRawBufferPointer(rebasing: sealed[start..<start + plainLength + SealedFileLayout.tagSize])
+            let target = plainLength == 0 ? nil : out.map { $0 + i * SealedFileLayout.chunkSize }
+            if !seal.open(chunk: index, isLast: index == total - 1, chunk, into: target) {
+                failures.withLock { $0 = min($0 ?? index, index) }
+            }
+        }
+        eachChunk(count, work)
+        if let failed = failures.withLock({ $0 }) {
+            throw EncryptionError.damaged(path: displayPath, reason: "chunk \(failed) of \(total) does not authenticate")
+        }
+    }
+
+    // MARK: File to file
+
+    /// Seals the local file `source` into `destination` (made new), in batches.
+    static func sealFile(_ source: URL, to destination: URL, key: SecretKey, path: String) throws {
+        let input = try ReadableFile(path: source.path)
+        let output = try NewFile(path: destination.path)
+        defer { output.close() }
+        let seal = FileSeal.fresh(key: key, path: path)
+        let total = SealedFileLayout.chunkCount(plain: input.size)
+        try seal.header.withUnsafeBytes { try output.write($0, at: 0) }
+        var buffer = [UInt8](repeating: 0, count: batchChunks * SealedFileLayout.sealedChunkSize)
+        var first: Int64 = 0
+        while first < total {
+            let count = Int(min(Int64(batchChunks), total - first))
+            let plainOffset = first * Int64(SealedFileLayout.chunkSize)
+            let plain = try input.read(at: plainOffset, count: Int(min(Int64(count * SealedFileLayout.chunkSize), input.size - plainOffset)))
+            let sealedCount = plain.count + count * SealedFileLayout.tagSize
+            plain.withUnsafeBytes { plain in
+                buffer.withUnsafeMutableBytes { out in
+                    sealChunks(seal, first: first, count: count, total: total, plain: plain, plainOffset: plainOffset, out: out.baseAddress!)
+                }
+            }
+            try buffer.withUnsafeBytes { out in
+                try output.write(UnsafeRawBufferPointer(rebasing: out[0..<sealedCount]),
+                                 at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize))
+            }
+            first += Int64(count)
+        }
+    }
+
+    /// Opens the sealed local file `source` into `destination` (made or truncated); on any failure `destination` is
+    /// removed, so nothing unchecked is left where the caller looks.
+    static func openFile(_ source: URL, to destination: URL, key: SecretKey, path: String, displayPath: String) throws {
+        do {
+            let input = try ReadableFile(path: source.path)
+            guard let plainCount = SealedFileLayout.plainSize(sealed: input.size) else {
+                throw EncryptionError.damaged(path: displayPath, reason: "its size, \(input.size) bytes, is not that of an encrypted file")
+            }
+            let seal = try readHeader(try input.read(at: 0, count: SealedFileLayout.headerSize), key: key, path: path, displayPath: displayPath)
+            let output = try NewFile(path: destination.path, replacing: true)
+            defer { output.close() }
+            let total = SealedFileLayout.chunkCount(plain: plainCount)
+            var buffer = [UInt8](repeating: 0, count: batchChunks * SealedFileLayout.chunkSize)
+            var first: Int64 = 0
+            while first < total {
+                let count = Int(min(Int64(batchChunks), total - first))
+                let plainOffset = first * Int64(SealedFileLayout.chunkSize)
+                let plainLength = Int(min(Int64(count * SealedFileLayout.chunkSize), plainCount - plainOffset))
+                let sealed = try input.read(at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize),
+                                            count: plainLength + count * SealedFileLayout.tagSize)
+                try sealed.withUnsafeBytes { sealed in
+                    try buffer.withUnsafeMutableBytes { out in
+                        try openChunks(seal, first: first, count: count, total: total, plainCount: plainCount, sealed: sealed,
+                                       out: out.baseAddress, displayPath: displayPath)
+                    }
+                }
+                try buffer.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<plainLength]), at: plainOffset) }
+                first += Int64(count)
+            }
+        } catch {
+            unlink(destination.path)
+            throw error
+        }
+    }
+}
+
+/// Runs `work` for `0..<count`, on every core when there is enough of it. Each call reads and writes only its own
+/// chunk's bytes of the caller's buffers, which is why their pointers may cross threads.
+private func eachChunk(_ count: Int, _ work: (Int) -> Void) {
+    guard count >= 8 else { (0..<count).forEach(work); return }
+    withoutActuallyEscaping(work) { work in
+        let shared = DisjointWork(run: work)
+        DispatchQueue.concurrentPerform(iterations: count) { shared.run($0) }
+    }
+}
+
+private struct DisjointWork: @unchecked Sendable {
+    let run: (Int) -> Void
+}
+
+/// A local file opened for writing at offsets: new (refusing one already there), or replacing what is there.
+struct NewFile {
+    let path: String
+    private let fd: Int32
+
+    init(path: String, replacing: Bool = false) throws {
+        self.path = path
+        fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (replacing ? O_TRUNC : O_EXCL), 0o600)
+        guard fd >= 0 else { throw POSIX.fail(path, "create") }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        try POSIX.write(bytes, at: offset, to: fd, path: path)
+    }
+
+    func close() { Glibc.close(fd) }
+}
