@@ -100,9 +100,9 @@ let package = Package(
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport"]),
-        .testTarget(name: "LLVSEncryptionTests", dependencies: ["LLVSEncryption", "LLVS", "LLVSSupport", "LLVSConformance"]),
+        .testTarget(name: "LLVSEncryptionTests", dependencies: ["LLVSEncryption", "LLVS", "LLVSSupport", "LLVSConformance", "LLVSTestSupport"]),
         // What every connector's tests share: the conformance harness, a quick client, a fault control over a mock.
-        .target(name: "LLVSTestSupport", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSMocks", "LLVSConformance"], path: "Tests/LLVSTestSupport"),
+        .target(name: "LLVSTestSupport", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVSEncryption"], path: "Tests/LLVSTestSupport"),
         .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSSupport", "LLVSMocks", "llvs-test-helper"]),
         .testTarget(name: "LLVSCloudServiceTests", dependencies: ["LLVSCloudService", "LLVSOneDrive", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
         .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),

@@ -21,6 +21,17 @@ import Testing
         #expect(fixture.mock.contentHost.requestsWithCredentials.isEmpty, "the token reached the download host")
     }
 
+    /// The whole suite, failure checks included, through the encryption layer (what an `--encrypt` remote does).
+    @Test func theConnectorConformsThroughEncryption() async throws {
+        let fixture = try BoxFixture { $0.pageSize = 100 }
+        var options = ConformanceOptions()
+        options.faults = boxFaultControl(mock: fixture.mock)
+        options.largeFileSize = 3 * 1024 * 1024 + 12_345
+        options.listingCount = 250
+        try await expectConformanceThroughEncryption(fixture.fileSystem, options: options)
+        #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
+    }
+
     @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
         let fixture = try BoxFixture { $0.pageSize = 100 }
         fixture.mock.faults.injectRandomly(rate: 0.1, faults: [.status(429, retryAfter: 0), .status(503, retryAfter: 0), .status(500), .dropBeforeAnswer], seed: 7)

@@ -24,6 +24,17 @@ import Testing
         if removal == .delete { #expect(fixture.mock.itemCount == 0) }
     }
 
+    /// The whole suite, failure checks included, through the encryption layer (what an `--encrypt` remote does).
+    @Test func theConnectorConformsThroughEncryption() async throws {
+        let fixture = try DriveFixture { $0.pageSize = 100 }
+        var options = ConformanceOptions()
+        options.faults = driveFaultControl(mock: fixture.mock)
+        options.largeFileSize = 3 * 1024 * 1024 + 12_345
+        options.listingCount = 250
+        try await expectConformanceThroughEncryption(fixture.fileSystem, options: options)
+        #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
+    }
+
     @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
         let fixture = try DriveFixture { $0.pageSize = 100 }
         fixture.mock.faults.injectRandomly(rate: 0.1, faults: [.status(403), .status(429), .status(503), .status(500), .dropBeforeAnswer], seed: 5)

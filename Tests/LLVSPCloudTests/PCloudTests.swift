@@ -27,6 +27,19 @@ import Testing
         #expect(!fixture.mock.contentHost.server.log.contains { $0.target.contains("access_token") }, "the token reached a download host")
     }
 
+    /// The whole suite, failure checks included, through the encryption layer (what an `--encrypt` remote does).
+    @Test func theConnectorConformsThroughEncryption() async throws {
+        let fixture = try PCloudFixture {
+            $0.simpleUploadLimit = 2 * 1024 * 1024
+            $0.chunkSize = 1024 * 1024
+        }
+        var options = ConformanceOptions()
+        options.faults = PCloudFaultControl(mock: fixture.mock)
+        options.largeFileSize = 3 * 1024 * 1024 + 12_345
+        options.listingCount = 250
+        try await expectConformanceThroughEncryption(fixture.fileSystem, options: options, skippable: ["expired-token"])
+    }
+
     /// Faults as pCloud gives them: result 5000 in an HTTP 200, and HTTP-level outages and dropped answers.
     @Test func theConnectorConformsWhenOneCallInTenFails() async throws {
         let fixture = try PCloudFixture {

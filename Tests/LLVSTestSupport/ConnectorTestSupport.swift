@@ -2,6 +2,7 @@ import Foundation
 import LLVS
 import LLVSSupport
 import LLVSConformance
+import LLVSEncryption
 import LLVSHTTP
 import LLVSMocks
 import Testing
@@ -142,4 +143,17 @@ public enum ClientLibraries {
     public static func run(_ script: String, _ arguments: [String]) async throws -> ProcessOutcome {
         try await runProgram(python, [packageRoot.appendingPathComponent("Tests/Clients").appendingPathComponent(script).path] + arguments)
     }
+}
+
+/// Runs the conformance suite through the encryption layer over `base`, in a folder of its own that is removed
+/// afterwards (with its key file), so every check holds for a sealed remote too.
+public func expectConformanceThroughEncryption(_ base: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = [],
+                                               sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let folder = "encrypted-\(UUID().uuidString.prefix(8).lowercased())"
+    let encrypted = RemoteEncryption.encrypting(base, folder: folder, passphrase: "conformance passphrase")
+    var options = options
+    options.parentFolder = folder
+    await expectConformance(encrypted, options: options, skippable: skippable, sourceLocation: sourceLocation)
+    #expect(try await base.exists(CloudPath.join(folder, RemoteKeyFile.name)), "the key file should be in the encrypted folder", sourceLocation: sourceLocation)
+    try await base.removeFolder(folder)
 }

@@ -52,6 +52,17 @@ import Testing
         for name in names { #expect(try await fileSystem.download("b/" + name) == Data(name.utf8)) }
     }
 
+    /// The whole suite, failure checks included, through the encryption layer (what an `--encrypt` remote does).
+    @Test func theConnectorConformsThroughEncryption() async throws {
+        let mock = try MockWebDAVServer(user: "u", password: "p")
+        defer { mock.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: quickClient())
+        var options = ConformanceOptions()
+        options.faults = MockFaultControl(faults: mock.faults)
+        options.largeFileSize = 3 * 1024 * 1024 + 12_345
+        try await expectConformanceThroughEncryption(fileSystem, options: options, skippable: ["expired-token"])
+    }
+
     @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
         let mock = try MockWebDAVServer()
         defer { mock.stop() }

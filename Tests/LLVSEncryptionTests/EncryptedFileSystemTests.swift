@@ -1,0 +1,69 @@
+import Foundation
+import LLVS
+import LLVSConformance
+import LLVSSupport
+@testable import LLVSEncryption
+import LLVSTestSupport
+import Testing
+
+@Suite struct EncryptedFileSystemTests {
+    @Test func theConformanceSuitePassesThroughEncryptionOnALocalFolder() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var options = ConformanceOptions()
+        options.largeFileSize = 5 * 1024 * 1024 + 3
+        options.listingCount = 200
+        try await expectConformanceThroughEncryption(LocalFolderFileSystem(root: folder), options: options,
+                                                     skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+
+    /// Markers in small and large files, from memory and from local files, and in the paths of values inside them:
+    /// none is anywhere in the bytes on the remote.
+    @Test func noPlaintextByteReachesTheRemote() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let encrypted = EncryptedFileSystem(base: LocalFolderFileSystem(root: folder.appendingPathComponent("remote")), folder: "", passphrase: "p",
+                                            scratchFolder: folder.appendingPathComponent("scratch"))
+        let marker = "MARKER-7f3a-home/user/Documents/taxes.pdf"
+        try await encrypted.upload(Data(marker.utf8), to: "versions/small")
+        var large = Data()
+        for i in 0..<20_000 { large.append(Data("\(marker)-\(i)\n".utf8)) }
+        try await encrypted.upload(large, to: "changes/large")
+        try large.write(to: folder.appendingPathComponent("local"))
+        try await encrypted.upload(fileAt: folder.appendingPathComponent("local"), to: "changes/from-file")
+        #expect(try await encrypted.download("changes/from-file") == large)
+
+        let needle = Data("MARKER-7f3a".utf8)
+        let enumerator = FileManager.default.enumerator(atPath: folder.appendingPathComponent("remote").path)!
+        var files = 0
+        for case let name as String in enumerator {
+            let url = folder.appendingPathComponent("remote").appendingPathComponent(name)
+            guard let data = try? Data(contentsOf: url) else { continue }
+            files += 1
+            #expect(data.range(of: needle) == nil, "\(name) holds plaintext")
+        }
+        #expect(files == 4, "three sealed files and the key file")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("scratch").path).isEmpty, "sealed copies are removed")
+    }
+
+    @Test func rangesAcrossChunkBoundariesReadTheRightBytes() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let encrypted = EncryptedFileSystem(base: LocalFolderFileSystem(root: folder), folder: "", passphrase: "p")
+        let chunk = SealedFileLayout.chunkSize
+        let data = bytes(40 * chunk + 77, seed: 9)
+        try await encrypted.upload(data, to: "f")
+        let cases: [(ByteRange, Range<Int>)] = [
+            (.bytes(Int64(chunk - 10), Int64(chunk + 10)), (chunk - 10)..<(chunk + 11)),
+            (.bytes(Int64(30 * chunk), Int64(30 * chunk)), (30 * chunk)..<(30 * chunk + 1)),
+            (.from(Int64(39 * chunk + 5)), (39 * chunk + 5)..<data.count),
+            (.last(Int64(chunk + 100)), (data.count - chunk - 100)..<data.count),
+            (.bytes(0, Int64(data.count + 1000)), 0..<data.count),
+        ]
+        for (range, expected) in cases {
+            #expect(try await encrypted.read("f", range: range) == data.subdata(in: expected), "\(range)")
+        }
+        #expect(try await encrypted.metadata("f").size == Int64(data.count))
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import LLVS
+import LLVSSupport
+@testable import LLVSEncryption
+import Testing
+
+/// The key file: the passphrase opens it, nothing else does, a rewrap keeps the key, and a hostile file is refused
+/// before any work.
+@Suite struct RemoteKeyTests {
+    @Test func thePassphraseOpensTheKeyAndAnotherDoesNot() throws {
+        let key = SecretKey.random()
+        let file = RemoteKeyFile.wrapping(key, passphrase: "correct horse", operations: 1, memory: 8 << 20)
+        let decoded = try RemoteKeyFile.decode(file.encoded(), path: "encryption.json")
+        #expect(try decoded.unwrap(passphrase: "correct horse", path: "encryption.json") == key)
+        #expect(throws: EncryptionError.wrongPassphrase(keyFile: "encryption.json")) {
+            try decoded.unwrap(passphrase: "correct horse ", path: "encryption.json")
+        }
+    }
+
+    @Test func aKeyFileAskingTooMuchIsRefusedBeforeDerivingAnything() throws {
+        var file = RemoteKeyFile.wrapping(SecretKey.random(), passphrase: "p", operations: 1, memory: 8 << 20)
+        file.derivation.memory = 1 << 40
+        #expect(throws: EncryptionError.self) { try RemoteKeyFile.decode(file.encoded(), path: "k") }
+        file.derivation.memory = 8 << 20
+        file.version = 2
+        #expect(throws: EncryptionError.self) { try RemoteKeyFile.decode(file.encoded(), path: "k") }
+        #expect(throws: EncryptionError.self) { try RemoteKeyFile.decode(Data("not json".utf8), path: "k") }
+    }
+
+    @Test func theFirstUseMakesTheKeyAndASecondDeviceOpensIt() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let base = LocalFolderFileSystem(root: folder)
+        let first = EncryptedFileSystem(base: base, folder: "store", passphrase: "one")
+        try await first.upload(Data("marker-value".utf8), to: "store/versions/A")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("store/encryption.json").path))
+        let second = EncryptedFileSystem(base: base, folder: "store", passphrase: "one")
+        #expect(try await second.download("store/versions/A") == Data("marker-value".utf8))
+        #expect(try await second.listNames("store") == ["versions"], "the key file is not listed")
+
+        let wrong = EncryptedFileSystem(base: base, folder: "store", passphrase: "two")
+        await #expect(throws: EncryptionError.wrongPassphrase(keyFile: "store/encryption.json")) { try await wrong.upload(Data(), to: "store/versions/B") }
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("store/versions/B").path), "nothing is written before the key is open")
+
+        try await RemoteKeyring.changePassphrase(on: base, folder: "store", from: "one", to: "two")
+        #expect(try await EncryptedFileSystem(base: base, folder: "store", passphrase: "two").download("store/versions/A") == Data("marker-value".utf8))
+        await #expect(throws: EncryptionError.self) { try await EncryptedFileSystem(base: base, folder: "store", passphrase: "one").download("store/versions/A") }
+    }
+
+    @Test func aFolderHoldingAPlaintextStoreIsNotEncryptedInPlace() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let base = LocalFolderFileSystem(root: folder)
+        try await base.upload(Data("{}".utf8), to: "store/versions/A")
+        let encrypted = EncryptedFileSystem(base: base, folder: "store", passphrase: "p")
+        await #expect(throws: EncryptionError.plaintextStore(folder: "store")) { try await encrypted.listNames("store/versions") }
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("store/encryption.json").path))
+    }
+
+    @Test func pathsOutsideTheFolderAndTheKeyFileAreRefused() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let encrypted = EncryptedFileSystem(base: LocalFolderFileSystem(root: folder), folder: "store", passphrase: "p")
+        await #expect(throws: EncryptionError.self) { try await encrypted.upload(Data(), to: "elsewhere/file") }
+        await #expect(throws: EncryptionError.self) { try await encrypted.upload(Data(), to: "store/encryption.json") }
+        await #expect(throws: EncryptionError.self) { try await encrypted.download("store/encryption.json") }
+    }
+}
