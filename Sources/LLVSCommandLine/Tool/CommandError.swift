@@ -1,6 +1,7 @@
 import LLVS
 import LLVSSupport
 import LLVSBackup
+import LLVSEncryption
 
 /// What a command can fail with, each with its exit code. Codes are documented in `llvs --help`.
 enum CommandError: Error, CustomStringConvertible {
@@ -70,6 +71,11 @@ enum ExitCode: Int32, CaseIterable {
             case .unknownSource: return .notFound
             case .sourceNeeded: return .usage
             case .unreadable, .readFailed: return .failure
+            }
+        case let error as EncryptionError:
+            switch error {
+            case .damaged: return .corrupt
+            case .wrongPassphrase, .malformedKeyFile, .plaintextStore, .outsideEncryptedFolder: return .failure
             }
         default: return .failure
         }
