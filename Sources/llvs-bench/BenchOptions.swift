@@ -22,6 +22,7 @@ struct BenchOptions {
         "sync": BenchOptions(options: ["versions": .counts(1...Int.max), "runs": .count, "keep-remote": .text]),
         "http": BenchOptions(options: ["size-mib": .count, "requests": .count]),
         "restore": BenchOptions(options: ["snapshot": .text, "format": .words(["zip-v1", "llvs-bundles-v1"]), "versions": .count, "runs": .count]),
+        "encryption": BenchOptions(options: ["files": .count, "size-mib": .count, "runs": .count]),
         "listing": BenchOptions(options: ["entries": .count, "runs": .count, "remote": .words(["webdav", "gdrive"])]),
         "compare": BenchOptions(options: [
             "runs": .count, "rows": .counts(1...17), "remotes": .words(["webdav", "gdrive", "onedrive", "pcloud", "box"]), "files": .count,

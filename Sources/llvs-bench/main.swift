@@ -37,6 +37,11 @@ import LLVSConformance
 // the connector against `curl -T`; (5) a new store by full pull against snapshot bootstrap; (6) the requests of an
 // incremental sync. `llvs` must be built beside `llvs-bench`. `--rows` and `--remotes` run part of it.
 //
+//   swift build -c release && .build/release/llvs-bench encryption [--files 20000] [--size-mib 1024] [--runs 3]
+//
+// `encryption`: the same `llvs` commands against a plaintext and an encrypted local-folder remote, taking turns: a
+// first `backup --to` of many small files, and `push` then `clone` of one large value.
+//
 //   swift run -c release llvs-bench listing [--entries 10000] [--runs 5]
 //
 // `listing`: a PROPFIND of a large folder on Apache mod_dav, by curl (the server's time) and by the connector.
@@ -182,6 +187,7 @@ let usage = """
            llvs-bench compare [--runs 3] [--rows 1,…,17] [--remotes webdav,gdrive,onedrive,pcloud,box] [--files 2000] [--versions 2000]
                               [--size-mib 256] [--backup-files 2000] [--clone-versions 10000] [--restic-files 20000]
                               [--scale-files 200000,1000000] [--kill-size-mib 2048] [--rclone PATH] [--install-rclone]
+           llvs-bench encryption [--files 20000] [--size-mib 1024] [--runs 3]
            llvs-bench listing [--entries 10000] [--runs 5] [--remote webdav|gdrive]
 
     """
@@ -217,6 +223,8 @@ do {
         try await httpBenchmark(words)
     case "restore":
         try restoreBenchmark(words)
+    case "encryption":
+        try encryptionBenchmark(words)
     case "listing":
         if option("remote", in: words) == "gdrive" { try await driveListingBenchmark(words) } else { try await listingBenchmark(words) }
     default:
