@@ -13,7 +13,7 @@ import LLVSSupport
 public struct EncryptedFileSystem<Base: CloudFileSystem>: CloudFileSystem {
     public let base: Base
     public let keyring: RemoteKeyring
-    /// Where sealed copies of local files wait for upload, and downloads wait to be opened: on the store's disk.
+    /// Where sealed copies of local files the caller keeps wait for upload: on the store's disk.
     public let scratchFolder: URL
     private let root: [String]
 
@@ -110,6 +110,19 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: CloudFileSystem {
         try await base.upload(fileAt: sealed, to: path)
     }
 
+    /// A file the caller gave up is sealed where it is: no copy.
+    public func upload(consumingFileAt source: URL, to path: String) async throws {
+        defer { POSIX.remove(source.path) }
+        let name = try sealedName(path)
+        let key = try await keyring.key()
+        do {
+            try SealedFileCodec.sealInPlace(source, key: key, path: name)
+        } catch let error as FileError where error.path == source.path {
+            throw CloudFileSystemError.localFile(path: source.path, message: "\(error)")
+        }
+        try await base.upload(consumingFileAt: source, to: path)
+    }
+
     public func download(_ path: String) async throws -> Data {
         let name = try sealedName(path)
         let key = try await keyring.key()
@@ -119,10 +132,9 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: CloudFileSystem {
     public func download(_ path: String, toFileAt destination: URL) async throws {
         let name = try sealedName(path)
         let key = try await keyring.key()
-        let sealed = try scratchFile("download")
-        defer { POSIX.remove(sealed.path) }
-        try await base.download(path, toFileAt: sealed)
-        try SealedFileCodec.openFile(sealed, to: destination, key: key, path: name, displayPath: path)
+        // Downloaded to the destination and opened there: no copy.
+        try await base.download(path, toFileAt: destination)
+        try SealedFileCodec.openInPlace(destination, key: key, path: name, displayPath: path)
     }
 
     /// The chunks that cover the range, with the header when it is near (one request) or on its own (two).

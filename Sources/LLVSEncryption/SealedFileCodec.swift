@@ -120,17 +120,50 @@ enum SealedFileCodec {
         }
     }
 
-    /// Opens the sealed local file `source` into `destination` (made or truncated); on any failure `destination` is
-    /// removed, so nothing unchecked is left where the caller looks.
-    static func openFile(_ source: URL, to destination: URL, key: SecretKey, path: String, displayPath: String) throws {
-        do {
-            let input = try ReadableFile(path: source.path)
-            guard let plainCount = SealedFileLayout.plainSize(sealed: input.size) else {
-                throw EncryptionError.damaged(path: displayPath, reason: "its size, \(input.size) bytes, is not that of an encrypted file")
+    /// Seals the local file at `url` where it is, for a file the caller gave up: the file grows to its sealed size and
+    /// batches are sealed from the last to the first, each written where it belongs. A sealed chunk lands at or after
+    /// the plaintext it came from, so everything still to be read lies before what is written.
+    static func sealInPlace(_ url: URL, key: SecretKey, path: String) throws {
+        let file = try ReadWriteFile(path: url.path)
+        defer { file.close() }
+        let plainCount = try file.size()
+        let seal = FileSeal.fresh(key: key, path: path)
+        let total = SealedFileLayout.chunkCount(plain: plainCount)
+        try file.resize(SealedFileLayout.sealedSize(plain: plainCount))
+        var buffer = [UInt8](repeating: 0, count: batchChunks * SealedFileLayout.sealedChunkSize)
+        var end = total
+        while end > 0 {
+            let first = max(0, end - Int64(batchChunks))
+            let count = Int(end - first)
+            let plainOffset = first * Int64(SealedFileLayout.chunkSize)
+            let plain = try file.read(at: plainOffset, count: Int(min(Int64(count * SealedFileLayout.chunkSize), plainCount - plainOffset)))
+            let sealedCount = plain.count + count * SealedFileLayout.tagSize
+            plain.withUnsafeBytes { plain in
+                buffer.withUnsafeMutableBytes { out in
+                    sealChunks(seal, first: first, count: count, total: total, plain: plain, plainOffset: plainOffset, out: out.baseAddress!)
+                }
             }
-            let seal = try readHeader(try input.read(at: 0, count: SealedFileLayout.headerSize), key: key, path: path, displayPath: displayPath)
-            let output = try NewFile(path: destination.path, replacing: true)
-            defer { output.close() }
+            try buffer.withUnsafeBytes { out in
+                try file.write(UnsafeRawBufferPointer(rebasing: out[0..<sealedCount]),
+                               at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize))
+            }
+            end = first
+        }
+        try seal.header.withUnsafeBytes { try file.write($0, at: 0) }
+    }
+
+    /// Opens the sealed local file at `url` where it is, first batch to last, then cuts it to the plaintext's size:
+    /// plaintext lands at or before the sealed bytes it came from, so nothing still to be read is overwritten. On
+    /// any failure the file is removed, so nothing unchecked is left where the caller looks.
+    static func openInPlace(_ url: URL, key: SecretKey, path: String, displayPath: String) throws {
+        do {
+            let file = try ReadWriteFile(path: url.path)
+            defer { file.close() }
+            let sealedCount = try file.size()
+            guard let plainCount = SealedFileLayout.plainSize(sealed: sealedCount) else {
+                throw EncryptionError.damaged(path: displayPath, reason: "its size, \(sealedCount) bytes, is not that of an encrypted file")
+            }
+            let seal = try readHeader(try file.read(at: 0, count: SealedFileLayout.headerSize), key: key, path: path, displayPath: displayPath)
             let total = SealedFileLayout.chunkCount(plain: plainCount)
             var buffer = [UInt8](repeating: 0, count: batchChunks * SealedFileLayout.chunkSize)
             var first: Int64 = 0
@@ -138,19 +171,20 @@ enum SealedFileCodec {
                 let count = Int(min(Int64(batchChunks), total - first))
                 let plainOffset = first * Int64(SealedFileLayout.chunkSize)
                 let plainLength = Int(min(Int64(count * SealedFileLayout.chunkSize), plainCount - plainOffset))
-                let sealed = try input.read(at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize),
-                                            count: plainLength + count * SealedFileLayout.tagSize)
+                let sealed = try file.read(at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize),
+                                           count: plainLength + count * SealedFileLayout.tagSize)
                 try sealed.withUnsafeBytes { sealed in
                     try buffer.withUnsafeMutableBytes { out in
                         try openChunks(seal, first: first, count: count, total: total, plainCount: plainCount, sealed: sealed,
                                        out: out.baseAddress, displayPath: displayPath)
                     }
                 }
-                try buffer.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<plainLength]), at: plainOffset) }
+                try buffer.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0[0..<plainLength]), at: plainOffset) }
                 first += Int64(count)
             }
+            try file.resize(plainCount)
         } catch {
-            unlink(destination.path)
+            unlink(url.path)
             throw error
         }
     }
@@ -168,6 +202,34 @@ private func eachChunk(_ count: Int, _ work: (Int) -> Void) {
 
 private struct DisjointWork: @unchecked Sendable {
     let run: (Int) -> Void
+}
+
+/// A local file opened for reading and writing at offsets, for sealing and opening in place.
+struct ReadWriteFile {
+    let path: String
+    private let fd: Int32
+
+    init(path: String) throws {
+        self.path = path
+        fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw POSIX.fail(path, "open") }
+    }
+
+    func size() throws -> Int64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw POSIX.fail(path, "inspect") }
+        return Int64(info.st_size)
+    }
+
+    func resize(_ size: Int64) throws {
+        guard ftruncate(fd, off_t(size)) == 0 else { throw POSIX.fail(path, "resize") }
+    }
+
+    func read(at offset: Int64, count: Int) throws -> Data { try POSIX.read(count, at: offset, from: fd, path: path) }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws { try POSIX.write(bytes, at: offset, to: fd, path: path) }
+
+    func close() { Glibc.close(fd) }
 }
 
 /// A local file opened for writing at offsets: new (refusing one already there), or replacing what is there.

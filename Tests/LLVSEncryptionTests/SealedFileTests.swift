@@ -39,8 +39,14 @@ import Testing
         try plain.write(to: source)
         try SealedFileCodec.sealFile(source, to: sealedFile, key: key, path: "changes/A")
         #expect(try SealedFileCodec.open(Data(contentsOf: sealedFile), key: key, path: "changes/A", displayPath: "changes/A") == plain)
-        try SealedFileCodec.openFile(sealedFile, to: back, key: key, path: "changes/A", displayPath: "changes/A")
+        try FileManager.default.copyItem(at: sealedFile, to: back)
+        try SealedFileCodec.openInPlace(back, key: key, path: "changes/A", displayPath: "changes/A")
         #expect(try Data(contentsOf: back) == plain)
+        // Sealed where it is (a file the caller gave up), then opened where it is.
+        try SealedFileCodec.sealInPlace(source, key: key, path: "changes/A")
+        #expect(try SealedFileCodec.open(Data(contentsOf: source), key: key, path: "changes/A", displayPath: "changes/A") == plain)
+        try SealedFileCodec.openInPlace(source, key: key, path: "changes/A", displayPath: "changes/A")
+        #expect(try Data(contentsOf: source) == plain)
     }
 
     @Test func sealingTwiceGivesDifferentBytes() {
@@ -77,17 +83,17 @@ import Testing
         refused(Data("{\"version\": {}}".utf8), "a plaintext file")
     }
 
-    @Test func aDamagedFileOpenedToAFileLeavesNothingAtTheDestination() throws {
+    @Test func aDamagedFileOpenedInPlaceIsRemoved() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         var sealed = SealedFileCodec.seal(bytes(100 * Self.chunk, seed: 2), key: key, path: "changes/A")
         sealed[sealed.count - 5] ^= 0x80
         try sealed.write(to: folder.appendingPathComponent("sealed"))
-        let destination = folder.appendingPathComponent("out")
+        let damaged = folder.appendingPathComponent("sealed")
         #expect(throws: EncryptionError.self) {
-            try SealedFileCodec.openFile(folder.appendingPathComponent("sealed"), to: destination, key: key, path: "changes/A", displayPath: "changes/A")
+            try SealedFileCodec.openInPlace(damaged, key: key, path: "changes/A", displayPath: "changes/A")
         }
-        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        #expect(!FileManager.default.fileExists(atPath: damaged.path), "nothing half-opened is left where the caller looks")
     }
 }
 

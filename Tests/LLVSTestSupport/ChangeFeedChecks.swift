@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSEncryption
 import Testing
 
 /// What the change feed checks need of a connector and its mock: a fresh connector for each sync (each `llvs sync`
@@ -15,15 +16,26 @@ public struct ChangeFeedHarness: Sendable {
     /// Requests an incremental sync may make to send one new version: the feed and the two uploads, plus the
     /// lookups a service needs before writing a file (Drive, where names are not unique, looks before it creates).
     public var requestsToSendOneVersion: Int
+    /// When set, every sync goes through the encryption layer with this passphrase, as an `--encrypt` remote's does;
+    /// each (a new process) then reads the key file once more, in `requestsToReadKey` requests (a service that
+    /// addresses files by ID looks up the folder and the file first).
+    public var passphrase: String?
+    public var requestsToReadKey: Int
 
     public init(makeFileSystem: @escaping @Sendable () -> any CloudFileSystem, expireCursors: @escaping @Sendable () -> Void,
-                requests: @escaping @Sendable () -> Int, requestsForOneNewVersion: Int = 3, requestsToSendOneVersion: Int = 3) {
+                requests: @escaping @Sendable () -> Int, requestsForOneNewVersion: Int = 3, requestsToSendOneVersion: Int = 3,
+                passphrase: String? = nil, requestsToReadKey: Int = 1) {
         self.makeFileSystem = makeFileSystem
         self.expireCursors = expireCursors
         self.requests = requests
         self.requestsForOneNewVersion = requestsForOneNewVersion
         self.requestsToSendOneVersion = requestsToSendOneVersion
+        self.passphrase = passphrase
+        self.requestsToReadKey = requestsToReadKey
     }
+
+    /// Requests a fresh file system makes before its first of the sync: the key file's, when encrypted.
+    var requestsToOpen: Int { passphrase == nil ? 0 : requestsToReadKey }
 }
 
 /// Two stores syncing through one remote by its change feed, as `llvs sync` does: a sync with nothing new costs
@@ -35,7 +47,12 @@ public func expectChangeFeedSync(_ harness: ChangeFeedHarness, in directory: URL
     let a = try StoreCoordinator(store: try Store(creatingAt: directory.appendingPathComponent("a-\(base)")))
     let b = try StoreCoordinator(store: try Store(creatingAt: directory.appendingPathComponent("b-\(base)")))
     func exchange(_ coordinator: StoreCoordinator) -> CloudFileSystemExchange {
-        CloudFileSystemExchange(store: coordinator.store, fileSystem: harness.makeFileSystem(), basePath: base,
+        let plain = harness.makeFileSystem()
+        let fileSystem = harness.passphrase.map { RemoteEncryption.encrypting(plain, folder: base, passphrase: $0) } ?? plain
+        if harness.passphrase != nil {
+            #expect(fileSystem is any CloudChangeFeed, "the encryption layer keeps the change feed", sourceLocation: sourceLocation)
+        }
+        return CloudFileSystemExchange(store: coordinator.store, fileSystem: fileSystem, basePath: base,
                                 cursorFile: RemoteCursorFile(store: coordinator.store, identity: "remote " + base))
     }
     func sync(_ coordinator: StoreCoordinator) async throws -> (report: ExchangeReport, requests: Int) {
@@ -56,7 +73,7 @@ public func expectChangeFeedSync(_ harness: ChangeFeedHarness, in directory: URL
     // Nothing new: one request, the feed.
     let idle = try await sync(b)
     #expect(idle.report.listing == .changeFeed, sourceLocation: sourceLocation)
-    #expect(idle.requests == 1, "a sync with nothing new made \(idle.requests) requests", sourceLocation: sourceLocation)
+    #expect(idle.requests == 1 + harness.requestsToOpen, "a sync with nothing new made \(idle.requests) requests", sourceLocation: sourceLocation)
 
     // One new version: the feed and the version's files. (a's second sync first: its first position was taken
     // before the remote's folders existed, so this one looks them up once; from then on the position carries them.)
@@ -64,11 +81,11 @@ public func expectChangeFeedSync(_ harness: ChangeFeedHarness, in directory: URL
     try await a.save(inserting: [Value(id: "one-more", data: Data("new".utf8))])
     let sent = try await sync(a)
     #expect(sent.report.listing == .changeFeed && sent.report.send.sent.count == 1, sourceLocation: sourceLocation)
-    #expect(sent.requests <= harness.requestsToSendOneVersion,
+    #expect(sent.requests <= harness.requestsToSendOneVersion + harness.requestsToOpen,
             "sending one version made \(sent.requests) requests (at most \(harness.requestsToSendOneVersion))", sourceLocation: sourceLocation)
     let received = try await sync(b)
     #expect(received.report.listing == .changeFeed && received.report.retrieve.retrieved.count == 1, sourceLocation: sourceLocation)
-    #expect(received.requests <= harness.requestsForOneNewVersion,
+    #expect(received.requests <= harness.requestsForOneNewVersion + harness.requestsToOpen,
             "receiving one version made \(received.requests) requests (at most \(harness.requestsForOneNewVersion))", sourceLocation: sourceLocation)
     #expect(try await b.value(id: "one-more")?.data == Data("new".utf8), sourceLocation: sourceLocation)
 

@@ -69,6 +69,10 @@ public protocol CloudFileSystem: Sendable {
     func upload(_ data: Data, to path: String) async throws
     /// Writes a file from a local file without holding it in memory.
     func upload(fileAt source: URL, to path: String) async throws
+    /// Writes a file from a local file the caller gives up (a temporary it made for this upload): the file system may
+    /// change, move or remove it, and it is gone once this returns, whether the upload succeeded or not. A layer that
+    /// transforms what it sends (encryption) does so in place instead of in a copy.
+    func upload(consumingFileAt source: URL, to path: String) async throws
     func download(_ path: String) async throws -> Data
     /// Reads a file into a local file without holding it in memory.
     func download(_ path: String, toFileAt destination: URL) async throws
@@ -88,6 +92,12 @@ public protocol CloudFileSystem: Sendable {
 
 extension CloudFileSystem {
     public var capabilities: CloudCapabilities { .plain }
+
+    /// Uploads the file as it is, then removes it.
+    public func upload(consumingFileAt source: URL, to path: String) async throws {
+        defer { try? FileManager.default.removeItem(at: source) }
+        try await upload(fileAt: source, to: path)
+    }
 
     /// The names from a full listing.
     public func listNames(_ folder: String) async throws -> [String] {

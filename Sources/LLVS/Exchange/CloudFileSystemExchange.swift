@@ -119,7 +119,8 @@ public struct CloudFileSystemExchange: Exchange {
         let changesPath = try file(RemoteFormat.changesFolder, version.id)
         switch changes {
         case .data(let data): try await fileSystem.upload(data, to: changesPath)
-        case .file(let url, _): try await fileSystem.upload(fileAt: url, to: changesPath)
+        case .file(let url, true): try await fileSystem.upload(consumingFileAt: url, to: changesPath)
+        case .file(let url, false): try await fileSystem.upload(fileAt: url, to: changesPath)
         }
         try await fileSystem.upload(try RemoteFormat.encodeVersion(version), to: try file(RemoteFormat.versionsFolder, version.id))
     }
