@@ -17,9 +17,10 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: CloudFileSystem {
     public let scratchFolder: URL
     private let root: [String]
 
-    public init(base: Base, folder: String, passphrase: String, scratchFolder: URL = FileManager.default.temporaryDirectory) {
+    public init(base: Base, folder: String, passphrase: String, openedKey: OpenedKeyFile? = nil,
+                scratchFolder: URL = FileManager.default.temporaryDirectory) {
         self.base = base
-        keyring = RemoteKeyring(base: base, folder: folder, passphrase: passphrase)
+        keyring = RemoteKeyring(base: base, folder: folder, passphrase: passphrase, openedKey: openedKey)
         self.scratchFolder = scratchFolder
         root = (try? CloudPath.components(folder)) ?? []
     }
@@ -215,10 +216,10 @@ extension EncryptedFileSystem: CloudChangeFeed where Base: CloudChangeFeed {
 
 /// Making an encrypted file system over a file system known only as `any CloudFileSystem`, keeping its change feed.
 public enum RemoteEncryption {
-    public static func encrypting(_ base: any CloudFileSystem, folder: String, passphrase: String,
+    public static func encrypting(_ base: any CloudFileSystem, folder: String, passphrase: String, openedKey: OpenedKeyFile? = nil,
                                   scratchFolder: URL = FileManager.default.temporaryDirectory) -> any CloudFileSystem {
         func wrap<Base: CloudFileSystem>(_ base: Base) -> any CloudFileSystem {
-            EncryptedFileSystem(base: base, folder: folder, passphrase: passphrase, scratchFolder: scratchFolder)
+            EncryptedFileSystem(base: base, folder: folder, passphrase: passphrase, openedKey: openedKey, scratchFolder: scratchFolder)
         }
         return wrap(base)
     }

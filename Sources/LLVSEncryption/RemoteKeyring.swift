@@ -9,12 +9,15 @@ public actor RemoteKeyring {
     /// The encrypted folder ("" for the file system's root).
     public nonisolated let folder: String
     private let passphrase: String
+    /// Where the opened key is kept between commands, when the passphrase is kept too; nil to derive it every time.
+    private let openedKey: OpenedKeyFile?
     private var opening: Task<SecretKey, any Error>?
 
-    public init(base: any CloudFileSystem, folder: String, passphrase: String) {
+    public init(base: any CloudFileSystem, folder: String, passphrase: String, openedKey: OpenedKeyFile? = nil) {
         self.base = base
         self.folder = (try? CloudPath.components(folder).joined(separator: "/")) ?? folder
         self.passphrase = passphrase
+        self.openedKey = openedKey
     }
 
     public nonisolated var keyFilePath: String { CloudPath.join(folder, RemoteKeyFile.name) }
@@ -43,7 +46,10 @@ public actor RemoteKeyring {
         } catch CloudFileSystemError.notFound {
             return try await make()
         }
-        return try RemoteKeyFile.decode(data, path: path).unwrap(passphrase: passphrase, path: path)
+        if let kept = openedKey?.key(forKeyFile: data) { return kept }
+        let key = try RemoteKeyFile.decode(data, path: path).unwrap(passphrase: passphrase, path: path)
+        openedKey?.keep(key, forKeyFile: data)
+        return key
     }
 
     private func make() async throws -> SecretKey {
@@ -55,8 +61,11 @@ public actor RemoteKeyring {
         let file = RemoteKeyFile.wrapping(key, passphrase: passphrase)
         try await base.upload(file.encoded(), to: path)
         // Two devices may make a key at the same moment; the file the remote kept is the key, so read it back.
-        let kept = try RemoteKeyFile.decode(try await base.download(path), path: path)
-        return kept == file ? key : try kept.unwrap(passphrase: passphrase, path: path)
+        let keptData = try await base.download(path)
+        let kept = try RemoteKeyFile.decode(keptData, path: path)
+        let opened = kept == file ? key : try kept.unwrap(passphrase: passphrase, path: path)
+        openedKey?.keep(opened, forKeyFile: keptData)
+        return opened
     }
 
     /// True when `folder` on `base` has a key file: it is an encrypted remote's folder.

@@ -116,7 +116,15 @@ import Glibc
         #expect(try await llvs("remote", "passphrase", "shared", "--keep", "--store", path("b"), input: Data("old".utf8)).status == 1)
         #expect(try await llvs("remote", "passphrase", "shared", "--keep", "--store", path("b"), input: Data("new".utf8)).status == 0)
         #expect(try await llvs("pull", "shared", "--store", path("b")).status == 0)
+        // Each kept passphrase has the key opened with it beside it (0600), so commands skip the derivation.
+        let kept = path("config/llvs/passphrases")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: kept).filter { $0.hasSuffix(".key") }.count == 2)
         #expect(try await llvs("remote", "passphrase", "shared", "--forget", "--store", path("b")).status == 0)
+        let left = try FileManager.default.contentsOfDirectory(atPath: kept)
+        #expect(left.count == 2, "store a's passphrase and opened key stay, b's are gone: \(left)")
+        for name in left {
+            #expect((try FileManager.default.attributesOfItem(atPath: kept + "/" + name)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        }
         let forgotten = try await llvs("pull", "shared", "--store", path("b"))
         #expect(forgotten.status == 1 && forgotten.error.contains("LLVS_PASSPHRASE"))
     }

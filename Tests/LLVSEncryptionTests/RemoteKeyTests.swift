@@ -65,4 +65,24 @@ import Testing
         await #expect(throws: EncryptionError.self) { try await encrypted.upload(Data(), to: "store/encryption.json") }
         await #expect(throws: EncryptionError.self) { try await encrypted.download("store/encryption.json") }
     }
+
+    /// The opened key kept on this machine is used while the key file is the one it came from (here shown by a
+    /// keyring whose passphrase alone would not open it), and not once the key file was rewrapped.
+    @Test func theKeptOpenedKeyIsUsedOnlyForTheKeyFileItCameFrom() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let base = LocalFolderFileSystem(root: folder.appendingPathComponent("remote"))
+        let opened = OpenedKeyFile(url: folder.appendingPathComponent("opened.key"))
+        try await EncryptedFileSystem(base: base, folder: "", passphrase: "right", openedKey: opened).upload(Data("v".utf8), to: "versions/A")
+        let attributes = try FileManager.default.attributesOfItem(atPath: opened.url.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+
+        let fromCache = EncryptedFileSystem(base: base, folder: "", passphrase: "not derived", openedKey: opened)
+        #expect(try await fromCache.download("versions/A") == Data("v".utf8))
+
+        try await RemoteKeyring.changePassphrase(on: base, folder: "", from: "right", to: "newer")
+        let stale = EncryptedFileSystem(base: base, folder: "", passphrase: "not derived", openedKey: opened)
+        await #expect(throws: EncryptionError.wrongPassphrase(keyFile: "encryption.json")) { try await stale.download("versions/A") }
+        #expect(try await EncryptedFileSystem(base: base, folder: "", passphrase: "newer", openedKey: opened).download("versions/A") == Data("v".utf8))
+    }
 }

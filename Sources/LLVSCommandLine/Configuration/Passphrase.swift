@@ -1,4 +1,5 @@
 import Foundation
+import LLVSEncryption
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,9 +11,20 @@ enum Passphrase {
 
     /// The passphrase of the encrypted remote `name`: `$LLVS_PASSPHRASE`, else the one kept for it.
     static func of(_ name: String, setting: RemoteEncryptionSetting, context: CommandContext) throws -> String {
-        if let given = context.environment[environmentName], !given.isEmpty { return given }
+        if let given = given(context) { return given }
         if let id = setting.keptPassphrase, let kept = context.configuration.passphrase(id), !kept.isEmpty { return kept }
         throw CommandError.failed("The remote \(name) is encrypted and no passphrase is given: set $\(environmentName), or keep it with `llvs remote passphrase \(name) --keep` (it reads the passphrase from standard input).")
+    }
+
+    static func given(_ context: CommandContext) -> String? {
+        context.environment[environmentName].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Where the remote's opened key is kept beside its kept passphrase: only when the kept one is in use, never for
+    /// a passphrase the user gives each time, which is a choice to keep nothing.
+    static func openedKey(_ setting: RemoteEncryptionSetting, context: CommandContext) -> OpenedKeyFile? {
+        guard given(context) == nil, let id = setting.keptPassphrase else { return nil }
+        return OpenedKeyFile(url: context.configuration.passphraseFile(id).appendingPathExtension("key"))
     }
 
     /// Reads a passphrase from standard input: on a terminal one line typed without echo after `prompt`, otherwise
@@ -43,8 +55,10 @@ enum Passphrase {
         return id
     }
 
+    /// Removes the kept passphrase and the key opened with it.
     static func forget(_ setting: RemoteEncryptionSetting?, context: CommandContext) {
         guard let id = setting?.keptPassphrase else { return }
         try? FileManager.default.removeItem(at: context.configuration.passphraseFile(id))
+        OpenedKeyFile(url: context.configuration.passphraseFile(id).appendingPathExtension("key")).remove()
     }
 }

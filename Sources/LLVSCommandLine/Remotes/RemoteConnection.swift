@@ -29,6 +29,7 @@ struct RemoteConnection {
         plainFileSystem = try kind.makeFileSystem(access)
         if let encryption = entry.encryption {
             fileSystem = RemoteEncryption.encrypting(plainFileSystem, folder: access.basePath, passphrase: try passphrase ?? Passphrase.of(name, setting: encryption, context: context),
+                                                     openedKey: passphrase == nil ? Passphrase.openedKey(encryption, context: context) : nil,
                                                      scratchFolder: Self.scratchFolder(context))
         } else {
             fileSystem = plainFileSystem
