@@ -111,17 +111,19 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: CloudFileSystem {
         try await base.upload(fileAt: sealed, to: path)
     }
 
-    /// A file the caller gave up is sealed where it is: no copy.
-    public func upload(consumingFileAt source: URL, to path: String) async throws {
-        defer { POSIX.remove(source.path) }
+    /// Files staged for an upload are sealed as they are written (`SealingFileWriter`): no plaintext copy on disk.
+    public func stager(for path: String) async throws -> FileStager {
         let name = try sealedName(path)
         let key = try await keyring.key()
-        do {
-            try SealedFileCodec.sealInPlace(source, key: key, path: name)
-        } catch let error as FileError where error.path == source.path {
-            throw CloudFileSystemError.localFile(path: source.path, message: "\(error)")
-        }
-        try await base.upload(consumingFileAt: source, to: path)
+        return FileStager { try SealingFileWriter(url: $0, key: key, path: name) }
+    }
+
+    /// A staged file is already sealed: it goes up as it is.
+    public func upload(stagedFileAt source: URL, to path: String) async throws {
+        defer { POSIX.remove(source.path) }
+        _ = try sealedName(path)
+        _ = try await keyring.key()
+        try await base.upload(fileAt: source, to: path)
     }
 
     public func download(_ path: String) async throws -> Data {

@@ -120,38 +120,6 @@ enum SealedFileCodec {
         }
     }
 
-    /// Seals the local file at `url` where it is, for a file the caller gave up: the file grows to its sealed size and
-    /// batches are sealed from the last to the first, each written where it belongs. A sealed chunk lands at or after
-    /// the plaintext it came from, so everything still to be read lies before what is written.
-    static func sealInPlace(_ url: URL, key: SecretKey, path: String) throws {
-        let file = try ReadWriteFile(path: url.path)
-        defer { file.close() }
-        let plainCount = try file.size()
-        let seal = FileSeal.fresh(key: key, path: path)
-        let total = SealedFileLayout.chunkCount(plain: plainCount)
-        try file.resize(SealedFileLayout.sealedSize(plain: plainCount))
-        var buffer = [UInt8](repeating: 0, count: batchChunks * SealedFileLayout.sealedChunkSize)
-        var end = total
-        while end > 0 {
-            let first = max(0, end - Int64(batchChunks))
-            let count = Int(end - first)
-            let plainOffset = first * Int64(SealedFileLayout.chunkSize)
-            let plain = try file.read(at: plainOffset, count: Int(min(Int64(count * SealedFileLayout.chunkSize), plainCount - plainOffset)))
-            let sealedCount = plain.count + count * SealedFileLayout.tagSize
-            plain.withUnsafeBytes { plain in
-                buffer.withUnsafeMutableBytes { out in
-                    sealChunks(seal, first: first, count: count, total: total, plain: plain, plainOffset: plainOffset, out: out.baseAddress!)
-                }
-            }
-            try buffer.withUnsafeBytes { out in
-                try file.write(UnsafeRawBufferPointer(rebasing: out[0..<sealedCount]),
-                               at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize))
-            }
-            end = first
-        }
-        try seal.header.withUnsafeBytes { try file.write($0, at: 0) }
-    }
-
     /// Opens the sealed local file at `url` where it is, first batch to last, then cuts it to the plaintext's size:
     /// plaintext lands at or before the sealed bytes it came from, so nothing still to be read is overwritten. On
     /// any failure the file is removed, so nothing unchecked is left where the caller looks.

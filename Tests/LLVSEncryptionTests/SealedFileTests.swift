@@ -42,11 +42,20 @@ import Testing
         try FileManager.default.copyItem(at: sealedFile, to: back)
         try SealedFileCodec.openInPlace(back, key: key, path: "changes/A", displayPath: "changes/A")
         #expect(try Data(contentsOf: back) == plain)
-        // Sealed where it is (a file the caller gave up), then opened where it is.
-        try SealedFileCodec.sealInPlace(source, key: key, path: "changes/A")
-        #expect(try SealedFileCodec.open(Data(contentsOf: source), key: key, path: "changes/A", displayPath: "changes/A") == plain)
-        try SealedFileCodec.openInPlace(source, key: key, path: "changes/A", displayPath: "changes/A")
-        #expect(try Data(contentsOf: source) == plain)
+        // Sealed as it is written, in pieces of awkward sizes (a staged file), then opened where it is.
+        let staged = folder.appendingPathComponent("staged")
+        let writer = try SealingFileWriter(url: staged, key: key, path: "changes/A")
+        var offset = 0, piece = 1
+        while offset < plain.count {
+            let end = min(plain.count, offset + piece)
+            try writer.write(plain.subdata(in: offset..<end))
+            offset = end
+            piece = piece * 7 + 3
+        }
+        try writer.finish()
+        #expect(try SealedFileCodec.open(Data(contentsOf: staged), key: key, path: "changes/A", displayPath: "changes/A") == plain)
+        try SealedFileCodec.openInPlace(staged, key: key, path: "changes/A", displayPath: "changes/A")
+        #expect(try Data(contentsOf: staged) == plain)
     }
 
     @Test func sealingTwiceGivesDifferentBytes() {

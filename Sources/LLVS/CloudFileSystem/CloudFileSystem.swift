@@ -69,10 +69,11 @@ public protocol CloudFileSystem: Sendable {
     func upload(_ data: Data, to path: String) async throws
     /// Writes a file from a local file without holding it in memory.
     func upload(fileAt source: URL, to path: String) async throws
-    /// Writes a file from a local file the caller gives up (a temporary it made for this upload): the file system may
-    /// change, move or remove it, and it is gone once this returns, whether the upload succeeded or not. A layer that
-    /// transforms what it sends (encryption) does so in place instead of in a copy.
-    func upload(consumingFileAt source: URL, to path: String) async throws
+    /// How to write a local file for one upload to `path` with `upload(stagedFileAt:to:)` (`StagedFileWriter`).
+    func stager(for path: String) async throws -> FileStager
+    /// Writes a file from a local file its `stager` wrote, which the caller gives up: it is gone once this returns,
+    /// whether the upload succeeded or not.
+    func upload(stagedFileAt source: URL, to path: String) async throws
     func download(_ path: String) async throws -> Data
     /// Reads a file into a local file without holding it in memory.
     func download(_ path: String, toFileAt destination: URL) async throws
@@ -93,8 +94,11 @@ public protocol CloudFileSystem: Sendable {
 extension CloudFileSystem {
     public var capabilities: CloudCapabilities { .plain }
 
-    /// Uploads the file as it is, then removes it.
-    public func upload(consumingFileAt source: URL, to path: String) async throws {
+    /// Staged files hold the bytes as they are.
+    public func stager(for path: String) async throws -> FileStager { .plain }
+
+    /// Uploads the staged file as it is, then removes it.
+    public func upload(stagedFileAt source: URL, to path: String) async throws {
         defer { try? FileManager.default.removeItem(at: source) }
         try await upload(fileAt: source, to: path)
     }

@@ -115,12 +115,19 @@ public struct CloudFileSystemExchange: Exchange {
         return .file(temporary, owned: true)
     }
 
+    /// Large changes are written through the file system's stager, so an encrypted remote's are sealed as they are
+    /// encoded and the file is written once.
+    public func encodeChanges(of version: Version) async throws -> EncodedChanges {
+        let stager = try await fileSystem.stager(for: try file(RemoteFormat.changesFolder, version.id))
+        return try store.encodedChanges(madeInVersionIdentifiedBy: version.id, stager: stager)
+    }
+
     public func send(_ version: Version, changes: EncodedChanges) async throws {
         let changesPath = try file(RemoteFormat.changesFolder, version.id)
         switch changes {
         case .data(let data): try await fileSystem.upload(data, to: changesPath)
-        case .file(let url, true): try await fileSystem.upload(consumingFileAt: url, to: changesPath)
-        case .file(let url, false): try await fileSystem.upload(fileAt: url, to: changesPath)
+        case .file(let url, _): try await fileSystem.upload(fileAt: url, to: changesPath)
+        case .staged(let url): try await fileSystem.upload(stagedFileAt: url, to: changesPath)
         }
         try await fileSystem.upload(try RemoteFormat.encodeVersion(version), to: try file(RemoteFormat.versionsFolder, version.id))
     }

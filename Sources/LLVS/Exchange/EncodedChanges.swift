@@ -7,10 +7,16 @@ public enum EncodedChanges: Sendable {
     case data(Data)
     /// A file of encoded changes; an `owned` file is temporary and removed by `discard()`.
     case file(URL, owned: Bool)
+    /// A temporary file a file system's `FileStager` wrote for its upload (perhaps transformed: sealed), to be sent
+    /// with `upload(stagedFileAt:to:)` and never read here.
+    case staged(URL)
 
     /// Removes the temporary file, if this owns one.
     public func discard() {
-        if case .file(let url, true) = self { try? FileManager.default.removeItem(at: url) }
+        switch self {
+        case .file(let url, true), .staged(let url): try? FileManager.default.removeItem(at: url)
+        case .data, .file: break
+        }
     }
 
     /// The whole encoding in memory (for small changes, and tests).
@@ -18,6 +24,7 @@ public enum EncodedChanges: Sendable {
         switch self {
         case .data(let data): return data
         case .file(let url, _): return try POSIX.readFile(url.path)
+        case .staged: preconditionFailure("a staged file is its file system's to send, not to read")
         }
     }
 }
@@ -30,7 +37,9 @@ extension Store {
     /// `inlineLimit` bytes the encoding goes to a temporary file, one value at a time, and a value larger than the
     /// limit is copied out of storage and written as base64 in pieces, so sending a version costs bounded memory
     /// whatever it holds. The bytes equal JSONEncoder's with sorted keys either way.
-    public func encodedChanges(madeInVersionIdentifiedBy id: Version.ID, inlineLimit: Int64 = Store.inlineValueLimit) throws -> EncodedChanges {
+    /// With a `stager`, the file is written through it for one upload and returned as `.staged`.
+    public func encodedChanges(madeInVersionIdentifiedBy id: Version.ID, inlineLimit: Int64 = Store.inlineValueLimit,
+                               stager: FileStager? = nil) throws -> EncodedChanges {
         let planned = try plannedChanges(madeInVersionIdentifiedBy: id)
         // Many values below the limit (a backup's chunks) are streamed too: encoded whole, they would sit in memory
         // several times over (data, base64, JSON) for each version in flight.
@@ -41,30 +50,29 @@ extension Store {
         let url = temporaryFile("send")
         let raw = url.appendingPathExtension("value")
         defer { try? FileManager.default.removeItem(at: raw) }
-        guard FileManager.default.createFile(atPath: url.path, contents: nil), let out = try? FileHandle(forWritingTo: url) else {
-            throw FileError.io(path: url.path, operation: "create", errno: errno)
-        }
         do {
-            defer { try? out.close() }
-            try out.write(contentsOf: Data("[".utf8))
+            let out = try (stager ?? .plain).makeWriter(url)
+            try out.write(Data("[".utf8))
             for (index, change) in planned.enumerated() {
-                if index > 0 { try out.write(contentsOf: Data(",".utf8)) }
+                if index > 0 { try out.write(Data(",".utf8)) }
                 guard let entry = change.entry, entry.data.length > inlineLimit else {
-                    try out.write(contentsOf: try RemoteFormat.encodeChange(try self.change(for: change)))
+                    try out.write(try RemoteFormat.encodeChange(try self.change(for: change)))
                     continue
                 }
                 let kind = if case .update = change { "update" } else { "insert" }
-                try out.write(contentsOf: Data(#"{"\#(kind)":{"data":""#.utf8))
+                try out.write(Data(#"{"\#(kind)":{"data":""#.utf8))
                 try storage.copyRecord(at: entry.data, zone: .values, to: raw)
                 try Base64Stream.encode(fileAt: raw, to: out)
-                try out.write(contentsOf: Data(#"","id":"#.utf8) + RemoteFormat.jsonString(entry.valueId.rawValue)
+                try out.write(Data(#"","id":"#.utf8) + RemoteFormat.jsonString(entry.valueId.rawValue)
                               + Data(#","storedVersionId":"#.utf8) + RemoteFormat.jsonString(entry.storedVersionId.rawValue) + Data("}}".utf8))
             }
-            try out.write(contentsOf: Data("]".utf8))
+            try out.write(Data("]".utf8))
+            try out.finish()
         } catch {
             try? FileManager.default.removeItem(at: url)
             throw error
         }
+        if stager != nil { return .staged(url) }
         return .file(url, owned: true)
     }
 }
@@ -73,7 +81,7 @@ extension Store {
 enum Base64Stream {
     /// Appends the base64 of a file to `out`, reading 3 MiB (a multiple of 3 bytes) at a time, with `/` written `\/`
     /// as JSONEncoder writes it inside a string, so the file is byte for byte what LLVS apps write.
-    static func encode(fileAt url: URL, to out: FileHandle) throws {
+    static func encode(fileAt url: URL, to out: any StagedFileWriter) throws {
         let input = try FileHandle(forReadingFrom: url)
         defer { try? input.close() }
         while let piece = try input.read(upToCount: 3 << 20), !piece.isEmpty {
@@ -91,7 +99,7 @@ enum Base64Stream {
                 }
                 escaped.append(contentsOf: raw[start...])
             }
-            try out.write(contentsOf: escaped)
+            try out.write(Data(escaped))
         }
     }
 }

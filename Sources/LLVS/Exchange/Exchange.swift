@@ -19,6 +19,9 @@ public protocol Exchange: Sendable {
     func fetchVersion(_ id: Version.ID) async throws -> Version
     /// A version's encoded changes; large ones in a file, so no value is held whole.
     func fetchChanges(of id: Version.ID) async throws -> EncodedChanges
+    /// A version's changes encoded for `send`; by default as the store encodes them. An exchange whose remote
+    /// transforms what it sends has them written in their final form (`FileStager`).
+    func encodeChanges(of version: Version) async throws -> EncodedChanges
     /// Writes a version's changes, then the version itself, so a version is never visible without its changes.
     func send(_ version: Version, changes: EncodedChanges) async throws
     /// Where a version's changes are on the remote, as errors name it.
@@ -73,6 +76,10 @@ public struct ExchangeReport: Sendable {
 }
 
 extension Exchange {
+    public func encodeChanges(of version: Version) async throws -> EncodedChanges {
+        try store.encodedChanges(madeInVersionIdentifiedBy: version.id)
+    }
+
     public var progress: (@Sendable (ExchangeProgress) -> Void)? { nil }
     public func changesLocation(of id: Version.ID) -> String { "\(RemoteFormat.changesFolder)/\(id.rawValue)" }
     public func remoteListing() async throws -> RemoteListing { RemoteListing(versionIds: try await remoteVersionIds()) }
@@ -190,7 +197,7 @@ extension Exchange {
         let total = pending.count
         let totalBytes = pending.reduce(Int64(0)) { $0 + ($1.valueDataSize ?? 0) }
         let results = await mapConcurrently(pending, limit: concurrency) { version in
-            let encoded = try store.encodedChanges(madeInVersionIdentifiedBy: version.id)
+            let encoded = try await self.encodeChanges(of: version)
             defer { encoded.discard() }
             try await self.send(version, changes: encoded)
             let done = sent.withLock { sent in
