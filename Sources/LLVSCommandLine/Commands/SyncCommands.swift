@@ -220,10 +220,13 @@ struct CloneCommand: Command {
     /// Written into DIR when a clone starts and removed when it ends, so running the clone again resumes it.
     static let markerName = "clone-in-progress"
     static let name = "clone"
-    static let summary = "Make a new store in DIR from a remote (of --store's store, or kept for all stores; the new store keeps it): from its snapshot when it has one, then everything after."
-    static let arguments = "REMOTE DIR"
+    static let summary = "Make a new store in DIR from a URL, or from a remote (of --store's store, or kept for all stores); the new store keeps it: from its snapshot when it has one, then everything after."
+    static let arguments = "URL|REMOTE DIR"
     static let storageOption = Option("storage", "KIND", "file (default) or sqlite", .oneOf(["file", "sqlite"]))
-    static let options: [any DeclaredOption] = [storageOption, ArbiterOption.arbiter, ArbiterOption.mergeBranches]
+    static let nameOption = Option("name", "NAME", "with a URL: the name the new store keeps the remote under (default origin)", .nonEmpty)
+    static let accountOption = Option("account", "NAME", "with a URL: the account to sign in with (default: the kind's own, as gdrive, where the kind needs one); add it first with `llvs remote add`", .nonEmpty)
+    static let options: [any DeclaredOption] = [storageOption, nameOption, accountOption, RemoteAddCommand.encryptFlag, RemoteAddCommand.passphraseStdinFlag,
+                                                ArbiterOption.arbiter, ArbiterOption.mergeBranches]
     static let positionalCount = 2...2
 
     let remote: String
@@ -231,6 +234,7 @@ struct CloneCommand: Command {
     let storage: String
     let arbiter: any MergeArbiter
     let selection: HeadSelection
+    let arguments: ParsedArguments
 
     init(_ arguments: ParsedArguments) throws {
         arbiter = try ArbiterOption.parse(arguments)
@@ -238,10 +242,65 @@ struct CloneCommand: Command {
         remote = arguments.positionals[0]
         directory = arguments.positionals[1]
         storage = arguments[Self.storageOption] ?? "file"
+        self.arguments = arguments
+        if !Self.isURL(remote) {
+            for option in [Self.nameOption, Self.accountOption] where arguments[option] != nil {
+                throw CommandError.usage("--\(option.spec.name) goes with a URL; \(remote) names a remote, which has its own")
+            }
+            if arguments[RemoteAddCommand.encryptFlag] || arguments[RemoteAddCommand.passphraseStdinFlag] {
+                throw CommandError.usage("--encrypt goes with a URL; the remote \(remote) is encrypted or not as it was added")
+            }
+        }
+        if let name = arguments[Self.nameOption] { try RemoteCommands.checkName(name) }
+    }
+
+    /// `git clone URL DIR`: a URL has a scheme; a remote's name cannot (names are letters, digits, '.', '_', '-').
+    static func isURL(_ text: String) -> Bool { text.contains(":") }
+
+    /// The remote a URL names, as the new store will keep it: on `--account` or, for a kind that signs in, the kind's
+    /// own account, which must exist already (made by `llvs remote add` and authorized by `llvs auth`).
+    private func remoteForURL(_ context: CommandContext) throws -> (name: String, entry: RemoteEntry) {
+        let (kind, _) = try context.connectors.parse(remote)
+        var account = arguments[Self.accountOption]
+        if account == nil, kind.accountUse == .required { account = kind.name }
+        if let account, try context.accountBook().load()[account] == nil {
+            throw CommandError.failed("There is no account called \(account) to sign in to \(kind.serviceName) with; add a remote on it first (`llvs remote add --all-stores NAME \(remote) …`, then `llvs auth \(account)`), or name one with --account.")
+        }
+        var encryption: RemoteEncryptionSetting?
+        if arguments[RemoteAddCommand.encryptFlag] {
+            if arguments[RemoteAddCommand.passphraseStdinFlag] {
+                let passphrase = try Passphrase.readStandardInput(prompt: "Passphrase for \(remote): ", option: "--passphrase-stdin")
+                encryption = RemoteEncryptionSetting(keptPassphrase: try Passphrase.keep(passphrase, context: context))
+            } else {
+                guard Passphrase.given(context) != nil else {
+                    throw CommandError.usage("an encrypted remote needs a passphrase: --passphrase-stdin to keep one, or $\(Passphrase.environmentName)")
+                }
+                encryption = RemoteEncryptionSetting(keptPassphrase: nil)
+            }
+        } else if arguments[RemoteAddCommand.passphraseStdinFlag] {
+            throw CommandError.usage("--passphrase-stdin goes with --encrypt")
+        }
+        return (arguments[Self.nameOption] ?? "origin", RemoteEntry(url: remote, account: account, options: [:], encryption: encryption))
     }
 
     func run(in context: CommandContext) async throws {
-        let connection = try context.connection(remote)
+        let connection: RemoteConnection
+        let fromURL = Self.isURL(remote)
+        // A passphrase kept for a URL's remote that the new store has not saved yet: forgotten if it never is.
+        var unsaved: RemoteEncryptionSetting?
+        defer { Passphrase.forget(unsaved, context: context) }
+        if fromURL {
+            let (name, entry) = try remoteForURL(context)
+            unsaved = entry.encryption
+            connection = try RemoteConnection(name: name, entry: entry, level: .store, context: context)
+        } else {
+            do {
+                connection = try context.connection(remote)
+            } catch let error as CommandError {
+                guard case .notFound = error else { throw error }
+                throw CommandError.notFound("There is no remote called \(remote). Clone from its URL (`llvs clone URL DIR`), or keep the remote for all stores first (`llvs remote add --all-stores \(remote) URL`).")
+            }
+        }
         try await connection.requireStore()
         let url = URL(fileURLWithPath: directory).standardizedFileURL
         let marker = url.appendingPathComponent(Self.markerName)
@@ -263,12 +322,14 @@ struct CloneCommand: Command {
             var remotes = try book.load()
             if remotes[connection.name] == nil {
                 var entry = connection.entry
-                // Each store's copy owns its kept passphrase, so removing one remote never takes another's.
-                if let id = entry.encryption?.keptPassphrase, let kept = context.configuration.passphrase(id) {
+                // Each store's copy owns its kept passphrase, so removing one remote never takes another's (a URL's
+                // entry was made for this store, and owns its own already).
+                if !fromURL, let id = entry.encryption?.keptPassphrase, let kept = context.configuration.passphrase(id) {
                     entry.encryption?.keptPassphrase = try Passphrase.keep(kept, context: context)
                 }
                 remotes[connection.name] = entry
                 try book.save(remotes)
+                unsaved = nil
             }
         }
         let coordinator = try StoreCoordinator(store: store)

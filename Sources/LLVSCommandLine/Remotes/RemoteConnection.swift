@@ -85,9 +85,13 @@ struct RemoteConnection {
     func requireStore() async throws {
         if entry.encryption == nil { try await refuseIfEncrypted() }
         let versions = CloudPath.join(basePath, "versions")
-        guard try await fileSystem.exists(versions) else {
+        // Asked of the kind's own file system: names are not sealed, and an encrypted remote's first use would make
+        // a key in a folder that holds no store.
+        guard try await plainFileSystem.exists(versions) else {
             throw CommandError.notFound("The remote \(name) (\(entry.url)\(basePath.isEmpty ? "" : ", base path \(basePath)")) holds no LLVS store: there is no \(versions) folder. Check the URL and base path.")
         }
+        // An encrypted remote's key is opened now, so a wrong passphrase stops the command before it makes anything.
+        if entry.encryption != nil { _ = try await fileSystem.exists(versions) }
     }
 
     /// Says which remote a store's change feed position belongs to: the service, its address and where the store's
