@@ -66,6 +66,18 @@ import Testing
         let cloned = try await llvs("clone", url, path("b"))
         try await expectCloned(cloned, into: "b", url: url)
         #expect(try await llvs("remote", "show", "origin", "--store", path("b")).text.contains("account: gdrive"))
+
+        // With a change-feed position, a pull of one new version costs what a sync does: the feed and two downloads.
+        #expect(try await llvs("sync", "--store", path("b")).status == 0)
+        func requests(_ command: String) async throws -> Int {
+            #expect(try await llvs("put", "n\(UUID().uuidString)", "-", "--store", path("a"), input: Data("new".utf8)).status == 0)
+            #expect(try await llvs("push", "home", "--store", path("a")).status == 0)
+            let traced = try await llvs(command, "--store", path("b"), environment: ["LLVS_HTTP_TRACE": "1"])
+            #expect(traced.status == 0, "\(traced.error)")
+            return traced.error.split(separator: "\n").filter { $0.contains("→ ") }.count
+        }
+        #expect(try await requests("pull") == 3)
+        #expect(try await requests("sync") == 3)
         withExtendedLifetime(mock) {}
     }
 

@@ -121,7 +121,7 @@ struct PullCommand: Command {
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
         let connection = try context.connection(remote)
-        try await connection.requireStore()
+        try await connection.requireStore(knownTo: coordinator.store)
         let retrieved = try await connection.exchange(for: coordinator.store).retrieve()
         try report(retrieved, nil, context: context)
         context.remember(connection)

@@ -81,8 +81,11 @@ struct RemoteConnection {
     var basePath: String { access.basePath }
 
     /// Fails unless the remote holds an LLVS store (a `versions/` folder), so a mistyped URL or base path is an
-    /// error for `clone` and `pull` instead of "0 versions" (`push` and `sync` make the folder).
-    func requireStore() async throws {
+    /// error for `clone` and `pull` instead of "0 versions" (`push` and `sync` make the folder). A `store` that keeps
+    /// a change-feed position for the remote skips the look: the position was taken from the store's folders, so a
+    /// pull costs what a sync does.
+    func requireStore(knownTo store: Store? = nil) async throws {
+        if let store, RemoteCursorFile(store: store, identity: identity).load() != nil { return }
         if entry.encryption == nil { try await refuseIfEncrypted() }
         let versions = CloudPath.join(basePath, "versions")
         // Asked of the kind's own file system: names are not sealed, and an encrypted remote's first use would make
