@@ -269,6 +269,21 @@ struct WebDAVRealServerTests {
                                 skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
     }
 
+    /// The port Apache is given is taken by another test's mock (which answers every request) before Apache binds
+    /// it: the start is not fooled by the mock's answers, and Apache comes up on another port, serving its own folder.
+    @Test func aServerWhosePortIsTakenStartsOnAnotherAndIsNotConfusedWithWhatAnswersThere() async throws {
+        if let reason = RealWebDAVServer.unavailable(RealWebDAVServer.apacheBinary) { throw CloudFileSystemError.server(status: 0, message: reason) }
+        let squatter = try MockWebDAVServer()
+        defer { squatter.stop() }
+        let server = try await RealWebDAVServer.apache(firstPort: UInt16(squatter.url.port!))
+        #expect(server.url.port != squatter.url.port)
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: server.url, authentication: .basic(user: server.user, password: server.password)),
+                                          http: quickClient())
+        try await fileSystem.upload(Data("apache".utf8), to: "proof.txt")
+        #expect(FileManager.default.contents(atPath: server.dataFolder.appendingPathComponent("proof.txt").path) == Data("apache".utf8))
+        #expect(try await fileSystem.listNames("").filter { $0.hasPrefix(".llvs-ready") }.isEmpty, "the readiness file is removed")
+    }
+
     @Test(arguments: Kind.allCases)
     func storesConvergeAndASnapshotBootstrapsAThirdStore(kind: Kind) async throws {
         let server = try await start(kind)

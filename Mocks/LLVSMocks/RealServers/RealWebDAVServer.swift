@@ -17,6 +17,8 @@ public final class RealWebDAVServer: Sendable {
     public let password = "s3cret-pass"
     private let process: SpawnedProcess
     private let folder: URL
+    /// False for the value `start` makes to wait on an attempt, so a failed attempt keeps the folder for the next.
+    private let removesFolder: Bool
 
     public static let apacheBinary = "/usr/sbin/apache2"
     public static let rcloneBinary = "/usr/bin/rclone"
@@ -34,19 +36,23 @@ public final class RealWebDAVServer: Sendable {
         return nil
     }
 
-    private init(name: String, url: URL, dataFolder: URL, process: SpawnedProcess, folder: URL) {
+    private init(name: String, url: URL, dataFolder: URL, process: SpawnedProcess, folder: URL, removesFolder: Bool = true) {
         self.name = name
         self.url = url
         self.dataFolder = dataFolder
         self.process = process
         self.folder = folder
+        self.removesFolder = removesFolder
     }
 
     deinit {
+        guard removesFolder else { return }
         process.stop()
         try? FileManager.default.removeItem(at: folder)
     }
 
+    /// A port nothing listens on now. Another process may take it before the server binds it; `start` then tries
+    /// another.
     public static func freePort() throws -> UInt16 {
         let listener = try TCPListener()
         defer { listener.close() }
@@ -63,68 +69,102 @@ public final class RealWebDAVServer: Sendable {
         process.waitUntilExit()
     }
 
-    /// Waits until the server answers on its port.
+    /// What one attempt at starting a server made.
+    struct Started {
+        var process: SpawnedProcess
+        var url: URL
+        var dataFolder: URL
+    }
+
+    /// Starts a server on a free port, made by `make`, and waits until it is this server that answers: it must serve
+    /// a file of random contents put in its data folder, which another process that took the port (another test's
+    /// mock) cannot. A server that could not bind (the port was taken in between) ends or never serves the file; it
+    /// is stopped and started again on another port.
+    static func start(_ name: String, folder: URL, firstPort: UInt16?, attempts: Int = 5, make: (UInt16) throws -> Started) async throws -> RealWebDAVServer {
+        var failure = ""
+        for attempt in 0..<attempts {
+            let started = try make(attempt == 0 ? try firstPort ?? freePort() : try freePort())
+            let server = RealWebDAVServer(name: name, url: started.url, dataFolder: started.dataFolder, process: started.process, folder: folder,
+                                          removesFolder: false)
+            do {
+                try await server.waitUntilReady()
+                return RealWebDAVServer(name: name, url: started.url, dataFolder: started.dataFolder, process: started.process, folder: folder)
+            } catch {
+                failure = "\(error)"
+                started.process.stop()
+            }
+        }
+        try? FileManager.default.removeItem(at: folder)
+        throw HTTPError.transport(code: 7, message: "\(name) did not start in \(attempts) attempts: \(failure)", url: "")
+    }
+
+    /// Waits until the server serves the readiness file from its data folder (then removed), giving up when its
+    /// process has ended or after 10 s.
     func waitUntilReady() async throws {
         var configuration = HTTPClientConfiguration(environment: [:])
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 1)
         let http = HTTPClient(configuration: configuration)
+        let name = ".llvs-ready-\(UUID().uuidString)", token = Data(UUID().uuidString.utf8)
+        let marker = dataFolder.appendingPathComponent(name)
+        try token.write(to: marker)
+        defer { try? FileManager.default.removeItem(at: marker) }
         for _ in 0..<100 {
-            var request = HTTPRequest(method: "OPTIONS", url: url)
+            guard process.isRunning else { throw HTTPError.transport(code: 7, message: "\(self.name) ended on start", url: url.absoluteString) }
+            var request = HTTPRequest(method: "GET", url: url.appendingPathComponent(name))
             request.credentials = HTTPCredentials(user: user, password: password, scheme: .any)
-            if let response = try? await http.send(request), response.status < 500 { return }
+            if let response = try? await http.send(request), response.status == 200, response.body == token { return }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw HTTPError.transport(code: 7, message: "\(name) did not start", url: url.absoluteString)
+        throw HTTPError.transport(code: 7, message: "\(self.name) did not serve its data folder", url: url.absoluteString)
     }
 
-    public static func apache() async throws -> RealWebDAVServer {
+    /// `firstPort` is tried first instead of a free one (a test takes it to show that a taken port is survived).
+    public static func apache(firstPort: UInt16? = nil) async throws -> RealWebDAVServer {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-apache-\(UUID().uuidString)")
         let data = folder.appendingPathComponent("data")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-        let port = try freePort()
         let modules = "/usr/lib/apache2/modules"
         let passwords = folder.appendingPathComponent("htpasswd").path
         try run("/usr/bin/htpasswd", ["-bc", passwords, "llvs", "s3cret-pass"])
         let runAsRoot = getuid() == 0
-        let config = """
-            ServerRoot \(folder.path)
-            Listen 127.0.0.1:\(port)
-            PidFile \(folder.path)/httpd.pid
-            ErrorLog \(folder.path)/error.log
-            LoadModule mpm_event_module \(modules)/mod_mpm_event.so
-            LoadModule authz_core_module \(modules)/mod_authz_core.so
-            LoadModule authz_user_module \(modules)/mod_authz_user.so
-            LoadModule authn_core_module \(modules)/mod_authn_core.so
-            LoadModule authn_file_module \(modules)/mod_authn_file.so
-            LoadModule auth_basic_module \(modules)/mod_auth_basic.so
-            LoadModule mime_module \(modules)/mod_mime.so
-            LoadModule dav_module \(modules)/mod_dav.so
-            LoadModule dav_fs_module \(modules)/mod_dav_fs.so
-            LoadModule dav_lock_module \(modules)/mod_dav_lock.so
-            LoadModule alias_module \(modules)/mod_alias.so
-            LogFormat "%I" received
-            CustomLog \(folder.path)/received.log received
-            \(runAsRoot ? "User www-data\nGroup www-data" : "")
-            ServerName 127.0.0.1
-            TypesConfig /dev/null
-            DavLockDB \(folder.path)/davlock
-            Alias /dav \(data.path)
-            <Directory \(data.path)>
-                Dav On
-                AuthType Basic
-                AuthName "llvs"
-                AuthUserFile \(passwords)
-                Require valid-user
-            </Directory>
-            """
-        let configPath = folder.appendingPathComponent("httpd.conf")
-        try config.write(to: configPath, atomically: true, encoding: .utf8)
-        if runAsRoot { try run("/bin/chown", ["-R", "www-data:www-data", folder.path]) }
-        let process = try SpawnedProcess(["/usr/sbin/apache2", "-f", configPath.path, "-DFOREGROUND"])
-        let server = RealWebDAVServer(name: "Apache mod_dav", url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data,
-                                      process: process, folder: folder)
-        try await server.waitUntilReady()
-        return server
+        return try await start("Apache mod_dav", folder: folder, firstPort: firstPort) { port in
+            let config = """
+                ServerRoot \(folder.path)
+                Listen 127.0.0.1:\(port)
+                PidFile \(folder.path)/httpd.pid
+                ErrorLog \(folder.path)/error.log
+                LoadModule mpm_event_module \(modules)/mod_mpm_event.so
+                LoadModule authz_core_module \(modules)/mod_authz_core.so
+                LoadModule authz_user_module \(modules)/mod_authz_user.so
+                LoadModule authn_core_module \(modules)/mod_authn_core.so
+                LoadModule authn_file_module \(modules)/mod_authn_file.so
+                LoadModule auth_basic_module \(modules)/mod_auth_basic.so
+                LoadModule mime_module \(modules)/mod_mime.so
+                LoadModule dav_module \(modules)/mod_dav.so
+                LoadModule dav_fs_module \(modules)/mod_dav_fs.so
+                LoadModule dav_lock_module \(modules)/mod_dav_lock.so
+                LoadModule alias_module \(modules)/mod_alias.so
+                LogFormat "%I" received
+                CustomLog \(folder.path)/received.log received
+                \(runAsRoot ? "User www-data\nGroup www-data" : "")
+                ServerName 127.0.0.1
+                TypesConfig /dev/null
+                DavLockDB \(folder.path)/davlock
+                Alias /dav \(data.path)
+                <Directory \(data.path)>
+                    Dav On
+                    AuthType Basic
+                    AuthName "llvs"
+                    AuthUserFile \(passwords)
+                    Require valid-user
+                </Directory>
+                """
+            let configPath = folder.appendingPathComponent("httpd.conf")
+            try config.write(to: configPath, atomically: true, encoding: .utf8)
+            if runAsRoot { try run("/bin/chown", ["-R", "www-data:www-data", folder.path]) }
+            let process = try SpawnedProcess(["/usr/sbin/apache2", "-f", configPath.path, "-DFOREGROUND"])
+            return Started(process: process, url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data)
+        }
     }
 
     /// Bytes Apache has received so far (request lines, headers and bodies, aborted requests included), from its
@@ -141,59 +181,55 @@ public final class RealWebDAVServer: Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-nginx-\(UUID().uuidString)")
         let data = folder.appendingPathComponent("dav")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-        let port = try freePort()
         let passwords = folder.appendingPathComponent("htpasswd").path
         try run("/usr/bin/htpasswd", ["-bc", passwords, "llvs", "s3cret-pass"])
         let runAsRoot = getuid() == 0
-        let config = """
-            load_module \(nginxDAVModule);
-            \(runAsRoot ? "user www-data;" : "")
-            daemon off;
-            worker_processes 2;
-            pid \(folder.path)/nginx.pid;
-            error_log \(folder.path)/error.log;
-            events { worker_connections 512; }
-            http {
-                access_log off;
-                client_body_temp_path \(folder.path)/body;
-                proxy_temp_path \(folder.path)/proxy;
-                fastcgi_temp_path \(folder.path)/fastcgi;
-                uwsgi_temp_path \(folder.path)/uwsgi;
-                scgi_temp_path \(folder.path)/scgi;
-                server {
-                    listen 127.0.0.1:\(port);
-                    root \(folder.path);
-                    location /dav/ {
-                        dav_methods PUT DELETE MKCOL COPY MOVE;
-                        dav_ext_methods PROPFIND OPTIONS;
-                        dav_access user:rw group:rw all:r;
-                        client_max_body_size 0;
-                        auth_basic "llvs";
-                        auth_basic_user_file \(passwords);
+        return try await start("nginx dav-ext", folder: folder, firstPort: nil) { port in
+            let config = """
+                load_module \(nginxDAVModule);
+                \(runAsRoot ? "user www-data;" : "")
+                daemon off;
+                worker_processes 2;
+                pid \(folder.path)/nginx.pid;
+                error_log \(folder.path)/error.log;
+                events { worker_connections 512; }
+                http {
+                    access_log off;
+                    client_body_temp_path \(folder.path)/body;
+                    proxy_temp_path \(folder.path)/proxy;
+                    fastcgi_temp_path \(folder.path)/fastcgi;
+                    uwsgi_temp_path \(folder.path)/uwsgi;
+                    scgi_temp_path \(folder.path)/scgi;
+                    server {
+                        listen 127.0.0.1:\(port);
+                        root \(folder.path);
+                        location /dav/ {
+                            dav_methods PUT DELETE MKCOL COPY MOVE;
+                            dav_ext_methods PROPFIND OPTIONS;
+                            dav_access user:rw group:rw all:r;
+                            client_max_body_size 0;
+                            auth_basic "llvs";
+                            auth_basic_user_file \(passwords);
+                        }
                     }
                 }
-            }
-            """
-        let configPath = folder.appendingPathComponent("nginx.conf")
-        try config.write(to: configPath, atomically: true, encoding: .utf8)
-        if runAsRoot { try run("/bin/chown", ["-R", "www-data:www-data", folder.path]) }
-        let process = try SpawnedProcess([nginxBinary, "-c", configPath.path, "-p", folder.path + "/", "-e", folder.path + "/error.log"])
-        let server = RealWebDAVServer(name: "nginx dav-ext", url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data,
-                                      process: process, folder: folder)
-        try await server.waitUntilReady()
-        return server
+                """
+            let configPath = folder.appendingPathComponent("nginx.conf")
+            try config.write(to: configPath, atomically: true, encoding: .utf8)
+            if runAsRoot { try run("/bin/chown", ["-R", "www-data:www-data", folder.path]) }
+            let process = try SpawnedProcess([nginxBinary, "-c", configPath.path, "-p", folder.path + "/", "-e", folder.path + "/error.log"])
+            return Started(process: process, url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data)
+        }
     }
 
     public static func rclone() async throws -> RealWebDAVServer {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-rclone-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("data"), withIntermediateDirectories: true)
-        let port = try freePort()
-        let process = try SpawnedProcess(["/usr/bin/rclone", "serve", "webdav", folder.appendingPathComponent("data").path,
-                                          "--addr", "127.0.0.1:\(port)", "--user", "llvs", "--pass", "s3cret-pass", "--config", "/dev/null"])
-        let server = RealWebDAVServer(name: "rclone serve webdav", url: URL(string: "http://127.0.0.1:\(port)/")!,
-                                      dataFolder: folder.appendingPathComponent("data"), process: process, folder: folder)
-        try await server.waitUntilReady()
-        return server
+        return try await start("rclone serve webdav", folder: folder, firstPort: nil) { port in
+            let process = try SpawnedProcess(["/usr/bin/rclone", "serve", "webdav", folder.appendingPathComponent("data").path,
+                                              "--addr", "127.0.0.1:\(port)", "--user", "llvs", "--pass", "s3cret-pass", "--config", "/dev/null"])
+            return Started(process: process, url: URL(string: "http://127.0.0.1:\(port)/")!, dataFolder: folder.appendingPathComponent("data"))
+        }
     }
 }
 
@@ -229,6 +265,12 @@ public final class SpawnedProcess: Sendable {
         let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
         guard result == 0 else { throw HTTPError.localFile(path: arguments[0], message: String(cString: strerror(result))) }
         self.pid = pid
+    }
+
+    /// False once the process has ended (and it is then reaped).
+    public var isRunning: Bool {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == 0
     }
 
     public func stop() {
