@@ -13,11 +13,12 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
     let client: ServiceClient
     let paths: IDPathCache<GoogleDriveDirectory>
 
-    /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file.
+    /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file; `pacer` spaces every request
+    /// of this remote (a test gives one on its own clock).
     public init(configuration: GoogleDriveConfiguration = GoogleDriveConfiguration(), http: HTTPClient = HTTPClient(),
-                authorizer: (any HTTPAuthorizer)?) {
+                authorizer: (any HTTPAuthorizer)?, pacer: RequestPacer = RequestPacer()) {
         self.configuration = configuration
-        client = ServiceClient(http: http, authorizer: authorizer, classifier: GoogleDriveClassifier())
+        client = ServiceClient(http: http, authorizer: authorizer, classifier: GoogleDriveClassifier(), pacer: pacer)
         paths = IDPathCache(GoogleDriveDirectory(client: client, configuration: configuration))
     }
 

@@ -14,7 +14,7 @@ final class DriveFixture: Sendable {
     let fileSystem: GoogleDriveFileSystem
 
     init(settings: MockGoogleDriveServer.Settings = MockGoogleDriveServer.Settings(), http: HTTPClient = quickClient(),
-         configure: (inout GoogleDriveConfiguration) -> Void = { _ in }) throws {
+         pacer: RequestPacer = RequestPacer(), configure: (inout GoogleDriveConfiguration) -> Void = { _ in }) throws {
         mock = try MockGoogleDriveServer(settings: settings)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-drive-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -26,7 +26,7 @@ final class DriveFixture: Sendable {
         var configuration = GoogleDriveConfiguration(endpoint: mock.endpoint)
         configuration.chunkSize = 1024 * 1024
         configure(&configuration)
-        fileSystem = GoogleDriveFileSystem(configuration: configuration, http: http, authorizer: tokenSource)
+        fileSystem = GoogleDriveFileSystem(configuration: configuration, http: http, authorizer: tokenSource, pacer: pacer)
     }
 
     func local(_ name: String) -> URL { directory.appendingPathComponent(name) }

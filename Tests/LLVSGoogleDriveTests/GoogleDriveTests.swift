@@ -140,22 +140,26 @@ import Testing
         #expect(item.checksums == [.md5: DigestStream.hex(Data("two, longer".utf8), .md5)])
     }
 
-    /// The waits are asked of the policy's sleep, which records them: Retry-After: 1 is waited exactly, a 429
-    /// without one with a backoff, and nothing is slept for real.
+    /// The waits are asked of the policy's sleep, which records them and moves the pacer's own clock by as much:
+    /// Retry-After: 1 is waited exactly 1 s, a 429 without one with a backoff, and nothing is slept for real.
     @Test func rateLimitsAreWaitedOutAndAFullQuotaIsFinal() async throws {
         var settings = MockGoogleDriveServer.Settings()
         settings.quotaBytes = 1000
         let waits = Mutex<[Duration]>([])
+        let clock = Mutex<UInt64>(1_000_000_000)
         var configuration = HTTPClientConfiguration()
-        configuration.retryPolicy = RetryPolicy(maximumAttempts: 8, sleep: { wait in waits.withLock { $0.append(wait) } })
-        let fixture = try DriveFixture(settings: settings, http: HTTPClient(configuration: configuration))
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 8, sleep: { wait in
+            waits.withLock { $0.append(wait) }
+            let (seconds, attoseconds) = wait.components
+            clock.withLock { $0 += UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000) }
+        })
+        let pacer = RequestPacer(now: { clock.withLock { $0 } })
+        let fixture = try DriveFixture(settings: settings, http: HTTPClient(configuration: configuration), pacer: pacer)
         fixture.mock.faults.injectNext(.status(403, retryAfter: 1))
         fixture.mock.faults.injectNext(.status(429))
         try await fixture.fileSystem.upload(Data(repeating: 1, count: 600), to: "x.bin")
         let asked = waits.withLock { $0 }
-        // The pacer measures from its own clock, so a wait is the Retry-After less the moments already gone by (which
-        // a loaded machine can stretch: the lower bound only tells the Retry-After from the backoffs, at most 500 ms here).
-        #expect(asked.contains { $0 > .milliseconds(600) && $0 <= .milliseconds(1100) }, "Retry-After: 1 waited: \(asked)")
+        #expect(asked.first == .seconds(1), "Retry-After: 1 is waited exactly, on the pacer's clock: \(asked)")
         #expect(asked.count >= 2 && asked.allSatisfy { $0 > .zero }, "\(asked)")
         await #expect {
             try await fixture.fileSystem.upload(Data(repeating: 2, count: 600), to: "y.bin")
