@@ -240,3 +240,25 @@ import Testing
         #expect(result.error.contains(path.path))
     }
 }
+
+/// The refresh helper (`llvs __refresh-token`, which outlives a killed command) answers an asker that is gone
+/// without crashing: its answer then meets a closed pipe.
+@Suite struct RefreshHelperTests {
+    @Test func anAnswerToAnAskerThatIsGoneEndsTheHelperNormally() throws {
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = ["__refresh-token"]
+        process.environment = CommandLineTests.cleanEnvironment
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try output.fileHandleForReading.close()
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: Data("not a refresh request".utf8))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit, "the helper was stopped by signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == 1)
+    }
+}

@@ -151,7 +151,7 @@ public struct DetachedRefresh: Sendable {
         let input = FileHandle.standardInput.readDataToEndOfFile()
         guard let request = try? JSONDecoder().decode(Request.self, from: input) else {
             let outcome = Outcome(OAuthError.malformedToken("the refresh request is not readable"))
-            FileHandle.standardOutput.write((try? JSONEncoder().encode(outcome)) ?? Data())
+            answer((try? JSONEncoder().encode(outcome)) ?? Data())
             return 2
         }
         var configuration = OAuthConfiguration(authorizationURL: request.tokenURL, tokenURL: request.tokenURL, clientId: request.clientId,
@@ -161,7 +161,13 @@ public struct DetachedRefresh: Sendable {
                                       reauthorizeCommand: request.reauthorizeCommand, refreshMargin: request.refreshMargin)
         var failure: (any Error)?
         do { _ = try await source.refresh(replacing: request.rejected) } catch { failure = error }
-        FileHandle.standardOutput.write((try? JSONEncoder().encode(Outcome(failure))) ?? Data())
+        answer((try? JSONEncoder().encode(Outcome(failure))) ?? Data())
         return failure == nil ? 0 : 1
+    }
+
+    /// Answers the asker, who may be gone (killed while the refresh ran): the write then fails with EPIPE, which is
+    /// no failure of the refresh. (FileHandle's non-throwing `write` would stop the helper with a trap.)
+    private static func answer(_ data: Data) {
+        try? FileHandle.standardOutput.write(contentsOf: data)
     }
 }
