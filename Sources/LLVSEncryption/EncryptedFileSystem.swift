@@ -10,7 +10,7 @@ import LLVSSupport
 /// put in another's place fails to open. Nothing is read or written before the key is open (`RemoteKeyring`), so a
 /// wrong passphrase stops an operation before it starts. Sizes reported are the plaintext's; the service's
 /// checksums, of ciphertext, are not reported.
-public struct EncryptedFileSystem<Base: CloudFileSystem>: CloudFileSystem {
+public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
     public let base: Base
     public let keyring: RemoteKeyring
     /// Where sealed copies of local files the caller keeps wait for upload: on the store's disk.
@@ -103,12 +103,25 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: CloudFileSystem {
         let key = try await keyring.key()
         let sealed = try scratchFile("sealed")
         defer { POSIX.remove(sealed.path) }
+        try Self.seal(source, into: SealingFileWriter(url: sealed, key: key, path: name))
+        try await base.upload(fileAt: sealed, to: path)
+    }
+
+    /// Copies a local file into a sealing writer a batch at a time; a source that cannot be read, or ends early, is
+    /// the caller's `localFile` failure.
+    private static func seal(_ source: URL, into writer: SealingFileWriter) throws {
         do {
-            try SealedFileCodec.sealFile(source, to: sealed, key: key, path: name)
+            let input = try ReadableFile(path: source.path)
+            var offset: Int64 = 0
+            while offset < input.size {
+                let piece = try input.read(at: offset, count: Int(min(Int64(SealedFileCodec.batchChunks * SealedFileLayout.chunkSize), input.size - offset)))
+                try writer.write(piece)
+                offset += Int64(piece.count)
+            }
+            try writer.finish()
         } catch let error as FileError where error.path == source.path {
             throw CloudFileSystemError.localFile(path: source.path, message: "\(error)")
         }
-        try await base.upload(fileAt: sealed, to: path)
     }
 
     /// Files staged for an upload are sealed as they are written (`SealingFileWriter`): no plaintext copy on disk.
@@ -214,6 +227,12 @@ extension EncryptedFileSystem: CloudChangeFeed where Base: CloudChangeFeed {
         _ = try await keyring.key()
         return try await base.waitForChanges(in: folders, since: cursor, timeout: timeout)
     }
+}
+
+/// A file system that seals what it writes under a remote's key: a caller that holds it as `any CloudFileSystem` can
+/// open the key ahead of any work (a wrong passphrase then stops a command before it makes anything).
+public protocol SealingFileSystem: CloudFileSystem {
+    var keyring: RemoteKeyring { get }
 }
 
 /// Making an encrypted file system over a file system known only as `any CloudFileSystem`, keeping its change feed.

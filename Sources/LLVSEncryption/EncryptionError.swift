@@ -12,6 +12,8 @@ public enum EncryptionError: Error, Equatable, Sendable, CustomStringConvertible
     case damaged(path: String, reason: String)
     /// The folder to encrypt already holds a plaintext store; encrypting it in place would mix the two.
     case plaintextStore(folder: String)
+    /// Argon2id could not derive the passphrase's key (libsodium refused, most likely for want of the memory).
+    case keyDerivationFailed(operations: UInt64, memory: Int)
     /// A path the encrypted file system cannot serve: outside its folder, or its key file.
     case outsideEncryptedFolder(path: String, folder: String)
 
@@ -24,6 +26,8 @@ public enum EncryptionError: Error, Equatable, Sendable, CustomStringConvertible
             "The remote file \(path) fails its encryption check (\(reason)): it was altered, cut short or put in another file's place, and is not used."
         case .plaintextStore(let folder):
             "The remote folder \(folder.isEmpty ? "(the root)" : folder) already holds a store that is not encrypted; an encrypted remote needs a folder of its own: add it with another --base-path, or without --encrypt."
+        case .keyDerivationFailed(let operations, let memory):
+            "The key could not be derived from the passphrase (Argon2id, \(operations) passes over \(memory >> 20) MiB): libsodium refused, most likely for want of memory."
         case .outsideEncryptedFolder(let path, let folder):
             "\(path) is outside the encrypted folder \(folder.isEmpty ? "(the root)" : folder), or is its key file."
         }

@@ -41,11 +41,12 @@ public struct RemoteKeyFile: Codable, Sendable, Equatable {
     static let maximumOperations: UInt64 = 16
     static let maximumMemory = 1 << 30
 
-    /// A key file wrapping `key` under `passphrase`, with a fresh salt.
-    public static func wrapping(_ key: SecretKey, passphrase: String, operations: UInt64 = operations, memory: Int = memory) -> RemoteKeyFile {
+    /// A key file wrapping `key` under `passphrase`, with a fresh salt. `keyDerivationFailed` when Argon2id cannot get
+    /// its memory.
+    public static func wrapping(_ key: SecretKey, passphrase: String, operations: UInt64 = operations, memory: Int = memory) throws -> RemoteKeyFile {
         let salt = Sodium.randomBytes(Sodium.saltSize)
         guard let wrapping = Sodium.argon2id(passphrase, salt: salt, operations: operations, memory: memory) else {
-            preconditionFailure("Argon2id refused its own parameters (\(operations) passes, \(memory) bytes)")
+            throw EncryptionError.keyDerivationFailed(operations: operations, memory: memory)
         }
         let nonce = Sodium.randomBytes(Sodium.nonceSize)
         var sealed = [UInt8](repeating: 0, count: Sodium.keySize + Sodium.tagSize)
@@ -66,7 +67,7 @@ public struct RemoteKeyFile: Codable, Sendable, Equatable {
         let nonce = [UInt8](Data(base64Encoded: key.nonce)!)
         let sealed = [UInt8](Data(base64Encoded: key.sealed)!)
         guard let wrapping = Sodium.argon2id(passphrase, salt: salt, operations: derivation.operations, memory: derivation.memory) else {
-            throw EncryptionError.malformedKeyFile(path: path, reason: "Argon2id refused its parameters or could not get \(derivation.memory) bytes")
+            throw EncryptionError.keyDerivationFailed(operations: derivation.operations, memory: derivation.memory)
         }
         var plain = [UInt8](repeating: 0, count: Sodium.keySize)
         let opened = Self.wrapDomain.withUnsafeBytes { domain in

@@ -58,7 +58,7 @@ public actor RemoteKeyring {
             throw EncryptionError.plaintextStore(folder: folder)
         }
         let key = SecretKey.random()
-        let file = RemoteKeyFile.wrapping(key, passphrase: passphrase)
+        let file = try RemoteKeyFile.wrapping(key, passphrase: passphrase)
         try await base.upload(file.encoded(), to: path)
         // Two devices may make a key at the same moment; the file the remote kept is the key, so read it back.
         let keptData = try await base.download(path)
@@ -84,12 +84,18 @@ public actor RemoteKeyring {
             throw EncryptionError.malformedKeyFile(path: path, reason: "there is none: nothing was encrypted in this folder yet")
         }
         let key = try RemoteKeyFile.decode(data, path: path).unwrap(passphrase: passphrase, path: path)
-        try await base.upload(RemoteKeyFile.wrapping(key, passphrase: newPassphrase).encoded(), to: path)
+        try await base.upload(try RemoteKeyFile.wrapping(key, passphrase: newPassphrase).encoded(), to: path)
     }
 
-    /// Checks that `passphrase` opens the folder's key, without making one.
+    /// Checks that `passphrase` opens the folder's key, without making one: a folder with no key yet takes any.
     public static func check(_ passphrase: String, on base: any CloudFileSystem, folder: String) async throws {
         let path = CloudPath.join(folder, RemoteKeyFile.name)
-        _ = try RemoteKeyFile.decode(try await base.download(path), path: path).unwrap(passphrase: passphrase, path: path)
+        let data: Data
+        do {
+            data = try await base.download(path)
+        } catch CloudFileSystemError.notFound {
+            return
+        }
+        _ = try RemoteKeyFile.decode(data, path: path).unwrap(passphrase: passphrase, path: path)
     }
 }

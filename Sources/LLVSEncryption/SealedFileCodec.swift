@@ -92,40 +92,12 @@ enum SealedFileCodec {
 
     // MARK: File to file
 
-    /// Seals the local file `source` into `destination` (made new), in batches.
-    static func sealFile(_ source: URL, to destination: URL, key: SecretKey, path: String) throws {
-        let input = try ReadableFile(path: source.path)
-        let output = try NewFile(path: destination.path)
-        defer { output.close() }
-        let seal = FileSeal.fresh(key: key, path: path)
-        let total = SealedFileLayout.chunkCount(plain: input.size)
-        try seal.header.withUnsafeBytes { try output.write($0, at: 0) }
-        var buffer = [UInt8](repeating: 0, count: batchChunks * SealedFileLayout.sealedChunkSize)
-        var first: Int64 = 0
-        while first < total {
-            let count = Int(min(Int64(batchChunks), total - first))
-            let plainOffset = first * Int64(SealedFileLayout.chunkSize)
-            let plain = try input.read(at: plainOffset, count: Int(min(Int64(count * SealedFileLayout.chunkSize), input.size - plainOffset)))
-            let sealedCount = plain.count + count * SealedFileLayout.tagSize
-            plain.withUnsafeBytes { plain in
-                buffer.withUnsafeMutableBytes { out in
-                    sealChunks(seal, first: first, count: count, total: total, plain: plain, plainOffset: plainOffset, out: out.baseAddress!)
-                }
-            }
-            try buffer.withUnsafeBytes { out in
-                try output.write(UnsafeRawBufferPointer(rebasing: out[0..<sealedCount]),
-                                 at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize))
-            }
-            first += Int64(count)
-        }
-    }
-
     /// Opens the sealed local file at `url` where it is, first batch to last, then cuts it to the plaintext's size:
     /// plaintext lands at or before the sealed bytes it came from, so nothing still to be read is overwritten. On
     /// any failure the file is removed, so nothing unchecked is left where the caller looks.
     static func openInPlace(_ url: URL, key: SecretKey, path: String, displayPath: String) throws {
         do {
-            let file = try ReadWriteFile(path: url.path)
+            let file = try LocalFile(path: url.path, creating: false)
             defer { file.close() }
             let sealedCount = try file.size()
             guard let plainCount = SealedFileLayout.plainSize(sealed: sealedCount) else {
@@ -158,29 +130,27 @@ enum SealedFileCodec {
     }
 }
 
-/// Runs `work` for `0..<count`, on every core when there is enough of it. Each call reads and writes only its own
-/// chunk's bytes of the caller's buffers, which is why their pointers may cross threads.
+/// Runs `work` for `0..<count`, on every core when there is enough of it.
 private func eachChunk(_ count: Int, _ work: (Int) -> Void) {
     guard count >= 8 else { (0..<count).forEach(work); return }
     withoutActuallyEscaping(work) { work in
-        let shared = DisjointWork(run: work)
-        DispatchQueue.concurrentPerform(iterations: count) { shared.run($0) }
+        // Each call reads and writes only its own chunk's bytes of the caller's buffers, and the caller waits for all
+        // of them, so sharing the closure (and the pointers it holds) across threads is safe.
+        nonisolated(unsafe) let work = work
+        DispatchQueue.concurrentPerform(iterations: count) { work($0) }
     }
 }
 
-private struct DisjointWork: @unchecked Sendable {
-    let run: (Int) -> Void
-}
-
-/// A local file opened for reading and writing at offsets, for sealing and opening in place.
-struct ReadWriteFile {
+/// A local file read and written at offsets: one this process makes (refusing one already there), or one it opens
+/// to open in place.
+struct LocalFile {
     let path: String
     private let fd: Int32
 
-    init(path: String) throws {
+    init(path: String, creating: Bool) throws {
         self.path = path
-        fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw POSIX.fail(path, "open") }
+        fd = creating ? Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) : Glibc.open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw POSIX.fail(path, creating ? "create" : "open") }
     }
 
     func size() throws -> Int64 {
@@ -196,24 +166,6 @@ struct ReadWriteFile {
     func read(at offset: Int64, count: Int) throws -> Data { try POSIX.read(count, at: offset, from: fd, path: path) }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws { try POSIX.write(bytes, at: offset, to: fd, path: path) }
-
-    func close() { Glibc.close(fd) }
-}
-
-/// A local file opened for writing at offsets: new (refusing one already there), or replacing what is there.
-struct NewFile {
-    let path: String
-    private let fd: Int32
-
-    init(path: String, replacing: Bool = false) throws {
-        self.path = path
-        fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (replacing ? O_TRUNC : O_EXCL), 0o600)
-        guard fd >= 0 else { throw POSIX.fail(path, "create") }
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        try POSIX.write(bytes, at: offset, to: fd, path: path)
-    }
 
     func close() { Glibc.close(fd) }
 }

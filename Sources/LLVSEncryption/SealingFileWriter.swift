@@ -6,7 +6,7 @@ import LLVSSupport
 /// on disk. Whole batches of chunks are sealed as soon as more data follows them; the last chunk waits for
 /// `finish()`, which seals it as the last.
 final class SealingFileWriter: StagedFileWriter {
-    private let file: NewFile
+    private let file: LocalFile
     private let seal: FileSeal
     private var pending: [UInt8] = []
     private var sealedChunks: Int64 = 0
@@ -15,7 +15,7 @@ final class SealingFileWriter: StagedFileWriter {
     private static let batchBytes = SealedFileCodec.batchChunks * SealedFileLayout.chunkSize
 
     init(url: URL, key: SecretKey, path: String) throws {
-        file = try NewFile(path: url.path)
+        file = try LocalFile(path: url.path, creating: true)
         seal = FileSeal.fresh(key: key, path: path)
         do {
             try seal.header.withUnsafeBytes { try file.write($0, at: 0) }

@@ -84,9 +84,8 @@ import Glibc
         #expect(try await setup.llvs("get", "from-b", "--store", setup.store("a")).status == 0)
     }
 
-    /// 50 runs of `llvs sync`, each meeting a token Box no longer accepts and killed with SIGKILL at a random moment
-    /// from 0 to 500 ms after its refresh reaches Box, which answers only after 400 ms: most kills land while the
-    /// refresh is in flight, the rest while its answer is being kept.
+    /// 50 runs of `llvs sync`, each meeting a token Box no longer accepts and killed with SIGKILL the moment its refresh
+    /// reaches Box, which answers only after 400 ms: each kill lands while the refresh is in flight, whatever the load.
     /// The refresh runs in a helper of its own session (`DetachedRefresh`), which finishes it and writes the token
     /// file after `llvs` is gone: no run leaves a spent refresh token in the file.
     @Test(.enabled(if: binary != nil, "the llvs binary is not built"))
@@ -101,14 +100,12 @@ import Glibc
             arrivals.signal()
             return true
         }
-        var generator = SeededGenerator(seed: 2026)
         var lockedOut = 0, killedWhileRefreshing = 0, killed = 0
         for _ in 0..<50 {
             let refreshesBefore = setup.mock.oauth.refreshCount
             while arrivals.wait(timeout: .now()) == .success {} // an earlier run's
             setup.mock.expireAccessTokens()
-            let delay = Double(generator.next() % 500) / 1000
-            let status = try await runKilled(setup, ["sync", "box", "--store", setup.store("s")], after: arrivals, delay: delay)
+            let status = try await runKilled(setup, ["sync", "box", "--store", setup.store("s")], after: arrivals)
             // The helper a killed `llvs` started goes on, holding the token file's lock from before it sent the
             // refresh until the new token is on disk: look once the lock is free.
             await waitForTheLock(of: setup.tokenFile)
@@ -187,9 +184,9 @@ import Glibc
               String(format: "%.3f ms, 90th %.3f ms, max %.3f ms", milliseconds(kept[50]), milliseconds(kept[90]), milliseconds(kept[99])))
     }
 
-    /// Starts `llvs` and kills it with SIGKILL `delay` seconds after `event` is signalled (or lets it finish, when it
-    /// ends first); its exit status, or -9.
-    private func runKilled(_ setup: Setup, _ arguments: [String], after event: DispatchSemaphore, delay: Double) async throws -> Int32 {
+    /// Starts `llvs` and kills it with SIGKILL as soon as `event` is signalled, the refresh then in flight for as long
+    /// as the mock holds its answer (or lets it finish, when it ends first); its exit status, or -9.
+    private func runKilled(_ setup: Setup, _ arguments: [String], after event: DispatchSemaphore) async throws -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = setup.environment + [Self.binary!.path] + arguments
@@ -202,11 +199,7 @@ import Glibc
                 // The wait on the event wakes every 100 ms only to notice a process that ended without it.
                 var seen = false
                 while !seen, process.isRunning { seen = event.wait(timeout: .now() + .milliseconds(100)) == .success }
-                if seen {
-                    // The kill's moment, drawn at random after the event: not an ordering of events.
-                    Thread.sleep(forTimeInterval: delay)
-                    kill(process.processIdentifier, SIGKILL)
-                }
+                if seen { kill(process.processIdentifier, SIGKILL) }
                 process.waitUntilExit()
                 continuation.resume(returning: process.terminationReason == .uncaughtSignal ? -9 : process.terminationStatus)
             }

@@ -9,7 +9,7 @@ import Testing
 @Suite struct RemoteKeyTests {
     @Test func thePassphraseOpensTheKeyAndAnotherDoesNot() throws {
         let key = SecretKey.random()
-        let file = RemoteKeyFile.wrapping(key, passphrase: "correct horse", operations: 1, memory: 8 << 20)
+        let file = try RemoteKeyFile.wrapping(key, passphrase: "correct horse", operations: 1, memory: 8 << 20)
         let decoded = try RemoteKeyFile.decode(file.encoded(), path: "encryption.json")
         #expect(try decoded.unwrap(passphrase: "correct horse", path: "encryption.json") == key)
         #expect(throws: EncryptionError.wrongPassphrase(keyFile: "encryption.json")) {
@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func aKeyFileAskingTooMuchIsRefusedBeforeDerivingAnything() throws {
-        var file = RemoteKeyFile.wrapping(SecretKey.random(), passphrase: "p", operations: 1, memory: 8 << 20)
+        var file = try RemoteKeyFile.wrapping(SecretKey.random(), passphrase: "p", operations: 1, memory: 8 << 20)
         file.derivation.memory = 1 << 40
         #expect(throws: EncryptionError.self) { try RemoteKeyFile.decode(file.encoded(), path: "k") }
         file.derivation.memory = 8 << 20

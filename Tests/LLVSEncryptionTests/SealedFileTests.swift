@@ -37,7 +37,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = folder.appendingPathComponent("plain"), sealedFile = folder.appendingPathComponent("sealed"), back = folder.appendingPathComponent("back")
         try plain.write(to: source)
-        try SealedFileCodec.sealFile(source, to: sealedFile, key: key, path: "changes/A")
+        let whole = try SealingFileWriter(url: sealedFile, key: key, path: "changes/A")
+        try whole.write(try Data(contentsOf: source))
+        try whole.finish()
         #expect(try SealedFileCodec.open(Data(contentsOf: sealedFile), key: key, path: "changes/A", displayPath: "changes/A") == plain)
         try FileManager.default.copyItem(at: sealedFile, to: back)
         try SealedFileCodec.openInPlace(back, key: key, path: "changes/A", displayPath: "changes/A")

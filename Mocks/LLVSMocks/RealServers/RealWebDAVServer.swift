@@ -13,12 +13,12 @@ public final class RealWebDAVServer: Sendable {
     public let url: URL
     /// The folder on disk that the server serves.
     public let dataFolder: URL
-    public let user = "llvs"
-    public let password = "s3cret-pass"
+    public let user = RealWebDAVServer.user
+    public let password = RealWebDAVServer.password
+    static let user = "llvs"
+    static let password = "s3cret-pass"
     private let process: SpawnedProcess
     private let folder: URL
-    /// False for the value `start` makes to wait on an attempt, so a failed attempt keeps the folder for the next.
-    private let removesFolder: Bool
 
     public static let apacheBinary = "/usr/sbin/apache2"
     public static let rcloneBinary = "/usr/bin/rclone"
@@ -36,17 +36,15 @@ public final class RealWebDAVServer: Sendable {
         return nil
     }
 
-    private init(name: String, url: URL, dataFolder: URL, process: SpawnedProcess, folder: URL, removesFolder: Bool = true) {
+    private init(name: String, url: URL, dataFolder: URL, process: SpawnedProcess, folder: URL) {
         self.name = name
         self.url = url
         self.dataFolder = dataFolder
         self.process = process
         self.folder = folder
-        self.removesFolder = removesFolder
     }
 
     deinit {
-        guard removesFolder else { return }
         process.stop()
         try? FileManager.default.removeItem(at: folder)
     }
@@ -84,10 +82,8 @@ public final class RealWebDAVServer: Sendable {
         var failure = ""
         for attempt in 0..<attempts {
             let started = try make(attempt == 0 ? try firstPort ?? freePort() : try freePort())
-            let server = RealWebDAVServer(name: name, url: started.url, dataFolder: started.dataFolder, process: started.process, folder: folder,
-                                          removesFolder: false)
             do {
-                try await server.waitUntilReady()
+                try await waitUntilReady(name, started)
                 return RealWebDAVServer(name: name, url: started.url, dataFolder: started.dataFolder, process: started.process, folder: folder)
             } catch {
                 failure = "\(error)"
@@ -100,22 +96,23 @@ public final class RealWebDAVServer: Sendable {
 
     /// Waits until the server serves the readiness file from its data folder (then removed), giving up when its
     /// process has ended or after 10 s.
-    func waitUntilReady() async throws {
+    static func waitUntilReady(_ name: String, _ server: Started) async throws {
+        let (url, dataFolder, process) = (server.url, server.dataFolder, server.process)
         var configuration = HTTPClientConfiguration(environment: [:])
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 1)
         let http = HTTPClient(configuration: configuration)
-        let name = ".llvs-ready-\(UUID().uuidString)", token = Data(UUID().uuidString.utf8)
-        let marker = dataFolder.appendingPathComponent(name)
+        let file = ".llvs-ready-\(UUID().uuidString)", token = Data(UUID().uuidString.utf8)
+        let marker = dataFolder.appendingPathComponent(file)
         try token.write(to: marker)
         defer { try? FileManager.default.removeItem(at: marker) }
         for _ in 0..<100 {
-            guard process.isRunning else { throw HTTPError.transport(code: 7, message: "\(self.name) ended on start", url: url.absoluteString) }
-            var request = HTTPRequest(method: "GET", url: url.appendingPathComponent(name))
+            guard process.isRunning else { throw HTTPError.transport(code: 7, message: "\(name) ended on start", url: url.absoluteString) }
+            var request = HTTPRequest(method: "GET", url: url.appendingPathComponent(file))
             request.credentials = HTTPCredentials(user: user, password: password, scheme: .any)
             if let response = try? await http.send(request), response.status == 200, response.body == token { return }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw HTTPError.transport(code: 7, message: "\(self.name) did not serve its data folder", url: url.absoluteString)
+        throw HTTPError.transport(code: 7, message: "\(name) did not serve its data folder", url: url.absoluteString)
     }
 
     /// `firstPort` is tried first instead of a free one (a test takes it to show that a taken port is survived).

@@ -31,8 +31,8 @@ public enum ChangesReader {
         switch encoded {
         case .data(let data):
             return ReceivedChanges(changes: try RemoteFormat.decodeChanges(data, path: path))
-        case .staged:
-            preconditionFailure("a staged file is its file system's to send, not to read")
+        case .staged(let url):
+            throw ExchangeError.stagedChangesNotReadable(path: url.path)
         case .file(let url, _):
             guard let input = FileHandle(forReadingAtPath: url.path) else {
                 throw FileError.io(path: url.path, operation: "open", errno: errno)

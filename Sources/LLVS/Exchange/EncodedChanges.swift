@@ -24,7 +24,7 @@ public enum EncodedChanges: Sendable {
         switch self {
         case .data(let data): return data
         case .file(let url, _): return try POSIX.readFile(url.path)
-        case .staged: preconditionFailure("a staged file is its file system's to send, not to read")
+        case .staged(let url): throw ExchangeError.stagedChangesNotReadable(path: url.path)
         }
     }
 }

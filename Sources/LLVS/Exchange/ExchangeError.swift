@@ -13,6 +13,9 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingOnRemote(Version.ID)
     /// Some versions could not be moved; what did move is kept, and running the exchange again completes it.
     case incomplete(failures: Int, first: String)
+    /// Changes a file system staged for its own upload (`EncodedChanges.staged`, perhaps sealed) were given to
+    /// something that reads them or sends them elsewhere.
+    case stagedChangesNotReadable(path: String)
 
     public var description: String {
         switch self {
@@ -22,6 +25,7 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsafeIdentifier(let id): "The identifier \"\(id)\" cannot be used as a remote file name."
         case .missingOnRemote(let id): "The remote has no version \(id)."
         case .incomplete(let failures, let first): "\(failures) version(s) could not be moved (the first: \(first)); run the exchange again once the cause is fixed."
+        case .stagedChangesNotReadable(let path): "The changes staged at \(path) are for one remote's upload only and cannot be read here."
         }
     }
 }

@@ -46,7 +46,7 @@ public struct FileSystemExchange: Exchange {
         switch changes {
         case .data(let data): try POSIX.writeAtomically(data, to: changesPath)
         case .file(let url, _): try POSIX.copyAtomically(url.path, to: changesPath)
-        case .staged: preconditionFailure("this exchange stages nothing")
+        case .staged(let url): throw ExchangeError.stagedChangesNotReadable(path: url.path)
         }
         try POSIX.writeAtomically(try RemoteFormat.encodeVersion(version), to: versionPath)
     }

@@ -122,7 +122,7 @@ struct PullCommand: Command {
         let coordinator = try context.openCoordinator()
         let connection = try context.connection(remote)
         try await connection.requireStore(knownTo: coordinator.store)
-        let retrieved = try await connection.exchange(for: coordinator.store).retrieve()
+        let retrieved = try await connection.exchange(for: coordinator.store, storeRequired: true).retrieve()
         try report(retrieved, nil, context: context)
         context.remember(connection)
         if let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter) { context.writeLine("Now at \(merged.id).") }
@@ -266,20 +266,8 @@ struct CloneCommand: Command {
         if let account, try context.accountBook().load()[account] == nil {
             throw CommandError.failed("There is no account called \(account) to sign in to \(kind.serviceName) with; add a remote on it first (`llvs remote add --all-stores NAME \(remote) …`, then `llvs auth \(account)`), or name one with --account.")
         }
-        var encryption: RemoteEncryptionSetting?
-        if arguments[RemoteAddCommand.encryptFlag] {
-            if arguments[RemoteAddCommand.passphraseStdinFlag] {
-                let passphrase = try Passphrase.readStandardInput(prompt: "Passphrase for \(remote): ", option: "--passphrase-stdin")
-                encryption = RemoteEncryptionSetting(keptPassphrase: try Passphrase.keep(passphrase, context: context))
-            } else {
-                guard Passphrase.given(context) != nil else {
-                    throw CommandError.usage("an encrypted remote needs a passphrase: --passphrase-stdin to keep one, or $\(Passphrase.environmentName)")
-                }
-                encryption = RemoteEncryptionSetting(keptPassphrase: nil)
-            }
-        } else if arguments[RemoteAddCommand.passphraseStdinFlag] {
-            throw CommandError.usage("--passphrase-stdin goes with --encrypt")
-        }
+        let encryption = try Passphrase.setting(encrypt: arguments[RemoteAddCommand.encryptFlag], fromStandardInput: arguments[RemoteAddCommand.passphraseStdinFlag],
+                                                for: remote, context: context)
         return (arguments[Self.nameOption] ?? "origin", RemoteEntry(url: remote, account: account, options: [:], encryption: encryption))
     }
 
@@ -333,7 +321,7 @@ struct CloneCommand: Command {
             }
         }
         let coordinator = try StoreCoordinator(store: store)
-        let exchange = try await connection.exchange(for: store)
+        let exchange = try await connection.exchange(for: store, storeRequired: true)
         if store.history.isEmpty {
             let outcome = try await coordinator.bootstrapFromSnapshot(using: exchange, selection: selection, resolvingWith: arbiter)
             if case .fellBackToFullPull = outcome { TerminalText.warn(outcome.message) } else { context.writeLine(outcome.message) }

@@ -1,8 +1,5 @@
 import Foundation
 import LLVSEncryption
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Where an encrypted remote's passphrase comes from: never the command line, where other users see it.
 enum Passphrase {
@@ -27,25 +24,22 @@ enum Passphrase {
         return OpenedKeyFile(url: context.configuration.passphraseFile(id).appendingPathExtension("key"))
     }
 
-    /// Reads a passphrase from standard input: on a terminal one line typed without echo after `prompt`, otherwise
-    /// everything up to the end, without its final line break. Empty is refused.
-    static func readStandardInput(prompt: String, option: String) throws -> String {
-        let text: String
-        if isatty(STDIN_FILENO) == 1 {
-            FileHandle.standardError.write(Data(prompt.utf8))
-            var settings = termios()
-            let canHide = tcgetattr(STDIN_FILENO, &settings) == 0
-            var hidden = settings
-            hidden.c_lflag &= ~tcflag_t(ECHO)
-            if canHide { tcsetattr(STDIN_FILENO, TCSAFLUSH, &hidden) }
-            text = readLine(strippingNewline: true) ?? ""
-            if canHide { tcsetattr(STDIN_FILENO, TCSAFLUSH, &settings) }
-            FileHandle.standardError.write(Data("\n".utf8))
-        } else {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .newlines)
+    /// The setting `--encrypt [--passphrase-stdin]` ask for (`remote add`, `clone URL`): with `--passphrase-stdin` the
+    /// passphrase is read and kept; without, `$LLVS_PASSPHRASE` must give it. The remote is not contacted here (an
+    /// account may not be authorized yet); its first use makes or opens the key.
+    static func setting(encrypt: Bool, fromStandardInput: Bool, for remote: String, context: CommandContext) throws -> RemoteEncryptionSetting? {
+        guard encrypt else {
+            if fromStandardInput { throw CommandError.usage("--passphrase-stdin goes with --encrypt") }
+            return nil
         }
-        guard !text.isEmpty else { throw CommandError.usage("\(option) read no passphrase from standard input") }
-        return text
+        if fromStandardInput {
+            let passphrase = try SecretInput.read(prompt: "Passphrase for the remote \(remote): ", option: "--passphrase-stdin")
+            return RemoteEncryptionSetting(keptPassphrase: try keep(passphrase, context: context))
+        }
+        guard given(context) != nil else {
+            throw CommandError.usage("an encrypted remote needs a passphrase: --passphrase-stdin to keep one, or $\(environmentName) for each command")
+        }
+        return RemoteEncryptionSetting(keptPassphrase: nil)
     }
 
     /// Keeps `passphrase` in a new private file (0600) and returns its name.

@@ -94,7 +94,7 @@ struct RemoteConnection {
             throw CommandError.notFound("The remote \(name) (\(entry.url)\(basePath.isEmpty ? "" : ", base path \(basePath)")) holds no LLVS store: there is no \(versions) folder. Check the URL and base path.")
         }
         // An encrypted remote's key is opened now, so a wrong passphrase stops the command before it makes anything.
-        if entry.encryption != nil { _ = try await fileSystem.exists(versions) }
+        if let sealing = fileSystem as? any SealingFileSystem { _ = try await sealing.keyring.key() }
     }
 
     /// Says which remote a store's change feed position belongs to: the service, its address and where the store's
@@ -106,10 +106,11 @@ struct RemoteConnection {
 
     /// The exchange with the remote. A remote added without `--encrypt` whose folder holds an encrypted store is
     /// refused first: its files cannot be read and a plaintext push would mix with them. That is checked on first
-    /// contact; a store that keeps a change-feed position for the remote was checked when it took it.
-    func exchange(for store: Store) async throws -> CloudFileSystemExchange {
+    /// contact; a store that keeps a change-feed position for the remote was checked when it took it, and a command
+    /// that ran `requireStore` (`storeRequired`) has just checked.
+    func exchange(for store: Store, storeRequired: Bool = false) async throws -> CloudFileSystemExchange {
         let cursorFile = RemoteCursorFile(store: store, identity: identity)
-        if entry.encryption == nil, cursorFile.load() == nil { try await refuseIfEncrypted() }
+        if entry.encryption == nil, !storeRequired, cursorFile.load() == nil { try await refuseIfEncrypted() }
         return CloudFileSystemExchange(store: store, fileSystem: fileSystem, basePath: basePath, concurrency: entry.options["concurrency"].flatMap(Int.init) ?? 8,
                                        cursorFile: cursorFile, progress: ProgressLine.shared?.report)
     }

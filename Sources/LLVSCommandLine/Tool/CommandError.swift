@@ -75,7 +75,7 @@ enum ExitCode: Int32, CaseIterable {
         case let error as EncryptionError:
             switch error {
             case .damaged: return .corrupt
-            case .wrongPassphrase, .malformedKeyFile, .plaintextStore, .outsideEncryptedFolder: return .failure
+            case .wrongPassphrase, .malformedKeyFile, .plaintextStore, .outsideEncryptedFolder, .keyDerivationFailed: return .failure
             }
         default: return .failure
         }

@@ -114,7 +114,9 @@ struct RemoteAddCommand: Command {
             }
             accountName = chosen
         }
-        remotes[name] = RemoteEntry(url: url, account: accountName, options: remoteOptions, encryption: try encryption(context))
+        let encryption = try Passphrase.setting(encrypt: arguments[Self.encryptFlag], fromStandardInput: arguments[Self.passphraseStdinFlag],
+                                                for: name, context: context)
+        remotes[name] = RemoteEntry(url: url, account: accountName, options: remoteOptions, encryption: encryption)
         try book.save(remotes)
 
         let whose = level == .store ? "for this store" : "for all stores"
@@ -130,24 +132,6 @@ struct RemoteAddCommand: Command {
                 context.writeLine("Next, authorize the account: llvs auth \(accountName)   (\(oauth.hasDeviceFlow ? "--headless or --device" : "--headless") on a machine without a browser)")
             }
         }
-    }
-
-    /// The encryption setting: with `--encrypt`, a passphrase must come from standard input (kept) or the environment.
-    /// The remote is not contacted here (an account may not be authorized yet); its first use makes or opens the key.
-    private func encryption(_ context: CommandContext) throws -> RemoteEncryptionSetting? {
-        let fromStandardInput = arguments[Self.passphraseStdinFlag]
-        guard arguments[Self.encryptFlag] else {
-            if fromStandardInput { throw CommandError.usage("--passphrase-stdin goes with --encrypt") }
-            return nil
-        }
-        if fromStandardInput {
-            let passphrase = try Passphrase.readStandardInput(prompt: "Passphrase for the remote \(name): ", option: "--passphrase-stdin")
-            return RemoteEncryptionSetting(keptPassphrase: try Passphrase.keep(passphrase, context: context))
-        }
-        guard !(context.environment[Passphrase.environmentName] ?? "").isEmpty else {
-            throw CommandError.usage("an encrypted remote needs a passphrase: --passphrase-stdin to keep one, or $\(Passphrase.environmentName) for each command")
-        }
-        return RemoteEncryptionSetting(keptPassphrase: nil)
     }
 
     /// The options given, checked against the kind: each must be one of its options, with a value it allows.
@@ -204,8 +188,6 @@ struct RemoteAddCommand: Command {
     }
 
     private func readSecret(_ spec: ConnectorSecret) throws -> String {
-        let secret = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .newlines)
-        guard !secret.isEmpty else { throw CommandError.usage("--\(spec.optionName) read nothing from standard input") }
-        return secret
+        try SecretInput.read(prompt: "The account's \(spec.name): ", option: "--\(spec.optionName)")
     }
 }

@@ -43,12 +43,9 @@ struct RemotePassphraseCommand: Command {
             try book.save(remotes)
             context.writeLine(setting.keptPassphrase == nil ? "No passphrase was kept for \(found.name)." : "Forgot the passphrase kept for \(found.name); $\(Passphrase.environmentName) gives it from now on.")
         case .keep:
-            let given = context.environment[Passphrase.environmentName].flatMap { $0.isEmpty ? nil : $0 }
-            let passphrase = try given ?? Passphrase.readStandardInput(prompt: "Passphrase for the remote \(found.name): ", option: "--keep")
+            let passphrase = try Passphrase.given(context) ?? SecretInput.read(prompt: "Passphrase for the remote \(found.name): ", option: "--keep")
             let connection = try RemoteConnection(name: found.name, entry: found.entry, level: found.level, context: context, passphrase: passphrase)
-            if try await RemoteKeyring.isEncrypted(connection.plainFileSystem, folder: connection.basePath) {
-                try await RemoteKeyring.check(passphrase, on: connection.plainFileSystem, folder: connection.basePath)
-            }
+            try await RemoteKeyring.check(passphrase, on: connection.plainFileSystem, folder: connection.basePath)
             Passphrase.forget(setting, context: context)
             remotes[found.name]?.encryption?.keptPassphrase = try Passphrase.keep(passphrase, context: context)
             try book.save(remotes)
@@ -57,7 +54,7 @@ struct RemotePassphraseCommand: Command {
             let connection = try context.connection(found.name)
             let current = try Passphrase.of(found.name, setting: setting, context: context)
             let given = context.environment[Passphrase.newEnvironmentName].flatMap { $0.isEmpty ? nil : $0 }
-            let new = try given ?? Passphrase.readStandardInput(prompt: "New passphrase for the remote \(found.name): ", option: "remote passphrase")
+            let new = try given ?? SecretInput.read(prompt: "New passphrase for the remote \(found.name): ", option: "remote passphrase")
             try await RemoteKeyring.changePassphrase(on: connection.plainFileSystem, folder: connection.basePath, from: current, to: new)
             if setting.keptPassphrase != nil {
                 Passphrase.forget(setting, context: context)
