@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "LLVSCodecs", targets: ["LLVSCodecs"]),
         .library(name: "LLVS", targets: ["LLVS"]),
         .library(name: "LLVSSQLite", targets: ["LLVSSQLite"]),
+        .library(name: "LLVSModel", targets: ["LLVSModel"]),
+        .library(name: "LLVSProjection", targets: ["LLVSProjection"]),
         .library(name: "LLVSBackup", targets: ["LLVSBackup"]),
         .library(name: "LLVSEncryption", targets: ["LLVSEncryption"]),
         .library(name: "LLVSConformance", targets: ["LLVSConformance"]),
@@ -55,6 +57,12 @@ let package = Package(
         // SQLite storage, on the system's sqlite3.
         .target(name: "LLVSSQLite", dependencies: ["LLVS", "LLVSSupport", "CSQLite3"]),
 
+        // Typed models as upstream LLVS stores them (JSON in one value each), merged property by property.
+        .target(name: "LLVSModel", dependencies: ["LLVS", "LLVSSupport"]),
+
+        // SQLite projections kept current from version diffs, and owned tables whose SQL writes become versions.
+        .target(name: "LLVSProjection", dependencies: ["LLVS", "LLVSSupport", "LLVSModel", "LLVSSQLite", "CSQLite3"]),
+
         // Backups as trees of content-addressed objects: the chunker, folder listings, the walk that writes them and
         // the reader that restores them.
         .target(name: "LLVSBackup", dependencies: ["LLVS", "LLVSSupport"]),
@@ -93,12 +101,13 @@ let package = Package(
         .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSEncryption", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
-        .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSHTTP"], path: "Tests/Helpers/llvs-test-helper"),
+        .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSHTTP", "LLVSModel", "LLVSProjection"], path: "Tests/Helpers/llvs-test-helper"),
 
         // `llvs` with a kind of remote of its own, to show the commands take the registry as a value.
         .executableTarget(name: "llvs-fake-kind", dependencies: ["LLVSCommandLine", "LLVS", "LLVSSupport", "LLVSHTTP"], path: "Tests/Helpers/llvs-fake-kind"),
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
+        .testTarget(name: "LLVSModelTests", dependencies: ["LLVSModel", "LLVSProjection", "LLVS", "LLVSSQLite", "llvs-test-helper"]),
         .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport"]),
         .testTarget(name: "LLVSEncryptionTests", dependencies: ["LLVSEncryption", "LLVS", "LLVSSupport", "LLVSConformance", "LLVSTestSupport"]),
         // What every connector's tests share: the conformance harness, a quick client, a fault control over a mock.

@@ -50,6 +50,13 @@ extension Store {
         try plannedChanges(madeBetween: from, and: to).map(change(for:))
     }
 
+    /// The same changes, each with its data read only when it is visited, so a walk over many changed values (a
+    /// projection catching up) holds one value's data at a time.
+    public func forEachValueChange(madeBetween from: Version.ID?, and to: Version.ID,
+                                   _ body: (Value.Change) throws -> Void) throws {
+        for planned in try plannedChanges(madeBetween: from, and: to) { try body(try change(for: planned)) }
+    }
+
     func plannedChanges(madeBetween from: Version.ID?, and to: Version.ID) throws -> [PlannedChange] {
         let fromRoot = try from.map { try storedVersion($0).mapRoot } ?? nil
         let toRoot = try storedVersion(to).mapRoot

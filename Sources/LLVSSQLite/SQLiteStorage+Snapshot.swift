@@ -5,7 +5,7 @@ extension SQLiteStorage: SnapshotCapable {
     public func writeBundles(of versions: [Version.ID], to archive: SnapshotArchiveWriter) throws {
         // A connection of its own with one read transaction: WAL gives it a consistent view of the database for the
         // whole copy, while saves go on through the main connection (never a copy of the live file).
-        let reader = try SQLiteConnection(path: path, create: false)
+        let reader = try SQLiteDatabase(path: path, create: false)
         try reader.execute("BEGIN")
         defer { try? reader.execute("COMMIT") }
         for id in versions {
@@ -22,7 +22,7 @@ extension SQLiteStorage: SnapshotCapable {
     }
 
     /// One version's header and records, in offset order.
-    private func readVersion(_ id: Version.ID, from connection: SQLiteConnection) throws -> (StoredVersion, [VersionBundle.Record]) {
+    private func readVersion(_ id: Version.ID, from connection: SQLiteDatabase) throws -> (StoredVersion, [VersionBundle.Record]) {
         var header: Data?
         try connection.run("SELECT header FROM versions WHERE id = ?", [.text(id.rawValue)]) { header = $0.blob(0) }
         guard let header else { throw StoreError.versionNotFound(id) }

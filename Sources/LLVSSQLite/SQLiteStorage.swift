@@ -12,13 +12,13 @@ public final class SQLiteStorage: Storage {
     public let kind = "sqlite"
     public static let fileName = "store.sqlite"
     public let path: String
-    private let connection: Mutex<SQLiteConnection>
+    private let connection: Mutex<LockedDatabase>
     /// The highest version sequence number already returned by `newlyCommittedVersions`.
     private let lastSequence = Mutex<Int64>(0)
 
     public init(storeRoot: String, create: Bool) throws {
         path = storeRoot + "/" + Self.fileName
-        let connection = try SQLiteConnection(path: path, create: create)
+        let connection = try SQLiteDatabase(path: path, create: create)
         // Reading the schema first makes SQLite check the file before anything is written to it.
         try connection.run("SELECT count(*) FROM sqlite_master")
         try connection.execute("PRAGMA journal_mode=WAL")
@@ -35,7 +35,7 @@ public final class SQLiteStorage: Storage {
                 data BLOB NOT NULL,
                 PRIMARY KEY (version, offset));
             """)
-        self.connection = Mutex(connection)
+        self.connection = Mutex(LockedDatabase(database: connection))
     }
 
     /// Opens or creates SQLite storage for the stores whose descriptor says `sqlite`, and FileStorage otherwise.
@@ -47,7 +47,7 @@ public final class SQLiteStorage: Storage {
     public func newlyCommittedVersions() throws -> [StoredVersion] {
         let after = lastSequence.withLock { $0 }
         var rows: [(Int64, Data)] = []
-        try connection.withLock { connection in
+        try withConnection { connection in
             try connection.run("SELECT sequence, header FROM versions WHERE sequence > ? ORDER BY sequence", [.integer(after)]) { row in
                 rows.append((row.integer(0), row.blob(1)))
             }
@@ -65,7 +65,7 @@ public final class SQLiteStorage: Storage {
 
     public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
         var found: (zone: Int64, data: Data)?
-        try connection.withLock { connection in
+        try withConnection { connection in
             try connection.run("SELECT zone, data FROM records WHERE version = ? AND offset = ?",
                                [.text(location.versionId.rawValue), .integer(location.offset)]) { row in
                 found = (row.integer(0), row.blob(1))
@@ -84,13 +84,13 @@ public final class SQLiteStorage: Storage {
 
     /// Saves a version's records and header in one transaction.
     func commit(_ records: [VersionBundle.Record], header: StoredVersion) throws {
-        try connection.withLock { connection in
+        try withConnection { connection in
             try connection.transaction { try insert(records, header: header, into: connection) }
         }
     }
 
     /// Inserts one version's rows; the caller holds the lock and a transaction.
-    func insert(_ records: [VersionBundle.Record], header: StoredVersion, into connection: SQLiteConnection) throws {
+    func insert(_ records: [VersionBundle.Record], header: StoredVersion, into connection: SQLiteDatabase) throws {
         let id = header.version.id
         var exists = false
         try connection.run("SELECT 1 FROM versions WHERE id = ?", [.text(id.rawValue)]) { _ in exists = true }
@@ -103,9 +103,15 @@ public final class SQLiteStorage: Storage {
     }
 
     /// Runs `body` with the connection, under the lock.
-    func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try connection.withLock { try body($0) }
+    func withConnection<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
+        try connection.withLock { try body($0.database) }
     }
+}
+
+/// The storage's database, kept behind its mutex.
+// @unchecked: it holds a sqlite3 C handle, which only the thread holding SQLiteStorage's lock touches.
+private struct LockedDatabase: @unchecked Sendable {
+    let database: SQLiteDatabase
 }
 
 /// Gathers a version's records; `commit` writes them and the header in one transaction.

@@ -17,6 +17,12 @@ public actor StoreCoordinator {
 
     public static let stateFileName = "coordinator.json"
 
+    /// The arbiter merges use when none is given: most recent change by default; a `MergeableArbiter` (LLVSModel)
+    /// merges typed models property by property.
+    public private(set) var mergeArbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()
+
+    public func setMergeArbiter(_ arbiter: any MergeArbiter) { mergeArbiter = arbiter }
+
     /// Takes charge of `store`, resuming the current version saved by the last coordinator, or the most recent
     /// head when there is none.
     public init(store: Store) throws {
@@ -96,7 +102,7 @@ public actor StoreCoordinator {
     /// named branch: a branch's head stays apart until it is merged on purpose.
     @discardableResult
     public func mergeHeads(selection: HeadSelection = .unbranched,
-                           resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) throws -> Version? {
+                           resolvingWith arbiter: (any MergeArbiter)? = nil) throws -> Version? {
         guard let current = currentVersionId else {
             // An empty working state adopts the most recent selected head (any head when none is), then merges the rest.
             let selected = store.heads.compactMap(store.version(identifiedBy:)).filter(selection.includes).max(by: History.isOrderedBefore)
@@ -104,7 +110,7 @@ public actor StoreCoordinator {
             try setCurrentVersion(head.id)
             return try mergeHeads(selection: selection, resolvingWith: arbiter)
         }
-        let merged = try store.mergeHeads(into: current, selection: selection, resolvingWith: arbiter)
+        let merged = try store.mergeHeads(into: current, selection: selection, resolvingWith: arbiter ?? mergeArbiter)
         try setCurrentVersion(merged.id)
         return merged
     }
@@ -127,8 +133,9 @@ public actor StoreCoordinator {
     /// after the send. With an automatic snapshot policy and an exchange that carries snapshots, a snapshot follows
     /// when the policy says one is due.
     public func exchange(with exchange: any Exchange, selection: HeadSelection = .unbranched,
-                         resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) async throws -> ExchangeReport {
-        try await self.exchange(with: exchange, listing: try await exchange.remoteListing(), selection: selection, resolvingWith: arbiter)
+                         resolvingWith arbiter: (any MergeArbiter)? = nil) async throws -> ExchangeReport {
+        try await self.exchange(with: exchange, listing: try await exchange.remoteListing(), selection: selection,
+                                resolvingWith: arbiter ?? mergeArbiter)
     }
 
     /// An exchange from a listing of the remote already made.
@@ -152,7 +159,7 @@ public actor StoreCoordinator {
     /// build does not read is skipped (the outcome says so) and every version is pulled instead. Fails with
     /// `storeNotEmpty` when the store has versions; a failed restore leaves the store empty.
     public func bootstrapFromSnapshot(using exchange: any SnapshotExchange, selection: HeadSelection = .unbranched,
-                                      resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) async throws -> BootstrapOutcome {
+                                      resolvingWith arbiter: (any MergeArbiter)? = nil) async throws -> BootstrapOutcome {
         try store.reloadHistory()
         guard store.history.isEmpty else { throw StoreError.storeNotEmpty(path: store.rootURL.path) }
         let outcome: BootstrapOutcome
@@ -182,7 +189,8 @@ public actor StoreCoordinator {
         } else {
             outcome = .noSnapshot
         }
-        let report = try await self.exchange(with: exchange, listing: try await earlyListing, selection: selection, resolvingWith: arbiter)
+        let report = try await self.exchange(with: exchange, listing: try await earlyListing, selection: selection,
+                                             resolvingWith: arbiter ?? mergeArbiter)
         let failures = report.retrieve.failures + report.send.failures
         if let first = failures.first { throw ExchangeError.incomplete(failures: failures.count, first: first.description) }
         return outcome

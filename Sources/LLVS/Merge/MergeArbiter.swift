@@ -7,10 +7,10 @@ public protocol MergeArbiter: Sendable {
     func changes(toResolve merge: Merge, in store: Store) throws -> [Value.Change]
 }
 
-extension MergeArbiter {
+extension Merge {
     /// The change that keeps a value as it is on `side` (its reference, or its absence).
-    func keep(_ valueId: Value.ID, from side: Value.Fork.Side, of merge: Merge, in store: Store) throws -> Value.Change {
-        guard let value = try store.value(id: valueId, at: merge.version(on: side).id), let reference = value.reference else {
+    public func keep(_ valueId: Value.ID, from side: Value.Fork.Side, in store: Store) throws -> Value.Change {
+        guard let value = try store.value(id: valueId, at: version(on: side).id), let reference = value.reference else {
             return .remove(valueId)
         }
         return .preserve(reference)

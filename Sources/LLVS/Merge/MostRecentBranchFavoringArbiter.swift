@@ -7,7 +7,7 @@ public struct MostRecentBranchFavoringArbiter: MergeArbiter {
     public func changes(toResolve merge: Merge, in store: Store) throws -> [Value.Change] {
         let favored: Value.Fork.Side = merge.firstVersion.timestamp >= merge.secondVersion.timestamp ? .first : .second
         return try merge.forksByValueIdentifier.compactMap { valueId, fork in
-            fork.isConflicting ? try keep(valueId, from: favored, of: merge, in: store) : nil
+            fork.isConflicting ? try merge.keep(valueId, from: favored, in: store) : nil
         }
     }
 }

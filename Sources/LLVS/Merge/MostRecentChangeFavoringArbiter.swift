@@ -9,11 +9,9 @@ public struct MostRecentChangeFavoringArbiter: MergeArbiter {
         for (valueId, fork) in merge.forksByValueIdentifier {
             switch fork {
             case .twiceInserted, .twiceUpdated:
-                let first = try storedTimestamp(of: valueId, at: merge.firstVersion.id, in: store)
-                let second = try storedTimestamp(of: valueId, at: merge.secondVersion.id, in: store)
-                changes.append(try keep(valueId, from: first >= second ? .first : .second, of: merge, in: store))
+                changes.append(try merge.keep(valueId, from: try Self.favoredSide(for: valueId, in: merge, store: store), in: store))
             case .removedAndUpdated(let removedOn):
-                changes.append(try keep(valueId, from: removedOn.opposite, of: merge, in: store))
+                changes.append(try merge.keep(valueId, from: removedOn.opposite, in: store))
             case .inserted, .updated, .removed, .twiceRemoved:
                 break
             }
@@ -21,7 +19,15 @@ public struct MostRecentChangeFavoringArbiter: MergeArbiter {
         return changes
     }
 
-    private func storedTimestamp(of valueId: Value.ID, at version: Version.ID, in store: Store) throws -> Double {
+    /// The side whose value was stored more recently (the first on a tie): the side this arbiter keeps, and the
+    /// side a finer arbiter can favour where it too must pick one.
+    public static func favoredSide(for valueId: Value.ID, in merge: Merge, store: Store) throws -> Value.Fork.Side {
+        let first = try storedTimestamp(of: valueId, at: merge.firstVersion.id, in: store)
+        let second = try storedTimestamp(of: valueId, at: merge.secondVersion.id, in: store)
+        return first >= second ? .first : .second
+    }
+
+    private static func storedTimestamp(of valueId: Value.ID, at version: Version.ID, in store: Store) throws -> Double {
         guard let stored = try store.value(id: valueId, at: version)?.storedVersionId,
               let storingVersion = store.version(identifiedBy: stored) else { return -.infinity }
         return storingVersion.timestamp

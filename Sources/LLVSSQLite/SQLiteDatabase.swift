@@ -2,11 +2,13 @@ import CSQLite3
 import Foundation
 import LLVS
 
-/// One SQLite connection with its prepared statements. Not thread-safe by itself: `SQLiteStorage` keeps it
-/// behind a Mutex, so exactly one thread uses it at a time.
-// @unchecked: wraps the sqlite3 C handle, which is only ever touched inside SQLiteStorage's mutex.
-final class SQLiteConnection: @unchecked Sendable {
-    let path: String
+/// One SQLite connection with its prepared statements, on the system's sqlite3.
+///
+/// A connection is not thread-safe, so this type is not `Sendable`: whoever opens it owns it (`SQLiteStorage`
+/// behind a mutex, a projection follower inside its actor, an app on its own queue). Failures are
+/// `StoreError.database` (with SQLite's code and message) or `StoreError.corruptFile`, both naming the file.
+public final class SQLiteDatabase {
+    public let path: String
     private let db: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
 
@@ -15,6 +17,13 @@ final class SQLiteConnection: @unchecked Sendable {
 
     /// Opens the database at `path`. An existing file must be a SQLite database: that is checked on its first
     /// bytes before SQLite opens it, so nothing (not even a journal-mode change) is written to a foreign file.
+    /// Opens (or creates) the database at `fileURL`, in WAL mode so readers in other processes do not block its
+    /// writer, with a 10-second busy timeout.
+    public convenience init(fileURL: URL) throws {
+        try self.init(path: fileURL.path, create: true)
+        try execute("PRAGMA journal_mode=WAL")
+    }
+
     init(path: String, create: Bool, busyTimeout: Int32 = 10_000) throws {
         self.path = path
         if FileManager.default.fileExists(atPath: path) {
@@ -47,6 +56,9 @@ final class SQLiteConnection: @unchecked Sendable {
         sqlite3_close_v2(db)
     }
 
+    /// The number of rows the last INSERT, UPDATE or DELETE changed.
+    public var changeCount: Int { Int(sqlite3_changes64(db)) }
+
     func error(_ code: Int32) -> StoreError {
         let primary = code & 0xff
         let message = String(cString: sqlite3_errmsg(db))
@@ -56,13 +68,20 @@ final class SQLiteConnection: @unchecked Sendable {
         return .database(path: path, code: code, message: message)
     }
 
-    func execute(_ sql: String) throws {
+    /// Runs one or more statements without arguments (schema changes, pragmas).
+    public func execute(_ sql: String) throws {
         let code = sqlite3_exec(db, sql, nil, nil, nil)
         guard code == SQLITE_OK else { throw error(code) }
     }
 
+    /// Runs a query and calls `rowHandler` for each row (upstream LLVS's name for `run`).
+    public func forEach(matchingQuery query: String, withBindings bindings: [SQLiteValue] = [],
+                        rowHandler: (SQLiteRow) throws -> Void) throws {
+        try withoutActuallyEscaping(rowHandler) { try run(query, bindings, row: $0) }
+    }
+
     /// Runs a prepared (and cached) statement, binding `arguments` in order, and calls `row` for each result row.
-    func run(_ sql: String, _ arguments: [SQLiteValue] = [], row: ((SQLiteRow) throws -> Void)? = nil) throws {
+    public func run(_ sql: String, _ arguments: [SQLiteValue] = [], row: ((SQLiteRow) throws -> Void)? = nil) throws {
         let statement = try prepared(sql)
         defer {
             sqlite3_reset(statement)
@@ -72,7 +91,9 @@ final class SQLiteConnection: @unchecked Sendable {
             let position = Int32(index + 1)
             let code: Int32
             switch argument {
+            case .null: code = sqlite3_bind_null(statement, position)
             case .integer(let value): code = sqlite3_bind_int64(statement, position, value)
+            case .real(let value): code = sqlite3_bind_double(statement, position, value)
             case .text(let value): code = sqlite3_bind_text(statement, position, value, -1, llvs_sqlite_transient())
             case .blob(let value):
                 code = value.withUnsafeBytes { raw in
@@ -99,7 +120,7 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Runs `body` in one IMMEDIATE transaction: all of it is committed, or none of it.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -112,15 +133,36 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 }
 
-enum SQLiteValue {
+/// A value bound to a statement or read from a row: SQLite's five storage classes.
+public enum SQLiteValue: Hashable, Sendable {
+    case null
     case integer(Int64)
+    case real(Double)
     case text(String)
     case blob(Data)
 }
 
 /// The current row of a statement, valid only inside the row callback.
-struct SQLiteRow {
+public struct SQLiteRow {
     let statement: OpaquePointer
+
+    public var columnCount: Int { Int(sqlite3_column_count(statement)) }
+
+    public func columnName(at column: Int) -> String {
+        sqlite3_column_name(statement, Int32(column)).map { String(cString: $0) } ?? ""
+    }
+
+    /// The column's value in the storage class SQLite holds it in.
+    public func value(inColumnAtIndex column: Int) -> SQLiteValue {
+        let index = Int32(column)
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER: return .integer(integer(index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
+        case SQLITE_TEXT: return .text(text(index))
+        case SQLITE_BLOB: return .blob(blob(index))
+        default: return .null
+        }
+    }
 
     func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
