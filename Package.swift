@@ -28,6 +28,7 @@ let package = Package(
         .executable(name: "llvs-mock", targets: ["llvs-mock"]),
         .executable(name: "llvs", targets: ["llvs"]),
         .executable(name: "llvs-bench", targets: ["llvs-bench"]),
+        .executable(name: "loco", targets: ["loco"]),
     ],
     targets: [
         // System libraries. Each names its pkg-config file and the Debian package that provides it.
@@ -97,6 +98,9 @@ let package = Package(
         .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSEncryption", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
         .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
 
+        // A contact book after LLVS's LoCo sample: typed models merged by property, a projection queried in SQL.
+        .executableTarget(name: "loco", dependencies: ["LLVS", "LLVSModel", "LLVSProjection"], path: "Examples/LoCo"),
+
         // Benchmarks that print figures (never timed tests).
         .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSEncryption", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),
 
@@ -120,7 +124,7 @@ let package = Package(
         .testTarget(name: "LLVSPCloudTests", dependencies: ["LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
         .testTarget(name: "LLVSBoxTests", dependencies: ["LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport", "llvs", "llvs-mock"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib", "CSodium"]),
-        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind"], exclude: ["Scripts"]),
+        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind", "loco"], exclude: ["Scripts"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,9 @@
 import Foundation
 import LLVS
 import LLVSHTTP
+import LLVSProjection
 import LLVSSQLite
+import Synchronization
 
 // A child process for tests that need more than one process.
 //
@@ -24,8 +26,32 @@ import LLVSSQLite
 //   llvs-test-helper location URL
 //
 // Prints where URL redirects to, without following (the address a headless user copies from the browser).
+//
+//   llvs-test-helper project STORE DATABASE PAUSE-AFTER
+//
+// Projects the current version of STORE's coordinator into DATABASE (a table `contacts` of the values
+// "<id>/Contact": first_name, city); after PAUSE-AFTER values it prints "paused after N" and waits on its standard
+// input, inside the pass's transaction, for the test to kill it.
 
 let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[1] == "project", let pauseAfter = Int(arguments[4]) {
+    struct Contact: Decodable { var firstName: String; var city: String }
+    final class Countdown: Sendable { let seen = Mutex(0) }
+    let countdown = Countdown()
+    let contacts = ProjectedType(typeIdentifier: "Contact", tableName: "contacts",
+                                 columns: [ProjectedColumn(name: "first_name", declaration: "TEXT"), ProjectedColumn(name: "city", declaration: "TEXT")]) { value in
+        if countdown.seen.withLock({ $0 += 1; return $0 }) == pauseAfter + 1 {
+            FileHandle.standardOutput.write(Data("paused after \(pauseAfter)\n".utf8))
+            _ = FileHandle.standardInput.readDataToEndOfFile()
+        }
+        let contact = try JSONDecoder().decode(Contact.self, from: value.data)
+        return ["first_name": .text(contact.firstName), "city": .text(contact.city)]
+    }
+    let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: URL(fileURLWithPath: arguments[2])))
+    let follower = try ProjectionFollower(databaseURL: URL(fileURLWithPath: arguments[3]), coordinator: coordinator, types: [contacts])
+    try await follower.projectCurrentVersion()
+    exit(0)
+}
 if arguments.count == 3, arguments[1] == "location", let url = URL(string: arguments[2]) {
     var request = HTTPRequest(url: url)
     request.followsRedirects = false
