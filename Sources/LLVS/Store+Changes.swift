@@ -50,16 +50,19 @@ extension Store {
         try plannedChanges(madeBetween: from, and: to).map(change(for:))
     }
 
-    /// The same changes, each with its data read only when it is visited, so a walk over many changed values (a
-    /// projection catching up) holds one value's data at a time.
-    public func forEachValueChange(madeBetween from: Version.ID?, and to: Version.ID,
-                                   _ body: (Value.Change) throws -> Void) throws {
-        for planned in try plannedChanges(madeBetween: from, and: to) { try body(try change(for: planned)) }
+    /// The same changes, each value's data read only when asked for (from any thread): a consumer of many changed
+    /// values (a projection catching up) holds few at a time and may spread the reading over several threads.
+    public func valueChangeList(madeBetween from: Version.ID?, and to: Version.ID) throws -> ValueChangeList {
+        ValueChangeList(store: self, planned: try plannedChanges(madeBetween: from, and: to))
     }
 
     func plannedChanges(madeBetween from: Version.ID?, and to: Version.ID) throws -> [PlannedChange] {
         let fromRoot = try from.map { try storedVersion($0).mapRoot } ?? nil
         let toRoot = try storedVersion(to).mapRoot
+        guard fromRoot != nil else {
+            // From nothing, every value is an insert: a walk of the map, without comparing it against an empty one.
+            return try map.entries(root: toRoot).sorted { $0.valueId < $1.valueId }.map(PlannedChange.insert)
+        }
         return try map.differences(from: fromRoot, to: toRoot).sorted { $0.valueId < $1.valueId }.map { difference in
             guard let new = difference.new else { return .remove(difference.valueId) }
             return difference.old == nil ? .insert(new) : .update(new)
@@ -78,8 +81,29 @@ extension Store {
     }
 }
 
+/// Changes between two versions, sorted by value ID (the order a table's primary key is cheapest to fill in), whose
+/// data is read when a change is asked for.
+public struct ValueChangeList: Sendable {
+    let store: Store
+    let planned: [PlannedChange]
+
+    public var count: Int { planned.count }
+
+    /// The ID of the value the change at `index` concerns, without reading its data.
+    public func valueId(at index: Int) -> Value.ID {
+        switch planned[index] {
+        case .insert(let entry), .update(let entry): entry.valueId
+        case .remove(let id), .preserveRemoval(let id): id
+        case .preserve(let reference): reference.valueId
+        }
+    }
+
+    /// The change at `index`, with its value's data read.
+    public func change(at index: Int) throws -> Value.Change { try store.change(for: planned[index]) }
+}
+
 /// A change a version made, its new data not yet read.
-enum PlannedChange {
+enum PlannedChange: Sendable {
     case insert(MapEntry)
     case update(MapEntry)
     case remove(Value.ID)

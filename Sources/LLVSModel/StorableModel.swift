@@ -47,13 +47,18 @@ public enum ModelValueID {
 /// The JSON coding models are stored in: Foundation's defaults, as upstream (dates as seconds since 2001, data as
 /// base64, keys as declared).
 public enum ModelCoding {
+    /// One coder pair for every model: Foundation's coders are safe to share across threads once configured, and
+    /// making one per value costs more than decoding a small model.
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
+
     public static func encode<M: Encodable>(_ model: M) throws -> Data {
-        try JSONEncoder().encode(model)
+        try encoder.encode(model)
     }
 
     public static func decode<M: Decodable>(_ type: M.Type, from data: Data, valueId: Value.ID) throws -> M {
         do {
-            return try JSONDecoder().decode(type, from: data)
+            return try decoder.decode(type, from: data)
         } catch {
             throw ModelError.undecodable(valueId: valueId, type: String(describing: type), reason: "\(error)")
         }

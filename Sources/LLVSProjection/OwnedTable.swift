@@ -81,15 +81,13 @@ public struct OwnedTable: Sendable {
     /// (`where: "updated_at > ?", bindings: [.real(cutoff)]`), in `llvs_id` order.
     public func fetch<M: StorableModel>(_ type: M.Type, in database: SQLiteDatabase, where condition: String? = nil,
                                         bindings: [SQLiteValue] = []) throws -> [OwnedRow<M>] {
-        let coding = RowCoding(schema: schema, table: tableName)
         var rows: [OwnedRow<M>] = []
         let filter = condition.map { " WHERE \($0)" } ?? ""
         try database.run("SELECT \(selectedColumns) FROM \(SQLName.quoted(tableName))\(filter) ORDER BY llvs_id", bindings) { row in
             guard case .text(let id) = row.value(inColumnAtIndex: 0) else { return }
             let values = (0..<schema.columns.count).map { row.value(inColumnAtIndex: $0 + 1) }
-            let json = try coding.json(of: values, id: id)
             do {
-                rows.append(OwnedRow(id: id, model: try JSONDecoder().decode(M.self, from: json)))
+                rows.append(OwnedRow(id: id, model: try M(from: RowDecoder(columns: schema.columns, values: values))))
             } catch {
                 throw ProjectionError.unreadableRow(table: tableName, id: id, reason: "\(error)")
             }

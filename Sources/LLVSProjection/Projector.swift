@@ -2,6 +2,8 @@ import Foundation
 import LLVS
 import LLVSModel
 import LLVSSQLite
+import LLVSSupport
+import Synchronization
 
 /// Brings a database's projection tables to a version of a store: from the version they reflect, by the
 /// differences between the two (so a pass costs what changed), or from nothing after a schema change.
@@ -54,9 +56,7 @@ struct Projector {
             }
             let from = rebuild ? nil : state.versionId
             if let target {
-                try store.forEachValueChange(madeBetween: from, and: target) { change in
-                    try apply(change, to: database, result: &result)
-                }
+                try write(try store.valueChangeList(madeBetween: from, and: target), into: database, result: &result)
             } else {
                 for type in types { try database.run("DELETE FROM \(SQLName.quoted(type.tableName))") }
             }
@@ -70,33 +70,129 @@ struct Projector {
         return "CREATE TABLE \(SQLName.quoted(type.tableName))(\(columns.joined(separator: ", ")))"
     }
 
-    private func apply(_ change: Value.Change, to database: SQLiteDatabase, result: inout ProjectionResult) throws {
-        guard let typeId = ModelValueID.typeIdentifier(of: change.valueId), let type = typesByIdentifier[String(typeId)],
-              let instance = ModelValueID.instanceIdentifier(of: change.valueId, typeIdentifier: type.typeIdentifier) else { return }
-        let table = SQLName.quoted(type.tableName)
+    /// Writes the rows of the changes: worker threads read and extract the values, batch by batch and in order,
+    /// while this thread writes the previous batches (extraction is pure; the connection is this thread's).
+    private func write(_ changes: ValueChangeList, into database: SQLiteDatabase, result: inout ProjectionResult) throws {
+        // Which changes concern a projected type: found by each type's suffix, without reading any data.
+        let suffixes = types.map { "/" + $0.typeIdentifier }
+        let relevant: [Projected] = (0..<changes.count).compactMap { index in
+            let raw = changes.valueId(at: index).rawValue
+            guard let table = suffixes.firstIndex(where: { raw.hasSuffix($0) && raw.utf8.count > $0.utf8.count }) else { return nil }
+            return Projected(index: index, table: table, rowId: String(raw.dropLast(suffixes[table].count)))
+        }
+        let handoff = OrderedHandoff<[RowChange]>(budget: Self.workAheadBatches)
+        let producerDone = DispatchSemaphore(value: 0)
+        let projector = self
+        Thread {
+            defer {
+                handoff.finish()
+                producerDone.signal()
+            }
+            for start in stride(from: 0, to: relevant.count, by: Self.batchSize) {
+                let batch = Array(relevant[start..<min(start + Self.batchSize, relevant.count)])
+                guard handoff.put(projector.rowChanges(batch, of: changes), weight: 1) else { return }
+            }
+        }.start()
+        defer {
+            _ = handoff.cancel()
+            producerDone.wait()
+        }
+        let statements = types.map(Statements.init)
+        while let rows = handoff.take() {
+            for row in rows {
+                switch row {
+                case .write(let table, let bindings):
+                    try database.run(statements[table].replace, bindings)
+                    result.rowsWritten += 1
+                case .remove(let table, let id):
+                    try database.run(statements[table].delete, [.text(id)])
+                    result.rowsRemoved += database.changeCount
+                case .unreadable(let table, let id, let valueId):
+                    result.recordUnreadable(valueId)
+                    try database.run(statements[table].delete, [.text(id)])
+                case .failed(let error):
+                    throw error
+                }
+            }
+        }
+    }
+
+    static let batchSize = 4096
+    static let workAheadBatches = 4
+
+    /// A row change worked out from a value change, ready to be written.
+    enum RowChange: Sendable {
+        /// `table` is the index of the type in `types`; `bindings` the row's ID, then its columns in declaration order.
+        case write(table: Int, bindings: [SQLiteValue])
+        case remove(table: Int, id: String)
+        case unreadable(table: Int, id: String, valueId: Value.ID)
+        case failed(any Error)
+    }
+
+    /// The SQL of a table's writes, made once per pass.
+    struct Statements {
+        let replace: String
+        let delete: String
+
+        init(for type: ProjectedType) {
+            let table = SQLName.quoted(type.tableName)
+            let names = (["llvs_id"] + type.columns.map(\.name)).map(SQLName.quoted)
+            let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+            replace = "INSERT OR REPLACE INTO \(table)(\(names.joined(separator: ", "))) VALUES (\(placeholders))"
+            delete = "DELETE FROM \(table) WHERE llvs_id = ?"
+        }
+    }
+
+    /// A change of a value of a projected type.
+    struct Projected: Sendable {
+        var index: Int
+        /// The index of its type in `types`.
+        var table: Int
+        var rowId: String
+    }
+
+    /// The row changes of a batch, in the batch's order (a value changed twice in one pass is written in order),
+    /// read and extracted on all cores.
+    private func rowChanges(_ batch: [Projected], of changes: ValueChangeList) -> [RowChange] {
+        // The values are read here, on one thread (the store's file lookups are behind locks that two readers would
+        // only fight over); the extracting, the costly part, runs on all cores.
+        let read: [Result<Value.Change, any Error>] = batch.map { projected in Result { try changes.change(at: projected.index) } }
+        let workers = min(ProcessInfo.processInfo.activeProcessorCount, max(1, batch.count / 64))
+        let results = Mutex([[RowChange]](repeating: [], count: workers))
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let rows = stride(from: worker, to: batch.count, by: workers).map { rowChange(batch[$0], read[$0]) }
+            results.withLock { $0[worker] = rows }
+        }
+        let perWorker = results.withLock { $0 }
+        return (0..<batch.count).map { perWorker[$0 % workers][$0 / workers] }
+    }
+
+    private func rowChange(_ projected: Projected, _ read: Result<Value.Change, any Error>) -> RowChange {
+        let type = types[projected.table]
+        let change: Value.Change
+        do {
+            change = try read.get()
+        } catch {
+            return .failed(error)
+        }
         switch change {
         case .insert(let value), .update(let value):
             let extracted: [String: ProjectedValue]
             do {
                 extracted = try type.extract(value)
             } catch {
-                result.recordUnreadable(value.id)
-                try database.run("DELETE FROM \(table) WHERE llvs_id = ?", [.text(String(instance))])
-                return
+                return .unreadable(table: projected.table, id: projected.rowId, valueId: value.id)
             }
-            for column in extracted.keys where !type.columns.contains(where: { $0.name == column }) {
-                throw ProjectionError.unknownColumn(table: type.tableName, column: column)
+            if let unknown = extracted.keys.first(where: { key in !type.columns.contains { $0.name == key } }) {
+                return .failed(ProjectionError.unknownColumn(table: type.tableName, column: unknown))
             }
-            let names = ["llvs_id"] + type.columns.map(\.name)
-            let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
-            let sql = "INSERT OR REPLACE INTO \(table)(\(names.map(SQLName.quoted).joined(separator: ", "))) VALUES (\(placeholders))"
-            try database.run(sql, [.text(String(instance))] + type.columns.map { extracted[$0.name] ?? .null })
-            result.rowsWritten += 1
-        case .remove, .preserveRemoval:
-            try database.run("DELETE FROM \(table) WHERE llvs_id = ?", [.text(String(instance))])
-            result.rowsRemoved += database.changeCount
-        case .preserve:
-            break // Differences between two versions are only inserts, updates and removals.
+            var bindings: [SQLiteValue] = [.text(projected.rowId)]
+            bindings.reserveCapacity(type.columns.count + 1)
+            for column in type.columns { bindings.append(extracted[column.name] ?? .null) }
+            return .write(table: projected.table, bindings: bindings)
+        case .remove, .preserveRemoval, .preserve:
+            // Differences between two versions are only inserts, updates and removals.
+            return .remove(table: projected.table, id: projected.rowId)
         }
     }
 }

@@ -25,8 +25,15 @@ struct RowCoding {
         }
     }
 
-    /// The model JSON of a row's column values (in schema order), re-encoded as the model type encodes it.
+    /// The model JSON of a row's column values (in schema order), encoded as the model type encodes itself.
     func json(of values: [SQLiteValue], id: String) throws -> Data {
+        if let modelJSON = schema.modelJSON {
+            do {
+                return try modelJSON(values)
+            } catch {
+                throw ProjectionError.unreadableRow(table: table, id: id, reason: "\(error)")
+            }
+        }
         var members: [String: JSONTree] = [:]
         for (column, value) in zip(schema.columns, values) where value != .null {
             guard let member = Self.member(value, kind: column.kind) else {
@@ -37,13 +44,7 @@ struct RowCoding {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(JSONTree.object(members))
-        guard let canonical = schema.canonicalEncoding else { return data }
-        do {
-            return try canonical(data)
-        } catch {
-            throw ProjectionError.unreadableRow(table: table, id: id, reason: "\(error)")
-        }
+        return try encoder.encode(JSONTree.object(members))
     }
 
     private static func columnValue(_ member: JSONTree, kind: SQLiteSchema.ColumnKind) throws -> SQLiteValue? {

@@ -1,6 +1,7 @@
 import CSQLite3
 import Foundation
 import LLVSModel
+import LLVSSQLite
 
 /// The columns of an owned table, one per stored property of a model, as upstream LLVS derives them.
 ///
@@ -46,14 +47,15 @@ public struct SQLiteSchema: Sendable {
     /// Properties the type decodes in a way no column can hold (a nested container of its own): they are not
     /// stored in the table, so a row read back lacks them.
     public var propertiesWithoutColumns: [String]
-    /// Re-encodes a row's JSON as the model type encodes it (its key order, its own `encode(to:)`), and proves the
-    /// row is a model. Nil for a schema declared column by column.
-    let canonicalEncoding: (@Sendable (Data) throws -> Data)?
+    /// The model JSON of a row's column values (in `columns` order), made by decoding the model type from them and
+    /// encoding it as the type encodes itself; so a row that is no model fails here. Nil for a schema declared
+    /// column by column, whose rows are written as JSON objects of their columns.
+    let modelJSON: (@Sendable ([SQLiteValue]) throws -> Data)?
 
     public init(columns: [Column], propertiesWithoutColumns: [String] = []) {
         self.columns = columns
         self.propertiesWithoutColumns = propertiesWithoutColumns
-        self.canonicalEncoding = nil
+        self.modelJSON = nil
     }
 
     /// The schema of a model type, read from its `Decodable` conformance.
@@ -66,9 +68,10 @@ public struct SQLiteSchema: Sendable {
         } catch {
             throw ProjectionError.unreadableSchema(type: String(describing: M.self), reason: "\(error)")
         }
-        columns = probe.columns
+        let columns = probe.columns
+        self.columns = columns
         propertiesWithoutColumns = probe.withoutColumns
-        canonicalEncoding = { data in try JSONEncoder().encode(try JSONDecoder().decode(M.self, from: data)) }
+        modelJSON = { values in try ModelCoding.encode(try M(from: RowDecoder(columns: columns, values: values))) }
     }
 
     /// `firstName` → `first_name`, `avatarJPEGData` → `avatar_jpeg_data`; an SQL keyword gets a trailing `_`

@@ -23,6 +23,7 @@ struct BenchOptions {
         "http": BenchOptions(options: ["size-mib": .count, "requests": .count]),
         "restore": BenchOptions(options: ["snapshot": .text, "format": .words(["zip-v1", "llvs-bundles-v1"]), "versions": .count, "runs": .count]),
         "encryption": BenchOptions(options: ["files": .count, "size-mib": .count, "runs": .count]),
+        "models": BenchOptions(options: ["models": .count, "rows": .count, "runs": .count]),
         "listing": BenchOptions(options: ["entries": .count, "runs": .count, "remote": .words(["webdav", "gdrive"])]),
         "compare": BenchOptions(options: [
             "runs": .count, "rows": .counts(1...17), "remotes": .words(["webdav", "gdrive", "onedrive", "pcloud", "box"]), "files": .count,

@@ -42,6 +42,11 @@ import LLVSConformance
 // `encryption`: the same `llvs` commands against a plaintext and an encrypted local-folder remote, taking turns: a
 // first `backup --to` of many small files, and `push` then `clone` of one large value.
 //
+//   swift run -c release llvs-bench models [--models 100000] [--rows 10000] [--runs 3]
+//
+// `models`: a projection pass over many changed models against inserting the same rows with one prepared statement,
+// and an owned table's drain of many row changes against saving the same values directly.
+//
 //   swift run -c release llvs-bench listing [--entries 10000] [--runs 5]
 //
 // `listing`: a PROPFIND of a large folder on Apache mod_dav, by curl (the server's time) and by the connector.
@@ -189,6 +194,7 @@ let usage = """
                               [--scale-files 200000,1000000] [--kill-size-mib 2048] [--rclone PATH] [--install-rclone]
            llvs-bench encryption [--files 20000] [--size-mib 1024] [--runs 3]
            llvs-bench listing [--entries 10000] [--runs 5] [--remote webdav|gdrive]
+           llvs-bench models [--models 100000] [--rows 10000] [--runs 3]
 
     """
 
@@ -225,6 +231,8 @@ do {
         try restoreBenchmark(words)
     case "encryption":
         try encryptionBenchmark(words)
+    case "models":
+        try await modelsBenchmark(words)
     case "listing":
         if option("remote", in: words) == "gdrive" { try await driveListingBenchmark(words) } else { try await listingBenchmark(words) }
     default:

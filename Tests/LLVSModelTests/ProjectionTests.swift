@@ -104,6 +104,28 @@ import Testing
         #expect(try await rows(follower).isEmpty)
     }
 
+    /// More changes than one batch of the pass's workers: every row arrives, in place, whatever thread read it.
+    @Test func aPassOverManyBatchesWritesEveryRow() async throws {
+        let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: directory.child("store")))
+        let count = 9_000
+        let values = try (0..<count).map { index in
+            index % 1_000 == 7 ? Value(id: Value.ID("c\(index)/Contact"), data: Data("{}".utf8))
+                               : Value(id: Value.ID("c\(index)/Contact"), data: try json(Contact(firstName: "N\(index)", city: "C\(index % 3)")))
+        }
+        try await coordinator.save(inserting: values)
+        let follower = try ProjectionFollower(databaseURL: directory.child("p.sqlite"), coordinator: coordinator, types: [Self.contacts()])
+        let result = try await follower.projectCurrentVersion()
+        #expect(result.rowsWritten == count - 9 && result.unreadableCount == 9)
+        let mismatched = try await follower.query { database in
+            var count = 0
+            try database.forEach(matchingQuery: "SELECT count(*) FROM contacts WHERE first_name != 'N' || substr(llvs_id, 2)") { row in
+                if case .integer(let n) = row.value(inColumnAtIndex: 0) { count = Int(n) }
+            }
+            return count
+        }
+        #expect(mismatched == 0)
+    }
+
     @Test func badDeclarationsAreClearErrors() async throws {
         let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: directory.child("store")))
         #expect(throws: ProjectionError.invalidName("contacts; DROP")) {
