@@ -100,6 +100,20 @@ public struct ValueChangeList: Sendable {
 
     /// The change at `index`, with its value's data read.
     public func change(at index: Int) throws -> Value.Change { try store.change(for: planned[index]) }
+
+    /// The changes at `indices`, in that order, their data read together (neighbouring values in one request).
+    public func changes(at indices: [Int]) throws -> [Value.Change] {
+        let entries = indices.compactMap { planned[$0].entry }
+        var data = try store.storage.readRecords(at: entries.map(\.data), zone: .values).makeIterator()
+        return try indices.map { index in
+            let change = planned[index]
+            guard let entry = change.entry else { return try store.change(for: change) }
+            guard let bytes = data.next() else { throw StoreError.corruptFile(path: store.rootURL.path, reason: "a record read went missing") }
+            let value = Value(id: entry.valueId, data: bytes, storedVersionId: entry.storedVersionId)
+            if case .insert = change { return .insert(value) }
+            return .update(value)
+        }
+    }
 }
 
 /// A change a version made, its new data not yet read.

@@ -154,17 +154,22 @@ struct Projector {
     /// The row changes of a batch, in the batch's order (a value changed twice in one pass is written in order),
     /// read and extracted on all cores.
     private func rowChanges(_ batch: [Projected], of changes: ValueChangeList) -> [RowChange] {
-        // The values are read here, on one thread (the store's file lookups are behind locks that two readers would
-        // only fight over); the extracting, the costly part, runs on all cores.
-        let read: [Result<Value.Change, any Error>] = batch.map { projected in Result { try changes.change(at: projected.index) } }
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, max(1, batch.count / 64))
+        let share = (batch.count + workers - 1) / workers
         let results = Mutex([[RowChange]](repeating: [], count: workers))
+        // Each worker reads and extracts a contiguous part of the batch (so the parts join back in order).
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            let rows = stride(from: worker, to: batch.count, by: workers).map { rowChange(batch[$0], read[$0]) }
+            let part = batch[min(worker * share, batch.count)..<min((worker + 1) * share, batch.count)]
+            let rows: [RowChange]
+            do {
+                let read = try changes.changes(at: part.map(\.index))
+                rows = zip(part, read).map { rowChange($0, .success($1)) }
+            } catch {
+                rows = [.failed(error)]
+            }
             results.withLock { $0[worker] = rows }
         }
-        let perWorker = results.withLock { $0 }
-        return (0..<batch.count).map { perWorker[$0 % workers][$0 / workers] }
+        return results.withLock { $0.flatMap { $0 } }
     }
 
     private func rowChange(_ projected: Projected, _ read: Result<Value.Change, any Error>) -> RowChange {

@@ -46,6 +46,36 @@ import LLVSSupport
         }
     }
 
+    /// Reading many changes at once (neighbouring records in one request) gives what reading each alone gives, in
+    /// the order asked, and still checks every record.
+    @Test(arguments: StorageKind.allCases) func changesReadTogetherAreThoseReadOneByOne(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
+        var values: [String: String] = [:]
+        for i in 0..<300 { values[String(format: "v%03d", i)] = String(repeating: "x", count: i * 7) }
+        let v1 = try store.save(nil, insert: values)
+        let v2 = try store.save(v1.id, update: ["v010": "changed", "v200": "changed too"], remove: ["v100"])
+        for (from, to) in [(nil, v1.id), (v1.id, v2.id)] {
+            let list = try store.valueChangeList(madeBetween: from, and: to)
+            let oneByOne = try (0..<list.count).map { try list.change(at: $0) }
+            let indices = Array((0..<list.count).reversed()) + [0, 0]
+            #expect(try list.changes(at: indices) == indices.map { oneByOne[$0] })
+            #expect(oneByOne == (try store.valueChanges(madeBetween: from, and: to)))
+        }
+        guard storage == .file else { return }
+        let path = versionFile(store, v1.id)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[RecordFraming.recordHeaderSize * 3 + 50] ^= 0xff // inside one of the first records, read within a span
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let reopened = try Store(openingAt: store.rootURL)
+        let list = try reopened.valueChangeList(madeBetween: nil, and: v1.id)
+        #expect {
+            try list.changes(at: Array(0..<list.count))
+        } throws: { error in
+            guard case StoreError.corruptFile(let named, _) = error else { return false }
+            return named == path
+        }
+    }
+
     @Test func aGarbageDescriptorIsReported() throws {
         let url = directory.child("store")
         _ = try Store(creatingAt: url)

@@ -107,6 +107,55 @@ public final class FileStorage: Storage {
         return try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: file.path, offset: location.offset)
     }
 
+    /// Records that lie close together in one file (a version's values, read in the order they were written) are
+    /// read with one request per run of them, up to `spanLimit` bytes, instead of one each.
+    public func readRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [Data] {
+        var results: [Data] = []
+        results.reserveCapacity(locations.count)
+        var start = 0
+        while start < locations.count {
+            let first = locations[start]
+            var end = start + 1
+            var spanEnd = first.offset + Int64(RecordFraming.recordHeaderSize) + first.length
+            while end < locations.count {
+                let next = locations[end]
+                let nextEnd = next.offset + Int64(RecordFraming.recordHeaderSize) + next.length
+                guard next.versionId == first.versionId, next.offset >= spanEnd, next.offset - spanEnd <= Self.spanGap,
+                      nextEnd - first.offset <= Self.spanLimit else { break }
+                spanEnd = nextEnd
+                end += 1
+            }
+            if end - start == 1 {
+                results.append(try readRecord(at: first, zone: zone))
+            } else {
+                let (file, base, limit) = try fileAndBase(of: first.versionId)
+                guard first.offset >= 0, base + spanEnd <= limit else {
+                    throw StoreError.corruptFile(path: file.path, reason: "a record of version \(first.versionId) at offset \(first.offset) runs past its file")
+                }
+                let span = try file.read(at: base + first.offset, count: Int(spanEnd - first.offset))
+                for location in locations[start..<end] {
+                    let from = span.startIndex + Int(location.offset - first.offset)
+                    let framed = span[from..<(from + RecordFraming.recordHeaderSize + Int(location.length))]
+                    results.append(try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: file.path,
+                                                             offset: base + location.offset))
+                }
+            }
+            start = end
+        }
+        return results
+    }
+
+    /// Bytes of unwanted records a span may read through, and the longest span.
+    static let spanGap: Int64 = 4096
+    static let spanLimit: Int64 = 1 << 20
+
+    /// The file holding a version's records, where its bundle starts in it (0 unless it is packed) and where it ends.
+    private func fileAndBase(of id: Version.ID) throws -> (file: ReadableFile, base: Int64, limit: Int64) {
+        if let pack = packed.withLock({ $0[id] }) { return (pack.file, pack.offset, pack.offset + pack.length) }
+        let file = try openFile(id)
+        return (file, 0, file.size)
+    }
+
     public func copyRecord(at location: RecordLocation, zone: StorageZone, into write: (Data) throws -> Void) throws {
         // Where the record's frame starts, in which file.
         let file: ReadableFile, start: Int64

@@ -42,6 +42,8 @@ public protocol Storage: Sendable {
     func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter
     /// The bytes of a committed record, checked against its zone and checksum.
     func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data
+    /// The bytes of many records, in the order given: a storage may read neighbours in one request.
+    func readRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [Data]
     /// Writes a committed record to `destination` (replacing it), in pieces where the storage can, so a large value
     /// never sits whole in memory. The checksum is verified before the file is moved into place.
     func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws
@@ -60,6 +62,10 @@ extension VersionWriter {
 }
 
 extension Storage {
+    public func readRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [Data] {
+        try locations.map { try readRecord(at: $0, zone: zone) }
+    }
+
     public func copyRecord(at location: RecordLocation, zone: StorageZone, into write: (Data) throws -> Void) throws {
         try write(try readRecord(at: location, zone: zone))
     }
