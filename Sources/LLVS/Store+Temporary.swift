@@ -15,7 +15,7 @@ extension Store {
     /// A fresh path in `temporaryDirectory`, named so a later run can tell whether its process is still alive.
     public func temporaryFile(_ label: String) -> URL {
         try? POSIX.makeDirectories(temporaryDirectory.path)
-        return temporaryDirectory.appendingPathComponent("\(TemporaryWriter.tag)-\(UUID().uuidString)-\(label)")
+        return temporaryDirectory.appendingPathComponent("\(TemporaryWriter.tag)-\(UUID.drawn().uuidString)-\(label)")
     }
 
     /// Removes what processes that ended (killed, crashed) left in `temporaryDirectory`; a live process's files

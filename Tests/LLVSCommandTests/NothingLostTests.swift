@@ -574,3 +574,52 @@ enum WebDAVListing {
         return names
     }
 }
+
+extension NothingLostTests {
+    /// A bulk receive makes its versions durable in batches (one sync of many files). `llvs clone` of a local remote
+    /// killed with SIGKILL at points inside the first batch, at its boundary and inside the second: the store opens
+    /// each time, holding only whole versions, and running the clone again completes it.
+    @Test func aGroupedBulkReceiveKilledAnywhereLeavesAStoreThatOpensAndARerunCompletes() async throws {
+        let count = 700
+        let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper")
+        #expect(try await llvs("init", "--store", path("source")).status == 0)
+        let saving = Process()
+        saving.executableURL = helper
+        saving.arguments = ["save-loop", path("source"), "v", "\(count)", "16"]
+        saving.standardOutput = FileHandle.nullDevice
+        try saving.run()
+        saving.waitUntilExit()
+        #expect(saving.terminationStatus == 0)
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
+        #expect(try await tests.run(["push", "home", "--store", path("source")]).status == 0)
+
+        for (run, killAt) in [40, 515, 640].enumerated() {
+            let clone = path("clone-\(run)")
+            let process = Process()
+            process.executableURL = CommandLineTests.binary
+            process.arguments = ["clone", "home", clone]
+            process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            /// Version files in the clone's store, whole or still under a temporary name.
+            func written() -> Int {
+                let folders = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/versions")) ?? []
+                return folders.reduce(0) { $0 + ((try? FileManager.default.contentsOfDirectory(atPath: clone + "/versions/" + $1))?.count ?? 0) }
+            }
+            try FileEvents.wait(in: [clone, clone + "/versions"], until: { written() >= killAt }, while: { process.isRunning })
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal, "the clone ended before \(killAt) version files were written")
+
+            let log = try await tests.run(["log", "--json", "--store", clone])
+            #expect(log.status == 0, "the killed clone's store does not open: \(log.error)")
+            let resumed = try await tests.run(["clone", "home", clone])
+            #expect(resumed.status == 0, "\(resumed.error)")
+            #expect(try await tests.run(["get", "v-\(count - 1)", "--store", clone]).output == Data(repeating: UInt8((count - 1) % 251), count: 16))
+            #expect(try await tests.run(["log", "--json", "--store", clone]).text.components(separatedBy: "\"id\"").count - 1 == count)
+            let hidden = ((try? FileManager.default.subpathsOfDirectory(atPath: clone + "/versions")) ?? []).filter { $0.contains("/.tmp-") }
+            #expect(hidden.isEmpty, "temporary version files left behind: \(hidden)")
+        }
+    }
+}

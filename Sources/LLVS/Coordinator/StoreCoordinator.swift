@@ -141,7 +141,16 @@ public actor StoreCoordinator {
     /// An exchange from a listing of the remote already made.
     private func exchange(with exchange: any Exchange, listing: RemoteListing, selection: HeadSelection,
                           resolvingWith arbiter: any MergeArbiter) async throws -> ExchangeReport {
-        let retrieved = try await exchange.retrieve(remoteVersionIds: listing.versionIds)
+        // What arrives is made durable in batches (one sync of many version files), not version by version.
+        store.storage.beginGroupedCommits()
+        let retrieved: RetrieveReport
+        do {
+            retrieved = try await exchange.retrieve(remoteVersionIds: listing.versionIds)
+        } catch {
+            try? store.storage.endGroupedCommits()
+            throw error
+        }
+        try store.storage.endGroupedCommits()
         try mergeHeads(selection: selection, resolvingWith: arbiter)
         let sent = try await exchange.send(remoteVersionIds: listing.versionIds)
         try await exchange.syncCompleted(listing, retrieved: retrieved, sent: sent)

@@ -10,7 +10,7 @@ public struct Version: Hashable, Sendable, Identifiable {
         public let rawValue: String
         public init(_ rawValue: String) { self.rawValue = rawValue }
         /// A new random identifier, as LLVS makes them (an uppercase UUID string).
-        public static func random() -> ID { ID(UUID().uuidString) }
+        public static func random() -> ID { ID(UUID.drawn().uuidString) }
     }
 
     /// The versions this one was made from: one for an ordinary save, two for a merge.

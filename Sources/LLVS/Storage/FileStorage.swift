@@ -26,6 +26,9 @@ public final class FileStorage: Storage {
     private let openFiles = Mutex<[Version.ID: ReadableFile]>([:])
     private static let openFileLimit = 256
     static let packExtension = ".pack"
+    /// Version files written inside `groupingDurability` and not yet made durable and linked into place.
+    let grouped = Mutex(GroupedCommits())
+    let groupFlush = NSLock()
 
     struct PackedVersion: Sendable {
         let file: ReadableFile
@@ -88,9 +91,11 @@ public final class FileStorage: Storage {
 
     public func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter {
         let path = path(for: id)
-        if POSIX.fileExists(path) || packed.withLock({ $0[id] != nil }) { throw StoreError.versionAlreadyExists(id) }
+        if POSIX.fileExists(path) || packed.withLock({ $0[id] != nil }) || grouped.withLock({ $0.pending[id] != nil }) {
+            throw StoreError.versionAlreadyExists(id)
+        }
         try POSIX.makeDirectories((path as NSString).deletingLastPathComponent)
-        return try FileVersionWriter(versionId: id, file: AtomicFileWriter(destination: path))
+        return try FileVersionWriter(versionId: id, file: AtomicFileWriter(destination: path), storage: self)
     }
 
     public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
@@ -186,7 +191,9 @@ public final class FileStorage: Storage {
 
     private func openFile(_ id: Version.ID) throws -> ReadableFile {
         if let file = openFiles.withLock({ $0[id] }) { return file }
-        let file = try ReadableFile(path: path(for: id))
+        // A version of a group not yet linked into place is read from its temporary name (the open file stays
+        // valid when that name goes).
+        let file = try ReadableFile(path: grouped.withLock { $0.pending[id] } ?? path(for: id))
         openFiles.withLock { files in
             if files.count >= Self.openFileLimit { files.removeAll(keepingCapacity: true) }
             files[id] = file
@@ -216,7 +223,7 @@ extension FileStorage: SnapshotCapable {
         guard !hasVersions, try POSIX.listNames(packsPath).isEmpty, packed.withLock({ $0.isEmpty }) else {
             throw StoreError.storeNotEmpty(path: (versionsPath as NSString).deletingLastPathComponent)
         }
-        let name = UUID().uuidString + Self.packExtension
+        let name = UUID.drawn().uuidString + Self.packExtension
         // An archive this process built in the store's own folder becomes the pack as it is: no copy.
         let movedIn = try takingOver && POSIX.moveDurably(archive.file.path, to: packsPath + "/" + name)
         if !movedIn {
@@ -241,10 +248,12 @@ extension FileStorage: SnapshotCapable {
 final class FileVersionWriter: VersionWriter {
     let versionId: Version.ID
     private let file: AtomicFileWriter
+    private let storage: FileStorage
 
-    init(versionId: Version.ID, file: AtomicFileWriter) {
+    init(versionId: Version.ID, file: AtomicFileWriter, storage: FileStorage) {
         self.versionId = versionId
         self.file = file
+        self.storage = storage
     }
 
     func append(_ record: Data, zone: StorageZone) throws -> RecordLocation {
@@ -290,6 +299,7 @@ final class FileVersionWriter: VersionWriter {
         let encoded = header.encoded()
         try file.write(encoded)
         try file.write(RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
+        if try storage.deferIfGrouping(file, versionId: versionId) { return }
         do {
             try file.commit(replacing: false)
         } catch FileError.io(_, _, let code) where code == EEXIST {

@@ -44,6 +44,11 @@ public protocol Storage: Sendable {
     func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data
     /// The bytes of many records, in the order given: a storage may read neighbours in one request.
     func readRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [Data]
+    /// Until the matching `endGroupedCommits`, versions committed may be made durable together (a bulk receive)
+    /// rather than one by one; each still appears whole or not at all. Calls nest.
+    func beginGroupedCommits()
+    /// Makes every version committed since `beginGroupedCommits` durable before returning.
+    func endGroupedCommits() throws
     /// Writes a committed record to `destination` (replacing it), in pieces where the storage can, so a large value
     /// never sits whole in memory. The checksum is verified before the file is moved into place.
     func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws
@@ -62,6 +67,9 @@ extension VersionWriter {
 }
 
 extension Storage {
+    public func beginGroupedCommits() {}
+    public func endGroupedCommits() throws {}
+
     public func readRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [Data] {
         try locations.map { try readRecord(at: $0, zone: zone) }
     }
