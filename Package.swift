@@ -80,7 +80,7 @@ let package = Package(
         .target(name: "LLVSCloudService", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP"]),
 
         // The connector conformance suite, shared by the tests and `llvs conformance`.
-        .target(name: "LLVSConformance", dependencies: ["LLVS", "LLVSSupport"]),
+        .target(name: "LLVSConformance", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP"]),
 
         // Connectors: one small target per service.
         .target(name: "LLVSWebDAV", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService", "CLibXML2"], path: "Connectors/WebDAV"),

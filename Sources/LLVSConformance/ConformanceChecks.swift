@@ -48,8 +48,8 @@ enum ConformanceChecks {
     static func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(count, seed: seed) }
 
     static func skipWithoutFault(_ fault: InjectedFault, _ context: ConformanceContext) -> CheckOutcome? {
-        guard let faults = context.options.faults else { return .skipped("needs a remote that can inject faults (a mock)") }
-        return faults.supportedFaults.contains(fault) ? nil : .skipped("this remote cannot inject \(fault.rawValue)")
+        guard let faults = context.options.faults else { return .skipped("needs faults injected: run with --faults (or against a mock)") }
+        return faults.supportedFaults.contains(fault) ? nil : .skipped(faults.unsupportedReason(fault))
     }
 
     // MARK: 1. Not found

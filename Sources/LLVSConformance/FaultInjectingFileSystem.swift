@@ -24,6 +24,12 @@ public protocol FaultControl: Sendable {
     var supportedFaults: Set<InjectedFault> { get }
     /// Makes the next request (or operation) fail with `fault`.
     func injectOnce(_ fault: InjectedFault) async
+    /// Why a fault it does not support does not apply to this remote, for the skipped check's note.
+    func unsupportedReason(_ fault: InjectedFault) -> String
+}
+
+extension FaultControl {
+    public func unsupportedReason(_ fault: InjectedFault) -> String { "this remote cannot inject \(fault.rawValue)" }
 }
 
 /// Wraps any file system and makes some of its operations fail: at random (a seeded rate, so a run can be

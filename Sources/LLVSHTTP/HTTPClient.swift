@@ -43,6 +43,8 @@ public final class HTTPClient: Sendable {
             let response = try await sendRetrying(authorized, isRetryable: isRetryable, pacer: pacer)
             if response.status == 401, !renewed, let authorizer, try await authorizer.renew(after: response, to: authorized) {
                 renewed = true
+                // Revoked credentials stay refused after a renewal.
+                if response.headers[HTTPFaultInjector.revokedMarker] != nil { configuration.faults?.injectOnce(.unauthorized) }
                 continue
             }
             return response
@@ -119,8 +121,16 @@ public final class HTTPClient: Sendable {
         return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && port(a) == port(b)
     }
 
-    /// One exchange on the wire, traced.
+    /// One exchange on the wire, traced; or the fault injected in its place.
     private func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let fault = configuration.faults?.take(for: request) else { return try await performOnWire(request) }
+        trace("⚡ \(fault.rawValue) injected into \(request.method) \(Redaction.url(request.url))")
+        if let answer = HTTPFaultInjector.answer(to: fault, for: request) { return answer }
+        _ = try await performOnWire(request)
+        throw HTTPFaultInjector.dropped(request)
+    }
+
+    private func performOnWire(_ request: HTTPRequest) async throws -> HTTPResponse {
         let start = DispatchTime.now().uptimeNanoseconds
         if let trace = configuration.trace {
             trace("→ \(request.method) \(Redaction.url(request.url))")

@@ -24,6 +24,8 @@ public struct HTTPClientConfiguration: Sendable {
     public var caBundle: String?
     /// Called with one line per request and per answer, secrets redacted.
     public var trace: (@Sendable (String) -> Void)?
+    /// Faults to inject into requests (`llvs conformance --faults`); nil for none.
+    public var faults: HTTPFaultInjector?
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         caBundle = environment["SSL_CERT_FILE"] ?? environment["CURL_CA_BUNDLE"]

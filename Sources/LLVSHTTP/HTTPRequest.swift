@@ -75,6 +75,8 @@ public struct HTTPRequest: Sendable {
     /// Attempts the client makes at most; nil for the policy's. 1 when the caller is itself the retry point (a
     /// create that must look before sending again, a resumable upload that asks the session what it holds).
     public var maximumAttempts: Int?
+    /// A request that obtains credentials (an OAuth token request): injected faults pass it by.
+    public var isCredentialExchange = false
     /// Statuses the caller handles itself, returned at once and never retried (a WebDAV PUT into a folder not seen
     /// yet, whose 500 on nginx means "no such folder" and is answered by making it, not by waiting).
     public var finalStatuses: Set<Int> = []

@@ -64,6 +64,20 @@ import Glibc
         #expect(mode == 0o600)
     }
 
+    /// `llvs conformance REMOTE --faults --json`: each failure check's status (with its note when skipped or failed).
+    func faultCheckStatuses(_ remote: String) async throws -> [String: String] {
+        let run = try await llvs("conformance", remote, "--faults", "--json", "--listing-count", "5", "--large-file-mib", "1")
+        let object = try #require(try JSONSerialization.jsonObject(with: run.output) as? [String: Any], "\(run.text)\n\(run.error)")
+        let results = try #require(object["results"] as? [[String: Any]])
+        var statuses: [String: String] = [:]
+        for result in results {
+            guard let id = result["id"] as? String, ["rate-limit", "dropped-connection", "expired-token", "revoked-token"].contains(id) else { continue }
+            let status = result["status"] as? String ?? "?"
+            statuses[id] = status == "passed" ? status : "\(status): \(result["message"] as? String ?? "")"
+        }
+        return statuses
+    }
+
     @Test func conformanceAgainstTheWebDAVMockStartedByLLVSMock() async throws {
         let mock = try MockProcess(["webdav", "--user", "u", "--password", "secret", "--faults", "503:0.05,drop:0.03,seed=4"])
         let line = mock.url
@@ -77,6 +91,12 @@ import Glibc
         let object = try JSONSerialization.jsonObject(with: json.output) as! [String: Any]
         let results = try #require(object["results"] as? [[String: Any]], "\(json.text)")
         #expect(results.allSatisfy { $0["status"] as? String != "failed" }, "\(results.filter { $0["status"] as? String == "failed" })")
+        // With --faults the failure checks run too, injected between the connector and the server; a password does
+        // not expire, so the expired-token check says it does not apply.
+        let statuses = try await faultCheckStatuses("dav")
+        #expect(statuses["rate-limit"] == "passed" && statuses["dropped-connection"] == "passed" && statuses["revoked-token"] == "passed",
+                "\(statuses)")
+        #expect(statuses["expired-token"]?.hasPrefix("skipped: the remote signs in with a password") == true, "\(statuses)")
         // Syncing through the same mock works too, faults and all.
         try await llvs("init", "--store", store("a"))
         _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))
@@ -106,6 +126,9 @@ import Glibc
         let report = try await llvs("conformance", "drive", "--listing-count", "120", "--large-file-mib", "6")
         #expect(report.status == 0, "\(report.text)\n\(report.error)")
         #expect(report.text.contains("0 failed"))
+        // Every failure check applies to an OAuth remote: the expired token is refreshed for real.
+        let statuses = try await faultCheckStatuses("drive")
+        #expect(["rate-limit", "dropped-connection", "expired-token", "revoked-token"].allSatisfy { statuses[$0] == "passed" }, "\(statuses)")
 
         try await llvs("init", "--store", store("a"))
         _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("through drive".utf8))

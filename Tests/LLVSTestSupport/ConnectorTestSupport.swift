@@ -11,9 +11,10 @@ import Testing
 /// fault control over a mock's HTTP fault kit. Each connector test target supplies only its service's faults.
 
 /// A client whose retries do not wait (the policy's attempts, 8 by default).
-public func quickClient(attempts: Int = 8) -> HTTPClient {
+public func quickClient(attempts: Int = 8, faults: HTTPFaultInjector? = nil) -> HTTPClient {
     var configuration = HTTPClientConfiguration()
     configuration.retryPolicy = RetryPolicy(maximumAttempts: attempts, sleep: { _ in })
+    configuration.faults = faults
     return HTTPClient(configuration: configuration)
 }
 

@@ -254,10 +254,10 @@ struct WebDAVRealServerTests {
 
     /// A remote whose own folder, and its parent, are not there yet, as a user's first push meets it (with a name
     /// that needs escaping and the brackets nginx writes raw in hrefs).
-    func fileSystem(_ server: RealWebDAVServer) -> WebDAVFileSystem {
+    func fileSystem(_ server: RealWebDAVServer, faults: HTTPFaultInjector? = nil) -> WebDAVFileSystem {
         let url = server.url.appendingPathComponent("not yet/sp ace[1]", isDirectory: true)
         return WebDAVFileSystem(configuration: WebDAVConfiguration(url: url, authentication: .basic(user: server.user, password: server.password)),
-                                http: quickClient())
+                                http: quickClient(faults: faults))
     }
 
     @Test(arguments: Kind.allCases)
@@ -265,8 +265,14 @@ struct WebDAVRealServerTests {
         let server = try await start(kind)
         var options = ConformanceOptions()
         options.listingCount = 300
-        await expectConformance(fileSystem(server), options: options,
-                                skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+        // The failure checks too, with faults injected between the connector and the server (as `--faults` does);
+        // a password does not expire, so only the expired-token check does not apply.
+        let injector = HTTPFaultInjector()
+        options.faults = HTTPFaultControl(injector: injector, renewsCredentials: false)
+        await expectConformance(fileSystem(server, faults: injector), options: options, skippable: ["expired-token"])
+        let injected = injector.injectedCounts
+        #expect(injected[.rateLimited] == 1 && injected[.serviceUnavailable] == 1 && injected[.droppedAfterServerActed] == 2
+                && injected[.revoked] == 1, "faults met: \(injected)")
     }
 
     /// The port Apache is given is taken by another test's mock (which answers every request) before Apache binds

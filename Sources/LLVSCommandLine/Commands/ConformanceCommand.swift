@@ -1,6 +1,7 @@
 import Foundation
 import LLVS
 import LLVSConformance
+import LLVSHTTP
 
 struct ConformanceCommand: Command {
     static let name = "conformance"
@@ -8,26 +9,39 @@ struct ConformanceCommand: Command {
     static let arguments = "REMOTE"
     static let listingCount = Option("listing-count", "N", "entries in the listing check (default 1050, above one page of every service)", .integer(1...1_000_000))
     static let largeFileMiB = Option("large-file-mib", "N", "size of the large-file check (default 12)", .integer(1...65_536))
-    static let options: [any DeclaredOption] = [CommonOptions.json, listingCount, largeFileMiB]
+    static let faults = Flag("faults", "also run the failure checks (429, 503, a dropped connection, an expired and a revoked token), injected between the connector and the network")
+    static let options: [any DeclaredOption] = [CommonOptions.json, listingCount, largeFileMiB, faults]
     static let positionalCount = 1...1
 
     let remote: String
     let json: Bool
+    let injectsFaults: Bool
     var options = ConformanceOptions()
 
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals[0]
         json = arguments[CommonOptions.json]
+        injectsFaults = arguments[Self.faults]
         if let count = arguments[Self.listingCount] { options.listingCount = count }
         if let mebibytes = arguments[Self.largeFileMiB] { options.largeFileSize = mebibytes << 20 }
     }
 
     func run(in context: CommandContext) async throws {
-        let connection = try context.connection(remote)
+        let injector = injectsFaults ? HTTPFaultInjector() : nil
+        let connection = try context.connection(remote, faults: injector)
         var options = self.options
         options.parentFolder = connection.basePath
+        var fileSystem = connection.fileSystem
+        if let injector {
+            if connection.kind.address == .localFolder {
+                let faulty = FaultInjectingFileSystem(fileSystem)
+                (fileSystem, options.faults) = (faulty, faulty)
+            } else {
+                options.faults = HTTPFaultControl(injector: injector, renewsCredentials: connection.kind.oauth != nil)
+            }
+        }
         let json = self.json
-        let report = await ConformanceSuite.run(on: connection.fileSystem, options: options) { result in
+        let report = await ConformanceSuite.run(on: fileSystem, options: options) { result in
             if !json { FileHandle.standardError.write(Data("  \(result.status == .failed ? "✗" : "·") \(result.id)\n".utf8)) }
         }
         if json { try context.writeJSON(report) } else { report.table.split(separator: "\n").forEach { context.writeLine(String($0)) } }

@@ -12,7 +12,7 @@ extension ConnectorKind {
             BoxConfiguration.oauth(clientId: client.id, clientSecret: client.secret ?? "", endpoint: account.url("endpoint"))
         }
     ) { access in
-        let http = HTTPClient()
+        let http = HTTPClient(configuration: access.http)
         let box = access.account.url("endpoint").map(BoxConfiguration.init(endpoint:)) ?? BoxConfiguration()
         return BoxFileSystem(configuration: box, http: http, authorizer: try access.tokenSource(http: http))
     }

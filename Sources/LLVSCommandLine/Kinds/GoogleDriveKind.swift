@@ -24,7 +24,7 @@ extension ConnectorKind {
                     : "Google's device flow refuses the full Drive scope this account was added with (--scope drive); use `llvs auth ACCOUNT --headless` (or the browser), or add the remote on an account with --scope drive.file"
             })
     ) { access in
-        let http = HTTPClient()
+        let http = HTTPClient(configuration: access.http)
         var drive = access.account.url("endpoint").map(GoogleDriveConfiguration.init(endpoint:)) ?? GoogleDriveConfiguration()
         if let removal = access.remote["removal"].flatMap(GoogleDriveConfiguration.Removal.init(rawValue:)) { drive.removal = removal }
         if let root = access.remote["root-folder-id"] { drive.rootFolderID = root }

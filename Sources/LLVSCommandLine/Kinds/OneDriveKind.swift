@@ -22,7 +22,7 @@ extension ConnectorKind {
         },
         accountDefaults: { remote in remote["drive-id"] == nil ? [:] : ["scope": "all"] }
     ) { access in
-        let http = HTTPClient()
+        let http = HTTPClient(configuration: access.http)
         var drive = access.account.url("endpoint").map(OneDriveConfiguration.init(endpoint:)) ?? OneDriveConfiguration()
         drive.driveID = access.remote["drive-id"]
         return OneDriveFileSystem(configuration: drive, http: http, authorizer: try access.tokenSource(http: http))

@@ -13,7 +13,7 @@ extension ConnectorKind {
             PCloudConfiguration.oauth(clientId: client.id, clientSecret: client.secret ?? "", endpoint: account.url("endpoint"))
         }
     ) { access in
-        let http = HTTPClient()
+        let http = HTTPClient(configuration: access.http)
         let endpoint = access.account.url("endpoint")
         let configuration: PCloudConfiguration
         do {

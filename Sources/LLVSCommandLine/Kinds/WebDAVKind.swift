@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSHTTP
 import LLVSWebDAV
 
 extension ConnectorKind {
@@ -26,6 +27,7 @@ extension ConnectorKind {
         } else {
             authentication = .none
         }
-        return WebDAVFileSystem(configuration: WebDAVConfiguration(url: components.url!, authentication: authentication))
+        return WebDAVFileSystem(configuration: WebDAVConfiguration(url: components.url!, authentication: authentication),
+                                http: HTTPClient(configuration: access.http))
     }
 }

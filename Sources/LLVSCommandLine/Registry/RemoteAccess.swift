@@ -59,6 +59,9 @@ public struct RemoteAccess: Sendable {
     public let remote: SettingValues
     public let signIn: AccountAccess
     public let environment: [String: String]
+    /// How the kind's HTTP client is set up: the environment's settings, and the faults `conformance --faults`
+    /// injects.
+    public var http = HTTPClientConfiguration()
 
     public var kind: ConnectorKind { signIn.kind }
     /// The account's options.

@@ -19,13 +19,18 @@ struct RemoteConnection {
     let plainFileSystem: any CloudFileSystem
 
     /// `passphrase` stands in for the remote's own (`Passphrase.of`) when a command has one to try.
-    init(name: String, entry: RemoteEntry, level: RemoteLevel, context: CommandContext, passphrase: String? = nil) throws {
+    /// `faults`: injected into every request of the kind's HTTP client.
+    init(name: String, entry: RemoteEntry, level: RemoteLevel, context: CommandContext, passphrase: String? = nil,
+         faults: HTTPFaultInjector? = nil) throws {
         self.name = name
         self.entry = entry
         self.level = level
         let (kind, url) = try context.connectors.parse(entry.url)
         self.kind = kind
-        access = try Self.access(name: name, entry: entry, kind: kind, url: url, context: context)
+        var access = try Self.access(name: name, entry: entry, kind: kind, url: url, context: context)
+        access.http = HTTPClientConfiguration(environment: context.environment)
+        access.http.faults = faults
+        self.access = access
         plainFileSystem = try kind.makeFileSystem(access)
         if let encryption = entry.encryption {
             fileSystem = RemoteEncryption.encrypting(plainFileSystem, folder: access.basePath, passphrase: try passphrase ?? Passphrase.of(name, setting: encryption, context: context),

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSHTTP
 import LLVS
 import LLVSSQLite
 
@@ -102,9 +103,9 @@ struct CommandContext {
                                                  : "name the remote: \(visible.keys.sorted().joined(separator: ", "))")
     }
 
-    func connection(_ name: String?) throws -> RemoteConnection {
+    func connection(_ name: String?, faults: HTTPFaultInjector? = nil) throws -> RemoteConnection {
         let found = try remote(name)
-        return try RemoteConnection(name: found.name, entry: found.entry, level: found.level, context: self)
+        return try RemoteConnection(name: found.name, entry: found.entry, level: found.level, context: self, faults: faults)
     }
 
     /// Remembers the remote a command synced the store with.

@@ -51,6 +51,7 @@ public struct OAuthConfiguration: Sendable {
         }
         request.body = .data(FormEncoding.encode(fields))
         request.isSafeToRepeat = safeToRepeat
+        request.isCredentialExchange = true
         return request
     }
 }

@@ -1,0 +1,36 @@
+import Foundation
+import LLVS
+import LLVSHTTP
+
+/// The conformance suite's failure checks, run against any remote: for a remote reached over HTTP the faults are
+/// injected into its client's requests (`HTTPFaultInjector`), between the connector and the network; for a local
+/// folder, into its file operations (`FaultInjectingFileSystem`).
+public struct HTTPFaultControl: FaultControl {
+    public let injector: HTTPFaultInjector
+    /// Whether the remote signs in with OAuth, whose tokens expire and are renewed; a password or no sign-in does not
+    /// expire, so there is nothing for the expired-token check to check.
+    public let renewsCredentials: Bool
+
+    public init(injector: HTTPFaultInjector, renewsCredentials: Bool) {
+        self.injector = injector
+        self.renewsCredentials = renewsCredentials
+    }
+
+    public var supportedFaults: Set<InjectedFault> {
+        renewsCredentials ? Set(InjectedFault.allCases) : Set(InjectedFault.allCases).subtracting([.expiredToken])
+    }
+
+    public func unsupportedReason(_ fault: InjectedFault) -> String {
+        fault == .expiredToken ? "the remote signs in with a password or not at all, which does not expire" : "this remote cannot inject \(fault.rawValue)"
+    }
+
+    public func injectOnce(_ fault: InjectedFault) async {
+        switch fault {
+        case .rateLimited: injector.injectOnce(.rateLimited)
+        case .serviceUnavailable: injector.injectOnce(.serviceUnavailable)
+        case .droppedConnection: injector.injectOnce(.droppedAfterServerActed)
+        case .expiredToken: injector.injectOnce(.unauthorized)
+        case .revokedToken: injector.injectOnce(.revoked)
+        }
+    }
+}
