@@ -38,55 +38,7 @@ import Glibc
     /// Adds the remote `home` of a kind: a local folder, or a WebDAV or Google Drive mock started with `llvs-mock`
     /// (returned, so it lives as long as the test).
     func addRemote(_ kind: String) async throws -> MockProcess? {
-        switch kind {
-        case "webdav":
-            let mock = try MockProcess(["webdav", "--user", "u", "--password", "pw"])
-            let added = try await llvs("remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://"), "--user", "u",
-                                 "--password-stdin", input: Data("pw\n".utf8))
-            #expect(added.status == 0, "\(added.error)")
-            return mock
-        case "gdrive":
-            let token = path("issued-token.json")
-            let mock = try MockProcess(["gdrive", "--token-out", token], lineCount: 2)
-            let added = try await llvs("remote", "add", "--all-stores", "home", "gdrive:/backups/this machine", "--endpoint", mock.url,
-                                 "--client-id", mock.fields["client_id"] ?? "", "--client-secret-stdin",
-                                 input: Data((mock.fields["client_secret"] ?? "").utf8))
-            #expect(added.status == 0, "\(added.error)")
-            #expect(added.text.contains("llvs auth gdrive"))
-            let auth = try await llvs("auth", "home", "--token-json", token)
-            #expect(auth.status == 0, "\(auth.error)")
-            return mock
-        case "onedrive":
-            let token = path("issued-token.json")
-            let mock = try MockProcess(["onedrive", "--token-out", token], lineCount: 2)
-            let added = try await llvs("remote", "add", "--all-stores", "home", "onedrive:/Backups/this machine?", "--endpoint", mock.url,
-                                 "--client-id", mock.fields["client_id"] ?? "")
-            #expect(added.status == 0, "\(added.error)")
-            #expect(try await llvs("auth", "home", "--token-json", token).status == 0)
-            return mock
-        case "pcloud":
-            // An account in the EU region: the token from the sign-in names its host, and llvs talks only to it.
-            let token = path("issued-token.json")
-            let mock = try MockProcess(["pcloud-eu", "--token-out", token], lineCount: 2)
-            let added = try await llvs("remote", "add", "--all-stores", "home", "pcloud:/Backups/this machine", "--endpoint", mock.url,
-                                 "--client-id", mock.fields["client_id"] ?? "", "--client-secret-stdin",
-                                 input: Data((mock.fields["client_secret"] ?? "").utf8))
-            #expect(added.status == 0, "\(added.error)")
-            #expect(try await llvs("auth", "home", "--token-json", token).status == 0)
-            return mock
-        case "box":
-            let token = path("issued-token.json")
-            let mock = try MockProcess(["box", "--token-out", token], lineCount: 2)
-            let added = try await llvs("remote", "add", "--all-stores", "home", "box:/Backups/this machine", "--endpoint", mock.url,
-                                 "--client-id", mock.fields["client_id"] ?? "", "--client-secret-stdin",
-                                 input: Data((mock.fields["client_secret"] ?? "").utf8))
-            #expect(added.status == 0, "\(added.error)")
-            #expect(try await llvs("auth", "home", "--token-json", token).status == 0)
-            return mock
-        default:
-            #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
-            return nil
-        }
+        try await tests.addRemote(kind, folder: "Backups/this machine")
     }
 
     @Test(arguments: ["file", "webdav", "gdrive", "onedrive", "pcloud", "box"])
