@@ -13,6 +13,8 @@ public final class SQLiteStorage: Storage {
     public static let fileName = "store.sqlite"
     public let path: String
     private let connection: Mutex<LockedDatabase>
+    /// How deep the nested groups of commits are (see `beginGroupedCommits`).
+    private let groupDepth = Mutex(0)
     /// The highest version sequence number already returned by `newlyCommittedVersions`.
     private let lastSequence = Mutex<Int64>(0)
 
@@ -100,6 +102,30 @@ public final class SQLiteStorage: Storage {
                                [.text(id.rawValue), .integer(record.offset), .integer(Int64(record.zone.rawValue)), .blob(record.data)])
         }
         try connection.run("INSERT INTO versions(id, header) VALUES (?, ?)", [.text(id.rawValue), .blob(header.encoded())])
+    }
+
+    /// Inside a group of commits (a bulk receive), each version's transaction is still atomic but not synced
+    /// (`synchronous=NORMAL`: WAL frames reach the disk at the next checkpoint); the end of the group checkpoints
+    /// with a sync, so everything committed in it is durable before it returns.
+    public func beginGroupedCommits() {
+        let first = groupDepth.withLock { depth -> Bool in
+            depth += 1
+            return depth == 1
+        }
+        // Should relaxing fail, commits stay synced one by one: slower, never less safe.
+        if first { try? withConnection { try $0.execute("PRAGMA synchronous=NORMAL") } }
+    }
+
+    public func endGroupedCommits() throws {
+        let last = groupDepth.withLock { depth -> Bool in
+            depth = max(0, depth - 1)
+            return depth == 0
+        }
+        guard last else { return }
+        try withConnection { connection in
+            try connection.execute("PRAGMA synchronous=FULL")
+            try connection.execute("PRAGMA wal_checkpoint(FULL)")
+        }
     }
 
     /// Runs `body` with the connection, under the lock.

@@ -76,6 +76,31 @@ import LLVSSupport
         }
     }
 
+    /// Versions committed in a group (a bulk receive) are readable at once in this process, and in place and
+    /// durable for any process after the group ends, including those of a batch made durable before the end.
+    @Test(arguments: StorageKind.allCases) func groupedCommitsAreReadableAtOnceAndInPlaceAfterTheGroup(storage: StorageKind) throws {
+        let store = try makeStore(in: directory, storage: storage)
+        store.storage.beginGroupedCommits()
+        var head: Version.ID?
+        let count = GroupedCommits.batchSize + 8
+        for i in 0..<count { head = try store.save(head, insert: ["v\(i)": "\(i)"]).id }
+        let last = try #require(head)
+        #expect(try store.value(id: "v7", at: last)?.string == "7")
+        if storage == .file {
+            // The first batch is in place already; the last few wait for the group's end under temporary names.
+            let placed = try Store(openingAt: store.rootURL, makeStorage: SQLiteStorage.storageMaker).history.count
+            #expect(placed == GroupedCommits.batchSize)
+        }
+        try store.storage.endGroupedCommits()
+        let reopened = try openStore(store.rootURL)
+        #expect(reopened.history.count == count)
+        #expect(try reopened.strings(at: last).count == count)
+        if storage == .file {
+            let hidden = try FileManager.default.subpathsOfDirectory(atPath: store.rootURL.path + "/versions").filter { $0.contains("/.tmp-") }
+            #expect(hidden.isEmpty, "\(hidden)")
+        }
+    }
+
     @Test func aGarbageDescriptorIsReported() throws {
         let url = directory.child("store")
         _ = try Store(creatingAt: url)
