@@ -142,15 +142,7 @@ public actor StoreCoordinator {
     private func exchange(with exchange: any Exchange, listing: RemoteListing, selection: HeadSelection,
                           resolvingWith arbiter: any MergeArbiter) async throws -> ExchangeReport {
         // What arrives is made durable in batches (one sync of many version files), not version by version.
-        store.storage.beginGroupedCommits()
-        let retrieved: RetrieveReport
-        do {
-            retrieved = try await exchange.retrieve(remoteVersionIds: listing.versionIds)
-        } catch {
-            try? store.storage.endGroupedCommits()
-            throw error
-        }
-        try store.storage.endGroupedCommits()
+        let retrieved = try await store.receivingInBulk { try await exchange.retrieve(remoteVersionIds: listing.versionIds) }
         try mergeHeads(selection: selection, resolvingWith: arbiter)
         let sent = try await exchange.send(remoteVersionIds: listing.versionIds)
         try await exchange.syncCompleted(listing, retrieved: retrieved, sent: sent)

@@ -10,7 +10,7 @@ import LLVSSupport
 /// versions of the unfinished batch are fetched again by the next run; their temporary files are removed as
 /// abandoned when the store is next opened. Within this process they are readable as soon as they are committed.
 struct GroupedCommits {
-    /// How deep the nested `groupingDurability` calls are; zero when commits are durable one by one.
+    /// How deep the nested `beginGroupedCommits` calls are; zero when commits are durable one by one.
     var depth = 0
     /// Temporary paths of committed versions not yet in place, and their order of commit.
     var pending: [Version.ID: String] = [:]
@@ -63,5 +63,23 @@ extension FileStorage {
             state.order.removeFirst(batch.count)
             for file in batch { state.pending[file.id] = nil }
         }
+    }
+}
+
+extension Store {
+    /// Runs a bulk receive (a retrieve: clone, pull, sync): the versions committed meanwhile are made durable
+    /// together, as `Storage.beginGroupedCommits` says, and all of them before this returns or throws.
+    nonisolated(nonsending)
+    public func receivingInBulk<T>(_ body: () async throws -> T) async throws -> T {
+        storage.beginGroupedCommits()
+        let result: T
+        do {
+            result = try await body()
+        } catch {
+            try? storage.endGroupedCommits()
+            throw error
+        }
+        try storage.endGroupedCommits()
+        return result
     }
 }

@@ -122,7 +122,8 @@ struct PullCommand: Command {
         let coordinator = try context.openCoordinator()
         let connection = try context.connection(remote)
         try await connection.requireStore(knownTo: coordinator.store)
-        let retrieved = try await connection.exchange(for: coordinator.store, storeRequired: true).retrieve()
+        let exchange = try await connection.exchange(for: coordinator.store, storeRequired: true)
+        let retrieved = try await coordinator.store.receivingInBulk { try await exchange.retrieve() }
         try report(retrieved, nil, context: context)
         context.remember(connection)
         if let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter) { context.writeLine("Now at \(merged.id).") }
