@@ -26,14 +26,35 @@ import Glibc
         return mock
     }
 
-    /// Runs `check` every 100 ms until it is true or `seconds` pass.
-    func eventually(_ seconds: Double, _ check: () async throws -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try await check() { return true }
-            try await Task.sleep(for: .milliseconds(100))
+    /// The lines a process writes to a pipe, as they come (read on a thread of their own); the stream ends when the
+    /// process closes its end, which it does by ending.
+    static func lines(of pipe: Pipe) -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        let handle = pipe.fileHandleForReading
+        Thread {
+            var pending = Data()
+            // availableData returns what has come (waiting for some), empty at the end; read(upToCount:) would wait
+            // for a whole count.
+            while case let chunk = handle.availableData, !chunk.isEmpty {
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    continuation.yield(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending.removeSubrange(pending.startIndex...newline)
+                }
+            }
+            if !pending.isEmpty { continuation.yield(String(decoding: pending, as: UTF8.self)) }
+            continuation.finish()
+        }.start()
+        return stream
+    }
+
+    /// Reads lines until one is `expected`; the lines read, for a failure's message. False when the stream ended first.
+    func wait(for expected: String, in lines: inout AsyncStream<String>.Iterator, seen: inout [String]) async -> Bool {
+        while let line = await lines.next() {
+            seen.append(line)
+            if line == expected { return true }
         }
-        return try await check()
+        return false
     }
 
     // The limit guards against a watcher that never stops; it is wide because the whole suite runs at once on two
@@ -50,33 +71,34 @@ import Glibc
         watcher.executableURL = CommandLineTests.binary
         watcher.arguments = ["sync", "p", "--watch", "--max-pause", "2", "--store", store("b")]
         watcher.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path]) { _, new in new }
-        let output = tests.directory.appendingPathComponent("watch.out")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: output)
-        watcher.standardOutput = handle
-        watcher.standardError = handle
+        let output = Pipe()
+        watcher.standardOutput = output
+        watcher.standardError = output
         try watcher.run()
+        try output.fileHandleForWriting.close()
         defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
+        // Each step waits for the watcher's own report of it, never for a time.
+        var lines = Self.lines(of: output).makeAsyncIterator()
+        var seen: [String] = []
 
         // The first sync brings k1; a version another device sends later arrives by the feed.
-        #expect(try await eventually(20) { try await self.llvs("get", "k1", "--store", self.store("b")).text == "one" })
+        #expect(await wait(for: "Retrieved 1 version.", in: &lines, seen: &seen), "\(seen)")
+        #expect(try await llvs("get", "k1", "--store", store("b")).text == "one")
         _ = try await llvs("put", "k2", "-", "--store", store("a"), input: Data("two".utf8))
         #expect(try await llvs("sync", "p", "--store", store("a")).status == 0)
-        #expect(try await eventually(20) { try await self.llvs("get", "k2", "--store", self.store("b")).text == "two" })
+        #expect(await wait(for: "Retrieved 1 version.", in: &lines, seen: &seen), "\(seen)")
+        #expect(try await llvs("get", "k2", "--store", store("b")).text == "two")
         // A version saved into the watched store by another process is sent.
         _ = try await llvs("put", "k3", "-", "--store", store("b"), input: Data("three".utf8))
-        #expect(try await eventually(20) {
-            _ = try await self.llvs("sync", "p", "--store", self.store("a"))
-            return try await self.llvs("get", "k3", "--store", self.store("a")).text == "three"
-        })
+        #expect(await wait(for: "Sent 1 version.", in: &lines, seen: &seen), "\(seen)")
+        #expect(try await llvs("sync", "p", "--store", store("a")).status == 0)
+        #expect(try await llvs("get", "k3", "--store", store("a")).text == "three")
 
         kill(watcher.processIdentifier, SIGINT)
-        let stopped = try await eventually(20) { !watcher.isRunning }
-        #expect(stopped, "the watcher did not stop on SIGINT")
-        try handle.close()
-        let text = try String(contentsOf: output, encoding: .utf8)
-        #expect(watcher.terminationStatus == 0, "\(text)")
-        #expect(text.contains("Watching p for changes") && text.hasSuffix("Stopped watching.\n"), "\(text)")
+        while let line = await lines.next() { seen.append(line) }
+        watcher.waitUntilExit()
+        #expect(watcher.terminationStatus == 0, "\(seen)")
+        #expect(seen.contains { $0.hasPrefix("Watching p for changes") } && seen.last == "Stopped watching.", "\(seen)")
     }
 
     @Test func aDamagedPositionFileCostsOneFullListingAndStatusReadsTheFeed() async throws {
