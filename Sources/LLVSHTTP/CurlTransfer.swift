@@ -36,6 +36,10 @@ final class CurlTransfer: @unchecked Sendable {
     private let responseBody = ResponseBuffer()
     private var memoryLimit = 0
     private var responseFD: Int32 = -1
+    /// The status of the answer whose body is arriving (from its status line).
+    private var answerStatus = 0
+    /// How much of a failure's body is kept when the answer was to go to a file.
+    static let failureBodyLimit = 64 * 1024
     private(set) var failure: HTTPError?
     private var headerLines: [String] = []
 
@@ -248,6 +252,15 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func receive(_ buffer: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        if responseFD >= 0, !(200..<300).contains(answerStatus) {
+            // A failure's body goes to memory, where the service's reason can be read (Drive says whether a 403 is a
+            // rate limit to wait out or a final refusal only there), and the destination file is left empty. Only
+            // its start is kept: it explains, it is not data.
+            let kept = min(count, Self.failureBodyLimit - responseBody.count)
+            guard kept > 0 else { return count }
+            let taken = keep(buffer, count: kept, limit: Self.failureBodyLimit)
+            return taken == kept ? count : 0
+        }
         if responseFD >= 0 {
             var done = 0
             while done < count {
@@ -265,7 +278,12 @@ final class CurlTransfer: @unchecked Sendable {
             failure = .responseTooLarge(limit: memoryLimit, url: request.url.absoluteString)
             return 0
         }
-        let capacity = responseBody.capacity(toHold: count, limit: memoryLimit)
+        return keep(buffer, count: count, limit: memoryLimit)
+    }
+
+    /// Appends to the in-memory body, charging the budget for its block; 0 when memory is refused.
+    private func keep(_ buffer: UnsafeMutablePointer<CChar>, count: Int, limit: Int) -> Int {
+        let capacity = responseBody.capacity(toHold: count, limit: limit)
         if capacity > responseBody.capacity {
             // While the block grows the old one and the new one are both held: the budget is charged for the new one
             // before, and the old one is given back after.
@@ -293,6 +311,7 @@ final class CurlTransfer: @unchecked Sendable {
     private func header(_ line: String) {
         // Each new status line (after a 100 Continue or an authentication challenge) starts a new set of headers.
         if line.hasPrefix("HTTP/") {
+            answerStatus = line.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
             headerLines = []
             responseBody.reset()
             budget?.release(reserved)

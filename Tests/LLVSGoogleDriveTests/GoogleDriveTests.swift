@@ -84,6 +84,31 @@ import Testing
         #expect(fixture.mock.uploadSessionBytes == [Int64(data.count)])
     }
 
+    /// Drive's rate limit can answer any request, a chunk of a resumable upload included (403
+    /// userRateLimitExceeded, or 429): the chunk is sent again from what the session holds, not given up on.
+    @Test(arguments: [403, 429]) func aRateLimitedChunkIsSentAgain(status: Int) async throws {
+        let fixture = try DriveFixture { $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024 }
+        let data = bytes(4 * 256 * 1024, seed: 8)
+        let third = "bytes \(2 * 256 * 1024)-\(3 * 256 * 1024 - 1)/\(data.count)"
+        fixture.mock.faults.inject(.status(status)) { $0.method == "PUT" && $0.headers["Content-Range"] == third }
+        try await fixture.fileSystem.upload(data, to: "limited.bin")
+        #expect(fixture.mock.log.filter { !$0.faults.isEmpty }.map(\.status) == [status], "the fault met its chunk")
+        #expect(try await fixture.fileSystem.download("limited.bin") == data)
+    }
+
+    /// A download to a file that Drive answers with its rate limit (403 userRateLimitExceeded) is waited out and
+    /// sent again: the reason is in the answer's body, which is read, not written into the file.
+    @Test func aRateLimitedDownloadToAFileIsSentAgain() async throws {
+        let fixture = try DriveFixture()
+        let data = bytes(300_000, seed: 9)
+        try await fixture.fileSystem.upload(data, to: "d.bin")
+        fixture.mock.faults.inject(.status(403)) { $0.method == "GET" && $0.path.hasPrefix("/drive/v3/files/") }
+        try await fixture.fileSystem.download("d.bin", toFileAt: fixture.local("d.bin"))
+        let faulted = fixture.mock.log.filter { !$0.faults.isEmpty }
+        #expect(faulted.map(\.status) == [403] && faulted.allSatisfy { $0.target.contains("alt=media") }, "the fault met the download: \(faulted.map(\.target))")
+        #expect(FileManager.default.contents(atPath: fixture.local("d.bin").path) == data)
+    }
+
     @Test func anExpiredUploadSessionStartsOver() async throws {
         let fixture = try DriveFixture { $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024 }
         let data = bytes(4 * 256 * 1024, seed: 6)
