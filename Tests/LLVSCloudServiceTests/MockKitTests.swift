@@ -2,6 +2,7 @@ import Foundation
 import LLVS
 import LLVSHTTP
 import LLVSMocks
+import LLVSSupport
 import Testing
 
 struct KitItem: MockTreeItem {
@@ -14,6 +15,27 @@ struct KitItem: MockTreeItem {
 }
 
 @Suite struct MockKitTests {
+    /// Seeded faults are drawn per request (method, path, attempt), so a seed gives the same faults whatever order
+    /// concurrent requests arrive in, and a resend of a request is a draw of its own.
+    @Test func seededFaultsFollowTheRequestNotItsPlaceInArrivalOrder() async throws {
+        func faults(order: [Int]) async throws -> [String: [String]] {
+            let server = try MockHTTPServer(faults: try MockFaults.parse("503:0.5,seed=21")) { _ in .text(200, "ok") }
+            defer { server.stop() }
+            var configuration = HTTPClientConfiguration()
+            configuration.retryPolicy = RetryPolicy(maximumAttempts: 1, sleep: { _ in })
+            let http = HTTPClient(configuration: configuration)
+            for index in order {
+                for _ in 0..<2 { _ = try? await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("r\(index)"))) }
+            }
+            return Dictionary(grouping: server.log, by: \.target).mapValues { $0.map { "\($0.faults)" } }
+        }
+        let forward = try await faults(order: Array(0..<30))
+        let backward = try await faults(order: Array((0..<30).reversed()))
+        #expect(forward == backward)
+        let faulted = forward.values.flatMap { $0 }.filter { $0 != "[]" }.count
+        #expect((15...45).contains(faulted), "about half of 60 requests are faulted: \(faulted)")
+    }
+
     @Test func theTreeIndexesNamesByTheServicesCaseRuleAndLogsChanges() {
         var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: true)
         tree.insert(KitItem(id: "1", name: "Docs", parents: ["0"], isFolder: true))

@@ -26,7 +26,9 @@ public final class MockFaults: Sendable {
         var queue: [MockFault] = []
         var randomRate = 0.0
         var randomFaults: [MockFault] = []
-        var generator = SeededGenerator(seed: 1)
+        var seed: UInt64 = 1
+        /// How many times each request (method and path) has come, so a resend is a draw of its own.
+        var attempts: [String: Int] = [:]
         var latency: Duration?
         /// Only requests whose path starts with this are counted and faulted (nil: all).
         var pathPrefix: String?
@@ -49,7 +51,8 @@ public final class MockFaults: Sendable {
         state.withLock {
             $0.randomRate = rate
             $0.randomFaults = faults
-            $0.generator = SeededGenerator(seed: seed)
+            $0.seed = seed
+            $0.attempts = [:]
         }
     }
     /// Faults the next `times` requests `rule` matches, by what they are rather than by their number (which
@@ -77,12 +80,27 @@ public final class MockFaults: Sendable {
                 faults.append(fault)
             } else if !state.queue.isEmpty {
                 faults.append(state.queue.removeFirst())
-            } else if state.randomRate > 0, !state.randomFaults.isEmpty,
-                      Double.random(in: 0..<1, using: &state.generator) < state.randomRate {
-                faults.append(state.randomFaults.randomElement(using: &state.generator)!)
+            } else if state.randomRate > 0, !state.randomFaults.isEmpty {
+                // Drawn for the request's identity (method, path, attempt), not its place in arrival order: with many
+                // transfers at once the order changes from run to run, and a seed must give the same faults anyway.
+                let identity = method.uppercased() + " " + path
+                let attempt = state.attempts[identity, default: 0]
+                state.attempts[identity] = attempt + 1
+                var generator = SeededGenerator(seed: Self.identityHash(seed: state.seed, identity: identity, attempt: attempt))
+                if Double.random(in: 0..<1, using: &generator) < state.randomRate {
+                    faults.append(state.randomFaults[Int.random(in: 0..<state.randomFaults.count, using: &generator)])
+                }
             }
             return faults
         }
+    }
+
+    /// FNV-1a of the seed, the request's identity and its attempt: the same in every process (Swift's `Hasher` is
+    /// seeded per process).
+    static func identityHash(seed: UInt64, identity: String, attempt: Int) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "\(seed) \(attempt) \(identity)".utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return hash
     }
 
     /// Reads a spec such as `500@3,503:0.1,429:0.05,retry-after=2,drop:0.02,drop-body@7,truncate:0.01,latency=20ms,seed=9`:
