@@ -37,7 +37,9 @@ let usage = """
     options:
       --port N        listen on port N (default: a free port)
       --faults SPEC   inject faults, e.g. 500@3,503:0.1,retry-after=2,drop:0.05,drop-body@7,truncate:0.01,latency=20ms,seed=9
-                      (STATUS@N fails request N; KIND:RATE faults that share of requests; kinds: a status, drop, drop-body, truncate)
+                      (STATUS@N fails request N; KIND:RATE faults that share of requests, drawn per request (method, path,
+                      attempt) from the seed, so a seed repeats whatever order requests arrive in; kinds: a status, drop,
+                      drop-body, truncate)
       --user U, --password P   require Basic authentication (webdav)
       --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, onedrive, pcloud,
                                oauth), mode 0600
