@@ -13,15 +13,14 @@ import Synchronization
 struct Projector {
     let types: [ProjectedType]
     let schemaVersion: Int
-    private let typesByIdentifier: [String: ProjectedType]
 
     init(types: [ProjectedType], schemaVersion: Int) throws {
-        var byIdentifier: [String: ProjectedType] = [:]
+        var identifiers = Set<String>()
         var tables = Set<String>()
         for type in types {
             _ = try SQLName.checked(type.tableName)
             guard tables.insert(type.tableName).inserted else { throw ProjectionError.duplicateName(type.tableName) }
-            guard byIdentifier.updateValue(type, forKey: type.typeIdentifier) == nil else {
+            guard identifiers.insert(type.typeIdentifier).inserted else {
                 throw ProjectionError.duplicateName(type.typeIdentifier)
             }
             var columns: Set<String> = ["llvs_id"]
@@ -31,7 +30,6 @@ struct Projector {
         }
         self.types = types
         self.schemaVersion = schemaVersion
-        self.typesByIdentifier = byIdentifier
     }
 
     func prepare(_ database: SQLiteDatabase) throws {

@@ -50,9 +50,7 @@ import LLVSSupport
     /// the order asked, and still checks every record.
     @Test(arguments: StorageKind.allCases) func changesReadTogetherAreThoseReadOneByOne(storage: StorageKind) throws {
         let store = try makeStore(in: directory, storage: storage)
-        var values: [String: String] = [:]
-        for i in 0..<300 { values[String(format: "v%03d", i)] = String(repeating: "x", count: i * 7) }
-        let v1 = try store.save(nil, insert: values)
+        let v1 = try store.save(nil, insert: Self.runOfValues)
         let v2 = try store.save(v1.id, update: ["v010": "changed", "v200": "changed too"], remove: ["v100"])
         for (from, to) in [(nil, v1.id), (v1.id, v2.id)] {
             let list = try store.valueChangeList(madeBetween: from, and: to)
@@ -61,7 +59,15 @@ import LLVSSupport
             #expect(try list.changes(at: indices) == indices.map { oneByOne[$0] })
             #expect(oneByOne == (try store.valueChanges(madeBetween: from, and: to)))
         }
-        guard storage == .file else { return }
+    }
+
+    /// 300 values of growing sizes, stored one after the other in a version's file.
+    static let runOfValues = Dictionary(uniqueKeysWithValues: (0..<300).map { (String(format: "v%03d", $0), String(repeating: "x", count: $0 * 7)) })
+
+    /// A damaged byte inside a run of records read together is found by that record's checksum.
+    @Test func aDamagedRecordInsideARunReadTogetherIsNamed() throws {
+        let store = try makeStore(in: directory, storage: .file)
+        let v1 = try store.save(nil, insert: Self.runOfValues)
         let path = versionFile(store, v1.id)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         bytes[RecordFraming.recordHeaderSize * 3 + 50] ^= 0xff // inside one of the first records, read within a span

@@ -99,21 +99,12 @@ public final class FileStorage: Storage {
     }
 
     public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
-        let count = RecordFraming.recordHeaderSize + Int(location.length)
-        if let pack = packed.withLock({ $0[location.versionId] }) {
-            guard location.offset >= 0, location.offset + Int64(count) <= pack.length else {
-                throw StoreError.corruptFile(path: pack.file.path, reason: "a record of version \(location.versionId) at offset \(location.offset) runs past its bundle")
-            }
-            let framed = try pack.file.read(at: pack.offset + location.offset, count: count)
-            return try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: pack.file.path, offset: pack.offset + location.offset)
-        }
-        let file = try openFile(location.versionId)
-        let framed = try file.read(at: location.offset, count: count)
-        return try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: file.path, offset: location.offset)
+        try readRecords(at: [location], zone: zone)[0]
     }
 
     /// Records that lie close together in one file (a version's values, read in the order they were written) are
-    /// read with one request per run of them, up to `spanLimit` bytes, instead of one each.
+    /// read with one request per run of them, up to `spanLimit` bytes, instead of one each; a record alone is a run
+    /// of one.
     public func readRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [Data] {
         var results: [Data] = []
         results.reserveCapacity(locations.count)
@@ -130,20 +121,16 @@ public final class FileStorage: Storage {
                 spanEnd = nextEnd
                 end += 1
             }
-            if end - start == 1 {
-                results.append(try readRecord(at: first, zone: zone))
-            } else {
-                let (file, base, limit) = try fileAndBase(of: first.versionId)
-                guard first.offset >= 0, base + spanEnd <= limit else {
-                    throw StoreError.corruptFile(path: file.path, reason: "a record of version \(first.versionId) at offset \(first.offset) runs past its file")
-                }
-                let span = try file.read(at: base + first.offset, count: Int(spanEnd - first.offset))
-                for location in locations[start..<end] {
-                    let from = span.startIndex + Int(location.offset - first.offset)
-                    let framed = span[from..<(from + RecordFraming.recordHeaderSize + Int(location.length))]
-                    results.append(try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: file.path,
-                                                             offset: base + location.offset))
-                }
+            let (file, base, limit) = try fileAndBase(of: first.versionId)
+            guard first.offset >= 0, base + spanEnd <= limit else {
+                throw StoreError.corruptFile(path: file.path, reason: "a record of version \(first.versionId) at offset \(first.offset) runs past its bundle")
+            }
+            let span = try file.read(at: base + first.offset, count: Int(spanEnd - first.offset))
+            for location in locations[start..<end] {
+                let from = span.startIndex + Int(location.offset - first.offset)
+                let framed = span[from..<(from + RecordFraming.recordHeaderSize + Int(location.length))]
+                results.append(try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: file.path,
+                                                         offset: base + location.offset))
             }
             start = end
         }
