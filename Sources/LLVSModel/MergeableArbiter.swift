@@ -58,8 +58,11 @@ public final class MergeableArbiter: MergeArbiter {
             let ancestorModel = ancestorData.flatMap { try? JSONDecoder().decode(M.self, from: $0) }
             let favored = try MostRecentChangeFavoringArbiter.favoredSide(for: valueId, in: merge, store: store)
             let merged = try ModelCoding.encode(try M.merged(firstModel, secondModel, ancestor: ancestorModel, conflictsFavor: favored))
-            if merged == first.data, let reference = first.reference { return .preserve(reference) }
-            if merged == second.data, let reference = second.reference { return .preserve(reference) }
+            // Compared as trees, not bytes: `JSONEncoder` writes an object's keys in no fixed order, so the same
+            // model can encode to different bytes from one encoding to the next.
+            let mergedTree = try JSONTree.parse(merged)
+            if let reference = first.reference, try JSONTree.parse(first.data) == mergedTree { return .preserve(reference) }
+            if let reference = second.reference, try JSONTree.parse(second.data) == mergedTree { return .preserve(reference) }
             return .update(Value(id: valueId, data: merged))
         case .inserted, .updated, .removed, .twiceRemoved:
             return nil
