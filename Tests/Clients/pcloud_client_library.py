@@ -1,7 +1,8 @@
 """Drives the pCloud mock with the `pcloud` client library from PyPI, as a user pointing their client at
 `llvs-mock pcloud` would: user info, create a folder, list, upload (multipart, from bytes and from a file),
-checksums, download (the library's way: stat, then getzip), delete a file and a folder, the diff feed, and a
-refused token. The library is made for OAuth 2 tokens (`oauth2=True`) and its region's endpoint (`api` or `eapi`),
+checksums, download (the library's way: stat, then getzip), an upload under a temporary name renamed over the
+final one, moves and copies (`renamefile`, `copyfile`, `renamefolder`) with the times given (`mtime`), delete a file
+and a folder, the diff feed, and a refused token. The library is made for OAuth 2 tokens (`oauth2=True`) and its region's endpoint (`api` or `eapi`),
 then pointed at the mock's host for that region. Where the library and the mock disagree, the mock is wrong.
 
 usage: python pcloud_client.py REGION_BASE_URL TOKEN REGION     (REGION us|eu; prints "ok" and exits 0 when every
@@ -68,6 +69,37 @@ def main():
 
     listed = ok(cloud.listfolder(path="/sdk"), "listfolder by path")["metadata"]["contents"]
     check(sorted(item["name"] for item in listed) == ["from-disk.txt", "hello.bin"], f"listing {listed}")
+
+    # The usual way to avoid half-written files: upload under a temporary name (keeping the file's own time), then
+    # rename over the final name.
+    ok(cloud.uploadfile(data=b"old", filename="final.txt", folderid=folder["folderid"]), "uploadfile of the old final.txt")
+    temporary = ok(cloud.uploadfile(data=b"new contents", filename="final.txt.partial", folderid=folder["folderid"], mtime="1700000000"),
+                   "uploadfile with mtime")["metadata"][0]
+    check(temporary["modified"] == "Tue, 14 Nov 2023 22:13:20 +0000", f"mtime kept: {temporary['modified']}")
+    renamed = ok(cloud.renamefile(fileid=temporary["fileid"], toname="final.txt"), "renamefile over an existing name")["metadata"]
+    check(renamed["name"] == "final.txt" and renamed["fileid"] == temporary["fileid"], f"renamefile metadata {renamed}")
+    names = sorted(item["name"] for item in ok(cloud.listfolder(folderid=folder["folderid"]), "listfolder")["metadata"]["contents"])
+    check(names == ["final.txt", "from-disk.txt", "hello.bin"], f"the rename replaced the old file: {names}")
+    check(cloud.file_download(fileid=renamed["fileid"]) == b"new contents", "the renamed file has the new contents")
+
+    moved = ok(cloud.renamefile(fileid=renamed["fileid"], topath="/moved.txt"), "renamefile to a path")["metadata"]
+    check(moved["parentfolderid"] == 0 and moved["name"] == "moved.txt", f"renamefile topath {moved}")
+    copied = ok(cloud.copyfile(fileid=moved["fileid"], tofolderid=folder["folderid"], toname="copy.txt", mtime="1600000000"), "copyfile")["metadata"]
+    check(copied["fileid"] != moved["fileid"] and copied["size"] == len(b"new contents"), f"copyfile metadata {copied}")
+    check(copied["modified"] == "Sun, 13 Sep 2020 12:26:40 +0000", f"copyfile mtime {copied['modified']}")
+    check(cloud.copyfile(fileid=moved["fileid"], tofolderid=folder["folderid"], toname="copy.txt", noover=1).get("result") == 2004,
+          "copyfile onto a name in use with noover=1 is 2004")
+    check(cloud.file_download(fileid=copied["fileid"]) == b"new contents", "the copy has the contents")
+    ok(cloud.deletefile(fileid=moved["fileid"]), "deletefile of the moved file")
+
+    inner = ok(cloud.createfolder(folderid=folder["folderid"], name="inner"), "createfolder inner")["metadata"]
+    check(cloud.renamefolder(folderid=folder["folderid"], tofolderid=inner["folderid"]).get("result") not in (0, None),
+          "a folder cannot move below itself")
+    ok(cloud.renamefolder(folderid=inner["folderid"], toname="inner2"), "renamefolder")
+    ok(cloud.renamefolder(folderid=inner["folderid"], tofolderid=folder["folderid"], toname="inner"), "renamefolder back")
+    check(cloud.renamefolder(folderid=inner["folderid"], toname="copy.txt").get("result") == 2004, "renamefolder onto a name in use is 2004")
+    ok(cloud.deletefolder(folderid=inner["folderid"]), "deletefolder of an empty folder")
+    ok(cloud.deletefile(fileid=copied["fileid"]), "deletefile of the copy")
 
     start = ok(cloud.diff(last=0), "diff last=0")["diffid"]
     deleted = ok(cloud.deletefile(fileid=file["fileid"]), "deletefile")["metadata"]

@@ -22,5 +22,8 @@ import Testing
         #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         #expect(mock.log.contains { $0.method == "POST" && $0.target.hasPrefix("/uploadfile") }, "the library uploads with multipart")
         #expect(mock.log.contains { $0.target.hasPrefix("/getzip") }, "the library downloads through getzip")
+        for method in ["renamefile", "renamefolder", "copyfile"] {
+            #expect(mock.log.contains { $0.target.hasPrefix("/\(method)") && $0.status == 200 }, "the library called \(method)")
+        }
     }
 }

@@ -17,6 +17,9 @@ extension MockPCloudServer {
         case "checksumfile": return try checksumFile(call)
         case "getfilelink": return try fileLink(call)
         case "getzip": return try zip(call)
+        case "renamefile": return try renameFile(call)
+        case "renamefolder": return try renameFolder(call)
+        case "copyfile": return try copyFile(call)
         case "deletefile": return try deleteFile(call)
         case "deletefolder": return try deleteFolder(call, recursive: false)
         case "deletefolderrecursive": return try deleteFolder(call, recursive: true)
@@ -177,6 +180,7 @@ extension MockPCloudServer {
                 uploads.append((file.name, .data(file.data)))
             }
         }
+        let times = try Self.clientTimes(call)
         return try state.withLock { state in
             let parent = try folder(call, state)
             var stored: [MockPCloudItem] = []
@@ -187,7 +191,9 @@ extension MockPCloudServer {
                     while state.child(named: "\(name) (\(n))", of: parent.id) != nil { n += 1 }
                     target = "\(name) (\(n))"
                 }
-                stored.append(try store(content, named: target, in: parent, state: &state))
+                var file = try store(content, named: target, in: parent, state: &state)
+                if let times { file = state.tree.update(file.id) { Self.apply(times, to: &$0) } ?? file }
+                stored.append(file)
             }
             return Self.ok(["fileids": stored.map(\.number), "metadata": stored.map { metadata($0, call, in: state) },
                             "checksums": stored.map(checksums)])
@@ -216,7 +222,8 @@ extension MockPCloudServer {
                 return Self.ok(["size": session.received, "currentoffset": session.received])
             case "upload_save":
                 let (parent, name) = try placement(call, state, nameField: "name")
-                let file = try store(session.content(total: session.received), named: name, in: parent, state: &state)
+                var file = try store(session.content(total: session.received), named: name, in: parent, state: &state)
+                if let times = try Self.clientTimes(call) { file = state.tree.update(file.id) { Self.apply(times, to: &$0) } ?? file }
                 session.finishedID = file.id // kept for its byte count; a later call on it is 2067, as on pCloud
                 state.sessions[id] = session
                 return Self.ok(["metadata": metadata(file, call, in: state)])
