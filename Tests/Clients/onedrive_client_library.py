@@ -2,7 +2,9 @@
 at `llvs-mock onedrive` would: list, create a folder, a small upload, an upload session (created by the SDK; its
 fragments sent with httpx, the SDK's own HTTP client, without a token, as Graph's documentation describes — the
 SDK's LargeFileUploadTask cannot parse the documented `"nextExpectedRanges": ["26-"]` form, a known SDK bug), a
-download (a 302 to another host), delete, and the delta feed. Where the SDK and the mock disagree, the mock is wrong.
+download (a 302 to another host), a PATCH that renames, moves and sets the file's time (`fileSystemInfo`), a
+server-side copy read through its monitor, the time given with an upload session, delete, and the delta feed. Where
+the SDK and the mock disagree, the mock is wrong.
 
 usage: python onedrive_msgraph_sdk.py BASE_URL TOKEN     (prints "ok" and exits 0 when every step held)
 """
@@ -19,6 +21,13 @@ from msgraph.generated.models.drive_item import DriveItem
 from msgraph.generated.models.drive_item_uploadable_properties import DriveItemUploadableProperties
 from msgraph.generated.models.folder import Folder
 import httpx
+from datetime import datetime, timezone
+from kiota_abstractions.base_request_configuration import RequestConfiguration
+from kiota_http.middleware.options import HeadersInspectionHandlerOption
+from msgraph.generated.drives.item.items.item.copy.copy_post_request_body import CopyPostRequestBody
+from msgraph.generated.models.file_system_info import FileSystemInfo
+from msgraph.generated.models.item_reference import ItemReference
+from msgraph.generated.models.o_data_errors.o_data_error import ODataError
 
 
 class StaticToken(AccessTokenProvider):
@@ -96,9 +105,47 @@ async def main(base, token):
     check(any(item.name == "hello.txt" for item in delta.value), "the delta feed has the new file")
     check(delta.odata_delta_link or delta.odata_next_link, "a delta page ends with a link")
 
-    await items.by_drive_item_id(small.id).delete()
-    listed = await items.by_drive_item_id(folder.id).children.get()
-    check([item.name for item in listed.value] == ["big.bin"], "a deleted file is gone from its folder")
+    # Rename, move and the client's own times in one PATCH; a PATCH onto a name in use is refused.
+    sub = await items.by_drive_item_id(folder.id).children.post(DriveItem(name="sub", folder=Folder()))
+    when = datetime(2021, 5, 6, 7, 8, 9, tzinfo=timezone.utc)
+    patched = await items.by_drive_item_id(small.id).patch(DriveItem(
+        name="renamed.txt", parent_reference=ItemReference(id=sub.id), file_system_info=FileSystemInfo(last_modified_date_time=when)))
+    check(patched.name == "renamed.txt" and patched.parent_reference.id == sub.id, f"PATCH renames and moves: {patched.name}")
+    check(patched.file_system_info.last_modified_date_time == when, f"PATCH keeps the time given: {patched.file_system_info.last_modified_date_time}")
+    check(patched.size == 24, "a moved file keeps its contents")
+    try:
+        await items.by_drive_item_id(patched.id).patch(DriveItem(name="big.bin", parent_reference=ItemReference(id=folder.id)))
+        check(False, "a PATCH onto a name in use should be refused")
+    except ODataError as error:
+        check(error.response_status_code == 409 and error.error.code == "nameAlreadyExists", f"PATCH onto a name in use: {error.error.code}")
+
+    # A server-side copy: 202 with a monitor URL on another host, read without a token.
+    inspection = HeadersInspectionHandlerOption(inspect_response_headers=True)
+    await items.by_drive_item_id(big.id).copy.post(
+        CopyPostRequestBody(parent_reference=ItemReference(drive_id=drive.id, id=sub.id), name="big copy.bin"),
+        request_configuration=RequestConfiguration(options=[inspection]))
+    monitor = next(iter(inspection.response_headers.get("location")))
+    async with httpx.AsyncClient() as http:
+        status = (await http.get(monitor)).json()
+    check(status["status"] == "completed" and status["resourceId"], f"the copy's monitor: {status}")
+    copied = await items.by_drive_item_id(status["resourceId"]).get()
+    check(copied.name == "big copy.bin" and copied.size == len(data), f"the copy: {copied.name}, {copied.size}")
+    check(await items.by_drive_item_id(copied.id).content.get() == data, "the copy has the same bytes")
+
+    # The time given when an upload session is made is the file's.
+    session = await items.by_drive_item_id(f"{sub.id}:/timed.bin:").create_upload_session.post(
+        CreateUploadSessionPostRequestBody(item=DriveItemUploadableProperties(
+            file_system_info=FileSystemInfo(last_modified_date_time=when),
+            additional_data={"@microsoft.graph.conflictBehavior": "replace"})))
+    async with httpx.AsyncClient() as http:
+        answer = await http.put(session.upload_url, content=b"timed", headers={"Content-Range": "bytes 0-4/5"})
+    check(answer.status_code == 201, f"a one-fragment session answers 201, got {answer.status_code}")
+    timed = await items.by_drive_item_id(answer.json()["id"]).get()
+    check(timed.file_system_info.last_modified_date_time == when, f"the session's time is kept: {timed.file_system_info.last_modified_date_time}")
+
+    await items.by_drive_item_id(patched.id).delete()
+    listed = await items.by_drive_item_id(sub.id).children.get()
+    check(sorted(item.name for item in listed.value) == ["big copy.bin", "timed.bin"], "a deleted file is gone from its folder")
     print("ok")
 
 

@@ -20,11 +20,16 @@ struct MockOneDriveItem: MockTreeItem, Codable {
     var quickXorHash: String?
     var sha1Hash: String?
     var sha256Hash: String?
+    /// The times a client gave (`fileSystemInfo`): what the file had on the client's disk, kept apart from when
+    /// the drive changed it, as Graph keeps them.
+    var fileSystemCreated: Date?
+    var fileSystemModified: Date?
     /// Not persisted as such: the state directory keeps the bytes in a file of their own.
     var content: MockContent?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, parents, isFolder, trashed, created, modified, version, contentVersion, size, quickXorHash, sha1Hash, sha256Hash
+        case id, name, parents, isFolder, trashed, created, modified, version, contentVersion, size, quickXorHash, sha1Hash, sha256Hash,
+             fileSystemCreated, fileSystemModified
     }
 
     init(id: String, name: String, parents: [String], isFolder: Bool, created: Date, modified: Date) {
@@ -50,6 +55,20 @@ struct MockOneDriveItem: MockTreeItem, Codable {
         quickXorHash = try container.decodeIfPresent(String.self, forKey: .quickXorHash)
         sha1Hash = try container.decodeIfPresent(String.self, forKey: .sha1Hash)
         sha256Hash = try container.decodeIfPresent(String.self, forKey: .sha256Hash)
+        fileSystemCreated = try container.decodeIfPresent(Date.self, forKey: .fileSystemCreated)
+        fileSystemModified = try container.decodeIfPresent(Date.self, forKey: .fileSystemModified)
+    }
+
+    /// Graph's `fileSystemInfo`: the client's times where one was given, the drive's otherwise.
+    var fileSystemInfo: [String: Any] {
+        ["createdDateTime": fileSystemCreated.map(MockGraphTime.format) ?? createdText,
+         "lastModifiedDateTime": fileSystemModified.map(MockGraphTime.format) ?? modifiedText]
+    }
+
+    /// Takes the times of a `fileSystemInfo` a client sent.
+    mutating func apply(_ info: MockFileSystemInfo) {
+        if let created = info.created { fileSystemCreated = created }
+        if let modified = info.modified { fileSystemModified = modified }
     }
 
     var eTag: String { "\"{\(id)},\(version)\"" }
@@ -74,5 +93,30 @@ enum MockOneDriveNames {
 enum MockGraphTime {
     static func format(_ date: Date) -> String {
         date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+
+    /// A time a client sent: ISO 8601 with or without fractional seconds, `Z` or an offset.
+    static func parse(_ text: String) -> Date? {
+        RFC3339Date.parse(text)
+    }
+}
+
+/// The times of a `fileSystemInfo` facet a client sent (either may be missing).
+struct MockFileSystemInfo: Sendable {
+    var created: Date?
+    var modified: Date?
+
+    /// Reads `{"createdDateTime", "lastModifiedDateTime"}`; a time that is not ISO 8601 is refused as Graph does.
+    init?(_ object: Any?) throws {
+        guard let object = object as? [String: Any] else { return nil }
+        func time(_ key: String) throws -> Date? {
+            guard let text = object[key] as? String else { return nil }
+            guard let date = MockGraphTime.parse(text) else {
+                throw MockGraphError(400, "invalidRequest", "Cannot convert the literal '\(text)' to the expected type 'Edm.DateTimeOffset'.")
+            }
+            return date
+        }
+        created = try time("createdDateTime")
+        modified = try time("lastModifiedDateTime")
     }
 }

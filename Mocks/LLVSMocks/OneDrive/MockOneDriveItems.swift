@@ -22,6 +22,10 @@ extension MockOneDriveServer {
             let item = try resolve(address)
             guard !item.isFolder, let content = item.content else { throw MockGraphError(400, "invalidRequest", "The item is a folder and has no content.") }
             return .empty(302, headers: ["Location": contentHost.publish(content).absoluteString, "Content-Length": "0"])
+        case ("PATCH", ""):
+            return try update(request, address)
+        case ("POST", "copy"):
+            return try copy(request, address)
         case ("POST", "createUploadSession"):
             return try createUploadSession(request, address)
         case ("DELETE", ""):
@@ -81,7 +85,7 @@ extension MockOneDriveServer {
             "id": item.id, "name": item.name, "eTag": item.eTag, "cTag": item.cTag, "size": item.size,
             "createdDateTime": item.createdText, "lastModifiedDateTime": item.modifiedText,
             "webUrl": "https://onedrive.live.com/?id=\(item.id)",
-            "fileSystemInfo": ["createdDateTime": item.createdText, "lastModifiedDateTime": item.modifiedText],
+            "fileSystemInfo": item.fileSystemInfo,
         ]
         if item.id == MockOneDriveState.rootID {
             object["root"] = [String: Any]()
@@ -164,6 +168,7 @@ extension MockOneDriveServer {
             throw MockGraphError(400, "invalidRequest", "The request body must be an item with a name.")
         }
         let behavior = Self.conflictBehavior(object) ?? "fail"
+        let info = try MockFileSystemInfo(object["fileSystemInfo"])
         return try state.withLock { state in
             try checkName(name, in: parent.id, state)
             var finalName = name
@@ -180,8 +185,9 @@ extension MockOneDriveServer {
                 }
             }
             let time = state.tree.tick()
-            let item = MockOneDriveItem(id: state.newID(), name: finalName, parents: [parent.id], isFolder: object["file"] == nil,
+            var item = MockOneDriveItem(id: state.newID(), name: finalName, parents: [parent.id], isFolder: object["file"] == nil,
                                         created: time, modified: time)
+            if let info { item.apply(info) }
             state.tree.insert(item)
             return .json(201, json(item, state))
         }
@@ -195,7 +201,7 @@ extension MockOneDriveServer {
 
     /// Stores contents as a new file in `parentID` or as new contents of the item of that name (or `replaceID`).
     func storeFile(named name: String, in parentID: String, replacing replaceID: String?, behavior: String,
-                   content: MockContent) throws -> (item: MockOneDriveItem, created: Bool) {
+                   content: MockContent, fileSystemInfo: MockFileSystemInfo? = nil) throws -> (item: MockOneDriveItem, created: Bool) {
         let (quickXor, sha1, sha256) = hashes(content)
         return try state.withLock { state in
             let existing = replaceID.flatMap { state.live($0) } ?? state.child(named: name, of: parentID)
@@ -216,6 +222,9 @@ extension MockOneDriveServer {
                     item.version += 1
                     item.contentVersion += 1
                     item.modified = time
+                    // New contents without times of their own are new on the client too.
+                    item.fileSystemModified = fileSystemInfo?.modified
+                    if let fileSystemInfo { item.apply(fileSystemInfo) }
                 }!
                 return (item, false)
             }
@@ -226,6 +235,7 @@ extension MockOneDriveServer {
             item.quickXorHash = quickXor
             item.sha1Hash = sha1
             item.sha256Hash = sha256
+            if let fileSystemInfo { item.apply(fileSystemInfo) }
             state.tree.insert(item)
             return (item, true)
         }

@@ -8,6 +8,8 @@ struct MockOneDriveUpload: Sendable {
     var replaceID: String?
     var conflictBehavior: String
     var expires: Date
+    /// The client's times given when the session was made, set on the file it makes.
+    var fileSystemInfo: MockFileSystemInfo?
 }
 
 /// Everything the mock drive holds, behind one lock: the shared item tree (names case-insensitive, as OneDrive's
@@ -17,6 +19,9 @@ struct MockOneDriveState: Sendable {
     var sessions = MockUploadSessions<MockOneDriveUpload>()
     var rejectRemaining = 0
     var counter = 101
+    /// Copies by monitor: the ID of the item each made.
+    var copies: [String: String] = [:]
+    var copyCounter = 0
 
     static let rootID = "LLVSMOCK!101"
 

@@ -16,6 +16,7 @@ extension MockOneDriveServer {
         let behavior = Self.conflictBehavior(item) ?? "replace"
         let (parentID, name, replaceID) = try target(of: address)
         let finalName = (item?["name"] as? String) ?? name ?? ""
+        let info = try MockFileSystemInfo(item?["fileSystemInfo"])
         let expires = Date().addingTimeInterval(Self.sessionLifetime)
         let id = try state.withLock { state -> String in
             if replaceID == nil {
@@ -24,7 +25,8 @@ extension MockOneDriveServer {
                     throw MockGraphError(409, "nameAlreadyExists", "The specified item name already exists.")
                 }
             }
-            let upload = MockOneDriveUpload(parentID: parentID, name: finalName, replaceID: replaceID, conflictBehavior: behavior, expires: expires)
+            let upload = MockOneDriveUpload(parentID: parentID, name: finalName, replaceID: replaceID, conflictBehavior: behavior, expires: expires,
+                                            fileSystemInfo: info)
             return state.sessions.open(upload, total: nil, in: storage).id
         }
         return .json(200, ["uploadUrl": uploadURL(id), "expirationDateTime": MockGraphTime.format(expires), "nextExpectedRanges": ["0-"]])
@@ -46,6 +48,10 @@ extension MockOneDriveServer {
 
     func handleUploadHost(_ request: IncomingRequest) -> MockResponse? {
         let parts = request.path.split(separator: "/")
+        if parts.count == 2, parts[0] == "monitor" {
+            guard request.method == "GET" else { return Self.error(405, "invalidRequest", "The method is not allowed on a monitor.") }
+            return copyStatus(String(parts[1]))
+        }
         guard parts.count == 2, parts[0] == "upload" else { return nil }
         let id = String(parts[1])
         do {
@@ -108,7 +114,7 @@ extension MockOneDriveServer {
         let upload = session.target
         state.withLock { $0.sessions[session.id] = nil }
         let (item, created) = try storeFile(named: upload.name, in: upload.parentID, replacing: upload.replaceID,
-                                            behavior: upload.conflictBehavior, content: content)
+                                            behavior: upload.conflictBehavior, content: content, fileSystemInfo: upload.fileSystemInfo)
         return .json(created ? 201 : 200, json(item))
     }
 }
