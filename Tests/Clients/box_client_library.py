@@ -1,8 +1,9 @@
 """Drives the Box mock with Box's own Python SDK (box-sdk-gen), as a user pointing their client at `llvs-mock box`
 would: the SDK's base URLs set to the mock (the API, the upload host, OAuth), then the current user, create a
 folder (and meet the 409 of a second create), list with marker paging, a multipart upload, a new version, a
-preflight, a chunked upload through the SDK's own upload_big_file, a download (a 302 to another host), the event
-stream, and deletes. Where the SDK and the mock disagree, the mock is wrong.
+preflight, a chunked upload through the SDK's own upload_big_file, a download (a 302 to another host), the file's own
+time given with an upload, rename and move, copies of a file and a folder, the trash (list, read, restore, purge), the
+event stream, and deletes. Where the SDK and the mock disagree, the mock is wrong.
 
 usage: python box_sdk_client.py BASE_URL TOKEN     (prints "ok" and exits 0 when every step held)
 """
@@ -10,9 +11,11 @@ import hashlib
 import io
 import os
 import sys
+from datetime import datetime, timezone
 
 from box_sdk_gen import BaseUrls, BoxAPIError, BoxClient, BoxDeveloperTokenAuth, NetworkSession
-from box_sdk_gen.managers.folders import CreateFolderParent
+from box_sdk_gen.managers.files import CopyFileParent, UpdateFileByIdParent
+from box_sdk_gen.managers.folders import CopyFolderParent, CreateFolderParent
 from box_sdk_gen.managers.uploads import (
     PreflightFileUploadCheckParent,
     UploadFileAttributes,
@@ -79,6 +82,40 @@ def main():
     downloaded = client.downloads.download_file(file.id).read()
     check(downloaded == newer, "download_file gives the newest version")
     check(client.downloads.download_file(chunked.id).read() == big, "download of the chunked upload")
+
+    # The file's own time given with the upload; rename and move in one update; copies of a file and a folder.
+    when = datetime(2021, 5, 6, 7, 8, 9, tzinfo=timezone.utc)
+    timed = client.uploads.upload_file(UploadFileAttributes(name="timed.bin", parent=UploadFileAttributesParentField(id=folder.id),
+                                                            content_modified_at=when), io.BytesIO(b"timed")).entries[0]
+    check(timed.content_modified_at == when, f"content_modified_at kept: {timed.content_modified_at}")
+    moves = client.folders.create_folder("moves", CreateFolderParent(id=folder.id))
+    renamed = client.files.update_file_by_id(timed.id, name="renamed.bin", parent=UpdateFileByIdParent(id=moves.id))
+    check(renamed.name == "renamed.bin" and renamed.parent.id == moves.id, f"update_file_by_id renames and moves: {renamed.name}")
+    check(renamed.content_modified_at == when, "a move keeps the file's own time")
+    try:
+        client.files.update_file_by_id(renamed.id, name="BIG.bin", parent=UpdateFileByIdParent(id=folder.id))
+        check(False, "a move onto a name in use should be refused")
+    except BoxAPIError as error:
+        check(error.response_info.status_code == 409 and error.response_info.code == "item_name_in_use", f"409 on a move: {error}")
+    copied = client.files.copy_file(chunked.id, CopyFileParent(id=moves.id), name="big copy.bin")
+    check(copied.id != chunked.id and copied.sha_1 == chunked.sha_1 and copied.size == len(big), f"copy_file: {copied}")
+    check(client.downloads.download_file(copied.id).read() == big, "the copy has the same bytes")
+    folder_copy = client.folders.copy_folder(moves.id, CopyFolderParent(id=folder.id), name="moves copy")
+    inside = sorted(entry.name for entry in client.folders.get_folder_items(folder_copy.id).entries)
+    check(inside == ["big copy.bin", "renamed.bin"], f"copy_folder copies what is inside: {inside}")
+    check(client.folders.update_folder_by_id(folder_copy.id, name="moves copy 2").name == "moves copy 2", "update_folder_by_id renames")
+
+    # The trash: list it, read a trashed file, restore it, put it back and purge it.
+    client.files.delete_file_by_id(renamed.id)
+    trash = client.trashed_items.get_trashed_items(limit=100)
+    check(renamed.id in [entry.id for entry in trash.entries], f"the trash lists the file: {[entry.name for entry in trash.entries]}")
+    check(client.trashed_files.get_trashed_file_by_id(renamed.id).item_status.value == "trashed", "a trashed file reads as trashed")
+    restored = client.trashed_files.restore_file_from_trash(renamed.id)
+    check(restored.id == renamed.id and restored.item_status.value == "active", f"restore_file_from_trash: {restored}")
+    check("renamed.bin" in [entry.name for entry in client.folders.get_folder_items(moves.id).entries], "a restored file is listed again")
+    client.files.delete_file_by_id(renamed.id)
+    client.trashed_files.delete_trashed_file_by_id(renamed.id)
+    check(renamed.id not in [entry.id for entry in client.trashed_items.get_trashed_items().entries], "a purged file leaves the trash")
 
     client.files.delete_file_by_id(file.id)
     try:

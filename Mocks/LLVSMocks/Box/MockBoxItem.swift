@@ -18,11 +18,18 @@ struct MockBoxItem: MockTreeItem, Codable {
     /// The file's current version ID and how many versions came before it.
     var versionID = ""
     var earlierVersions = 0
+    /// The file's own times as a client gave them (`content_created_at`, `content_modified_at`), kept apart from
+    /// when Box changed the item.
+    var contentCreated: Date?
+    var contentModified: Date?
+    /// When it went to the trash (Box's `trashed_at`).
+    var trashedAt: Date?
     /// Not persisted as such: the state directory keeps the bytes in a file of their own.
     var content: MockContent?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, parents, isFolder, trashed, created, modified, size, sha1, sequence, versionID, earlierVersions
+        case id, name, parents, isFolder, trashed, created, modified, size, sha1, sequence, versionID, earlierVersions, contentCreated,
+             contentModified, trashedAt
     }
 
     init(id: String, name: String, parents: [String], isFolder: Bool, created: Date) {
@@ -35,6 +42,11 @@ struct MockBoxItem: MockTreeItem, Codable {
     }
 
     var type: String { isFolder ? "folder" : "file" }
+
+    mutating func apply(_ times: MockBoxContentTimes) {
+        if let created = times.created { contentCreated = created }
+        if let modified = times.modified { contentModified = modified }
+    }
 
     mutating func store(_ content: MockContent, sha1: String, versionID: String, at time: Date) {
         if self.content != nil { earlierVersions += 1 }
@@ -91,4 +103,24 @@ struct MockBoxEvent: Sendable {
     var type: String
     var created: Date
     var item: MockBoxItem
+}
+
+/// The times a client gives a file (`content_created_at`, `content_modified_at`, RFC 3339).
+struct MockBoxContentTimes: Sendable {
+    var created: Date?
+    var modified: Date?
+
+    /// The times in a JSON object (attributes, an update); nil when it has none.
+    init?(_ object: [String: Any]) throws {
+        func time(_ key: String) throws -> Date? {
+            guard let value = object[key] else { return nil }
+            guard let text = value as? String, let date = RFC3339Date.parse(text) else {
+                throw MockBoxError(400, "bad_request", "Invalid value '\(value)' for \(key); expected an RFC 3339 time")
+            }
+            return date
+        }
+        created = try time("content_created_at")
+        modified = try time("content_modified_at")
+        if created == nil, modified == nil { return nil }
+    }
 }

@@ -15,9 +15,14 @@ extension MockBoxServer {
         if wants("name") { object["name"] = item.name }
         if wants("created_at") { object["created_at"] = MockBoxTime.format(item.created) }
         if wants("modified_at") { object["modified_at"] = MockBoxTime.format(item.modified) }
-        if wants("content_created_at") { object["content_created_at"] = MockBoxTime.format(item.created) }
-        if wants("content_modified_at") { object["content_modified_at"] = MockBoxTime.format(item.modified) }
+        if wants("content_created_at") { object["content_created_at"] = MockBoxTime.format(item.contentCreated ?? item.created) }
+        if wants("content_modified_at") { object["content_modified_at"] = MockBoxTime.format(item.contentModified ?? item.modified) }
         if wants("item_status") { object["item_status"] = state.tree.isTrashed(item.id) ? "trashed" : "active" }
+        if wants("trashed_at") { object["trashed_at"] = item.trashedAt.map(MockBoxTime.format) ?? NSNull() }
+        if wants("purged_at") { object["purged_at"] = NSNull() }
+        for key in ["created_by", "modified_by", "owned_by"] where wants(key) { object[key] = Self.user }
+        if wants("shared_link") { object["shared_link"] = NSNull() }
+        if wants("path_collection") { object["path_collection"] = pathCollection(item, in: state) }
         if wants("description") { object["description"] = "" }
         if wants("size") { object["size"] = item.isFolder ? state.tree.liveSize(of: item.id) : item.size }
         if wants("parent"), let parentID = item.parents.first, let parent = state.tree[parentID] {
@@ -29,6 +34,25 @@ extension MockBoxServer {
             if wants("file_version") { object["file_version"] = ["type": "file_version", "id": item.versionID, "sha1": item.sha1] }
         }
         return object
+    }
+
+    /// The account's user, as Box names the creator, modifier and owner of every item.
+    static var user: [String: Any] { ["type": "user", "id": "4242", "name": "LLVS Mock", "login": "llvs-mock@example.com"] }
+
+    /// The folders from the root down to the item's parent; an item in the trash is in Box's "Trash" folder.
+    func pathCollection(_ item: MockBoxItem, in state: MockBoxState) -> [String: Any] {
+        func mini(_ id: String, _ name: String, _ sequence: Any) -> [String: Any] {
+            ["type": "folder", "id": id, "sequence_id": sequence, "etag": sequence, "name": name]
+        }
+        if item.trashed { return ["total_count": 1, "entries": [mini("1", "Trash", NSNull())]] }
+        var entries: [[String: Any]] = []
+        var current = item.parents.first.flatMap { state.tree[$0] }
+        while let folder = current, entries.count < 256 {
+            let sequence: Any = folder.id == MockBoxState.rootID ? NSNull() : String(folder.sequence)
+            entries.insert(mini(folder.id, folder.id == MockBoxState.rootID ? "All Files" : folder.name, sequence), at: 0)
+            current = folder.parents.first.flatMap { state.tree[$0] }
+        }
+        return ["total_count": entries.count, "entries": entries]
     }
 
     static func fields(_ request: IncomingRequest) -> Set<String>? {
@@ -138,7 +162,8 @@ extension MockBoxServer {
             let folder = try liveFolder(id, state)
             let live = state.tree.children(of: id).contains { !$0.trashed }
             guard !live || request.query["recursive"]?.lowercased() == "true" else { throw MockBoxError(400, "folder_not_empty", "Cannot delete - folder not empty") }
-            state.tree.update(folder.id) { $0.trashed = true }
+            let now = state.tree.tick()
+            state.tree.update(folder.id) { $0.trashed = true; $0.trashedAt = now }
             state.log("ITEM_TRASH", folder.id)
             return .empty(204)
         }
@@ -167,7 +192,8 @@ extension MockBoxServer {
     func deleteFile(_ id: String) throws -> MockResponse {
         try state.withLock { state in
             let file = try liveFile(id, state)
-            state.tree.update(file.id) { $0.trashed = true }
+            let now = state.tree.tick()
+            state.tree.update(file.id) { $0.trashed = true; $0.trashedAt = now }
             state.log("ITEM_TRASH", file.id)
             return .empty(204)
         }

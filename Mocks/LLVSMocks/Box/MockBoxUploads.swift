@@ -5,7 +5,8 @@ import LLVSHTTP
 /// Box's upload host: direct multipart uploads and new versions, and chunked upload sessions.
 extension MockBoxServer {
     /// Stores contents as a new file in a folder, or as a new version of a file.
-    func store(_ content: MockContent, name: String?, folderID: String?, existing: String?, state: inout MockBoxState) throws -> MockBoxItem {
+    func store(_ content: MockContent, name: String?, folderID: String?, existing: String?, times: MockBoxContentTimes? = nil,
+               state: inout MockBoxState) throws -> MockBoxItem {
         let sha1 = content.checksums([.sha1])[.sha1] ?? ""
         let now = state.tree.tick()
         let versionID = state.newID()
@@ -18,6 +19,9 @@ extension MockBoxServer {
             let updated = state.tree.update(file.id) { item in
                 item.store(content, sha1: sha1, versionID: versionID, at: now)
                 if let name { item.name = name }
+                // A new version without times of its own was changed now.
+                item.contentModified = nil
+                if let times { item.apply(times) }
             }!
             state.log("ITEM_UPLOAD", updated.id)
             return updated
@@ -29,6 +33,7 @@ extension MockBoxServer {
         guard state.tree.usage + content.size <= settings.quotaBytes else { throw MockBoxError(403, "storage_limit_exceeded", "Account storage limit reached") }
         var file = MockBoxItem(id: state.newID(), name: name, parents: [parent.id], isFolder: false, created: now)
         file.store(content, sha1: sha1, versionID: versionID, at: now)
+        if let times { file.apply(times) }
         state.tree.insert(file)
         state.log("ITEM_UPLOAD", file.id)
         return file
@@ -54,7 +59,8 @@ extension MockBoxServer {
             throw MockBoxError(413, "file_size_limit_exceeded", "File is too big for a direct upload; use an upload session")
         }
         return try state.withLock { state in
-            let file = try store(.data(data), name: attributes["name"] as? String, folderID: Self.parentID(attributes), existing: existing, state: &state)
+            let file = try store(.data(data), name: attributes["name"] as? String, folderID: Self.parentID(attributes), existing: existing,
+                                 times: try MockBoxContentTimes(attributes), state: &state)
             return .json(201, ["total_count": 1, "entries": [render(file, fields: Self.fields(request), in: state)]])
         }
     }
@@ -183,7 +189,8 @@ extension MockBoxServer {
                 return .empty(202, headers: ["Retry-After": "1"])
             }
             let file = try store(session.content(total: session.target.fileSize), name: session.target.fileID == nil ? session.target.name : nil, folderID: session.target.folderID,
-                                 existing: session.target.fileID, state: &state)
+                                 existing: session.target.fileID, times: try (body["attributes"] as? [String: Any]).flatMap(MockBoxContentTimes.init),
+                                 state: &state)
             session.finishedID = file.id
             state.sessions[id] = session
             return .json(201, ["total_count": 1, "entries": [render(file, fields: Self.fields(request), in: state)]])
