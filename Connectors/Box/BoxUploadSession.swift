@@ -148,7 +148,7 @@ struct BoxUploadSession: ResumableUploadProtocol {
     }
 
     /// Commits every part with the whole file's SHA-1; 202 (parts still processing) is waited out for its
-    /// Retry-After, a bounded number of times.
+    /// Retry-After, and 400 `parts_mismatch` (the last part not yet counted) for a second, a bounded number of times.
     func finish(_ session: Session, total: Int64) async throws -> ResumableProgress<BoxItem> {
         let parts = session.parts.withLock { $0.values.sorted { $0.offset < $1.offset } }
         var waited = Duration.zero
@@ -165,6 +165,12 @@ struct BoxUploadSession: ResumableUploadProtocol {
                 return .done(file)
             case 202:
                 let wait = min(ServiceFailure.retryAfter(response) ?? .seconds(1), .seconds(60), configuration.maximumCommitWait - waited)
+                try await client.retryPolicy.sleep(wait)
+                waited += wait
+            case 400 where BoxErrorBody(response).code == "parts_mismatch":
+                // Box answers this to a commit sent right after the last part, before it has counted that part: the
+                // parts are the ones it acknowledged, so the same commit is sent again after a moment.
+                let wait = min(.seconds(1), configuration.maximumCommitWait - waited)
                 try await client.retryPolicy.sleep(wait)
                 waited += wait
             default:

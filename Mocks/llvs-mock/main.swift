@@ -39,7 +39,9 @@ let usage = """
       --faults SPEC   inject faults, e.g. 500@3,503:0.1,retry-after=2,drop:0.05,drop-body@7,truncate:0.01,latency=20ms,seed=9
                       (STATUS@N fails request N; KIND:RATE faults that share of requests, drawn per request (method, path,
                       attempt) from the seed, so a seed repeats whatever order requests arrive in; kinds: a status, drop,
-                      drop-body, truncate)
+                      drop-body, truncate). The service's named faults, as the real service sends them: NAME (the first
+                      request it can meet), NAME@N (the Nth), NAME*K (the first K), NAME:RATE (NAME:1: every one)
+      --list-faults   print the service's named faults (name, transient or final, what the service sends, what it meets)
       --user U, --password P   require Basic authentication (webdav)
       --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, onedrive, pcloud,
                                oauth), mode 0600
@@ -63,6 +65,19 @@ if arguments.isEmpty || arguments.contains("--help") || arguments.contains("-h")
     exit(arguments.isEmpty ? 2 : 0)
 }
 let service = arguments.removeFirst()
+
+/// The named faults of each service, for --faults and --list-faults.
+let catalogues: [String: [MockNamedFault]] = [
+    "webdav": MockWebDAVServer.namedFaults, "webdav-rclone": MockWebDAVServer.namedFaults, "webdav-nginx": MockWebDAVServer.namedFaults,
+    "gdrive": MockGoogleDriveServer.namedFaults, "onedrive": MockOneDriveServer.namedFaults, "onedrive-business": MockOneDriveServer.namedFaults,
+    "pcloud": MockPCloudServer.namedFaults, "pcloud-eu": MockPCloudServer.namedFaults, "box": MockBoxServer.namedFaults,
+    "oauth": [MockNamedFault.invalidGrant(tokenPaths: ["/oauth/token"], description: "The refresh token was revoked.")],
+]
+if arguments.contains("--list-faults") {
+    guard let catalogue = catalogues[service] else { fail("unknown service \(service); see llvs-mock --help") }
+    for fault in catalogue { print(fault.listing) }
+    exit(0)
+}
 var options: [String: String] = [:]
 while !arguments.isEmpty {
     let name = arguments.removeFirst()
@@ -78,7 +93,7 @@ if let text = options["--port"] {
 let state: MockStateDirectory?
 do { state = try options["--state"].map { try MockStateDirectory(URL(fileURLWithPath: $0)) } } catch { fail("cannot use --state: \(error)") }
 let faults: MockFaults
-do { faults = try options["--faults"].map(MockFaults.parse) ?? MockFaults() } catch { fail("\(error)") }
+do { faults = try options["--faults"].map { try MockFaults.parse($0, catalogue: catalogues[service] ?? []) } ?? MockFaults() } catch { fail("\(error)") }
 
 /// Writes an issued token where --token-out says, readable only by its owner.
 func writeToken(_ token: OAuthToken, to path: String?) throws {

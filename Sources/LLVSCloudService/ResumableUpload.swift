@@ -99,7 +99,9 @@ public struct ResumableUploader: Sendable {
                     sentEmpty = true
                     progress = try await service.send(source, offset: offset, length: length, total: total, to: session)
                     if case .received(let held) = progress, held == offset, length > 0 {
-                        throw CloudFileSystemError.server(status: 0, message: "the upload session for \(path) accepted none of the bytes at \(offset)")
+                        // A session that took nothing (Graph's 416 for a range it did not expect) is asked again like
+                        // any failure: a refusal now and then is waited out, one that never ends is not.
+                        throw CloudFileSystemError.transient("the upload session for \(path) accepted none of the bytes at \(offset)")
                     }
                 } else {
                     progress = try await service.finish(session, total: total)

@@ -101,8 +101,15 @@ extension MockBoxServer {
             throw MockBoxError(400, "bad_request", "name and parent.id are required")
         }
         guard MockBoxNames.isValid(name) else { throw MockBoxError(400, "item_name_invalid", "Item name invalid") }
+        let raced = server.faults.fires("name-in-use", method: request.method, path: request.path)
         return try state.withLock { state in
             let parent = try liveFolder(parentID, state)
+            if raced, state.child(named: name, of: parent.id) == nil {
+                // Another client made the same folder a moment before this request arrived.
+                let other = MockBoxItem(id: state.newID(), name: name, parents: [parent.id], isFolder: true, created: state.tree.tick())
+                state.tree.insert(other)
+                state.log("ITEM_CREATE", other.id)
+            }
             if let existing = state.child(named: name, of: parent.id) { throw nameInUse(existing, asArray: true, in: state) }
             let folder = MockBoxItem(id: state.newID(), name: name, parents: [parent.id], isFolder: true, created: state.tree.tick())
             state.tree.insert(folder)

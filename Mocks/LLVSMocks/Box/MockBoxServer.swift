@@ -51,7 +51,7 @@ public final class MockBoxServer: Sendable, MockOAuthService {
         state = Mutex(account)
         storage = try MockStorageFolder.make("box")
         let box = MockBackReference<MockBoxServer>()
-        contentHost = try MockContentHost(hostName: "localhost")
+        contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "localhost")
         server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request) } }
         box.attach(self)
     }

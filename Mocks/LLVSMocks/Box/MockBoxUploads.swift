@@ -58,7 +58,12 @@ extension MockBoxServer {
         guard Int64(data.count) <= settings.directUploadLimit else {
             throw MockBoxError(413, "file_size_limit_exceeded", "File is too big for a direct upload; use an upload session")
         }
+        let raced = existing == nil && server.faults.fires("name-in-use", method: request.method, path: request.path)
         return try state.withLock { state in
+            if raced, let name = attributes["name"] as? String, let folderID = Self.parentID(attributes), state.child(named: name, of: folderID) == nil {
+                // Another client uploaded the same name (with the same bytes) a moment before this request arrived.
+                _ = try? store(.data(data), name: name, folderID: folderID, existing: nil, state: &state)
+            }
             let file = try store(.data(data), name: attributes["name"] as? String, folderID: Self.parentID(attributes), existing: existing,
                                  times: try MockBoxContentTimes(attributes), state: &state)
             return .json(201, ["total_count": 1, "entries": [render(file, fields: Self.fields(request), in: state)]])

@@ -21,12 +21,13 @@ public final class MockContentHost: Sendable {
     /// hosts do, so a client that leaks its token fails loudly.
     /// `hostName` is how its URLs name it: `localhost` makes it another host than the API's `127.0.0.1` for clients
     /// that decide by host name, not port, where a token may go (as the real hosts differ by name).
-    public init(faults: MockFaults = MockFaults(), hostName: String = "127.0.0.1", refusesCredentials: Bool = false,
+    /// `namedFaultsFrom`: the API host's faults, whose named faults reach this host too.
+    public init(faults: MockFaults = MockFaults(), namedFaultsFrom: MockFaults? = nil, hostName: String = "127.0.0.1", refusesCredentials: Bool = false,
                 extra: (@Sendable (IncomingRequest) -> MockResponse?)? = nil) throws {
         let published = Published()
         self.published = published
         self.hostName = hostName
-        server = try MockHTTPServer(faults: faults) { request in
+        server = try MockHTTPServer(faults: faults, namedFaultsFrom: namedFaultsFrom) { request in
             if refusesCredentials, request.headers["Authorization"] != nil {
                 return .json(401, ["error": ["code": "unauthenticated", "message": "This URL is pre-authenticated; do not send an Authorization header."]])
             }

@@ -16,6 +16,8 @@ public enum MockFault: Sendable, Equatable {
     case latency(Duration)
     /// Answer, but send the body this many bytes a second (a hostile or broken server that never quite stalls).
     case trickle(bytesPerSecond: Int)
+    /// Answer with exactly this (a named fault: what the real service sends).
+    case answer(status: Int, headers: HTTPHeaders, body: Data)
 }
 
 /// The faults a mock injects: into the nth request, into the next requests, or into a seeded fraction of them.
@@ -36,6 +38,19 @@ public final class MockFaults: Sendable {
         var methods: Set<String>?
         /// Faults for the next requests a rule matches, each rule with how many more it applies to.
         var matching: [(rule: @Sendable (MockRequestSummary) -> Bool, fault: MockFault, remaining: Int)] = []
+        /// Named faults in force: each with the matching requests to let pass first and how many to fault (nil:
+        /// each with `rate`).
+        var named: [NamedRule] = []
+        /// How many times each named fault was injected (answers) or carried out (behaviors).
+        var fired: [String: Int] = [:]
+    }
+
+    struct NamedRule {
+        var fault: MockNamedFault
+        var skip: Int
+        var remaining: Int?
+        var rate: Double
+        var attempts: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -60,19 +75,76 @@ public final class MockFaults: Sendable {
     public func inject(_ fault: MockFault, times: Int = 1, where rule: @escaping @Sendable (MockRequestSummary) -> Bool) {
         state.withLock { $0.matching.append((rule, fault, times)) }
     }
+    /// Puts a named fault in force: into the `at`th request in its scope (from 1) and the `times - 1` after it, or
+    /// into each request in its scope with probability `rate` (drawn per request, from the seed).
+    public func inject(_ fault: MockNamedFault, at position: Int = 1, times: Int = 1) {
+        state.withLock { $0.named.append(NamedRule(fault: fault, skip: max(0, position - 1), remaining: max(1, times), rate: 0)) }
+    }
+    public func inject(_ fault: MockNamedFault, rate: Double) {
+        state.withLock { $0.named.append(NamedRule(fault: fault, skip: 0, remaining: nil, rate: rate)) }
+    }
+
+    /// How many times the named fault was injected or carried out so far.
+    public func firedCount(_ name: String) -> Int { state.withLock { $0.fired[name, default: 0] } }
+
+    /// Whether the behavior `name` (a named fault whose effect the mock carries out) meets this request; counted
+    /// as fired when it does.
+    public func fires(_ name: String, method: String, path: String) -> Bool {
+        state.withLock { state in
+            guard let index = state.named.firstIndex(where: { $0.fault.name == name && $0.fault.effect == .behavior }) else { return false }
+            return Self.take(&state, index, MockRequestSummary(method: method, path: path, headers: [:]))
+        }
+    }
+
+    /// Whether rule `index` meets the request, counting it down (or drawing it) when it does.
+    private static func take(_ state: inout State, _ index: Int, _ request: MockRequestSummary) -> Bool {
+        guard state.named[index].fault.scope.matches(request) else { return false }
+        var rule = state.named[index]
+        defer { state.named[index] = rule }
+        let hit: Bool
+        if let remaining = rule.remaining {
+            if rule.skip > 0 {
+                rule.skip -= 1
+                return false
+            }
+            hit = remaining > 0
+            if hit { rule.remaining = remaining - 1 }
+        } else {
+            let identity = request.method.uppercased() + " " + request.path
+            let attempt = rule.attempts[identity, default: 0]
+            rule.attempts[identity] = attempt + 1
+            var generator = SeededGenerator(seed: identityHash(seed: state.seed, identity: rule.fault.name + " " + identity, attempt: attempt))
+            hit = Double.random(in: 0..<1, using: &generator) < rule.rate
+        }
+        if hit { state.fired[rule.fault.name, default: 0] += 1 }
+        return hit
+    }
+
     public func setLatency(_ latency: Duration?) { state.withLock { $0.latency = latency } }
     public func limit(toPathsStartingWith prefix: String?) { state.withLock { $0.pathPrefix = prefix } }
     public func limit(toMethods methods: Set<String>?) { state.withLock { $0.methods = methods } }
     public func clear() { state.withLock { $0 = State() } }
 
+    /// The answer of a named fault in force that meets this request, if one does.
+    func decideNamed(_ summary: MockRequestSummary) -> MockFault? {
+        state.withLock { state in
+            for index in state.named.indices {
+                guard case .answer(let fault) = state.named[index].fault.effect, Self.take(&state, index, summary) else { continue }
+                return fault
+            }
+            return nil
+        }
+    }
+
     /// The faults for request `number` at `path` (latency first, then at most one other).
     func decide(number: Int, method: String = "GET", path: String, headers: HTTPHeaders = [:]) -> [MockFault] {
-        state.withLock { state in
+        let summary = MockRequestSummary(method: method, path: path, headers: headers)
+        if let named = decideNamed(summary) { return [named] }
+        return state.withLock { state in
             var faults: [MockFault] = []
             if let prefix = state.pathPrefix, !path.hasPrefix(prefix) { return [] }
             if let methods = state.methods, !methods.contains(method.uppercased()) { return [] }
             if let latency = state.latency { faults.append(.latency(latency)) }
-            let summary = MockRequestSummary(method: method, path: path, headers: headers)
             if let index = state.matching.firstIndex(where: { $0.remaining > 0 && $0.rule(summary) }) {
                 faults.append(state.matching[index].fault)
                 state.matching[index].remaining -= 1
@@ -106,7 +178,9 @@ public final class MockFaults: Sendable {
     /// Reads a spec such as `500@3,503:0.1,429:0.05,retry-after=2,drop:0.02,drop-body@7,truncate:0.01,latency=20ms,seed=9`:
     /// `STATUS@N` fails request N, `KIND:RATE` adds a random fault, `KIND@N` puts one into request N; kinds are a status,
     /// `drop`, `drop-body`, `truncate` and `trickle` (the body at 2 bytes a second). `retry-after` applies to 429 and 503 answers.
-    public static func parse(_ spec: String) throws -> MockFaults {
+    /// `catalogue`: the service's named faults; `NAME` faults the first request in its scope, `NAME@N` the Nth,
+    /// `NAME*K` the first K, `NAME:RATE` each with that probability (`NAME:1`: all of them).
+    public static func parse(_ spec: String, catalogue: [MockNamedFault] = []) throws -> MockFaults {
         let faults = MockFaults()
         var retryAfter: Int?
         var random: [(MockFault, Double)] = []
@@ -128,7 +202,21 @@ public final class MockFaults: Sendable {
             }
         }
         for item in items where !item.hasPrefix("retry-after=") {
-            if item.hasPrefix("seed=") {
+            let name = String(item.prefix { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            if let named = catalogue[named: name] {
+                let rest = item.dropFirst(name.count)
+                if rest.isEmpty {
+                    faults.inject(named)
+                } else if rest.hasPrefix("@"), let position = Int(rest.dropFirst()), position > 0 {
+                    faults.inject(named, at: position)
+                } else if rest.hasPrefix("*"), let count = Int(rest.dropFirst()), count > 0 {
+                    faults.inject(named, times: count)
+                } else if rest.hasPrefix(":"), let rate = Double(rest.dropFirst()), (0...1).contains(rate) {
+                    faults.inject(named, rate: rate)
+                } else {
+                    throw SpecError(item)
+                }
+            } else if item.hasPrefix("seed=") {
                 guard let value = UInt64(item.dropFirst(5)) else { throw SpecError(item) }
                 seed = value
             } else if item.hasPrefix("latency=") {
@@ -145,6 +233,7 @@ public final class MockFaults: Sendable {
                 throw SpecError(item)
             }
         }
+        faults.state.withLock { $0.seed = seed }
         if !random.isEmpty {
             // One overall rate, the kinds weighted by their share of it.
             let total = min(1, random.reduce(0) { $0 + $1.1 })

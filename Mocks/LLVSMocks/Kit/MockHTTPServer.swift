@@ -15,6 +15,7 @@ public final class MockHTTPServer: Sendable {
 
     public let port: UInt16
     public let faults: MockFaults
+    private let namedFaultsFrom: MockFaults?
     private let listener: TCPListener
     private let handler: Handler
     private let faultBody: FaultBody
@@ -25,7 +26,11 @@ public final class MockHTTPServer: Sendable {
     private let stopped = Atomic<Bool>(false)
 
     /// Starts serving on 127.0.0.1:`port` (0 picks a free port) on background threads.
-    public init(port: UInt16 = 0, faults: MockFaults = MockFaults(), faultBody: FaultBody? = nil, handler: @escaping Handler) throws {
+    /// `namedFaultsFrom`: for a mock's second host, the API host's faults, whose named faults (which say what they
+    /// meet) reach this host too; its own `faults` number its own requests.
+    public init(port: UInt16 = 0, faults: MockFaults = MockFaults(), namedFaultsFrom: MockFaults? = nil, faultBody: FaultBody? = nil,
+                handler: @escaping Handler) throws {
+        self.namedFaultsFrom = namedFaultsFrom
         listener = try TCPListener(port: port)
         self.port = listener.port
         self.faults = faults
@@ -91,7 +96,8 @@ public final class MockHTTPServer: Sendable {
                 count += 1
                 return count
             }
-            let faults = self.faults.decide(number: number, method: request.method, path: request.path, headers: request.headers)
+            let shared = namedFaultsFrom?.decideNamed(MockRequestSummary(method: request.method, path: request.path, headers: request.headers))
+            let faults = shared.map { [$0] } ?? self.faults.decide(number: number, method: request.method, path: request.path, headers: request.headers)
             var entry = MockLogEntry(number: number, method: request.method, target: request.target, headers: request.headers,
                                      status: nil, faults: faults)
             entry.connection = connectionNumber
@@ -105,6 +111,7 @@ public final class MockHTTPServer: Sendable {
                     answer.status = status
                     if let retryAfter { answer.headers["Retry-After"] = String(retryAfter) }
                     response = answer
+                case .answer(let status, let headers, let body): response = MockResponse(status: status, headers: headers, body: .data(body))
                 case .dropBeforeAnswer, .dropMidBody, .truncateBody, .trickle: ending = fault
                 }
             }

@@ -44,7 +44,7 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
         state = Mutex(drive)
         storage = try MockStorageFolder.make("onedrive")
         let box = MockBackReference<MockOneDriveServer>()
-        contentHost = try MockContentHost(hostName: "localhost", refusesCredentials: true) { request in box.answer { $0.answerUploadHost(request) } }
+        contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "localhost", refusesCredentials: true) { request in box.answer { $0.answerUploadHost(request) } }
         server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request) } }
         box.attach(self)
     }

@@ -51,7 +51,7 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
         let box = MockBackReference<MockPCloudServer>()
         server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request, host: .us) } }
         euServer = try MockHTTPServer(port: port == 0 ? 0 : port &+ 1, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request, host: .eu) } }
-        contentHost = try MockContentHost(hostName: "127.0.0.1")
+        contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "127.0.0.1")
         var oauthSettings = MockOAuthServer.Settings()
         oauthSettings.clientId = settings.clientId
         oauthSettings.clientSecret = settings.clientSecret
