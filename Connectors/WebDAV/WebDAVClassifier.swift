@@ -4,7 +4,7 @@ import LLVSCloudService
 import LLVSHTTP
 
 /// WebDAV answers in the shared vocabulary (RFC 4918 and the quirks of docs/services/webdav.md): 409 is a
-/// missing parent, 507 a full disk; 423 (locked), 425 and 509 (bandwidth) ask to wait and are paced and retried
+/// missing parent, 507 a full disk, 413 a body limit; 423 (locked), 425 and 509 (bandwidth) ask to wait and are paced and retried
 /// like 429 and 503.
 struct WebDAVClassifier: ServiceErrorClassifier {
     let host: String
@@ -17,6 +17,9 @@ struct WebDAVClassifier: ServiceErrorClassifier {
         case 409: .parentMissing(path: path)
         case 423, 425, 509: .transient("the WebDAV server answered \(response.status) for \(path)")
         case 507: .quotaExceeded("the WebDAV server answered 507 \(Self.explanation(response)) for \(path): it has no room")
+        // Most often a proxy in front of the server (nginx's client_max_body_size, a tunnel's limit), not the server.
+        case 413: .server(status: 413, message: "the WebDAV server (or a proxy in front of it) refused \(path) as too large "
+            + "(413 \(Self.explanation(response))): raise its request body limit")
         default: ServiceFailure.standard(response, path: path, service: "the WebDAV server", message: Self.explanation(response))
         }
     }

@@ -9,11 +9,13 @@ extension CommandLineTests {
     func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// Adds the remote `home` (for all stores) of a kind: a local folder, or the kind's mock started here, its account
-    /// authorized with the token the mock issued. `folder` is the remote's folder on the service.
-    func addRemote(_ kind: String, folder: String) async throws -> MockProcess? {
+    /// authorized with the token the mock issued. `folder` is the remote's folder on the service. `faults`: the
+    /// mock's `--faults`; `expiredToken`: the account's access token is already past, so the first request refreshes.
+    func addRemote(_ kind: String, folder: String, faults: String? = nil, expiredToken: Bool = false) async throws -> MockProcess? {
+        let faultArguments = faults.map { ["--faults", $0] } ?? []
         switch kind {
         case "webdav":
-            let mock = try MockProcess(["webdav", "--user", "u", "--password", "pw"])
+            let mock = try MockProcess(["webdav", "--user", "u", "--password", "pw"] + faultArguments)
             let added = try await command("remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://"), "--user", "u",
                                  "--password-stdin", input: Data("pw\n".utf8))
             #expect(added.status == 0, "\(added.error)")
@@ -27,7 +29,12 @@ extension CommandLineTests {
             default: "\(kind):/" + folder
             }
             let token = file("issued-token.json")
-            let mock = try MockProcess([service, "--token-out", token], lineCount: 2)
+            let mock = try MockProcess([service, "--token-out", token] + faultArguments, lineCount: 2)
+            if expiredToken {
+                var issued = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: token))) as? [String: Any] ?? [:]
+                issued["expires_at"] = "2001-01-01T00:00:00Z"
+                try JSONSerialization.data(withJSONObject: issued).write(to: URL(fileURLWithPath: token))
+            }
             var words = ["remote", "add", "--all-stores", "home", url, "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? ""]
             // OneDrive's client is a public one, with no secret.
             let secret = kind == "onedrive" ? nil : Data((mock.fields["client_secret"] ?? "").utf8)

@@ -8,7 +8,7 @@ import Testing
 /// Every failure `llvs-mock webdav --list-faults` names, met by the connector: a lock and an overloaded server
 /// waited out, a full disk and a proxy's body limit ending with what the server said.
 @Suite struct WebDAVNamedFaultTests {
-    static let finalReasons = ["insufficient-storage": "no room", "too-large": "413"]
+    static let finalReasons = ["insufficient-storage": "no room", "too-large": "body limit"]
 
     @Test(arguments: MockWebDAVServer.namedFaults.map(\.name))
     func theConnectorHandlesTheNamedFault(name: String) async throws {
