@@ -11,6 +11,8 @@ import LLVSMocks
 
 let usage = """
     usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
+                     [--approve-devices]
+           llvs-mock SERVICE --list-faults
 
     Runs a mock service on 127.0.0.1 until interrupted, printing its URL on the first line.
 
@@ -25,7 +27,8 @@ let usage = """
                       endpoint, then the client ID for `llvs remote add NAME onedrive:/path --endpoint URL --client-id ID`
       onedrive-business   the same as a business drive (QuickXorHash only)
       pcloud          pCloud's API with an account in the US region: the US API host (which also serves the
-                      authorize page) on the port printed, the EU host on the next port, a download host on a third;
+                      authorize page) on the port printed, the EU host on the next port with --port (another free port
+                      without; its URL is eu_endpoint= on the second line), a download host on a third;
                       prints the endpoint, then the client ID and secret for
                       `llvs remote add NAME pcloud:/path --endpoint URL --client-id ID --client-secret-stdin`
       pcloud-eu       the same with the account in the EU region (its token works only on the EU host)
@@ -42,6 +45,9 @@ let usage = """
                       drop-body, truncate). The service's named faults, as the real service sends them: NAME (the first
                       request it can meet), NAME@N (the Nth), NAME*K (the first K), NAME:RATE (NAME:1: every one)
       --list-faults   print the service's named faults (name, transient or final, what the service sends, what it meets)
+      --approve-devices   approve every device-flow code as soon as it is issued (gdrive, onedrive, oauth), so a script
+                      can finish a device flow unattended; otherwise open the verification_uri a device flow answers
+                      (a page of the mock) and enter the code, or GET it with ?user_code=CODE
       --user U, --password P   require Basic authentication (webdav)
       --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, onedrive, pcloud,
                                oauth), mode 0600
@@ -79,6 +85,8 @@ if arguments.contains("--list-faults") {
     exit(0)
 }
 var options: [String: String] = [:]
+let approvesDevices = arguments.contains("--approve-devices")
+arguments.removeAll { $0 == "--approve-devices" }
 while !arguments.isEmpty {
     let name = arguments.removeFirst()
     guard ["--port", "--faults", "--user", "--password", "--token-out", "--state"].contains(name) else { fail("unknown option \(name); see llvs-mock --help") }
@@ -113,7 +121,9 @@ do {
         stopRunning = mock.stop
         say(mock.url.absoluteString)
     case "gdrive":
-        let mock = try MockGoogleDriveServer(port: port, faults: faults, state: state)
+        var settings = MockGoogleDriveServer.Settings()
+        settings.oauth.approvesDevicesAtOnce = approvesDevices
+        let mock = try MockGoogleDriveServer(settings: settings, port: port, faults: faults, state: state)
         stopRunning = mock.stop
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
@@ -121,6 +131,7 @@ do {
     case "onedrive", "onedrive-business":
         var settings = MockOneDriveServer.Settings()
         if service == "onedrive-business" { settings.driveType = .business }
+        settings.oauth.approvesDevicesAtOnce = approvesDevices
         let mock = try MockOneDriveServer(settings: settings, port: port, faults: faults, state: state)
         stopRunning = mock.stop
         try writeToken(mock.issueToken(), to: options["--token-out"])
@@ -133,7 +144,7 @@ do {
         stopRunning = mock.stop
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
-        say("client_id=\(mock.settings.clientId) client_secret=\(mock.settings.clientSecret)")
+        say("client_id=\(mock.settings.clientId) client_secret=\(mock.settings.clientSecret) eu_endpoint=\(mock.euServer.baseURL.absoluteString)")
     case "box":
         let mock = try MockBoxServer(port: port, faults: faults, state: state)
         stopRunning = mock.stop
@@ -141,7 +152,9 @@ do {
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.oauth.settings.clientId) client_secret=\(mock.oauth.settings.clientSecret ?? "")")
     case "oauth":
-        let oauth = MockOAuthServer()
+        var settings = MockOAuthServer.Settings()
+        settings.approvesDevicesAtOnce = approvesDevices
+        let oauth = MockOAuthServer(settings: settings)
         try writeToken(oauth.issueToken(), to: options["--token-out"])
         let server = try MockHTTPServer(port: port, faults: faults) { request in oauth.handle(request) ?? .empty(404) }
         stopRunning = server.stop

@@ -20,4 +20,19 @@ import Testing
         #expect(mock.log.contains { $0.method == "PUT" && $0.target.contains("/upload_sessions/") }, "the SDK's chunked upload used a session")
         #expect(mock.contentHost.requestsWithCredentials.isEmpty, "the SDK sent its token to the download host")
     }
+
+    /// Tokens refreshed through the library itself (rotation, single use, a refused refresh token as the library's
+    /// own error), against the mock's OAuth endpoints.
+    @Test(.enabled(if: ClientLibraries.installed("box_sdk_gen, requests") || CIEnvironment.requiresEveryTest, "the library is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    func boxsSDKExchangesACodeAndRefreshesAgainstTheMock() async throws {
+        try #require(ClientLibraries.installed("box_sdk_gen, requests"), "the library is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)")
+        let mock = try MockBoxServer()
+        defer { mock.stop() }
+        let token = mock.issueToken()
+        let outcome = try await ClientLibraries.run("oauth_refresh_libraries.py", ["box", mock.endpoint.absoluteString, mock.oauth.settings.clientId,
+                                                                                 mock.oauth.settings.clientSecret ?? "", token.refreshToken ?? ""])
+        #expect(outcome.status == 0, "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
+        #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(mock.oauth.refreshCount >= 2, "the library refreshed through the mock")
+    }
 }

@@ -21,4 +21,19 @@ import Testing
         #expect(multipart != nil, "the client made a multipart upload")
         #expect(mock.log.contains { $0.target.contains("uploadType=resumable") }, "the client made a resumable upload")
     }
+
+    /// Tokens refreshed through the library itself (rotation, single use, a refused refresh token as the library's
+    /// own error), against the mock's OAuth endpoints.
+    @Test(.enabled(if: ClientLibraries.installed("google.auth.transport.requests, requests") || CIEnvironment.requiresEveryTest, "the library is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    func googleAuthRefreshesTokensAgainstTheMock() async throws {
+        try #require(ClientLibraries.installed("google.auth.transport.requests, requests"), "the library is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)")
+        let mock = try MockGoogleDriveServer()
+        defer { mock.stop() }
+        let token = mock.issueToken()
+        let outcome = try await ClientLibraries.run("oauth_refresh_libraries.py", ["gdrive", mock.endpoint.absoluteString, mock.oauth.settings.clientId,
+                                                                                 mock.oauth.settings.clientSecret ?? "", token.refreshToken ?? ""])
+        #expect(outcome.status == 0, "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
+        #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(mock.oauth.refreshCount >= 2, "the library refreshed through the mock")
+    }
 }

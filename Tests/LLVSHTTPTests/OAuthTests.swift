@@ -250,6 +250,80 @@ struct OAuthFixture {
         #expect(waits.withLock { $0 } == [.seconds(3), .seconds(3), .seconds(8)])
     }
 
+    /// Box's codes live 30 s: one exchanged in time works, one exchanged after 31 s is invalid_grant (on a clock the
+    /// test moves).
+    @Test func anAuthorizationCodeExpiresWhereTheServiceSaysSo() async throws {
+        let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        var settings = MockOAuthServer.Settings.box
+        settings.pathPrefix = "/oauth"
+        settings.authorizePath = nil
+        settings.tokenPath = nil
+        let oauth = MockOAuthServer(settings: settings, now: { clock.withLock { $0 } })
+        let server = try MockHTTPServer { request in oauth.handle(request) ?? .empty(404) }
+        defer { server.stop() }
+        let http = client()
+        let flow = OAuthAuthorization(configuration: oauth.configuration(baseURL: server.baseURL), http: http)
+        func code(waiting seconds: TimeInterval) async throws -> OAuthToken {
+            let attempt = flow.makeAttempt(redirectURI: "http://127.0.0.1:53682/")
+            var visit = HTTPRequest(url: attempt.url)
+            visit.followsRedirects = false
+            let location = try #require(try await http.send(visit).headers["Location"])
+            clock.withLock { $0 = $0.addingTimeInterval(seconds) }
+            return try await flow.finish(attempt, answer: location)
+        }
+        #expect(try await code(waiting: 29).accessToken.hasPrefix("access-"))
+        await #expect(throws: OAuthError.self) { try await code(waiting: 31) }
+    }
+
+    /// A device flow finished from outside: the answer names the mock's own page and says what to do; entering the
+    /// code there approves it. With `approvesDevicesAtOnce` the first poll already gets the token.
+    @Test(arguments: [false, true])
+    func aDeviceFlowIsApprovedOnTheVerificationPage(atOnce: Bool) async throws {
+        var settings = MockOAuthServer.Settings()
+        settings.approvesDevicesAtOnce = atOnce
+        let fixture = try OAuthFixture(settings: settings)
+        defer { fixture.server.stop() }
+        let flow = OAuthAuthorization(configuration: fixture.configuration, http: fixture.http)
+        let polls = Mutex(0)
+        let token = try await flow.authorizeWithDevice(sleep: { _ in polls.withLock { $0 += 1 } }, show: { code, verification, _ in
+            #expect(verification.hasPrefix(fixture.server.baseURL.absoluteString), "the verification page is the mock's: \(verification)")
+            guard !atOnce, let page = URL(string: verification) else { return }
+            let form = try? await fixture.http.send(HTTPRequest(url: page))
+            #expect(form?.status == 200 && form?.text.contains("<form") == true)
+            var approval = HTTPRequest(method: "POST", url: page)
+            approval.headers["Content-Type"] = "application/x-www-form-urlencoded"
+            approval.body = .data(Data("user_code=\(code)".utf8))
+            let approved = try? await fixture.http.send(approval)
+            #expect(approved?.status == 200)
+        })
+        #expect(fixture.oauth.isAuthorized("Bearer \(token.accessToken)"))
+        #expect(polls.withLock { $0 } == 1, "approved before the first poll")
+    }
+
+    /// Microsoft refuses a secret from a public client (AADSTS700025); a service that does not check it ignores it.
+    @Test func aSecretFromAPublicClientIsRefusedWhereTheServiceRefusesIt() async throws {
+        var settings = MockOAuthServer.Settings.microsoft
+        settings.pathPrefix = "/oauth"
+        settings.authorizePath = nil
+        settings.tokenPath = nil
+        settings.devicePath = nil
+        let fixture = try OAuthFixture(settings: settings)
+        defer { fixture.server.stop() }
+        let refresh = try #require(fixture.oauth.issueToken().refreshToken)
+        func refreshing(secret: String?) async throws -> HTTPResponse {
+            var request = HTTPRequest(method: "POST", url: fixture.server.baseURL.appendingPathComponent("oauth/token"))
+            request.headers["Content-Type"] = "application/x-www-form-urlencoded"
+            var fields = [("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", settings.clientId)]
+            if let secret { fields.append(("client_secret", secret)) }
+            request.body = .data(FormEncoding.encode(fields))
+            request.maximumAttempts = 1
+            return try await fixture.http.send(request)
+        }
+        let refused = try await refreshing(secret: "a secret")
+        #expect(refused.status == 401 && refused.text.contains("AADSTS700025"), "\(refused.status) \(refused.text)")
+        #expect(try await refreshing(secret: nil).status == 200)
+    }
+
     @Test func importingATokenJSON() throws {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         let raw = try OAuthAuthorization.importToken(Data(#"{"access_token":"a","refresh_token":"r","expires_in":3600,"token_type":"Bearer"}"#.utf8), now: now)

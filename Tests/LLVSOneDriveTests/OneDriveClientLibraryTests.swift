@@ -25,4 +25,20 @@ import Testing
         #expect(mock.contentHost.requestsWithCredentials.isEmpty, "the SDK sent its token to the upload or download host")
         #expect(mock.log.contains { $0.target.contains("delta") })
     }
+
+    /// Tokens refreshed through the library itself (rotation, single use, a refused refresh token as the library's
+    /// own error), against the mock's OAuth endpoints.
+    @Test(.enabled(if: ClientLibraries.installed("msal, requests") || CIEnvironment.requiresEveryTest, "the library is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    func msalSignsInByDeviceFlowAndRefreshesAgainstTheMock() async throws {
+        try #require(ClientLibraries.installed("msal, requests"), "the library is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)")
+        let mock = try MockOneDriveServer()
+        defer { mock.stop() }
+        let token = mock.issueToken()
+        let outcome = try await ClientLibraries.run("oauth_refresh_libraries.py", ["onedrive", mock.endpoint.absoluteString, mock.oauth.settings.clientId,
+                                                                                 "", token.refreshToken ?? ""])
+        #expect(outcome.status == 0, "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
+        #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        #expect(mock.oauth.refreshCount >= 1, "the library refreshed through the mock")
+        #expect(mock.log.contains { $0.target.hasSuffix("/v2.0/.well-known/openid-configuration") }, "msal read the discovery document")
+    }
 }

@@ -242,6 +242,7 @@ extension MockOAuthServer.Settings {
         settings.requiresPKCE = false
         settings.scope = "root_readwrite"
         settings.invalidGrantDescription = "Invalid refresh token"
+        settings.codeLifetime = 30
         settings.unauthorizedBody = ""
         return settings
     }

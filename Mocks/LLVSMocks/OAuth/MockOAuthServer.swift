@@ -49,6 +49,20 @@ public final class MockOAuthServer: Sendable {
         public var deviceVerificationField = "verification_uri"
         /// The 401 answer the service's API gives a missing, expired or revoked access token.
         public var unauthorizedBody = #"{"error":"invalid_token","error_description":"The access token expired or is invalid"}"#
+        /// How long an authorization code may wait before it is exchanged (Box: 30 s); nil: until used.
+        public var codeLifetime: TimeInterval?
+        /// Whether a client secret sent by a public client (one registered without a secret) is refused, as the
+        /// Microsoft identity platform refuses it (AADSTS700025); otherwise a secret a public client sends is ignored.
+        public var refusesSecretFromPublicClient = false
+        /// Where the OpenID Connect discovery document is served (Microsoft: `/{tenant}/v2.0/.well-known/openid-configuration`).
+        public var openIDConfigurationPath: String?
+        /// Whether a grant that asked for `openid` answers an `id_token` (and, when asked with `client_info=1`,
+        /// Microsoft's `client_info`), as OpenID Connect providers do; libraries such as msal find the account by them.
+        public var issuesIDTokens = false
+        /// The page a device-flow user opens to enter the code (served here: a form, and the approval).
+        public var deviceApprovalPath = "/device"
+        /// Device codes are approved as soon as they are issued, so a script can finish a device flow unattended.
+        public var approvesDevicesAtOnce = false
 
         public init() {}
     }
@@ -58,7 +72,7 @@ public final class MockOAuthServer: Sendable {
     private let state = Mutex(State())
 
     struct State {
-        var codes: [String: (challenge: String, redirectURI: String, offline: Bool, scope: String?)] = [:]
+        var codes: [String: (challenge: String, redirectURI: String, offline: Bool, scope: String?, issued: Date)] = [:]
         /// The scope granted with each access and refresh token, where the client asked for one (tokens a test
         /// issues directly have none: everything is granted).
         var grantedScopes: [String: String] = [:]
@@ -193,10 +207,15 @@ public final class MockOAuthServer: Sendable {
         return (access, refresh, expires)
     }
 
-    private func tokenAnswer(_ access: String, _ refresh: String?) -> MockResponse {
+    private func tokenAnswer(_ access: String, _ refresh: String?, scope: String? = nil, form: [String: String] = [:]) -> MockResponse {
         var object: [String: Any] = ["access_token": access, "token_type": settings.tokenType, "scope": settings.scope]
         if settings.issuesRefreshTokens { object["expires_in"] = Int(settings.accessTokenLifetime) }
         if let refresh { object["refresh_token"] = refresh }
+        if settings.issuesIDTokens, let scope, scope.split(separator: " ").contains("openid") {
+            object["id_token"] = MockIDToken.make(issuer: "https://login.microsoftonline.com/\(MockIDToken.tenant)/v2.0", audience: settings.clientId,
+                                                  issuedAt: now(), lifetime: settings.accessTokenLifetime)
+            if form["client_info"] == "1" { object["client_info"] = MockIDToken.clientInfo }
+        }
         for (key, value) in settings.extraTokenFields { object[key] = value }
         return Self.uncached(.json(200, object))
     }
@@ -221,8 +240,51 @@ public final class MockOAuthServer: Sendable {
         case ("GET", authorizePath): return authorize(request)
         case ("POST", tokenPath): return token(request)
         case ("POST", devicePath) where settings.supportsDeviceFlow: return deviceCode(request)
+        case ("GET", settings.deviceApprovalPath) where settings.supportsDeviceFlow,
+             ("POST", settings.deviceApprovalPath) where settings.supportsDeviceFlow: return deviceApproval(request)
+        case ("GET", let path) where path == settings.openIDConfigurationPath: return openIDConfiguration(request)
         default: return nil
         }
+    }
+
+    /// The origin as the client addressed this server, for the absolute URLs of a discovery document and a device
+    /// flow: its Host header, and `https` when a TLS-terminating proxy in front says so (`X-Forwarded-Proto`), as
+    /// clients that speak only https to an identity provider (msal) need.
+    private static func origin(_ request: IncomingRequest) -> String {
+        let scheme = request.headers["X-Forwarded-Proto"]?.lowercased() == "https" ? "https" : "http"
+        return scheme + "://" + (request.headers["Host"] ?? "127.0.0.1")
+    }
+
+    /// The OpenID Connect discovery document: where to authorize, exchange, start a device flow.
+    private func openIDConfiguration(_ request: IncomingRequest) -> MockResponse {
+        let base = Self.origin(request)
+        return .json(200, ["issuer": "https://login.microsoftonline.com/\(MockIDToken.tenant)/v2.0",
+                           "authorization_endpoint": base + authorizePath, "token_endpoint": base + tokenPath,
+                           "device_authorization_endpoint": base + devicePath, "jwks_uri": base + "/discovery/v2.0/keys",
+                           "response_types_supported": ["code", "id_token", "code id_token", "id_token token"],
+                           "scopes_supported": ["openid", "profile", "email", "offline_access"],
+                           "token_endpoint_auth_methods_supported": ["client_secret_post", "private_key_jwt", "client_secret_basic"],
+                           "subject_types_supported": ["pairwise"], "id_token_signing_alg_values_supported": ["RS256"],
+                           "request_uri_parameter_supported": false, "tenant_region_scope": NSNull(), "cloud_instance_name": "microsoftonline.com"])
+    }
+
+    /// The page a person opens to finish a device flow: a form for the code, and the approval of the code it sends
+    /// (`?user_code=` or a posted form), so a device flow can be finished from outside the mock's process.
+    private func deviceApproval(_ request: IncomingRequest) -> MockResponse {
+        let form = request.method == "POST" ? FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self)) : request.query
+        guard let userCode = form["user_code"] ?? form["otc"], !userCode.isEmpty else {
+            let page = #"<!DOCTYPE html><html><body><h1>Enter code</h1><form method="post"><input name="user_code"><button>Next</button></form></body></html>"#
+            return MockResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: .data(Data(page.utf8)))
+        }
+        let approved = state.withLock { state -> Bool in
+            let pending = state.devices.filter { $0.value.userCode == userCode.uppercased() }.map(\.key)
+            for code in pending { state.devices[code]?.approved = true }
+            return !pending.isEmpty
+        }
+        guard approved else { return MockResponse(status: 404, headers: ["Content-Type": "text/html; charset=utf-8"],
+                                                  body: .data(Data("<!DOCTYPE html><html><body><h1>That code is not pending</h1></body></html>".utf8))) }
+        return MockResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"],
+                            body: .data(Data("<!DOCTYPE html><html><body><h1>Approved</h1><p>You can return to your device.</p></body></html>".utf8)))
     }
 
     private func authorize(_ request: IncomingRequest) -> MockResponse {
@@ -238,7 +300,8 @@ public final class MockOAuthServer: Sendable {
         }
         let code = "code-" + PKCE.base64URL(PKCE.randomBytes(12))
         let offline = !settings.refreshTokenNeedsOfflineAccess || query["access_type"] == "offline"
-        state.withLock { $0.codes[code] = (challenge ?? "", redirect, offline, query["scope"]) }
+        let issued = now()
+        state.withLock { $0.codes[code] = (challenge ?? "", redirect, offline, query["scope"], issued) }
         var location = redirect + (redirect.contains("?") ? "&" : "?") + "code=\(code)"
         if let stateValue = query["state"] { location += "&state=" + FormEncoding.escape(stateValue) }
         for (name, value) in settings.extraRedirectFields { location += "&\(FormEncoding.escape(name))=\(FormEncoding.escape(value))" }
@@ -257,8 +320,16 @@ public final class MockOAuthServer: Sendable {
         return id == settings.clientId && (settings.clientSecret == nil || secret == settings.clientSecret)
     }
 
+    /// The refusal of a secret a public client sent, where the service refuses one.
+    private func publicClientSentSecret(_ request: IncomingRequest, _ form: [String: String]) -> MockResponse? {
+        guard settings.refusesSecretFromPublicClient, settings.clientSecret == nil,
+              form["client_secret"] != nil || request.headers["Authorization"]?.hasPrefix("Basic ") == true else { return nil }
+        return error(401, "invalid_client", "AADSTS700025: Client is public so neither 'client_assertion' nor 'client_secret' should be presented.")
+    }
+
     private func token(_ request: IncomingRequest) -> MockResponse {
         let form = FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self))
+        if let refused = publicClientSentSecret(request, form) { return refused }
         guard authenticateClient(request, form) else { return error(401, "invalid_client", "client authentication failed") }
         switch form["grant_type"] {
         case "authorization_code":
@@ -266,6 +337,10 @@ public final class MockOAuthServer: Sendable {
                 guard let code = form["code"], let issued = state.codes.removeValue(forKey: code) else {
                     state.invalidGrantCount += 1
                     return error(400, "invalid_grant", "the code is unknown or was used already")
+                }
+                if let lifetime = settings.codeLifetime, now().timeIntervalSince(issued.issued) > lifetime {
+                    state.invalidGrantCount += 1
+                    return error(400, "invalid_grant", "The authorization code has expired")
                 }
                 // Box and pCloud do not ask for the redirect URI again; when it is sent it must match.
                 guard form["redirect_uri"].map({ $0 == issued.redirectURI }) ?? !(settings.exchangeNeedsRedirectURI ?? settings.requiresPKCE) else {
@@ -276,7 +351,7 @@ public final class MockOAuthServer: Sendable {
                     return error(400, "invalid_grant", "the PKCE code_verifier does not match the challenge")
                 }
                 let (access, refresh, _) = mint(&state, scope: issued.scope)
-                return tokenAnswer(access, issued.offline ? refresh : nil)
+                return tokenAnswer(access, issued.offline ? refresh : nil, scope: issued.scope, form: form)
             }
         case "refresh_token":
             return state.withLock { state -> MockResponse in
@@ -289,7 +364,7 @@ public final class MockOAuthServer: Sendable {
                 let (access, newRefresh, _) = mint(&state, scope: state.grantedScopes[refresh])
                 if !settings.rotatesRefreshTokens, let newRefresh { state.refreshTokens.remove(newRefresh) }
                 state.lastRefreshAnswered = now()
-                return tokenAnswer(access, settings.rotatesRefreshTokens ? newRefresh : nil)
+                return tokenAnswer(access, settings.rotatesRefreshTokens ? newRefresh : nil, scope: form["scope"] ?? state.grantedScopes[refresh], form: form)
             }
         case "urn:ietf:params:oauth:grant-type:device_code":
             return state.withLock { state -> MockResponse in
@@ -302,7 +377,7 @@ public final class MockOAuthServer: Sendable {
                 guard device.approved else { return error(400, "authorization_pending", "the user has not approved yet") }
                 state.devices[code] = nil
                 let (access, refresh, _) = mint(&state, scope: device.scope)
-                return tokenAnswer(access, refresh)
+                return tokenAnswer(access, refresh, scope: device.scope, form: form)
             }
         default:
             return error(400, "unsupported_grant_type", "grant_type \(form["grant_type"] ?? "(none)") is not supported")
@@ -317,8 +392,10 @@ public final class MockOAuthServer: Sendable {
         }
         let deviceCode = "device-" + PKCE.base64URL(PKCE.randomBytes(12))
         let userCode = String(PKCE.base64URL(PKCE.randomBytes(6)).uppercased().prefix(8))
-        state.withLock { $0.devices[deviceCode] = (userCode, false, nil, form["scope"]) }
-        return .json(200, ["device_code": deviceCode, "user_code": userCode, settings.deviceVerificationField: "http://127.0.0.1/device",
-                           "expires_in": 600, "interval": settings.deviceInterval])
+        state.withLock { $0.devices[deviceCode] = (userCode, settings.approvesDevicesAtOnce, nil, form["scope"]) }
+        let page = Self.origin(request) + settings.deviceApprovalPath
+        return .json(200, ["device_code": deviceCode, "user_code": userCode, settings.deviceVerificationField: page,
+                           "expires_in": 900, "interval": settings.deviceInterval,
+                           "message": "To sign in, use a web browser to open the page \(page) and enter the code \(userCode) to authenticate."])
     }
 }

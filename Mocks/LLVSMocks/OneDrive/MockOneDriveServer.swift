@@ -131,7 +131,7 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
     /// The identity platform takes any tenant in the path (`common`, `consumers`, `organizations`, an ID).
     static func anyTenant(_ request: IncomingRequest) -> IncomingRequest {
         let parts = request.target.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[2].hasPrefix("oauth2/v2.0/") else { return request }
+        guard parts.count == 3, parts[2].hasPrefix("oauth2/v2.0/") || parts[2].hasPrefix("v2.0/.well-known/") else { return request }
         var request = request
         request.target = "/common/" + parts[2]
         return request
@@ -236,6 +236,9 @@ extension MockOAuthServer.Settings {
         settings.scope = "Files.ReadWrite offline_access"
         settings.invalidGrantDescription = "AADSTS70000: The provided value for the 'refresh_token' is not valid. The refresh token has expired or been revoked."
         settings.unauthorizedBody = #"{"error":{"code":"InvalidAuthenticationToken","message":"Access token has expired or is not yet valid.","innerError":{}}}"#
+        settings.openIDConfigurationPath = "/common/v2.0/.well-known/openid-configuration"
+        settings.issuesIDTokens = true
+        settings.refusesSecretFromPublicClient = true
         return settings
     }
 }
