@@ -20,7 +20,11 @@ public struct NamedFaultWorkload: Sendable {
         try await fileSystem.upload(Data("small".utf8), to: "\(folder)/small.txt")
         try await fileSystem.upload(large, to: "\(folder)/large.bin")
         try await fileSystem.upload(Data("small, again".utf8), to: "\(folder)/small.txt")
-        let names = Set(try await fileSystem.list(folder).map(\.name))
+        // A listing may lag behind the uploads (eventual consistency, `listing-lag`), for a few listings, no more.
+        var names: Set<String> = []
+        for _ in 0...MockNamedFault.lagListings where names != ["small.txt", "large.bin"] {
+            names = Set(try await fileSystem.list(folder).map(\.name))
+        }
         guard names == ["small.txt", "large.bin"] else { throw WorkloadFailure("the folder lists \(names.sorted())") }
         guard try await fileSystem.download("\(folder)/large.bin") == large else { throw WorkloadFailure("large.bin came back different") }
         guard try await fileSystem.download("\(folder)/small.txt") == Data("small, again".utf8) else {

@@ -87,6 +87,32 @@ import LLVSSupport
         #expect(try target.strings(at: other.id) == ["c": "3"])
     }
 
+    /// A listing that misses a version (one that lags behind the service's writes) does not keep its descendants
+    /// out: the version they name as predecessor is read by its name; one the remote does not serve at all is
+    /// reported as not readable yet, not as a failure.
+    @Test(arguments: StorageKind.allCases) func aPredecessorTheListingMissedIsReadByName(storage: StorageKind) async throws {
+        let source = try makeStore(in: directory, name: "source", storage: storage)
+        let root = try source.save(nil, insert: ["a": "1"])
+        let child = try source.save(root.id, insert: ["b": "2"])
+        let grandchild = try source.save(child.id, insert: ["c": "3"])
+        let remote = MemoryRemote()
+        _ = try await MemoryExchange(store: source, remote: remote).send()
+        let target = try makeStore(in: directory, name: "target", storage: storage)
+        let lagging = ListingLeavingOut(inner: MemoryExchange(store: target, remote: remote), hidden: [root.id, child.id])
+        let report = try await lagging.retrieve()
+        #expect(Set(report.retrieved) == [root.id, child.id, grandchild.id])
+        #expect(report.failures.isEmpty && report.notYetReadable.isEmpty && report.waitingForPredecessors.isEmpty)
+        #expect(try target.strings(at: grandchild.id) == ["a": "1", "b": "2", "c": "3"])
+
+        let damaged = MemoryRemote()
+        await damaged.put(source.version(identifiedBy: child.id)!, changes: try RemoteFormat.encodeChanges(try source.valueChanges(madeInVersionIdentifiedBy: child.id)))
+        let other = try makeStore(in: directory, name: "other", storage: storage)
+        let partial = try await MemoryExchange(store: other, remote: damaged).retrieve()
+        #expect(partial.failures.isEmpty)
+        #expect(partial.notYetReadable == [root.id])
+        #expect(partial.waitingForPredecessors == [child.id])
+    }
+
     @Test(arguments: StorageKind.allCases) func aMalformedRemoteFileIsNamedAndOtherVersionsStillArrive(storage: StorageKind) async throws {
         let source = try makeStore(in: directory, name: "source", storage: storage)
         let good = try source.save(nil, insert: ["a": "1"])
@@ -203,4 +229,17 @@ extension Sequence {
         for element in self { result.append(try await transform(element)) }
         return result
     }
+}
+
+/// An exchange whose listing leaves some versions out, though it serves them by name, as a service with listings that
+/// lag behind its writes does.
+struct ListingLeavingOut: Exchange {
+    var inner: MemoryExchange
+    var hidden: Set<Version.ID>
+    var store: Store { inner.store }
+    var concurrency: Int { inner.concurrency }
+    func remoteVersionIds() async throws -> Set<Version.ID> { try await inner.remoteVersionIds().subtracting(hidden) }
+    func fetchVersion(_ id: Version.ID) async throws -> Version { try await inner.fetchVersion(id) }
+    func fetchChanges(of id: Version.ID) async throws -> EncodedChanges { try await inner.fetchChanges(of: id) }
+    func send(_ version: Version, changes: EncodedChanges) async throws { try await inner.send(version, changes: changes) }
 }

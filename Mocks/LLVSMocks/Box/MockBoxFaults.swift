@@ -23,6 +23,7 @@ extension MockBoxServer: MockFaultCatalogue {
                            transient: true, scope: creations, effect: .behavior),
             .json("storage-full", "403 storage_limit_exceeded: the account is full", transient: false, scope: uploads, status: 403,
                   body: body(403, "storage_limit_exceeded", "Account storage limit reached")),
+            .listingLag(scope: MockFaultScope(methods: ["POST"], paths: ["/api/2.0/files/content", "/commit"], describe: "uploads")),
             .invalidGrant(tokenPaths: ["/oauth2/token"], description: "Invalid refresh token"),
         ]
     }

@@ -150,6 +150,7 @@ extension MockBoxServer {
         let fields = Self.fields(request)
         return try state.withLock { state in
             _ = try liveFolder(id, state)
+            if start == 0 { state.tree.listingServed(of: id) }
             let (page, total) = state.tree.liveChildren(of: id, from: start, limit: limit)
             let entries = page.map { render($0, fields: fields, in: state) }
             if useMarker {

@@ -59,6 +59,7 @@ extension MockBoxServer {
             throw MockBoxError(413, "file_size_limit_exceeded", "File is too big for a direct upload; use an upload session")
         }
         let raced = existing == nil && server.faults.fires("name-in-use", method: request.method, path: request.path)
+        let lag = existing == nil && server.faults.fires("listing-lag", method: request.method, path: request.path)
         return try state.withLock { state in
             if raced, let name = attributes["name"] as? String, let folderID = Self.parentID(attributes), state.child(named: name, of: folderID) == nil {
                 // Another client uploaded the same name (with the same bytes) a moment before this request arrived.
@@ -66,6 +67,7 @@ extension MockBoxServer {
             }
             let file = try store(.data(data), name: attributes["name"] as? String, folderID: Self.parentID(attributes), existing: existing,
                                  times: try MockBoxContentTimes(attributes), state: &state)
+            if lag { state.tree.lagInListings(file.id) }
             return .json(201, ["total_count": 1, "entries": [render(file, fields: Self.fields(request), in: state)]])
         }
     }
@@ -196,6 +198,9 @@ extension MockBoxServer {
             let file = try store(session.content(total: session.target.fileSize), name: session.target.fileID == nil ? session.target.name : nil, folderID: session.target.folderID,
                                  existing: session.target.fileID, times: try (body["attributes"] as? [String: Any]).flatMap(MockBoxContentTimes.init),
                                  state: &state)
+            if session.target.fileID == nil, server.faults.fires("listing-lag", method: request.method, path: request.path) {
+                state.tree.lagInListings(file.id)
+            }
             session.finishedID = file.id
             state.sessions[id] = session
             return .json(201, ["total_count": 1, "entries": [render(file, fields: Self.fields(request), in: state)]])

@@ -31,9 +31,10 @@ extension MockGoogleDriveServer {
             // Without a mimeType in the metadata, the media part's type is the file's.
             if metadata.mimeType == nil, target == nil { metadata.mimeType = parsed[1].contentType }
             try checkParents(metadata, restricted: restricted)
-            return try store(.data(parsed[1].data), metadata: metadata, target: target, fields: query["fields"])
+            return try store(.data(parsed[1].data), metadata: metadata, target: target, fields: query["fields"], request: request)
         case "media":
-            return try store(try MockContent.keeping(request.body, in: storage), metadata: try MockDriveMetadata(json: Data()), target: target, fields: query["fields"])
+            return try store(try MockContent.keeping(request.body, in: storage), metadata: try MockDriveMetadata(json: Data()), target: target, fields: query["fields"],
+                             request: request)
         case "resumable":
             var metadata = try MockDriveMetadata(json: request.bodyData)
             if metadata.mimeType == nil, target == nil { metadata.mimeType = request.headers["X-Upload-Content-Type"] }
@@ -53,15 +54,19 @@ extension MockGoogleDriveServer {
     }
 
     /// Stores contents as a new file or as the new contents of `target`, after the quota check.
-    private func store(_ content: MockContent, metadata: MockDriveMetadata, target: String?, fields: String?) throws -> MockResponse {
+    private func store(_ content: MockContent, metadata: MockDriveMetadata, target: String?, fields: String?,
+                       request: IncomingRequest) throws -> MockResponse {
         let md5 = Self.md5(content)
+        let lag = target == nil && faults.fires("listing-lag", method: request.method, path: request.path)
         let item = try state.withLock { state -> MockDriveItem in
             let replaced = try target.map { try state.item($0).content?.size ?? 0 } ?? 0
             if let quota = settings.quotaBytes, state.usage - replaced + content.size > quota {
                 throw MockDriveError.forbidden(reason: "storageQuotaExceeded", message: "The user's Drive storage quota has been exceeded.")
             }
             if let target { return try state.update(target, metadata, content: content, md5: md5) }
-            return try state.create(metadata, content: content, md5: md5)
+            let created = try state.create(metadata, content: content, md5: md5)
+            if lag { state.tree.lagInListings(created.id) }
+            return created
         }
         return try fileAnswer(item, fields: fields)
     }
@@ -124,8 +129,8 @@ extension MockGoogleDriveServer {
             let answer: MockResponse
             do {
                 switch session.target.kind {
-                case .create(let metadata): answer = try store(content, metadata: metadata, target: nil, fields: session.target.fields)
-                case .update(let id, let metadata): answer = try store(content, metadata: metadata, target: id, fields: session.target.fields)
+                case .create(let metadata): answer = try store(content, metadata: metadata, target: nil, fields: session.target.fields, request: request)
+                case .update(let id, let metadata): answer = try store(content, metadata: metadata, target: id, fields: session.target.fields, request: request)
                 }
             } catch {
                 state.withLock { $0.sessions[sessionID] = session }

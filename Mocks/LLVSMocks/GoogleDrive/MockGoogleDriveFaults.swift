@@ -22,6 +22,7 @@ extension MockGoogleDriveServer: MockFaultCatalogue {
                   transient: false, scope: api, status: 403, body: body(403, "usageLimits", "dailyLimitExceeded", "Daily Limit Exceeded")),
             .json("storage-quota", "403 global/storageQuotaExceeded: the Drive is full", transient: false, scope: uploads, status: 403,
                   body: body(403, "global", "storageQuotaExceeded", "The user's Drive storage quota has been exceeded.")),
+            .listingLag(scope: uploads),
             .invalidGrant(tokenPaths: ["/token"], description: "Token has been expired or revoked."),
         ]
     }

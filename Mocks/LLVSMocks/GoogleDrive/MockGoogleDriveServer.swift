@@ -257,7 +257,8 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
                 }
                 matches = saved.ids
             } else {
-                let found = try state.search(parsed).filter { !restricted || $0.createdByThisApp }
+                if let parent = parsed?.requiredParent { state.tree.listingServed(of: state.resolve(parent)) }
+                let found = try state.search(parsed).filter { (!restricted || $0.createdByThisApp) && state.tree.lagging[$0.id] == nil }
                 matches = ArraySlice((order.map { $0.sorted(found) } ?? found).map(\.id))
             }
             let page = matches.prefix(pageSize).compactMap { state.items[$0] }

@@ -41,6 +41,18 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
     public private(set) var feedBase = 0
     private var lastTime = Date.distantPast
 
+    /// New files a listing of their folder leaves out, with how many more listings (`listing-lag`).
+    public private(set) var lagging: [String: Int] = [:]
+
+    /// Leaves a new file out of its folder's next `listings` listings.
+    public mutating func lagInListings(_ id: String, listings: Int = MockNamedFault.lagListings) { lagging[id] = listings }
+
+    /// A listing of `folderID` was served from its start: each lagging file in it is a listing closer to showing.
+    public mutating func listingServed(of folderID: String) {
+        guard !lagging.isEmpty else { return }
+        for (id, left) in lagging where items[id]?.parents.contains(folderID) == true { lagging[id] = left > 1 ? left - 1 : nil }
+    }
+
     /// Lets go of every position handed out so far.
     public mutating func forgetChanges() { feedBase += 1_000_000_000 }
 
@@ -83,7 +95,7 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
         var page: [Item] = []
         var total = 0
         for id in children[folderID] ?? [] {
-            guard let index = items.index(forKey: id), !items.values[index].trashed else { continue }
+            guard let index = items.index(forKey: id), !items.values[index].trashed, lagging[id] == nil else { continue }
             if total >= start, page.count < limit { page.append(items.values[index]) }
             total += 1
         }

@@ -47,6 +47,16 @@ public struct MockNamedFault: Sendable {
                     status: 400, body: body)
     }
 
+    /// Eventual consistency: a new file is readable at once (by its ID or path) but left out of its folder's next
+    /// two listings, as services whose listings come from an index updated a little later do.
+    public static func listingLag(scope: MockFaultScope) -> MockNamedFault {
+        MockNamedFault("listing-lag", "a new file is readable at once but missing from its folder's next 2 listings (eventual consistency)",
+                       transient: true, scope: scope, effect: .behavior)
+    }
+
+    /// How many listings of its folder a lagging new file stays out of.
+    public static let lagListings = 2
+
     /// One line of `--list-faults`.
     public var listing: String {
         let padded = name.padding(toLength: max(name.count, 26), withPad: " ", startingAt: 0)

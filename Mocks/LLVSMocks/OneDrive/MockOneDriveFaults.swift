@@ -24,6 +24,7 @@ extension MockOneDriveServer: MockFaultCatalogue {
                   scope: fragments, status: 416, body: body("invalidRange", "The uploaded fragment overlaps with data that has already been received.")),
             .json("quota-full", "507 quotaLimitReached: the drive is full", transient: false, scope: uploads, status: 507,
                   body: body("quotaLimitReached", "Insufficient Space Available")),
+            .listingLag(scope: MockFaultScope(methods: ["PUT"], paths: ["/content", "/upload/"], describe: "uploads")),
             .invalidGrant(tokenPaths: ["/oauth2/v2.0/token"],
                           description: "AADSTS70000: The provided value for the 'refresh_token' is not valid. The refresh token has expired or been revoked."),
         ]

@@ -121,6 +121,7 @@ extension MockOneDriveServer {
         return try state.withLock { state in
             // A live folder's child is trashed exactly when it was trashed itself.
             guard state.live(folder.id) != nil else { throw MockGraphError(404, "itemNotFound", "The resource could not be found.") }
+            if skip == 0 { state.tree.listingServed(of: folder.id) }
             let (page, total) = state.tree.liveChildren(of: folder.id, from: skip, limit: top)
             let wanted = Self.selection(query["$select"])
             var object: [String: Any] = ["value": page.map { Self.selecting(wanted, json($0, state, wanted: wanted)) }]
@@ -277,7 +278,14 @@ extension MockOneDriveServer {
         let (parentID, name, replaceID) = try target(of: address)
         let behavior = request.query["@microsoft.graph.conflictBehavior"] ?? request.query["@name.conflictBehavior"] ?? "replace"
         let (item, created) = try storeFile(named: name ?? "", in: parentID, replacing: replaceID, behavior: behavior, content: try MockContent.keeping(request.body, in: storage))
+        lagIfAsked(created ? item.id : nil, request)
         return .json(created ? 201 : 200, json(item))
+    }
+
+    /// Leaves a new file out of listings for a while when `listing-lag` is in force for this request.
+    func lagIfAsked(_ newFile: String?, _ request: IncomingRequest) {
+        guard let newFile, faults.fires("listing-lag", method: request.method, path: request.path) else { return }
+        state.withLock { $0.tree.lagInListings(newFile) }
     }
 
     /// The delta feed of the whole drive: every item changed since the token (the initial call: every item), its

@@ -115,6 +115,7 @@ extension MockOneDriveServer {
         state.withLock { $0.sessions[session.id] = nil }
         let (item, created) = try storeFile(named: upload.name, in: upload.parentID, replacing: upload.replaceID,
                                             behavior: upload.conflictBehavior, content: content, fileSystemInfo: upload.fileSystemInfo)
+        lagIfAsked(created ? item.id : nil, request)
         return .json(created ? 201 : 200, json(item))
     }
 }

@@ -15,6 +15,7 @@ extension MockPCloudServer: MockFaultCatalogue {
                   body: result(5001, "Internal upload error.")),
             .json("over-quota", "result 2008 in HTTP 200: the user is over quota", transient: false, scope: uploads, status: 200,
                   body: result(2008, "User is over quota.")),
+            .listingLag(scope: MockFaultScope(paths: ["/uploadfile", "/upload_save"], describe: "uploads")),
             .json("token-revoked", "result 2094 in HTTP 200: the access token was revoked", transient: false, scope: api, status: 200,
                   body: result(2094, "Invalid 'access_token' provided.")),
         ]

@@ -47,7 +47,7 @@ extension MockPCloudServer {
             object["folderid"] = item.number
             if item.id == MockPCloudState.rootID { object["path"] = "/"; object.removeValue(forKey: "parentfolderid") }
             if depth > 0 {
-                let children = state.tree.children(of: item.id).filter { !$0.trashed }
+                let children = state.tree.children(of: item.id).filter { !$0.trashed && state.tree.lagging[$0.id] == nil }
                     .filter { !(call.flag("nofiles") && !$0.isFolder) }
                 object["contents"] = children.map { metadata($0, call, in: state, contents: call.flag("recursive") ? depth : 0) }
             }
@@ -121,6 +121,7 @@ extension MockPCloudServer {
     private func listFolder(_ call: MockPCloudCall) throws -> MockResponse {
         try state.withLock { state in
             let found = try folder(call, state)
+            state.tree.listingServed(of: found.id)
             return Self.ok(["metadata": metadata(found, call, in: state, contents: 1)])
         }
     }
@@ -181,6 +182,7 @@ extension MockPCloudServer {
             }
         }
         let times = try Self.clientTimes(call)
+        let lag = faults.fires("listing-lag", method: request.method, path: request.path)
         return try state.withLock { state in
             let parent = try folder(call, state)
             var stored: [MockPCloudItem] = []
@@ -191,7 +193,9 @@ extension MockPCloudServer {
                     while state.child(named: "\(name) (\(n))", of: parent.id) != nil { n += 1 }
                     target = "\(name) (\(n))"
                 }
+                let isNew = state.child(named: target, of: parent.id) == nil
                 var file = try store(content, named: target, in: parent, state: &state)
+                if lag, isNew { state.tree.lagInListings(file.id) }
                 if let times { file = state.tree.update(file.id) { Self.apply(times, to: &$0) } ?? file }
                 stored.append(file)
             }
@@ -222,7 +226,9 @@ extension MockPCloudServer {
                 return Self.ok(["size": session.received, "currentoffset": session.received])
             case "upload_save":
                 let (parent, name) = try placement(call, state, nameField: "name")
+                let isNew = state.child(named: name, of: parent.id) == nil
                 var file = try store(session.content(total: session.received), named: name, in: parent, state: &state)
+                if isNew, faults.fires("listing-lag", method: request.method, path: request.path) { state.tree.lagInListings(file.id) }
                 if let times = try Self.clientTimes(call) { file = state.tree.update(file.id) { Self.apply(times, to: &$0) } ?? file }
                 session.finishedID = file.id // kept for its byte count; a later call on it is 2067, as on pCloud
                 state.sessions[id] = session

@@ -21,6 +21,7 @@ extension MockWebDAVServer: MockFaultCatalogue {
                            effect: .answer(.answer(status: 413, headers: ["Content-Type": "text/html"], body: html("413 Request Entity Too Large")))),
             MockNamedFault("unavailable", "503 Service Unavailable with Retry-After", transient: true, scope: any,
                            effect: .answer(.answer(status: 503, headers: ["Retry-After": "1", "Content-Type": "text/html"], body: html("503 Service Unavailable")))),
+            .listingLag(scope: MockFaultScope(methods: ["PUT"], describe: "uploads")),
             MockNamedFault("too-many-requests", "429 Too Many Requests with Retry-After", transient: true, scope: any,
                            effect: .answer(.answer(status: 429, headers: ["Retry-After": "1", "Content-Type": "text/html"], body: html("429 Too Many Requests")))),
         ]

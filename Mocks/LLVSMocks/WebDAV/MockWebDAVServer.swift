@@ -39,6 +39,8 @@ public final class MockWebDAVServer: Sendable, MockService {
     let deadProperties = Mutex<[String: [DAVPropertyName: String]]>([:])
     /// Active locks (kept in memory only).
     let locks = Mutex<[MockDAVLock]>([])
+    /// New files a PROPFIND of their folder leaves out, with how many more listings (`listing-lag`).
+    let lagging = Mutex<[String: Int]>([:])
     private let credentials: (user: String, password: String)?
     let storage: URL
     private let state: MockStateDirectory?
@@ -150,7 +152,8 @@ public final class MockWebDAVServer: Sendable, MockService {
             }
             return items
         }
-        guard let listing else { return .empty(404) }
+        guard var listing else { return .empty(404) }
+        if depth != "0" { listing = leavingOutLaggingFiles(listing, listedFolder: path) }
         let p = flavor.prefix
         var xml = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\">"
         for (itemPath, node) in listing {
@@ -273,8 +276,22 @@ public final class MockWebDAVServer: Sendable, MockService {
                 return .empty(flavor.putReplaceStatus)
             case nil:
                 tree[path] = .file(content, modified: Date(), version: version)
+                if server.faults.fires("listing-lag", method: request.method, path: request.path) {
+                    lagging.withLock { $0[path] = MockNamedFault.lagListings }
+                }
                 return .empty(201)
             }
+        }
+    }
+
+    /// A listing without the lagging new files, each of which is a listing closer to showing when this is a listing
+    /// of its own folder.
+    private func leavingOutLaggingFiles(_ listing: [(String, Node)], listedFolder: String) -> [(String, Node)] {
+        lagging.withLock { lagging in
+            guard !lagging.isEmpty else { return listing }
+            let shown = listing.filter { lagging[$0.0] == nil }
+            for (path, left) in lagging where parent(path) == listedFolder { lagging[path] = left > 1 ? left - 1 : nil }
+            return shown
         }
     }
 

@@ -79,19 +79,23 @@ public struct CloudFileSystemExchange: Exchange {
         }
     }
 
+    /// How many syncs in a row may find a listed version's file missing before it is taken for removed (in a way
+    /// the feed did not report) and no longer asked for: a few, as a service whose reads lag its feed serves it
+    /// within a sync or two.
+    public static let missesBeforeForgetting = 3
+
     /// Saves the position with what the remote holds now: what it held, plus what was sent, minus version files the
-    /// remote turned out not to have (removed in a way the feed did not report), so they are not asked for forever.
+    /// remote has not had for `missesBeforeForgetting` syncs, so they are not asked for for ever.
     public func syncCompleted(_ listing: RemoteListing, retrieved: RetrieveReport, sent: SendReport) async throws {
         guard let cursorFile, let cursor = listing.cursor else { return }
         var ids = listing.versionIds.union(sent.sent)
-        for failure in retrieved.failures where (failure.error as? CloudFileSystemError).map(Self.isNotFound) == true {
-            ids.remove(failure.versionId)
+        let previous = cursorFile.load()?.misses ?? [:]
+        var misses: [Version.ID: Int] = [:]
+        for id in retrieved.notYetReadable where ids.contains(id) {
+            let count = previous[id, default: 0] + 1
+            if count >= Self.missesBeforeForgetting { ids.remove(id) } else { misses[id] = count }
         }
-        try cursorFile.save(.init(cursor: cursor, versionIds: ids))
-    }
-
-    private static func isNotFound(_ error: CloudFileSystemError) -> Bool {
-        if case .notFound = error { true } else { false }
+        try cursorFile.save(.init(cursor: cursor, versionIds: ids, misses: misses))
     }
 
     public func fetchVersion(_ id: Version.ID) async throws -> Version {

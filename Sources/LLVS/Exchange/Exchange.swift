@@ -55,6 +55,10 @@ public struct RetrieveReport: Sendable {
     public var failures: [ExchangeFailure] = []
     /// Versions left out because a predecessor is on neither side (yet); a later retrieve picks them up.
     public var waitingForPredecessors: [Version.ID] = []
+    /// Versions the remote named (in its listing or change feed, or as a predecessor) whose files it did not serve:
+    /// not there yet where a service's listings run ahead of its reads or behind its writes (eventual consistency),
+    /// or removed. Not failures: later retrieves ask again.
+    public var notYetReadable: [Version.ID] = []
 
     public init() {}
 }
@@ -104,13 +108,25 @@ extension Exchange {
         let missing = remoteVersionIds.filter { !local.contains($0) }.sorted()
         guard !missing.isEmpty else { return report }
 
+        // The versions, then any predecessor they name that neither side has: a listing that missed a version (one
+        // that lags behind the service's writes) must not keep its descendants out for ever, and its file is read
+        // by its name, which the service serves before it lists it.
         var fetched: [Version] = []
-        for (id, result) in zip(missing, await mapConcurrently(missing, limit: concurrency, { try await self.fetchVersion($0) })) {
-            switch result {
-            case .success(let version) where version.id == id: fetched.append(version)
-            case .success(let version): report.failures.append(ExchangeFailure(versionId: id, error: ExchangeError.mismatchedVersion(file: id, contains: version.id)))
-            case .failure(let error): report.failures.append(ExchangeFailure(versionId: id, error: error))
+        var wanted = missing
+        var asked = Set(missing)
+        while !wanted.isEmpty {
+            var arrived: [Version] = []
+            for (id, result) in zip(wanted, await mapConcurrently(wanted, limit: concurrency, { try await self.fetchVersion($0) })) {
+                switch result {
+                case .success(let version) where version.id == id: arrived.append(version)
+                case .success(let version): report.failures.append(ExchangeFailure(versionId: id, error: ExchangeError.mismatchedVersion(file: id, contains: version.id)))
+                case .failure(let error) where Self.isAbsence(error): report.notYetReadable.append(id)
+                case .failure(let error): report.failures.append(ExchangeFailure(versionId: id, error: error))
+                }
             }
+            fetched += arrived
+            wanted = Array(Set(arrived.flatMap { $0.predecessors?.ids ?? [] }).filter { !local.contains($0) && !asked.contains($0) }).sorted()
+            asked.formUnion(wanted)
         }
 
         // Order what arrived so every version follows its predecessors; what cannot be placed waits.
@@ -118,6 +134,7 @@ extension Exchange {
         report.waitingForPredecessors = Set(fetched.map(\.id)).subtracting(placeable.map(\.id)).sorted()
 
         var failed = Set<Version.ID>()
+        var deferred = Set<Version.ID>()
         let totalBytes = placeable.reduce(Int64(0)) { $0 + ($1.valueDataSize ?? 0) }
         var doneBytes: Int64 = 0
         for start in stride(from: 0, to: placeable.count, by: window) {
@@ -127,6 +144,11 @@ extension Exchange {
                 if let blocked = version.predecessors?.ids.first(where: failed.contains) {
                     failed.insert(version.id)
                     report.failures.append(ExchangeFailure(versionId: version.id, error: ExchangeError.predecessorFailed(blocked)))
+                    continue
+                }
+                if version.predecessors?.ids.contains(where: deferred.contains) == true {
+                    deferred.insert(version.id)
+                    report.waitingForPredecessors.append(version.id)
                     continue
                 }
                 do {
@@ -139,6 +161,10 @@ extension Exchange {
                     doneBytes += version.valueDataSize ?? 0
                     progress?(ExchangeProgress(direction: .retrieving, done: report.retrieved.count, total: placeable.count,
                                                bytes: doneBytes, totalBytes: totalBytes))
+                } catch where Self.isAbsence(error) {
+                    // The version file is served but its changes file not yet: both are asked for again later.
+                    deferred.insert(version.id)
+                    report.notYetReadable.append(version.id)
                 } catch {
                     failed.insert(version.id)
                     report.failures.append(ExchangeFailure(versionId: version.id, error: error))
@@ -146,6 +172,15 @@ extension Exchange {
             }
         }
         return report
+    }
+
+    /// Whether a failed read says the remote has no such file (yet), rather than that reading it failed.
+    static func isAbsence(_ error: any Error) -> Bool {
+        switch error {
+        case CloudFileSystemError.notFound, ExchangeError.missingOnRemote: true
+        case FileError.io(_, _, let code): code == ENOENT
+        default: false
+        }
     }
 
     /// The fetched versions whose predecessors are in the store or among them, each after its predecessors

@@ -17,12 +17,22 @@ public struct RemoteCursorFile: Sendable {
         var remote: String
         var cursor: String
         var versions: [String]
+        /// Absent in files of earlier builds.
+        var misses: [String: Int]?
     }
 
     /// The state of a stored remote, as saved by the last completed sync.
     public struct State: Sendable, Equatable {
         public var cursor: String
         public var versionIds: Set<Version.ID>
+        /// How many syncs in a row found a listed version's file missing; dropped from `versionIds` after a few.
+        public var misses: [Version.ID: Int]
+
+        public init(cursor: String, versionIds: Set<Version.ID>, misses: [Version.ID: Int] = [:]) {
+            self.cursor = cursor
+            self.versionIds = versionIds
+            self.misses = misses
+        }
     }
 
     public init(store: Store, identity: String) {
@@ -36,12 +46,14 @@ public struct RemoteCursorFile: Sendable {
     public func load() -> State? {
         guard POSIX.fileExists(path), let data = try? POSIX.readFile(path),
               let contents = try? JSONDecoder().decode(Contents.self, from: data), contents.remote == identity else { return nil }
-        return State(cursor: contents.cursor, versionIds: Set(contents.versions.map(Version.ID.init)))
+        let misses = Dictionary((contents.misses ?? [:]).map { (Version.ID($0.key), $0.value) }, uniquingKeysWith: max)
+        return State(cursor: contents.cursor, versionIds: Set(contents.versions.map(Version.ID.init)), misses: misses)
     }
 
     public func save(_ state: State) throws {
         try POSIX.makeDirectories((path as NSString).deletingLastPathComponent)
-        let contents = Contents(remote: identity, cursor: state.cursor, versions: state.versionIds.map(\.rawValue).sorted())
+        let misses = state.misses.isEmpty ? nil : Dictionary(uniqueKeysWithValues: state.misses.map { ($0.key.rawValue, $0.value) })
+        let contents = Contents(remote: identity, cursor: state.cursor, versions: state.versionIds.map(\.rawValue).sorted(), misses: misses)
         try POSIX.writeAtomically(try JSONEncoder().encode(contents), to: path)
     }
 

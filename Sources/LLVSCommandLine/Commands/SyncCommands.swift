@@ -29,6 +29,9 @@ func report(_ retrieve: RetrieveReport?, _ send: SendReport?, context: CommandCo
         if !retrieve.waitingForPredecessors.isEmpty {
             context.writeLine("\(retrieve.waitingForPredecessors.count) version(s) wait for predecessors the remote does not have yet.")
         }
+        if !retrieve.notYetReadable.isEmpty {
+            context.writeLine("\(retrieve.notYetReadable.count) version(s) the remote named could not be read yet; the next sync asks again.")
+        }
     }
     if let send { context.writeLine("Sent \(send.sent.count) version\(send.sent.count == 1 ? "" : "s").") }
     let failures = (retrieve?.failures ?? []) + (send?.failures ?? [])
