@@ -131,21 +131,42 @@ extension MockBoxServer {
         }
     }
 
-    /// A folder's active items, by marker (`usemarker=true`, then `marker`) or by `offset`, at most 1000 a page.
-    func items(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
-        let query = request.query
-        let limit = min(1000, max(1, Int(query["limit"] ?? "") ?? 100))
-        let useMarker = query["usemarker"]?.lowercased() == "true" // Box reads booleans without regard to case (the SDK sends "True")
+    /// Where a page of a collection starts and how long it is: by marker (`usemarker=true`, then `marker`) or by
+    /// `offset`, at most 1000 items, as Box pages folders and the trash.
+    struct Paging {
         var start = 0
-        if let marker = query["marker"], !marker.isEmpty {
-            guard let data = Data(base64Encoded: marker), let value = Int(String(decoding: data, as: UTF8.self)), value >= 0 else {
-                throw MockBoxError(400, "invalid_parameter", "Invalid value '\(marker)' for query parameter 'marker'")
+        var limit: Int
+        var useMarker: Bool
+
+        init(_ query: [String: String]) throws {
+            limit = min(1000, max(1, Int(query["limit"] ?? "") ?? 100))
+            useMarker = query["usemarker"]?.lowercased() == "true" // Box reads booleans without regard to case (the SDK sends "True")
+            if let marker = query["marker"], !marker.isEmpty {
+                guard let data = Data(base64Encoded: marker), let value = Int(String(decoding: data, as: UTF8.self)), value >= 0 else {
+                    throw MockBoxError(400, "invalid_parameter", "Invalid value '\(marker)' for query parameter 'marker'")
+                }
+                start = value
+            } else if let offset = query["offset"] {
+                guard let value = Int(offset), value >= 0 else { throw MockBoxError(400, "invalid_parameter", "Invalid value for 'offset'") }
+                start = value
             }
-            start = value
-        } else if let offset = query["offset"] {
-            guard let value = Int(offset), value >= 0 else { throw MockBoxError(400, "invalid_parameter", "Invalid value for 'offset'") }
-            start = value
         }
+
+        /// The answer for a page of `entries` out of `total`: with `next_marker` when paging by marker.
+        func answer(_ entries: [[String: Any]], total: Int) -> [String: Any] {
+            if useMarker {
+                let end = start + entries.count
+                let next: Any = end < total ? Data(String(end).utf8).base64EncodedString() : NSNull()
+                return ["entries": entries, "limit": limit, "next_marker": next]
+            }
+            return ["entries": entries, "total_count": total, "offset": start, "limit": limit]
+        }
+    }
+
+    /// A folder's active items, by marker or by offset.
+    func items(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
+        let paging = try Paging(request.query)
+        let (start, limit) = (paging.start, paging.limit)
         // Read from the query once: once per item, a page of 1,000 parsed the query string 1,000 times.
         let fields = Self.fields(request)
         return try state.withLock { state in
@@ -153,11 +174,7 @@ extension MockBoxServer {
             if start == 0 { state.tree.listingServed(of: id) }
             let (page, total) = state.tree.liveChildren(of: id, from: start, limit: limit)
             let entries = page.map { render($0, fields: fields, in: state) }
-            if useMarker {
-                let end = start + page.count
-                let next: Any = end < total ? Data(String(end).utf8).base64EncodedString() : NSNull()
-                return .json(200, ["entries": entries, "limit": limit, "next_marker": next])
-            }
+            if paging.useMarker { return .json(200, paging.answer(entries, total: total)) }
             return .json(200, ["entries": entries, "total_count": total, "offset": start, "limit": limit,
                                "order": [["by": "type", "direction": "ASC"], ["by": "name", "direction": "ASC"]]])
         }

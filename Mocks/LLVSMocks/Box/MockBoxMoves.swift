@@ -38,13 +38,7 @@ extension MockBoxServer {
     }
 
     private func refuseCycle(moving id: String, into parentID: String, _ state: MockBoxState) throws {
-        var current: String? = parentID
-        var depth = 0
-        while let next = current, depth < 256 {
-            if next == id { throw MockBoxError(400, "bad_request", "A folder cannot be moved or copied into itself or below itself") }
-            current = state.tree[next]?.parents.first
-            depth += 1
-        }
+        if state.tree.isSameOrInside(parentID, id) { throw MockBoxError(400, "bad_request", "A folder cannot be moved or copied into itself or below itself") }
     }
 
     /// `POST /files/{id}/copy` or `/folders/{id}/copy` `{"parent":{"id"}, "name"}`: 201 with the copy (a folder
@@ -89,29 +83,12 @@ extension MockBoxServer {
     /// `GET /folders/trash/items`: what was put in the trash itself (not what is inside a trashed folder), by offset
     /// or by marker, as a folder's items are paged.
     func trashItems(_ request: IncomingRequest) throws -> MockResponse {
-        let query = request.query
-        let limit = min(1000, max(1, Int(query["limit"] ?? "") ?? 100))
-        let useMarker = query["usemarker"]?.lowercased() == "true"
-        var start = 0
-        if let marker = query["marker"], !marker.isEmpty {
-            guard let data = Data(base64Encoded: marker), let value = Int(String(decoding: data, as: UTF8.self)), value >= 0 else {
-                throw MockBoxError(400, "invalid_parameter", "Invalid value '\(marker)' for query parameter 'marker'")
-            }
-            start = value
-        } else if let offset = query["offset"] {
-            guard let value = Int(offset), value >= 0 else { throw MockBoxError(400, "invalid_parameter", "Invalid value for 'offset'") }
-            start = value
-        }
+        let paging = try Paging(request.query)
         let fields = Self.fields(request)
         return state.withLock { state in
             let trashed = state.tree.items.values.filter { $0.trashed }.sorted { ($0.trashedAt ?? $0.modified, $0.id) < ($1.trashedAt ?? $1.modified, $1.id) }
-            let page = trashed.dropFirst(start).prefix(limit).map { render($0, fields: fields, in: state) }
-            if useMarker {
-                let end = start + page.count
-                let next: Any = end < trashed.count ? Data(String(end).utf8).base64EncodedString() : NSNull()
-                return .json(200, ["entries": page, "limit": limit, "next_marker": next])
-            }
-            return .json(200, ["entries": page, "total_count": trashed.count, "offset": start, "limit": limit])
+            let page = trashed.dropFirst(paging.start).prefix(paging.limit).map { render($0, fields: fields, in: state) }
+            return .json(200, paging.answer(Array(page), total: trashed.count))
         }
     }
 

@@ -118,6 +118,18 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
         children(of: folderID, named: name).first { !isTrashed($0.id) }
     }
 
+    /// Whether `folderID` is `id` or inside it: where a move or copy of `id` must not go.
+    public func isSameOrInside(_ folderID: String, _ id: String) -> Bool {
+        var current: String? = folderID
+        var depth = 0
+        while let next = current, depth < 256 {
+            if next == id { return true }
+            current = items[next]?.parents.first
+            depth += 1
+        }
+        return false
+    }
+
     /// Trashed itself or inside a trashed folder.
     public func isTrashed(_ id: String) -> Bool {
         var current = items[id]

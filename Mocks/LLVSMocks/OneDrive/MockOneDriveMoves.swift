@@ -62,13 +62,7 @@ extension MockOneDriveServer {
     }
 
     private func refuseCycle(moving id: String, into parentID: String, _ state: MockOneDriveState) throws {
-        var current: String? = parentID
-        var depth = 0
-        while let next = current, depth < 256 {
-            if next == id { throw MockGraphError(400, "invalidRequest", "An item cannot be moved into itself or below itself.") }
-            current = state.tree[next]?.parents.first
-            depth += 1
-        }
+        if state.tree.isSameOrInside(parentID, id) { throw MockGraphError(400, "invalidRequest", "An item cannot be moved into itself or below itself.") }
     }
 
     /// `POST …/copy` `{"parentReference", "name"}`: the copy is made at once (folders with everything inside) and the

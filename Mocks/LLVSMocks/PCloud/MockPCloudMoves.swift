@@ -73,11 +73,8 @@ extension MockPCloudServer {
             let found = try folder(call, state)
             guard found.id != MockPCloudState.rootID else { throw MockPCloudError(2003, "Access denied. You do not have permissions to perform this operation.") }
             let (target, name) = try destination(call, of: found, state)
-            var ancestor: MockPCloudItem? = target
-            while let current = ancestor {
-                if current.id == found.id { throw MockPCloudError(2043, "Cannot move a folder to a subfolder of itself.") }
-                ancestor = current.parents.first.flatMap { state.tree[$0] }
-            }
+            // The reference names no code for this refusal; the one here is the mock's (a final 2xxx, as pCloud's are).
+            if state.tree.isSameOrInside(target.id, found.id) { throw MockPCloudError(2043, "Cannot move a folder to a subfolder of itself.") }
             if let existing = state.child(named: name, of: target.id), existing.id != found.id { throw MockPCloudError.exists }
             let moved = state.tree.update(found.id) { item in
                 item.name = name
