@@ -3,7 +3,8 @@ at `llvs-mock onedrive` would: list, create a folder, a small upload, an upload 
 fragments sent with httpx, the SDK's own HTTP client, without a token, as Graph's documentation describes — the
 SDK's LargeFileUploadTask cannot parse the documented `"nextExpectedRanges": ["26-"]` form, a known SDK bug), a
 download (a 302 to another host), a PATCH that renames, moves and sets the file's time (`fileSystemInfo`), a
-server-side copy read through its monitor, the time given with an upload session, delete, and the delta feed. Where
+server-side copy read through its monitor, the time given with an upload session, delete and restore from the recycle
+bin, and the delta feed. Where
 the SDK and the mock disagree, the mock is wrong.
 
 usage: python onedrive_msgraph_sdk.py BASE_URL TOKEN     (prints "ok" and exits 0 when every step held)
@@ -25,6 +26,7 @@ from datetime import datetime, timezone
 from kiota_abstractions.base_request_configuration import RequestConfiguration
 from kiota_http.middleware.options import HeadersInspectionHandlerOption
 from msgraph.generated.drives.item.items.item.copy.copy_post_request_body import CopyPostRequestBody
+from msgraph.generated.drives.item.items.item.restore.restore_post_request_body import RestorePostRequestBody
 from msgraph.generated.models.file_system_info import FileSystemInfo
 from msgraph.generated.models.item_reference import ItemReference
 from msgraph.generated.models.o_data_errors.o_data_error import ODataError
@@ -143,6 +145,10 @@ async def main(base, token):
     timed = await items.by_drive_item_id(answer.json()["id"]).get()
     check(timed.file_system_info.last_modified_date_time == when, f"the session's time is kept: {timed.file_system_info.last_modified_date_time}")
 
+    # Deleted to the recycle bin, then restored where it was (OneDrive personal), then deleted again.
+    await items.by_drive_item_id(patched.id).delete()
+    restored = await items.by_drive_item_id(patched.id).restore.post(RestorePostRequestBody())
+    check(restored.id == patched.id and restored.parent_reference.id == sub.id, f"restore puts the item back: {restored.name}")
     await items.by_drive_item_id(patched.id).delete()
     listed = await items.by_drive_item_id(sub.id).children.get()
     check(sorted(item.name for item in listed.value) == ["big copy.bin", "timed.bin"], "a deleted file is gone from its folder")

@@ -1,8 +1,8 @@
 """Drives the pCloud mock with the `pcloud` client library from PyPI, as a user pointing their client at
 `llvs-mock pcloud` would: user info, create a folder, list, upload (multipart, from bytes and from a file),
 checksums, download (the library's way: stat, then getzip), an upload under a temporary name renamed over the
-final one, moves and copies (`renamefile`, `copyfile`, `renamefolder`) with the times given (`mtime`), delete a file
-and a folder, the diff feed, and a refused token. The library is made for OAuth 2 tokens (`oauth2=True`) and its region's endpoint (`api` or `eapi`),
+final one, moves and copies (`renamefile`, `copyfile`, `renamefolder`) with the times given (`mtime`), the trash
+(list, where a restore goes, restore, clear), delete a file and a folder, the diff feed, and a refused token. The library is made for OAuth 2 tokens (`oauth2=True`) and its region's endpoint (`api` or `eapi`),
 then pointed at the mock's host for that region. Where the library and the mock disagree, the mock is wrong.
 
 usage: python pcloud_client.py REGION_BASE_URL TOKEN REGION     (REGION us|eu; prints "ok" and exits 0 when every
@@ -100,6 +100,18 @@ def main():
     check(cloud.renamefolder(folderid=inner["folderid"], toname="copy.txt").get("result") == 2004, "renamefolder onto a name in use is 2004")
     ok(cloud.deletefolder(folderid=inner["folderid"]), "deletefolder of an empty folder")
     ok(cloud.deletefile(fileid=copied["fileid"]), "deletefile of the copy")
+
+    # The trash: the deleted copy is listed there, restored where it was, deleted again and cleared for good.
+    trash = ok(cloud.trash_list(), "trash_list")["metadata"]["contents"]
+    check(copied["fileid"] in [item.get("fileid") for item in trash], f"the trash lists the deleted file: {trash}")
+    where = ok(cloud.trash_restorepath(fileid=copied["fileid"]), "trash_restorepath")["destination"]
+    check(where["folderid"] == folder["folderid"], f"it would go back to its folder: {where}")
+    back = ok(cloud.trash_restore(fileid=copied["fileid"]), "trash_restore")["metadata"]
+    check(back["parentfolderid"] == folder["folderid"] and cloud.file_download(fileid=copied["fileid"]) == b"new contents",
+          f"the restored file is back whole: {back}")
+    ok(cloud.deletefile(fileid=copied["fileid"]), "deletefile of the restored copy")
+    ok(cloud.trash_clear(fileid=copied["fileid"]), "trash_clear")
+    check(cloud.trash_restore(fileid=copied["fileid"]).get("result") == 2009, "a cleared file cannot be restored")
 
     start = ok(cloud.diff(last=0), "diff last=0")["diffid"]
     deleted = ok(cloud.deletefile(fileid=file["fileid"]), "deletefile")["metadata"]

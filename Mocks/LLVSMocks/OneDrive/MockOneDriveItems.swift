@@ -26,6 +26,8 @@ extension MockOneDriveServer {
             return try update(request, address)
         case ("POST", "copy"):
             return try copy(request, address)
+        case ("POST", "restore"):
+            return try restore(request, address)
         case ("POST", "createUploadSession"):
             return try createUploadSession(request, address)
         case ("DELETE", ""):

@@ -127,4 +127,30 @@ extension MockOneDriveServer {
         return .json(200, ["@odata.context": "https://graph.microsoft.com/v1.0/$metadata#microsoft.graph.asyncJobStatus",
                            "operation": "itemCopy", "percentageComplete": 100.0, "status": "completed", "resourceId": resourceID])
     }
+
+    /// `POST /items/{id}/restore` (OneDrive personal): an item from the recycle bin back to its folder, or to the
+    /// `parentReference` given (its folder gone), under `name` when given; 409 onto a name in use.
+    func restore(_ request: IncomingRequest, _ address: MockGraphAddress) throws -> MockResponse {
+        guard case .item(let id) = address.anchor, address.relative.isEmpty else {
+            throw MockGraphError(400, "invalidRequest", "restore needs an item ID.")
+        }
+        let body = request.bodyData.isEmpty ? [:] : (try? JSONSerialization.jsonObject(with: request.bodyData)) as? [String: Any] ?? [:]
+        return try state.withLock { state in
+            guard let item = state.tree[id], item.trashed else { throw MockGraphError(404, "itemNotFound", "The item is not in the recycle bin.") }
+            let parentID = try body["parentReference"].map { try parent(named: $0, state) }
+                ?? item.parents.first.flatMap { state.live($0)?.id }
+            guard let parentID else { throw MockGraphError(409, "parentNotFound", "The original folder is gone; give a parentReference.") }
+            let name = body["name"] as? String ?? item.name
+            try checkName(name, in: parentID, state)
+            if state.child(named: name, of: parentID) != nil { throw MockGraphError(409, "nameAlreadyExists", "The specified item name already exists.") }
+            _ = state.tree.tick()
+            let restored = state.tree.update(id) { changed in
+                changed.trashed = false
+                changed.name = name
+                changed.parents = [parentID]
+                changed.version += 1
+            } ?? item
+            return .json(200, json(restored, state))
+        }
+    }
 }

@@ -104,3 +104,68 @@ extension MockPCloudServer {
         if let created = times.created { item.created = created }
     }
 }
+
+/// pCloud's trash: `trash_list` (what was deleted itself, or inside a deleted folder), `trash_restorepath` (where a
+/// restore would put it), `trash_restore` (back to its folder, or `restoreto`) and `trash_clear` (gone for good;
+/// `folderid=0` empties the trash).
+extension MockPCloudServer {
+    /// A deleted item a call names by `fileid` or `folderid` (0 is the trash itself).
+    private func trashed(_ call: MockPCloudCall, _ state: MockPCloudState) throws -> MockPCloudItem? {
+        if let number = try call.number("fileid") {
+            guard let item = state.tree["f\(number)"], item.trashed else { throw MockPCloudError.fileMissing }
+            return item
+        }
+        guard let number = try call.number("folderid") else { throw MockPCloudError.noFolder }
+        if number == 0 { return nil }
+        guard let item = state.tree["d\(number)"], item.trashed else { throw MockPCloudError.folderMissing }
+        return item
+    }
+
+    func trashList(_ call: MockPCloudCall) throws -> MockResponse {
+        try state.withLock { state in
+            let folder = try call.number("folderid") == nil ? nil : try trashed(call, state)
+            let contents = folder.map { state.tree.children(of: $0.id) } ?? state.tree.items.values.filter(\.trashed).sorted { $0.id < $1.id }
+            let listing: [String: Any] = ["name": folder?.name ?? "Trash", "isfolder": true, "folderid": folder?.number ?? 0,
+                                          "id": folder?.id ?? "d0", "contents": contents.map { metadata($0, call, in: state) }]
+            return Self.ok(["metadata": listing])
+        }
+    }
+
+    /// The folder a restored item goes to: `restoreto`, else its own folder while that is there, else the root.
+    private func restoreDestination(_ item: MockPCloudItem, _ call: MockPCloudCall, _ state: MockPCloudState) throws -> MockPCloudItem {
+        if let number = try call.number("restoreto") {
+            guard let folder = state.live("d\(number)"), folder.isFolder else { throw MockPCloudError.folderMissing }
+            return folder
+        }
+        return item.parents.first.flatMap { state.live($0) } ?? state.tree[MockPCloudState.rootID] ?? item
+    }
+
+    func trashRestorePath(_ call: MockPCloudCall) throws -> MockResponse {
+        try state.withLock { state in
+            guard let item = try trashed(call, state) else { throw MockPCloudError.noFile }
+            return Self.ok(["destination": metadata(try restoreDestination(item, call, state), call, in: state)])
+        }
+    }
+
+    func trashRestore(_ call: MockPCloudCall) throws -> MockResponse {
+        try state.withLock { state in
+            guard let item = try trashed(call, state) else { throw MockPCloudError.noFile }
+            let destination = try restoreDestination(item, call, state)
+            if state.child(named: item.name, of: destination.id) != nil { throw MockPCloudError.exists }
+            let restored = state.tree.update(item.id) { changed in
+                changed.trashed = false
+                changed.parents = [destination.id]
+            } ?? item
+            state.log(item.isFolder ? "createfolder" : "createfile", restored.id)
+            return Self.ok(["metadata": metadata(restored, call, in: state)])
+        }
+    }
+
+    func trashClear(_ call: MockPCloudCall) throws -> MockResponse {
+        try state.withLock { state in
+            let targets = try trashed(call, state).map { [$0] } ?? state.tree.items.values.filter(\.trashed)
+            for item in targets { _ = state.tree.remove(item.id) }
+            return Self.ok([:])
+        }
+    }
+}

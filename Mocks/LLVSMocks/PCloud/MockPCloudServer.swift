@@ -225,7 +225,7 @@ struct MockPCloudCall {
 
     /// Methods after which a `--state` mock writes what it holds.
     static let changingMethods: Set<String> = ["createfolder", "createfolderifnotexists", "uploadfile", "upload_save", "deletefile",
-                                               "renamefile", "renamefolder", "copyfile", "deletefolder", "deletefolderrecursive", "oauth2_token"]
+                                               "renamefile", "renamefolder", "copyfile", "trash_restore", "trash_clear", "deletefolder", "deletefolderrecursive", "oauth2_token"]
 
     init(_ request: IncomingRequest) throws {
         method = String(request.path.dropFirst())
