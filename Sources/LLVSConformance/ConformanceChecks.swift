@@ -9,17 +9,21 @@ enum ConformanceChecks {
         ConformanceCheck(id: "folders", section: 2, title: "make, list, remove folders; kinds told apart", run: folders),
         ConformanceCheck(id: "files", section: 3, title: "write, read back, overwrite, empty file", run: files),
         ConformanceCheck(id: "large-file", section: 3, title: "a file above the simple-upload limit, through local files", run: largeFile),
+        ConformanceCheck(id: "large-overwrite", section: 3, title: "a large file overwritten by another large file", run: largeOverwrite),
         ConformanceCheck(id: "ranges", section: 3, title: "ranged reads a-b, a-, last n", run: ranges),
         ConformanceCheck(id: "names", section: 4, title: "awkward names round-trip", run: names),
+        ConformanceCheck(id: "case-only-names", section: 4, title: "names that differ only in case, as the service keeps them", run: caseOnlyNames),
         ConformanceCheck(id: "listing", section: 5, title: "a listing longer than a page", run: listing),
         ConformanceCheck(id: "integrity", section: 6, title: "reported size and checksum match", run: integrity),
         ConformanceCheck(id: "failed-upload", section: 7, title: "a failed upload leaves the old file", run: failedUpload),
         ConformanceCheck(id: "source-fails-part-way", section: 7, title: "a source that fails part way leaves nothing half-written", run: sourceFailsPartWay),
         ConformanceCheck(id: "rate-limit", section: 7, title: "429/503 with Retry-After is waited out", run: rateLimit),
         ConformanceCheck(id: "dropped-connection", section: 7, title: "a dropped connection is retried", run: droppedConnection),
+        ConformanceCheck(id: "answer-lost", section: 7, title: "an answer lost after the server acted: no error, no duplicate, no loss", run: answerLost),
         ConformanceCheck(id: "expired-token", section: 7, title: "an expired token is refreshed", run: expiredToken),
         ConformanceCheck(id: "revoked-token", section: 7, title: "a refused token is reported as unauthorized", run: revokedToken),
         ConformanceCheck(id: "concurrency", section: 8, title: "many transfers at once into one folder", run: concurrency),
+        ConformanceCheck(id: "racing-uploads", section: 8, title: "uploads racing for one name: one wins whole", run: racingUploads),
     ]
 
     // MARK: Helpers
@@ -138,6 +142,21 @@ enum ConformanceChecks {
         return .passed
     }
 
+    /// A large file replaced by another large file of a different size: the chunked path of an existing file (a new
+    /// version, a session over an item), which a first upload does not take.
+    static func largeOverwrite(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let first = bytes(c.options.largeFileSize, seed: 12)
+        let second = bytes(c.options.largeFileSize + 4321, seed: 13)
+        try await fs.upload(first, to: c.path("replaced-large.bin"))
+        try await fs.upload(second, to: c.path("replaced-large.bin"))
+        try require(try await fs.metadata(c.path("replaced-large.bin")).size == Int64(second.count), "the replaced file should report the new size")
+        try require(try await fs.download(c.path("replaced-large.bin")) == second, "the replaced file should hold the second contents whole")
+        let names = try await fs.list(c.folder).map(\.name)
+        try require(names == ["replaced-large.bin"], "one file should be listed after the overwrite, got \(names)")
+        return .passed
+    }
+
     static func ranges(_ c: ConformanceContext) async throws -> CheckOutcome {
         let fs = c.fileSystem
         let data = bytes(10_000, seed: 6)
@@ -178,6 +197,24 @@ enum ConformanceChecks {
         try require(listed.count == awkwardNames.count, "the listing should hold exactly the names written; got \(listed.count)")
         for name in awkwardNames { try await fs.removeFile(c.path(name)) }
         try require(try await fs.list(c.folder).isEmpty, "every awkward name should be removable")
+        return .passed
+    }
+
+    /// `Case.txt` then `case.txt`: two files on a service that keeps case, each with its own contents; one file (the
+    /// second contents) on a service whose names ignore case (`caseInsensitiveNames`), never an error or a mix.
+    static func caseOnlyNames(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        try await fs.upload(Data("upper".utf8), to: c.path("Case.txt"))
+        try await fs.upload(Data("lower".utf8), to: c.path("case.txt"))
+        let listed = try await fs.list(c.folder).map(\.name)
+        if fs.capabilities.caseInsensitiveNames {
+            try require(listed.count == 1 && listed[0].lowercased() == "case.txt", "names that ignore case should list one file, got \(listed)")
+            try require(try await fs.download(c.path("Case.txt")) == Data("lower".utf8), "the second upload should have replaced the first")
+        } else {
+            try require(Set(listed) == ["Case.txt", "case.txt"], "names that keep case should list both files, got \(listed)")
+            try require(try await fs.download(c.path("Case.txt")) == Data("upper".utf8), "Case.txt should keep its own contents")
+            try require(try await fs.download(c.path("case.txt")) == Data("lower".utf8), "case.txt should keep its own contents")
+        }
         return .passed
     }
 
@@ -310,6 +347,29 @@ enum ConformanceChecks {
         return .passed
     }
 
+    /// The server carries out a creation, a replacement or a removal, then the connection drops before its answer:
+    /// the operation must succeed (sent again, or found done), leave exactly one item, and lose nothing.
+    static func answerLost(_ c: ConformanceContext) async throws -> CheckOutcome {
+        if let skip = skipWithoutFault(.droppedConnection, c) { return skip }
+        let fs = c.fileSystem
+        let faults = c.options.faults!
+        try await fs.makeFolder(c.folder)
+        await faults.injectOnce(.droppedConnection)
+        try await fs.upload(Data("created once".utf8), to: c.path("created.txt"))
+        await faults.injectOnce(.droppedConnection)
+        try await fs.upload(Data("replaced once".utf8), to: c.path("created.txt"))
+        await faults.injectOnce(.droppedConnection)
+        try await fs.makeFolder(c.path("made once"))
+        try await fs.upload(Data("doomed".utf8), to: c.path("removed.txt"))
+        await faults.injectOnce(.droppedConnection)
+        try await fs.removeFile(c.path("removed.txt"))
+        let listed = try await fs.list(c.folder)
+        try require(listed.map(\.name).sorted() == ["created.txt", "made once"], "one file and one folder should be listed, got \(listed.map(\.name).sorted())")
+        try require(listed.first { $0.name == "made once" }?.isFolder == true, "made once should be a folder")
+        try require(try await fs.download(c.path("created.txt")) == Data("replaced once".utf8), "created.txt should hold the replacement")
+        return .passed
+    }
+
     static func expiredToken(_ c: ConformanceContext) async throws -> CheckOutcome {
         if let skip = skipWithoutFault(.expiredToken, c) { return skip }
         await c.options.faults!.injectOnce(.expiredToken)
@@ -342,6 +402,22 @@ enum ConformanceChecks {
         }
         let names = Set(try await fs.list(c.folder).map(\.name))
         try require(names == Set(indexes.map { "parallel-\($0)" }), "the folder should list exactly the \(count) files written at once")
+        return .passed
+    }
+
+    /// Several uploads of different contents to one new name at once: afterwards one file of that name, holding one
+    /// upload's contents whole, never two files (a service that allows duplicate names) or a mix.
+    static func racingUploads(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let contenders = (0..<6).map { bytes(50_000 + $0, seed: UInt64(200 + $0)) }
+        try await fs.makeFolder(c.folder)
+        try await forEachConcurrently(contenders, limit: contenders.count) { data in
+            try await fs.upload(data, to: c.path("contested.bin"))
+        }
+        let names = try await fs.list(c.folder).map(\.name)
+        try require(names == ["contested.bin"], "one file should be listed after racing uploads, got \(names)")
+        let stored = try await fs.download(c.path("contested.bin"))
+        try require(contenders.contains(stored), "the file should hold one upload whole, got \(stored.count) bytes matching none")
         return .passed
     }
 

@@ -27,14 +27,35 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
 
     // MARK: Paths
 
-    /// The name a file is sealed under: its path below the encrypted folder. The key file and paths outside the
-    /// folder are refused.
+    /// The name a file is sealed under: its path below the encrypted folder, in lower case on a service whose
+    /// names ignore case (there `Case.txt` and `case.txt` are one file, which either spelling must open). The key
+    /// file and paths outside the folder are refused.
     func sealedName(_ path: String) throws -> String {
+        let name = try spelledName(path)
+        return base.capabilities.caseInsensitiveNames ? name.lowercased() : name
+    }
+
+    /// The path below the encrypted folder as the caller spelled it.
+    private func spelledName(_ path: String) throws -> String {
         let parts = try CloudPath.components(path)
         guard parts.count > root.count, parts.starts(with: root), parts.count > root.count + 1 || parts.last != RemoteKeyFile.name else {
             throw EncryptionError.outsideEncryptedFolder(path: path, folder: root.joined(separator: "/"))
         }
         return parts.dropFirst(root.count).joined(separator: "/")
+    }
+
+    /// Opens a file under the name files are sealed under now, then, where that fails on a service whose names ignore
+    /// case, under the name as spelled: earlier builds sealed files there under the spelling (LLVS's upper-case IDs).
+    /// A wrong name fails every chunk before any is written, so the second try meets the file as it came.
+    private func opening<T>(_ path: String, _ body: (String) throws -> T) throws -> T {
+        let name = try sealedName(path)
+        do {
+            return try body(name)
+        } catch let error as EncryptionError {
+            let spelled = try spelledName(path)
+            guard spelled != name, case .damaged = error else { throw error }
+            do { return try body(spelled) } catch { throw error }
+        }
     }
 
     /// Folders may be the encrypted folder itself or inside it.
@@ -140,22 +161,31 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
     }
 
     public func download(_ path: String) async throws -> Data {
-        let name = try sealedName(path)
+        _ = try sealedName(path)
         let key = try await keyring.key()
-        return try SealedFileCodec.open(try await base.download(path), key: key, path: name, displayPath: path)
+        let sealed = try await base.download(path)
+        return try opening(path) { try SealedFileCodec.open(sealed, key: key, path: $0, displayPath: path) }
     }
 
     public func download(_ path: String, toFileAt destination: URL) async throws {
-        let name = try sealedName(path)
+        var name = try sealedName(path)
         let key = try await keyring.key()
-        // Downloaded to the destination and opened there: no copy.
+        // Downloaded to the destination and opened there: no copy. A file opened in place is gone when it fails, so
+        // the name is settled on its first chunk before.
         try await base.download(path, toFileAt: destination)
+        let spelled = try spelledName(path)
+        if spelled != name, let file = try? ReadableFile(path: destination.path),
+           let prefix = try? file.read(at: 0, count: Int(min(file.size, Int64(SealedFileLayout.headerSize + SealedFileLayout.sealedChunkSize)))),
+           !SealedFileCodec.firstChunkOpens(prefix, sealedCount: file.size, key: key, path: name),
+           SealedFileCodec.firstChunkOpens(prefix, sealedCount: file.size, key: key, path: spelled) {
+            name = spelled
+        }
         try SealedFileCodec.openInPlace(destination, key: key, path: name, displayPath: path)
     }
 
     /// The chunks that cover the range, with the header when it is near (one request) or on its own (two).
     public func read(_ path: String, range: ByteRange) async throws -> Data {
-        let name = try sealedName(path)
+        _ = try sealedName(path)
         let key = try await keyring.key()
         let item = try await base.metadata(path)
         guard !item.isFolder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
@@ -179,13 +209,15 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
             body = try await base.read(path, range: .bytes(start, end))
             guard body.count == Int(end - start + 1) else { throw EncryptionError.damaged(path: path, reason: "it is shorter than its listed size") }
         }
-        let seal = try SealedFileCodec.readHeader(Data(headerBytes), key: key, path: name, displayPath: path)
         let count = Int(last - first + 1)
         var plain = Data(count: count * SealedFileLayout.chunkSize)
-        try plain.withUnsafeMutableBytes { out in
-            try Data(body).withUnsafeBytes { sealed in
-                try SealedFileCodec.openChunks(seal, first: first, count: count, total: SealedFileLayout.chunkCount(plain: plainSize),
-                                               plainCount: plainSize, sealed: sealed, out: out.baseAddress, displayPath: path)
+        try opening(path) { name in
+            let seal = try SealedFileCodec.readHeader(Data(headerBytes), key: key, path: name, displayPath: path)
+            try plain.withUnsafeMutableBytes { out in
+                try Data(body).withUnsafeBytes { sealed in
+                    try SealedFileCodec.openChunks(seal, first: first, count: count, total: SealedFileLayout.chunkCount(plain: plainSize),
+                                                   plainCount: plainSize, sealed: sealed, out: out.baseAddress, displayPath: path)
+                }
             }
         }
         let offset = Int(span.lowerBound - first * chunk)

@@ -45,6 +45,22 @@ enum SealedFileCodec {
         return out
     }
 
+    /// Whether a file of `sealedCount` bytes starting with `prefix` (its header and at least its first chunk, or the
+    /// whole file) was sealed under `path`: its first chunk opens. Nothing is written anywhere.
+    static func firstChunkOpens(_ prefix: Data, sealedCount: Int64, key: SecretKey, path: String) -> Bool {
+        guard let plainCount = SealedFileLayout.plainSize(sealed: sealedCount),
+              let seal = try? readHeader(prefix.prefix(SealedFileLayout.headerSize), key: key, path: path, displayPath: path) else { return false }
+        let length = Int(min(Int64(SealedFileLayout.chunkSize), plainCount)) + SealedFileLayout.tagSize
+        let chunk = prefix.dropFirst(SealedFileLayout.headerSize).prefix(length)
+        guard chunk.count == length else { return false }
+        var scratch = [UInt8](repeating: 0, count: length)
+        return Data(chunk).withUnsafeBytes { sealed in
+            scratch.withUnsafeMutableBytes { out in
+                seal.open(chunk: 0, isLast: SealedFileLayout.chunkCount(plain: plainCount) == 1, sealed, into: out.baseAddress)
+            }
+        }
+    }
+
     /// The seal a file's header names; `damaged` when it is not one this layout writes.
     static func readHeader(_ header: Data, key: SecretKey, path: String, displayPath: String) throws -> FileSeal {
         guard header.count == SealedFileLayout.headerSize, header.prefix(8).elementsEqual(SealedFileLayout.magic) else {

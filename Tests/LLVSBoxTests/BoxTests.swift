@@ -38,7 +38,7 @@ import Testing
         var options = ConformanceOptions()
         options.largeFileSize = 3 * 1024 * 1024
         options.listingCount = 250
-        await expectConformance(fixture.fileSystem, options: options, skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+        await expectConformance(fixture.fileSystem, options: options, skippable: checksNeedingFaults)
         #expect(fixture.mock.log.filter { !$0.faults.isEmpty }.count > 20, "faults were injected")
     }
 }

@@ -14,7 +14,7 @@ import Testing
         options.largeFileSize = 5 * 1024 * 1024 + 3
         options.listingCount = 200
         try await expectConformanceThroughEncryption(LocalFolderFileSystem(root: folder), options: options,
-                                                     skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+                                                     skippable: checksNeedingFaults)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
     }
 
@@ -66,4 +66,51 @@ import Testing
         }
         #expect(try await encrypted.metadata("f").size == Int64(data.count))
     }
+}
+
+/// On a service whose names ignore case, `Case.txt` and `case.txt` are one file: a file written under one spelling
+/// opens under the other, and a file an earlier build sealed under its spelling (as LLVS's upper-case IDs were)
+/// still opens, whole, by every read.
+@Suite struct CaseInsensitiveSealTests {
+    @Test func eitherSpellingOpensAndFilesOfEarlierBuildsStillDo() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let remote = LocalFolderFileSystem(root: folder.appendingPathComponent("remote"))
+        let earlier = EncryptedFileSystem(base: remote, folder: "", passphrase: "p", scratchFolder: folder)
+        let large = SeededGenerator.bytes(300_000, seed: 4)
+        // Sealed as a build that took every name as spelled did.
+        try await earlier.upload(large, to: "versions/ABCDEF-0001")
+        let now = EncryptedFileSystem(base: IgnoringCase(base: remote), folder: "", passphrase: "p", scratchFolder: folder)
+        #expect(try await now.download("versions/ABCDEF-0001") == large)
+        #expect(try await now.read("versions/ABCDEF-0001", range: .bytes(70_000, 70_099)) == large[70_000...70_099])
+        try await now.download("versions/ABCDEF-0001", toFileAt: folder.appendingPathComponent("back"))
+        #expect(try Data(contentsOf: folder.appendingPathComponent("back")) == large)
+
+        try await now.upload(Data("sealed lower".utf8), to: "versions/Mixed-Case")
+        // The service would serve this file under either spelling; here the folder keeps the one written.
+        let reopened = EncryptedFileSystem(base: IgnoringCase(base: remote), folder: "", passphrase: "p", scratchFolder: folder)
+        #expect(try await reopened.download("versions/Mixed-Case") == Data("sealed lower".utf8))
+        #expect(try await reopened.sealedName("versions/Mixed-Case") == "versions/mixed-case")
+    }
+}
+
+/// A local folder that says its names ignore case, as Box's and OneDrive's do.
+struct IgnoringCase: CloudFileSystem {
+    var base: LocalFolderFileSystem
+    var capabilities: CloudCapabilities {
+        var capabilities = base.capabilities
+        capabilities.caseInsensitiveNames = true
+        return capabilities
+    }
+    func exists(_ path: String) async throws -> Bool { try await base.exists(path) }
+    func list(_ folder: String) async throws -> [CloudItem] { try await base.list(folder) }
+    func metadata(_ path: String) async throws -> CloudItem { try await base.metadata(path) }
+    func upload(_ data: Data, to path: String) async throws { try await base.upload(data, to: path) }
+    func upload(fileAt source: URL, to path: String) async throws { try await base.upload(fileAt: source, to: path) }
+    func download(_ path: String) async throws -> Data { try await base.download(path) }
+    func download(_ path: String, toFileAt destination: URL) async throws { try await base.download(path, toFileAt: destination) }
+    func read(_ path: String, range: ByteRange) async throws -> Data { try await base.read(path, range: range) }
+    func makeFolder(_ path: String) async throws { try await base.makeFolder(path) }
+    func removeFile(_ path: String) async throws { try await base.removeFile(path) }
+    func removeFolder(_ path: String) async throws { try await base.removeFolder(path) }
 }

@@ -42,7 +42,7 @@ import Testing
         options.largeFileSize = 6 * 1024 * 1024
         options.listingCount = 250
         await expectConformance(fixture.fileSystem, options: options,
-                                skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+                                skippable: checksNeedingFaults)
         #expect(fixture.mock.log.filter { !$0.faults.isEmpty }.count > 50)
         #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
         #expect(fixture.mock.count(named: "folder") <= 1, "a folder was created twice")

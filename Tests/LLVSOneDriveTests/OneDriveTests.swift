@@ -42,7 +42,7 @@ import Testing
         options.largeFileSize = 6 * 1024 * 1024
         options.listingCount = 250
         // The random faults stand in for the failure checks' own, which need a fault control.
-        await expectConformance(fixture.fileSystem, options: options, skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+        await expectConformance(fixture.fileSystem, options: options, skippable: checksNeedingFaults)
         #expect(fixture.mock.log.filter { !$0.faults.isEmpty }.count > 20, "faults were injected")
     }
 }

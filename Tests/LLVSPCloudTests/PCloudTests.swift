@@ -51,7 +51,7 @@ import Testing
         var options = ConformanceOptions()
         options.largeFileSize = 5 * 1024 * 1024
         options.listingCount = 250
-        await expectConformance(fixture.fileSystem, options: options, skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+        await expectConformance(fixture.fileSystem, options: options, skippable: checksNeedingFaults)
         #expect(fixture.mock.log.contains { $0.status == 200 && $0.faults.isEmpty }, "the run reached the mock")
         #expect(fixture.mock.log.filter { !$0.faults.isEmpty }.count > 5, "faults were injected")
     }

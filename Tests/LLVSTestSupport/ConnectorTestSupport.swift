@@ -22,9 +22,13 @@ public func quickClient(attempts: Int = 8, faults: HTTPFaultInjector? = nil) -> 
 public func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(count, seed: seed) }
 
 /// Every check of the conformance suite, in the order it runs them (docs/conformance.md).
-public let expectedConformanceChecks = ["not-found", "folders", "files", "large-file", "ranges", "names", "listing", "integrity",
-                                        "failed-upload", "source-fails-part-way", "rate-limit", "dropped-connection",
-                                        "expired-token", "revoked-token", "concurrency", "clean-up"]
+public let expectedConformanceChecks = ["not-found", "folders", "files", "large-file", "large-overwrite", "ranges", "names",
+                                        "case-only-names", "listing", "integrity", "failed-upload", "source-fails-part-way",
+                                        "rate-limit", "dropped-connection", "answer-lost", "expired-token", "revoked-token",
+                                        "concurrency", "racing-uploads", "clean-up"]
+
+/// The checks that need faults injected, skipped (with their reason) by a run without a fault control.
+public let checksNeedingFaults = ConformanceSuite.checksNeedingFaults
 
 /// Runs the conformance suite and records every failure, and every skip not in `skippable`, as an issue.
 public func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = [],

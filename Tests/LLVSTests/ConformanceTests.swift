@@ -20,7 +20,7 @@ import LLVSSupport
     @Test func theLocalFolderFileSystemConforms() async throws {
         let root = directory.child("remote")
         let report = await ConformanceSuite.run(on: LocalFolderFileSystem(root: root))
-        expectAllPassed(report, skippable: ["rate-limit", "dropped-connection", "expired-token", "revoked-token"])
+        expectAllPassed(report, skippable: ConformanceSuite.checksNeedingFaults)
         #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty, "the suite left something behind")
     }
 
