@@ -328,12 +328,23 @@ enum ConformanceChecks {
         return .passed
     }
 
+    /// A rate limit and an outage are waited out: the operation succeeds and, where the client records its waits, it
+    /// decided on a wait at least as long as the refusal asked (its Retry-After), or on some wait where it named none.
     static func rateLimit(_ c: ConformanceContext) async throws -> CheckOutcome {
         if let skip = skipWithoutFault(.rateLimited, c) { return skip }
-        try await c.options.faults!.injectOnce(.rateLimited)
-        try await c.fileSystem.upload(Data("after a 429".utf8), to: c.path("limited.txt"))
-        try await c.options.faults!.injectOnce(.serviceUnavailable)
-        try require(try await c.fileSystem.download(c.path("limited.txt")) == Data("after a 429".utf8), "the upload after a 429 should have landed")
+        let faults = c.options.faults!
+        func waitedOut(_ fault: InjectedFault, _ operation: () async throws -> Void) async throws {
+            let mark = faults.clientWaits?.count
+            await faults.injectOnce(fault)
+            try await operation()
+            guard let record = faults.clientWaits, let mark else { return }
+            let waits = record.waits(after: mark), asked = faults.requestedWait(fault) ?? .nanoseconds(1)
+            try require(waits.contains { $0 >= asked }, "after an injected \(fault.rawValue) the client should have waited \(asked); it waited \(waits)")
+        }
+        try await waitedOut(.rateLimited) { try await c.fileSystem.upload(Data("after a 429".utf8), to: c.path("limited.txt")) }
+        try await waitedOut(.serviceUnavailable) {
+            try require(try await c.fileSystem.download(c.path("limited.txt")) == Data("after a 429".utf8), "the upload after a 429 should have landed")
+        }
         return .passed
     }
 

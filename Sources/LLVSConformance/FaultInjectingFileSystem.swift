@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSHTTP
 import LLVSSupport
 import Synchronization
 
@@ -26,10 +27,19 @@ public protocol FaultControl: Sendable {
     func injectOnce(_ fault: InjectedFault) async
     /// Why a fault it does not support does not apply to this remote, for the skipped check's note.
     func unsupportedReason(_ fault: InjectedFault) -> String
+    /// Where the client's waits are recorded (`HTTPWaitRecord`), so the rate-limit check can show the client waited
+    /// as long as it was asked; nil where there is no HTTP client to ask (a local folder).
+    var clientWaits: HTTPWaitRecord? { get }
+    /// The wait an injected refusal asks for (its Retry-After); nil for one that names none (pCloud's result 4000),
+    /// after which any wait the client decides on is right.
+    func requestedWait(_ fault: InjectedFault) -> Duration?
 }
 
 extension FaultControl {
     public func unsupportedReason(_ fault: InjectedFault) -> String { "this remote cannot inject \(fault.rawValue)" }
+    public var clientWaits: HTTPWaitRecord? { nil }
+    /// The injectors here answer a rate limit and an outage with Retry-After: 1.
+    public func requestedWait(_ fault: InjectedFault) -> Duration? { [.rateLimited, .serviceUnavailable].contains(fault) ? .seconds(1) : nil }
 }
 
 /// Wraps any file system and makes some of its operations fail: at random (a seeded rate, so a run can be

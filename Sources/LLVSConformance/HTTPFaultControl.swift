@@ -24,6 +24,8 @@ public struct HTTPFaultControl: FaultControl {
         fault == .expiredToken ? "the remote signs in with a password or not at all, which does not expire" : "this remote cannot inject \(fault.rawValue)"
     }
 
+    public var clientWaits: HTTPWaitRecord? { injector.waits }
+
     public func injectOnce(_ fault: InjectedFault) async {
         switch fault {
         case .rateLimited: injector.injectOnce(.rateLimited)

@@ -66,7 +66,9 @@ public final class HTTPClient: Sendable {
                 let retryAfter = response.headers["Retry-After"].flatMap(policy.retryAfter)
                 if refused {
                     // Every transfer of the remote holds back, not only this one, whether or not this one is retried.
-                    pacer?.slowDown(for: policy.delay(beforeRetry: attempt, retryAfter: retryAfter))
+                    let hold = policy.delay(beforeRetry: attempt, retryAfter: retryAfter)
+                    pacer?.slowDown(for: hold)
+                    if pacer != nil { noteWait(hold) }
                 } else if response.status < 500 {
                     pacer?.succeeded()
                 }
@@ -81,10 +83,18 @@ public final class HTTPClient: Sendable {
                 wait = policy.delay(beforeRetry: attempt, retryAfter: nil)
                 trace("↻ \(error); retry \(attempt) of \(maximumAttempts - 1)")
             }
-            if wait > .zero { try await policy.sleep(wait) }
+            if wait > .zero {
+                noteWait(wait)
+                try await policy.sleep(wait)
+            }
             try Task.checkCancellation()
             attempt += 1
         }
+    }
+
+    private func noteWait(_ wait: Duration) {
+        configuration.waitRecord?.record(wait)
+        configuration.faults?.waits.record(wait)
     }
 
     static let retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]

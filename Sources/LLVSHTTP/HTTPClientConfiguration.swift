@@ -26,6 +26,9 @@ public struct HTTPClientConfiguration: Sendable {
     public var trace: (@Sendable (String) -> Void)?
     /// Faults to inject into requests (`llvs conformance --faults`); nil for none.
     public var faults: HTTPFaultInjector?
+    /// Where the client notes the waits it decides on (retries, Retry-After, the pacer's holds); nil: nowhere. A fault
+    /// injector's own record gets them too, so a run with `--faults` can show a rate limit was waited out.
+    public var waitRecord: HTTPWaitRecord?
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         caBundle = environment["SSL_CERT_FILE"] ?? environment["CURL_CA_BUNDLE"]

@@ -25,6 +25,8 @@ public final class HTTPFaultInjector: Sendable {
     /// The header an injected `revoked` answer carries, so the client refuses the resend too.
     static let revokedMarker = "X-LLVS-Injected-Revocation"
 
+    /// The waits the client decided on while faults were being injected (see `HTTPClientConfiguration.waitRecord`).
+    public let waits = HTTPWaitRecord()
     private let pending = Mutex<[Fault]>([])
     private let injected = Mutex<[Fault: Int]>([:])
 

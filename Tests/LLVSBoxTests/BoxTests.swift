@@ -11,7 +11,7 @@ import Testing
     @Test func theConnectorConformsAgainstTheMock() async throws {
         let fixture = try BoxFixture { $0.pageSize = 100 }
         var options = ConformanceOptions()
-        options.faults = boxFaultControl(mock: fixture.mock)
+        options.faults = boxFaultControl(mock: fixture.mock, http: fixture.http)
         options.largeFileSize = 3 * 1024 * 1024 + 12_345
         options.listingCount = 250
         await expectConformance(fixture.fileSystem, options: options)
@@ -25,7 +25,7 @@ import Testing
     @Test func theConnectorConformsThroughEncryption() async throws {
         let fixture = try BoxFixture { $0.pageSize = 100 }
         var options = ConformanceOptions()
-        options.faults = boxFaultControl(mock: fixture.mock)
+        options.faults = boxFaultControl(mock: fixture.mock, http: fixture.http)
         options.largeFileSize = 3 * 1024 * 1024 + 12_345
         options.listingCount = 250
         try await expectConformanceThroughEncryption(fixture.fileSystem, options: options)

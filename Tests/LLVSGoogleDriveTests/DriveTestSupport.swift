@@ -12,10 +12,12 @@ final class DriveFixture: Sendable {
     let directory: URL
     let tokenSource: OAuthTokenSource
     let fileSystem: GoogleDriveFileSystem
+    let http: HTTPClient
 
     init(settings: MockGoogleDriveServer.Settings = MockGoogleDriveServer.Settings(), http: HTTPClient = quickClient(),
          pacer: RequestPacer = RequestPacer(), configure: (inout GoogleDriveConfiguration) -> Void = { _ in }) throws {
         mock = try MockGoogleDriveServer(settings: settings)
+        self.http = http
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-drive-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = TokenFile(path: directory.appendingPathComponent("drive.token.json").path)
@@ -44,7 +46,7 @@ final class DriveFixture: Sendable {
 
 /// Drive's faults on the shared control: its usual "slow down" is a 403; a revoked token answers 401 before and after
 /// the refresh.
-func driveFaultControl(mock: MockGoogleDriveServer) -> MockFaultControl {
+func driveFaultControl(mock: MockGoogleDriveServer, http: HTTPClient) -> MockFaultControl {
     MockFaultControl(faults: mock.faults, rateLimitStatus: 403, expireTokens: { mock.expireAccessTokens() },
-                     revokeTokens: { mock.rejectNextRequests(2) })
+                     revokeTokens: { mock.rejectNextRequests(2) }, clientWaits: http.configuration.waitRecord)
 }

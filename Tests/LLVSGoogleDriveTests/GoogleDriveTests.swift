@@ -14,7 +14,7 @@ import Testing
     func theConnectorConformsAgainstTheMock(removal: GoogleDriveConfiguration.Removal) async throws {
         let fixture = try DriveFixture { $0.pageSize = 100; $0.removal = removal }
         var options = ConformanceOptions()
-        options.faults = driveFaultControl(mock: fixture.mock)
+        options.faults = driveFaultControl(mock: fixture.mock, http: fixture.http)
         options.largeFileSize = 6 * 1024 * 1024 + 12_345
         options.listingCount = 250
         await expectConformance(fixture.fileSystem, options: options)
@@ -28,7 +28,7 @@ import Testing
     @Test func theConnectorConformsThroughEncryption() async throws {
         let fixture = try DriveFixture { $0.pageSize = 100 }
         var options = ConformanceOptions()
-        options.faults = driveFaultControl(mock: fixture.mock)
+        options.faults = driveFaultControl(mock: fixture.mock, http: fixture.http)
         options.largeFileSize = 3 * 1024 * 1024 + 12_345
         options.listingCount = 250
         try await expectConformanceThroughEncryption(fixture.fileSystem, options: options)

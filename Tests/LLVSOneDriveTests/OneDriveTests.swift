@@ -15,7 +15,7 @@ import Testing
         settings.driveType = driveType
         let fixture = try OneDriveFixture(settings: settings) { $0.pageSize = 100 }
         var options = ConformanceOptions()
-        options.faults = oneDriveFaultControl(mock: fixture.mock)
+        options.faults = oneDriveFaultControl(mock: fixture.mock, http: fixture.http)
         options.largeFileSize = 6 * 1024 * 1024 + 12_345
         options.listingCount = 250
         await expectConformance(fixture.fileSystem, options: options)
@@ -29,7 +29,7 @@ import Testing
     @Test func theConnectorConformsThroughEncryption() async throws {
         let fixture = try OneDriveFixture { $0.pageSize = 100 }
         var options = ConformanceOptions()
-        options.faults = oneDriveFaultControl(mock: fixture.mock)
+        options.faults = oneDriveFaultControl(mock: fixture.mock, http: fixture.http)
         options.largeFileSize = 3 * 1024 * 1024 + 12_345
         options.listingCount = 250
         try await expectConformanceThroughEncryption(fixture.fileSystem, options: options)

@@ -51,6 +51,9 @@ final class PCloudFixture: Sendable {
 /// a refused token is 2094 (its tokens never expire, so there is no expiry to inject).
 struct PCloudFaultControl: FaultControl {
     let mock: MockPCloudServer
+    var clientWaits: HTTPWaitRecord?
+    /// pCloud's 4000 and 5000 name no wait: any the client decides on is right.
+    func requestedWait(_ fault: InjectedFault) -> Duration? { nil }
 
     var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .revokedToken] }
 

@@ -15,6 +15,7 @@ public func quickClient(attempts: Int = 8, faults: HTTPFaultInjector? = nil) -> 
     var configuration = HTTPClientConfiguration()
     configuration.retryPolicy = RetryPolicy(maximumAttempts: attempts, sleep: { _ in })
     configuration.faults = faults
+    configuration.waitRecord = HTTPWaitRecord()
     return HTTPClient(configuration: configuration)
 }
 
@@ -54,10 +55,13 @@ public struct MockFaultControl: FaultControl {
     public var rateLimitStatus: Int
     public var expireTokens: (@Sendable () -> Void)?
     public var revokeTokens: (@Sendable () -> Void)?
+    /// The connector's client's record of its waits (`HTTPClientConfiguration.waitRecord`).
+    public var clientWaits: HTTPWaitRecord?
 
     public init(faults: MockFaults, rateLimitStatus: Int = 429, expireTokens: (@Sendable () -> Void)? = nil,
-                revokeTokens: (@Sendable () -> Void)? = nil) {
+                revokeTokens: (@Sendable () -> Void)? = nil, clientWaits: HTTPWaitRecord? = nil) {
         self.faults = faults
+        self.clientWaits = clientWaits
         self.rateLimitStatus = rateLimitStatus
         self.expireTokens = expireTokens
         self.revokeTokens = revokeTokens

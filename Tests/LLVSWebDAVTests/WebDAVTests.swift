@@ -13,9 +13,10 @@ import Testing
     func theConnectorConformsAgainstTheMock(flavor: MockWebDAVServer.Flavor) async throws {
         let mock = try MockWebDAVServer(flavor: flavor, user: "u", password: "p")
         defer { mock.stop() }
-        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: quickClient())
+        let http = quickClient()
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: http)
         var options = ConformanceOptions()
-        options.faults = MockFaultControl(faults: mock.faults)
+        options.faults = MockFaultControl(faults: mock.faults, clientWaits: http.configuration.waitRecord)
         options.largeFileSize = 10 * 1024 * 1024
         await expectConformance(fileSystem, options: options, skippable: ["expired-token"])
         #expect(mock.paths.isEmpty, "left behind: \(mock.paths.prefix(5))")
@@ -56,9 +57,10 @@ import Testing
     @Test func theConnectorConformsThroughEncryption() async throws {
         let mock = try MockWebDAVServer(user: "u", password: "p")
         defer { mock.stop() }
-        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: quickClient())
+        let http = quickClient()
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: http)
         var options = ConformanceOptions()
-        options.faults = MockFaultControl(faults: mock.faults)
+        options.faults = MockFaultControl(faults: mock.faults, clientWaits: http.configuration.waitRecord)
         options.largeFileSize = 3 * 1024 * 1024 + 12_345
         try await expectConformanceThroughEncryption(fileSystem, options: options, skippable: ["expired-token"])
     }
