@@ -15,6 +15,8 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
     /// The remote's own collection (the URL's path) and any missing parent of it, made once when a first write finds
     /// it missing: a new remote's folder need not exist before the first push.
     private let rootCollection = SingleFlight<Void>()
+    /// Uploads to one path go one at a time (see `OneAtATimePerKey`).
+    private let uploadsByPath = OneAtATimePerKey()
     private let rootCollectionMade = Atomic<Bool>(false)
 
     public init(configuration: WebDAVConfiguration, http: HTTPClient = HTTPClient()) {
@@ -220,6 +222,10 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
     /// Stores `source` at `path`: small bodies straight away (making the parent when the server says it is missing),
     /// large ones once the parent is made sure of, through a temporary name.
     public func upload(_ source: UploadSource, to path: String) async throws {
+        try await uploadsByPath.run(path) { try await self.uploadNow(source, to: path) }
+    }
+
+    private func uploadNow(_ source: UploadSource, to path: String) async throws {
         let components = try CloudPath.components(path)
         guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let parent = try CloudPath.parent(path)

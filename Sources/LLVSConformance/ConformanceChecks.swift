@@ -20,6 +20,7 @@ enum ConformanceChecks {
         ConformanceCheck(id: "rate-limit", section: 7, title: "429/503 with Retry-After is waited out", run: rateLimit),
         ConformanceCheck(id: "dropped-connection", section: 7, title: "a dropped connection is retried", run: droppedConnection),
         ConformanceCheck(id: "answer-lost", section: 7, title: "an answer lost after the server acted: no error, no duplicate, no loss", run: answerLost),
+        ConformanceCheck(id: "interrupted-upload", section: 7, title: "an upload cut off mid-body leaves the old file or the new one whole", run: interruptedUpload),
         ConformanceCheck(id: "expired-token", section: 7, title: "an expired token is refreshed", run: expiredToken),
         ConformanceCheck(id: "revoked-token", section: 7, title: "a refused token is reported as unauthorized", run: revokedToken),
         ConformanceCheck(id: "concurrency", section: 8, title: "many transfers at once into one folder", run: concurrency),
@@ -378,6 +379,27 @@ enum ConformanceChecks {
         try require(listed.map(\.name).sorted() == ["created.txt", "made once"], "one file and one folder should be listed, got \(listed.map(\.name).sorted())")
         try require(listed.first { $0.name == "made once" }?.isFolder == true, "made once should be a folder")
         try require(try await fs.download(c.path("created.txt")) == Data("replaced once".utf8), "created.txt should hold the replacement")
+        return .passed
+    }
+
+    /// The connection drops half way through an upload's body, over an existing file and to a new name: the upload
+    /// succeeds (sent again) or fails, and the path then holds the old file (or nothing) or the new one whole, never
+    /// the half the server got.
+    static func interruptedUpload(_ c: ConformanceContext) async throws -> CheckOutcome {
+        if let skip = skipWithoutFault(.droppedMidUpload, c) { return skip }
+        let fs = c.fileSystem
+        let faults = c.options.faults!
+        let old = Data("the old contents".utf8)
+        let new = bytes(3 << 20, seed: 14)
+        try await fs.upload(old, to: c.path("cut-over.bin"))
+        for (name, before) in [("cut-over.bin", Optional(old)), ("cut-new.bin", nil)] {
+            await faults.injectOnce(.droppedMidUpload)
+            var failed = false
+            do { try await fs.upload(new, to: c.path(name)) } catch is CloudFileSystemError { failed = true }
+            let stored = try? await fs.download(c.path(name))
+            let acceptable: [Data?] = failed ? [before, new] : [new]
+            try require(acceptable.contains(stored), "\(name): after an upload cut off mid-body (which \(failed ? "failed" : "succeeded")) the path holds \(stored.map { "\($0.count) bytes" } ?? "nothing"), neither the old file nor the new one whole")
+        }
         return .passed
     }
 

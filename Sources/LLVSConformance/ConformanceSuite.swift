@@ -5,7 +5,8 @@ import LLVS
 /// `swift test` runs them against each connector and `llvs conformance` against any remote.
 public enum ConformanceSuite {
     /// The checks that need faults injected (`ConformanceOptions.faults`); a run without them skips these, saying so.
-    public static let checksNeedingFaults: Set<String> = ["rate-limit", "dropped-connection", "answer-lost", "expired-token", "revoked-token"]
+    public static let checksNeedingFaults: Set<String> = ["rate-limit", "dropped-connection", "answer-lost", "interrupted-upload", "expired-token",
+                                                          "revoked-token"]
 
     /// Runs every check inside a fresh, randomly named folder, removes the folder, and reports each check.
     public static func run(on fileSystem: any CloudFileSystem, options: ConformanceOptions = ConformanceOptions(),

@@ -12,6 +12,8 @@ public enum InjectedFault: String, Sendable, CaseIterable, Codable {
     case serviceUnavailable
     /// The connection drops before the answer (the operation may or may not have happened).
     case droppedConnection
+    /// The connection drops half way through an upload's body: the server got part of the file.
+    case droppedMidUpload
     /// The access token has expired (a refresh cures it).
     case expiredToken
     /// The credentials are refused even after a refresh.
@@ -73,7 +75,7 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
 
     public var capabilities: CloudCapabilities { base.capabilities }
 
-    public var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .revokedToken] }
+    public var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .droppedMidUpload, .revokedToken] }
 
     public func injectOnce(_ fault: InjectedFault) async {
         state.withLock { $0.pending.append(fault) }
@@ -99,6 +101,7 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
                 case .rateLimited: return (.rateLimited(retryAfter: .seconds(1)), .before)
                 case .serviceUnavailable: return (.transient("503 Service Unavailable (injected)"), .before)
                 case .droppedConnection: return (.transient("connection dropped (injected)"), .after)
+                case .droppedMidUpload: return (.transient("connection dropped during the upload (injected)"), .before)
                 case .expiredToken, .revokedToken: return (.unauthorized("the token was refused (injected)"), .before)
                 }
             }

@@ -31,6 +31,7 @@ public struct HTTPFaultControl: FaultControl {
         case .rateLimited: injector.injectOnce(.rateLimited)
         case .serviceUnavailable: injector.injectOnce(.serviceUnavailable)
         case .droppedConnection: injector.injectOnce(.droppedAfterServerActed)
+        case .droppedMidUpload: injector.injectOnce(.droppedMidBody)
         case .expiredToken: injector.injectOnce(.unauthorized)
         case .revokedToken: injector.injectOnce(.revoked)
         }

@@ -31,6 +31,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var bodyStart: Int64 = 0
     private var bodyLength: Int64 = 0
     private var bodyPosition: Int64 = 0
+    /// Ends the upload with a dropped connection once half the body is sent (an injected fault).
+    private let droppingBodyHalfWay: Bool
 
     // Response.
     private let responseBody = ResponseBuffer()
@@ -47,8 +49,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// Bytes of `budget` this transfer holds.
     private var reserved = 0
 
-    init(request: HTTPRequest, configuration: HTTPClientConfiguration, budget: MemoryBudget? = nil) throws {
+    init(request: HTTPRequest, configuration: HTTPClientConfiguration, budget: MemoryBudget? = nil, droppingBodyHalfWay: Bool = false) throws {
         self.budget = budget
+        self.droppingBodyHalfWay = droppingBodyHalfWay
         guard let easy = curl_easy_init() else { throw HTTPError.transport(code: -1, message: "libcurl could not make a handle", url: request.url.absoluteString) }
         self.easy = easy
         self.request = request
@@ -225,7 +228,14 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: Callbacks (engine thread)
 
     private func fill(_ buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
-        let remaining = bodyLength - bodyPosition
+        var remaining = bodyLength - bodyPosition
+        if droppingBodyHalfWay {
+            remaining = bodyLength / 2 - bodyPosition
+            guard remaining > 0 else {
+                failure = .transport(code: 55, message: "the connection dropped while the body was sent (an injected fault)", url: request.url.absoluteString)
+                return Int(CURL_READFUNC_ABORT)
+            }
+        }
         let count = Int(min(Int64(capacity), remaining))
         guard count > 0 else { return 0 }
         if bodyFD >= 0 {

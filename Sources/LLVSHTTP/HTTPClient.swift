@@ -136,17 +136,18 @@ public final class HTTPClient: Sendable {
         guard let fault = configuration.faults?.take(for: request) else { return try await performOnWire(request) }
         trace("⚡ \(fault.rawValue) injected into \(request.method) \(Redaction.url(request.url))")
         if let answer = HTTPFaultInjector.answer(to: fault, for: request) { return answer }
+        if fault == .droppedMidBody { return try await performOnWire(request, droppingBodyHalfWay: true) }
         _ = try await performOnWire(request)
         throw HTTPFaultInjector.dropped(request)
     }
 
-    private func performOnWire(_ request: HTTPRequest) async throws -> HTTPResponse {
+    private func performOnWire(_ request: HTTPRequest, droppingBodyHalfWay: Bool = false) async throws -> HTTPResponse {
         let start = DispatchTime.now().uptimeNanoseconds
         if let trace = configuration.trace {
             trace("→ \(request.method) \(Redaction.url(request.url))")
             for field in request.headers { trace("  \(field.name): \(Redaction.header(field.name, field.value))") }
         }
-        let transfer = try CurlTransfer(request: request, configuration: configuration, budget: memoryBudget)
+        let transfer = try CurlTransfer(request: request, configuration: configuration, budget: memoryBudget, droppingBodyHalfWay: droppingBodyHalfWay)
         do {
             let result = try await engine.perform(transfer)
             if let trace = configuration.trace {

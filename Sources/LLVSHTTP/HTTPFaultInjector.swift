@@ -16,6 +16,9 @@ public final class HTTPFaultInjector: Sendable {
         case serviceUnavailable
         /// The request is sent and answered, then its connection "drops": the server acted, the client saw nothing.
         case droppedAfterServerActed
+        /// The connection drops half way through the request's body: the server got part of an upload. Taken by the
+        /// next request whose body the client streams itself (bytes or a file; not a multipart form).
+        case droppedMidBody
         /// A 401 refusing the credentials, without sending the request: a renewal (an OAuth refresh) cures it.
         case unauthorized
         /// A 401 to the request and to its resend after the credentials are renewed: credentials revoked.
@@ -43,7 +46,11 @@ public final class HTTPFaultInjector: Sendable {
     /// The fault `request` meets, if one waits and the request is not a credential exchange.
     func take(for request: HTTPRequest) -> Fault? {
         guard !request.isCredentialExchange else { return nil }
-        guard let fault = pending.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return nil }
+        let streamsBody = switch request.body { case .data(let data): !data.isEmpty; case .file: true; case .none, .form: false }
+        guard let fault = pending.withLock({ pending -> Fault? in
+            guard let first = pending.first, first != .droppedMidBody || streamsBody else { return nil }
+            return pending.removeFirst()
+        }) else { return nil }
         injected.withLock { $0[fault, default: 0] += 1 }
         return fault
     }
@@ -61,7 +68,7 @@ public final class HTTPFaultInjector: Sendable {
                                                                       : #"Basic realm="injected""#
             if fault == .revoked { headers[revokedMarker] = "1" }
             return HTTPResponse(status: 401, headers: headers, url: request.url)
-        case .droppedAfterServerActed:
+        case .droppedAfterServerActed, .droppedMidBody:
             return nil
         }
     }

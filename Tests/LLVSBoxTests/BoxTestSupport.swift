@@ -60,5 +60,5 @@ final class BoxFixture: Sendable {
 /// Box's faults on the shared control: 429 with retry-after, expired access tokens, and a refused token.
 func boxFaultControl(mock: MockBoxServer, http: HTTPClient) -> MockFaultControl {
     MockFaultControl(faults: mock.faults, expireTokens: { mock.expireAccessTokens() }, revokeTokens: { mock.rejectNextRequests(2) },
-                     clientWaits: http.configuration.waitRecord)
+                     client: http)
 }

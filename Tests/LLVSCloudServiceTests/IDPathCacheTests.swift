@@ -21,12 +21,17 @@ final class MemoryDirectory: IDDirectory, Sendable {
     }
     let state = Mutex(State())
     let caseInsensitive: Bool
-    init(caseInsensitive: Bool = false) { self.caseInsensitive = caseInsensitive }
+    /// Lookups wait here until the test opens it (when every concurrent caller has come), so they overlap for sure.
+    let gate: Gate?
+    init(caseInsensitive: Bool = false, gate: Gate? = nil) {
+        self.caseInsensitive = caseInsensitive
+        self.gate = gate
+    }
 
     var rootID: String { "root" }
 
     func items(named name: String, in folderID: String, path: String) async throws -> [MemoryItem] {
-        try await Task.sleep(for: .milliseconds(5)) // long enough for concurrent callers to overlap
+        await gate?.wait()
         return state.withLock { state in
             state.lookups += 1
             return state.items.filter { $0.parent == folderID && (caseInsensitive ? $0.name.lowercased() == name.lowercased() : $0.name == name) }
@@ -48,10 +53,17 @@ final class MemoryDirectory: IDDirectory, Sendable {
 
 @Suite struct IDPathCacheTests {
     @Test func concurrentCallersCreateEachFolderOnceAndLaterOnesAskNothing() async throws {
-        let directory = MemoryDirectory()
+        let gate = Gate()
+        let directory = MemoryDirectory(gate: gate)
         let cache = IDPathCache(directory)
         let ids = try await withThrowingTaskGroup(of: String?.self) { group in
-            for _ in 0..<8 { group.addTask { try await cache.folderID(["new", "nested", "folder"], creating: true) } }
+            for _ in 0..<8 {
+                group.addTask {
+                    // The first lookup waits until all eight callers have come, so they meet it in flight.
+                    await gate.arrive(openingAt: 8)
+                    return try await cache.folderID(["new", "nested", "folder"], creating: true)
+                }
+            }
             return try await group.reduce(into: Set<String?>()) { $0.insert($1) }
         }
         #expect(ids.count == 1)
@@ -89,5 +101,30 @@ final class MemoryDirectory: IDDirectory, Sendable {
         let second = try await cache.folderID(["docs"], creating: true)
         #expect(first == second)
         #expect(directory.state.withLock { $0.creations } == ["Docs"])
+    }
+}
+
+/// Holds whoever waits until it is opened; open for good after that.
+actor Gate {
+    private var isOpen = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func wait() async {
+        guard !isOpen else { return }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private var arrivals = 0
+
+    /// Counts one arrival, and opens once `count` have come.
+    func arrive(openingAt count: Int) {
+        arrivals += 1
+        if arrivals >= count { open() }
+    }
+
+    func open() {
+        isOpen = true
+        for continuation in waiting { continuation.resume() }
+        waiting = []
     }
 }

@@ -48,5 +48,5 @@ final class DriveFixture: Sendable {
 /// the refresh.
 func driveFaultControl(mock: MockGoogleDriveServer, http: HTTPClient) -> MockFaultControl {
     MockFaultControl(faults: mock.faults, rateLimitStatus: 403, expireTokens: { mock.expireAccessTokens() },
-                     revokeTokens: { mock.rejectNextRequests(2) }, clientWaits: http.configuration.waitRecord)
+                     revokeTokens: { mock.rejectNextRequests(2) }, client: http)
 }

@@ -47,5 +47,5 @@ final class OneDriveFixture: Sendable {
 /// Graph's faults on the shared control.
 func oneDriveFaultControl(mock: MockOneDriveServer, http: HTTPClient) -> MockFaultControl {
     MockFaultControl(faults: mock.faults, expireTokens: { mock.expireAccessTokens() }, revokeTokens: { mock.rejectNextRequests(2) },
-                     clientWaits: http.configuration.waitRecord)
+                     client: http)
 }

@@ -51,17 +51,19 @@ final class PCloudFixture: Sendable {
 /// a refused token is 2094 (its tokens never expire, so there is no expiry to inject).
 struct PCloudFaultControl: FaultControl {
     let mock: MockPCloudServer
-    var clientWaits: HTTPWaitRecord?
+    let client: HTTPClient
+    var clientWaits: HTTPWaitRecord? { client.configuration.waitRecord }
     /// pCloud's 4000 and 5000 name no wait: any the client decides on is right.
     func requestedWait(_ fault: InjectedFault) -> Duration? { nil }
 
-    var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .revokedToken] }
+    var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .droppedMidUpload, .revokedToken] }
 
     func injectOnce(_ fault: InjectedFault) async {
         switch fault {
         case .rateLimited: mock.failNextCalls(1, result: 4000)
         case .serviceUnavailable: mock.failNextCalls(1, result: 5000)
         case .droppedConnection: mock.faults.injectNext(.dropBeforeAnswer)
+        case .droppedMidUpload: client.configuration.faults?.injectOnce(.droppedMidBody)
         case .revokedToken: mock.failNextCalls(1, result: 2094)
         case .expiredToken: break
         }

@@ -17,7 +17,7 @@ import Testing
             $0.chunkSize = 1024 * 1024
         }
         var options = ConformanceOptions()
-        options.faults = PCloudFaultControl(mock: fixture.mock, clientWaits: fixture.http.configuration.waitRecord)
+        options.faults = PCloudFaultControl(mock: fixture.mock, client: fixture.http)
         options.largeFileSize = 5 * 1024 * 1024 + 12_345
         options.listingCount = 250
         await expectConformance(fixture.fileSystem, options: options, skippable: ["expired-token"])
@@ -34,7 +34,7 @@ import Testing
             $0.chunkSize = 1024 * 1024
         }
         var options = ConformanceOptions()
-        options.faults = PCloudFaultControl(mock: fixture.mock, clientWaits: fixture.http.configuration.waitRecord)
+        options.faults = PCloudFaultControl(mock: fixture.mock, client: fixture.http)
         options.largeFileSize = 3 * 1024 * 1024 + 12_345
         options.listingCount = 250
         try await expectConformanceThroughEncryption(fixture.fileSystem, options: options, skippable: ["expired-token"])

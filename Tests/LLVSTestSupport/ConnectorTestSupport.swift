@@ -14,7 +14,9 @@ import Testing
 public func quickClient(attempts: Int = 8, faults: HTTPFaultInjector? = nil) -> HTTPClient {
     var configuration = HTTPClientConfiguration()
     configuration.retryPolicy = RetryPolicy(maximumAttempts: attempts, sleep: { _ in })
-    configuration.faults = faults
+    // An injector of its own when none is given, idle until a fault control asks it for a fault the mock cannot make
+    // (a connection cut mid-body).
+    configuration.faults = faults ?? HTTPFaultInjector()
     configuration.waitRecord = HTTPWaitRecord()
     return HTTPClient(configuration: configuration)
 }
@@ -25,8 +27,8 @@ public func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(co
 /// Every check of the conformance suite, in the order it runs them (docs/conformance.md).
 public let expectedConformanceChecks = ["not-found", "folders", "files", "large-file", "large-overwrite", "ranges", "names",
                                         "case-only-names", "listing", "integrity", "failed-upload", "source-fails-part-way",
-                                        "rate-limit", "dropped-connection", "answer-lost", "expired-token", "revoked-token",
-                                        "concurrency", "racing-uploads", "clean-up"]
+                                        "rate-limit", "dropped-connection", "answer-lost", "interrupted-upload", "expired-token",
+                                        "revoked-token", "concurrency", "racing-uploads", "clean-up"]
 
 /// The checks that need faults injected, skipped (with their reason) by a run without a fault control.
 public let checksNeedingFaults = ConformanceSuite.checksNeedingFaults
@@ -57,11 +59,14 @@ public struct MockFaultControl: FaultControl {
     public var revokeTokens: (@Sendable () -> Void)?
     /// The connector's client's record of its waits (`HTTPClientConfiguration.waitRecord`).
     public var clientWaits: HTTPWaitRecord?
+    /// The connector's client's fault injector, for a cut the mock cannot make (mid-body, on the client's side).
+    public var clientFaults: HTTPFaultInjector?
 
     public init(faults: MockFaults, rateLimitStatus: Int = 429, expireTokens: (@Sendable () -> Void)? = nil,
-                revokeTokens: (@Sendable () -> Void)? = nil, clientWaits: HTTPWaitRecord? = nil) {
+                revokeTokens: (@Sendable () -> Void)? = nil, clientWaits: HTTPWaitRecord? = nil, client: HTTPClient? = nil) {
         self.faults = faults
-        self.clientWaits = clientWaits
+        self.clientWaits = clientWaits ?? client?.configuration.waitRecord
+        clientFaults = client?.configuration.faults
         self.rateLimitStatus = rateLimitStatus
         self.expireTokens = expireTokens
         self.revokeTokens = revokeTokens
@@ -70,6 +75,7 @@ public struct MockFaultControl: FaultControl {
     public var supportedFaults: Set<InjectedFault> {
         var supported: Set<InjectedFault> = [.rateLimited, .serviceUnavailable, .droppedConnection, .revokedToken]
         if expireTokens != nil { supported.insert(.expiredToken) }
+        if clientFaults != nil { supported.insert(.droppedMidUpload) }
         return supported
     }
 
@@ -78,6 +84,7 @@ public struct MockFaultControl: FaultControl {
         case .rateLimited: faults.injectNext(.status(rateLimitStatus, retryAfter: 1))
         case .serviceUnavailable: faults.injectNext(.status(503, retryAfter: 1))
         case .droppedConnection: faults.injectNext(.dropBeforeAnswer)
+        case .droppedMidUpload: clientFaults?.injectOnce(.droppedMidBody)
         case .expiredToken: expireTokens?()
         case .revokedToken:
             // Without tokens of its own (WebDAV), a service refuses the credentials with a 401.

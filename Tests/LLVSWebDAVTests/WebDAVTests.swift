@@ -9,6 +9,21 @@ import LLVSTestSupport
 import Testing
 
 @Suite struct WebDAVMockTests {
+    /// A client that did not wait as long as a 429 asked (here: a wait record the client never writes to, as if it
+    /// had retried at once) fails the rate-limit check.
+    @Test func aClientThatDoesNotWaitFailsTheRateLimitCheck() async throws {
+        let mock = try MockWebDAVServer()
+        defer { mock.stop() }
+        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient())
+        var options = ConformanceOptions()
+        options.faults = MockFaultControl(faults: mock.faults, clientWaits: HTTPWaitRecord())
+        options.largeFileSize = 1024 * 1024
+        options.listingCount = 20
+        let report = await ConformanceSuite.run(on: fileSystem, options: options)
+        let rateLimit = report.results.first { $0.id == "rate-limit" }
+        #expect(rateLimit?.status == .failed && rateLimit?.message?.contains("should have waited") == true, "\(String(describing: rateLimit))")
+    }
+
     @Test(arguments: MockWebDAVServer.Flavor.allCases)
     func theConnectorConformsAgainstTheMock(flavor: MockWebDAVServer.Flavor) async throws {
         let mock = try MockWebDAVServer(flavor: flavor, user: "u", password: "p")
@@ -16,7 +31,7 @@ import Testing
         let http = quickClient()
         let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: http)
         var options = ConformanceOptions()
-        options.faults = MockFaultControl(faults: mock.faults, clientWaits: http.configuration.waitRecord)
+        options.faults = MockFaultControl(faults: mock.faults, client: http)
         options.largeFileSize = 10 * 1024 * 1024
         await expectConformance(fileSystem, options: options, skippable: ["expired-token"])
         #expect(mock.paths.isEmpty, "left behind: \(mock.paths.prefix(5))")
@@ -60,7 +75,7 @@ import Testing
         let http = quickClient()
         let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: http)
         var options = ConformanceOptions()
-        options.faults = MockFaultControl(faults: mock.faults, clientWaits: http.configuration.waitRecord)
+        options.faults = MockFaultControl(faults: mock.faults, client: http)
         options.largeFileSize = 3 * 1024 * 1024 + 12_345
         try await expectConformanceThroughEncryption(fileSystem, options: options, skippable: ["expired-token"])
     }
@@ -273,7 +288,7 @@ struct WebDAVRealServerTests {
         options.faults = HTTPFaultControl(injector: injector, renewsCredentials: false)
         await expectConformance(fileSystem(server, faults: injector), options: options, skippable: ["expired-token"])
         let injected = injector.injectedCounts
-        #expect(injected[.rateLimited] == 1 && injected[.serviceUnavailable] == 1 && injected[.droppedAfterServerActed] == 6
+        #expect(injected[.rateLimited] == 1 && injected[.serviceUnavailable] == 1 && injected[.droppedAfterServerActed] == 6 && injected[.droppedMidBody] == 2
                 && injected[.revoked] == 1, "faults met: \(injected)")
     }
 

@@ -134,6 +134,10 @@ public final class MockHTTPServer: Sendable {
 
     private func record(_ entry: MockLogEntry) { entries.withLock { $0.append(entry) } }
 
+    /// How many requests the server has read so far, answered or not (the log holds only answered ones): a test
+    /// waits on it to know a request is in flight.
+    public var requestsReceived: Int { counter.withLock { $0 } }
+
     private func write(_ response: MockResponse, for request: IncomingRequest, to connection: TCPConnection,
                        keepAlive: Bool, cutShort: MockFault?) throws {
         let length = response.bodyLength
