@@ -13,6 +13,7 @@ enum ConformanceChecks {
         ConformanceCheck(id: "ranges", section: 3, title: "ranged reads a-b, a-, last n", run: ranges),
         ConformanceCheck(id: "names", section: 4, title: "awkward names round-trip", run: names),
         ConformanceCheck(id: "case-only-names", section: 4, title: "names that differ only in case, as the service keeps them", run: caseOnlyNames),
+        ConformanceCheck(id: "unicode-forms", section: 4, title: "composed and decomposed names come back byte for byte", run: unicodeForms),
         ConformanceCheck(id: "listing", section: 5, title: "a listing longer than a page", run: listing),
         ConformanceCheck(id: "integrity", section: 6, title: "reported size and checksum match", run: integrity),
         ConformanceCheck(id: "failed-upload", section: 7, title: "a failed upload leaves the old file", run: failedUpload),
@@ -215,6 +216,22 @@ enum ConformanceChecks {
             try require(Set(listed) == ["Case.txt", "case.txt"], "names that keep case should list both files, got \(listed)")
             try require(try await fs.download(c.path("Case.txt")) == Data("upper".utf8), "Case.txt should keep its own contents")
             try require(try await fs.download(c.path("case.txt")) == Data("lower".utf8), "case.txt should keep its own contents")
+        }
+        return .passed
+    }
+
+    /// A name with a composed `é` (U+00E9) and one with a decomposed `é` (e, U+0301) are listed and read back with
+    /// exactly the scalars written. Swift compares strings by canonical equivalence, so the names are compared as
+    /// scalars here: a connector (or service) that normalizes one form into the other would pass a `==`.
+    static func unicodeForms(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let composed = "composed-\u{E9}t\u{E9}.txt", decomposed = "decomposed-e\u{301}te\u{301}.txt"
+        for name in [composed, decomposed] { try await fs.upload(Data(name.utf8), to: c.path(name)) }
+        let listed = try await fs.list(c.folder).map { Array($0.name.unicodeScalars) }
+        for name in [composed, decomposed] {
+            let scalars = Array(name.unicodeScalars)
+            try require(listed.contains(scalars), "\(name.debugDescription) should be listed with the scalars written \(scalars.map { String($0.value, radix: 16) }); listed \(listed.map { $0.map { String($0.value, radix: 16) } })")
+            try require(try await fs.download(c.path(name)) == Data(name.utf8), "\(name.debugDescription) should read back")
         }
         return .passed
     }

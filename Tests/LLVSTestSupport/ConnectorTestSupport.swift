@@ -26,7 +26,7 @@ public func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(co
 
 /// Every check of the conformance suite, in the order it runs them (docs/conformance.md).
 public let expectedConformanceChecks = ["not-found", "folders", "files", "large-file", "large-overwrite", "ranges", "names",
-                                        "case-only-names", "listing", "integrity", "failed-upload", "source-fails-part-way",
+                                        "case-only-names", "unicode-forms", "listing", "integrity", "failed-upload", "source-fails-part-way",
                                         "rate-limit", "dropped-connection", "answer-lost", "interrupted-upload", "expired-token",
                                         "revoked-token", "concurrency", "racing-uploads", "clean-up"]
 

@@ -3,6 +3,7 @@ import LLVSConformance
 import Testing
 @testable import LLVS
 import LLVSSupport
+import Synchronization
 
 /// Each conformance check added for #38 fails on a connector broken the way the check is meant to catch, so none of
 /// them can pass by accident.
@@ -18,11 +19,19 @@ import LLVSSupport
             case foldsCase
             /// An upload writes its first half, lets others run, then appends its second half to whatever is there.
             case interleavesWrites
+            /// Names are stored composed (NFC), as some services and many Mac tools make them.
+            case composesNames
         }
         let base: LocalFolderFileSystem
         let bug: Bug
 
-        func stored(_ path: String) -> String { bug == .foldsCase ? path.lowercased() : path }
+        func stored(_ path: String) -> String {
+            switch bug {
+            case .foldsCase: path.lowercased()
+            case .composesNames: path.precomposedStringWithCanonicalMapping
+            default: path
+            }
+        }
 
         func exists(_ path: String) async throws -> Bool { try await base.exists(stored(path)) }
         func list(_ folder: String) async throws -> [CloudItem] { try await base.list(stored(folder)) }
@@ -32,7 +41,7 @@ import LLVSSupport
             case .keepsTheFirstWrite:
                 if try await base.exists(path), data.count > 1_000_000 { return }
                 try await base.upload(data, to: path)
-            case .foldsCase:
+            case .foldsCase, .composesNames:
                 try await base.upload(data, to: stored(path))
             case .interleavesWrites:
                 let half = data.count / 2
@@ -69,9 +78,53 @@ import LLVSSupport
         #expect(failed.contains("case-only-names"), "\(failed)")
     }
 
+    @Test func namesNormalizedOnTheWayFailTheUnicodeCheck() async throws {
+        let failed = await failedChecks(Broken(base: LocalFolderFileSystem(root: directory.child("composes")), bug: .composesNames))
+        #expect(failed.contains("unicode-forms"), "\(failed)")
+    }
+
     @Test func racingUploadsThatMixFail() async throws {
         let failed = await failedChecks(Broken(base: LocalFolderFileSystem(root: directory.child("mixes")), bug: .interleavesWrites))
         #expect(failed.contains("racing-uploads"), "\(failed)")
+    }
+
+    /// A connector that leaves what the server got of a cut upload where readers look.
+    final class KeepsHalfOfACutUpload: CloudFileSystem, FaultControl {
+        let base: LocalFolderFileSystem
+        let cutNext = Mutex(0)
+        init(base: LocalFolderFileSystem) { self.base = base }
+
+        var supportedFaults: Set<InjectedFault> { [.droppedMidUpload] }
+        func injectOnce(_ fault: InjectedFault) async { cutNext.withLock { $0 += 1 } }
+
+        func exists(_ path: String) async throws -> Bool { try await base.exists(path) }
+        func list(_ folder: String) async throws -> [CloudItem] { try await base.list(folder) }
+        func metadata(_ path: String) async throws -> CloudItem { try await base.metadata(path) }
+        func upload(_ data: Data, to path: String) async throws {
+            let cut = cutNext.withLock { count -> Bool in
+                guard count > 0 else { return false }
+                count -= 1
+                return true
+            }
+            guard cut else { return try await base.upload(data, to: path) }
+            try await base.upload(data.prefix(data.count / 2), to: path)
+            throw CloudFileSystemError.transient("the connection dropped during the upload")
+        }
+        func upload(fileAt source: URL, to path: String) async throws { try await upload(try Data(contentsOf: source), to: path) }
+        func download(_ path: String) async throws -> Data { try await base.download(path) }
+        func download(_ path: String, toFileAt destination: URL) async throws { try await base.download(path, toFileAt: destination) }
+        func read(_ path: String, range: ByteRange) async throws -> Data { try await base.read(path, range: range) }
+        func makeFolder(_ path: String) async throws { try await base.makeFolder(path) }
+        func removeFile(_ path: String) async throws { try await base.removeFile(path) }
+        func removeFolder(_ path: String) async throws { try await base.removeFolder(path) }
+    }
+
+    @Test func anUploadCutOffThatLeavesHalfAFileFails() async throws {
+        let broken = KeepsHalfOfACutUpload(base: LocalFolderFileSystem(root: directory.child("halves")))
+        var options = ConformanceOptions()
+        options.faults = broken
+        let failed = await failedChecks(broken, options: options)
+        #expect(failed.contains("interrupted-upload"), "\(failed)")
     }
 
     /// Without a retry, an operation the server carried out but whose answer was lost ends in an error.

@@ -22,6 +22,7 @@ public final class MockHTTPServer: Sendable {
     private let connections = Mutex<[Int32: TCPConnection]>([:])
     private let entries = Mutex<[MockLogEntry]>([])
     private let counter = Mutex(0)
+    private let arrivalWaiters = Mutex<[(count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
     private let connectionCounter = Mutex(0)
     private let stopped = Atomic<Bool>(false)
 
@@ -96,6 +97,12 @@ public final class MockHTTPServer: Sendable {
                 count += 1
                 return count
             }
+            let ready = arrivalWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
+                let due = waiters.filter { $0.count <= number }.map(\.continuation)
+                waiters.removeAll { $0.count <= number }
+                return due
+            }
+            for continuation in ready { continuation.resume() }
             let shared = namedFaultsFrom?.decideNamed(MockRequestSummary(method: request.method, path: request.path, headers: request.headers))
             let faults = shared.map { [$0] } ?? self.faults.decide(number: number, method: request.method, path: request.path, headers: request.headers)
             var entry = MockLogEntry(number: number, method: request.method, target: request.target, headers: request.headers,
@@ -134,9 +141,22 @@ public final class MockHTTPServer: Sendable {
 
     private func record(_ entry: MockLogEntry) { entries.withLock { $0.append(entry) } }
 
-    /// How many requests the server has read so far, answered or not (the log holds only answered ones): a test
-    /// waits on it to know a request is in flight.
+    /// How many requests the server has read so far, answered or not (the log holds only answered ones).
     public var requestsReceived: Int { counter.withLock { $0 } }
+
+    /// Returns once the server has read `count` requests, answered or not: how a test knows a request is in flight
+    /// (the log holds only answered ones), without polling or a clock.
+    public func waitForRequests(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Registered under the lock the count is read under, so an arrival between the two cannot be missed.
+            let now = arrivalWaiters.withLock { waiters -> Bool in
+                if counter.withLock({ $0 }) >= count { return true }
+                waiters.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
 
     private func write(_ response: MockResponse, for request: IncomingRequest, to connection: TCPConnection,
                        keepAlive: Bool, cutShort: MockFault?) throws {
