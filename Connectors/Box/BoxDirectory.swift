@@ -13,8 +13,8 @@ struct BoxDirectory: IDDirectory {
     var rootID: String { "0" }
 
     func items(named name: String, in folderID: String, path: String) async throws -> [BoxItem] {
-        let key = name.lowercased()
-        return try await children(of: folderID, path: path).filter { $0.name.lowercased() == key }
+        let names = PathKeys(caseInsensitive: true)
+        return try await children(of: folderID, path: path).filter { names.sameName($0.name, name) }
     }
 
     /// Box finds a name only by listing its folder: the cache keeps all of it from one listing.

@@ -7,6 +7,9 @@ import LLVSHTTP
 /// duplicates) and a folder creation. Drive's `name =` ignores case and LLVS names do not, so matches are
 /// filtered exactly.
 struct GoogleDriveDirectory: IDDirectory {
+    /// Drive's `name =` ignores case, its names do not: a match must be the name byte for byte.
+    static let names = PathKeys(caseInsensitive: false)
+
     let client: ServiceClient
     let configuration: GoogleDriveConfiguration
 
@@ -16,7 +19,7 @@ struct GoogleDriveDirectory: IDDirectory {
     func preferred(_ items: [GoogleDriveItem]) -> GoogleDriveItem? { GoogleDriveItem.chosen(items) }
 
     func items(named name: String, in folderID: String, path: String) async throws -> [GoogleDriveItem] {
-        try await query(GoogleDriveQuery.named(name, in: folderID), path: path).filter { $0.name == name }
+        try await query(GoogleDriveQuery.named(name, in: folderID), path: path).filter { Self.names.sameName($0.name, name) }
     }
 
     /// Every item of a query, page after page.

@@ -61,7 +61,8 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
     /// A folder's items, one per name (the chosen one among duplicates), each remembered by path.
     private func children(of id: String, at components: [String], fields: String) async throws -> [GoogleDriveItem] {
         let files = try await paths.directory.query(GoogleDriveQuery.children(of: id), path: components.joined(separator: "/"), fields: fields)
-        return Dictionary(grouping: files, by: \.name).values.compactMap { duplicates in
+        // Grouped by the name's bytes: `String` keys would take a composed and a decomposed spelling for one name.
+        return Dictionary(grouping: files, by: { GoogleDriveDirectory.names.key(CollectionOfOne($0.name)) }).values.compactMap { duplicates in
             guard let file = GoogleDriveItem.chosen(duplicates) else { return nil }
             paths.remember(components + [file.name], file)
             return file

@@ -11,7 +11,7 @@ import LLVSHTTP
 public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
     public let configuration: OneDriveConfiguration
     let client: ServiceClient
-    let folders = KnownFolders(caseInsensitive: true)
+    let folders = KnownFolders(caseInsensitive: true, canonicallyEquivalentNamesCollide: true)
     /// OneDrive's rules: `" * : < > ? / \ |` refused, no leading or trailing space, no trailing dot.
     public static let nameEncoding = NameEncoding(forbidden: ["\"", "*", ":", "<", ">", "?", "\\", "|"],
                                                   leadingSpace: true, trailingSpace: true, trailingDot: true)
@@ -23,9 +23,13 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
         client = ServiceClient(http: http, authorizer: authorizer, classifier: OneDriveClassifier())
     }
 
+    /// OneDrive keeps a name in the normalization it was given but takes a composed and a decomposed spelling for one
+    /// name (rclone's issue 8634 shows a rename between the two refused as the same path).
     public var capabilities: CloudCapabilities {
-        CloudCapabilities(checksums: [.quickXor], caseInsensitiveNames: true, nameEncoding: Self.nameEncoding,
-                          simpleUploadLimit: configuration.simpleUploadLimit, chunkGranularity: OneDriveConfiguration.fragmentGranularity)
+        var capabilities = CloudCapabilities(checksums: [.quickXor], caseInsensitiveNames: true, nameEncoding: Self.nameEncoding,
+                                             simpleUploadLimit: configuration.simpleUploadLimit, chunkGranularity: OneDriveConfiguration.fragmentGranularity)
+        capabilities.canonicallyEquivalentNamesCollide = true
+        return capabilities
     }
 
     /// The path's components as OneDrive stores them, refused before any request when the whole path is too long.

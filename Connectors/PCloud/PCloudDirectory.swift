@@ -11,7 +11,7 @@ struct PCloudDirectory: IDDirectory {
     var rootID: String { "0" }
 
     func items(named name: String, in folderID: String, path: String) async throws -> [PCloudItem] {
-        try await children(of: folderID, path: path).filter { $0.name == name }
+        try await children(of: folderID, path: path).filter { PathKeys(caseInsensitive: false).sameName($0.name, name) }
     }
 
     /// `listfolder` answers a whole folder anyway: the cache keeps all of it from one listing.

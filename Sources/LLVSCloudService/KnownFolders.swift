@@ -11,7 +11,9 @@ public final class KnownFolders: Sendable {
     private let keys: PathKeys
     public var caseInsensitive: Bool { keys.caseInsensitive }
 
-    public init(caseInsensitive: Bool = false) { keys = PathKeys(caseInsensitive: caseInsensitive) }
+    public init(caseInsensitive: Bool = false, canonicallyEquivalentNamesCollide: Bool = false) {
+        keys = PathKeys(caseInsensitive: caseInsensitive, canonicallyEquivalentNamesCollide: canonicallyEquivalentNamesCollide)
+    }
 
     private func key(_ components: some Collection<String>) -> String { keys.key(components) }
 

@@ -221,17 +221,32 @@ enum ConformanceChecks {
     }
 
     /// A name with a composed `é` (U+00E9) and one with a decomposed `é` (e, U+0301) are listed and read back with
-    /// exactly the scalars written. Swift compares strings by canonical equivalence, so the names are compared as
-    /// scalars here: a connector (or service) that normalizes one form into the other would pass a `==`.
+    /// exactly the scalars written. Then the two spellings of one name, in one folder: two files, each with its own
+    /// contents, where the service keeps them apart; one file holding the second contents where it takes them for one
+    /// name (`canonicallyEquivalentNamesCollide`). Swift compares strings by canonical equivalence, so names are
+    /// compared as scalars here: a connector (or service) that normalizes one form into the other would pass a `==`.
     static func unicodeForms(_ c: ConformanceContext) async throws -> CheckOutcome {
         let fs = c.fileSystem
+        func scalars(_ name: String) -> [UInt32] { name.unicodeScalars.map(\.value) }
         let composed = "composed-\u{E9}t\u{E9}.txt", decomposed = "decomposed-e\u{301}te\u{301}.txt"
         for name in [composed, decomposed] { try await fs.upload(Data(name.utf8), to: c.path(name)) }
-        let listed = try await fs.list(c.folder).map { Array($0.name.unicodeScalars) }
+        let listed = try await fs.list(c.folder).map { scalars($0.name) }
         for name in [composed, decomposed] {
-            let scalars = Array(name.unicodeScalars)
-            try require(listed.contains(scalars), "\(name.debugDescription) should be listed with the scalars written \(scalars.map { String($0.value, radix: 16) }); listed \(listed.map { $0.map { String($0.value, radix: 16) } })")
+            try require(listed.contains(scalars(name)), "\(name.debugDescription) should be listed with the scalars written \(scalars(name)); listed \(listed)")
             try require(try await fs.download(c.path(name)) == Data(name.utf8), "\(name.debugDescription) should read back")
+        }
+        let pair = CloudPath.join(c.folder, "pair")
+        let nfc = "caf\u{E9}.txt", nfd = "cafe\u{301}.txt"
+        try await fs.upload(Data("composed".utf8), to: CloudPath.join(pair, nfc))
+        try await fs.upload(Data("decomposed".utf8), to: CloudPath.join(pair, nfd))
+        let names = try await fs.list(pair).map { scalars($0.name) }
+        if fs.capabilities.canonicallyEquivalentNamesCollide {
+            try require(names.count == 1 && [scalars(nfc), scalars(nfd)].contains(names[0]), "the two spellings should be one file, listed as one of them; got \(names)")
+            try require(try await fs.download(CloudPath.join(pair, nfc)) == Data("decomposed".utf8), "the second upload should have replaced the first")
+        } else {
+            try require(Set(names) == [scalars(nfc), scalars(nfd)], "the two spellings should be two files, each listed as written; got \(names)")
+            try require(try await fs.download(CloudPath.join(pair, nfc)) == Data("composed".utf8), "the composed name should keep its own contents")
+            try require(try await fs.download(CloudPath.join(pair, nfd)) == Data("decomposed".utf8), "the decomposed name should keep its own contents")
         }
         return .passed
     }

@@ -28,11 +28,14 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
     // MARK: Paths
 
     /// The name a file is sealed under: its path below the encrypted folder, in lower case on a service whose
-    /// names ignore case (there `Case.txt` and `case.txt` are one file, which either spelling must open). The key
-    /// file and paths outside the folder are refused.
+    /// names ignore case (there `Case.txt` and `case.txt` are one file, which either spelling must open), and
+    /// composed (NFC) on one that takes a composed and a decomposed spelling for one name. The key file and paths
+    /// outside the folder are refused.
     func sealedName(_ path: String) throws -> String {
-        let name = try spelledName(path)
-        return base.capabilities.caseInsensitiveNames ? name.lowercased() : name
+        var name = try spelledName(path)
+        let capabilities = base.capabilities
+        if capabilities.canonicallyEquivalentNamesCollide { name = name.precomposedStringWithCanonicalMapping }
+        return capabilities.caseInsensitiveNames ? name.lowercased() : name
     }
 
     /// The path below the encrypted folder as the caller spelled it.

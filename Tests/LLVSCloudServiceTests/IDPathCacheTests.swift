@@ -94,6 +94,20 @@ final class MemoryDirectory: IDDirectory, Sendable {
         #expect(cache.cached(["a", "file"]) == nil)
     }
 
+    /// A composed and a decomposed `é` are two keys unless the service takes them for one name; Swift's `==` takes
+    /// them for one, so keys are spelled in ASCII, and a name that spells an escape literally is not mistaken for one.
+    @Test func pathKeysTellSpellingsApartByTheirBytes() {
+        let exact = PathKeys(caseInsensitive: false)
+        #expect(exact.key(["caf\u{E9}"]) != exact.key(["cafe\u{301}"]))
+        #expect(!exact.sameName("caf\u{E9}", "cafe\u{301}"))
+        #expect(exact.key(["caf\\u{e9}"]) != exact.key(["caf\u{E9}"]))
+        #expect(exact.key(["plain/ascii"]) == "plain/ascii")
+        let oneDrive = PathKeys(caseInsensitive: true, canonicallyEquivalentNamesCollide: true)
+        #expect(oneDrive.sameName("CAF\u{C9}", "cafe\u{301}"))
+        let box = PathKeys(caseInsensitive: true)
+        #expect(box.sameName("Case", "case") && !box.sameName("caf\u{E9}", "cafe\u{301}"))
+    }
+
     @Test func casesMeetInOneEntryWhereTheServiceIgnoresCase() async throws {
         let directory = MemoryDirectory(caseInsensitive: true)
         let cache = IDPathCache(directory, caseInsensitive: true)

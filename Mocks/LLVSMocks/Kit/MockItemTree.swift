@@ -28,9 +28,12 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
     public let rootID: String
     /// Whether names are indexed without regard to case (OneDrive, Box; Drive's `name =` also ignores case).
     public let caseInsensitiveNames: Bool
+    /// Whether a composed and a decomposed spelling of a name are one name (OneDrive); otherwise names are indexed
+    /// byte for byte.
+    public let canonicallyEquivalentNamesCollide: Bool
     public private(set) var items: [String: Item] = [:]
     private var children: [String: [String]] = [:]
-    private var childrenByName: [String: [String: [String]]] = [:]
+    private var childrenByName: [String: [MockNameKey: [String]]] = [:]
     /// Change number N (from 1) is `changes[N - 1]`.
     public private(set) var changes: [MockChange] = []
     /// The index in `changes` of each item's latest change.
@@ -65,14 +68,18 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
         return (0...changes.count).contains(index) ? index : nil
     }
 
-    public init(root: Item, caseInsensitiveNames: Bool) {
+    public init(root: Item, caseInsensitiveNames: Bool, canonicallyEquivalentNamesCollide: Bool = false) {
         rootID = root.id
         self.caseInsensitiveNames = caseInsensitiveNames
+        self.canonicallyEquivalentNamesCollide = canonicallyEquivalentNamesCollide
         items[root.id] = root
         usage = root.content?.size ?? 0
     }
 
-    func key(_ name: String) -> String { caseInsensitiveNames ? name.lowercased() : name }
+    func key(_ name: String) -> MockNameKey {
+        let spelled = canonicallyEquivalentNamesCollide ? name.precomposedStringWithCanonicalMapping : name
+        return MockNameKey(caseInsensitiveNames ? spelled.lowercased() : spelled)
+    }
 
     /// A strictly increasing clock with millisecond steps, so creation order shows in the items' times.
     public mutating func tick() -> Date {

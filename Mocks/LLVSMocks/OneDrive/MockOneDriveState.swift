@@ -28,7 +28,7 @@ struct MockOneDriveState: Sendable {
     init() {
         let now = Date()
         tree = MockItemTree(root: MockOneDriveItem(id: Self.rootID, name: "root", parents: [], isFolder: true, created: now, modified: now),
-                            caseInsensitiveNames: true)
+                            caseInsensitiveNames: true, canonicallyEquivalentNamesCollide: true)
     }
 
     mutating func newID() -> String {

@@ -34,7 +34,7 @@ public final class MockWebDAVServer: Sendable, MockService {
     public let flavor: Flavor
     /// The collection the mock serves (`/dav`).
     public let rootPath: String
-    let tree: Mutex<[String: Node]>
+    let tree: Mutex<MockDAVTree>
     /// Dead properties set by PROPPATCH, by path (kept in memory only, not in `--state`).
     let deadProperties = Mutex<[String: [DAVPropertyName: String]]>([:])
     /// Active locks (kept in memory only).
@@ -207,8 +207,8 @@ public final class MockWebDAVServer: Sendable, MockService {
         var entries: [Entry]
     }
 
-    private static func load(_ state: MockStateDirectory) throws -> [String: Node] {
-        var tree: [String: Node] = ["": .folder(modified: Date())]
+    private static func load(_ state: MockStateDirectory) throws -> MockDAVTree {
+        var tree: MockDAVTree = ["": .folder(modified: Date())]
         for entry in try state.load(Saved.self)?.entries ?? [] {
             if let name = entry.file, let version = entry.version {
                 tree[entry.path] = .file(.spooled(state.file(name), size: entry.size ?? 0), modified: entry.modified, version: version)

@@ -9,6 +9,9 @@ public struct CloudCapabilities: Sendable, Equatable {
     public var checksums: Set<ChecksumAlgorithm>
     /// Whether two names differing only in case name the same item (OneDrive, Box).
     public var caseInsensitiveNames: Bool
+    /// Whether two names differing only in Unicode normalization (a composed `é` and `e` + U+0301) name the same
+    /// item, though the service keeps each as written (OneDrive). Where false they are two items, as on a Linux disk.
+    public var canonicallyEquivalentNamesCollide = false
     /// The reversible encoding the connector applies to names the service refuses; nil when it takes any name.
     public var nameEncoding: NameEncoding?
     /// The largest file sent in one request; larger files go through the resumable path. Nil when there is none.
