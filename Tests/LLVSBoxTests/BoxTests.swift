@@ -4,7 +4,9 @@ import LLVSBox
 import LLVSConformance
 import LLVSHTTP
 import LLVSMocks
+import LLVSSupport
 import LLVSTestSupport
+import Synchronization
 import Testing
 
 @Suite struct BoxConformanceTests {
@@ -144,19 +146,26 @@ import Testing
     }
 
     /// Over the rate limit Box answers 429 with retry-after; the remote's pacer holds every transfer back and all
-    /// of them finish.
+    /// of them finish. The window counts on a clock the client's waits move, so the test waits for nothing and the
+    /// waits are the ones the client decided on.
     @Test func theRateLimitIsWaitedOut() async throws {
+        let clock = MovedClock()
         var settings = BoxFixture.testSettings
         settings.requestsPerWindow = 20
         settings.rateWindow = 1
-        // A client that really waits, as the retry-after asks.
-        let fixture = try BoxFixture(settings: settings, http: HTTPClient())
+        settings.now = { clock.now }
+        var configuration = HTTPClientConfiguration()
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 8, sleep: { clock.advance($0) })
+        configuration.waitRecord = HTTPWaitRecord()
+        let fixture = try BoxFixture(settings: settings, http: HTTPClient(configuration: configuration))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<30 { group.addTask { try await fixture.fileSystem.upload(Data("\(i)".utf8), to: "r/\(i)") } }
             try await group.waitForAll()
         }
         #expect(try await fixture.fileSystem.listNames("r").count == 30)
         #expect(fixture.mock.log.contains { $0.status == 429 })
+        let waits = configuration.waitRecord?.waits(after: 0) ?? []
+        #expect(waits.contains { $0 >= .seconds(1) }, "the client waited the second the retry-after asked: \(waits)")
     }
 
     /// The attributes part must come before the file: the mock refuses the other order as Box does.
@@ -204,5 +213,15 @@ import Testing
         #expect(again.oauth.refreshCount == 0, "the saved access token is still accepted")
         try await box.upload(Data("new".utf8), to: "a/new.txt")
         #expect(Set(again.paths) == ["a", "a/small.txt", "a/big.bin", "a/new.txt"], "new IDs do not collide with restored ones: \(again.paths)")
+    }
+}
+
+/// A clock that moves only when told: what a mock's time-based rule counts on when a test waits for nothing.
+final class MovedClock: Sendable {
+    private let time = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    var now: Date { time.withLock { $0 } }
+    func advance(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        time.withLock { $0 = $0.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18) }
     }
 }

@@ -22,6 +22,8 @@ public final class MockBoxServer: Sendable, MockOAuthService {
         /// Requests allowed per window before 429 `rate_limit_exceeded` (nil: no limit).
         public var requestsPerWindow: Int?
         public var rateWindow: TimeInterval = 60
+        /// The clock the rate window counts on; a test gives one it moves, so a window passes without waiting.
+        public var now: @Sendable () -> Date = { Date() }
         public var oauth = MockOAuthServer.Settings.box
         public init() {}
     }
@@ -153,7 +155,7 @@ public final class MockBoxServer: Sendable, MockOAuthService {
 
     /// A rolling window of request times: more than `limit` in `rateWindow` is refused.
     private func admit(_ limit: Int) -> Bool {
-        let now = Date()
+        let now = settings.now()
         return window.withLock { times in
             times.removeAll { now.timeIntervalSince($0) >= settings.rateWindow }
             guard times.count < limit else { return false }

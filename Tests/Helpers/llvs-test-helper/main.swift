@@ -66,7 +66,8 @@ if arguments.count == 3, arguments[1] == "open", let url = URL(string: arguments
 }
 if arguments.count == 7, arguments[1] == "refresh" {
     // refresh TOKEN-FILE TOKEN-URL CLIENT-ID SECRET BARRIER: says "ready", waits until the test creates BARRIER (so
-    // two helpers start together), gets a token, and prints it with when it started and ended (uptime seconds).
+    // two helpers start together), says "attempting" as it asks for a token, and prints the token it got with when it
+    // started and ended (uptime seconds).
     let configuration = OAuthConfiguration(authorizationURL: URL(string: arguments[3])!, tokenURL: URL(string: arguments[3])!,
                                            clientId: arguments[4], clientSecret: arguments[5])
     let source = OAuthTokenSource(file: TokenFile(path: arguments[2]), configuration: configuration,
@@ -74,6 +75,7 @@ if arguments.count == 7, arguments[1] == "refresh" {
     FileHandle.standardOutput.write(Data("ready\n".utf8))
     while !FileManager.default.fileExists(atPath: arguments[6]) { usleep(500) }
     let started = ProcessInfo.processInfo.systemUptime
+    FileHandle.standardOutput.write(Data("attempting\n".utf8))
     do {
         let token = try await source.token()
         let ended = ProcessInfo.processInfo.systemUptime
