@@ -53,9 +53,11 @@ enum ConformanceChecks {
 
     static func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(count, seed: seed) }
 
-    static func skipWithoutFault(_ fault: InjectedFault, _ context: ConformanceContext) -> CheckOutcome? {
-        guard let faults = context.options.faults else { return .skipped("needs faults injected: run with --faults (or against a mock)") }
-        return faults.supportedFaults.contains(fault) ? nil : .skipped(faults.unsupportedReason(fault))
+    /// The run's fault control when it can inject `fault`; otherwise the check is skipped, saying why.
+    static func faultControl(for fault: InjectedFault, _ context: ConformanceContext) throws -> any FaultControl {
+        guard let faults = context.options.faults else { throw ConformanceSkip("needs faults injected: run with --faults (or against a mock)") }
+        guard faults.supportedFaults.contains(fault) else { throw ConformanceSkip(faults.unsupportedReason(fault)) }
+        return faults
     }
 
     // MARK: 1. Not found
@@ -364,8 +366,7 @@ enum ConformanceChecks {
     /// A rate limit and an outage are waited out: the operation succeeds and, where the client records its waits, it
     /// decided on a wait at least as long as the refusal asked (its Retry-After), or on some wait where it named none.
     static func rateLimit(_ c: ConformanceContext) async throws -> CheckOutcome {
-        if let skip = skipWithoutFault(.rateLimited, c) { return skip }
-        let faults = c.options.faults!
+        let faults = try faultControl(for: .rateLimited, c)
         func waitedOut(_ fault: InjectedFault, _ operation: () async throws -> Void) async throws {
             let mark = faults.clientWaits?.count
             await faults.injectOnce(fault)
@@ -382,11 +383,11 @@ enum ConformanceChecks {
     }
 
     static func droppedConnection(_ c: ConformanceContext) async throws -> CheckOutcome {
-        if let skip = skipWithoutFault(.droppedConnection, c) { return skip }
+        let faults = try faultControl(for: .droppedConnection, c)
         try await c.fileSystem.upload(Data("dropped".utf8), to: c.path("dropped.txt"))
-        await c.options.faults!.injectOnce(.droppedConnection)
+        await faults.injectOnce(.droppedConnection)
         try require(try await c.fileSystem.download(c.path("dropped.txt")) == Data("dropped".utf8), "a download after a dropped connection should succeed")
-        await c.options.faults!.injectOnce(.droppedConnection)
+        await faults.injectOnce(.droppedConnection)
         try require(try await c.fileSystem.list(c.folder).map(\.name) == ["dropped.txt"], "a listing after a dropped connection should succeed")
         return .passed
     }
@@ -394,9 +395,8 @@ enum ConformanceChecks {
     /// The server carries out a creation, a replacement or a removal, then the connection drops before its answer:
     /// the operation must succeed (sent again, or found done), leave exactly one item, and lose nothing.
     static func answerLost(_ c: ConformanceContext) async throws -> CheckOutcome {
-        if let skip = skipWithoutFault(.droppedConnection, c) { return skip }
+        let faults = try faultControl(for: .droppedConnection, c)
         let fs = c.fileSystem
-        let faults = c.options.faults!
         try await fs.makeFolder(c.folder)
         await faults.injectOnce(.droppedConnection)
         try await fs.upload(Data("created once".utf8), to: c.path("created.txt"))
@@ -418,9 +418,8 @@ enum ConformanceChecks {
     /// succeeds (sent again) or fails, and the path then holds the old file (or nothing) or the new one whole, never
     /// the half the server got.
     static func interruptedUpload(_ c: ConformanceContext) async throws -> CheckOutcome {
-        if let skip = skipWithoutFault(.droppedMidUpload, c) { return skip }
+        let faults = try faultControl(for: .droppedMidUpload, c)
         let fs = c.fileSystem
-        let faults = c.options.faults!
         let old = Data("the old contents".utf8)
         let new = bytes(3 << 20, seed: 14)
         try await fs.upload(old, to: c.path("cut-over.bin"))
@@ -436,16 +435,16 @@ enum ConformanceChecks {
     }
 
     static func expiredToken(_ c: ConformanceContext) async throws -> CheckOutcome {
-        if let skip = skipWithoutFault(.expiredToken, c) { return skip }
-        await c.options.faults!.injectOnce(.expiredToken)
+        let faults = try faultControl(for: .expiredToken, c)
+        await faults.injectOnce(.expiredToken)
         try await c.fileSystem.upload(Data("fresh token".utf8), to: c.path("token.txt"))
         try require(try await c.fileSystem.exists(c.path("token.txt")), "the upload with an expired token should succeed after a refresh")
         return .passed
     }
 
     static func revokedToken(_ c: ConformanceContext) async throws -> CheckOutcome {
-        if let skip = skipWithoutFault(.revokedToken, c) { return skip }
-        await c.options.faults!.injectOnce(.revokedToken)
+        let faults = try faultControl(for: .revokedToken, c)
+        await faults.injectOnce(.revokedToken)
         try await requireFailure("a request with a refused token", matches: { error in
             if case .unauthorized = error { true } else { false }
         }) { _ = try await c.fileSystem.exists(c.path("anything")) }

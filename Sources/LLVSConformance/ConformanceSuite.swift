@@ -22,6 +22,8 @@ public enum ConformanceSuite {
                 case .passed: result = ConformanceResult(check: check, status: .passed, message: nil)
                 case .skipped(let reason): result = ConformanceResult(check: check, status: .skipped, message: reason)
                 }
+            } catch let skip as ConformanceSkip {
+                result = ConformanceResult(check: check, status: .skipped, message: skip.reason)
             } catch {
                 result = ConformanceResult(check: check, status: .failed, message: "\(error)")
             }
@@ -85,6 +87,12 @@ public struct ConformanceCheck: Sendable {
     public var section: Int
     public var title: String
     public var run: @Sendable (ConformanceContext) async throws -> CheckOutcome
+}
+
+/// A check that cannot run against this remote (it needs a fault the run cannot inject), with the reason.
+struct ConformanceSkip: Error {
+    var reason: String
+    init(_ reason: String) { self.reason = reason }
 }
 
 /// A check that did not hold, saying what was expected and what happened.
