@@ -4,7 +4,7 @@ import LLVS
 /// Wraps a file system and misreports what it stored, as a buggy connector would: checksums that do not match the
 /// bytes, or bytes read back that differ from those written. Tests run the suite over it to show the integrity
 /// check catches such a connector whatever checksum it declares.
-public struct MisreportingFileSystem: CloudFileSystem {
+public struct MisreportingFileSystem: ForwardingFileSystem {
     public enum Lie: Sendable {
         /// Every reported checksum has its first character changed.
         case checksums
@@ -19,8 +19,6 @@ public struct MisreportingFileSystem: CloudFileSystem {
         self.base = base
         self.lie = lie
     }
-
-    public var capabilities: CloudCapabilities { base.capabilities }
 
     private func misreport(_ item: CloudItem) -> CloudItem {
         guard lie == .checksums else { return item }
@@ -39,12 +37,9 @@ public struct MisreportingFileSystem: CloudFileSystem {
         return data
     }
 
-    public func exists(_ path: String) async throws -> Bool { try await base.exists(path) }
     public func list(_ folder: String) async throws -> [CloudItem] { try await base.list(folder).map(misreport) }
     public func listNames(_ folder: String) async throws -> [String] { try await base.listNames(folder) }
     public func metadata(_ path: String) async throws -> CloudItem { misreport(try await base.metadata(path)) }
-    public func upload(_ data: Data, to path: String) async throws { try await base.upload(data, to: path) }
-    public func upload(fileAt source: URL, to path: String) async throws { try await base.upload(fileAt: source, to: path) }
     public func download(_ path: String) async throws -> Data { misreport(try await base.download(path)) }
     public func download(_ path: String, toFileAt destination: URL) async throws {
         try await base.download(path, toFileAt: destination)
@@ -53,7 +48,4 @@ public struct MisreportingFileSystem: CloudFileSystem {
         try misreport(data).write(to: destination)
     }
     public func read(_ path: String, range: ByteRange) async throws -> Data { misreport(try await base.read(path, range: range)) }
-    public func makeFolder(_ path: String) async throws { try await base.makeFolder(path) }
-    public func removeFile(_ path: String) async throws { try await base.removeFile(path) }
-    public func removeFolder(_ path: String) async throws { try await base.removeFolder(path) }
 }

@@ -28,11 +28,6 @@ import Testing
         try #require(ClientLibraries.installed("box_sdk_gen, requests"), "the library is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)")
         let mock = try MockBoxServer()
         defer { mock.stop() }
-        let token = mock.issueToken()
-        let outcome = try await ClientLibraries.run("oauth_refresh_libraries.py", ["box", mock.endpoint.absoluteString, mock.oauth.settings.clientId,
-                                                                                 mock.oauth.settings.clientSecret ?? "", token.refreshToken ?? ""])
-        #expect(outcome.status == 0, "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
-        #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
-        #expect(mock.oauth.refreshCount >= 2, "the library refreshed through the mock")
+        try await ClientLibraries.expectRefreshesThroughTheLibrary("box", endpoint: mock.endpoint, oauth: mock.oauth, refreshes: 2)
     }
 }

@@ -95,22 +95,11 @@ import Testing
 }
 
 /// A local folder that says its names ignore case, as Box's and OneDrive's do.
-struct IgnoringCase: CloudFileSystem {
-    var base: LocalFolderFileSystem
+struct IgnoringCase: ForwardingFileSystem {
+    var base: any CloudFileSystem
     var capabilities: CloudCapabilities {
         var capabilities = base.capabilities
         capabilities.caseInsensitiveNames = true
         return capabilities
     }
-    func exists(_ path: String) async throws -> Bool { try await base.exists(path) }
-    func list(_ folder: String) async throws -> [CloudItem] { try await base.list(folder) }
-    func metadata(_ path: String) async throws -> CloudItem { try await base.metadata(path) }
-    func upload(_ data: Data, to path: String) async throws { try await base.upload(data, to: path) }
-    func upload(fileAt source: URL, to path: String) async throws { try await base.upload(fileAt: source, to: path) }
-    func download(_ path: String) async throws -> Data { try await base.download(path) }
-    func download(_ path: String, toFileAt destination: URL) async throws { try await base.download(path, toFileAt: destination) }
-    func read(_ path: String, range: ByteRange) async throws -> Data { try await base.read(path, range: range) }
-    func makeFolder(_ path: String) async throws { try await base.makeFolder(path) }
-    func removeFile(_ path: String) async throws { try await base.removeFile(path) }
-    func removeFolder(_ path: String) async throws { try await base.removeFolder(path) }
 }

@@ -29,11 +29,6 @@ import Testing
         try #require(ClientLibraries.installed("google.auth.transport.requests, requests"), "the library is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)")
         let mock = try MockGoogleDriveServer()
         defer { mock.stop() }
-        let token = mock.issueToken()
-        let outcome = try await ClientLibraries.run("oauth_refresh_libraries.py", ["gdrive", mock.endpoint.absoluteString, mock.oauth.settings.clientId,
-                                                                                 mock.oauth.settings.clientSecret ?? "", token.refreshToken ?? ""])
-        #expect(outcome.status == 0, "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
-        #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
-        #expect(mock.oauth.refreshCount >= 2, "the library refreshed through the mock")
+        try await ClientLibraries.expectRefreshesThroughTheLibrary("gdrive", endpoint: mock.endpoint, oauth: mock.oauth, refreshes: 2)
     }
 }

@@ -294,14 +294,20 @@ struct OAuthFixture {
         let polls = Mutex(0)
         let token = try await flow.authorizeWithDevice(sleep: { _ in polls.withLock { $0 += 1 } }, show: { code, verification, _ in
             #expect(verification.hasPrefix(fixture.server.baseURL.absoluteString), "the verification page is the mock's: \(verification)")
-            guard !atOnce, let page = URL(string: verification) else { return }
-            let form = try? await fixture.http.send(HTTPRequest(url: page))
-            #expect(form?.status == 200 && form?.text.contains("<form") == true)
-            var approval = HTTPRequest(method: "POST", url: page)
-            approval.headers["Content-Type"] = "application/x-www-form-urlencoded"
-            approval.body = .data(Data("user_code=\(code)".utf8))
-            let approved = try? await fixture.http.send(approval)
-            #expect(approved?.status == 200)
+            // Approved at once, or by a person entering the code on the page.
+            if !atOnce {
+                let page = URL(string: verification)
+                #expect(page != nil)
+                if let page {
+                    let form = try? await fixture.http.send(HTTPRequest(url: page))
+                    #expect(form?.status == 200 && form?.text.contains("<form") == true)
+                    var approval = HTTPRequest(method: "POST", url: page)
+                    approval.headers["Content-Type"] = "application/x-www-form-urlencoded"
+                    approval.body = .data(Data("user_code=\(code)".utf8))
+                    let approved = try? await fixture.http.send(approval)
+                    #expect(approved?.status == 200)
+                }
+            }
         })
         #expect(fixture.oauth.isAuthorized("Bearer \(token.accessToken)"))
         #expect(polls.withLock { $0 } == 1, "approved before the first poll")

@@ -33,12 +33,7 @@ import Testing
         try #require(ClientLibraries.installed("msal, requests"), "the library is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)")
         let mock = try MockOneDriveServer()
         defer { mock.stop() }
-        let token = mock.issueToken()
-        let outcome = try await ClientLibraries.run("oauth_refresh_libraries.py", ["onedrive", mock.endpoint.absoluteString, mock.oauth.settings.clientId,
-                                                                                 "", token.refreshToken ?? ""])
-        #expect(outcome.status == 0, "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
-        #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
-        #expect(mock.oauth.refreshCount >= 1, "the library refreshed through the mock")
+        try await ClientLibraries.expectRefreshesThroughTheLibrary("onedrive", endpoint: mock.endpoint, oauth: mock.oauth, refreshes: 1)
         #expect(mock.log.contains { $0.target.hasSuffix("/v2.0/.well-known/openid-configuration") }, "msal read the discovery document")
     }
 }

@@ -159,6 +159,19 @@ public enum ClientLibraries {
     public static func run(_ script: String, _ arguments: [String]) async throws -> ProcessOutcome {
         try await runProgram(python, [packageRoot.appendingPathComponent("Tests/Clients").appendingPathComponent(script).path] + arguments)
     }
+
+    /// Refreshes a token issued by `oauth` through the service's own library (`oauth_refresh_libraries.py SERVICE`),
+    /// and records an issue unless every step held and the library refreshed at least `refreshes` times.
+    public static func expectRefreshesThroughTheLibrary(_ service: String, endpoint: URL, oauth: MockOAuthServer, refreshes: Int,
+                                                        sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let token = oauth.issueToken()
+        let outcome = try await run("oauth_refresh_libraries.py", [service, endpoint.absoluteString, oauth.settings.clientId,
+                                                                   oauth.settings.clientSecret ?? "", token.refreshToken ?? ""])
+        #expect(outcome.status == 0, "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))",
+                sourceLocation: sourceLocation)
+        #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", sourceLocation: sourceLocation)
+        #expect(oauth.refreshCount >= refreshes, "the library refreshed through the mock", sourceLocation: sourceLocation)
+    }
 }
 
 /// Runs the conformance suite through the encryption layer over `base`, in a folder of its own that is removed

@@ -39,16 +39,16 @@ public struct NamedFaultWorkload: Sendable {
     }
 }
 
-/// Runs the workload with `fault` in force (once, or on every request it can meet with `always`) and records an
+/// Runs the workload with `fault` in force (a transient one once, a final one on every request it can meet) and records an
 /// issue for anything a user would not accept. `finalReason`: text the error of a final fault must contain (the
 /// service's reason, said so a user knows what to do). `prepare`: what makes the fault reachable (an expired access
 /// token, so a refresh meets `invalid-grant`).
 public func expectNamedFaultHandled(_ fault: MockNamedFault, fileSystem: any CloudFileSystem, faults: MockFaults,
-                                    workload: NamedFaultWorkload, finalReason: String? = nil, always: Bool = false,
+                                    workload: NamedFaultWorkload, finalReason: String? = nil,
                                     prepare: @Sendable () -> Void = {}, sourceLocation: SourceLocation = #_sourceLocation) async {
     let large = SeededGenerator.bytes(workload.largeSize, seed: 35)
     prepare()
-    if always || !fault.isTransient { faults.inject(fault, rate: 1) } else { faults.inject(fault) }
+    if fault.isTransient { faults.inject(fault) } else { faults.inject(fault, rate: 1) }
     var failure: (any Error)?
     do { try await workload.run(fileSystem, large: large) } catch { failure = error }
     #expect(faults.firedCount(fault.name) > 0, "\(fault.name) was never met: the workload does not reach it", sourceLocation: sourceLocation)
@@ -56,20 +56,17 @@ public func expectNamedFaultHandled(_ fault: MockNamedFault, fileSystem: any Clo
     if fault.isTransient {
         #expect(failure == nil, "\(fault.name) is transient and should be waited out, but: \(failure.map { "\($0)" } ?? "")",
                 sourceLocation: sourceLocation)
-        return
-    }
-    guard let failure else {
+    } else if let failure {
+        if let finalReason {
+            #expect("\(failure)".localizedCaseInsensitiveContains(finalReason), "the error for \(fault.name) should say \"\(finalReason)\": \(failure)",
+                    sourceLocation: sourceLocation)
+        }
+        // Nothing half-written: a large.bin that exists is whole.
+        if let names = try? await fileSystem.list(workload.folder).map(\.name), names.contains("large.bin") {
+            let stored = try? await fileSystem.download("\(workload.folder)/large.bin")
+            #expect(stored == large, "after \(fault.name), large.bin is there but not whole", sourceLocation: sourceLocation)
+        }
+    } else {
         Issue.record("\(fault.name) is final, but the work went on as if nothing happened", sourceLocation: sourceLocation)
-        return
-    }
-    let said = "\(failure)"
-    if let finalReason {
-        #expect(said.localizedCaseInsensitiveContains(finalReason), "the error for \(fault.name) should say \"\(finalReason)\": \(said)",
-                sourceLocation: sourceLocation)
-    }
-    // Nothing half-written: a large.bin that exists is whole.
-    if let names = try? await fileSystem.list(workload.folder).map(\.name), names.contains("large.bin") {
-        let stored = try? await fileSystem.download("\(workload.folder)/large.bin")
-        #expect(stored == large, "after \(fault.name), large.bin is there but not whole", sourceLocation: sourceLocation)
     }
 }

@@ -68,38 +68,28 @@ import Synchronization
         return Set(report.results.filter { $0.status == .failed }.map(\.id))
     }
 
-    @Test func aLargeOverwriteThatKeepsTheOldFileFails() async throws {
-        let failed = await failedChecks(Broken(base: LocalFolderFileSystem(root: directory.child("keeps")), bug: .keepsTheFirstWrite))
-        #expect(failed.contains("large-overwrite"), "\(failed)")
-    }
+    /// Each bug and the check that must catch it.
+    static let caught: [(bug: Broken.Bug, check: String)] = [
+        (.keepsTheFirstWrite, "large-overwrite"), (.foldsCase, "case-only-names"),
+        (.composesNames, "unicode-forms"), (.interleavesWrites, "racing-uploads"),
+    ]
 
-    @Test func namesThatLoseTheirCaseFailWhereTheServiceKeepsCase() async throws {
-        let failed = await failedChecks(Broken(base: LocalFolderFileSystem(root: directory.child("folds")), bug: .foldsCase))
-        #expect(failed.contains("case-only-names"), "\(failed)")
-    }
-
-    @Test func namesNormalizedOnTheWayFailTheUnicodeCheck() async throws {
-        let failed = await failedChecks(Broken(base: LocalFolderFileSystem(root: directory.child("composes")), bug: .composesNames))
-        #expect(failed.contains("unicode-forms"), "\(failed)")
-    }
-
-    @Test func racingUploadsThatMixFail() async throws {
-        let failed = await failedChecks(Broken(base: LocalFolderFileSystem(root: directory.child("mixes")), bug: .interleavesWrites))
-        #expect(failed.contains("racing-uploads"), "\(failed)")
+    @Test(arguments: caught.indices)
+    func aBrokenConnectorFailsTheCheckMeantForIt(case index: Int) async throws {
+        let (bug, check) = Self.caught[index]
+        let failed = await failedChecks(Broken(base: LocalFolderFileSystem(root: directory.child("broken-\(index)")), bug: bug))
+        #expect(failed.contains(check), "\(bug) should fail \(check); failed: \(failed)")
     }
 
     /// A connector that leaves what the server got of a cut upload where readers look.
-    final class KeepsHalfOfACutUpload: CloudFileSystem, FaultControl {
-        let base: LocalFolderFileSystem
+    final class KeepsHalfOfACutUpload: ForwardingFileSystem, FaultControl {
+        let base: any CloudFileSystem
         let cutNext = Mutex(0)
-        init(base: LocalFolderFileSystem) { self.base = base }
+        init(base: any CloudFileSystem) { self.base = base }
 
         var supportedFaults: Set<InjectedFault> { [.droppedMidUpload] }
         func injectOnce(_ fault: InjectedFault) async { cutNext.withLock { $0 += 1 } }
 
-        func exists(_ path: String) async throws -> Bool { try await base.exists(path) }
-        func list(_ folder: String) async throws -> [CloudItem] { try await base.list(folder) }
-        func metadata(_ path: String) async throws -> CloudItem { try await base.metadata(path) }
         func upload(_ data: Data, to path: String) async throws {
             let cut = cutNext.withLock { count -> Bool in
                 guard count > 0 else { return false }
@@ -111,12 +101,6 @@ import Synchronization
             throw CloudFileSystemError.transient("the connection dropped during the upload")
         }
         func upload(fileAt source: URL, to path: String) async throws { try await upload(try Data(contentsOf: source), to: path) }
-        func download(_ path: String) async throws -> Data { try await base.download(path) }
-        func download(_ path: String, toFileAt destination: URL) async throws { try await base.download(path, toFileAt: destination) }
-        func read(_ path: String, range: ByteRange) async throws -> Data { try await base.read(path, range: range) }
-        func makeFolder(_ path: String) async throws { try await base.makeFolder(path) }
-        func removeFile(_ path: String) async throws { try await base.removeFile(path) }
-        func removeFolder(_ path: String) async throws { try await base.removeFolder(path) }
     }
 
     @Test func anUploadCutOffThatLeavesHalfAFileFails() async throws {

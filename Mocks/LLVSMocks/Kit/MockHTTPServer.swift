@@ -141,9 +141,6 @@ public final class MockHTTPServer: Sendable {
 
     private func record(_ entry: MockLogEntry) { entries.withLock { $0.append(entry) } }
 
-    /// How many requests the server has read so far, answered or not (the log holds only answered ones).
-    public var requestsReceived: Int { counter.withLock { $0 } }
-
     /// Returns once the server has read `count` requests, answered or not: how a test knows a request is in flight
     /// (the log holds only answered ones), without polling or a clock.
     public func waitForRequests(_ count: Int) async {

@@ -89,7 +89,7 @@ extension MockPCloudServer {
         return found
     }
 
-    private func resolve(_ path: String, _ state: MockPCloudState) throws -> MockPCloudItem? {
+    func resolve(_ path: String, _ state: MockPCloudState) throws -> MockPCloudItem? {
         guard path.hasPrefix("/") else { throw MockPCloudError.invalidPath }
         var current = state.tree[MockPCloudState.rootID]
         for name in path.split(separator: "/") {

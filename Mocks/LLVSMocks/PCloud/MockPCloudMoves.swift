@@ -33,12 +33,7 @@ extension MockPCloudServer {
     }
 
     private func resolveFolder(_ names: [String], _ state: MockPCloudState) throws -> MockPCloudItem? {
-        var current = state.tree[MockPCloudState.rootID]
-        for name in names {
-            guard let folder = current, folder.isFolder else { return nil }
-            current = state.child(named: name, of: folder.id)
-        }
-        return current?.isFolder == true ? current : nil
+        try resolve("/" + names.joined(separator: "/"), state).flatMap { $0.isFolder ? $0 : nil }
     }
 
     /// The times a call gives: `mtime`, and `ctime` (which pCloud takes only with `mtime`).
