@@ -219,8 +219,7 @@ final class CurlTransfer: @unchecked Sendable {
         _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
         _ = llvs_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-            let line = String(decoding: UnsafeRawBufferPointer(start: buffer, count: size * count), as: UTF8.self)
-            transfer.header(line.trimmingCharacters(in: .newlines))
+            transfer.header(HTTPHeaders.trimmed(UnsafeRawBufferPointer(start: buffer, count: size * count)))
             return size * count
         }
     }
@@ -350,9 +349,7 @@ final class CurlTransfer: @unchecked Sendable {
         _ = llvs_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         var headers = HTTPHeaders()
         for line in headerLines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.add(String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-                        String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            if let field = HTTPHeaders.field(line) { headers.add(field.name, field.value) }
         }
         return .success(CurlResult(status: status, headers: headers, body: responseBody.take(), url: request.url))
     }

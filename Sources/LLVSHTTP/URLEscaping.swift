@@ -3,11 +3,32 @@ import Foundation
 /// RFC 3986 percent-encoding, once for the whole package: everything but the unreserved characters is escaped, so
 /// a path segment or a query value can hold any text (`/`, `?`, `#`, `%`, `+`, spaces, non-ASCII).
 public enum URLEscaping {
-    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-    /// One path segment or one query name or value.
+    /// One path segment or one query name or value: its UTF-8 bytes, each unreserved one as it is and every other
+    /// as `%XX`. Done on the bytes, as it runs for every request (Foundation's version was a twentieth of a small
+    /// download's time on the client).
     public static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+        let utf8 = text.utf8
+        if utf8.allSatisfy(isUnreserved) { return text }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count * 3)
+        for byte in utf8 {
+            if isUnreserved(byte) {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// RFC 3986's unreserved characters: ASCII letters and digits, `-`, `.`, `_` and `~`.
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+        default: false
+        }
     }
 
     /// A query string from its items in order.

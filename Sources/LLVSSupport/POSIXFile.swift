@@ -10,11 +10,22 @@ import Darwin
 /// The store uses these rather than FileManager where durability matters: `fsync` of files and folders,
 /// `rename` for atomic replacement and `pread` for reads at an offset from many threads at once.
 package enum POSIX {
+    /// A path's folder and last name, split at its last `/` (`("", path)` without one), on the bytes: this runs for
+    /// every file a bulk receive writes, where bridging to NSString for it cost more than the write's bookkeeping.
+    package static func folderAndName(_ path: String) -> (folder: String, name: String) {
+        let utf8 = path.utf8
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("", path) }
+        return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+    }
+
     package static func fail(_ path: String, _ operation: String) -> FileError {
         .io(path: path, operation: operation, errno: errno)
     }
 
     package static func makeDirectories(_ path: String) throws {
+        // Most calls find the folder there (a store's version folders, made once each): one stat answers them.
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { return }
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
@@ -259,8 +270,7 @@ package final class AtomicFileWriter {
 
     package init(destination: String) throws {
         self.destination = destination
-        let folder = (destination as NSString).deletingLastPathComponent
-        let name = (destination as NSString).lastPathComponent
+        let (folder, name) = POSIX.folderAndName(destination)
         // The destination's name only helps a person reading the folder: it is cut so the whole stays a legal name
         // (255 bytes) for a destination whose own name is near that.
         let head = Self.temporaryPrefix + TemporaryWriter.tag + "-\(UUID.drawn().uuidString)-"

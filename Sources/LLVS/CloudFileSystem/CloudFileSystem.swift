@@ -115,21 +115,26 @@ extension CloudFileSystem {
 
 /// Splitting and joining the `/`-separated paths of cloud file systems.
 public enum CloudPath {
-    /// The components of a path, refusing `.`/`..`, empty components in the middle, and NUL.
+    /// The components of a path, refusing `.`/`..`, empty components in the middle, and NUL. Split on the UTF-8
+    /// bytes (`/` never occurs inside a multi-byte character), as every request of every connector comes here.
     public static func components(_ path: String) throws -> [String] {
-        var trimmed = Substring(path)
-        while trimmed.hasPrefix("/") { trimmed = trimmed.dropFirst() }
-        while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        if trimmed.isEmpty { return [] }
-        let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        for part in parts where part.isEmpty || part == "." || part == ".." || part.contains("\0") {
-            throw CloudFileSystemError.invalidPath(path)
+        let slash = UInt8(ascii: "/")
+        let bytes = path.utf8
+        guard let first = bytes.firstIndex(where: { $0 != slash }), let last = bytes.lastIndex(where: { $0 != slash }) else { return [] }
+        let parts = bytes[first...last].split(separator: slash, omittingEmptySubsequences: false)
+        var components: [String] = []
+        components.reserveCapacity(parts.count)
+        for part in parts {
+            guard !part.isEmpty, !part.contains(0), !part.elementsEqual(".".utf8), !part.elementsEqual("..".utf8) else {
+                throw CloudFileSystemError.invalidPath(path)
+            }
+            components.append(String(Substring(part)))
         }
-        return parts
+        return components
     }
 
     public static func join(_ parts: String...) -> String {
-        parts.flatMap { $0.split(separator: "/").map(String.init) }.joined(separator: "/")
+        parts.flatMap { $0.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) } }.joined(separator: "/")
     }
 
     public static func parent(_ path: String) throws -> String {

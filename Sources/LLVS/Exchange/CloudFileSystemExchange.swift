@@ -107,6 +107,24 @@ public struct CloudFileSystemExchange: Exchange {
     /// shared retrieve reads as a stream, so no connector has to hold it (or refuse it) in memory.
     public func changesLocation(of id: Version.ID) -> String { path(RemoteFormat.changesFolder, id.rawValue) }
 
+    /// Changes whose values hold at most this many bytes (by the version's `valueDataSize`) are read into memory:
+    /// most versions are small, and a temporary file each cost a clone more in file creation than in transfer.
+    public static let inMemoryChangesLimit: Int64 = 1 << 20
+
+    /// Small changes in memory; large ones, those of a version that does not give its size, and any the in-memory read
+    /// fails on (changes far larger than their values, as a merge's thousands of preserves, may pass the connector's
+    /// in-memory limit) to a temporary file.
+    public func fetchChanges(of version: Version) async throws -> EncodedChanges {
+        guard let size = version.valueDataSize, size <= Self.inMemoryChangesLimit else { return try await fetchChanges(of: version.id) }
+        do {
+            return .data(try await fileSystem.download(try file(RemoteFormat.changesFolder, version.id)))
+        } catch where Self.isAbsence(error) || error is CancellationError {
+            throw error
+        } catch {
+            return try await fetchChanges(of: version.id)
+        }
+    }
+
     public func fetchChanges(of id: Version.ID) async throws -> EncodedChanges {
         let path = try file(RemoteFormat.changesFolder, id)
         let temporary = store.temporaryFile("changes")

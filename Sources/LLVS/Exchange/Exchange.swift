@@ -19,6 +19,9 @@ public protocol Exchange: Sendable {
     func fetchVersion(_ id: Version.ID) async throws -> Version
     /// A version's encoded changes; large ones in a file, so no value is held whole.
     func fetchChanges(of id: Version.ID) async throws -> EncodedChanges
+    /// The same, knowing the version (its `valueDataSize`): by default by its ID. An exchange may read small
+    /// changes into memory, sparing the temporary file.
+    func fetchChanges(of version: Version) async throws -> EncodedChanges
     /// A version's changes encoded for `send`; by default as the store encodes them. An exchange whose remote
     /// transforms what it sends has them written in their final form (`FileStager`).
     func encodeChanges(of version: Version) async throws -> EncodedChanges
@@ -85,6 +88,7 @@ extension Exchange {
     }
 
     public var progress: (@Sendable (ExchangeProgress) -> Void)? { nil }
+    public func fetchChanges(of version: Version) async throws -> EncodedChanges { try await fetchChanges(of: version.id) }
     public func changesLocation(of id: Version.ID) -> String { "\(RemoteFormat.changesFolder)/\(id.rawValue)" }
     public func remoteListing() async throws -> RemoteListing { RemoteListing(versionIds: try await remoteVersionIds()) }
     public func syncCompleted(_ listing: RemoteListing, retrieved: RetrieveReport, sent: SendReport) async throws {}
@@ -137,38 +141,38 @@ extension Exchange {
         var deferred = Set<Version.ID>()
         let totalBytes = placeable.reduce(Int64(0)) { $0 + ($1.valueDataSize ?? 0) }
         var doneBytes: Int64 = 0
-        for start in stride(from: 0, to: placeable.count, by: window) {
-            let batch = Array(placeable[start..<min(start + window, placeable.count)])
-            let changes = await mapConcurrently(batch, limit: concurrency) { try await self.fetchChanges(of: $0.id) }
-            for (version, result) in zip(batch, changes) {
-                if let blocked = version.predecessors?.ids.first(where: failed.contains) {
-                    failed.insert(version.id)
-                    report.failures.append(ExchangeFailure(versionId: version.id, error: ExchangeError.predecessorFailed(blocked)))
-                    continue
-                }
-                if version.predecessors?.ids.contains(where: deferred.contains) == true {
-                    deferred.insert(version.id)
-                    report.waitingForPredecessors.append(version.id)
-                    continue
-                }
-                do {
-                    let encoded = try result.get()
-                    defer { encoded.discard() }
-                    let received = try ChangesReader.read(encoded, path: changesLocation(of: version.id), temporaryDirectory: store.temporaryDirectory)
-                    defer { received.discard() }
-                    try store.addVersion(version, receiving: received)
-                    report.retrieved.append(version.id)
-                    doneBytes += version.valueDataSize ?? 0
-                    progress?(ExchangeProgress(direction: .retrieving, done: report.retrieved.count, total: placeable.count,
-                                               bytes: doneBytes, totalBytes: totalBytes))
-                } catch where Self.isAbsence(error) {
-                    // The version file is served but its changes file not yet: both are asked for again later.
-                    deferred.insert(version.id)
-                    report.notYetReadable.append(version.id)
-                } catch {
-                    failed.insert(version.id)
-                    report.failures.append(ExchangeFailure(versionId: version.id, error: error))
-                }
+        // Changes are fetched `concurrency` at a time and added in order as they arrive, so writing one version
+        // overlaps the transfers of the next ones; at most `window` fetched changes wait to be added.
+        await forEachConcurrentlyInOrder(placeable, limit: concurrency, ahead: window, { try await self.fetchChanges(of: $0) }) { version, result in
+            if let blocked = version.predecessors?.ids.first(where: failed.contains) {
+                (try? result.get())?.discard()
+                failed.insert(version.id)
+                report.failures.append(ExchangeFailure(versionId: version.id, error: ExchangeError.predecessorFailed(blocked)))
+                return
+            }
+            if version.predecessors?.ids.contains(where: deferred.contains) == true {
+                (try? result.get())?.discard()
+                deferred.insert(version.id)
+                report.waitingForPredecessors.append(version.id)
+                return
+            }
+            do {
+                let encoded = try result.get()
+                defer { encoded.discard() }
+                let received = try ChangesReader.read(encoded, path: changesLocation(of: version.id), temporaryDirectory: store.temporaryDirectory)
+                defer { received.discard() }
+                try store.addVersion(version, receiving: received)
+                report.retrieved.append(version.id)
+                doneBytes += version.valueDataSize ?? 0
+                progress?(ExchangeProgress(direction: .retrieving, done: report.retrieved.count, total: placeable.count,
+                                           bytes: doneBytes, totalBytes: totalBytes))
+            } catch where Self.isAbsence(error) {
+                // The version file is served but its changes file not yet: both are asked for again later.
+                deferred.insert(version.id)
+                report.notYetReadable.append(version.id)
+            } catch {
+                failed.insert(version.id)
+                report.failures.append(ExchangeFailure(versionId: version.id, error: error))
             }
         }
         return report

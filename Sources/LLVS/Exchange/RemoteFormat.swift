@@ -49,7 +49,8 @@ public enum RemoteFormat {
 
     /// Checks that an identifier can name a remote file: not empty, not hidden, no path separator.
     public static func checkFileName(_ id: String) throws {
-        guard !id.isEmpty, !id.hasPrefix("."), !id.contains("/"), !id.contains("\0") else {
+        let bytes = id.utf8
+        guard let first = bytes.first, first != UInt8(ascii: "."), !bytes.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 }) else {
             throw ExchangeError.unsafeIdentifier(id)
         }
     }

@@ -94,7 +94,7 @@ public final class FileStorage: Storage {
         if POSIX.fileExists(path) || packed.withLock({ $0[id] != nil }) || grouped.withLock({ $0.pending[id] != nil }) {
             throw StoreError.versionAlreadyExists(id)
         }
-        try POSIX.makeDirectories((path as NSString).deletingLastPathComponent)
+        try POSIX.makeDirectories(POSIX.folderAndName(path).folder)
         return try FileVersionWriter(versionId: id, file: AtomicFileWriter(destination: path), storage: self)
     }
 
