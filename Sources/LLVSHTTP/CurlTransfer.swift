@@ -292,7 +292,15 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Appends to the in-memory body, charging the budget for its block; 0 when memory is refused.
     private func keep(_ buffer: UnsafeMutablePointer<CChar>, count: Int, limit: Int) -> Int {
-        let capacity = responseBody.capacity(toHold: count, limit: limit)
+        var capacity = responseBody.capacity(toHold: count, limit: limit)
+        // An answer that announces its length gets a block of that size at once: not one grown (and copied) half as
+        // much again at a time, as a snapshot's 5 MB chunks were, nor the 256 KiB first block a small answer needs
+        // a fraction of. A server that sends more than it announced makes the block grow as usual.
+        if responseBody.count == 0 {
+            var announced: curl_off_t = -1
+            _ = llvs_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced)
+            if announced >= Int64(count), announced <= Int64(limit) { capacity = Int(announced) }
+        }
         if capacity > responseBody.capacity {
             // While the block grows the old one and the new one are both held: the budget is charged for the new one
             // before, and the old one is given back after.
