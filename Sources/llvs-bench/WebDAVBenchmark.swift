@@ -123,7 +123,7 @@ func webdavBenchmark(_ arguments: [String], apache: RealWebDAVServer, peer: Rclo
                     theirs: "one at a time (as LLVS apps send): \(formatSeconds(serial)); curl of the same \(puts.count) PUTs: "
                         + "8 at once \(formatSeconds(curlParallel)), one at a time \(formatSeconds(curlSerial)) (\(String(format: "%.2f×", curlRatio)))",
                     ratio: String(format: "%.2f× faster (curl: %.2f×)", pushRatio, curlRatio),
-                    target: "≥ 4×, or the server's limit (curl's ratio)", met: pushRatio >= 4 || pushRatio >= curlRatio))
+                    target: "≥ 4×, or 8 at once as fast as curl's (the server's limit)", met: pushRatio >= 4 || parallel.median <= curlParallel.median))
 }
 
 /// Row 1 on one server: `fileCount` files of 4 KiB through the connector (8 at once) against `rclone copy` at its
