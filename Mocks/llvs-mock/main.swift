@@ -6,12 +6,12 @@ import LLVSMocks
 //
 //   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
 //
-// SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, gdrive, onedrive, onedrive-business,
+// SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, nextcloud, owncloud, gdrive, onedrive, onedrive-business,
 // pcloud, pcloud-eu, box, oauth.
 
 let usage = """
     usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
-                     [--approve-devices]
+                     [--approve-devices] [--max-body BYTES] [--quota BYTES]
            llvs-mock SERVICE --list-faults
 
     Runs a mock service on 127.0.0.1 until interrupted, printing its URL on the first line.
@@ -20,6 +20,11 @@ let usage = """
       webdav          WebDAV as Apache mod_dav answers (the reference server)
       webdav-rclone   WebDAV with rclone serve's answers (201 on an existing folder, 404 for a missing parent)
       webdav-nginx    WebDAV with nginx's answers (no etags, 500 for a missing parent)
+      nextcloud       Nextcloud: files at /remote.php/dav/files/USER/ (the URL printed), chunked upload v2 under
+                      /remote.php/dav/uploads/USER/, OC-Checksum and oc:checksums, X-OC-Mtime, file IDs, Sabre error
+                      bodies, status.php and Login Flow v2 (POST /index.php/login/v2), whose app passwords sign in
+                      beside --password; --user defaults to llvs and --password to s3cret-pass
+      owncloud        the same, saying ownCloud in status.php
       gdrive          Google Drive API v3 with Google's OAuth endpoints on the same port; prints the endpoint, then
                       the client ID and secret to give `llvs remote add NAME gdrive:/path --endpoint URL --client-id ID`
       onedrive        OneDrive through Microsoft Graph v1.0 (a personal drive) with the Microsoft identity platform's
@@ -48,7 +53,9 @@ let usage = """
       --approve-devices   approve every device-flow code as soon as it is issued (gdrive, onedrive, oauth), so a script
                       can finish a device flow unattended; otherwise open the verification_uri a device flow answers
                       (a page of the mock) and enter the code, or GET it with ?user_code=CODE
-      --user U, --password P   require Basic authentication (webdav)
+      --user U, --password P   require Basic authentication (webdav; nextcloud's account)
+      --max-body BYTES         (nextcloud) answer 413 to a request whose body is larger, as a reverse proxy in front does
+      --quota BYTES            (nextcloud) the bytes the account may hold: 507 with Sabre's InsufficientStorage above it
       --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, onedrive, pcloud,
                                oauth), mode 0600
       --state DIR              keep what the mock holds in DIR (and the tokens it issued), so a restart finds it again
@@ -75,6 +82,7 @@ let service = arguments.removeFirst()
 /// The named faults of each service, for --faults and --list-faults.
 let catalogues: [String: [MockNamedFault]] = [
     "webdav": MockWebDAVServer.namedFaults, "webdav-rclone": MockWebDAVServer.namedFaults, "webdav-nginx": MockWebDAVServer.namedFaults,
+    "nextcloud": MockWebDAVServer.nextcloudFaults, "owncloud": MockWebDAVServer.nextcloudFaults,
     "gdrive": MockGoogleDriveServer.namedFaults, "onedrive": MockOneDriveServer.namedFaults, "onedrive-business": MockOneDriveServer.namedFaults,
     "pcloud": MockPCloudServer.namedFaults, "pcloud-eu": MockPCloudServer.namedFaults, "box": MockBoxServer.namedFaults,
     "oauth": [MockNamedFault.invalidGrant(tokenPaths: ["/oauth/token"], description: "The refresh token was revoked.")],
@@ -89,7 +97,7 @@ let approvesDevices = arguments.contains("--approve-devices")
 arguments.removeAll { $0 == "--approve-devices" }
 while !arguments.isEmpty {
     let name = arguments.removeFirst()
-    guard ["--port", "--faults", "--user", "--password", "--token-out", "--state"].contains(name) else { fail("unknown option \(name); see llvs-mock --help") }
+    guard ["--port", "--faults", "--user", "--password", "--token-out", "--state", "--max-body", "--quota"].contains(name) else { fail("unknown option \(name); see llvs-mock --help") }
     guard !arguments.isEmpty else { fail("\(name) needs a value") }
     options[name] = arguments.removeFirst()
 }
@@ -118,6 +126,19 @@ do {
     case "webdav", "webdav-rclone", "webdav-nginx":
         let flavor: MockWebDAVServer.Flavor = service == "webdav" ? .apache : service == "webdav-rclone" ? .rclone : .nginx
         let mock = try MockWebDAVServer(flavor: flavor, port: port, user: options["--user"], password: options["--password"], faults: faults, state: state)
+        stopRunning = mock.stop
+        say(mock.url.absoluteString)
+    case "nextcloud", "owncloud":
+        var settings = MockNextcloudSettings()
+        settings.productName = service == "nextcloud" ? "Nextcloud" : "ownCloud"
+        settings.user = options["--user"] ?? settings.user
+        settings.approvesLoginsAtOnce = approvesDevices
+        for (option, keyPath) in [("--max-body", \MockNextcloudSettings.maximumBody), ("--quota", \MockNextcloudSettings.quota)] {
+            guard let text = options[option] else { continue }
+            guard let bytes = Int64(text), bytes >= 0 else { fail("\(option) needs a number of bytes, not \(text)") }
+            settings[keyPath: keyPath] = bytes
+        }
+        let mock = try MockWebDAVServer.nextcloud(settings, password: options["--password"] ?? "s3cret-pass", port: port, faults: faults, state: state)
         stopRunning = mock.stop
         say(mock.url.absoluteString)
     case "gdrive":

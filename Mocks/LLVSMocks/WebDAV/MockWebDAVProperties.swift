@@ -76,10 +76,30 @@ extension MockWebDAVServer {
             add("getlastmodified", HTTPDate.format(modified))
             if let etag = flavor.etag(version, content.size) { add("getetag", Self.xmlEscape(etag)) }
         }
+        // Nextcloud's own properties (and RFC 4331's quota), written with their namespaces declared where they are used.
+        var own: [(DAVPropertyName, String)] = []
+        if let nextcloud {
+            let oc = "http://owncloud.org/ns"
+            own.append((DAVPropertyName(namespace: oc, name: "fileid"), String(Int(nextcloud.fileId(path).prefix(8)) ?? 0)))
+            own.append((DAVPropertyName(namespace: oc, name: "id"), nextcloud.fileId(path)))
+            switch node {
+            case .folder:
+                let quota = quotaFigures(nextcloud)
+                add("quota-used-bytes", String(quota.used))
+                add("quota-available-bytes", quota.available.map(String.init) ?? "-3")
+                own.append((DAVPropertyName(namespace: oc, name: "permissions"), "RGDNVCK"))
+            case .file:
+                let checksum = nextcloud.checksums.withLock { $0[path] }
+                own.append((DAVPropertyName(namespace: oc, name: "checksums"),
+                            checksum.map { "<x:checksum>\(Self.xmlEscape($0))</x:checksum>" } ?? ""))
+                own.append((DAVPropertyName(namespace: oc, name: "permissions"), "RGDNVW"))
+            }
+        }
         let locking = lockProperties(path)
         add("supportedlock", locking.supported)
         add("lockdiscovery", locking.discovery)
         let dead = deadProperties.withLock { $0[path] ?? [:] }.sorted { ($0.key.namespace, $0.key.name) < ($1.key.namespace, $1.key.name) }
+            .map { (key: $0.key, value: $0.value) } + own.map { (key: $0.0, value: $0.1) }
         func liveElement(_ name: DAVPropertyName, _ value: String) -> String {
             value.isEmpty ? "<\(p):\(name.name)/>" : "<\(p):\(name.name)>\(value)</\(p):\(name.name)>"
         }
@@ -109,6 +129,12 @@ extension MockWebDAVServer {
 
     /// Moves (or copies) the dead properties of `path` and everything below it to `target`.
     func transferProperties(from path: String, to target: String, keepingSource: Bool) {
+        nextcloud?.checksums.withLock { all in
+            for key in Array(all.keys) where key == target || key.hasPrefix(target + "/") { all[key] = nil }
+            for key in Array(all.keys) where key == path || key.hasPrefix(path + "/") {
+                all[target + key.dropFirst(path.count)] = keepingSource ? all[key] : all.removeValue(forKey: key)
+            }
+        }
         deadProperties.withLock { all in
             for key in Array(all.keys) where key == target || key.hasPrefix(target + "/") { all[key] = nil }
             for key in Array(all.keys) where key == path || key.hasPrefix(path + "/") {
@@ -118,6 +144,9 @@ extension MockWebDAVServer {
     }
 
     func removeProperties(under path: String) {
+        nextcloud?.checksums.withLock { all in
+            for key in Array(all.keys) where key == path || key.hasPrefix(path + "/") { all[key] = nil }
+        }
         deadProperties.withLock { all in
             for key in Array(all.keys) where key == path || key.hasPrefix(path + "/") { all[key] = nil }
         }

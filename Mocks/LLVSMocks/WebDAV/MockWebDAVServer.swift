@@ -13,21 +13,24 @@ public final class MockWebDAVServer: Sendable, MockService {
     /// Whose behaviour to imitate.
     public enum Flavor: String, Sendable, CaseIterable {
         case apache, rclone, nginx
+        /// Nextcloud's Sabre DAV; with `MockNextcloudSettings` (`MockWebDAVServer.nextcloud`), its own paths and calls too.
+        case nextcloud
 
         var putReplaceStatus: Int { self == .rclone ? 201 : 204 }
         var mkcolExistingStatus: Int { self == .rclone ? 201 : 405 }
         /// What a PUT into a missing folder answers (tests hold the client to each).
-        public var putParentMissingStatus: Int { switch self { case .apache: 409; case .rclone: 404; case .nginx: 500 } }
+        public var putParentMissingStatus: Int { switch self { case .apache, .nextcloud: 409; case .rclone: 404; case .nginx: 500 } }
         var allowsInfiniteDepth: Bool { self == .rclone }
         func etag(_ version: Int, _ size: Int64) -> String? {
             switch self {
             case .apache: "W/\"\(String(size, radix: 16))-\(version)\""
             case .rclone: "\"\(version)-\(size)\""
             case .nginx: nil
+            case .nextcloud: "\"\(String(format: "%08x%08x", size, version))\""
             }
         }
         /// Each flavour writes the DAV: namespace with a different prefix, as real servers do.
-        var prefix: String { switch self { case .apache: "D"; case .rclone: "d"; case .nginx: "ns0" } }
+        var prefix: String { switch self { case .apache: "D"; case .rclone, .nextcloud: "d"; case .nginx: "ns0" } }
     }
 
     public let server: MockHTTPServer
@@ -44,6 +47,8 @@ public final class MockWebDAVServer: Sendable, MockService {
     private let credentials: (user: String, password: String)?
     let storage: URL
     private let state: MockStateDirectory?
+    /// Nextcloud's paths, calls and state, for a mock made by `MockWebDAVServer.nextcloud`.
+    let nextcloud: MockNextcloudState?
 
     enum Node {
         case folder(modified: Date)
@@ -54,8 +59,9 @@ public final class MockWebDAVServer: Sendable, MockService {
 
     /// `state`: a folder to keep the files in between runs (loaded now, written after every change).
     public init(flavor: Flavor = .apache, port: UInt16 = 0, rootPath: String = "/dav", user: String? = nil, password: String? = nil,
-                faults: MockFaults = MockFaults(), state: MockStateDirectory? = nil) throws {
+                faults: MockFaults = MockFaults(), state: MockStateDirectory? = nil, nextcloud: MockNextcloudSettings? = nil) throws {
         self.flavor = flavor
+        self.nextcloud = nextcloud.map(MockNextcloudState.init)
         self.rootPath = rootPath
         self.credentials = user.map { ($0, password ?? "") }
         self.state = state
@@ -82,13 +88,20 @@ public final class MockWebDAVServer: Sendable, MockService {
     // MARK: Serving
 
     func handle(_ request: IncomingRequest) -> MockResponse {
+        if let nextcloud, let answer = nextcloudBeforeSignIn(request, nextcloud) { return answer }
         if let credentials {
             guard let header = request.headers["Authorization"], header.hasPrefix("Basic "),
                   let decoded = Data(base64Encoded: String(header.dropFirst(6))).map({ String(decoding: $0, as: UTF8.self) }),
-                  decoded == "\(credentials.user):\(credentials.password)" else {
-                return MockResponse(status: 401, headers: ["WWW-Authenticate": #"Basic realm="llvs mock""#])
+                  decoded == "\(credentials.user):\(credentials.password)"
+                    || nextcloud?.appPasswords.withLock({ $0.contains(String(decoded.dropFirst(credentials.user.count + 1))) }) == true
+                        && decoded.hasPrefix(credentials.user + ":") else {
+                return flavor == .nextcloud
+                    ? Self.sabreError(401, exception: "Sabre\\DAV\\Exception\\NotAuthenticated", message: "No public access to this resource., Username or password was incorrect",
+                                      headers: ["WWW-Authenticate": #"Basic realm="Nextcloud", charset="UTF-8""#])
+                    : MockResponse(status: 401, headers: ["WWW-Authenticate": #"Basic realm="llvs mock""#])
             }
         }
+        if let nextcloud, let answer = nextcloudUploads(request, nextcloud) { return answer }
         guard let path = relativePath(request.rawPath) else { return .empty(404) }
         if path.split(separator: "/").contains("..") { return .empty(400) }
         let trailingSlash = request.rawPath.hasSuffix("/")
@@ -108,7 +121,7 @@ public final class MockWebDAVServer: Sendable, MockService {
         switch request.method {
         case "PROPFIND": return propfind(path, request: request)
         case "MKCOL": return persisting(mkcol(path, request: request))
-        case "PUT": return persisting(put(path, request: request))
+        case "PUT": return persisting(nextcloud.map { nextcloudPut(path, request: request, $0) } ?? put(path, request: request))
         case "GET", "HEAD": return get(path, request: request)
         case "DELETE": return persisting(delete(path, trailingSlash: trailingSlash))
         case "MOVE": return persisting(transfer(path, request: request, keepingSource: false))
@@ -257,7 +270,12 @@ public final class MockWebDAVServer: Sendable, MockService {
             guard (try? FileManager.default.moveItem(at: url, to: kept)) != nil else { return .empty(500) }
             content = .spooled(kept, size: size)
         }
-        return tree.withLock { tree in
+        return place(content, at: path, request: request)
+    }
+
+    /// Stores a file's new contents as a PUT does (its conditions, its parent, replacing), answering as the server would.
+    func place(_ content: Content, at path: String, request: IncomingRequest) -> MockResponse {
+        tree.withLock { tree in
             guard case .folder? = tree[parent(path)] else { return .empty(flavor.putParentMissingStatus) }
             // Conditional PUT (RFC 9110 13.1): `If-None-Match: *` only creates; `If-Match` needs the current ETag.
             if request.headers["If-None-Match"] == "*", tree[path] != nil { return .empty(412) }
