@@ -10,6 +10,8 @@ struct PropfindEntry: Equatable {
     var contentLength: Int64?
     var lastModified: Date?
     var etag: String?
+    /// Nextcloud's `oc:checksums` (`SHA1:…`, `MD5:…`), by algorithm.
+    var checksums: [ChecksumAlgorithm: String] = [:]
     /// True when some propstat (or the response's own status) is 2xx.
     var isPresent = false
 }
@@ -81,6 +83,20 @@ enum PropfindParser {
         } else if isDAV(property, "getetag") {
             let value = trimmed(text(property), .whitespaces)
             entry.etag = value.isEmpty ? nil : value
+        } else if isElement(property, ownCloud, "checksums") {
+            // `<oc:checksum>SHA1:… MD5:… ADLER32:…</oc:checksum>`: one element, values apart by spaces.
+            for checksum in elements(of: property) where isElement(checksum, ownCloud, "checksum") {
+                for value in text(checksum).split(whereSeparator: \.isWhitespace) {
+                    let parts = value.split(separator: ":", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, !parts[1].isEmpty else { continue }
+                    switch parts[0].uppercased() {
+                    case "SHA1": entry.checksums[.sha1] = parts[1].lowercased()
+                    case "MD5": entry.checksums[.md5] = parts[1].lowercased()
+                    case "SHA256": entry.checksums[.sha256] = parts[1].lowercased()
+                    default: break
+                    }
+                }
+            }
         }
     }
 
@@ -90,9 +106,13 @@ enum PropfindParser {
         return parts.count >= 2 ? Int(parts[1]) : nil
     }
 
-    private static func isDAV(_ node: xmlNodePtr, _ localName: String) -> Bool {
+    private static func isDAV(_ node: xmlNodePtr, _ localName: String) -> Bool { isElement(node, "DAV:", localName) }
+
+    static let ownCloud = "http://owncloud.org/ns"
+
+    private static func isElement(_ node: xmlNodePtr, _ namespaceURI: String, _ localName: String) -> Bool {
         guard let name = node.pointee.name, let namespace = node.pointee.ns?.pointee.href else { return false }
-        return String(cString: name) == localName && String(cString: namespace) == "DAV:"
+        return String(cString: name) == localName && String(cString: namespace) == namespaceURI
     }
 
     private static func elements(of node: xmlNodePtr) -> [xmlNodePtr] {

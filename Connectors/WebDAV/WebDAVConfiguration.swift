@@ -18,6 +18,12 @@ public struct WebDAVConfiguration: Sendable {
     public var authentication: Authentication
     /// The largest PROPFIND answer accepted; a bigger one is refused rather than parsed.
     public var maximumListingBytes = 64 * 1024 * 1024
+    /// Files larger than this go to a Nextcloud in chunks of this size (chunked upload v2): below the 1–100 MB
+    /// body limits of the proxies put in front of it, and a 413 for a chunk halves it.
+    public var nextcloudChunkSize: Int64 = 10 * 1024 * 1024
+
+    /// Nextcloud's (or ownCloud's) layout when the URL is a files URL (`…/remote.php/dav/files/USER/…`).
+    public var nextcloud: NextcloudLayout? { NextcloudLayout(filesURL: url) }
 
     public init(url: URL, authentication: Authentication = .none) {
         self.url = url

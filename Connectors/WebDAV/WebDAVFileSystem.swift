@@ -18,9 +18,12 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
     /// Uploads to one path go one at a time (see `OneAtATimePerKey`).
     private let uploadsByPath = OneAtATimePerKey()
     private let rootCollectionMade = Atomic<Bool>(false)
+    /// The chunk size of Nextcloud uploads: the configuration's, halved for good by each 413 a chunk meets.
+    let nextcloudChunkSize: Atomic<Int64>
 
     public init(configuration: WebDAVConfiguration, http: HTTPClient = HTTPClient()) {
         self.configuration = configuration
+        nextcloudChunkSize = Atomic(max(Self.smallestChunk, configuration.nextcloudChunkSize))
         let authorizer: PasswordAuthorizer? = switch configuration.authentication {
         case .none: nil
         case .basic(let user, let password): PasswordAuthorizer(.basic(user: user, password: password))
@@ -63,12 +66,21 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
 
     static let propfindBody = Data(#"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/></d:prop></d:propfind>"#.utf8)
 
+    /// The same with the checksums Nextcloud keeps for what was uploaded with `OC-Checksum`.
+    static let nextcloudPropfindBody = Data(#"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/><oc:checksums/></d:prop></d:propfind>"#.utf8)
+
+    /// Nextcloud reports the SHA-1 this connector sends with every upload; other servers report no checksum.
+    public var capabilities: CloudCapabilities {
+        configuration.nextcloud == nil ? .plain : CloudCapabilities(checksums: [.sha1])
+    }
+
     /// Only the resource type: what a listing of names needs, and less for the server to gather.
     static let namesPropfindBody = Data(#"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>"#.utf8)
 
     /// PROPFIND with an explicit Depth (0 or 1); nil when the resource is missing.
-    func propfind(_ path: String, folder: Bool, depth: Int, body: Data = propfindBody) async throws -> (url: URL, entries: [PropfindEntry])? {
+    func propfind(_ path: String, folder: Bool, depth: Int, body: Data? = nil) async throws -> (url: URL, entries: [PropfindEntry])? {
         let target = try url(path, folder: folder)
+        let body = body ?? (configuration.nextcloud == nil ? Self.propfindBody : Self.nextcloudPropfindBody)
         let response = try await send(request("PROPFIND", target,
                                               headers: ["Depth": String(depth), "Content-Type": "application/xml; charset=utf-8"],
                                               body: .data(body), destination: .memory(limit: configuration.maximumListingBytes)))
@@ -111,7 +123,8 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
     }
 
     func item(named name: String, _ entry: PropfindEntry) -> CloudItem {
-        CloudItem(name: name, isFolder: entry.isCollection, size: entry.isCollection ? nil : entry.contentLength, modified: entry.lastModified)
+        CloudItem(name: name, isFolder: entry.isCollection, size: entry.isCollection ? nil : entry.contentLength, modified: entry.lastModified,
+                  checksums: entry.checksums)
     }
 
     // MARK: CloudFileSystem
@@ -230,16 +243,26 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
         guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let parent = try CloudPath.parent(path)
         let parentComponents = Array(components.dropLast())
+        // A Nextcloud keeps the SHA-1 sent with each upload and lists it; a large file goes up in chunks.
+        let layout = configuration.nextcloud
+        let checksum = try layout.map { _ in try source.checksum(.sha1) }
+        if let layout, let checksum, source.size > nextcloudChunkSize.load(ordering: .relaxed) {
+            if parentComponents.isEmpty, !rootCollectionMade.load(ordering: .relaxed) { try await makeRootCollection() }
+            try await makeFolder(parent)
+            try await uploadInChunks(source, to: path, layout: layout, checksum: checksum)
+            return
+        }
         if source.size > Self.optimisticPutLimit {
             // A large body is not sent to find out: the remote's own folder is made sure of first (once).
             if parentComponents.isEmpty, !rootCollectionMade.load(ordering: .relaxed) { try await makeRootCollection() }
             try await makeFolder(parent)
-            try await putThroughTemporary(source.body, to: path, parent: parent)
+            try await putThroughTemporary(source.body, to: path, parent: parent, checksum: checksum)
             return
         }
         // Into a folder not seen yet, servers say "no such folder" with 409 (Apache), 404 (rclone) or 500 (nginx):
         // those come back at once to be answered by making the folder, not retried with backoff first.
-        let put = request("PUT", try url(path, folder: false), body: source.body)
+        var put = request("PUT", try url(path, folder: false), body: source.body)
+        if let checksum { put.headers["OC-Checksum"] = "SHA1:" + checksum }
         var first = put
         if !folders.contains(parentComponents) { first.finalStatuses = WebDAVAnswer.parentMissingStatuses }
         var response = try await send(first)
@@ -249,16 +272,25 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
             if parentComponents.isEmpty { try await makeRootCollection() } else { try await makeFolder(parent) }
             response = try await send(put)
         }
+        if response.status == 413, let layout, let checksum {
+            // A proxy's body limit below the chunk size: chunks smaller than this body, and than any chunk before.
+            let limit = max(Self.smallestChunk, min(nextcloudChunkSize.load(ordering: .relaxed), source.size / 2))
+            nextcloudChunkSize.store(limit, ordering: .relaxed)
+            try await uploadInChunks(source, to: path, layout: layout, checksum: checksum)
+            return
+        }
         try await finishPut(response, path: path, parent: parent)
     }
 
     /// A large body goes to a temporary name beside the file and is moved over it: some servers (rclone serve
     /// webdav) write a PUT straight into place, so an upload cut short would leave part of a file, or part of the
     /// new one over the old, where readers look. A failed upload's temporary is removed.
-    private func putThroughTemporary(_ body: HTTPRequestBody, to path: String, parent: String) async throws {
+    private func putThroughTemporary(_ body: HTTPRequestBody, to path: String, parent: String, checksum: String?) async throws {
         let temporary = CloudPath.join(parent, ".llvs-upload-\(UUID().uuidString.prefix(8).lowercased())-\(try CloudPath.name(path))")
         do {
-            try await finishPut(try await send(request("PUT", try url(temporary, folder: false), body: body)), path: path, parent: parent)
+            var put = request("PUT", try url(temporary, folder: false), body: body)
+            if let checksum { put.headers["OC-Checksum"] = "SHA1:" + checksum }
+            try await finishPut(try await send(put), path: path, parent: parent)
             var move = request("MOVE", try url(temporary, folder: false))
             move.headers["Destination"] = try url(path, folder: false).absoluteString
             move.headers["Overwrite"] = "T"

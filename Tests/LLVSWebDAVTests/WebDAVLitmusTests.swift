@@ -58,12 +58,14 @@ struct WebDAVLitmusTests {
         return (results, "\(passed) of \(run)")
     }
 
-    @Test(arguments: MockWebDAVServer.Flavor.allCases)
+    /// Nextcloud's flavour has no original here (Nextcloud itself needs PHP, a database and an install).
+    @Test(arguments: [MockWebDAVServer.Flavor.apache, .nginx, .rclone])
     func theMockPassesWhatItsOriginalPasses(flavor: MockWebDAVServer.Flavor) async throws {
         let original: RealWebDAVServer = switch flavor {
         case .apache: try await RealWebDAVServer.apache()
         case .nginx: try await RealWebDAVServer.nginx()
         case .rclone: try await RealWebDAVServer.rclone()
+        case .nextcloud: throw CloudFileSystemError.server(status: 0, message: "no original to run litmus against")
         }
         let (theirs, theirSummary) = try await Self.run(original.url, user: original.user, password: original.password)
         let mock = try MockWebDAVServer(flavor: flavor, user: "u", password: "p")

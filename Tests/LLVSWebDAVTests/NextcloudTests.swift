@@ -1,0 +1,144 @@
+import Foundation
+import LLVS
+import LLVSConformance
+import LLVSHTTP
+import LLVSMocks
+import LLVSSupport
+import LLVSTestSupport
+import LLVSWebDAV
+import Testing
+
+/// The connector against the Nextcloud mock: recognized from its files URL, large files in chunks (v2) whatever
+/// the proxy's body limit, the SHA-1 it sends kept and listed, and Nextcloud's failures met.
+@Suite struct NextcloudTests {
+    func connector(_ mock: MockWebDAVServer, password: String = "p", chunkSize: Int64? = nil, http: HTTPClient = quickClient()) -> WebDAVFileSystem {
+        var configuration = WebDAVConfiguration(url: mock.url, authentication: .basic(user: "llvs", password: password))
+        if let chunkSize { configuration.nextcloudChunkSize = chunkSize }
+        return WebDAVFileSystem(configuration: configuration, http: http)
+    }
+
+    @Test func theLayoutIsRecognizedFromAFilesURL() throws {
+        let layout = try #require(NextcloudLayout(filesURL: URL(string: "https://cloud.example/nc/remote.php/dav/files/ada/Notes/llvs")!))
+        #expect(layout.uploadsURL.absoluteString == "https://cloud.example/nc/remote.php/dav/uploads/ada/")
+        #expect(NextcloudLayout(filesURL: URL(string: "https://cloud.example/remote.php/webdav/Notes")!) == nil)
+        #expect(NextcloudLayout(filesURL: URL(string: "https://dav.example/dav/")!) == nil)
+    }
+
+    @Test(arguments: [false, true])
+    func theConnectorConformsAgainstTheMock(withFaults: Bool) async throws {
+        let mock = try MockWebDAVServer.nextcloud(password: "p")
+        defer { mock.stop() }
+        let http = quickClient()
+        // Chunks of 1 MiB, so the suite's large files go up in several.
+        let fileSystem = connector(mock, chunkSize: 1024 * 1024, http: http)
+        #expect(fileSystem.capabilities.checksums == [.sha1])
+        var options = ConformanceOptions()
+        options.largeFileSize = 3 * 1024 * 1024 + 123
+        if withFaults {
+            options.faults = MockFaultControl(faults: mock.faults, client: http)
+            await expectConformance(fileSystem, options: options, skippable: ["expired-token"])
+        } else {
+            await expectConformance(fileSystem, options: options, skippable: ConformanceSuite.checksNeedingFaults)
+        }
+        #expect(mock.paths.isEmpty, "left behind: \(mock.paths.prefix(5))")
+    }
+
+    /// A 30 MiB file through a proxy that refuses bodies over 10 MiB: in chunks, whole, with its SHA-1 listed.
+    @Test func aLargeFilePassesAProxysBodyLimitInChunks() async throws {
+        var settings = MockNextcloudSettings()
+        settings.maximumBody = 10 * 1024 * 1024
+        let mock = try MockWebDAVServer.nextcloud(settings, password: "p")
+        defer { mock.stop() }
+        let fileSystem = connector(mock)
+        let large = Data((0..<(30 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 13) })
+        try await fileSystem.upload(large, to: "values/large.bin")
+        #expect(try await fileSystem.download("values/large.bin") == large)
+        let item = try await fileSystem.metadata("values/large.bin")
+        #expect(item.checksums[.sha1] == DigestStream.hex(large, .sha1))
+        let puts = mock.server.log.filter { $0.method == "PUT" }
+        #expect(puts.count == 3 && puts.allSatisfy { $0.target.contains("/remote.php/dav/uploads/llvs/") }, "\(puts.map(\.target))")
+        #expect(!mock.server.log.contains { $0.status == 413 })
+    }
+
+    /// A proxy whose limit is below the chunk size: the first chunk's 413 halves the chunk size until chunks pass,
+    /// and the upload completes; so does a plain PUT the proxy refuses.
+    @Test func aChunkTooLargeForTheProxyIsSentAgainSmaller() async throws {
+        var settings = MockNextcloudSettings()
+        settings.maximumBody = 3 * 1024 * 1024
+        let mock = try MockWebDAVServer.nextcloud(settings, password: "p")
+        defer { mock.stop() }
+        let fileSystem = connector(mock, chunkSize: 8 * 1024 * 1024)
+        let large = Data((0..<(20 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try await fileSystem.upload(large, to: "large.bin")
+        #expect(try await fileSystem.download("large.bin") == large)
+        let middle = Data((0..<(5 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try await fileSystem.upload(middle, to: "middle.bin")
+        #expect(try await fileSystem.download("middle.bin") == middle)
+        #expect(mock.server.log.contains { $0.status == 413 })
+        #expect(!mock.paths.contains { $0.contains(".llvs-upload") })
+    }
+
+    @Test func aFullQuotaSaysHowMuchWasNeededAndIsLeft() async throws {
+        var settings = MockNextcloudSettings()
+        settings.quota = 4 * 1024 * 1024
+        let mock = try MockWebDAVServer.nextcloud(settings, password: "p")
+        defer { mock.stop() }
+        let fileSystem = connector(mock, chunkSize: 1024 * 1024)
+        try await fileSystem.upload(Data(count: 3 * 1024 * 1024), to: "first.bin")
+        await #expect {
+            try await fileSystem.upload(Data(count: 2 * 1024 * 1024), to: "second.bin")
+        } throws: { error in
+            guard case CloudFileSystemError.quotaExceeded(let message) = error else { return false }
+            return message.contains("2097152 required") && message.contains("available")
+        }
+        #expect(!mock.paths.contains("second.bin"))
+    }
+
+    /// An assembly that answers 423 while the server merges, then finds the upload gone: the file is in place.
+    @Test func anAssemblyStillLockedWhenAnsweredIsFoundDone() async throws {
+        let mock = try MockWebDAVServer.nextcloud(password: "p")
+        defer { mock.stop() }
+        mock.faults.inject(try #require(MockWebDAVServer.nextcloudFaults[named: "assembly-locked"]), at: 1)
+        let fileSystem = connector(mock, chunkSize: 1024 * 1024)
+        let large = Data((0..<(3 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 3) })
+        try await fileSystem.upload(large, to: "large.bin")
+        #expect(try await fileSystem.download("large.bin") == large)
+        #expect(mock.server.log.contains { $0.status == 423 })
+    }
+
+    @Test(arguments: MockWebDAVServer.nextcloudFaults.map(\.name))
+    func theConnectorHandlesTheNamedFault(name: String) async throws {
+        let fault = try #require(MockWebDAVServer.nextcloudFaults[named: name])
+        let mock = try MockWebDAVServer.nextcloud(password: "p")
+        defer { mock.stop() }
+        await expectNamedFaultHandled(fault, fileSystem: connector(mock, chunkSize: 512 * 1024), faults: mock.faults,
+                                      workload: NamedFaultWorkload(largeSize: 1024 * 1024 + 17),
+                                      finalReason: ["insufficient-storage": "no room", "too-large": "body limit"][name])
+    }
+
+    @Test func anAppPasswordFromLoginFlowSignsIn() async throws {
+        let mock = try MockWebDAVServer.nextcloud(password: "p")
+        defer { mock.stop() }
+        let http = quickClient()
+        let started = try await http.send(HTTPRequest(method: "POST", url: mock.serverURL.appendingPathComponent("index.php/login/v2")))
+        let flow = try #require(try JSONSerialization.jsonObject(with: started.body) as? [String: Any])
+        let poll = try #require(flow["poll"] as? [String: String])
+        let login = try #require((flow["login"] as? String).flatMap(URL.init(string:)))
+        func pollOnce() async throws -> HTTPResponse {
+            var request = HTTPRequest(method: "POST", url: try #require(poll["endpoint"].flatMap(URL.init(string:))))
+            request.body = .data(FormEncoding.encode([("token", try #require(poll["token"]))]))
+            request.headers["Content-Type"] = "application/x-www-form-urlencoded"
+            return try await http.send(request)
+        }
+        #expect(try await pollOnce().status == 404)
+        #expect(try await http.send(HTTPRequest(method: "POST", url: login)).status == 200)
+        let granted = try await pollOnce()
+        let answer = try #require(try JSONSerialization.jsonObject(with: granted.body) as? [String: String])
+        let password = try #require(answer["appPassword"])
+        #expect(answer["loginName"] == "llvs" && granted.status == 200)
+        #expect(try await pollOnce().status == 404, "a granted token is spent")
+        let fileSystem = connector(mock, password: password)
+        try await fileSystem.upload(Data("signed in".utf8), to: "hello.txt")
+        await #expect(throws: CloudFileSystemError.self) { try await connector(mock, password: "wrong").list("") }
+    }
+}
