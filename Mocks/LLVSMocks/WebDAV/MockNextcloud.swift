@@ -69,6 +69,13 @@ extension MockWebDAVServer {
     /// The server's own address (`status.php`, Login Flow v2), without the WebDAV path.
     public var serverURL: URL { URL(string: "http://127.0.0.1:\(server.port)")! }
 
+    /// The login pages of Login Flow v2 sign-ins not granted yet, for a test to grant one as a user would (POST).
+    public var loginPages: [URL] {
+        nextcloud?.logins.withLock { logins in
+            logins.values.filter { $0.appPassword == nil }.map { serverURL.appendingPathComponent("index.php/login/v2/flow/\($0.code)") }
+        } ?? []
+    }
+
     var uploadsRoot: String { "/remote.php/dav/uploads/\(nextcloud?.settings.user ?? "")" }
 
     /// A Sabre DAV error, as Nextcloud writes every refusal.

@@ -1,6 +1,8 @@
 import Foundation
 import LLVS
 import LLVSHTTP
+import LLVSWebDAV
+import LLVSSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,16 +10,18 @@ import Glibc
 /// `llvs auth NAME`: gets a first OAuth token for a remote and keeps it in the remote's private token file. With a
 /// browser on this machine, the loopback flow; on a headless machine, `--headless` (open the printed address
 /// elsewhere, paste back where the browser ended up) or `--device` (enter a code on another device); or a token
-/// JSON made elsewhere with `--token-json`.
+/// JSON made elsewhere with `--token-json`. For a WebDAV account on a Nextcloud or ownCloud server, Login Flow v2: open
+/// the printed address anywhere, grant access, and the app password the server issues is kept as the account's.
 struct AuthCommand: Command {
     static let name = "auth"
-    static let summary = "Authorize an account (or a remote's account) (Google Drive, OneDrive, pCloud, Box): browser, --headless, --device or --token-json FILE."
+    static let summary = "Authorize an account (or a remote's account) (Google Drive, OneDrive, pCloud, Box): browser, --headless, --device or --token-json FILE; a Nextcloud WebDAV account by Login Flow v2."
     static let arguments = "ACCOUNT|REMOTE"
     static let headless = Flag("headless", "print the address to open on another machine, then read the address the browser ended up at")
     static let device = Flag("device", "show a code to enter on another device (the device authorization grant)")
     static let tokenJSON = Option("token-json", "FILE", "take a token JSON made elsewhere (this tool's token file, rclone's, or a token answer)", .nonEmpty)
     static let timeoutOption = Option("timeout", "SECONDS", "how long to wait for the browser (default 300)", .integer(1...86_400))
-    static let options: [any DeclaredOption] = [headless, device, tokenJSON, timeoutOption]
+    static let serverOption = Option("server", "URL", "a WebDAV account's Nextcloud server (https://cloud.example), when NAME is an account rather than a remote on it", .nonEmpty)
+    static let options: [any DeclaredOption] = [headless, device, tokenJSON, timeoutOption, serverOption]
     static let positionalCount = 1...1
 
     enum Flow { case loopback, headless, device, importing(String) }
@@ -25,6 +29,7 @@ struct AuthCommand: Command {
     let remote: String
     let flow: Flow
     let timeout: Duration
+    let server: String?
 
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals[0]
@@ -36,12 +41,18 @@ struct AuthCommand: Command {
         else if let file { flow = .importing(file) }
         else { flow = .loopback }
         timeout = .seconds(arguments[Self.timeoutOption] ?? 300)
+        server = arguments[Self.serverOption]
     }
 
     func run(in context: CommandContext) async throws {
         let access = try account(context)
         let name = access.authName
         let kind = access.kind
+        if kind.name == ConnectorKind.webDAV.name, let accountName = access.name {
+            try await signInByLoginFlow(accountName, context: context)
+            return
+        }
+        if server != nil { throw CommandError.usage("--server is for a WebDAV account on a Nextcloud server; \(name) is a \(kind.serviceName) account") }
         guard let oauth = kind.oauth else {
             throw CommandError.usage("\(name) is a \(kind.serviceName) account, which does not use OAuth\(kind.secret.map { "; its \($0.name) comes from `llvs remote add … --\($0.optionName)` or $\($0.environmentName(kind: kind.name))" } ?? "")")
         }
@@ -92,6 +103,46 @@ struct AuthCommand: Command {
             Self.say("Note: the service issued no refresh token, so this authorization ends when the access token expires.")
         }
         context.writeLine("Authorized account \(name); the token is kept in \(context.configuration.tokenFile(name).path) (readable only by you).")
+    }
+
+    /// Login Flow v2 on the Nextcloud server of the remote (or `--server`): the address to open is printed, the
+    /// server is polled until access is granted, and the login name and app password become the account's user and
+    /// password (the password in the account's private file, 0600).
+    private func signInByLoginFlow(_ accountName: String, context: CommandContext) async throws {
+        let serverURL: URL
+        if let server {
+            guard let url = URL(string: server), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                throw CommandError.usage("--server needs the server's http or https address, as https://cloud.example, not \(server)")
+            }
+            serverURL = url
+        } else if let found = try? context.remote(remote), var components = URLComponents(string: found.entry.url) {
+            components.scheme = components.scheme?.lowercased() == "webdavs" ? "https" : "http"
+            guard let filesURL = components.url, let url = NextcloudLoginFlow.server(ofFilesURL: filesURL) else {
+                throw CommandError.usage("Login Flow v2 is Nextcloud's and ownCloud's; the remote \(remote) (\(found.entry.url)) is not a Nextcloud files URL (…/remote.php/dav/files/USER/…). Give its password with `llvs remote add … --password-stdin` instead")
+            }
+            serverURL = url
+        } else {
+            throw CommandError.usage("\(accountName) is a WebDAV account: give its Nextcloud server with --server URL, or name a remote on it")
+        }
+        var configuration = HTTPClientConfiguration(environment: context.environment)
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 3)
+        let flow = NextcloudLoginFlow(server: serverURL, http: HTTPClient(configuration: configuration))
+        let grant: NextcloudLoginFlow.Grant
+        do {
+            let started = try await flow.start()
+            Self.say("Open this address in a browser on any machine, sign in to \(serverURL.host ?? "the server") and grant access:\n\n  \(started.login.absoluteString)\n\nWaiting for access to be granted…")
+            Self.openBrowser(started.login, environment: context.environment)
+            grant = try await flow.waitForGrant(started, timeout: timeout)
+        } catch let error as NextcloudLoginFlow.Failure {
+            throw CommandError.failed("Sign-in of \(accountName) failed: \(error.description)")
+        }
+        let book = try context.accountBook()
+        var accounts = try book.load()
+        accounts[accountName, default: Account(kind: ConnectorKind.webDAV.name, options: [:])].options["user"] = grant.loginName
+        try FileManager.default.createDirectory(at: context.configuration.accountsFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try PrivateFile.write(Data(grant.appPassword.utf8), to: context.configuration.secretFile(accountName))
+        try book.save(accounts)
+        context.writeLine("Signed in account \(accountName) as \(grant.loginName); its app password is kept in \(context.configuration.secretFile(accountName).path) (readable only by you).")
     }
 
     /// The account to authorize: NAME is an account, or a remote this store sees (then its account).
