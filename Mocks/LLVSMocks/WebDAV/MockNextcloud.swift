@@ -149,6 +149,30 @@ extension MockWebDAVServer {
         return password
     }
 
+    /// The OCS calls a client makes to learn who it is and what the server can do (nc-py-api makes both before
+    /// anything else), after signing in; nil for any other path. JSON, as `format=json` asks.
+    func nextcloudOCS(_ request: IncomingRequest, _ nextcloud: MockNextcloudState) -> MockResponse? {
+        let path = request.rawPath
+        guard path.hasPrefix("/ocs/v1.php/") || path.hasPrefix("/ocs/v2.php/") else { return nil }
+        let v2 = path.hasPrefix("/ocs/v2.php/")
+        func ocs(_ data: Any) -> MockResponse {
+            .json(200, ["ocs": ["meta": ["status": "ok", "statuscode": v2 ? 200 : 100, "message": "OK"], "data": data]], sortedKeys: true)
+        }
+        switch path.dropFirst("/ocs/v1.php".count) {
+        case "/cloud/user":
+            let user = nextcloud.settings.user
+            return ocs(["id": user, "display-name": user, "displayname": user, "email": NSNull(), "enabled": true,
+                        "quota": ["quota": nextcloud.settings.quota ?? -3, "used": quotaFigures(nextcloud).used]])
+        case "/cloud/capabilities":
+            return ocs(["version": ["major": 29, "minor": 0, "micro": 4, "string": "29.0.4", "edition": "", "extendedSupport": false],
+                        "capabilities": ["core": ["pollinterval": 60, "webdav-root": "remote.php/webdav"],
+                                         "dav": ["chunking": "1.0", "bulkupload": "1.0"],
+                                         "files": ["bigfilechunking": true, "versioning": false, "undelete": false]]])
+        default:
+            return .json(404, ["ocs": ["meta": ["status": "failure", "statuscode": 998, "message": "Invalid query"], "data": [String]()]], sortedKeys: true)
+        }
+    }
+
     /// Requests to the uploads collection (chunked upload v2), after signing in; nil for any other path.
     func nextcloudUploads(_ request: IncomingRequest, _ nextcloud: MockNextcloudState) -> MockResponse? {
         let root = uploadsRoot

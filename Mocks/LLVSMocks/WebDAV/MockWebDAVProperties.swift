@@ -50,7 +50,7 @@ extension MockWebDAVServer {
             statuses.append((name, refused.isEmpty ? 200 : refused.contains(name) ? 403 : 424))
         }
         let p = flavor.prefix
-        var xml = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\"><\(p):response><\(p):href>\(Self.xmlEscape(href(path)))</\(p):href>"
+        var xml = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\"\(flavor.extraNamespaces)><\(p):response><\(p):href>\(Self.xmlEscape(href(path)))</\(p):href>"
         for status in [200, 403, 424] {
             let names = statuses.filter { $0.1 == status }.map(\.0)
             guard !names.isEmpty else { continue }
@@ -88,10 +88,11 @@ extension MockWebDAVServer {
                 add("quota-used-bytes", String(quota.used))
                 add("quota-available-bytes", quota.available.map(String.init) ?? "-3")
                 own.append((DAVPropertyName(namespace: oc, name: "permissions"), "RGDNVCK"))
-            case .file:
+            case .file(let content, _, _):
                 let checksum = nextcloud.checksums.withLock { $0[path] }
                 own.append((DAVPropertyName(namespace: oc, name: "checksums"),
-                            checksum.map { "<x:checksum>\(Self.xmlEscape($0))</x:checksum>" } ?? ""))
+                            checksum.map { "<oc:checksum>\(Self.xmlEscape($0))</oc:checksum>" } ?? ""))
+                own.append((DAVPropertyName(namespace: oc, name: "size"), String(content.size)))
                 own.append((DAVPropertyName(namespace: oc, name: "permissions"), "RGDNVW"))
             }
         }
@@ -108,7 +109,8 @@ extension MockWebDAVServer {
         }
         switch request {
         case .all:
-            var xml = propstat(live.map(liveElement).joined() + dead.map { Self.element($0.key, $0.value) }.joined(), 200)
+            let declared = flavor == .nextcloud
+            var xml = propstat(live.map(liveElement).joined() + dead.map { Self.element($0.key, $0.value, declared: declared) }.joined(), 200)
             if flavor == .apache, case .folder = node {
                 // Apache reports the properties a collection lacks in a second propstat.
                 xml += propstat("<\(p):getcontentlength/><\(p):getetag/>", 404)
@@ -120,7 +122,8 @@ extension MockWebDAVServer {
             var found = "", missing = ""
             for name in names {
                 if let value = live.first(where: { $0.0 == name })?.1 { found += liveElement(name, value) }
-                else if let value = dead.first(where: { $0.key == name })?.value { found += Self.element(name, value) }
+                else if let value = dead.first(where: { $0.key == name })?.value { found += Self.element(name, value, declared: flavor == .nextcloud) }
+                else if flavor == .nextcloud, Self.declaredPrefix(name.namespace) != nil { missing += Self.element(name, "", declared: true) }
                 else { missing += Self.emptyElement(name) }
             }
             return (found.isEmpty ? "" : propstat(found, 200)) + (missing.isEmpty ? "" : propstat(missing, 404))
@@ -157,8 +160,21 @@ extension MockWebDAVServer {
         path.isEmpty ? rootPath + "/" : rootPath + "/" + path.split(separator: "/").map { Self.encode(String($0), flavor: flavor) }.joined(separator: "/")
     }
 
-    static func element(_ name: DAVPropertyName, _ value: String) -> String {
-        name.namespace.isEmpty ? "<\(name.name) xmlns=\"\">\(value)</\(name.name)>"
+    /// The prefixes Nextcloud's answers declare on their root, for its own namespaces.
+    static func declaredPrefix(_ namespace: String) -> String? {
+        switch namespace {
+        case "http://owncloud.org/ns": "oc"
+        case "http://nextcloud.org/ns": "nc"
+        case "http://sabredav.org/ns": "s"
+        default: nil
+        }
+    }
+
+    static func element(_ name: DAVPropertyName, _ value: String, declared: Bool = false) -> String {
+        if declared, let prefix = declaredPrefix(name.namespace) {
+            return value.isEmpty ? "<\(prefix):\(name.name)/>" : "<\(prefix):\(name.name)>\(value)</\(prefix):\(name.name)>"
+        }
+        return name.namespace.isEmpty ? "<\(name.name) xmlns=\"\">\(value)</\(name.name)>"
             : "<x:\(name.name) xmlns:x=\"\(MockXMLElement.escape(name.namespace))\">\(value)</x:\(name.name)>"
     }
 

@@ -30,6 +30,11 @@ public final class MockWebDAVServer: Sendable, MockService {
             }
         }
         /// Each flavour writes the DAV: namespace with a different prefix, as real servers do.
+        /// Namespaces the multistatus element declares besides `DAV:`: Nextcloud's (clients such as nc-py-api read
+        /// its properties by these prefixes).
+        var extraNamespaces: String {
+            self == .nextcloud ? #" xmlns:s="http://sabredav.org/ns" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns""# : ""
+        }
         var prefix: String { switch self { case .apache: "D"; case .rclone, .nextcloud: "d"; case .nginx: "ns0" } }
     }
 
@@ -101,7 +106,7 @@ public final class MockWebDAVServer: Sendable, MockService {
                     : MockResponse(status: 401, headers: ["WWW-Authenticate": #"Basic realm="llvs mock""#])
             }
         }
-        if let nextcloud, let answer = nextcloudUploads(request, nextcloud) { return answer }
+        if let nextcloud, let answer = nextcloudUploads(request, nextcloud) ?? nextcloudOCS(request, nextcloud) { return answer }
         guard let path = relativePath(request.rawPath) else { return .empty(404) }
         if path.split(separator: "/").contains("..") { return .empty(400) }
         let trailingSlash = request.rawPath.hasSuffix("/")
@@ -120,7 +125,11 @@ public final class MockWebDAVServer: Sendable, MockService {
         }
         switch request.method {
         case "PROPFIND": return propfind(path, request: request)
-        case "MKCOL": return persisting(mkcol(path, request: request))
+        case "MKCOL":
+            var made = mkcol(path, request: request)
+            // Nextcloud names the new folder's ID (clients read it, as nc-py-api's mkdir does).
+            if let nextcloud, made.status == 201 { made.headers["OC-FileId"] = nextcloud.fileId(path) }
+            return persisting(made)
         case "PUT": return persisting(nextcloud.map { nextcloudPut(path, request: request, $0) } ?? put(path, request: request))
         case "GET", "HEAD": return get(path, request: request)
         case "DELETE": return persisting(delete(path, trailingSlash: trailingSlash))
@@ -168,7 +177,7 @@ public final class MockWebDAVServer: Sendable, MockService {
         guard var listing else { return .empty(404) }
         if depth != "0" { listing = leavingOutLaggingFiles(listing, listedFolder: path) }
         let p = flavor.prefix
-        var xml = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\">"
+        var xml = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\"\(flavor.extraNamespaces)>"
         for (itemPath, node) in listing {
             var href = href(itemPath)
             if case .folder = node, !itemPath.isEmpty { href += "/" }
