@@ -62,8 +62,8 @@ enum WebDAVAnswer {
         }
     }
 
-    /// GET: servers answer a folder's URL with a redirect (301, 302), 403 or 405.
-    static func mayBeAFolder(_ response: HTTPResponse) -> Bool { [301, 302, 403, 405].contains(response.status) }
+    /// GET: servers answer a folder's URL with a redirect (301, 302), 403, 405, or (Sabre, so Nextcloud) 501.
+    static func mayBeAFolder(_ response: HTTPResponse) -> Bool { [301, 302, 403, 405, 501].contains(response.status) }
 
     /// DELETE: removed (200, 202, 204), or nothing there (404); 207 means part of it could not be removed.
     enum Removing { case removed, partly, failed }

@@ -253,25 +253,27 @@ import Testing
 
 /// Apache, nginx and `rclone serve webdav` are installed by scripts/test; elsewhere a missing one is a skip that says
 /// why. In CI they must be there: the tests run and fail.
-let realServersMissing: String? = [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, RealWebDAVServer.nginxBinary]
+let realServersMissing: String? = [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, RealWebDAVServer.nginxBinary, RealWebDAVServer.phpBinary]
     .lazy.compactMap(RealWebDAVServer.unavailable).first
 
 @Suite(.serialized, .enabled(if: realServersMissing == nil || CIEnvironment.requiresEveryTest,
                              "a real WebDAV server is missing (\(realServersMissing ?? "")); scripts/test installs Apache, nginx and rclone"))
 struct WebDAVRealServerTests {
-    enum Kind: String, CaseIterable { case apache, nginx, rclone }
+    enum Kind: String, CaseIterable { case apache, nginx, rclone, sabre }
 
     func start(_ kind: Kind) async throws -> RealWebDAVServer {
         let binary = switch kind {
         case .apache: RealWebDAVServer.apacheBinary
         case .nginx: RealWebDAVServer.nginxBinary
         case .rclone: RealWebDAVServer.rcloneBinary
+        case .sabre: RealWebDAVServer.phpBinary
         }
         if let reason = RealWebDAVServer.unavailable(binary) { throw CloudFileSystemError.server(status: 0, message: "CI must have \(kind.rawValue): \(reason)") }
         return switch kind {
         case .apache: try await RealWebDAVServer.apache()
         case .nginx: try await RealWebDAVServer.nginx()
         case .rclone: try await RealWebDAVServer.rclone()
+        case .sabre: try await RealWebDAVServer.sabre()
         }
     }
 

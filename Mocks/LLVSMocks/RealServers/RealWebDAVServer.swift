@@ -5,7 +5,8 @@ import LLVSHTTP
 import Glibc
 #endif
 
-/// Starts real WebDAV servers from Debian's packages (Apache with mod_dav, nginx with dav-ext, `rclone serve webdav`)
+/// Starts real WebDAV servers from Debian's packages (Apache with mod_dav, nginx with dav-ext, `rclone serve webdav`,
+/// SabreDAV — the library Nextcloud and ownCloud serve WebDAV with — under PHP's built-in server)
 /// on loopback, each with Basic authentication, and stops them when released. Tests and benchmarks use them side by side with the mocks.
 public final class RealWebDAVServer: Sendable {
     public let name: String
@@ -24,11 +25,16 @@ public final class RealWebDAVServer: Sendable {
     public static let rcloneBinary = "/usr/bin/rclone"
     public static let nginxBinary = "/usr/sbin/nginx"
     public static let nginxDAVModule = "/usr/lib/nginx/modules/ngx_http_dav_ext_module.so"
+    public static let phpBinary = "/usr/bin/php"
+    public static let sabreAutoload = "/usr/share/php/Sabre/autoload.php"
 
     /// Why a real server cannot run here, or nil when it can. In CI a missing server is a failure, not a skip.
     public static func unavailable(_ binary: String) -> String? {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            return "\(binary) is not installed (apt-get install apache2 apache2-utils rclone nginx-core libnginx-mod-http-dav-ext)"
+            return "\(binary) is not installed (apt-get install apache2 apache2-utils rclone nginx-core libnginx-mod-http-dav-ext php-cli php-sabre-dav)"
+        }
+        if binary == phpBinary, !FileManager.default.fileExists(atPath: sabreAutoload) {
+            return "\(sabreAutoload) is not installed (apt-get install php-sabre-dav)"
         }
         if binary == nginxBinary, !FileManager.default.fileExists(atPath: nginxDAVModule) {
             return "\(nginxDAVModule) is not installed (apt-get install libnginx-mod-http-dav-ext)"
@@ -215,6 +221,38 @@ public final class RealWebDAVServer: Sendable {
             try config.write(to: configPath, atomically: true, encoding: .utf8)
             if runAsRoot { try run("/bin/chown", ["-R", "www-data:www-data", folder.path]) }
             let process = try SpawnedProcess([nginxBinary, "-c", configPath.path, "-p", folder.path + "/", "-e", folder.path + "/error.log"])
+            return Started(process: process, url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data)
+        }
+    }
+
+    /// SabreDAV's file server (Debian's php-sabre-dav, the 1.8 series) with Basic authentication, under PHP's built-in
+    /// server with four workers. It answers as Sabre does (its status codes, its error bodies, its namespaces), which
+    /// Nextcloud's WebDAV builds on; it has none of what Nextcloud adds (chunked upload v2, `oc:` properties,
+    /// `X-OC-Mtime`, app passwords), which the Nextcloud mock holds the connector to.
+    public static func sabre() async throws -> RealWebDAVServer {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-sabre-\(UUID().uuidString)")
+        let data = folder.appendingPathComponent("data"), empty = folder.appendingPathComponent("docroot")
+        for made in [data, empty, folder.appendingPathComponent("tmp")] { try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true) }
+        func quoted(_ path: String) -> String { "'" + path.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
+        let script = """
+            <?php
+            require_once 'Sabre/autoload.php';
+            class LLVSBasicAuth extends \\Sabre\\DAV\\Auth\\Backend\\AbstractBasic {
+                protected function validateUserPass($username, $password) {
+                    return $username === '\(user)' && $password === '\(password)';
+                }
+            }
+            $server = new \\Sabre\\DAV\\Server(new \\Sabre\\DAV\\FS\\Directory(\(quoted(data.path))));
+            $server->setBaseUri('/dav/');
+            $server->addPlugin(new \\Sabre\\DAV\\Auth\\Plugin(new LLVSBasicAuth(), 'llvs'));
+            $server->addPlugin(new \\Sabre\\DAV\\Locks\\Plugin(new \\Sabre\\DAV\\Locks\\Backend\\File(\(quoted(folder.appendingPathComponent("tmp/locks").path)))));
+            $server->exec();
+            """
+        let router = folder.appendingPathComponent("server.php")
+        try script.write(to: router, atomically: true, encoding: .utf8)
+        return try await start("SabreDAV (PHP)", folder: folder, firstPort: nil) { port in
+            let process = try SpawnedProcess(["/usr/bin/env", "PHP_CLI_SERVER_WORKERS=4", phpBinary, "-d", "memory_limit=256M", "-S", "127.0.0.1:\(port)",
+                                              "-t", empty.path, router.path])
             return Started(process: process, url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data)
         }
     }

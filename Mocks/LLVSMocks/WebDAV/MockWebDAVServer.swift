@@ -325,7 +325,12 @@ public final class MockWebDAVServer: Sendable, MockService {
     private func get(_ path: String, request: IncomingRequest) -> MockResponse {
         guard let node = tree.withLock({ $0[path] }) else { return .empty(404) }
         switch node {
-        case .folder: return flavor == .rclone ? .text(200, "<html><body>directory listing</body></html>", contentType: "text/html") : .empty(403)
+        case .folder:
+            switch flavor {
+            case .rclone: return .text(200, "<html><body>directory listing</body></html>", contentType: "text/html")
+            case .nextcloud: return Self.sabreError(501, exception: "Sabre\\DAV\\Exception\\NotImplemented", message: "GET is only implemented on File objects")
+            case .apache, .nginx: return .empty(403)
+            }
         case .file(let content, let modified, let version):
             var headers: HTTPHeaders = ["Last-Modified": HTTPDate.format(modified)]
             if let etag = flavor.etag(version, content.size) { headers["ETag"] = etag }
