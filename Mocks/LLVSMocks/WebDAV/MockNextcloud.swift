@@ -224,7 +224,7 @@ extension MockWebDAVServer {
         if let named = upload.destination, treePath(ofDestination: named) != target {
             return Self.sabreError(400, exception: "Sabre\\DAV\\Exception\\BadRequest", message: "The upload was started for another destination")
         }
-        let numbers = upload.chunks.keys.sorted()
+        let chunks = upload.chunks.sorted { $0.key < $1.key }.map(\.value)
         let size = upload.chunks.values.reduce(Int64(0)) { $0 + $1.size }
         if let total = request.headers["OC-Total-Length"].flatMap(Int64.init), total != size {
             return Self.sabreError(400, exception: "Sabre\\DAV\\Exception\\BadRequest", message: "Chunks on server do not sum up to \(total) but to \(size) bytes")
@@ -233,8 +233,8 @@ extension MockWebDAVServer {
         let assembled = storage.appendingPathComponent("assembled-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: assembled.path, contents: nil), let output = try? FileHandle(forWritingTo: assembled) else { return .empty(500) }
         do {
-            for number in numbers {
-                switch upload.chunks[number]! {
+            for chunk in chunks {
+                switch chunk {
                 case .data(let data): try output.write(contentsOf: data)
                 case .spooled(let url, _):
                     let input = try FileHandle(forReadingFrom: url)
@@ -244,12 +244,16 @@ extension MockWebDAVServer {
             }
             try output.close()
         } catch {
+            try? FileManager.default.removeItem(at: assembled)
             return .empty(500)
         }
         let placed = store(.spooled(assembled, size: size), at: target, request: request, nextcloud)
-        guard placed.status < 300 else { return placed }
+        guard placed.status < 300 else {
+            try? FileManager.default.removeItem(at: assembled)
+            return placed
+        }
         let removed = nextcloud.uploads.withLock { $0.removeValue(forKey: id) }
-        for case .spooled(let url, _) in removed?.chunks.values.map({ $0 }) ?? [] { try? FileManager.default.removeItem(at: url) }
+        for case .spooled(let url, _) in removed.map({ Array($0.chunks.values) }) ?? [] { try? FileManager.default.removeItem(at: url) }
         // Assembling a large file takes a while: a server that is still merging answers 423, and then the upload is
         // gone (404) by the time the client asks again, with the file in place.
         if server.faults.fires("assembly-locked", method: "MOVE", path: request.path) {
