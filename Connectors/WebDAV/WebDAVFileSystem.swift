@@ -256,7 +256,11 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
             // A large body is not sent to find out: the remote's own folder is made sure of first (once).
             if parentComponents.isEmpty, !rootCollectionMade.load(ordering: .relaxed) { try await makeRootCollection() }
             try await makeFolder(parent)
-            try await putThroughTemporary(source.body, to: path, parent: parent, checksum: checksum)
+            do {
+                try await putThroughTemporary(source.body, to: path, parent: parent, checksum: checksum)
+            } catch CloudFileSystemError.server(413, _) where layout != nil {
+                try await uploadInChunksAfterBodyLimit(source, to: path)
+            }
             return
         }
         // Into a folder not seen yet, servers say "no such folder" with 409 (Apache), 404 (rclone) or 500 (nginx):
@@ -272,14 +276,17 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
             if parentComponents.isEmpty { try await makeRootCollection() } else { try await makeFolder(parent) }
             response = try await send(put)
         }
-        if response.status == 413, let layout, let checksum {
-            // A proxy's body limit below the chunk size: chunks smaller than this body, and than any chunk before.
-            let limit = max(Self.smallestChunk, min(nextcloudChunkSize.load(ordering: .relaxed), source.size / 2))
-            nextcloudChunkSize.store(limit, ordering: .relaxed)
-            try await uploadInChunks(source, to: path, layout: layout, checksum: checksum)
-            return
-        }
         try await finishPut(response, path: path, parent: parent)
+    }
+
+    /// A Nextcloud's proxy refused a body smaller than the chunk size (413): the file goes in chunks smaller than
+    /// that body, and than any chunk before. (A body small enough for one PUT is no larger than the smallest chunk,
+    /// so its 413 stays the error that names the body limit.)
+    private func uploadInChunksAfterBodyLimit(_ source: UploadSource, to path: String) async throws {
+        guard let layout = configuration.nextcloud else { throw CloudFileSystemError.invalidPath(path) }
+        let limit = max(Self.smallestChunk, min(nextcloudChunkSize.load(ordering: .relaxed), source.size / 2))
+        nextcloudChunkSize.store(limit, ordering: .relaxed)
+        try await uploadInChunks(source, to: path, layout: layout, checksum: try source.checksum(.sha1))
     }
 
     /// A large body goes to a temporary name beside the file and is moved over it: some servers (rclone serve

@@ -78,6 +78,33 @@ import Testing
         #expect(!mock.paths.contains { $0.contains(".llvs-upload") })
     }
 
+    /// Bodies below the chunk size that the proxy refuses, as the first upload of a connector, go in chunks of half
+    /// their size. One no larger than the smallest chunk cannot be cut smaller, and fails naming the body limit.
+    @Test(arguments: [5 * 1024 * 1024, 600 * 1024])
+    func aBodyBelowTheChunkSizeThatTheProxyRefusesGoesInChunks(size: Int) async throws {
+        var settings = MockNextcloudSettings()
+        settings.maximumBody = Int64(size / 2)
+        let mock = try MockWebDAVServer.nextcloud(settings, password: "p")
+        defer { mock.stop() }
+        let fileSystem = connector(mock)
+        let data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 11) })
+        try await fileSystem.upload(data, to: "values/file.bin")
+        #expect(try await fileSystem.download("values/file.bin") == data)
+        #expect(mock.server.log.contains { $0.status == 413 })
+        #expect(mock.paths.sorted() == ["values", "values/file.bin"], "\(mock.paths)")
+
+        let small = Data(count: 200 * 1024)
+        var tight = MockNextcloudSettings()
+        tight.maximumBody = 100 * 1024
+        let strict = try MockWebDAVServer.nextcloud(tight, password: "p")
+        defer { strict.stop() }
+        await #expect {
+            try await connector(strict).upload(small, to: "small.bin")
+        } throws: { error in
+            "\(error)".contains("body limit")
+        }
+    }
+
     @Test func aFullQuotaSaysHowMuchWasNeededAndIsLeft() async throws {
         var settings = MockNextcloudSettings()
         settings.quota = 4 * 1024 * 1024
