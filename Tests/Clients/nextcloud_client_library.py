@@ -2,7 +2,8 @@
 `llvs-mock nextcloud` would: who the user is and what the server can do (OCS), a folder, a small upload, a chunked
 upload (v2: MKCOL with a Destination, numbered chunks, the assembly MOVE), a listing with file IDs and sizes,
 downloads, a checksum sent with an upload and listed back (`oc:checksums`) through the library's own WebDAV
-session, the checksum of a file LLVS uploaded, and removals. Where the library and the mock disagree, the mock is
+session, the checksum of a file LLVS uploaded, moves and copies (which the library looks up again by file ID with
+SEARCH), searches by name and size, and removals. Where the library and the mock disagree, the mock is
 wrong.
 
 usage: python nextcloud_client_library.py SERVER_URL USER PASSWORD LLVS_FILE LLVS_SHA1
@@ -75,6 +76,20 @@ def main():
         except NextcloudException as error:
             return error.status_code == 404
         return False
+
+    # Moves and copies, which the library looks up again by file ID (SEARCH), and searches by name and size.
+    moved = nc.files.move("sdk/small.txt", "sdk/moved.txt")
+    check(moved.name == "moved.txt" and moved.info.fileid == nodes["small.txt"].info.fileid, f"a move keeps the file ID: {moved}")
+    copied = nc.files.copy("sdk/moved.txt", "sdk/copy.txt")
+    check(copied.name == "copy.txt" and copied.info.fileid != moved.info.fileid, f"a copy has its own file ID: {copied}")
+    check(nc.files.download("sdk/copy.txt") == b"hello from nc-py-api", "the copy's contents")
+    found = nc.files.find(["like", "name", "%.bin"], path="sdk")
+    check([node.name for node in found] == ["big.bin"], f"find by name: {found}")
+    found = nc.files.find(["and", "gt", "size", 1024, "like", "name", "%"], path="sdk")
+    check([node.name for node in found] == ["big.bin"], f"find by size: {found}")
+    check(nc.files.by_id(nodes["big.bin"].info.fileid).name == "big.bin", "by_id")
+    nc.files.delete("sdk/copy.txt")
+    nc.files.move("sdk/moved.txt", "sdk/small.txt")
 
     nc.files.delete("sdk/small.txt")
     check(gone("sdk/small.txt"), "deleted")

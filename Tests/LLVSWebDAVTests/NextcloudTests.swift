@@ -143,6 +143,39 @@ import Testing
                                       finalReason: ["insufficient-storage": "no room", "too-large": "body limit"][name])
     }
 
+    /// SEARCH as Nextcloud answers it (by file ID: NextcloudClientLibraryTests): `like` with `%` and `_`, sizes, an unknown
+    /// property refused, and a pattern built to make a backtracking matcher take for ever answered like any other.
+    @Test func searchFindsByNameAndSizeAndRefusesWhatItCannot() async throws {
+        let mock = try MockWebDAVServer.nextcloud(password: "p")
+        defer { mock.stop() }
+        let fileSystem = connector(mock)
+        try await fileSystem.upload(Data(count: 10), to: "s/abc.txt")
+        try await fileSystem.upload(Data(count: 5000), to: "s/axc.bin")
+        try await fileSystem.upload(Data(count: 20), to: "s/deep/abd.txt")
+        let http = quickClient()
+        func search(_ condition: String, depth: String = "infinity") async throws -> (status: Int, names: [String]) {
+            let body = #"<?xml version="1.0"?><d:searchrequest xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:basicsearch>"#
+                + #"<d:select><d:prop><d:displayname/><oc:fileid/></d:prop></d:select>"#
+                + #"<d:from><d:scope><d:href>/files/llvs/s</d:href><d:depth>\#(depth)</d:depth></d:scope></d:from>"#
+                + "<d:where>\(condition)</d:where></d:basicsearch></d:searchrequest>"
+            var request = HTTPRequest(method: "SEARCH", url: mock.serverURL.appendingPathComponent("remote.php/dav/"))
+            request.body = .data(Data(body.utf8))
+            request.credentials = HTTPCredentials(user: "llvs", password: "p", scheme: .basic)
+            let response = try await http.send(request)
+            let names = response.text.components(separatedBy: "<d:href>").dropFirst().compactMap { $0.components(separatedBy: "</d:href>").first?.split(separator: "/").last.map(String.init) }
+            return (response.status, names.sorted())
+        }
+        func like(_ pattern: String) -> String { "<d:like><d:prop><d:displayname/></d:prop><d:literal>\(pattern)</d:literal></d:like>" }
+        #expect(try await search(like("a_c%")) == (207, ["abc.txt", "axc.bin"]))
+        #expect(try await search(like("%.TXT")) == (207, ["abc.txt", "abd.txt"]))
+        #expect(try await search(like("%.txt"), depth: "1") == (207, ["abc.txt"]))
+        #expect(try await search("<d:gt><d:prop><oc:size/></d:prop><d:literal>100</d:literal></d:gt>") == (207, ["axc.bin"]))
+        #expect(try await search("<d:not>" + like("%.txt") + "</d:not>").names == ["axc.bin", "deep"])
+        #expect(try await search("<d:eq><d:prop><oc:nothing/></d:prop><d:literal>1</d:literal></d:eq>").status == 400)
+        let hostile = String(repeating: "%a", count: 40) + "b"
+        #expect(try await search(like(hostile)) == (207, []))
+    }
+
     @Test func anAppPasswordFromLoginFlowSignsIn() async throws {
         let mock = try MockWebDAVServer.nextcloud(password: "p")
         defer { mock.stop() }

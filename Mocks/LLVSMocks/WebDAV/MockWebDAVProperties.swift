@@ -132,6 +132,14 @@ extension MockWebDAVServer {
 
     /// Moves (or copies) the dead properties of `path` and everything below it to `target`.
     func transferProperties(from path: String, to target: String, keepingSource: Bool) {
+        // A moved item keeps its file ID; a copy gets new ones when asked.
+        nextcloud?.fileIds.withLock { ids in
+            for key in Array(ids.byPath.keys) where key == target || key.hasPrefix(target + "/") { ids.byPath[key] = nil }
+            guard !keepingSource else { return }
+            for key in Array(ids.byPath.keys) where key == path || key.hasPrefix(path + "/") {
+                ids.byPath[target + key.dropFirst(path.count)] = ids.byPath.removeValue(forKey: key)
+            }
+        }
         nextcloud?.checksums.withLock { all in
             for key in Array(all.keys) where key == target || key.hasPrefix(target + "/") { all[key] = nil }
             for key in Array(all.keys) where key == path || key.hasPrefix(path + "/") {

@@ -106,7 +106,9 @@ public final class MockWebDAVServer: Sendable, MockService {
                     : MockResponse(status: 401, headers: ["WWW-Authenticate": #"Basic realm="llvs mock""#])
             }
         }
-        if let nextcloud, let answer = nextcloudUploads(request, nextcloud) ?? nextcloudOCS(request, nextcloud) { return answer }
+        if let nextcloud, let answer = nextcloudUploads(request, nextcloud) ?? nextcloudOCS(request, nextcloud) ?? nextcloudSearch(request, nextcloud) {
+            return answer
+        }
         guard let path = relativePath(request.rawPath) else { return .empty(404) }
         if path.split(separator: "/").contains("..") { return .empty(400) }
         let trailingSlash = request.rawPath.hasSuffix("/")
@@ -133,8 +135,13 @@ public final class MockWebDAVServer: Sendable, MockService {
         case "PUT": return persisting(nextcloud.map { nextcloudPut(path, request: request, $0) } ?? put(path, request: request))
         case "GET", "HEAD": return get(path, request: request)
         case "DELETE": return persisting(delete(path, trailingSlash: trailingSlash))
-        case "MOVE": return persisting(transfer(path, request: request, keepingSource: false))
-        case "COPY": return persisting(transfer(path, request: request, keepingSource: true))
+        case "MOVE", "COPY":
+            var moved = transfer(path, request: request, keepingSource: request.method == "COPY")
+            // Nextcloud names the item at the destination (a moved one keeps its ID); clients look it up by it.
+            if let nextcloud, moved.status < 300, let target = request.headers["Destination"].flatMap(treePath(ofDestination:)) {
+                moved.headers["OC-FileId"] = nextcloud.fileId(target)
+            }
+            return persisting(moved)
         case "OPTIONS":
             return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK"])
         case "PROPPATCH": return proppatch(path, request: request)

@@ -19,6 +19,11 @@ struct MockXMLElement: Sendable, Equatable {
 
     var elements: [MockXMLElement] { children.compactMap { if case .element(let e) = $0 { e } else { nil } } }
 
+    /// The text directly inside, without the blanks around it.
+    var text: String {
+        children.compactMap { if case .text(let text) = $0 { text } else { nil } }.joined().trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     func child(_ namespace: String, _ name: String) -> MockXMLElement? {
         elements.first { $0.namespace == namespace && $0.name == name }
     }
