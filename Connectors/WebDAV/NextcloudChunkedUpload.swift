@@ -43,7 +43,8 @@ extension WebDAVFileSystem {
         var mkcol = request("MKCOL", upload)
         mkcol.headers["Destination"] = destination
         let made = try await send(mkcol)
-        guard WebDAVAnswer.mkcol(made) == .made else { throw failure(made, path) }
+        // The ID is this upload's alone: "already there" is this MKCOL repeated after its answer was lost.
+        guard [.made, .taken].contains(WebDAVAnswer.mkcol(made)) else { throw failure(made, path) }
         do {
             var offset: Int64 = 0, number = 1
             while offset < source.size || number == 1 {

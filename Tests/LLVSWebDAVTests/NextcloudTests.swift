@@ -121,6 +121,21 @@ import Testing
         #expect(!mock.paths.contains("second.bin"))
     }
 
+    /// Each step of a chunked upload done by the server with its answer lost (the connection dropped before it):
+    /// the MKCOL, a chunk and the assembly are sent again, and the upload completes with the file whole.
+    @Test(arguments: ["MKCOL", "PUT", "MOVE"])
+    func aChunkedUploadSurvivesALostAnswerAtEachStep(method: String) async throws {
+        let mock = try MockWebDAVServer.nextcloud(password: "p")
+        defer { mock.stop() }
+        let fileSystem = connector(mock, chunkSize: 1024 * 1024)
+        try await fileSystem.makeFolder("d")
+        mock.faults.inject(.dropBeforeAnswer) { $0.method == method && $0.path.contains("/remote.php/dav/uploads/") }
+        let large = Data((0..<(3 * 1024 * 1024 + 5)).map { UInt8(truncatingIfNeeded: $0 &* 5) })
+        try await fileSystem.upload(large, to: "d/large.bin")
+        #expect(try await fileSystem.download("d/large.bin") == large)
+        #expect(mock.server.log.filter { $0.method == method && $0.target.contains("/remote.php/dav/uploads/") }.count >= 2, "the step was sent again")
+    }
+
     /// An assembly that answers 423 while the server merges, then finds the upload gone: the file is in place.
     @Test func anAssemblyStillLockedWhenAnsweredIsFoundDone() async throws {
         let mock = try MockWebDAVServer.nextcloud(password: "p")
