@@ -294,8 +294,8 @@ final class CurlTransfer: @unchecked Sendable {
     private func keep(_ buffer: UnsafeMutablePointer<CChar>, count: Int, limit: Int) -> Int {
         var capacity = responseBody.capacity(toHold: count, limit: limit)
         // An answer that announces its length gets a block of that size at once: not one grown (and copied) half as
-        // much again at a time, as a snapshot's 5 MB chunks were, nor the 256 KiB first block a small answer needs
-        // a fraction of. A server that sends more than it announced makes the block grow as usual.
+        // much again at a time, which copies a 5 MB snapshot chunk about twice over, nor the 256 KiB first block a
+        // small answer needs a fraction of. A server that sends more than it announced makes the block grow as usual.
         if responseBody.count == 0 {
             var announced: curl_off_t = -1
             _ = llvs_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced)

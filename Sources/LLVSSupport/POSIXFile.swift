@@ -11,7 +11,7 @@ import Darwin
 /// `rename` for atomic replacement and `pread` for reads at an offset from many threads at once.
 package enum POSIX {
     /// A path's folder and last name, split at its last `/` (`("", path)` without one), on the bytes: this runs for
-    /// every file a bulk receive writes, where bridging to NSString for it cost more than the write's bookkeeping.
+    /// every file a bulk receive writes, and bridging to NSString for it costs more than the rest of the write's bookkeeping.
     package static func folderAndName(_ path: String) -> (folder: String, name: String) {
         let utf8 = path.utf8
         guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("", path) }

@@ -108,7 +108,7 @@ public struct CloudFileSystemExchange: Exchange {
     public func changesLocation(of id: Version.ID) -> String { path(RemoteFormat.changesFolder, id.rawValue) }
 
     /// Changes whose values hold at most this many bytes (by the version's `valueDataSize`) are read into memory:
-    /// most versions are small, and a temporary file each cost a clone more in file creation than in transfer. With
+    /// most versions are small, and a temporary file each costs a clone more in file creation than in transfer. With
     /// up to `window` fetched changes waiting to be added, this keeps what a retrieve holds to a few tens of MiB.
     public static let inMemoryChangesLimit: Int64 = 256 * 1024
 
