@@ -46,14 +46,7 @@ public struct NextcloudLoginFlow: Sendable {
     }
 
     /// The server of a files URL (`…/remote.php/dav/files/USER/…`); nil for any other URL.
-    public static func server(ofFilesURL url: URL) -> URL? {
-        guard NextcloudLayout(filesURL: url) != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
-        let path = components.percentEncodedPath
-        guard let range = path.range(of: "/remote.php/") else { return nil }
-        components.percentEncodedPath = String(path[..<range.lowerBound])
-        components.query = nil
-        return components.url
-    }
+    public static func server(ofFilesURL url: URL) -> URL? { NextcloudLayout(filesURL: url)?.serverURL }
 
     public func start() async throws -> Started {
         let url = server.appendingPathComponent("index.php/login/v2")

@@ -20,10 +20,13 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
     private let rootCollectionMade = Atomic<Bool>(false)
     /// The chunk size of Nextcloud uploads: the configuration's, halved for good by each 413 a chunk meets.
     let nextcloudChunkSize: Atomic<Int64>
+    /// Nextcloud's layout when the URL is a Nextcloud files URL, recognized once.
+    let nextcloud: NextcloudLayout?
 
     public init(configuration: WebDAVConfiguration, http: HTTPClient = HTTPClient()) {
         self.configuration = configuration
         nextcloudChunkSize = Atomic(max(Self.smallestChunk, configuration.nextcloudChunkSize))
+        nextcloud = configuration.nextcloud
         let authorizer: PasswordAuthorizer? = switch configuration.authentication {
         case .none: nil
         case .basic(let user, let password): PasswordAuthorizer(.basic(user: user, password: password))
@@ -71,7 +74,7 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
 
     /// Nextcloud reports the SHA-1 this connector sends with every upload; other servers report no checksum.
     public var capabilities: CloudCapabilities {
-        configuration.nextcloud == nil ? .plain : CloudCapabilities(checksums: [.sha1])
+        nextcloud == nil ? .plain : CloudCapabilities(checksums: [.sha1])
     }
 
     /// Only the resource type: what a listing of names needs, and less for the server to gather.
@@ -80,7 +83,7 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
     /// PROPFIND with an explicit Depth (0 or 1); nil when the resource is missing.
     func propfind(_ path: String, folder: Bool, depth: Int, body: Data? = nil) async throws -> (url: URL, entries: [PropfindEntry])? {
         let target = try url(path, folder: folder)
-        let body = body ?? (configuration.nextcloud == nil ? Self.propfindBody : Self.nextcloudPropfindBody)
+        let body = body ?? (nextcloud == nil ? Self.propfindBody : Self.nextcloudPropfindBody)
         let response = try await send(request("PROPFIND", target,
                                               headers: ["Depth": String(depth), "Content-Type": "application/xml; charset=utf-8"],
                                               body: .data(body), destination: .memory(limit: configuration.maximumListingBytes)))
@@ -244,7 +247,7 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
         let parent = try CloudPath.parent(path)
         let parentComponents = Array(components.dropLast())
         // A Nextcloud keeps the SHA-1 sent with each upload and lists it; a large file goes up in chunks.
-        let layout = configuration.nextcloud
+        let layout = nextcloud
         let checksum = try layout.map { _ in try source.checksum(.sha1) }
         if let layout, let checksum, source.size > nextcloudChunkSize.load(ordering: .relaxed) {
             if parentComponents.isEmpty, !rootCollectionMade.load(ordering: .relaxed) { try await makeRootCollection() }
@@ -258,8 +261,9 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
             try await makeFolder(parent)
             do {
                 try await putThroughTemporary(source.body, to: path, parent: parent, checksum: checksum)
-            } catch CloudFileSystemError.server(413, _) where layout != nil {
-                try await uploadInChunksAfterBodyLimit(source, to: path)
+            } catch let error as CloudFileSystemError {
+                guard case .server(413, _) = error, let layout, let checksum else { throw error }
+                try await uploadInChunksAfterBodyLimit(source, to: path, layout: layout, checksum: checksum)
             }
             return
         }
@@ -282,11 +286,10 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
     /// A Nextcloud's proxy refused a body smaller than the chunk size (413): the file goes in chunks smaller than
     /// that body, and than any chunk before. (A body small enough for one PUT is no larger than the smallest chunk,
     /// so its 413 stays the error that names the body limit.)
-    private func uploadInChunksAfterBodyLimit(_ source: UploadSource, to path: String) async throws {
-        guard let layout = configuration.nextcloud else { throw CloudFileSystemError.invalidPath(path) }
+    private func uploadInChunksAfterBodyLimit(_ source: UploadSource, to path: String, layout: NextcloudLayout, checksum: String) async throws {
         let limit = max(Self.smallestChunk, min(nextcloudChunkSize.load(ordering: .relaxed), source.size / 2))
         nextcloudChunkSize.store(limit, ordering: .relaxed)
-        try await uploadInChunks(source, to: path, layout: layout, checksum: try source.checksum(.sha1))
+        try await uploadInChunks(source, to: path, layout: layout, checksum: checksum)
     }
 
     /// A large body goes to a temporary name beside the file and is moved over it: some servers (rclone serve

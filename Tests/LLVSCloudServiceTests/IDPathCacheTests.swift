@@ -124,8 +124,7 @@ actor Gate {
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
     func wait() async {
-        guard !isOpen else { return }
-        await withCheckedContinuation { waiting.append($0) }
+        if !isOpen { await withCheckedContinuation { waiting.append($0) } }
     }
 
     private var arrivals = 0

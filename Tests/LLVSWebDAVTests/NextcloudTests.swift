@@ -20,6 +20,8 @@ import Testing
     @Test func theLayoutIsRecognizedFromAFilesURL() throws {
         let layout = try #require(NextcloudLayout(filesURL: URL(string: "https://cloud.example/nc/remote.php/dav/files/ada/Notes/llvs")!))
         #expect(layout.uploadsURL.absoluteString == "https://cloud.example/nc/remote.php/dav/uploads/ada/")
+        #expect(layout.serverURL.absoluteString == "https://cloud.example/nc")
+        #expect(NextcloudLayout(filesURL: URL(string: "http://127.0.0.1:8080/remote.php/dav/files/ada/")!)?.serverURL.absoluteString == "http://127.0.0.1:8080")
         #expect(NextcloudLayout(filesURL: URL(string: "https://cloud.example/remote.php/webdav/Notes")!) == nil)
         #expect(NextcloudLayout(filesURL: URL(string: "https://dav.example/dav/")!) == nil)
     }

@@ -47,15 +47,18 @@ final class MockNextcloudState: Sendable {
 
     init(settings: MockNextcloudSettings) { self.settings = settings }
 
-    func fileId(_ path: String) -> String {
-        let number = fileIds.withLock { ids in
+    /// The file ID of a path (`oc:fileid`), given when first asked for.
+    func fileNumber(_ path: String) -> Int {
+        fileIds.withLock { ids in
             if let known = ids.byPath[path] { return known }
             ids.next += 1
             ids.byPath[path] = ids.next
             return ids.next
         }
-        return String(format: "%08docmockinstance", number)
     }
+
+    /// The ID as `OC-FileId` and `oc:id` write it: the number, then the instance's ID.
+    func fileId(_ path: String) -> String { String(format: "%08docmockinstance", fileNumber(path)) }
 }
 
 extension MockWebDAVServer {
@@ -302,15 +305,7 @@ extension MockWebDAVServer {
     /// 507 with the numbers when `adding` bytes (in place of what is at `replacing`) would pass the quota.
     private func quotaRefusal(adding bytes: Int64, replacing path: String?, _ nextcloud: MockNextcloudState) -> MockResponse? {
         guard let quota = nextcloud.settings.quota else { return nil }
-        let (used, replaced) = tree.withLock { tree -> (Int64, Int64) in
-            var used: Int64 = 0, replaced: Int64 = 0
-            for (key, node) in tree {
-                guard case .file(let content, _, _) = node else { continue }
-                used += content.size
-                if key == path { replaced = content.size }
-            }
-            return (used, replaced)
-        }
+        let (used, replaced) = storedBytes(replacing: path)
         let available = max(0, quota - used + replaced)
         guard bytes > available else { return nil }
         return Self.sabreError(507, exception: "Sabre\\DAV\\Exception\\InsufficientStorage",
@@ -319,13 +314,21 @@ extension MockWebDAVServer {
 
     /// Bytes used by every file, and what the quota leaves (RFC 4331's properties).
     func quotaFigures(_ nextcloud: MockNextcloudState) -> (used: Int64, available: Int64?) {
-        let used = tree.withLock { tree in
-            tree.reduce(Int64(0)) { total, entry in
-                if case .file(let content, _, _) = entry.value { return total + content.size }
-                return total
-            }
-        }
+        let used = storedBytes(replacing: nil).used
         return (used, nextcloud.settings.quota.map { max(0, $0 - used) })
+    }
+
+    /// Bytes every file holds, and those of the file at `path` (which an upload there replaces).
+    private func storedBytes(replacing path: String?) -> (used: Int64, replaced: Int64) {
+        tree.withLock { tree in
+            var used: Int64 = 0, replaced: Int64 = 0
+            for (key, node) in tree {
+                guard case .file(let content, _, _) = node else { continue }
+                used += content.size
+                if key == path { replaced = content.size }
+            }
+            return (used, replaced)
+        }
     }
 }
 

@@ -38,7 +38,7 @@ extension MockWebDAVServer {
         guard let candidates else { return Self.sabreError(404, exception: "Sabre\\DAV\\Exception\\NotFound", message: "The scope \(scopeHref) does not exist") }
         var matches: [(String, Node)] = []
         for (path, node) in candidates {
-            switch Self.holds(condition, path: path, node: node, fileId: Int(nextcloud.fileId(path).prefix(8)) ?? 0) {
+            switch Self.holds(condition, path: path, node: node, fileId: nextcloud.fileNumber(path)) {
             case .some(true): matches.append((path, node))
             case .some(false): break
             case nil: return refused("The search uses a condition or property this server does not search by")

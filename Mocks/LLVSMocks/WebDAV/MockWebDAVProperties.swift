@@ -80,7 +80,7 @@ extension MockWebDAVServer {
         var own: [(DAVPropertyName, String)] = []
         if let nextcloud {
             let oc = "http://owncloud.org/ns"
-            own.append((DAVPropertyName(namespace: oc, name: "fileid"), String(Int(nextcloud.fileId(path).prefix(8)) ?? 0)))
+            own.append((DAVPropertyName(namespace: oc, name: "fileid"), String(nextcloud.fileNumber(path))))
             own.append((DAVPropertyName(namespace: oc, name: "id"), nextcloud.fileId(path)))
             switch node {
             case .folder:

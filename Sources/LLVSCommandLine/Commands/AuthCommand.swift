@@ -139,7 +139,6 @@ struct AuthCommand: Command {
         let book = try context.accountBook()
         var accounts = try book.load()
         accounts[accountName, default: Account(kind: ConnectorKind.webDAV.name, options: [:])].options["user"] = grant.loginName
-        try FileManager.default.createDirectory(at: context.configuration.accountsFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try PrivateFile.write(Data(grant.appPassword.utf8), to: context.configuration.secretFile(accountName))
         try book.save(accounts)
         context.writeLine("Signed in account \(accountName) as \(grant.loginName); its app password is kept in \(context.configuration.secretFile(accountName).path) (readable only by you).")
