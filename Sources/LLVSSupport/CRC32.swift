@@ -1,11 +1,13 @@
-import CZlib
+import CDeflate
 import Foundation
 
-/// CRC-32 through zlib, used to detect torn or corrupted records in storage files (and by zip archives).
+/// CRC-32 (the zip and zlib polynomial), used to detect torn or corrupted records in storage files and by zip
+/// archives. Computed by libdeflate, whose folding with carry-less multiplication runs several times faster than
+/// zlib's table on every record a store reads or writes.
 public enum CRC32 {
     public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
-        return UInt32(crc32(0, base.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
+        return libdeflate_crc32(0, base, bytes.count)
     }
 
     public static func checksum(_ bytes: [UInt8]) -> UInt32 {
@@ -23,10 +25,12 @@ public enum CRC32 {
         public init() {}
 
         public mutating func update(_ data: Data) {
-            value = data.withUnsafeBytes { raw in
-                guard let base = raw.baseAddress, raw.count > 0 else { return value }
-                return UInt32(crc32(uLong(value), base.assumingMemoryBound(to: Bytef.self), uInt(raw.count)))
-            }
+            data.withUnsafeBytes { update($0) }
+        }
+
+        public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+            value = libdeflate_crc32(value, base, bytes.count)
         }
     }
 }

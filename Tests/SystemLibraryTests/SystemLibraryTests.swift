@@ -1,5 +1,6 @@
 import CCrypto
 import CCurl
+import CDeflate
 import CLibXML2
 import CSQLite3
 import CSodium
@@ -41,6 +42,23 @@ import Testing
     @Test func zlibChecksums() {
         let input: [UInt8] = Array("123456789".utf8)
         #expect(crc32(0, input, uInt(input.count)) == 0xCBF43926)
+    }
+
+    @Test func libdeflateChecksumsAndRoundTrips() throws {
+        let input: [UInt8] = Array("123456789".utf8)
+        #expect(libdeflate_crc32(0, input, input.count) == 0xCBF43926)
+        let text = [UInt8](repeating: UInt8(ascii: "a"), count: 1000)
+        let compressor = try #require(libdeflate_alloc_compressor(6))
+        defer { libdeflate_free_compressor(compressor) }
+        var compressed = [UInt8](repeating: 0, count: libdeflate_deflate_compress_bound(compressor, text.count))
+        let size = libdeflate_deflate_compress(compressor, text, text.count, &compressed, compressed.count)
+        #expect(size > 0 && size < 100)
+        let decompressor = try #require(libdeflate_alloc_decompressor())
+        defer { libdeflate_free_decompressor(decompressor) }
+        var output = [UInt8](repeating: 0, count: text.count)
+        var produced = 0
+        #expect(libdeflate_deflate_decompress(decompressor, compressed, size, &output, output.count, &produced) == LIBDEFLATE_SUCCESS)
+        #expect(produced == text.count && output == text)
     }
 
     @Test func sodiumInitialisesAndHashes() {

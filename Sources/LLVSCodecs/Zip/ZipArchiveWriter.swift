@@ -21,10 +21,12 @@ package final class ZipArchiveWriter {
     private var directories = Set<String>()
     private let dosTime: UInt16, dosDate: UInt16
     private let deflater: Deflater
+    private let wholeDeflater: WholeEntryDeflater
 
     package init(destination: String, date: Date = Date()) throws {
         file = try AtomicFileWriter(destination: destination)
         deflater = try Deflater()
+        wholeDeflater = try WholeEntryDeflater()
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
@@ -59,7 +61,7 @@ package final class ZipArchiveWriter {
     /// Adds a file of `size` bytes whose contents `produce` gives to the writer it is handed, in pieces.
     package func addFile(_ path: String, size: Int64, produce: ((Data) throws -> Void) throws -> Void) throws {
         try addParents(of: path)
-        var entry = Written(name: Array(path.utf8), isDirectory: false, method: 8, crc32: 0, compressedSize: 0, size: size, offset: file.bytesWritten)
+        var entry = Written(name: Array(path.utf8), isDirectory: false, method: 8, crc32: 0, compressedSize: 0, size: 0, offset: file.bytesWritten)
         // Sizes near 4 GiB (deflate can grow data a little) and offsets past it need ZIP64 fields in the local header.
         let zip64 = size >= 0xFFFF_0000 || entry.offset >= 0xFFFF_FFFF
         try writeLocalHeader(entry, zip64: zip64)
@@ -76,6 +78,7 @@ package final class ZipArchiveWriter {
         try deflater.finish()
         guard count == size else { throw FileError.changedWhileRead(path: path) }
         entry.crc32 = crc.value
+        entry.size = size
         entry.compressedSize = file.bytesWritten - dataStart
         written[written.count - 1] = entry
         // CRC and sizes into the local header (offset 14), or into its ZIP64 field.
@@ -96,10 +99,24 @@ package final class ZipArchiveWriter {
         }
     }
 
-    /// Adds a small file held in memory.
+    /// Adds a file held in memory, compressed in one call; its CRC and sizes are known before its local header is
+    /// written, so nothing is written back. Files past `wholeEntryLimit`, or past 4 GiB into the archive (whose local
+    /// headers need ZIP64 fields), are streamed like any other.
     package func addFile(_ path: String, data: Data) throws {
-        try addFile(path, size: Int64(data.count)) { write in try write(data) }
+        guard data.count <= Self.wholeEntryLimit, file.bytesWritten < 0xFFFF_0000 else {
+            try addFile(path, size: Int64(data.count)) { write in try write(data) }
+            return
+        }
+        try addParents(of: path)
+        let compressed = try wholeDeflater.deflate(data)
+        try writeLocalHeader(Written(name: Array(path.utf8), isDirectory: false, method: 8, crc32: CRC32.checksum(data),
+                                     compressedSize: Int64(compressed.count), size: Int64(data.count), offset: file.bytesWritten),
+                             zip64: false)
+        try file.write(compressed)
     }
+
+    /// The largest file `addFile(_:data:)` compresses in one call (with a compressed copy beside it in memory).
+    static let wholeEntryLimit = 16 << 20
 
     private func writeLocalHeader(_ entry: Written, zip64: Bool) throws {
         var header = ByteWriter()
@@ -109,9 +126,10 @@ package final class ZipArchiveWriter {
         header.uint16(entry.method)
         header.uint16(dosTime)
         header.uint16(dosDate)
-        header.uint32(0)  // CRC, written back after the data
-        header.uint32(zip64 ? 0xFFFF_FFFF : 0)
-        header.uint32(zip64 ? 0xFFFF_FFFF : 0)
+        // A streamed file's CRC and sizes are not known yet (zero here) and are written back after its data.
+        header.uint32(entry.crc32)
+        header.uint32(zip64 ? 0xFFFF_FFFF : UInt32(entry.compressedSize))
+        header.uint32(zip64 ? 0xFFFF_FFFF : UInt32(entry.size))
         header.uint16(UInt16(entry.name.count))
         header.uint16(zip64 ? 20 : 0)
         try file.write(header.bytes + entry.name)

@@ -213,8 +213,20 @@ extension UpstreamMapNode {
     /// object JSONEncoder would write, keys in a fixed order.
     func encodedJSON() -> Data {
         var out: [UInt8] = []
+        out.reserveCapacity(estimatedJSONSize)
         func string(_ text: String) {
             out.append(UInt8(ascii: "\""))
+            // IDs and keys rarely need escaping: such a string is copied whole, the rest byte by byte.
+            var text = text
+            let copiedWhole = text.withUTF8 { utf8 in
+                guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+                out.append(contentsOf: utf8)
+                return true
+            }
+            if copiedWhole {
+                out.append(UInt8(ascii: "\""))
+                return
+            }
             for byte in text.utf8 {
                 switch byte {
                 case UInt8(ascii: "\""): out += Array(#"\""#.utf8)
@@ -250,5 +262,13 @@ extension UpstreamMapNode {
         }
         raw("]}}")
         return Data(out)
+    }
+
+    /// About the size of `encodedJSON()` for UUID-sized IDs, so its buffer is allocated once.
+    private var estimatedJSONSize: Int {
+        switch children {
+        case .nodes(let nodes): 96 + nodes.count * 64
+        case .values(let values): 96 + values.count * 180
+        }
     }
 }

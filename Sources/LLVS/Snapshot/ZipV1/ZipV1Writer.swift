@@ -63,27 +63,48 @@ struct ZipV1Writer {
     /// Writes a value's file as stored, except one an upstream reader would take for compressed: a file longer than
     /// 4 bytes that starts with `LLZF` is decompressed by upstream (`decompressIfNeeded`), so such a value is framed
     /// as `LLZF` + an LZFSE stream of one stored block (`bvx-`, its length, the bytes, `bvx$`), which every reader
-    /// decodes back to exactly those bytes.
+    /// decodes back to exactly those bytes. A value up to `inMemoryValueLimit` is read whole and compressed in one
+    /// call (most values are small, and streaming each through zlib cost more than its bytes); a larger one is streamed.
     func addValue(_ entry: MapEntry, storedIn version: Version.ID, to zip: ZipArchiveWriter) throws {
         let path = UpstreamLayout.valuePath(entry.valueId, storedIn: version)
         let length = entry.data.length
-        guard length > 4, try startsWithCompressionMagic(entry) else {
+        if length <= Self.inMemoryValueLimit {
+            var data = Data(capacity: Int(length))
+            try store.storage.copyRecord(at: entry.data, zone: .values) { data.append($0) }
+            guard data.count > 4, data.starts(with: UpstreamLayout.compressionMagic) else {
+                try zip.addFile(path, data: data)
+                return
+            }
+            let frame = Self.storedFrame(length: length)
+            try zip.addFile(path, data: Data(frame.head) + data + Data(frame.tail))
+            return
+        }
+        guard try startsWithCompressionMagic(entry) else {
             try zip.addFile(path, size: length) { write in
                 try store.storage.copyRecord(at: entry.data, zone: .values, into: write)
             }
             return
         }
+        let frame = Self.storedFrame(length: length)
+        try zip.addFile(path, size: Int64(frame.head.count) + length + Int64(frame.tail.count)) { write in
+            try write(Data(frame.head))
+            try store.storage.copyRecord(at: entry.data, zone: .values, into: write)
+            try write(Data(frame.tail))
+        }
+    }
+
+    /// The largest value read into memory to be compressed in one call.
+    static let inMemoryValueLimit: Int64 = 1 << 20
+
+    /// What goes before and after a value of `length` bytes to make it `LLZF` + one stored LZFSE block.
+    static func storedFrame(length: Int64) -> (head: [UInt8], tail: [UInt8]) {
         var head = ByteWriter()
         head.append(UpstreamLayout.compressionMagic)
         head.uint32(LZFSE.stored)
         head.uint32(UInt32(length))
         var tail = ByteWriter()
         tail.uint32(LZFSE.endOfStream)
-        try zip.addFile(path, size: Int64(head.bytes.count) + length + Int64(tail.bytes.count)) { write in
-            try write(Data(head.bytes))
-            try store.storage.copyRecord(at: entry.data, zone: .values, into: write)
-            try write(Data(tail.bytes))
-        }
+        return (head.bytes, tail.bytes)
     }
 
     /// Whether the value's first bytes are `LLZF`, from its first piece only.
