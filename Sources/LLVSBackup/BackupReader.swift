@@ -69,6 +69,13 @@ public final class BackupReader {
 
     /// Gives a file's bytes to `write`, chunk by chunk (never the whole file in memory).
     public func writeContents(of entry: BackupTreeEntry, at version: Version.ID, into write: (Data) throws -> Void) throws {
+        try Self.writeContents(of: entry, at: version, in: store, into: write)
+    }
+
+    /// `writeContents` without a reader: it needs only the store (which is `Sendable`), so several threads can
+    /// write files at once.
+    public static func writeContents(of entry: BackupTreeEntry, at version: Version.ID, in store: Store,
+                                     into write: (Data) throws -> Void) throws {
         switch entry.content {
         case .embedded(let data):
             guard data.count == entry.size else {

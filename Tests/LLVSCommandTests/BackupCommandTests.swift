@@ -150,6 +150,36 @@ import Glibc
         }
     }
 
+    /// A folder's files are written several at once: every file of a large folder comes back whole, with its mode
+    /// and time, and those a folder in DEST stands in the way of are each refused and listed in the folder's order,
+    /// while the others are still written.
+    @Test func aLargeFolderRestoresWholeAndItsRefusalsAreListedInOrder() async throws {
+        let source = path("many")
+        try FileManager.default.createDirectory(atPath: source + "/inner", withIntermediateDirectories: true)
+        for index in 0..<300 {
+            let name = String(format: "file-%03d.txt", index)
+            try Data(repeating: UInt8(index % 251), count: 1 + index * 37).write(to: URL(fileURLWithPath: source + "/" + name))
+            chmod(source + "/" + name, index.isMultiple(of: 2) ? 0o644 : 0o600)
+        }
+        try Data("inside".utf8).write(to: URL(fileURLWithPath: source + "/inner/leaf.txt"))
+        try await llvs("init", "--store", path("store"))
+        #expect(try await llvs("backup", source, "--store", path("store")).status == 0)
+
+        #expect(try await llvs("restore", path("whole"), "--store", path("store")).status == 0)
+        #expect(try snapshot(of: path("whole")) == snapshot(of: source))
+
+        let blocked = ["file-007.txt", "file-150.txt", "file-299.txt"]
+        for name in blocked { try FileManager.default.createDirectory(atPath: path("blocked") + "/" + name, withIntermediateDirectories: true) }
+        let restore = try await llvs("restore", path("blocked"), "--store", path("store"))
+        #expect(restore.status != 0 && restore.error.contains("3 entries were not restored"), "\(restore.error)")
+        let listed = restore.error.split(separator: "\n").filter { $0.contains("not restored: ") && $0.contains("file-") }
+        #expect(listed.count == 3 && zip(listed, blocked).allSatisfy { $0.contains($1) && $0.contains("a folder is in the way") }, "\(listed)")
+        var expected = try snapshot(of: source)
+        for name in blocked { expected[name] = nil }
+        let written = try snapshot(of: path("blocked")).filter { !blocked.contains($0.key) }
+        #expect(written == expected)
+    }
+
     @Test func badBackupArgumentsAreClear() async throws {
         try await llvs("init", "--store", path("store"))
         #expect(try await llvs("backup", path("missing"), "--store", path("store")).status == 3)

@@ -1,6 +1,7 @@
 import Foundation
 import LLVS
 import LLVSBackup
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,15 +82,26 @@ final class RestoreTree {
 
     /// Writes a file: `fill` gives the contents, in pieces, to a fresh temporary file in the real parent directory,
     /// which is created, written, given its mode and time through the one descriptor, and then renamed over the
-    /// leaf: one new inode per file (writing through a path that made its own temporary cost a second, and most of
-    /// a restore's time in the kernel's inode allocator).
+    /// leaf: one new inode per file (writing through a path that made its own temporary would cost a second).
     func writeFile(_ components: [String], mode: UInt32, modified: timespec, fill: (_ write: (Data) throws -> Void) throws -> Void) throws {
         let parent = try directory(Array(components.dropLast()))
+        try Self.writeFile(components, in: parent, mode: mode, modified: modified, fill: fill)
+    }
+
+    /// `writeFile` into `parent`, the open directory of `components` without its leaf (from `directory`, kept open
+    /// by the caller): safe from several threads at once, so a folder's files are written in parallel.
+    static func writeFile(_ components: [String], in parent: Int32, mode: UInt32, modified: timespec,
+                          fill: (_ write: (Data) throws -> Void) throws -> Void) throws {
         let name = components[components.count - 1]
-        try Self.check(name, in: components)
-        let temporary = ".llvs-restore-\(UUID().uuidString)"
-        let fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
+        try check(name, in: components)
+        var temporary = TemporaryName.next()
+        var fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        // Another restore of this name into this folder, killed before its rename, may have left the name.
+        while fd < 0, errno == EEXIST {
+            temporary = TemporaryName.next()
+            fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        }
+        guard fd >= 0 else { throw Refusal.failed(display(components), String(cString: strerror(errno))) }
         do {
             defer { close(fd) }
             try fill { data in
@@ -98,12 +110,12 @@ final class RestoreTree {
                     while offset < raw.count {
                         let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
                         if written < 0, errno == EINTR { continue }
-                        guard written > 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
+                        guard written > 0 else { throw Refusal.failed(display(components), String(cString: strerror(errno))) }
                         offset += written
                     }
                 }
             }
-            guard fchmod(fd, mode_t(mode)) == 0 else { throw Refusal.failed(Self.display(components), String(cString: strerror(errno))) }
+            guard fchmod(fd, mode_t(mode)) == 0 else { throw Refusal.failed(display(components), String(cString: strerror(errno))) }
             var times = [modified, modified]
             futimens(fd, &times)
         } catch {
@@ -113,8 +125,17 @@ final class RestoreTree {
         guard RawName.withCString(name, { renameat(parent, temporary, parent, $0) }) == 0 else {
             let reason = errno == EISDIR ? "a folder is in the way" : String(cString: strerror(errno))
             unlinkat(parent, temporary, 0)
-            throw Refusal.failed(Self.display(components), reason)
+            throw Refusal.failed(display(components), reason)
         }
+    }
+
+    /// Names for the temporary files: one random part per process and a counter, so a file costs no read of the
+    /// system's random source (a UUID each read `/dev/urandom`: an open, a read and a close per file).
+    private enum TemporaryName {
+        private static let prefix = ".llvs-restore-\(UUID().uuidString)-"
+        private static let counter = Atomic<Int>(0)
+
+        static func next() -> String { prefix + String(counter.add(1, ordering: .relaxed).newValue) }
     }
 
     func makeDirectory(_ components: [String]) throws {
