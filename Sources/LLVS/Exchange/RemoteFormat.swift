@@ -13,6 +13,7 @@ public enum RemoteFormat {
 
     /// Decodes a version file; `path` names it in errors.
     public static func decodeVersion(_ data: Data, path: String) throws -> Version {
+        if let version = Version.fastDecodedRemoteFile(from: data) { return version }
         do {
             guard let version = try JSONDecoder().decode([String: Version].self, from: data)["version"] else {
                 throw ExchangeError.malformedFile(path: path, reason: "it has no \"version\" key")
@@ -40,6 +41,7 @@ public enum RemoteFormat {
     }
 
     public static func decodeChanges(_ data: Data, path: String) throws -> [Value.Change] {
+        if let changes = Value.Change.fastDecodedList(from: data) { return changes }
         do {
             return try JSONDecoder().decode([Value.Change].self, from: data)
         } catch {

@@ -12,11 +12,29 @@ extension Version {
         guard let version = try? reader.llvsVersion(), reader.isAtEnd() else { return nil }
         return version
     }
+
+    /// A remote's version file (`{"version": {…}}`, what `RemoteFormat.decodeVersion` reads) the same way: a pull
+    /// reads one per version. Nil for any other member beside `version`, or a repeated one, as for `fastDecoded`.
+    static func fastDecodedRemoteFile(from data: Data) -> Version? {
+        var reader = JSONByteReader(bytes: [UInt8](data))
+        guard let version = try? reader.llvsRemoteVersionFile(), reader.isAtEnd() else { return nil }
+        return version
+    }
 }
 
+/// Thrown when the text is JSON but not in the shape a fast decoder takes; its caller then uses JSONDecoder.
+struct NotTheUsualShape: Error {}
+
 extension JSONByteReader {
-    /// Thrown when the text is JSON but not in the shape `Version.fastDecoded` takes.
-    private struct NotTheUsualShape: Error {}
+    fileprivate mutating func llvsRemoteVersionFile() throws -> Version {
+        var version: Version?
+        try object { reader, name in
+            guard name == "version", version == nil else { throw NotTheUsualShape() }
+            version = try reader.llvsVersion()
+        }
+        guard let version else { throw NotTheUsualShape() }
+        return version
+    }
 
     fileprivate mutating func llvsVersion() throws -> Version {
         var id: String?, predecessors: Version.Predecessors?, timestamp: Double?, valueDataSize: Int64?
