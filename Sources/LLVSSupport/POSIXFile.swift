@@ -187,10 +187,23 @@ package enum POSIX {
 /// many threads; the descriptor closes when the last user lets go.
 package final class ReadableFile: Sendable {
     package let path: String
+    /// The size when opened (of a file still being appended to, what it had then).
     package let size: Int64
     private let fd: Int32
+    /// False for a file another writer of this process is still appending to: reads may go past `size`.
+    private let sizeIsFinal: Bool
 
-    package init(path: String) throws {
+    package convenience init(path: String) throws {
+        try self.init(path: path, sizeIsFinal: true)
+    }
+
+    /// A file this process is still appending to (a group's pack, `FileStorage+Grouping`): a read past the size it
+    /// had when opened is allowed, and fails with `endedEarly` only where the file really ends.
+    package convenience init(appendedFileAt path: String) throws {
+        try self.init(path: path, sizeIsFinal: false)
+    }
+
+    private init(path: String, sizeIsFinal: Bool) throws {
         self.path = path
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw POSIX.fail(path, "open") }
@@ -198,6 +211,7 @@ package final class ReadableFile: Sendable {
         guard fstat(fd, &info) == 0 else { close(fd); throw POSIX.fail(path, "inspect") }
         self.fd = fd
         self.size = Int64(info.st_size)
+        self.sizeIsFinal = sizeIsFinal
     }
 
     deinit { close(fd) }
@@ -205,7 +219,7 @@ package final class ReadableFile: Sendable {
     /// Reads exactly `count` bytes at `offset`, or throws `corruptFile` when the file ends first.
     package func read(at offset: Int64, count: Int) throws -> Data {
         guard count > 0 else { return Data() }
-        guard offset >= 0, offset + Int64(count) <= size else {
+        guard offset >= 0, offset + Int64(count) <= size || !sizeIsFinal else {
             throw FileError.endedEarly(path: path, reason: "a record at offset \(offset) of \(count) bytes runs past the end of the \(size)-byte file")
         }
         return try POSIX.read(count, at: offset, from: fd, path: path)
@@ -319,9 +333,25 @@ package final class AtomicFileWriter {
         try bytes.withUnsafeBytes { try POSIX.write($0, at: offset, to: fd, path: temporaryPath) }
     }
 
-    private func flush() throws {
+    /// Passes the buffered bytes to the file, so a reader of the temporary name sees everything written.
+    package func flush() throws {
         try buffer.withUnsafeBytes { try writeAll($0) }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Cuts the file back to its first `length` bytes (an append that failed part way), buffered bytes included.
+    package func truncate(to length: Int64) throws {
+        precondition(length <= bytesWritten, "only bytes already written can be cut")
+        let flushed = bytesWritten - Int64(buffer.count)
+        if length >= flushed {
+            buffer.removeLast(Int(bytesWritten - length))
+        } else {
+            buffer.removeAll(keepingCapacity: true)
+            guard ftruncate(fd, off_t(length)) == 0, lseek(fd, off_t(length), SEEK_SET) == off_t(length) else {
+                throw POSIX.fail(temporaryPath, "truncate")
+            }
+        }
+        bytesWritten = length
     }
 
     private func writeAll(_ raw: UnsafeRawBufferPointer) throws {

@@ -12,14 +12,15 @@ enum FileEvents {
     /// finished write in `folders` and their sub-folders (watched as they appear; a folder that does not exist yet
     /// is watched through its nearest parent that does). The wait on the events also wakes every 100 ms, only so a
     /// process that ends without making a file is noticed.
+    /// With `alsoOnWrites`, every write into a file there wakes it too (a file that grows while it stays open).
     /// Throws when the kernel gives no inotify instance: the caller cannot wait, and must not go on as if it had.
-    static func wait(in folders: [String], until condition: () -> Bool, while stillGoing: () -> Bool) throws {
+    static func wait(in folders: [String], until condition: () -> Bool, while stillGoing: () -> Bool, alsoOnWrites: Bool = false) throws {
         let fd = inotify_init1(Int32(IN_CLOEXEC))
         guard fd >= 0 else { throw Unavailable(description: "inotify_init1 failed: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var watched = Set<String>()
         func watch(_ path: String) {
-            guard !watched.contains(path), inotify_add_watch(fd, path, UInt32(IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE)) >= 0 else { return }
+            guard !watched.contains(path), inotify_add_watch(fd, path, UInt32(IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | (alsoOnWrites ? IN_MODIFY : 0))) >= 0 else { return }
             watched.insert(path)
         }
         func watchAll() {

@@ -288,11 +288,11 @@ extension NothingLostTests {
         // thread: a fixed wait killed a clone that had not started on a loaded machine, or one already done.
         func underWay() -> Bool {
             guard FileManager.default.fileExists(atPath: clone + "/clone-in-progress") else { return false }
-            let versions = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/versions")) ?? []
+            let packs = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/packs")) ?? []
             let temporaries = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/tmp")) ?? []
-            return !versions.isEmpty || !temporaries.isEmpty
+            return !packs.isEmpty || !temporaries.isEmpty
         }
-        try FileEvents.wait(in: [clone, clone + "/versions", clone + "/tmp"], until: underWay, while: { process.isRunning })
+        try FileEvents.wait(in: [clone, clone + "/packs", clone + "/tmp"], until: underWay, while: { process.isRunning })
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal, "the clone finished before it could be killed; slow the mock down")
@@ -303,6 +303,8 @@ extension NothingLostTests {
         #expect(try await tests.run(["log", "--json", "--store", clone]).text.components(separatedBy: "\"id\"").count - 1 == 24)
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/tmp")) ?? []
         #expect(leftovers.isEmpty, "left behind: \(leftovers)")
+        let packTemporaries = ((try? FileManager.default.contentsOfDirectory(atPath: clone + "/packs")) ?? []).filter { $0.hasPrefix(".tmp-") }
+        #expect(packTemporaries.isEmpty, "left behind: \(packTemporaries)")
         #expect(!FileManager.default.fileExists(atPath: clone + "/clone-in-progress"))
         #expect(try await tests.run(["clone", "home", clone]).status == 7, "a finished clone is a store like any other")
     }
@@ -577,9 +579,9 @@ enum WebDAVListing {
 }
 
 extension NothingLostTests {
-    /// A bulk receive makes its versions durable in batches (one sync of many files). `llvs clone` of a local remote
-    /// killed with SIGKILL at points inside the first batch, at its boundary and inside the second: the store opens
-    /// each time, holding only whole versions, and running the clone again completes it.
+    /// A bulk receive appends its versions to packs of 512, each synced once and then placed. `llvs clone` of a local
+    /// remote killed with SIGKILL at points inside the first pack, at its boundary and inside the second: the store
+    /// opens each time, holding only whole versions, and running the clone again completes it.
     @Test func aGroupedBulkReceiveKilledAnywhereLeavesAStoreThatOpensAndARerunCompletes() async throws {
         let count = 700
         let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper")
@@ -603,12 +605,22 @@ extension NothingLostTests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            /// Version files in the clone's store, whole or still under a temporary name.
+            /// Versions in the clone's packs, placed or still under a temporary name (bundles, each after its length).
             func written() -> Int {
-                let folders = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/versions")) ?? []
-                return folders.reduce(0) { $0 + ((try? FileManager.default.contentsOfDirectory(atPath: clone + "/versions/" + $1))?.count ?? 0) }
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/packs")) ?? []
+                return names.reduce(0) { total, name in
+                    guard let data = FileManager.default.contents(atPath: clone + "/packs/" + name) else { return total }
+                    var offset = 12, count = 0
+                    while offset + 8 <= data.count {
+                        let length = data[data.startIndex + offset..<data.startIndex + offset + 8].reversed().reduce(0) { $0 << 8 | Int($1) }
+                        guard length > 0, offset + 8 + length <= data.count else { break }
+                        offset += 8 + length
+                        count += 1
+                    }
+                    return total + count
+                }
             }
-            try FileEvents.wait(in: [clone, clone + "/versions"], until: { written() >= killAt }, while: { process.isRunning })
+            try FileEvents.wait(in: [clone, clone + "/packs"], until: { written() >= killAt }, while: { process.isRunning }, alsoOnWrites: true)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal, "the clone ended before \(killAt) version files were written")
@@ -619,8 +631,8 @@ extension NothingLostTests {
             #expect(resumed.status == 0, "\(resumed.error)")
             #expect(try await tests.run(["get", "v-\(count - 1)", "--store", clone]).output == Data(repeating: UInt8((count - 1) % 251), count: 16))
             #expect(try await tests.run(["log", "--json", "--store", clone]).text.components(separatedBy: "\"id\"").count - 1 == count)
-            let hidden = ((try? FileManager.default.subpathsOfDirectory(atPath: clone + "/versions")) ?? []).filter { $0.contains("/.tmp-") }
-            #expect(hidden.isEmpty, "temporary version files left behind: \(hidden)")
+            let hidden = ((try? FileManager.default.contentsOfDirectory(atPath: clone + "/packs")) ?? []).filter { $0.hasPrefix(".tmp-") }
+            #expect(hidden.isEmpty, "temporary packs left behind: \(hidden)")
         }
     }
 }

@@ -102,9 +102,36 @@ import LLVSSupport
         #expect(reopened.history.count == count)
         #expect(try reopened.strings(at: last).count == count)
         if storage == .file {
-            let hidden = try FileManager.default.subpathsOfDirectory(atPath: store.rootURL.path + "/versions").filter { $0.contains("/.tmp-") }
-            #expect(hidden.isEmpty, "\(hidden)")
+            // Two packs (the first batch, then the rest), no version files, and nothing left under a temporary name.
+            let packs = try FileManager.default.contentsOfDirectory(atPath: store.rootURL.path + "/packs")
+            #expect(packs.count == 2 && packs.allSatisfy { $0.hasSuffix(FileStorage.packExtension) }, "\(packs)")
+            let files = try FileManager.default.subpathsOfDirectory(atPath: store.rootURL.path + "/versions").filter { $0.contains("/") }
+            #expect(files.isEmpty, "\(files)")
         }
+    }
+
+    /// A version larger than a group holds in memory (its bundle spilled to a temporary file) goes into the group's
+    /// pack whole, between small ones, and the spilled file is gone; a second commit of a version already in the
+    /// pack is refused as one that exists, and leaves the pack as it was.
+    @Test func aLargeVersionInAGroupIsPackedWholeAndARepeatIsRefused() throws {
+        let store = try makeStore(in: directory, storage: .file)
+        store.storage.beginGroupedCommits()
+        let large = Data((0..<(SpillingBundle.memoryLimit + 12345)).map { UInt8(truncatingIfNeeded: $0 &* 7 >> 3) })
+        let first = try store.save(nil, insert: ["small": "1"])
+        try store.addVersion(Version(id: "big", predecessors: .init(idOfFirst: first.id), valueDataSize: Int64(large.count)),
+                             storing: [.insert(Value(id: "large", data: large))])
+        let last = try store.save("big", insert: ["after": "2"])
+        #expect(try store.value(id: "large", at: last.id)?.data == large)
+        #expect(throws: StoreError.versionAlreadyExists("big")) {
+            try store.storage.makeVersionWriter(for: "big")
+        }
+        try store.storage.endGroupedCommits()
+        let packs = try FileManager.default.contentsOfDirectory(atPath: store.rootURL.path + "/packs")
+        #expect(packs.count == 1 && packs[0].hasSuffix(FileStorage.packExtension), "\(packs)")
+        let reopened = try openStore(store.rootURL)
+        #expect(reopened.history.count == 3)
+        #expect(try reopened.value(id: "large", at: last.id)?.data == large)
+        #expect(try reopened.strings(at: last.id)["small"] == "1")
     }
 
     @Test func aGarbageDescriptorIsReported() throws {

@@ -1,22 +1,46 @@
 import Foundation
 import LLVSSupport
 
-/// Version files received in bulk, made durable together: written under temporary names without a sync each, then
-/// every `batchSize` versions (and at the end) the file system is synced once, the files are linked into place in
-/// the order they were committed, and the file system is synced once more for the new names.
+/// Versions received in bulk, made durable together: each committed version's bundle is appended to a pack under a
+/// temporary name in `packs/` (an `llvs-bundles-v1` archive, as a restored snapshot is kept), and every `batchSize`
+/// versions or `batchBytes` bytes (and at the end) the pack is synced once and linked into place. A bulk receive of
+/// 10,000 versions then makes 20 files instead of 10,000, and a store that opens reads 20 instead of 10,000.
 ///
-/// The promise is the one single saves keep: a version file under its own name is whole and durable, so a process
-/// killed (or a machine that loses power) at any point leaves a store that opens, holding whole versions, and the
-/// versions of the unfinished batch are fetched again by the next run; their temporary files are removed as
-/// abandoned when the store is next opened. Within this process they are readable as soon as they are committed.
+/// The promise is the one single saves keep: a pack under its own name is whole and durable, so a process killed
+/// (or a machine that loses power) at any point leaves a store that opens, holding whole versions, and the versions
+/// of the unfinished pack are fetched again by the next run; its temporary file is removed as abandoned when the
+/// store is next opened. Within this process a version is readable as soon as it is committed. Bundles go into the
+/// pack in commit order, so a version's predecessors, whose records its map may share, are always placed with it or
+/// before it.
 struct GroupedCommits {
     /// How deep the nested `beginGroupedCommits` calls are; zero when commits are durable one by one.
     var depth = 0
-    /// Temporary paths of committed versions not yet in place, and their order of commit.
-    var pending: [Version.ID: String] = [:]
-    var order: [(id: Version.ID, temporary: String, destination: String)] = []
 
     static let batchSize = 512
+    static let batchBytes: Int64 = 64 << 20
+}
+
+/// The pack a group's versions are being appended to.
+// @unchecked: its mutable parts (the writer, `versions`) are only touched inside `FileStorage.groupPack`'s lock.
+final class GroupPack: @unchecked Sendable {
+    let name: String
+    let writer: AtomicFileWriter
+    /// The temporary file, open for reading the versions already appended (it stays valid when the name goes).
+    let reader: ReadableFile
+    var versions: [Version.ID] = []
+
+    init(folder: String) throws {
+        name = UUID.drawn().uuidString + FileStorage.packExtension
+        writer = try AtomicFileWriter(destination: folder + "/" + name)
+        do {
+            try writer.write(SnapshotArchive.header)
+            try writer.flush()
+            reader = try ReadableFile(appendedFileAt: writer.temporaryPath)
+        } catch {
+            writer.discard()
+            throw error
+        }
+    }
 }
 
 extension FileStorage {
@@ -32,37 +56,48 @@ extension FileStorage {
         if last { try makeGroupDurable() }
     }
 
-    /// Keeps a finished version file for the group when one is open (true); false when it is to be committed alone.
-    func deferIfGrouping(_ file: AtomicFileWriter, versionId: Version.ID) throws -> Bool {
-        guard grouped.withLock({ $0.depth > 0 }) else { return false }
-        try file.finish()
-        let full = grouped.withLock { state -> Bool in
-            state.pending[versionId] = file.temporaryPath
-            state.order.append((versionId, file.temporaryPath, file.destination))
-            return state.order.count >= GroupedCommits.batchSize
+    /// Appends a committed version's bundle to the group's pack (started on the first), readable at once; places the
+    /// pack when it is full. An append that fails part way is cut off again, so the pack holds whole bundles only.
+    func appendToGroupPack(_ id: Version.ID, bundle: SpillingBundle) throws {
+        defer { bundle.discard() }
+        try groupPack.withLock { pack in
+            // Two writers of one version in one group: the first one's bundle is the version.
+            guard !isPacked(id) else { throw StoreError.versionAlreadyExists(id) }
+            let current = try pack ?? GroupPack(folder: packsPath)
+            pack = current
+            let start = current.writer.bytesWritten
+            do {
+                var length = ByteWriter()
+                length.uint64(UInt64(bundle.bytesWritten))
+                try current.writer.write(length.bytes)
+                try bundle.copy { try current.writer.write($0) }
+                try current.writer.flush()
+            } catch {
+                try? current.writer.truncate(to: start)
+                throw error
+            }
+            registerPacked(id, in: current.reader, offset: start + 8, length: bundle.bytesWritten)
+            current.versions.append(id)
+            if current.versions.count >= GroupedCommits.batchSize || current.writer.bytesWritten >= GroupedCommits.batchBytes {
+                try placeGroupPack(&pack)
+            }
         }
-        if full { try makeGroupDurable() }
-        return true
     }
 
-    /// Syncs the pending files, links them into place in commit order (so a version's predecessors, whose records
-    /// its map may share, are in place first), and syncs the new names.
+    /// Ends the group's pack, syncs it and links it into place (then syncs the folder); nothing when it is empty.
+    private func placeGroupPack(_ pack: inout GroupPack?) throws {
+        guard let current = pack else { return }
+        pack = nil
+        // Known before its name appears, so a concurrent `newlyCommittedVersions` does not load it a second time.
+        markLoaded(current.name)
+        try current.writer.write(SnapshotArchive.endMarker(count: current.versions.count))
+        try current.writer.commit(replacing: false, durable: true)
+        try adoptPlacedPack(named: current.name, versions: current.versions)
+    }
+
+    /// Places the group's pack, if it holds any version.
     func makeGroupDurable() throws {
-        // One batch at a time: two committers that both filled it would otherwise link the same files twice.
-        groupFlush.lock()
-        defer { groupFlush.unlock() }
-        let batch = grouped.withLock { $0.order }
-        guard !batch.isEmpty else { return }
-        try POSIX.syncFileSystem(containing: versionsPath)
-        for file in batch {
-            // Taken by another process meanwhile: the same version, already whole there.
-            _ = try POSIX.linkIntoPlace(file.temporary, file.destination)
-        }
-        try POSIX.syncFileSystem(containing: versionsPath)
-        grouped.withLock { state in
-            state.order.removeFirst(batch.count)
-            for file in batch { state.pending[file.id] = nil }
-        }
+        try groupPack.withLock { try placeGroupPack(&$0) }
     }
 }
 

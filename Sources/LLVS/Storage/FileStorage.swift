@@ -7,8 +7,9 @@ import Glibc
 
 /// The default storage: one immutable file per version under `versions/`, written through a temporary name and
 /// linked into place, so a version appears whole or not at all and any number of processes can share the folder.
-/// A restored snapshot is kept as one pack file under `packs/` (the snapshot archive itself), so starting a store
-/// from thousands of versions writes one file, not thousands.
+/// A restored snapshot is kept as one pack file under `packs/` (the snapshot archive itself), and versions received
+/// in bulk are appended to packs of a few hundred (`FileStorage+Grouping`), so starting a store from thousands of
+/// versions writes a few files, not thousands.
 ///
 /// Version files are named by the SHA-256 of the version ID (IDs from a remote may hold any character) and spread
 /// over 256 sub-folders so no folder grows huge.
@@ -26,9 +27,9 @@ public final class FileStorage: Storage {
     private let openFiles = Mutex<[Version.ID: ReadableFile]>([:])
     private static let openFileLimit = 256
     static let packExtension = ".pack"
-    /// Version files written inside `groupingDurability` and not yet made durable and linked into place.
+    /// How deep the nested groups of commits are, and the pack their versions go to (`FileStorage+Grouping`).
     let grouped = Mutex(GroupedCommits())
-    let groupFlush = NSLock()
+    let groupPack = Mutex<GroupPack?>(nil)
 
     struct PackedVersion: Sendable {
         let file: ReadableFile
@@ -78,6 +79,28 @@ public final class FileStorage: Storage {
         return loaded
     }
 
+    /// Makes a version of a pack being written (a group's, `FileStorage+Grouping`) readable in this process.
+    func registerPacked(_ id: Version.ID, in file: ReadableFile, offset: Int64, length: Int64) {
+        packed.withLock { $0[id] = PackedVersion(file: file, offset: offset, length: length) }
+    }
+
+    /// Whether a version is in a pack (placed, or of the group being written).
+    func isPacked(_ id: Version.ID) -> Bool { packed.withLock { $0[id] != nil } }
+
+    /// Points a placed group pack's versions at the file under its final name (for messages; the temporary name's
+    /// open file read the same bytes), and marks the pack as loaded: this process committed its versions already.
+    func adoptPlacedPack(named name: String, versions: [Version.ID]) throws {
+        let file = try ReadableFile(path: packsPath + "/" + name)
+        packed.withLock { packed in
+            for id in versions {
+                if let old = packed[id] { packed[id] = PackedVersion(file: file, offset: old.offset, length: old.length) }
+            }
+        }
+    }
+
+    /// Marks a pack as known, so `newlyCommittedVersions` does not hand out its versions again.
+    func markLoaded(_ name: String) { loadedNames.withLock { _ = $0.insert(name) } }
+
     /// Makes a pack's versions readable; returns their headers.
     private func register(pack: SnapshotArchiveReader, headers known: [StoredVersion]? = nil) throws -> [StoredVersion] {
         let headers = try known ?? pack.entries.map(pack.header)
@@ -91,11 +114,14 @@ public final class FileStorage: Storage {
 
     public func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter {
         let path = path(for: id)
-        if POSIX.fileExists(path) || packed.withLock({ $0[id] != nil }) || grouped.withLock({ $0.pending[id] != nil }) {
+        if POSIX.fileExists(path) || packed.withLock({ $0[id] != nil }) {
             throw StoreError.versionAlreadyExists(id)
         }
+        if grouped.withLock({ $0.depth > 0 }) {
+            return FileVersionWriter(versionId: id, output: .grouped(SpillingBundle(folder: packsPath)), storage: self)
+        }
         try POSIX.makeDirectories(POSIX.folderAndName(path).folder)
-        return try FileVersionWriter(versionId: id, file: AtomicFileWriter(destination: path), storage: self)
+        return try FileVersionWriter(versionId: id, output: .file(AtomicFileWriter(destination: path)), storage: self)
     }
 
     public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
@@ -178,9 +204,7 @@ public final class FileStorage: Storage {
 
     private func openFile(_ id: Version.ID) throws -> ReadableFile {
         if let file = openFiles.withLock({ $0[id] }) { return file }
-        // A version of a group not yet linked into place is read from its temporary name (the open file stays
-        // valid when that name goes).
-        let file = try ReadableFile(path: grouped.withLock { $0.pending[id] } ?? path(for: id))
+        let file = try ReadableFile(path: path(for: id))
         openFiles.withLock { files in
             if files.count >= Self.openFileLimit { files.removeAll(keepingCapacity: true) }
             files[id] = file
@@ -231,15 +255,16 @@ extension FileStorage: SnapshotCapable {
     }
 }
 
-/// Streams one version's records into its temporary file; `commit` appends the header and links the file into place.
+/// Streams one version's records into its temporary file (or, in a group, a buffer); `commit` appends the header
+/// and links the file into place (or appends the bundle to the group's pack).
 final class FileVersionWriter: VersionWriter {
     let versionId: Version.ID
-    private let file: AtomicFileWriter
+    private let file: VersionBundleOutput
     private let storage: FileStorage
 
-    init(versionId: Version.ID, file: AtomicFileWriter, storage: FileStorage) {
+    init(versionId: Version.ID, output: VersionBundleOutput, storage: FileStorage) {
         self.versionId = versionId
-        self.file = file
+        self.file = output
         self.storage = storage
     }
 
@@ -286,11 +311,15 @@ final class FileVersionWriter: VersionWriter {
         let encoded = header.encoded()
         try file.write(encoded)
         try file.write(RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
-        if try storage.deferIfGrouping(file, versionId: versionId) { return }
-        do {
-            try file.commit(replacing: false)
-        } catch FileError.io(_, _, let code) where code == EEXIST {
-            throw StoreError.versionAlreadyExists(versionId)
+        switch file {
+        case .grouped(let bundle):
+            try storage.appendToGroupPack(versionId, bundle: bundle)
+        case .file(let file):
+            do {
+                try file.commit(replacing: false)
+            } catch FileError.io(_, _, let code) where code == EEXIST {
+                throw StoreError.versionAlreadyExists(versionId)
+            }
         }
     }
 
