@@ -110,6 +110,26 @@ import LLVSSupport
         }
     }
 
+    /// A store synced often holds a pack per sync that received anything: more packs than a process may keep open
+    /// are all readable, and no more than a bounded number are open at once.
+    @Test func manyPacksAreReadWithABoundedNumberOpen() throws {
+        let store = try makeStore(in: directory, storage: .file)
+        var head: Version.ID?
+        for index in 0..<100 {
+            store.storage.beginGroupedCommits()
+            head = try store.save(head, insert: ["v\(index)": "\(index)"]).id
+            try store.storage.endGroupedCommits()
+        }
+        let packs = try FileManager.default.contentsOfDirectory(atPath: store.rootURL.path + "/packs")
+        #expect(packs.count == 100)
+        let reopened = try openStore(store.rootURL)
+        let last = try #require(head)
+        for index in 0..<100 { #expect(try reopened.value(id: Value.ID("v\(index)"), at: last)?.string == "\(index)") }
+        for version in reopened.history.versions.keys { _ = try reopened.storedVersion(version) }
+        let storage = try #require(reopened.storage as? FileStorage)
+        #expect(storage.openPackCount <= 64)
+    }
+
     /// A version larger than a group holds in memory (its bundle spilled to a temporary file) goes into the group's
     /// pack whole, between small ones, and the spilled file is gone; a second commit of a version already in the
     /// pack is refused as one that exists, and leaves the pack as it was.

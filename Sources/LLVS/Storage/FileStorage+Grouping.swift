@@ -25,21 +25,12 @@ struct GroupedCommits {
 final class GroupPack: @unchecked Sendable {
     let name: String
     let writer: AtomicFileWriter
-    /// The temporary file, open for reading the versions already appended (it stays valid when the name goes).
-    let reader: ReadableFile
     var versions: [Version.ID] = []
 
     init(folder: String) throws {
         name = UUID.drawn().uuidString + FileStorage.packExtension
         writer = try AtomicFileWriter(destination: folder + "/" + name)
-        do {
-            try writer.write(SnapshotArchive.header)
-            try writer.flush()
-            reader = try ReadableFile(appendedFileAt: writer.temporaryPath)
-        } catch {
-            writer.discard()
-            throw error
-        }
+        try writer.write(SnapshotArchive.header)
     }
 }
 
@@ -76,7 +67,7 @@ extension FileStorage {
                 try? current.writer.truncate(to: start)
                 throw error
             }
-            registerPacked(id, in: current.reader, offset: start + 8, length: bundle.bytesWritten)
+            registerPacked(id, inPackAt: current.writer.temporaryPath, offset: start + 8, length: bundle.bytesWritten)
             current.versions.append(id)
             if current.versions.count >= GroupedCommits.batchSize || current.writer.bytesWritten >= GroupedCommits.batchBytes {
                 try placeGroupPack(&pack)
@@ -92,7 +83,7 @@ extension FileStorage {
         markLoaded(current.name)
         try current.writer.write(SnapshotArchive.endMarker(count: current.versions.count))
         try current.writer.commit(replacing: false, durable: true)
-        try adoptPlacedPack(named: current.name, versions: current.versions)
+        adoptPlacedPack(named: current.name, from: current.writer.temporaryPath, versions: current.versions)
     }
 
     /// Places the group's pack, if it holds any version.

@@ -31,11 +31,16 @@ public final class FileStorage: Storage {
     let grouped = Mutex(GroupedCommits())
     let groupPack = Mutex<GroupPack?>(nil)
 
+    /// Where a packed version's bundle lies: the pack's path (opened through `packFile`), and where in it.
     struct PackedVersion: Sendable {
-        let file: ReadableFile
+        let pack: String
         let offset: Int64
         let length: Int64
     }
+    /// Open packs, kept so repeated reads skip `open`. Bounded like `openFiles`: a store synced often holds a pack
+    /// per sync that received versions, more than a process may keep open.
+    private let openPacks = Mutex<[String: ReadableFile]>([:])
+    private static let openPackLimit = 64
 
     public init(storeRoot: String) throws {
         versionsPath = storeRoot + "/versions"
@@ -80,20 +85,39 @@ public final class FileStorage: Storage {
     }
 
     /// Makes a version of a pack being written (a group's, `FileStorage+Grouping`) readable in this process.
-    func registerPacked(_ id: Version.ID, in file: ReadableFile, offset: Int64, length: Int64) {
-        packed.withLock { $0[id] = PackedVersion(file: file, offset: offset, length: length) }
+    func registerPacked(_ id: Version.ID, inPackAt path: String, offset: Int64, length: Int64) {
+        packed.withLock { $0[id] = PackedVersion(pack: path, offset: offset, length: length) }
+    }
+
+    /// How many packs are open now (never more than `openPackLimit`).
+    var openPackCount: Int { openPacks.withLock { $0.count } }
+
+    /// The open pack at `path`. Opened as a file that may still grow (a group's pack is read while it is written);
+    /// reads stay within a bundle's recorded bounds, and a pack shorter than those fails with `endedEarly`.
+    private func packFile(_ path: String) throws -> ReadableFile {
+        if let file = openPacks.withLock({ $0[path] }) { return file }
+        let file = try ReadableFile(appendedFileAt: path)
+        openPacks.withLock { files in
+            if files.count >= Self.openPackLimit { files.removeAll(keepingCapacity: true) }
+            files[path] = file
+        }
+        return file
     }
 
     /// Whether a version is in a pack (placed, or of the group being written).
     func isPacked(_ id: Version.ID) -> Bool { packed.withLock { $0[id] != nil } }
 
-    /// Points a placed group pack's versions at the file under its final name (for messages; the temporary name's
-    /// open file read the same bytes), and marks the pack as loaded: this process committed its versions already.
-    func adoptPlacedPack(named name: String, versions: [Version.ID]) throws {
-        let file = try ReadableFile(path: packsPath + "/" + name)
+    /// Points a placed group pack's versions at its final name (the temporary one is gone). The file open under the
+    /// temporary name is the same file, kept under both names: a reader that looked its version up just before
+    /// still finds it open.
+    func adoptPlacedPack(named name: String, from temporaryPath: String, versions: [Version.ID]) {
+        let path = packsPath + "/" + name
+        openPacks.withLock { files in
+            if let file = files[temporaryPath] { files[path] = file }
+        }
         packed.withLock { packed in
             for id in versions {
-                if let old = packed[id] { packed[id] = PackedVersion(file: file, offset: old.offset, length: old.length) }
+                if let old = packed[id] { packed[id] = PackedVersion(pack: path, offset: old.offset, length: old.length) }
             }
         }
     }
@@ -106,7 +130,7 @@ public final class FileStorage: Storage {
         let headers = try known ?? pack.entries.map(pack.header)
         packed.withLock { packed in
             for (entry, header) in zip(pack.entries, headers) {
-                packed[header.version.id] = PackedVersion(file: pack.file, offset: entry.offset, length: entry.length)
+                packed[header.version.id] = PackedVersion(pack: pack.file.path, offset: entry.offset, length: entry.length)
             }
         }
         return headers
@@ -169,7 +193,7 @@ public final class FileStorage: Storage {
 
     /// The file holding a version's records, where its bundle starts in it (0 unless it is packed) and where it ends.
     private func fileAndBase(of id: Version.ID) throws -> (file: ReadableFile, base: Int64, limit: Int64) {
-        if let pack = packed.withLock({ $0[id] }) { return (pack.file, pack.offset, pack.offset + pack.length) }
+        if let pack = packed.withLock({ $0[id] }) { return (try packFile(pack.pack), pack.offset, pack.offset + pack.length) }
         let file = try openFile(id)
         return (file, 0, file.size)
     }
@@ -179,9 +203,9 @@ public final class FileStorage: Storage {
         let file: ReadableFile, start: Int64
         if let pack = packed.withLock({ $0[location.versionId] }) {
             guard location.offset >= 0, location.offset + Int64(RecordFraming.recordHeaderSize) + location.length <= pack.length else {
-                throw StoreError.corruptFile(path: pack.file.path, reason: "a record of version \(location.versionId) at offset \(location.offset) runs past its bundle")
+                throw StoreError.corruptFile(path: pack.pack, reason: "a record of version \(location.versionId) at offset \(location.offset) runs past its bundle")
             }
-            (file, start) = (pack.file, pack.offset + location.offset)
+            (file, start) = (try packFile(pack.pack), pack.offset + location.offset)
         } else {
             (file, start) = (try openFile(location.versionId), location.offset)
         }
@@ -219,7 +243,7 @@ extension FileStorage: SnapshotCapable {
         // copy while other saves go on.
         for id in versions {
             if let pack = packed.withLock({ $0[id] }) {
-                try archive.append(bundleFrom: pack.file, offset: pack.offset, length: pack.length)
+                try archive.append(bundleFrom: try packFile(pack.pack), offset: pack.offset, length: pack.length)
             } else {
                 let file = try ReadableFile(path: path(for: id))
                 try archive.append(bundleFrom: file, offset: 0, length: file.size)
