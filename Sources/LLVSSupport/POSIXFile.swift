@@ -99,25 +99,6 @@ package enum POSIX {
         guard fsync(fd) == 0 else { throw fail(path, "sync the folder") }
     }
 
-    /// Makes everything written to the file system holding `path` durable, files and folders, in one request
-    /// (`syncfs`): what many files written together need, where a sync of each would wait on the disk once per file.
-    package static func syncFileSystem(containing path: String) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw fail(path, "open") }
-        defer { close(fd) }
-        // glibc has syncfs but Swift's Glibc module does not show it (a GNU extension); it is looked up once.
-        if let syncfs = syncFileSystemCall {
-            guard syncfs(fd) == 0 else { throw fail(path, "sync the file system") }
-        } else {
-            sync()
-        }
-    }
-
-    private static let syncFileSystemCall: (@convention(c) (Int32) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "syncfs") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
-    }()
-
     /// Writes `data` to `path` so that a reader sees either the old file or the whole new one:
     /// a temporary file in the same folder is written, synced, then renamed over the target.
     package static func writeAtomically(_ data: Data, to path: String) throws {
@@ -386,28 +367,9 @@ package final class AtomicFileWriter {
         if durable { try POSIX.syncDirectory((destination as NSString).deletingLastPathComponent) }
     }
 
-    /// Flushes and closes the file, leaving it at its temporary name, unsynced: for files made durable together
-    /// (one `POSIX.syncFileSystem`) and then moved into place with `POSIX.linkIntoPlace`.
-    package func finish() throws {
-        try flush()
-        close(fd)
-        fd = -1
-    }
-
     package func discard() {
         if fd >= 0 { close(fd); fd = -1 }
         unlink(temporaryPath)
-    }
-}
-
-extension POSIX {
-    /// Gives a finished temporary file its name (failing with EEXIST rather than replacing) and drops the temporary
-    /// name. Returns false when the destination already existed.
-    package static func linkIntoPlace(_ temporaryPath: String, _ destination: String) throws -> Bool {
-        defer { unlink(temporaryPath) }
-        if link(temporaryPath, destination) == 0 { return true }
-        if errno == EEXIST { return false }
-        throw fail(destination, "create")
     }
 }
 
