@@ -56,6 +56,31 @@ import LLVSSupport
         #expect(plainCompared == 200)
     }
 
+    /// Entries spelled as LLVS writes them are matched whole; any other spelling in the same bucket (a space, members
+    /// in another order, an escape, a member more) is read member by member, with the same result, and a bucket cut
+    /// inside an entry that begins like LLVS's is refused.
+    @Test func entriesInOtherSpellingsReadTheSame() throws {
+        func bucket(_ entries: [String]) -> Data {
+            Data((#"{"reference":{"key":"ab","version":"V"},"children":{"values":["# + entries.joined(separator: ",") + "]}}").utf8)
+        }
+        let entries = [
+            #"{"key":{"keyString":"a"},"valueReference":{"valueId":"a","storedVersionId":"V1"}}"#,
+            #"{ "key":{"keyString":"b"},"valueReference":{"valueId":"b","storedVersionId":"V1"}}"#,
+            #"{"valueReference":{"storedVersionId":"V1","valueId":"c"},"key":{"keyString":"c"}}"#,
+            #"{"key":{"keyString":"d\/"},"valueReference":{"valueId":"d","storedVersionId":"V1"}}"#,
+            #"{"key":{"keyString":"e"},"valueReference":{"valueId":"e","storedVersionId":"V1","extra":1}}"#,
+            #"{"key":{"keyString":"f"},"valueReference":{"valueId":"f","storedVersionId":"V1"}}"#,
+            #"{"key":{"keyString":"g"},"valueReference":{"valueId":"g","storedVersionId":"V1"}}"#,
+        ]
+        let after = try UpstreamBucket(json: bucket(entries))
+        let (changed, removed) = after.differences(from: try UpstreamBucket(json: bucket([])))
+        #expect(changed.map { "\($0.id.rawValue)=\($0.stored.rawValue) \($0.existed)" } == ["a", "b", "c", "d", "e", "f", "g"].map { "\($0)=V1 false" })
+        #expect(removed.isEmpty)
+        #expect(throws: JSONByteReader.Failure.self) {
+            try UpstreamBucket(json: Data(#"{"reference":{"key":"ab","version":"V"},"children":{"values":[{"key":{"keyString":"a"#.utf8))
+        }
+    }
+
     /// A decomposed and a composed spelling of one ID are one value, as in upstream's Swift dictionaries.
     @Test func canonicallyEqualIDsAreOneValue() throws {
         let a = try UpstreamBucket(json: json([("cafe\u{301}", "V2")], escapedByJSONEncoder: false))
