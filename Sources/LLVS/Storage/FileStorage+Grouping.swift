@@ -79,6 +79,8 @@ extension FileStorage {
     private func placeGroupPack(_ pack: inout GroupPack?) throws {
         guard let current = pack else { return }
         pack = nil
+        // A pack whose first append failed holds no version: it goes, rather than being placed empty.
+        guard !current.versions.isEmpty else { return current.writer.discard() }
         // Known before its name appears, so a concurrent `newlyCommittedVersions` does not load it a second time.
         markLoaded(current.name)
         try current.writer.write(SnapshotArchive.endMarker(count: current.versions.count))
