@@ -33,6 +33,51 @@ import LLVSSupport
         }
     }
 
+    /// Files given whole (compressed in one call, their CRC and sizes written with their local header) and files
+    /// streamed (written back after their data) mix in one archive: every entry is where it was added, each folder's
+    /// entry before what is in it, and `unzip` (an independent reader) finds every file whole.
+    @Test func wholeAndStreamedFilesKeepTheirOrderAmongFolders() throws {
+        let url = directory.child("ordered.zip")
+        let writer = try ZipArchiveWriter(destination: url.path)
+        var added: [(name: String, data: Data)] = []
+        var generator = SeededGenerator(seed: 21)
+        for index in 0..<1_000 {
+            let name = "f\(index % 7)/g\(index % 3)/file-\(index).json"
+            let data = Data(String(repeating: "entry \(index) ", count: Int.random(in: 0...300, using: &generator)).utf8)
+            switch index % 250 {
+            case 100:
+                try writer.addFile(name, size: Int64(data.count)) { write in try write(data) }
+            case 200:
+                try writer.addDirectory("alone-\(index)")
+                added.append(("alone-\(index)/", Data()))
+                try writer.addFile(name, data: data)
+            default:
+                try writer.addFile(name, data: data)
+            }
+            added.append((name, data))
+        }
+        _ = try writer.finish()
+        let reader = try ZipArchiveReader(path: url.path)
+        let files = reader.entries.filter { !$0.isDirectory || $0.name.hasPrefix("alone-") }
+        #expect(files.map(\.name) == added.map(\.name))
+        var seenFolders = Set<String>()
+        for entry in reader.entries {
+            if entry.isDirectory { seenFolders.insert(entry.name); continue }
+            let folder = String(entry.name[...entry.name.lastIndex(of: "/")!])
+            #expect(seenFolders.contains(folder), "\(entry.name) before its folder's entry")
+        }
+        for (entry, file) in zip(files, added) where !entry.isDirectory { #expect(try reader.data(entry) == file.data, "\(entry.name)") }
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/unzip") {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/unzip")
+            process.arguments = ["-tq", url.path]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+    }
+
     @Test func seventyThousandEntriesGoThroughZip64EndRecords() throws {
         let url = directory.child("many.zip")
         let writer = try ZipArchiveWriter(destination: url.path)
