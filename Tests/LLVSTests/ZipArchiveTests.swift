@@ -24,6 +24,18 @@ import LLVSSupport
         return (url, files)
     }
 
+    /// What `unzip -t`, an independent reader, answers for the archive; nil where it is not installed.
+    func unzipTest(_ url: URL) throws -> Int32? {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unzip") else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unzip")
+        process.arguments = ["-tq", url.path]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     @Test func writtenFilesReadBackWithTheirFolders() throws {
         let (url, files) = try smallArchive()
         let reader = try ZipArchiveReader(path: url.path)
@@ -67,15 +79,7 @@ import LLVSSupport
             #expect(seenFolders.contains(folder), "\(entry.name) before its folder's entry")
         }
         for (entry, file) in zip(files, added) where !entry.isDirectory { #expect(try reader.data(entry) == file.data, "\(entry.name)") }
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/unzip") {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/unzip")
-            process.arguments = ["-tq", url.path]
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
-        }
+        if let status = try unzipTest(url) { #expect(status == 0) }
     }
 
     @Test func seventyThousandEntriesGoThroughZip64EndRecords() throws {
@@ -87,15 +91,7 @@ import LLVSSupport
         let reader = try ZipArchiveReader(path: url.path)
         #expect(reader.entries.count == 70_001)
         #expect(try reader.data(reader.entries.last!) == Data("end".utf8))
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/unzip") {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/unzip")
-            process.arguments = ["-tq", url.path]
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
-        }
+        if let status = try unzipTest(url) { #expect(status == 0) }
     }
 
     @Test func everyTruncationIsRefusedOrDetected() throws {
