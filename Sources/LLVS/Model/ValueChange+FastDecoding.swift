@@ -3,7 +3,7 @@ import LLVSSupport
 
 extension Value.Change {
     /// A changes file read by `JSONByteReader` rather than JSONDecoder: a pull reads one per version, and the
-    /// general decoder's cost per file was a large part of a full pull's own time. It takes the shape LLVS writes
+    /// general decoder's cost per file would be a large part of a full pull's own time. It takes the shape LLVS writes
     /// (each change an object with one of `insert`, `update`, `remove`, `preserve`, `preserveRemoval`; a value's
     /// `id`, base64 `data` and `storedVersionId`; unknown members skipped) and gives nil for anything else (two
     /// change keys in one object, a `null`, a repeated member, bad base64), which the caller then decodes with

@@ -130,7 +130,7 @@ final class RestoreTree {
     }
 
     /// Names for the temporary files: one random part per process and a counter, so a file costs no read of the
-    /// system's random source (a UUID each read `/dev/urandom`: an open, a read and a close per file).
+    /// system's random source (a UUID per file would read `/dev/urandom`: an open, a read and a close each).
     private enum TemporaryName {
         private static let prefix = ".llvs-restore-\(UUID().uuidString)-"
         private static let counter = Atomic<Int>(0)
