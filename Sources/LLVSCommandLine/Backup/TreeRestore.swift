@@ -87,9 +87,9 @@ struct TreeRestore {
     }
 
     /// Writes a folder's files on every core at once: a file costs a few system calls (create, write, mode, time,
-    /// rename) and its reads from the store, and one thread would leave the other core idle. Each is streamed chunk by chunk
-    /// from the store to the file, never whole in memory. Refusals are kept in the folder's order; any other failure
-    /// stops the files not yet started and is thrown (the first in the folder's order).
+    /// rename) and its reads from the store, and one thread would leave the other core idle. Each is streamed chunk
+    /// by chunk from the store to the file, never whole in memory. Refusals are kept in the folder's order; any other
+    /// failure stops the files not yet started and is thrown (the first in the folder's order).
     private mutating func writeFiles(_ files: [(entry: BackupTreeEntry, components: [String])], in components: [String]) throws {
         guard !files.isEmpty else { return }
         let parent: Int32
