@@ -130,10 +130,10 @@ import LLVSSupport
         #expect(storage.openPackCount <= 64)
     }
 
-    /// A version larger than a group holds in memory (its bundle spilled to a temporary file) goes into the group's
-    /// pack whole, between small ones, and the spilled file is gone; a second commit of a version already in the
-    /// pack is refused as one that exists, and leaves the pack as it was.
-    @Test func aLargeVersionInAGroupIsPackedWholeAndARepeatIsRefused() throws {
+    /// A version larger than a group holds in memory becomes a version file of its own (its bytes written once), placed
+    /// right after the pack of the versions before it; the versions after it go to a new pack. A second commit of it is
+    /// refused as one that exists. Everything reads back, before and after the group ends.
+    @Test func aLargeVersionInAGroupIsItsOwnFileBetweenPacks() throws {
         let store = try makeStore(in: directory, storage: .file)
         store.storage.beginGroupedCommits()
         let large = Data((0..<(SpillingBundle.memoryLimit + 12345)).map { UInt8(truncatingIfNeeded: $0 &* 7 >> 3) })
@@ -147,7 +147,9 @@ import LLVSSupport
         }
         try store.storage.endGroupedCommits()
         let packs = try FileManager.default.contentsOfDirectory(atPath: store.rootURL.path + "/packs")
-        #expect(packs.count == 1 && packs[0].hasSuffix(FileStorage.packExtension), "\(packs)")
+        #expect(packs.count == 2 && packs.allSatisfy { $0.hasSuffix(FileStorage.packExtension) }, "\(packs)")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: store.rootURL.path + "/versions").filter { $0.contains("/") }
+        #expect(files.count == 1 && !files[0].contains(".tmp-"), "\(files)")
         let reopened = try openStore(store.rootURL)
         #expect(reopened.history.count == 3)
         #expect(try reopened.value(id: "large", at: last.id)?.data == large)

@@ -11,7 +11,8 @@ import LLVSSupport
 /// of the unfinished pack are fetched again by the next run; its temporary file is removed as abandoned when the
 /// store is next opened. Within this process a version is readable as soon as it is committed. Bundles go into the
 /// pack in commit order, so a version's predecessors, whose records its map may share, are always placed with it or
-/// before it.
+/// before it. A version whose bundle passes `SpillingBundle.memoryLimit` is written to its own version file instead
+/// (its bytes written once, not copied into a pack), committed durably right after the pack before it is placed.
 struct GroupedCommits {
     /// How deep the nested `beginGroupedCommits` calls are; zero when commits are durable one by one.
     var depth = 0
@@ -49,8 +50,22 @@ extension FileStorage {
 
     /// Appends a committed version's bundle to the group's pack (started on the first), readable at once; places the
     /// pack when it is full. An append that fails part way is cut off again, so the pack holds whole bundles only.
+    /// A bundle that spilled to its own file (large values) is committed as that file instead, durably, once the
+    /// pack before it is placed: the versions its map may share records with are in place first, as in a pack.
     func appendToGroupPack(_ id: Version.ID, bundle: SpillingBundle) throws {
         defer { bundle.discard() }
+        if let file = bundle.spill {
+            try groupPack.withLock { pack in
+                guard !isPacked(id) else { throw StoreError.versionAlreadyExists(id) }
+                try placeGroupPack(&pack)
+                do {
+                    try file.commit(replacing: false)
+                } catch FileError.io(_, _, let code) where code == EEXIST {
+                    throw StoreError.versionAlreadyExists(id)
+                }
+            }
+            return
+        }
         try groupPack.withLock { pack in
             // Two writers of one version in one group: the first one's bundle is the version.
             guard !isPacked(id) else { throw StoreError.versionAlreadyExists(id) }
@@ -61,7 +76,7 @@ extension FileStorage {
                 var length = ByteWriter()
                 length.uint64(UInt64(bundle.bytesWritten))
                 try current.writer.write(length.bytes)
-                try bundle.copy { try current.writer.write($0) }
+                try current.writer.write(bundle.heldBytes)
                 try current.writer.flush()
             } catch {
                 try? current.writer.truncate(to: start)

@@ -142,7 +142,7 @@ public final class FileStorage: Storage {
             throw StoreError.versionAlreadyExists(id)
         }
         if grouped.withLock({ $0.depth > 0 }) {
-            return FileVersionWriter(versionId: id, output: .grouped(SpillingBundle(folder: packsPath)), storage: self)
+            return FileVersionWriter(versionId: id, output: .grouped(SpillingBundle(destination: path)), storage: self)
         }
         try POSIX.makeDirectories(POSIX.folderAndName(path).folder)
         return try FileVersionWriter(versionId: id, output: .file(AtomicFileWriter(destination: path)), storage: self)

@@ -43,16 +43,18 @@ enum VersionBundleOutput {
     }
 }
 
-/// A version's bundle held in memory, moved to a temporary file of `folder` once it passes `memoryLimit` (a
-/// version with large values), so memory stays bounded whatever is received.
+/// A version's bundle held in memory, moved to the version's own temporary file once it passes `memoryLimit` (a
+/// version with large values), so memory stays bounded whatever is received. A spilled bundle becomes a version
+/// file of its own rather than being copied into the group's pack: its bytes are written once.
 final class SpillingBundle {
-    private let folder: String
+    /// Where the version's own file goes if the bundle spills.
+    private let destination: String
     private var bytes: [UInt8] = []
-    private var spill: AtomicFileWriter?
+    private(set) var spill: AtomicFileWriter?
     private(set) var bytesWritten: Int64 = 0
     static let memoryLimit = 4 << 20
 
-    init(folder: String) { self.folder = folder }
+    init(destination: String) { self.destination = destination }
 
     func write(_ data: Data) throws {
         try makeRoom(for: data.count)
@@ -71,29 +73,18 @@ final class SpillingBundle {
         bytes.replaceSubrange(Int(offset)..<(Int(offset) + piece.count), with: piece)
     }
 
-    /// Moves what is held to a temporary file when `count` more bytes would pass the limit.
+    /// Moves what is held to the version's temporary file when `count` more bytes would pass the limit.
     private func makeRoom(for count: Int) throws {
         guard spill == nil, bytes.count + count > Self.memoryLimit else { return }
-        // The destination is never used: the file is read back into the pack and removed (or, left by a killed
-        // process, removed with the other abandoned temporaries when the store is next opened).
-        let file = try AtomicFileWriter(destination: folder + "/spilled-bundle")
+        try POSIX.makeDirectories(POSIX.folderAndName(destination).folder)
+        let file = try AtomicFileWriter(destination: destination)
         try file.write(bytes)
         bytes = []
         spill = file
     }
 
-    /// Gives the whole bundle to `write`, in pieces of at most 1 MiB.
-    func copy(into write: (Data) throws -> Void) throws {
-        guard let spill else { return try write(Data(bytes)) }
-        try spill.flush()
-        let file = try ReadableFile(path: spill.temporaryPath)
-        var done: Int64 = 0
-        while done < bytesWritten {
-            let piece = try file.read(at: done, count: Int(min(Int64(1 << 20), bytesWritten - done)))
-            try write(piece)
-            done += Int64(piece.count)
-        }
-    }
+    /// The bundle held in memory (when it did not spill).
+    var heldBytes: [UInt8] { bytes }
 
     func discard() {
         spill?.discard()
