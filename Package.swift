@@ -114,7 +114,7 @@ let package = Package(
         // `llvs` with a kind of remote of its own, to show the commands take the registry as a value.
         .executableTarget(name: "llvs-fake-kind", dependencies: ["LLVSCommandLine", "LLVS", "LLVSSupport", "LLVSHTTP"], path: "Tests/Helpers/llvs-fake-kind"),
 
-        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "llvs-test-helper"], exclude: ["Fixtures"]),
+        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "LLVSMocks", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "LLVSModelTests", dependencies: ["LLVSModel", "LLVSProjection", "LLVS", "LLVSSQLite", "llvs-test-helper"]),
         .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport"]),
         .testTarget(name: "LLVSEncryptionTests", dependencies: ["LLVSEncryption", "LLVS", "LLVSSupport", "LLVSConformance", "LLVSTestSupport"]),

@@ -21,9 +21,8 @@ struct GroupedCommits {
     static let batchBytes: Int64 = 64 << 20
 }
 
-/// The pack a group's versions are being appended to.
-// @unchecked: its mutable parts (the writer, `versions`) are only touched inside `FileStorage.groupPack`'s lock.
-final class GroupPack: @unchecked Sendable {
+/// The pack a group's versions are being appended to; only touched inside `FileStorage.groupPack`'s lock.
+final class GroupPack {
     let name: String
     let writer: AtomicFileWriter
     var versions: [Version.ID] = []

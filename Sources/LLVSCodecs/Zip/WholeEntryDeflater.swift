@@ -5,8 +5,7 @@ import Foundation
 /// tens of thousands of small files (versions and map nodes), and libdeflate's whole-buffer compressor is both
 /// faster than zlib's streaming one at the same level and compresses them smaller. One compressor serves a whole
 /// archive: allocating its tables per entry would cost more than compressing a few KiB.
-// @unchecked around a C handle: its one owner, a `ZipArchiveWriter`, uses it from one thread at a time.
-package final class WholeEntryDeflater: @unchecked Sendable {
+package final class WholeEntryDeflater {
     private let compressor: OpaquePointer
 
     /// libdeflate's levels run 1–12; 6, its default, compresses a snapshot's JSON smaller than zlib's 6 in half the time.
