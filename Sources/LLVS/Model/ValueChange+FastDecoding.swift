@@ -48,39 +48,14 @@ extension JSONByteReader {
     }
 
     private mutating func llvsValue() throws -> Value {
-        var id: String?, data: Data?, stored: String?
-        try object { reader, name in
-            if name == "id" {
-                guard id == nil else { throw NotTheUsualShape() }
-                id = try reader.string()
-            } else if name == "data" {
-                guard data == nil, let decoded = Data(base64Encoded: try reader.string()) else { throw NotTheUsualShape() }
-                data = decoded
-            } else if name == "storedVersionId" {
-                guard stored == nil else { throw NotTheUsualShape() }
-                stored = try reader.string()
-            } else {
-                try reader.skipValue()
-            }
-        }
-        guard let id, let data else { throw NotTheUsualShape() }
-        return Value(id: Value.ID(id), data: data, storedVersionId: stored.map(Version.ID.init))
+        let members = try llvsStringMembers(["id", "data", "storedVersionId"])
+        guard let id = members[0], let base64 = members[1], let data = Data(base64Encoded: base64) else { throw NotTheUsualShape() }
+        return Value(id: Value.ID(id), data: data, storedVersionId: members[2].map(Version.ID.init))
     }
 
     private mutating func llvsReference() throws -> Value.Reference {
-        var id: String?, stored: String?
-        try object { reader, name in
-            if name == "valueId" {
-                guard id == nil else { throw NotTheUsualShape() }
-                id = try reader.string()
-            } else if name == "storedVersionId" {
-                guard stored == nil else { throw NotTheUsualShape() }
-                stored = try reader.string()
-            } else {
-                try reader.skipValue()
-            }
-        }
-        guard let id, let stored else { throw NotTheUsualShape() }
+        let members = try llvsStringMembers(["valueId", "storedVersionId"])
+        guard let id = members[0], let stored = members[1] else { throw NotTheUsualShape() }
         return Value.Reference(valueId: Value.ID(id), storedVersionId: Version.ID(stored))
     }
 }

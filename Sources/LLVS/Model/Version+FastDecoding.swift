@@ -66,20 +66,21 @@ extension JSONByteReader {
     }
 
     private mutating func llvsPredecessors() throws -> Version.Predecessors {
-        var first: String?, second: String?
+        let members = try llvsStringMembers(["idOfFirst", "idOfSecond"])
+        guard let first = members[0] else { throw NotTheUsualShape() }
+        return Version.Predecessors(idOfFirst: Version.ID(first), idOfSecond: members[1].map(Version.ID.init))
+    }
+
+    /// The string members of an object named in `names`, in that order (nil where absent); other members skipped.
+    /// A repeated one, or one that is not a string, is not LLVS's shape.
+    mutating func llvsStringMembers(_ names: [StaticString]) throws -> [String?] {
+        var values = [String?](repeating: nil, count: names.count)
         try object { reader, name in
-            if name == "idOfFirst" {
-                guard first == nil else { throw NotTheUsualShape() }
-                first = try reader.string()
-            } else if name == "idOfSecond" {
-                guard second == nil else { throw NotTheUsualShape() }
-                second = try reader.string()
-            } else {
-                try reader.skipValue()
-            }
+            guard let index = names.firstIndex(where: { name == $0 }) else { return try reader.skipValue() }
+            guard values[index] == nil else { throw NotTheUsualShape() }
+            values[index] = try reader.string()
         }
-        guard let first else { throw NotTheUsualShape() }
-        return Version.Predecessors(idOfFirst: Version.ID(first), idOfSecond: second.map(Version.ID.init))
+        return values
     }
 
     /// `[key1, {"data": base64}, key2, …]`; a later repeat of a key wins, as in `Version.Metadata`'s decoding.

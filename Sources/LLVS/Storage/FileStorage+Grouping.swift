@@ -53,21 +53,13 @@ extension FileStorage {
     /// pack before it is placed: the versions its map may share records with are in place first, as in a pack.
     func appendToGroupPack(_ id: Version.ID, bundle: SpillingBundle) throws {
         defer { bundle.discard() }
-        if let file = bundle.spill {
-            try groupPack.withLock { pack in
-                guard !isPacked(id) else { throw StoreError.versionAlreadyExists(id) }
-                try placeGroupPack(&pack)
-                do {
-                    try file.commit(replacing: false)
-                } catch FileError.io(_, _, let code) where code == EEXIST {
-                    throw StoreError.versionAlreadyExists(id)
-                }
-            }
-            return
-        }
         try groupPack.withLock { pack in
             // Two writers of one version in one group: the first one's bundle is the version.
             guard !isPacked(id) else { throw StoreError.versionAlreadyExists(id) }
+            if let file = bundle.spill {
+                try placeGroupPack(&pack)
+                return try Self.placeVersionFile(file, id)
+            }
             let current = try pack ?? GroupPack(folder: packsPath)
             pack = current
             let start = current.writer.bytesWritten

@@ -89,6 +89,16 @@ public final class FileStorage: Storage {
         packed.withLock { $0[id] = PackedVersion(pack: path, offset: offset, length: length) }
     }
 
+    /// Links a version's finished file into place, durably; a version whose file is there already is
+    /// `versionAlreadyExists` (the link never replaces it).
+    static func placeVersionFile(_ file: AtomicFileWriter, _ id: Version.ID) throws {
+        do {
+            try file.commit(replacing: false)
+        } catch FileError.io(_, _, let code) where code == EEXIST {
+            throw StoreError.versionAlreadyExists(id)
+        }
+    }
+
     /// How many packs are open now (never more than `openPackLimit`).
     var openPackCount: Int { openPacks.withLock { $0.count } }
 
@@ -339,11 +349,7 @@ final class FileVersionWriter: VersionWriter {
         case .grouped(let bundle):
             try storage.appendToGroupPack(versionId, bundle: bundle)
         case .file(let file):
-            do {
-                try file.commit(replacing: false)
-            } catch FileError.io(_, _, let code) where code == EEXIST {
-                throw StoreError.versionAlreadyExists(versionId)
-            }
+            try FileStorage.placeVersionFile(file, versionId)
         }
     }
 

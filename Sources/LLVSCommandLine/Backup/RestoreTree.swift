@@ -1,7 +1,7 @@
 import Foundation
 import LLVS
 import LLVSBackup
-import Synchronization
+import LLVSSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -94,13 +94,9 @@ final class RestoreTree {
                           fill: (_ write: (Data) throws -> Void) throws -> Void) throws {
         let name = components[components.count - 1]
         try check(name, in: components)
-        var temporary = TemporaryName.next()
-        var fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        // Another restore of this name into this folder, killed before its rename, may have left the name.
-        while fd < 0, errno == EEXIST {
-            temporary = TemporaryName.next()
-            fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        }
+        // `UUID.drawn()`, not `UUID()`: Foundation's opens `/dev/urandom` for each one.
+        let temporary = ".llvs-restore-\(UUID.drawn().uuidString)"
+        let fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Refusal.failed(display(components), String(cString: strerror(errno))) }
         do {
             defer { close(fd) }
@@ -127,15 +123,6 @@ final class RestoreTree {
             unlinkat(parent, temporary, 0)
             throw Refusal.failed(display(components), reason)
         }
-    }
-
-    /// Names for the temporary files: one random part per process and a counter, so a file costs no read of the
-    /// system's random source (a UUID per file would read `/dev/urandom`: an open, a read and a close each).
-    private enum TemporaryName {
-        private static let prefix = ".llvs-restore-\(UUID().uuidString)-"
-        private static let counter = Atomic<Int>(0)
-
-        static func next() -> String { prefix + String(counter.add(1, ordering: .relaxed).newValue) }
     }
 
     func makeDirectory(_ components: [String]) throws {
