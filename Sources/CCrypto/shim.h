@@ -3,3 +3,15 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
+
+/* SHA-256 of a buffer through the low-level interface. OpenSSL 3's one-shot SHA256() fetches the algorithm from the
+   provider on every call, about 8 times the cost of hashing a value ID; the map hashes one per key it places. */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+static inline void llvs_sha256(const void *data, size_t count, unsigned char *digest) {
+    SHA256_CTX context;
+    SHA256_Init(&context);
+    SHA256_Update(&context, data, count);
+    SHA256_Final(digest, &context);
+}
+#pragma clang diagnostic pop

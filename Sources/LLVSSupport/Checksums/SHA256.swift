@@ -1,29 +1,22 @@
 import CCrypto
 import Foundation
 
-/// SHA-256 through OpenSSL's libcrypto.
+/// SHA-256 through OpenSSL's libcrypto (its low-level interface: see `llvs_sha256`).
 public enum SHA256 {
     public static func digest(_ data: Data) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-        data.withUnsafeBytes { raw in
-            _ = CCrypto.SHA256(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &out)
-        }
-        return out
+        data.withUnsafeBytes { digest(raw: $0) }
     }
 
     public static func digest(_ string: String) -> [UInt8] {
         var string = string
-        return string.withUTF8 { buffer in
-            var out = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-            _ = CCrypto.SHA256(buffer.baseAddress, buffer.count, &out)
-            return out
-        }
+        return string.withUTF8 { digest(raw: UnsafeRawBufferPointer($0)) }
     }
 
     public static func digest(raw: UnsafeRawBufferPointer) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-        _ = CCrypto.SHA256(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &out)
-        return out
+        [UInt8](unsafeUninitializedCapacity: Int(SHA256_DIGEST_LENGTH)) { out, initialized in
+            llvs_sha256(raw.baseAddress, raw.count, out.baseAddress)
+            initialized = Int(SHA256_DIGEST_LENGTH)
+        }
     }
 
     public static func hex(_ data: Data) -> String { hexString(digest(data)) }
