@@ -1,48 +1,73 @@
 import Foundation
 
 /// Appends little-endian integers, LEB128 varints and length-prefixed strings to a byte array.
-/// Used for the compact binary records of the value map.
+/// Used for the compact binary records of the value map. Its methods are inlinable: a save encodes a map node per
+/// level of each changed path, and an import does so for every version, so a call per byte across modules cost more
+/// than the bytes.
 public struct ByteWriter {
-    public private(set) var bytes: [UInt8] = []
+    @usableFromInline var storage: [UInt8] = []
+
+    public var bytes: [UInt8] { storage }
 
     public init() {}
 
-    public mutating func byte(_ value: UInt8) { bytes.append(value) }
+    /// A writer whose buffer holds `capacity` bytes before it grows: a caller that knows the size up front saves the
+    /// copies of growing it by halves.
+    public init(capacity: Int) { storage.reserveCapacity(capacity) }
 
+    /// How many bytes `varint(value)` writes.
+    @inlinable
+    public static func varintSize(_ value: UInt64) -> Int { value == 0 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7 }
+
+    /// How many bytes `string(value)` writes.
+    @inlinable
+    public static func stringSize(_ value: String) -> Int {
+        let count = value.utf8.count
+        return varintSize(UInt64(count)) + count
+    }
+
+    @inlinable
+    public mutating func byte(_ value: UInt8) { storage.append(value) }
+
+    @inlinable
     public mutating func uint16(_ value: UInt16) {
-        bytes.append(UInt8(value & 0xff))
-        bytes.append(UInt8(value >> 8))
+        storage.append(UInt8(value & 0xff))
+        storage.append(UInt8(value >> 8))
     }
 
+    @inlinable
     public mutating func uint32(_ value: UInt32) {
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((value >> UInt32(shift)) & 0xff)) }
+        for shift in stride(from: 0, to: 32, by: 8) { storage.append(UInt8((value >> UInt32(shift)) & 0xff)) }
     }
 
+    @inlinable
     public mutating func uint64(_ value: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8((value >> UInt64(shift)) & 0xff)) }
+        for shift in stride(from: 0, to: 64, by: 8) { storage.append(UInt8((value >> UInt64(shift)) & 0xff)) }
     }
 
     public mutating func data(_ value: Data) {
         varint(UInt64(value.count))
-        bytes.append(contentsOf: value)
+        storage.append(contentsOf: value)
     }
 
-    public mutating func append(_ raw: some Sequence<UInt8>) { bytes.append(contentsOf: raw) }
+    public mutating func append(_ raw: some Sequence<UInt8>) { storage.append(contentsOf: raw) }
 
+    @inlinable
     public mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
-            bytes.append(UInt8(v & 0x7f) | 0x80)
+            storage.append(UInt8(v & 0x7f) | 0x80)
             v >>= 7
         }
-        bytes.append(UInt8(v))
+        storage.append(UInt8(v))
     }
 
+    @inlinable
     public mutating func string(_ value: String) {
         var value = value
         value.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
-            bytes.append(contentsOf: utf8)
+            storage.append(contentsOf: utf8)
         }
     }
 }

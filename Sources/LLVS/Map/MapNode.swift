@@ -78,7 +78,7 @@ extension MapNode {
     /// Compact binary form: a tag, then leaf entries or a 16-bit child bitmap with one location per child.
     /// Data locations are not written with a version ID: value data always lives in the version that stored it.
     func encoded() -> Data {
-        var writer = ByteWriter()
+        var writer = ByteWriter(capacity: encodedSize)
         switch self {
         case .leaf(let entries):
             writer.byte(0)
@@ -102,6 +102,24 @@ extension MapNode {
             }
         }
         return Data(writer.bytes)
+    }
+
+    /// The size of `encoded()`, worked out first so the encoding is written into one buffer of its size: a save
+    /// writes a node per level of each changed path, and an import writes them for every version.
+    private var encodedSize: Int {
+        switch self {
+        case .leaf(let entries):
+            entries.reduce(1 + ByteWriter.varintSize(UInt64(entries.count))) { size, entry in
+                size + ByteWriter.stringSize(entry.valueId.rawValue) + ByteWriter.stringSize(entry.storedVersionId.rawValue)
+                    + ByteWriter.varintSize(UInt64(entry.data.offset)) + ByteWriter.varintSize(UInt64(entry.data.length))
+            }
+        case .branch(let children):
+            children.reduce(3) { size, child in
+                guard let child else { return size }
+                return size + ByteWriter.stringSize(child.versionId.rawValue) + ByteWriter.varintSize(UInt64(child.offset))
+                    + ByteWriter.varintSize(UInt64(child.length))
+            }
+        }
     }
 
     init(decoding data: Data) throws {

@@ -21,6 +21,19 @@ enum RecordFraming {
         return writer.bytes
     }
 
+    /// Appends `payload` framed to `bytes`, without making the frame an array of its own: a staging store appends
+    /// several records per version for every version it imports.
+    static func appendFramed(_ payload: Data, zone: StorageZone, to bytes: inout [UInt8]) {
+        let length = UInt32(payload.count)
+        payload.withUnsafeBytes { raw in
+            let crc = CRC32.checksum(raw)
+            bytes.append(zone.rawValue)
+            for shift in stride(from: UInt32(0), to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: length >> shift)) }
+            for shift in stride(from: UInt32(0), to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: crc >> shift)) }
+            bytes.append(contentsOf: raw)
+        }
+    }
+
     /// Checks a framed record read from `path` and returns its payload.
     static func unframe(_ framed: Data, expectedLength: Int64, zone: StorageZone, path: String, offset: Int64) throws -> Data {
         var reader = ByteReader(framed.prefix(recordHeaderSize))

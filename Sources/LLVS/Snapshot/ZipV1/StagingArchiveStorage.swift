@@ -190,8 +190,7 @@ final class StagingVersionWriter: VersionWriter {
 
     func append(_ record: Data, zone: StorageZone) throws -> RecordLocation {
         let offset = length
-        pending += RecordFraming.frame(record, zone: zone)
-        pending += record
+        RecordFraming.appendFramed(record, zone: zone, to: &pending)
         length += Int64(RecordFraming.recordHeaderSize + record.count)
         if pending.count >= Self.bufferLimit { try flush() }
         return RecordLocation(versionId: versionId, offset: offset, length: Int64(record.count))
