@@ -18,7 +18,26 @@ enum UpstreamLayout {
     static let rootNodeKey = "__llvs_root"
     static let compressionMagic: [UInt8] = Array("LLZF".utf8)
 
+    /// `text` with a "/" after its first `count` Characters, when it has more.
     static func split(_ text: String, after count: Int) -> String {
+        // An ASCII text without CR (the usual UUID) has a Character per byte, so it is split by bytes: counting and
+        // walking Characters cost more than the rest of naming an archive's value file.
+        var text = text
+        let ascii = text.withUTF8 { bytes -> String?? in
+            guard !bytes.contains(where: { $0 >= 0x80 || $0 == 0x0D }) else { return nil }
+            guard bytes.count > count else { return .some(nil) }
+            return String(unsafeUninitializedCapacity: bytes.count + 1) { out in
+                _ = out.initialize(fromContentsOf: bytes[..<count])
+                out[count] = UInt8(ascii: "/")
+                _ = out[(count + 1)...].initialize(fromContentsOf: bytes[count...])
+                return bytes.count + 1
+            }
+        }
+        switch ascii {
+        case .some(.some(let split)): return split
+        case .some(.none): return text
+        case .none: break
+        }
         guard text.count > count else { return text }
         let index = text.index(text.startIndex, offsetBy: count)
         return text[..<index] + "/" + text[index...]
