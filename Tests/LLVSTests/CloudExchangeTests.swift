@@ -3,6 +3,7 @@ import LLVSConformance
 import Testing
 @testable import LLVS
 import LLVSSupport
+import Synchronization
 
 /// CloudFileSystemExchange over the local-folder file system: interruptions, the written format, snapshots.
 @Suite struct CloudExchangeTests {
@@ -183,6 +184,75 @@ import LLVSSupport
             #expect(try await narrow.bootstrapFromSnapshot(using: narrowExchange) == .restored(manifest))
             #expect(try narrow.store.value(id: "blob11", at: head!.id)?.data.count == 1_000_000)
         }
+    }
+
+    /// A local folder whose first snapshot chunk is only sent once the last one has been asked for: a download that
+    /// waits for the first chunk before starting more never gets it (and fails when the wait runs out).
+    final class HoldsTheFirstChunk: ForwardingFileSystem {
+        let base: any CloudFileSystem
+        let lastChunk: String
+        private let lastAskedFor = Mutex<(asked: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+        init(base: any CloudFileSystem, lastChunk: String) {
+            self.base = base
+            self.lastChunk = lastChunk
+        }
+
+        struct NeverAskedForTheLastChunk: Error {}
+
+        func download(_ path: String) async throws -> Data {
+            if path.hasSuffix("/" + lastChunk) { markAsked() }
+            if path.hasSuffix("/chunk-000") {
+                let asked = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask { await self.waitUntilAsked(); return true }
+                    group.addTask { try? await Task.sleep(for: .seconds(60)); return false }
+                    let first = await group.next() ?? false
+                    markAsked() // releases the waiting task when the time ran out
+                    group.cancelAll()
+                    return first
+                }
+                guard asked else { throw NeverAskedForTheLastChunk() }
+            }
+            return try await base.download(path)
+        }
+
+        private func markAsked() {
+            let waiting = lastAskedFor.withLock { state in
+                defer { state = (true, []) }
+                return state.waiting
+            }
+            for continuation in waiting { continuation.resume() }
+        }
+
+        private func waitUntilAsked() async {
+            await withCheckedContinuation { continuation in
+                let now = lastAskedFor.withLock { state in
+                    if !state.asked { state.waiting.append(continuation) }
+                    return state.asked
+                }
+                if now { continuation.resume() }
+            }
+        }
+    }
+
+    /// With two chunks in flight, the second arriving starts the third while the first is still on its way; the
+    /// chunks that came early are hashed from the file once the first is in.
+    @Test func aSlowChunkHoldsBackNoOther() async throws {
+        let store = try makeStore(in: directory, name: "source")
+        var head: Version?
+        var generator = SeededGenerator(seed: 13)
+        for i in 0..<12 {
+            let blob = Data((0..<1_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            head = try store.makeVersion(basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("blob\(i)"), data: blob)])
+        }
+        let local = LocalFolderFileSystem(root: directory.child("remote"))
+        let manifest = try await exchange(store, local).sendSnapshot()
+        #expect(manifest.chunkCount == 3)
+        let remote = HoldsTheFirstChunk(base: local, lastChunk: SnapshotManifest.chunkName(2))
+        let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
+        let exchange = CloudFileSystemExchange(store: target.store, fileSystem: remote, basePath: "sync", concurrency: 2)
+        #expect(try await target.bootstrapFromSnapshot(using: exchange) == .restored(manifest))
+        #expect(try target.store.value(id: "blob11", at: head!.id)?.data.count == 1_000_000)
     }
 
     /// The damaged chunk is refused (its SHA-256 fails), nothing of the snapshot enters the store, and every version

@@ -147,10 +147,12 @@ extension CloudFileSystemExchange: SnapshotExchange {
         do {
             let fileSystem = self.fileSystem
             let window = max(1, concurrency)
-            // A sliding window of `window` chunks in flight or waiting their turn. Snapshots are cut at fixed offsets,
-            // so each chunk is written at its place by the task that downloaded it, as soon as it arrives; only the
-            // hash, which must see the chunks in order, waits for the ones before, so one thread writing every chunk
-            // in order never holds the downloads back.
+            // A sliding window of `window` chunks in flight. Snapshots are cut at fixed offsets, so each chunk is
+            // written at its place by the task that downloaded it, as soon as it arrives, and the next one starts
+            // then: a slow chunk holds back no other. Only the hash must see the chunks in order: the next one due is
+            // hashed as it arrives, and one that arrives early is read back from the file when its turn comes, so
+            // no more than the chunks in flight are ever held in memory.
+            let written = try ReadableFile(appendedFileAt: file.path)
             try await withThrowingTaskGroup(of: (index: Int, chunk: Data).self) { group in
                 var started = 0
                 func startNext() {
@@ -169,14 +171,19 @@ extension CloudFileSystemExchange: SnapshotExchange {
                     }
                 }
                 while started < min(window, manifest.chunkCount) { startNext() }
-                var arrived: [Int: Data] = [:]
+                var arrivedEarly = Set<Int>()
                 var hashed = 0
-                while hashed < manifest.chunkCount, let (index, chunk) = try await group.next() {
-                    arrived[index] = chunk
-                    while let chunk = arrived.removeValue(forKey: hashed) {
-                        hash.update(chunk)
+                while let (index, chunk) = try await group.next() {
+                    if started < manifest.chunkCount { startNext() }
+                    guard index == hashed else {
+                        arrivedEarly.insert(index)
+                        continue
+                    }
+                    hash.update(chunk)
+                    hashed += 1
+                    while arrivedEarly.remove(hashed) != nil {
+                        hash.update(try written.read(at: manifest.offset(ofChunk: hashed), count: manifest.size(ofChunk: hashed)))
                         hashed += 1
-                        if started < manifest.chunkCount { startNext() }
                     }
                 }
             }
