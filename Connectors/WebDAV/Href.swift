@@ -15,8 +15,10 @@ struct Href: Equatable {
     /// `relativeTo`: the percent-encoded path of the listed collection, for an href that is neither absolute nor
     /// rooted (rare, but allowed).
     init(_ text: String, relativeTo base: String) {
+        // URL syntax is read by bytes (its delimiters are ASCII), never by Characters: cheaper, and a delimiter
+        // followed by a combining mark is still a delimiter.
         var rest = Substring(text)
-        if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+        if let end = rest.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { rest = rest[..<end] }
         var path: Substring
         if let schemeEnd = Self.schemeEnd(of: rest) {
             scheme = rest[..<schemeEnd].lowercased()
@@ -40,7 +42,10 @@ struct Href: Equatable {
         } else {
             path = Substring(base.hasSuffix("/") ? base + rest : base + "/" + rest)
         }
-        segments = path.split(separator: "/").map { Self.percentDecoded($0) ?? String($0) }
+        segments = path.utf8.split(separator: UInt8(ascii: "/")).map { bytes in
+            let segment = Substring(bytes)
+            return Self.percentDecoded(segment) ?? String(segment)
+        }
     }
 
     /// Where `://` ends a scheme (a letter, then letters, digits, `+`, `-` or `.`) at the start of `text`.

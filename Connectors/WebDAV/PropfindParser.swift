@@ -102,27 +102,44 @@ enum PropfindParser {
 
     /// `HTTP/1.1 200 OK` → 200.
     private static func statusCode(_ line: String) -> Int? {
-        let parts = line.split(separator: " ")
-        return parts.count >= 2 ? Int(parts[1]) : nil
+        let parts = line.utf8.split(separator: UInt8(ascii: " "), maxSplits: 2)
+        return parts.count >= 2 ? Int(Substring(parts[1])) : nil
     }
 
-    private static func isDAV(_ node: xmlNodePtr, _ localName: String) -> Bool { isElement(node, "DAV:", localName) }
+    private static func isDAV(_ node: xmlNodePtr, _ localName: StaticString) -> Bool { isElement(node, "DAV:", localName) }
 
-    static let ownCloud = "http://owncloud.org/ns"
+    static let ownCloud: StaticString = "http://owncloud.org/ns"
 
-    private static func isElement(_ node: xmlNodePtr, _ namespaceURI: String, _ localName: String) -> Bool {
+    /// Compared as C strings, where libxml2 keeps them: every element of a listing is matched against several names,
+    /// and making Strings of its name and namespace for each match cost more than the parse.
+    private static func isElement(_ node: xmlNodePtr, _ namespaceURI: StaticString, _ localName: StaticString) -> Bool {
         guard let name = node.pointee.name, let namespace = node.pointee.ns?.pointee.href else { return false }
-        return String(cString: name) == localName && String(cString: namespace) == namespaceURI
+        return equal(name, localName) && equal(namespace, namespaceURI)
     }
 
-    private static func elements(of node: xmlNodePtr) -> [xmlNodePtr] {
-        var result: [xmlNodePtr] = []
-        var child = node.pointee.children
-        while let current = child {
-            if current.pointee.type == XML_ELEMENT_NODE { result.append(current) }
-            child = current.pointee.next
+    /// Whether the NUL-terminated `text` is exactly `expected`.
+    private static func equal(_ text: UnsafePointer<xmlChar>, _ expected: StaticString) -> Bool {
+        let count = expected.utf8CodeUnitCount
+        return strncmp(UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self), UnsafeRawPointer(expected.utf8Start).assumingMemoryBound(to: CChar.self), count) == 0
+            && text[count] == 0
+    }
+
+    /// The element children of `node`, walked in place: an array of them for every node of a listing was a large
+    /// part of reading one.
+    private static func elements(of node: xmlNodePtr) -> ChildElements { ChildElements(first: node.pointee.children) }
+
+    struct ChildElements: Sequence, IteratorProtocol {
+        private var upcoming: xmlNodePtr?
+
+        init(first: xmlNodePtr?) { upcoming = first }
+
+        mutating func next() -> xmlNodePtr? {
+            while let current = upcoming {
+                upcoming = current.pointee.next
+                if current.pointee.type == XML_ELEMENT_NODE { return current }
+            }
+            return nil
         }
-        return result
     }
 
     /// Whether `data` declares a DTD or an entity (`<!DOCTYPE`, `<!ENTITY`), in one pass over its bytes: the check

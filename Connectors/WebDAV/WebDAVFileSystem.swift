@@ -104,6 +104,7 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
     func resolve(_ entries: [PropfindEntry], listed: URL, path: String) throws -> (this: PropfindEntry?, children: [(String, PropfindEntry)]) {
         let listedPath = listed.path(percentEncoded: true)
         let base = Href(listedPath, relativeTo: "/").path
+        let basePrefix = base + "/"
         var this: PropfindEntry?
         var children: [(String, PropfindEntry)] = []
         for entry in entries {
@@ -112,10 +113,10 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
             guard !parsed.segments.contains("..") else { throw hostile(href, path, "it is outside the listed collection") }
             let full = parsed.path
             if full == base { this = entry; continue }
-            guard full.hasPrefix(base + "/") else { throw hostile(href, path, "it is outside the listed collection") }
+            guard full.hasPrefix(basePrefix) else { throw hostile(href, path, "it is outside the listed collection") }
             let name = String(full.dropFirst(base.count + 1))
             guard !name.isEmpty, name != ".", name != ".." else { throw hostile(href, path, "it names no item below the collection") }
-            if name.contains("/") { continue } // deeper than asked; Depth: 1 answers should not have it
+            if name.utf8.contains(UInt8(ascii: "/")) { continue } // deeper than asked; Depth: 1 answers should not have it
             children.append((name, entry))
         }
         return (this, children)

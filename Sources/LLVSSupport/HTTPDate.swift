@@ -23,12 +23,13 @@ public enum HTTPDate {
     /// The form servers send almost always, read without a formatter: a PROPFIND of 10,000 entries has 10,000 of
     /// them, and an ICU formatter built for each would cost more than the rest of the listing.
     package static func parseRFC1123(_ text: String) -> Date? {
-        let parts = text.split(separator: " ")
+        // Split by bytes: the form is ASCII, and splitting by Characters cost more than the rest.
+        let parts = text.utf8.split(separator: UInt8(ascii: " ")).map { Substring($0) }
         guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT" || parts[5] == "UTC",
               let day = Int32(parts[1]), (1...31).contains(day),
               let month = months.firstIndex(of: String(parts[2])),
               let year = Int32(parts[3]), year >= 1970 else { return nil }
-        let clock = parts[4].split(separator: ":")
+        let clock = parts[4].utf8.split(separator: UInt8(ascii: ":")).map { Substring($0) }
         guard clock.count == 3, let hour = Int32(clock[0]), let minute = Int32(clock[1]), let second = Int32(clock[2]),
               (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
         var fields = tm()
