@@ -276,7 +276,7 @@ final class Base64FileSink {
     init(path: String, in directory: URL) throws {
         self.path = path
         // Named after the process, as the store's temporaries are, so a later run removes it if this one is killed.
-        url = directory.appendingPathComponent("\(TemporaryWriter.tag)-\(UUID.drawn().uuidString)-receive")
+        url = directory.appendingPathComponent("\(TemporaryWriter.tag)-\(UUID.drawn().uuidString)-receive", isDirectory: false)
         guard FileManager.default.createFile(atPath: url.path, contents: nil), let handle = FileHandle(forWritingAtPath: url.path) else {
             throw FileError.io(path: url.path, operation: "create", errno: errno)
         }
