@@ -404,6 +404,13 @@ func convergeAndBootstrap(through fileSystem: any CloudFileSystem) async throws 
         #expect(Href("/dav/x/?q=1#f", relativeTo: "/").path == "/dav/x")
     }
 
+    /// URL syntax is bytes: a raw combining mark after a `/`, `?` or `#` (one Character with it) leaves it a delimiter.
+    @Test func delimitersFollowedByCombiningMarksStillDelimit() {
+        #expect(Href("/dav/e/\u{301}t\u{E9}", relativeTo: "/").segments == ["dav", "e", "\u{301}t\u{E9}"])
+        #expect(Href("/dav/x?\u{301}q", relativeTo: "/").path == "/dav/x")
+        #expect(Href("/dav/x#\u{301}", relativeTo: "/").path == "/dav/x")
+    }
+
     /// The byte-level decoding agrees with Foundation's `removingPercentEncoding` (which it replaced for speed) on
     /// escapes valid and malformed, UTF-8 whole and broken, and raw non-ASCII; except that where Foundation turns
     /// some broken UTF-8 into U+FFFD (`%A9`, though `%80` gives nil), the segment is kept as written, not made lossy.

@@ -23,9 +23,8 @@ enum UpstreamLayout {
         // An ASCII text without CR (the usual UUID) has a Character per byte, so it is split by bytes: counting and
         // walking Characters cost more than the rest of naming an archive's value file.
         var text = text
-        let ascii = text.withUTF8 { bytes -> String?? in
-            guard !bytes.contains(where: { $0 >= 0x80 || $0 == 0x0D }) else { return nil }
-            guard bytes.count > count else { return .some(nil) }
+        let split = text.withUTF8 { bytes -> String? in
+            guard bytes.count > count, !bytes.contains(where: { $0 >= 0x80 || $0 == 0x0D }) else { return nil }
             return String(unsafeUninitializedCapacity: bytes.count + 1) { out in
                 _ = out.initialize(fromContentsOf: bytes[..<count])
                 out[count] = UInt8(ascii: "/")
@@ -33,11 +32,7 @@ enum UpstreamLayout {
                 return bytes.count + 1
             }
         }
-        switch ascii {
-        case .some(.some(let split)): return split
-        case .some(.none): return text
-        case .none: break
-        }
+        if let split { return split }
         guard text.count > count else { return text }
         let index = text.index(text.startIndex, offsetBy: count)
         return text[..<index] + "/" + text[index...]
