@@ -157,15 +157,21 @@ import Synchronization
         #expect(try await remote.listNames("sync/snapshots").sorted() == [new.snapshotId, "manifest.json", "notes.txt"].sorted())
     }
 
-    @Test func aBigSnapshotIsCutIntoChunksOfAtMostFiveMillionBytes() async throws {
+    /// A store of twelve versions, each adding a megabyte of random bytes (`blob0`…`blob11`), so deflate cannot shrink
+    /// its zip-v1 snapshot below three chunks; and its last version.
+    func storeOfTwelveRandomMegabytes(seed: UInt64) throws -> (store: Store, head: Version) {
         let store = try makeStore(in: directory, name: "source")
         var head: Version?
-        // Random bytes, so deflate cannot shrink the zip below three chunks.
-        var generator = SeededGenerator(seed: 12)
+        var generator = SeededGenerator(seed: seed)
         for i in 0..<12 {
             let blob = Data((0..<1_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
             head = try store.makeVersion(basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("blob\(i)"), data: blob)])
         }
+        return (store, try #require(head))
+    }
+
+    @Test func aBigSnapshotIsCutIntoChunksOfAtMostFiveMillionBytes() async throws {
+        let (store, head) = try storeOfTwelveRandomMegabytes(seed: 12)
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
         let manifest = try await exchange(store, remote).sendSnapshot()
         #expect(manifest.chunkCount == 3)
@@ -175,14 +181,14 @@ import Synchronization
         }
         let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
         #expect(try await target.bootstrapFromSnapshot(using: exchange(target.store, remote)) == .restored(manifest))
-        #expect(try target.store.value(id: "blob11", at: head!.id)?.data.count == 1_000_000)
+        #expect(try target.store.value(id: "blob11", at: head.id)?.data.count == 1_000_000)
         // Through a window narrower than the chunk count too: chunks are written at their offsets as they arrive and
         // hashed in order.
         for concurrency in [1, 2] {
             let narrow = try StoreCoordinator(store: try makeStore(in: directory, name: "target-\(concurrency)"))
             let narrowExchange = CloudFileSystemExchange(store: narrow.store, fileSystem: remote, basePath: "sync", concurrency: concurrency)
             #expect(try await narrow.bootstrapFromSnapshot(using: narrowExchange) == .restored(manifest))
-            #expect(try narrow.store.value(id: "blob11", at: head!.id)?.data.count == 1_000_000)
+            #expect(try narrow.store.value(id: "blob11", at: head.id)?.data.count == 1_000_000)
         }
     }
 
@@ -238,13 +244,7 @@ import Synchronization
     /// With two chunks in flight, the second arriving starts the third while the first is still on its way; the
     /// chunks that came early are hashed from the file once the first is in.
     @Test func aSlowChunkHoldsBackNoOther() async throws {
-        let store = try makeStore(in: directory, name: "source")
-        var head: Version?
-        var generator = SeededGenerator(seed: 13)
-        for i in 0..<12 {
-            let blob = Data((0..<1_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
-            head = try store.makeVersion(basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("blob\(i)"), data: blob)])
-        }
+        let (store, head) = try storeOfTwelveRandomMegabytes(seed: 13)
         let local = LocalFolderFileSystem(root: directory.child("remote"))
         let manifest = try await exchange(store, local).sendSnapshot()
         #expect(manifest.chunkCount == 3)
@@ -252,7 +252,7 @@ import Synchronization
         let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
         let exchange = CloudFileSystemExchange(store: target.store, fileSystem: remote, basePath: "sync", concurrency: 2)
         #expect(try await target.bootstrapFromSnapshot(using: exchange) == .restored(manifest))
-        #expect(try target.store.value(id: "blob11", at: head!.id)?.data.count == 1_000_000)
+        #expect(try target.store.value(id: "blob11", at: head.id)?.data.count == 1_000_000)
     }
 
     /// The damaged chunk is refused (its SHA-256 fails), nothing of the snapshot enters the store, and every version
