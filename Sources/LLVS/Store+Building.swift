@@ -92,7 +92,7 @@ public final class VersionBuilder {
     /// Names written data: the value `id` holds it in the next commit.
     public func set(_ id: Value.ID, to written: WrittenData) {
         if let previous = edits[id], let previous { pendingBytes -= previous.data.length }
-        edits[id] = MapEntry(valueId: id, storedVersionId: versionId, data: written.location)
+        edits[id] = MapEntry(valueId: id, data: written.location)
         pendingBytes += written.count
     }
 

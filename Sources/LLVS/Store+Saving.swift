@@ -99,7 +99,7 @@ extension Store {
                 switch change {
                 case .insert(let value), .update(let value):
                     let location = try writer.append(value.data, zone: .values)
-                    edits += MapEdit.edits(value.id, entry: MapEntry(valueId: value.id, storedVersionId: id, data: location))
+                    edits += MapEdit.edits(value.id, entry: MapEntry(valueId: value.id, data: location))
                 case .remove, .preserveRemoval:
                     edits += MapEdit.edits(change.valueId, entry: nil)
                 case .preserve(let reference):
@@ -116,7 +116,7 @@ extension Store {
                       digest.map({ $0.finalizeHex() == expectedSHA256[file.id] }) ?? true else {
                     throw StoreError.sourceChanged(path: file.url.path)
                 }
-                edits += MapEdit.edits(file.id, entry: MapEntry(valueId: file.id, storedVersionId: id, data: location))
+                edits += MapEdit.edits(file.id, entry: MapEntry(valueId: file.id, data: location))
             }
         } catch {
             writer.discard()

@@ -48,7 +48,7 @@ import LLVSSupport
         let writer = try store.storage.makeVersionWriter(for: versionId)
         let id = Value.ID(Self.decomposed)
         let edit = MapEdit(key: .legacy(id, spelling: Self.decomposed),
-                           entry: MapEntry(valueId: id, storedVersionId: versionId, data: try writer.append(Data(Self.decomposed.utf8), zone: .values)))
+                           entry: MapEntry(valueId: id, data: try writer.append(Data(Self.decomposed.utf8), zone: .values)))
         let stored = try store.storedVersion(base.id)
         let legacy = Version(id: versionId, predecessors: .init(idOfFirst: base.id), timestamp: 1, valueDataSize: 0)
         try store.commitWritten(legacy, edits: [edit], base: stored.mapRoot, baseCount: stored.valueCount, writer: writer)

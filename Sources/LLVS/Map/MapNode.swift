@@ -1,11 +1,14 @@
 import Foundation
 import LLVSSupport
 
-/// One value in a version's map: its key, the version that stored its data, and where that data is.
+/// One value in a version's map: its key, and where its data is, in the version that stored it (value data always
+/// lives there, so the location's version is the stored version: one string per entry fewer to copy, retain and
+/// release each time a save rewrites a leaf).
 struct MapEntry: Hashable, Sendable {
     var valueId: Value.ID
-    var storedVersionId: Version.ID
     var data: RecordLocation
+
+    var storedVersionId: Version.ID { data.versionId }
 
     var reference: Value.Reference { Value.Reference(valueId: valueId, storedVersionId: storedVersionId) }
 }
@@ -134,8 +137,7 @@ extension MapNode {
                 let stored = Version.ID(try reader.string())
                 let offset = Int64(try reader.int(limit: Int.max))
                 let length = Int64(try reader.int(limit: Int.max))
-                entries.append(MapEntry(valueId: valueId, storedVersionId: stored,
-                                        data: RecordLocation(versionId: stored, offset: offset, length: length)))
+                entries.append(MapEntry(valueId: valueId, data: RecordLocation(versionId: stored, offset: offset, length: length)))
             }
             self = .leaf(entries)
         case 1:
