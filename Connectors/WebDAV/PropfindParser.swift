@@ -111,7 +111,7 @@ enum PropfindParser {
     static let ownCloud: StaticString = "http://owncloud.org/ns"
 
     /// Compared as C strings, where libxml2 keeps them: every element of a listing is matched against several names,
-    /// and making Strings of its name and namespace for each match cost more than the parse.
+    /// and making Strings of its name and namespace for each match would cost more than the parse.
     private static func isElement(_ node: xmlNodePtr, _ namespaceURI: StaticString, _ localName: StaticString) -> Bool {
         guard let name = node.pointee.name, let namespace = node.pointee.ns?.pointee.href else { return false }
         return equal(name, localName) && equal(namespace, namespaceURI)
@@ -124,7 +124,7 @@ enum PropfindParser {
             && text[count] == 0
     }
 
-    /// The element children of `node`, walked in place: an array of them for every node of a listing was a large
+    /// The element children of `node`, walked in place: an array of them for every node of a listing would be a large
     /// part of reading one.
     private static func elements(of node: xmlNodePtr) -> ChildElements { ChildElements(first: node.pointee.children) }
 

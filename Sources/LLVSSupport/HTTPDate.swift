@@ -23,7 +23,7 @@ public enum HTTPDate {
     /// The form servers send almost always, read without a formatter: a PROPFIND of 10,000 entries has 10,000 of
     /// them, and an ICU formatter built for each would cost more than the rest of the listing.
     package static func parseRFC1123(_ text: String) -> Date? {
-        // Split by bytes: the form is ASCII, and splitting by Characters cost more than the rest.
+        // Split by bytes: the form is ASCII, and splitting by Characters would cost more than the rest.
         let parts = text.utf8.split(separator: UInt8(ascii: " ")).map { Substring($0) }
         guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT" || parts[5] == "UTC",
               let day = Int32(parts[1]), (1...31).contains(day),

@@ -21,7 +21,7 @@ enum UpstreamLayout {
     /// `text` with a "/" after its first `count` Characters, when it has more.
     static func split(_ text: String, after count: Int) -> String {
         // An ASCII text without CR (the usual UUID) has a Character per byte, so it is split by bytes: counting and
-        // walking Characters cost more than the rest of naming an archive's value file.
+        // walking Characters would cost more than the rest of naming an archive's value file.
         var text = text
         let split = text.withUTF8 { bytes -> String? in
             guard bytes.count > count, !bytes.contains(where: { $0 >= 0x80 || $0 == 0x0D }) else { return nil }
