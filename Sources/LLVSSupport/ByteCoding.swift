@@ -2,8 +2,8 @@ import Foundation
 
 /// Appends little-endian integers, LEB128 varints and length-prefixed strings to a byte array.
 /// Used for the compact binary records of the value map. Its methods are inlinable: a save encodes a map node per
-/// level of each changed path, and an import does so for every version, so a call per byte across modules would cost more
-/// than the bytes.
+/// level of each changed path, and an import does so for every version, so a call per byte across modules would
+/// cost more than the bytes.
 public struct ByteWriter {
     @usableFromInline var storage: [UInt8] = []
 
