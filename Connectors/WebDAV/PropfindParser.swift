@@ -120,8 +120,10 @@ enum PropfindParser {
     /// Whether the NUL-terminated `text` is exactly `expected`.
     private static func equal(_ text: UnsafePointer<xmlChar>, _ expected: StaticString) -> Bool {
         let count = expected.utf8CodeUnitCount
-        return strncmp(UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self), UnsafeRawPointer(expected.utf8Start).assumingMemoryBound(to: CChar.self), count) == 0
-            && text[count] == 0
+        let name = UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)
+        let wanted = UnsafeRawPointer(expected.utf8Start).assumingMemoryBound(to: CChar.self)
+        // strncmp stops at the end of `name`, so a shorter name is never read past.
+        return strncmp(name, wanted, count) == 0 && text[count] == 0
     }
 
     /// The element children of `node`, walked in place: an array of them for every node of a listing would be a large
