@@ -42,6 +42,12 @@ struct RclonePeer {
     /// The flags of the tuned run: the pacer off where this rclone has one to turn off.
     var unpaced: [String] { hasPacerFlag ? ["--webdav-pacer-min-sleep", "0"] : [] }
 
+    /// Why a ratio against this rclone is not one against a tuned peer, or nil when it is: an rclone without the
+    /// flag waits 10 ms between WebDAV calls whatever it is told, and a ratio against that says nothing of either tool.
+    var unfairness: String? {
+        hasPacerFlag ? nil : "no ratio: rclone \(version) has no --webdav-pacer-min-sleep, so it cannot be tuned; run with --install-rclone"
+    }
+
     static func install() throws {
         if !FileManager.default.fileExists(atPath: venv.appendingPathComponent("bin/python").path) {
             _ = try runMeasured(["python3", "-m", "venv", venv.path])
