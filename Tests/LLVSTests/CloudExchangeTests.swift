@@ -3,7 +3,6 @@ import LLVSConformance
 import Testing
 @testable import LLVS
 import LLVSSupport
-import Synchronization
 
 /// CloudFileSystemExchange over the local-folder file system: interruptions, the written format, snapshots.
 @Suite struct CloudExchangeTests {
@@ -193,57 +192,32 @@ import Synchronization
     }
 
     /// A local folder whose first snapshot chunk is only sent once the last one has been asked for: a download that
-    /// waits for the first chunk before starting more never gets it (and fails when the wait runs out).
+    /// waits for the first chunk before starting more never gets it (the test's time limit then cancels the wait).
     final class HoldsTheFirstChunk: ForwardingFileSystem {
         let base: any CloudFileSystem
         let lastChunk: String
-        private let lastAskedFor = Mutex<(asked: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+        /// Finished when the last chunk is asked for; its end is the event the first chunk waits for.
+        private let lastAskedFor = AsyncStream<Void>.makeStream()
 
         init(base: any CloudFileSystem, lastChunk: String) {
             self.base = base
             self.lastChunk = lastChunk
         }
 
-        struct NeverAskedForTheLastChunk: Error {}
-
         func download(_ path: String) async throws -> Data {
-            if path.hasSuffix("/" + lastChunk) { markAsked() }
+            if path.hasSuffix("/" + lastChunk) { lastAskedFor.continuation.finish() }
             if path.hasSuffix("/chunk-000") {
-                let asked = await withTaskGroup(of: Bool.self) { group in
-                    group.addTask { await self.waitUntilAsked(); return true }
-                    group.addTask { try? await Task.sleep(for: .seconds(60)); return false }
-                    let first = await group.next() ?? false
-                    markAsked() // releases the waiting task when the time ran out
-                    group.cancelAll()
-                    return first
-                }
-                guard asked else { throw NeverAskedForTheLastChunk() }
+                // Ends when the stream is finished, or when the task is cancelled.
+                for await _ in lastAskedFor.stream {}
+                try Task.checkCancellation()
             }
             return try await base.download(path)
-        }
-
-        private func markAsked() {
-            let waiting = lastAskedFor.withLock { state in
-                defer { state = (true, []) }
-                return state.waiting
-            }
-            for continuation in waiting { continuation.resume() }
-        }
-
-        private func waitUntilAsked() async {
-            await withCheckedContinuation { continuation in
-                let now = lastAskedFor.withLock { state in
-                    if !state.asked { state.waiting.append(continuation) }
-                    return state.asked
-                }
-                if now { continuation.resume() }
-            }
         }
     }
 
     /// With two chunks in flight, the second arriving starts the third while the first is still on its way; the
     /// chunks that came early are hashed from the file once the first is in.
-    @Test func aSlowChunkHoldsBackNoOther() async throws {
+    @Test(.timeLimit(.minutes(1))) func aSlowChunkHoldsBackNoOther() async throws {
         let (store, head) = try storeOfTwelveRandomMegabytes(seed: 13)
         let local = LocalFolderFileSystem(root: directory.child("remote"))
         let manifest = try await exchange(store, local).sendSnapshot()
