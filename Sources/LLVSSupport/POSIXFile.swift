@@ -320,9 +320,10 @@ package final class AtomicFileWriter {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Cuts the file back to its first `length` bytes (an append that failed part way), buffered bytes included.
+    /// Cuts the file back to its first `length` bytes (an append that failed part way), buffered bytes included;
+    /// a length past what was written is refused (EINVAL).
     package func truncate(to length: Int64) throws {
-        precondition(length <= bytesWritten, "only bytes already written can be cut")
+        guard length >= 0, length <= bytesWritten else { throw FileError.io(path: temporaryPath, operation: "truncate", errno: EINVAL) }
         let flushed = bytesWritten - Int64(buffer.count)
         if length >= flushed {
             buffer.removeLast(Int(bytesWritten - length))

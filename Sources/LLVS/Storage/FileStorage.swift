@@ -23,9 +23,8 @@ public final class FileStorage: Storage {
     private let packed = Mutex<[Version.ID: PackedVersion]>([:])
     /// Headers of a pack this process restored, handed out by the next `newlyCommittedVersions`.
     private let restoredHeaders = Mutex<[StoredVersion]>([])
-    /// Open version files, kept so repeated reads skip `open`. Bounded; evicted files close when their last reader ends.
-    private let openFiles = Mutex<[Version.ID: ReadableFile]>([:])
-    private static let openFileLimit = 256
+    /// Open version files.
+    private let openFiles = OpenFileCache<Version.ID>(limit: 256)
     static let packExtension = ".pack"
     /// How deep the nested groups of commits are, and the pack their versions go to (`FileStorage+Grouping`).
     let grouped = Mutex(GroupedCommits())
@@ -37,9 +36,8 @@ public final class FileStorage: Storage {
         let offset: Int64
         let length: Int64
     }
-    /// Open packs, kept so repeated reads skip `open`. Bounded like `openFiles`: a store synced often holds a pack
-    /// per sync that received versions, more than a process may keep open.
-    private let openPacks = Mutex<[String: ReadableFile]>([:])
+    /// Open packs: a store synced often holds a pack per sync that received versions, more than a process may keep open.
+    private let openPacks = OpenFileCache<String>(limit: FileStorage.openPackLimit)
     private static let openPackLimit = 64
 
     public init(storeRoot: String) throws {
@@ -100,18 +98,12 @@ public final class FileStorage: Storage {
     }
 
     /// How many packs are open now (never more than `openPackLimit`).
-    var openPackCount: Int { openPacks.withLock { $0.count } }
+    var openPackCount: Int { openPacks.count }
 
     /// The open pack at `path`. Opened as a file that may still grow (a group's pack is read while it is written);
     /// reads stay within a bundle's recorded bounds, and a pack shorter than those fails with `endedEarly`.
     private func packFile(_ path: String) throws -> ReadableFile {
-        if let file = openPacks.withLock({ $0[path] }) { return file }
-        let file = try ReadableFile(appendedFileAt: path)
-        openPacks.withLock { files in
-            if files.count >= Self.openPackLimit { files.removeAll(keepingCapacity: true) }
-            files[path] = file
-        }
-        return file
+        try openPacks.file(path) { try ReadableFile(appendedFileAt: path) }
     }
 
     /// Whether a version is in a pack (placed, or of the group being written).
@@ -122,9 +114,7 @@ public final class FileStorage: Storage {
     /// still finds it open.
     func adoptPlacedPack(named name: String, from temporaryPath: String, versions: [Version.ID]) {
         let path = packsPath + "/" + name
-        openPacks.withLock { files in
-            if let file = files[temporaryPath] { files[path] = file }
-        }
+        openPacks.alias(path, to: temporaryPath)
         packed.withLock { packed in
             for id in versions {
                 if let old = packed[id] { packed[id] = PackedVersion(pack: path, offset: old.offset, length: old.length) }
@@ -237,13 +227,7 @@ public final class FileStorage: Storage {
     }
 
     private func openFile(_ id: Version.ID) throws -> ReadableFile {
-        if let file = openFiles.withLock({ $0[id] }) { return file }
-        let file = try ReadableFile(path: path(for: id))
-        openFiles.withLock { files in
-            if files.count >= Self.openFileLimit { files.removeAll(keepingCapacity: true) }
-            files[id] = file
-        }
-        return file
+        try openFiles.file(id) { try ReadableFile(path: path(for: id)) }
     }
 }
 
