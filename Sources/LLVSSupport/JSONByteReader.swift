@@ -77,17 +77,7 @@ package struct JSONByteReader {
     package mutating func skipString() throws -> Bool {
         try expect(UInt8(ascii: "\""))
         var plain = true
-        // The common run of plain bytes (printable ASCII other than the quote and backslash) passed over eight at a
-        // time (member names, IDs and version IDs are most of a map node's bytes); the rest byte by byte below.
-        position = bytes.withUnsafeBytes { buffer in
-            var index = position
-            if let base = buffer.baseAddress {
-                while index + 8 <= buffer.count, !Self.anyNonPlainByte(base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
-                    index += 8
-                }
-            }
-            return index
-        }
+        position = plainRunEnd(from: position)
         while true {
             guard position < bytes.count else { throw fail("a string does not end") }
             let byte = bytes[position]
@@ -106,6 +96,24 @@ package struct JSONByteReader {
             case 0x80...: plain = false
             default: break
             }
+        }
+    }
+
+    /// Where the run of plain string bytes (printable ASCII other than the quote and backslash) from `index` ends:
+    /// passed over eight at a time, as member names, IDs and version IDs are most of a map node's bytes.
+    package func plainRunEnd(from index: Int) -> Int {
+        bytes.withUnsafeBytes { buffer in
+            var index = index
+            if let base = buffer.baseAddress {
+                while index + 8 <= buffer.count, !Self.anyNonPlainByte(base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                    index += 8
+                }
+            }
+            while index < buffer.count, buffer[index] >= 0x20, buffer[index] < 0x80, buffer[index] != UInt8(ascii: "\""),
+                  buffer[index] != UInt8(ascii: "\\") {
+                index += 1
+            }
+            return index
         }
     }
 

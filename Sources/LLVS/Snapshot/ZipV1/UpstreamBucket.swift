@@ -185,48 +185,36 @@ extension JSONByteReader {
     }
 
     /// A value entry exactly as LLVS writes it (`{"key":{"keyString":K},"valueReference":{"valueId":V,
-    /// "storedVersionId":S}}`, no spaces, the three strings plain ASCII without escapes), matched byte for byte: the
+    /// "storedVersionId":S}}`, no spaces, the three strings plain ASCII without escapes), matched in one pass: the
     /// ranges of V and S, the reader past the entry. Nil, the reader where it was, for anything else, which the member
     /// by member reading then takes. Every sub-node an import reads is a list of these, and matching them whole
     /// costs a fraction of reading them member by member.
     fileprivate mutating func canonicalValueEntry() -> (id: Range<Int>, stored: Range<Int>)? {
         let start = position
-        let matched: (id: Range<Int>, stored: Range<Int>, end: Int)? = bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return nil }
-            var index = start
-            func literal(_ text: StaticString) -> Bool {
-                let count = text.utf8CodeUnitCount
-                guard index + count <= buffer.count, memcmp(base + index, text.utf8Start, count) == 0 else { return false }
-                index += count
-                return true
-            }
-            /// A plain string's bytes up to its closing quote (passed), eight at a time where it can.
-            func plainString() -> Range<Int>? {
-                let from = index
-                while index + 8 <= buffer.count,
-                      !JSONByteReader.anyNonPlainByte(UnsafeRawPointer(base).loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
-                    index += 8
-                }
-                while index < buffer.count {
-                    let byte = buffer[index]
-                    if byte == UInt8(ascii: "\"") {
-                        index += 1
-                        return from..<(index - 1)
-                    }
-                    guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
-                    index += 1
-                }
-                return nil
-            }
-            guard literal(#"{"key":{"keyString":""#), plainString() != nil,
-                  literal(#"},"valueReference":{"valueId":""#), let id = plainString(),
-                  literal(#","storedVersionId":""#), let stored = plainString(),
-                  literal("}}") else { return nil }
-            return (id, stored, index)
+        func literal(_ text: StaticString) -> Bool {
+            let count = text.utf8CodeUnitCount
+            guard position + count <= bytes.count,
+                  bytes.withUnsafeBufferPointer({ buffer in buffer.baseAddress.map { memcmp($0 + position, text.utf8Start, count) == 0 } ?? false })
+            else { return false }
+            position += count
+            return true
         }
-        guard let matched else { return nil }
-        position = matched.end
-        return (matched.id, matched.stored)
+        /// A string without escapes or non-ASCII bytes, passed over; its bytes' range.
+        func plainString() -> Range<Int>? {
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { return nil }
+            let end = plainRunEnd(from: position + 1)
+            guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { return nil }
+            defer { position = end + 1 }
+            return (position + 1)..<end
+        }
+        guard literal(#"{"key":{"keyString":"#), plainString() != nil,
+              literal(#"},"valueReference":{"valueId":"#), let id = plainString(),
+              literal(#","storedVersionId":"#), let stored = plainString(),
+              literal("}}") else {
+            position = start
+            return nil
+        }
+        return (id, stored)
     }
 
     /// Passes over a string (checked as `skipString` checks it) and gives the range of its bytes between the quotes;
