@@ -216,7 +216,7 @@ import LLVSSupport
 
     /// With two chunks in flight, the second arriving starts the third while the first is still on its way; the
     /// chunks that came early are hashed from the file once the first is in.
-    @Test(.timeLimit(.minutes(5))) func aSlowChunkHoldsBackNoOther() async throws {
+    @Test(.timeLimit(.minutes(10))) func aSlowChunkHoldsBackNoOther() async throws {
         let (store, head) = try storeOfTwelveRandomMegabytes(seed: 13)
         let local = LocalFolderFileSystem(root: directory.child("remote"))
         let manifest = try await exchange(store, local).sendSnapshot()
