@@ -43,7 +43,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// How much of a failure's body is kept when the answer was to go to a file.
     static let failureBodyLimit = 64 * 1024
     private(set) var failure: HTTPError?
-    private var headerLines: [String] = []
+    /// The fields of the answer whose headers are arriving.
+    private var headers = HTTPHeaders()
 
     private let budget: MemoryBudget?
     /// Bytes of `budget` this transfer holds.
@@ -219,7 +220,7 @@ final class CurlTransfer: @unchecked Sendable {
         _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
         _ = llvs_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-            transfer.header(HTTPHeaders.trimmed(UnsafeRawBufferPointer(start: buffer, count: size * count)))
+            transfer.header(HTTPHeaders.line(UnsafeRawBufferPointer(start: buffer, count: size * count)))
             return size * count
         }
     }
@@ -325,17 +326,20 @@ final class CurlTransfer: @unchecked Sendable {
         return count
     }
 
-    private func header(_ line: String) {
-        // Each new status line (after a 100 Continue or an authentication challenge) starts a new set of headers.
-        if line.hasPrefix("HTTP/") {
-            answerStatus = line.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
-            headerLines = []
+    private func header(_ line: HTTPHeaders.Line) {
+        switch line {
+        case .status(let code):
+            // Each new status line (after a 100 Continue or an authentication challenge) starts a new set of headers.
+            answerStatus = code
+            headers = HTTPHeaders()
             responseBody.reset()
             budget?.release(reserved)
             reserved = 0
             if responseFD >= 0 { _ = ftruncate(responseFD, 0); _ = lseek(responseFD, 0, SEEK_SET) }
-        } else if !line.isEmpty {
-            headerLines.append(line)
+        case .field(let name, let value):
+            headers.add(name, value)
+        case .other:
+            break
         }
     }
 
@@ -355,10 +359,6 @@ final class CurlTransfer: @unchecked Sendable {
         }
         var status = 0
         _ = llvs_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        var headers = HTTPHeaders()
-        for line in headerLines {
-            if let field = HTTPHeaders.field(line) { headers.add(field.name, field.value) }
-        }
         return .success(CurlResult(status: status, headers: headers, body: responseBody.take(), url: request.url))
     }
 }
