@@ -38,7 +38,7 @@ func httpBenchmark(_ arguments: [String]) async throws {
     let source = folder.appendingPathComponent("source")
     let back = folder.appendingPathComponent("back")
     // The source file is written in 1 MiB pieces, so making it does not raise the memory figure either.
-    FileManager.default.createFile(atPath: source.path, contents: nil)
+    try Data().write(to: source)
     let handle = try FileHandle(forWritingTo: source)
     let piece = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
     for _ in 0..<sizeMiB { handle.write(piece) }

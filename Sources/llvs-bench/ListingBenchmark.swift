@@ -15,7 +15,7 @@ func listingBenchmark(_ arguments: [String]) async throws {
     let apache = try await RealWebDAVServer.apache()
     let folder = apache.dataFolder.appendingPathComponent("listing")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    for i in 0..<count { FileManager.default.createFile(atPath: folder.appendingPathComponent(UUID().uuidString + "-\(i)").path, contents: Data("v".utf8)) }
+    for i in 0..<count { try Data("v".utf8).write(to: folder.appendingPathComponent(UUID().uuidString + "-\(i)")) }
     let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: apache.url, authentication: .basic(user: apache.user, password: apache.password)))
     _ = try await fileSystem.list("listing") // warm the server's caches
 

@@ -55,7 +55,7 @@ func webdavBenchmark(_ arguments: [String], apache: RealWebDAVServer, peer: Rclo
 
     // 4. One large file: the connector against curl -T (first, so the peak memory figure is this transfer's).
     let big = work.appendingPathComponent("big.bin")
-    FileManager.default.createFile(atPath: big.path, contents: nil)
+    try Data().write(to: big)
     let handle = try FileHandle(forWritingTo: big)
     let piece = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 29) })
     for _ in 0..<sizeMiB { handle.write(piece) }

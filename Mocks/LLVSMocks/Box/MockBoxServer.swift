@@ -215,14 +215,17 @@ struct MockBoxError: Error {
     var status: Int
     var code: String
     var message: String
-    var context: [String: Any]?
+    /// The body's `context_info`, kept as JSON: an error crosses tasks, and a dictionary of `Any` is not Sendable.
+    private var contextJSON: Data?
 
     init(_ status: Int, _ code: String, _ message: String, context: [String: Any]? = nil) {
         self.status = status
         self.code = code
         self.message = message
-        self.context = context
+        self.contextJSON = context.flatMap { try? JSONSerialization.data(withJSONObject: $0) }
     }
+
+    var context: [String: Any]? { contextJSON.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } }
 
     static let notFound = MockBoxError(404, "not_found", "Not Found")
 }

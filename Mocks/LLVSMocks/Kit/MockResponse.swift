@@ -81,7 +81,7 @@ public struct MockResponse: Sendable {
         case .data(let data): Int64(data.count)
         case .file(let url, let range):
             range.map { $0.upperBound - $0.lowerBound }
-                ?? ((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0) ?? 0
+                ?? ((try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int64) ?? 0)
         }
     }
 }
