@@ -56,7 +56,7 @@ import Glibc
         try fm.createSymbolicLink(atPath: source + "/link-to-kept", withDestinationPath: "kept.txt")
         chmod(source + "/kept.txt", 0o600)
         // A 100 MiB file, written in pieces.
-        fm.createFile(atPath: source + "/nested/big.bin", contents: nil)
+        try Data().write(to: URL(fileURLWithPath: source + "/nested/big.bin"))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: source + "/nested/big.bin"))
         let piece = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 131) })
         for _ in 0..<100 { handle.write(piece) }

@@ -112,6 +112,21 @@ import Testing
         #expect(try await llvs("get", "blobs/all-bytes", "--at", String(version.prefix(8))).output == binary)
     }
 
+    /// Standard input longer than `put` holds in memory goes through a file in the store's temporary folder, which
+    /// is gone afterwards; `get` gives it back whole. A folder is refused by name.
+    @Test func aLongValueFromStandardInputRoundTrips() async throws {
+        #expect(try await llvs("init").status == 0)
+        let long = Data((0..<(5 << 20 + 123)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) })
+        let put = try await llvs("put", "long", "-", input: long)
+        #expect(put.status == 0, "\(put.error)")
+        #expect(try await llvs("get", "long").output == long)
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: store + "/tmp")) ?? []
+        #expect(leftovers.isEmpty, "the staged copy should be gone: \(leftovers)")
+        let folder = try await llvs("put", "f", directory.path)
+        #expect(folder.status == 2)
+        #expect(folder.error.contains("is a folder"))
+    }
+
     @Test func anSQLiteStoreRemembersItsStorage() async throws {
         #expect(try await llvs("init", "--storage", "sqlite").text.contains("sqlite storage"))
         try await llvs("put", "a", "-", input: Data("in sqlite".utf8))

@@ -1,3 +1,4 @@
+import Foundation
 import LLVS
 
 struct GetCommand: Command {
@@ -26,15 +27,8 @@ struct GetCommand: Command {
             guard let current = await coordinator.currentVersionId else { throw CommandError.notFound("The store is empty.") }
             versionId = current
         }
-        guard let value = try store.value(id: id, at: versionId) else {
-            throw CommandError.notFound("There is no value \(id) at version \(versionId).")
-        }
-        context.write(value.data)
+        // In pieces, as storage holds it: a value of any size costs bounded memory.
+        let found = try store.writeValue(id: id, at: versionId) { piece in try FileHandle.standardOutput.write(contentsOf: piece) }
+        guard found else { throw CommandError.notFound("There is no value \(id) at version \(versionId).") }
     }
 }
-
-extension CommandContext {
-    func write(_ data: Data) { FileHandle.standardOutput.write(data) }
-}
-
-import Foundation

@@ -1,3 +1,4 @@
+import Foundation
 import LLVS
 
 /// The options `put` and `rm` share, and the save they both make.
@@ -10,13 +11,19 @@ enum Saving {
     /// the current version where it is). Returns the new version.
     static func save(_ change: Value.Change, branch: String?, on base: String?, in context: CommandContext,
                      coordinator: StoreCoordinator) async throws -> Version {
+        try await save(storing: [change], files: [], branch: branch, on: base, in: context, coordinator: coordinator)
+    }
+
+    /// As `save(_:…)`, with values stored from files as well, each read once in pieces.
+    static func save(storing changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)], branch: String?, on base: String?,
+                     in context: CommandContext, coordinator: StoreCoordinator) async throws -> Version {
         let branch = branch.map { Branch($0) }
-        guard let base else { return try await coordinator.save([change], branch: branch) }
+        guard let base else { return try await coordinator.save(changes, files: files, branch: branch) }
         let store = coordinator.store
         let predecessor = try context.resolveVersion(base, in: store)
         var metadata = Version.Metadata()
         if let branch { metadata[.branch] = try Version.MetadataValue(branch.name) }
-        return try store.makeVersion(basedOn: .init(idOfFirst: predecessor.id), storing: [change], metadata: metadata)
+        return try store.makeVersion(basedOn: .init(idOfFirst: predecessor.id), storing: changes, files: files, metadata: metadata)
     }
 
     /// The value as it is where the save will go, to tell an insert from an update.
