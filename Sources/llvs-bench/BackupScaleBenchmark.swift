@@ -148,7 +148,6 @@ func killedBackupRow(llvs: URL, apache: RealWebDAVServer, mebibytes: Int, work: 
     try? FileManager.default.removeItem(atPath: wholeStore)
 
     let store = try prepare("killed")
-    let start = apache.bytesReceived()
     let process = Process()
     process.executableURL = llvs
     process.arguments = ["backup", tree.path, "--store", store, "--to", "killed"]

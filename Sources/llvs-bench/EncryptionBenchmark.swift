@@ -77,7 +77,7 @@ func encryptionBenchmark(_ arguments: [String]) throws {
 
 /// A file of seeded bytes, written a MiB at a time.
 func writeSeededFile(_ url: URL, mebibytes: Int) throws {
-    FileManager.default.createFile(atPath: url.path, contents: nil)
+    try Data().write(to: url)
     let handle = try FileHandle(forWritingTo: url)
     defer { try? handle.close() }
     var generator = SeededGenerator(seed: 31)

@@ -78,7 +78,7 @@ func modelsBenchmark(_ arguments: [String]) async throws {
     let database = try SQLiteDatabase(fileURL: work.appendingPathComponent("owned.sqlite"))
     try table.create(in: database)
     let ownedStore = try Store(rootDirectoryURL: work.appendingPathComponent("owned-store"))
-    try table.apply(try values.prefix(rowCount).map { Value.Change.insert($0) }, in: database,
+    try table.apply(values.prefix(rowCount).map { Value.Change.insert($0) }, in: database,
                     atVersion: try ownedStore.makeVersion(basedOnPredecessor: nil, inserting: Array(values.prefix(rowCount))).id)
     var drainTimes: [Double] = [], saveTimes: [Double] = []
     for run in 0..<runs {

@@ -170,8 +170,8 @@ func historyWalkBenchmark(counts: [Int]) throws {
         }
         var walk: [Double] = [], wholeSort: [Double] = []
         for _ in 0..<30 {
-            walk.append(try seconds { _ = history.topologicallySorted() })
-            wholeSort.append(try seconds {
+            walk.append(seconds { _ = history.topologicallySorted() })
+            wholeSort.append(seconds {
                 _ = history.versions.values.sorted { a, b in
                     let ga = history.generation(of: a.id)!, gb = history.generation(of: b.id)!
                     return ga != gb ? ga < gb : History.isOrderedBefore(a, b)

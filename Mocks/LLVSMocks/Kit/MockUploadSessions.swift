@@ -69,7 +69,8 @@ public struct MockUploadSessions<Target: Sendable>: Sendable {
     /// A new session spooling into `directory`.
     public mutating func open(_ target: Target, total: Int64?, in directory: URL, id: String = UUID().uuidString) -> MockUploadSession<Target> {
         let spool = directory.appendingPathComponent("session-\(id)")
-        FileManager.default.createFile(atPath: spool.path, contents: nil)
+        // A spool that cannot be made fails the session's first write, which opens it.
+        _ = FileManager.default.createFile(atPath: spool.path, contents: nil)
         let session = MockUploadSession(id: id, target: target, total: total, spool: spool)
         sessions[id] = session
         return session
