@@ -70,7 +70,7 @@ public final class Store: Sendable {
         self.state = Mutex(State())
         removeAbandonedTemporaries()
         // Opening, everything is on disk already: a version whose predecessor is missing then is a damaged store.
-        try reloadHistory(unplacedAreErrors: true)
+        _ = try reloadHistory(unplacedAreErrors: true)
     }
 
     /// Loads versions committed since the last load, including those other processes saved.

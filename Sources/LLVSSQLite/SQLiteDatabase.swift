@@ -56,6 +56,9 @@ public final class SQLiteDatabase {
         sqlite3_close_v2(db)
     }
 
+    /// The most bytes SQLite takes in one string or blob (and in one row), as this connection is configured.
+    public var lengthLimit: Int64 { Int64(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1)) }
+
     /// The number of rows the last INSERT, UPDATE or DELETE changed.
     public var changeCount: Int { Int(sqlite3_changes64(db)) }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import Synchronization
 
 /// Storage in one SQLite database (`store.sqlite` in the store's folder), on the system's sqlite3.
@@ -37,8 +38,14 @@ public final class SQLiteStorage: Storage {
                 data BLOB NOT NULL,
                 PRIMARY KEY (version, offset));
             """)
+        // A record's row also holds its version's ID and its place; 4 KiB is far more than they take.
+        maximumRecordLength = connection.lengthLimit - 4096
         self.connection = Mutex(LockedDatabase(database: connection))
     }
+
+    /// The largest record a row takes. A larger one is refused before it is read or written (`valueTooLarge`), rather
+    /// than read whole into memory for SQLite to refuse when the version commits.
+    let maximumRecordLength: Int64
 
     /// Opens or creates SQLite storage for the stores whose descriptor says `sqlite`, and FileStorage otherwise.
     public static let storageMaker: Store.StorageMaker = { root, descriptor, creating in
@@ -155,10 +162,24 @@ final class SQLiteVersionWriter: VersionWriter {
     }
 
     func append(_ record: Data, zone: StorageZone) throws -> RecordLocation {
+        try checkLength(Int64(record.count))
         let location = RecordLocation(versionId: versionId, offset: nextOffset, length: Int64(record.count))
         records.append(VersionBundle.Record(offset: nextOffset, zone: zone, data: record))
         nextOffset += VersionBundle.framedSize(ofRecordWithLength: record.count)
         return location
+    }
+
+    /// Refuses a file too large for one row by its size, before reading it into memory.
+    func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
+        var info = stat()
+        if stat(file.path, &info) == 0 { try checkLength(Int64(info.st_size)) }
+        return try appendWhole(contentsOf: file, zone: zone, digest: digest)
+    }
+
+    private func checkLength(_ length: Int64) throws {
+        guard length <= storage.maximumRecordLength else {
+            throw StoreError.valueTooLarge(bytes: length, limit: storage.maximumRecordLength, storage: "SQLite")
+        }
     }
 
     func commit(_ header: StoredVersion) throws {

@@ -135,6 +135,22 @@ import Testing
         #expect(try await llvs("init", "--storage", "paper", withStore: false).status == 2)
     }
 
+    /// A value past SQLite's limit on a blob is refused by its size, before it is read, with what to do instead; the
+    /// store is unchanged. The file is sparse, so the test writes nothing of its 1.5 GB.
+    @Test func anSQLiteStoreRefusesAValueTooLargeForARow() async throws {
+        #expect(try await llvs("init", "--storage", "sqlite").status == 0)
+        let huge = directory.appendingPathComponent("huge.bin")
+        try Data().write(to: huge)
+        let handle = try FileHandle(forWritingTo: huge)
+        try handle.truncate(atOffset: 1_500_000_000)
+        try handle.close()
+        let put = try await llvs("put", "huge", huge.path)
+        #expect(put.status == 1)
+        #expect(put.error.contains("1500000000 bytes is more than SQLite storage keeps"), "\(put.error)")
+        #expect(put.error.contains("--storage file"))
+        #expect(try await llvs("log").text.isEmpty)
+    }
+
     @Test func logHeadsDiffAndRemove() async throws {
         try await llvs("init")
         let v1 = try await llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .newlines)

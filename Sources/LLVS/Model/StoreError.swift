@@ -28,6 +28,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A local file being stored changed while it was read (its size, times or checksum moved): nothing was saved,
     /// so no version holds a record that is not the file's bytes.
     case sourceChanged(path: String)
+    /// A value larger than this storage keeps in one record (SQLite's limit on a blob); nothing was saved.
+    case valueTooLarge(bytes: Int64, limit: Int64, storage: String)
 
     public var description: String {
         switch self {
@@ -44,6 +46,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .storeNotEmpty(let path): "The store at \(path) already has versions; a snapshot can only start an empty store."
         case .snapshotsUnsupported(let kind): "The \(kind) storage cannot make or restore snapshots."
         case .sourceChanged(let path): "The file \(path) changed while it was being stored; nothing was saved."
+        case .valueTooLarge(let bytes, let limit, let storage):
+            "A value of \(bytes) bytes is more than \(storage) storage keeps in one record (at most \(limit) bytes); nothing was saved. " +
+            "File storage (`llvs init --storage file`) keeps values of any size."
         }
     }
 }

@@ -59,6 +59,11 @@ public protocol Storage: Sendable {
 
 extension VersionWriter {
     public func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
+        try appendWhole(contentsOf: file, zone: zone, digest: digest)
+    }
+
+    /// Stores a file's contents read whole into memory, for storages that keep each record in one piece.
+    public func appendWhole(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
         let data: Data
         do { data = try POSIX.readFile(file.path) } catch FileError.endedEarly { throw StoreError.sourceChanged(path: file.path) }
         digest?.update(data)

@@ -58,7 +58,8 @@ enum ExitCode: Int32, CaseIterable {
             case .corruptFile, .unsupportedStorage: return .corrupt
             case .versionNotFound: return .notFound
             case .unresolvedConflicts: return .conflict
-            case .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty, .snapshotsUnsupported, .sourceChanged: return .failure
+            case .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty, .snapshotsUnsupported, .sourceChanged,
+                 .valueTooLarge: return .failure
             }
         case let error as FileError:
             switch error {
