@@ -53,6 +53,47 @@ enum ConformanceChecks {
 
     static func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(count, seed: seed) }
 
+    /// A local file of `size` seeded bytes, written and hashed a MiB at a time, and removed when it goes: the large-file
+    /// checks take any size (`--large-file-mib`) in bounded memory.
+    struct LargeLocalFile: ~Copyable {
+        let url: URL
+        let size: Int64
+        let sha256: String
+
+        init(size: Int, seed: UInt64) throws {
+            url = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
+            self.size = Int64(size)
+            try Data().write(to: url)
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }
+            let digest = DigestStream(.sha256)
+            var written = 0, piece: UInt64 = 0
+            while written < size {
+                let data = SeededGenerator.bytes(min(1 << 20, size - written), seed: seed &* 1_000_003 &+ piece)
+                digest.update(data)
+                try handle.write(contentsOf: data)
+                written += data.count
+                piece += 1
+            }
+            sha256 = digest.finalizeHex()
+        }
+
+        deinit { try? FileManager.default.removeItem(at: url) }
+
+        /// Whether `other` holds exactly these bytes: its size, then its SHA-256 read a MiB at a time.
+        func matches(_ other: URL) throws -> Bool {
+            guard let handle = FileHandle(forReadingAtPath: other.path) else { return false }
+            defer { try? handle.close() }
+            let digest = DigestStream(.sha256)
+            var count: Int64 = 0
+            while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
+                digest.update(data)
+                count += Int64(data.count)
+            }
+            return count == size && digest.finalizeHex() == sha256
+        }
+    }
+
     /// The run's fault control when it can inject `fault`; otherwise the check is skipped, saying why.
     static func faultControl(for fault: InjectedFault, _ context: ConformanceContext) throws -> any FaultControl {
         guard let faults = context.options.faults else { throw ConformanceSkip("needs faults injected: run with --faults (or against a mock)") }
@@ -131,18 +172,13 @@ enum ConformanceChecks {
 
     static func largeFile(_ c: ConformanceContext) async throws -> CheckOutcome {
         let fs = c.fileSystem
-        let local = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
-        let back = local.appendingPathExtension("back")
-        defer {
-            try? FileManager.default.removeItem(at: local)
-            try? FileManager.default.removeItem(at: back)
-        }
-        let data = bytes(c.options.largeFileSize, seed: 5)
-        try data.write(to: local)
-        try await fs.upload(fileAt: local, to: c.path("large.bin"))
-        try require(try await fs.metadata(c.path("large.bin")).size == Int64(data.count), "the large file should report \(data.count) bytes")
+        let local = try LargeLocalFile(size: c.options.largeFileSize, seed: 5)
+        let back = local.url.appendingPathExtension("back")
+        defer { try? FileManager.default.removeItem(at: back) }
+        try await fs.upload(fileAt: local.url, to: c.path("large.bin"))
+        try require(try await fs.metadata(c.path("large.bin")).size == local.size, "the large file should report \(local.size) bytes")
         try await fs.download(c.path("large.bin"), toFileAt: back)
-        try require(try Data(contentsOf: back) == data, "the large file should download byte for byte")
+        try require(try local.matches(back), "the large file should download byte for byte")
         return .passed
     }
 
@@ -150,12 +186,16 @@ enum ConformanceChecks {
     /// version, a session over an item), which a first upload does not take.
     static func largeOverwrite(_ c: ConformanceContext) async throws -> CheckOutcome {
         let fs = c.fileSystem
-        let first = bytes(c.options.largeFileSize, seed: 12)
-        let second = bytes(c.options.largeFileSize + 4321, seed: 13)
-        try await fs.upload(first, to: c.path("replaced-large.bin"))
-        try await fs.upload(second, to: c.path("replaced-large.bin"))
-        try require(try await fs.metadata(c.path("replaced-large.bin")).size == Int64(second.count), "the replaced file should report the new size")
-        try require(try await fs.download(c.path("replaced-large.bin")) == second, "the replaced file should hold the second contents whole")
+        // From files, as large values travel: over 4 MiB an exchange moves them through files, never whole in memory.
+        let first = try LargeLocalFile(size: c.options.largeFileSize, seed: 12)
+        let second = try LargeLocalFile(size: c.options.largeFileSize + 4321, seed: 13)
+        let back = second.url.appendingPathExtension("back")
+        defer { try? FileManager.default.removeItem(at: back) }
+        try await fs.upload(fileAt: first.url, to: c.path("replaced-large.bin"))
+        try await fs.upload(fileAt: second.url, to: c.path("replaced-large.bin"))
+        try require(try await fs.metadata(c.path("replaced-large.bin")).size == second.size, "the replaced file should report the new size")
+        try await fs.download(c.path("replaced-large.bin"), toFileAt: back)
+        try require(try second.matches(back), "the replaced file should hold the second contents whole")
         let names = try await fs.list(c.folder).map(\.name)
         try require(names == ["replaced-large.bin"], "one file should be listed after the overwrite, got \(names)")
         return .passed

@@ -44,8 +44,12 @@ public struct MisreportingFileSystem: ForwardingFileSystem {
     public func download(_ path: String, toFileAt destination: URL) async throws {
         try await base.download(path, toFileAt: destination)
         guard lie == .contents else { return }
-        let data = try Data(contentsOf: destination)
-        try misreport(data).write(to: destination)
+        // The first byte flipped in place, so a large download is not read whole.
+        let handle = try FileHandle(forUpdating: destination)
+        defer { try? handle.close() }
+        guard let first = try handle.read(upToCount: 1)?.first else { return }
+        try handle.seek(toOffset: 0)
+        try handle.write(contentsOf: Data([first ^ 0xFF]))
     }
     public func read(_ path: String, range: ByteRange) async throws -> Data { misreport(try await base.read(path, range: range)) }
 }

@@ -373,6 +373,11 @@ func convergeAndBootstrap(through fileSystem: any CloudFileSystem) async throws 
         let integrity = try #require(lying.results.first { $0.id == "integrity" })
         #expect(integrity.status == .failed)
         #expect(integrity.message?.contains("bytes read back") == true, "\(integrity.message ?? "")")
+        // The large-file checks compare what came back by size and SHA-256, read in pieces: a flipped byte fails them.
+        for id in ["large-file", "large-overwrite"] {
+            let check = try #require(lying.results.first { $0.id == id })
+            #expect(check.status == .failed, "\(id): \(check.message ?? "")")
+        }
     }
 }
 
