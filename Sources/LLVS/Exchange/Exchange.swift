@@ -230,7 +230,6 @@ extension Exchange {
     public func send(remoteVersionIds remote: Set<Version.ID>) async throws -> SendReport {
         var report = SendReport()
         let pending = store.history.topologicallySorted { !remote.contains($0.id) }
-        let store = self.store
         let sent = Mutex((count: 0, bytes: Int64(0)))
         let progress = self.progress
         let total = pending.count
