@@ -78,6 +78,24 @@ import Glibc
         return statuses
     }
 
+    /// A server is tested by its URL, as a user trying one would, with no remote added and no store; a command that
+    /// takes a remote's name says how to give it one.
+    @Test func conformanceTakesAURL() async throws {
+        let mock = try MockProcess(["webdav", "--user", "u", "--password", "secret"])
+        let url = mock.url.replacingOccurrences(of: "http://", with: "webdav://")
+        let environment = ["LLVS_WEBDAV_USER": "u", "LLVS_WEBDAV_PASSWORD": "secret"]
+        let report = try await llvs("conformance", url, "--listing-count", "5", "--large-file-mib", "1", environment: environment)
+        #expect(report.status == 0, "\(report.text)\n\(report.error)")
+        #expect(report.text.contains("0 failed"))
+        let store = folder.appendingPathComponent("url-store").path
+        #expect(try await llvs("init", "--store", store).status == 0)
+        let push = try await llvs("push", url, "--store", store, environment: environment)
+        #expect(push.status == 3)
+        #expect(push.error.contains("is a URL, and this command takes a remote's name: add it with `llvs remote add NAME \(url)`"), "\(push.error)")
+        #expect(try await llvs("conformance", "dav", "--account", "x").status == 2)
+        withExtendedLifetime(mock) {}
+    }
+
     @Test func conformanceAgainstTheWebDAVMockStartedByLLVSMock() async throws {
         let mock = try MockProcess(["webdav", "--user", "u", "--password", "secret", "--faults", "503:0.05,drop:0.03,seed=4"])
         let line = mock.url

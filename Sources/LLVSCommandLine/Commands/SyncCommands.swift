@@ -247,7 +247,7 @@ struct CloneCommand: Command {
         directory = arguments.positionals[1]
         storage = arguments[Self.storageOption] ?? "file"
         self.arguments = arguments
-        if !Self.isURL(remote) {
+        if !URLRemote.isURL(remote) {
             for option in [Self.nameOption, Self.accountOption] where arguments[option] != nil {
                 throw CommandError.usage("--\(option.spec.name) goes with a URL; \(remote) names a remote, which has its own")
             }
@@ -258,26 +258,17 @@ struct CloneCommand: Command {
         if let name = arguments[Self.nameOption] { try RemoteCommands.checkName(name) }
     }
 
-    /// `git clone URL DIR`: a URL has a scheme; a remote's name cannot (names are letters, digits, '.', '_', '-').
-    static func isURL(_ text: String) -> Bool { text.contains(":") }
-
-    /// The remote a URL names, as the new store will keep it: on `--account` or, for a kind that signs in, the kind's
-    /// own account, which must exist already (made by `llvs remote add` and authorized by `llvs auth`).
+    /// The remote a URL names, as the new store will keep it (`URLRemote.entry`), with its encryption.
     private func remoteForURL(_ context: CommandContext) throws -> (name: String, entry: RemoteEntry) {
-        let (kind, _) = try context.connectors.parse(remote)
-        var account = arguments[Self.accountOption]
-        if account == nil, kind.accountUse == .required { account = kind.name }
-        if let account, try context.accountBook().load()[account] == nil {
-            throw CommandError.failed("There is no account called \(account) to sign in to \(kind.serviceName) with; add a remote on it first (`llvs remote add --all-stores NAME \(remote) …`, then `llvs auth \(account)`), or name one with --account.")
-        }
-        let encryption = try Passphrase.setting(encrypt: arguments[RemoteAddCommand.encryptFlag], fromStandardInput: arguments[RemoteAddCommand.passphraseStdinFlag],
-                                                for: remote, context: context)
-        return (arguments[Self.nameOption] ?? "origin", RemoteEntry(url: remote, account: account, options: [:], encryption: encryption))
+        var entry = try URLRemote.entry(remote, account: arguments[Self.accountOption], context: context)
+        entry.encryption = try Passphrase.setting(encrypt: arguments[RemoteAddCommand.encryptFlag], fromStandardInput: arguments[RemoteAddCommand.passphraseStdinFlag],
+                                                  for: remote, context: context)
+        return (arguments[Self.nameOption] ?? "origin", entry)
     }
 
     func run(in context: CommandContext) async throws {
         let connection: RemoteConnection
-        let fromURL = Self.isURL(remote)
+        let fromURL = URLRemote.isURL(remote)
         // A passphrase kept for a URL's remote that the new store has not saved yet: forgotten if it never is.
         var unsaved: RemoteEncryptionSetting?
         defer { Passphrase.forget(unsaved, context: context) }

@@ -91,6 +91,9 @@ struct CommandContext {
         let visible = try remotes().visible()
         if let name {
             guard let found = visible[name] else {
+                if URLRemote.isURL(name) {
+                    throw CommandError.notFound("\(name) is a URL, and this command takes a remote's name: add it with `llvs remote add NAME \(name)`, then give NAME.")
+                }
                 throw CommandError.notFound("There is no remote called \(name) for the store \(storePath); add it with `llvs remote add \(name) URL`.")
             }
             return (name, found.entry, found.level)
