@@ -61,20 +61,27 @@ enum ConformanceChecks {
         let sha256: String
 
         init(size: Int, seed: UInt64) throws {
-            url = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
-            self.size = Int64(size)
-            try Data().write(to: url)
-            let handle = try FileHandle(forWritingTo: url)
-            defer { try? handle.close() }
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
             let digest = DigestStream(.sha256)
-            var written = 0, piece: UInt64 = 0
-            while written < size {
-                let data = SeededGenerator.bytes(min(1 << 20, size - written), seed: seed &* 1_000_003 &+ piece)
-                digest.update(data)
-                try handle.write(contentsOf: data)
-                written += data.count
-                piece += 1
+            do {
+                try Data().write(to: url)
+                let handle = try FileHandle(forWritingTo: url)
+                defer { try? handle.close() }
+                var written = 0, piece: UInt64 = 0
+                while written < size {
+                    let data = SeededGenerator.bytes(min(1 << 20, size - written), seed: seed &* 1_000_003 &+ piece)
+                    digest.update(data)
+                    try handle.write(contentsOf: data)
+                    written += data.count
+                    piece += 1
+                }
+            } catch {
+                // `deinit` does not run for a value that was never whole.
+                try? FileManager.default.removeItem(at: url)
+                throw error
             }
+            self.url = url
+            self.size = Int64(size)
             sha256 = digest.finalizeHex()
         }
 

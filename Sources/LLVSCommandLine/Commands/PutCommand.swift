@@ -34,9 +34,10 @@ struct PutCommand: Command {
         if source != "-", Self.isRegularFile(source) {
             content = .file(URL(fileURLWithPath: source))
         } else {
+            // Named for removal before it is written, so a copy that fails part way (a full disk) goes too.
             let spill = store.temporaryFile("put")
+            staged = spill
             content = try Self.read(source, spillingTo: spill)
-            if case .file = content { staged = spill }
         }
         let exists = try await Saving.existing(id, on: base, in: context, coordinator: coordinator) != nil
         let version: Version
