@@ -141,6 +141,7 @@ extension Exchange {
         var deferred = Set<Version.ID>()
         let totalBytes = placeable.reduce(Int64(0)) { $0 + ($1.valueDataSize ?? 0) }
         var doneBytes: Int64 = 0
+        let temporaryDirectory = store.temporaryDirectory
         // Changes are fetched `concurrency` at a time and added in order as they arrive, so writing one version
         // overlaps the transfers of the next ones; at most `window` fetched changes wait to be added.
         await forEachConcurrentlyInOrder(placeable, limit: concurrency, ahead: window, { try await self.fetchChanges(of: $0) }) { version, result in
@@ -159,7 +160,7 @@ extension Exchange {
             do {
                 let encoded = try result.get()
                 defer { encoded.discard() }
-                let received = try ChangesReader.read(encoded, path: changesLocation(of: version.id), temporaryDirectory: store.temporaryDirectory)
+                let received = try ChangesReader.read(encoded, path: changesLocation(of: version.id), temporaryDirectory: temporaryDirectory)
                 defer { received.discard() }
                 try store.addVersion(version, receiving: received)
                 report.retrieved.append(version.id)
