@@ -128,9 +128,15 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     case localFile(path: String, message: String)
     case invalidURL(String)
 
+    /// libcurl's codes for a server never reached (a proxy or host not resolved, a connection refused, a TLS handshake
+    /// or certificate refused); after any other, the server was reached and the transfer went wrong on the way.
+    static let unreached: Set<Int32> = [5, 6, 7, 35, 60]
+
     public var description: String {
         switch self {
-        case .transport(let code, let message, let url): "Could not reach \(url): \(message) (curl error \(code))."
+        case .transport(let code, let message, let url):
+            Self.unreached.contains(code) ? "Could not reach \(url): \(message) (curl error \(code))."
+                                          : "The transfer with \(url) failed: \(message) (curl error \(code))."
         case .cancelled: "The transfer was cancelled."
         case .tooManyRedirects(let url): "Too many redirects from \(url)."
         case .responseTooLarge(let limit, let url): "The answer from \(url) is larger than the \(limit)-byte limit."

@@ -64,7 +64,7 @@ func echoServer() throws -> MockHTTPServer {
                 return .empty(201)
             default:
                 let size = (try? FileManager.default.attributesOfItem(atPath: stored.path)[.size] as? Int64) ?? 0
-                return .ranged(.file(stored, range: nil), size: size ?? 0, rangeHeader: request.headers["Range"])
+                return .ranged(.file(stored, range: nil), size: size, rangeHeader: request.headers["Range"])
             }
         }
         let source = folder.appendingPathComponent("source")
@@ -94,6 +94,14 @@ func echoServer() throws -> MockHTTPServer {
         #expect(server.log.count == 4)
         // Retry-After is honoured; without one, full jitter over the third retry's ceiling (0.5 × 1 s).
         #expect(sleeps.recorded == [.seconds(7), .seconds(2), .milliseconds(500)])
+    }
+
+    /// "Could not reach" only when the server was not reached; a transfer that failed on the way says so.
+    @Test func transportFailuresSayWhetherTheServerWasReached() {
+        let refused = HTTPError.transport(code: 7, message: "Couldn't connect to server", url: "http://h/x")
+        #expect(refused.description == "Could not reach http://h/x: Couldn't connect to server (curl error 7).")
+        let broken = HTTPError.transport(code: 56, message: "Failure when receiving data from the peer", url: "http://h/x")
+        #expect(broken.description == "The transfer with http://h/x failed: Failure when receiving data from the peer (curl error 56).")
     }
 
     @Test func retryAfterAsAnHTTPDateAndTheCap() {
