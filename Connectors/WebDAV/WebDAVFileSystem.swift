@@ -360,6 +360,12 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
         }
     }
 
+    public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
+        try await client.download(request("GET", try url(path, folder: false)), into: destination, at: offset, length: length, path: path) {
+            try await self.checkedGet($0, path: path)
+        }
+    }
+
     public func read(_ path: String, range: ByteRange) async throws -> Data {
         try await client.read(request("GET", try url(path, folder: false)), range: range, path: path)
     }

@@ -141,4 +141,20 @@ public final class ServiceClient: Sendable {
             throw error
         }
     }
+
+    /// A download streamed into `length` bytes of an existing file at `offset` (`HTTPResponseDestination.region`),
+    /// for a connector's `download(_:into:at:length:)`; `check` as for `download(_:to:…)`. A failure leaves the file
+    /// to its owner.
+    public func download(_ request: HTTPRequest, into destination: URL, at offset: Int64, length: Int64, path: String,
+                         authorization: Authorization = .account, check: ((HTTPResponse) async throws -> Void)? = nil) async throws {
+        var request = request
+        request.destination = .region(destination, offset: offset, length: length)
+        let response: HTTPResponse
+        do {
+            response = try await send(request, authorization: authorization)
+        } catch CloudFileSystemError.sizeMismatch(_, let expected, let received) {
+            throw CloudFileSystemError.sizeMismatch(path: path, expected: expected, received: received) // named by its path, not its URL
+        }
+        if let check { try await check(response) } else if !response.isSuccess { throw classifier.failure(response, path: path) }
+    }
 }

@@ -37,6 +37,7 @@ public enum ServiceFailure {
             case .cancelled: CancellationError()
             case .responseTooLarge(let limit, let url): CloudFileSystemError.server(status: 0, message: "the answer from \(url) is over the \(limit)-byte limit")
             case .memoryBudgetExceeded: CloudFileSystemError.transient(error.description)
+            case .unexpectedLength(let expected, let received, let url): CloudFileSystemError.sizeMismatch(path: url, expected: expected, received: received)
             default: error.isRetryable ? CloudFileSystemError.transient(error.description) : CloudFileSystemError.server(status: 0, message: error.description)
             }
         case let error as OAuthError:

@@ -38,6 +38,9 @@ final class CurlTransfer: @unchecked Sendable {
     private let responseBody = ResponseBuffer()
     private var memoryLimit = 0
     private var responseFD: Int32 = -1
+    /// For a `.region` destination: where in the file the answer goes, how long it must be, and how much of it came.
+    private var region: (offset: Int64, length: Int64)?
+    private var regionWritten: Int64 = 0
     /// The status of the answer whose body is arriving (from its status line).
     private var answerStatus = 0
     /// How much of a failure's body is kept when the answer was to go to a file.
@@ -212,6 +215,12 @@ final class CurlTransfer: @unchecked Sendable {
             let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno))) }
             responseFD = fd
+        case .region(let url, let offset, let length):
+            guard offset >= 0, length >= 0 else { throw HTTPError.localFile(path: url.path, message: "the region \(offset)+\(length) is not one") }
+            let fd = open(url.path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno))) }
+            responseFD = fd
+            region = (offset, length)
         }
         _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
         _ = llvs_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
@@ -222,6 +231,14 @@ final class CurlTransfer: @unchecked Sendable {
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
             transfer.header(HTTPHeaders.line(UnsafeRawBufferPointer(start: buffer, count: size * count)))
             return size * count
+        }
+    }
+
+    /// The local file answers go to, for messages.
+    private var destinationPath: String {
+        switch request.destination {
+        case .memory: "memory"
+        case .file(let url), .region(let url, _, _): url.path
         }
     }
 
@@ -272,16 +289,26 @@ final class CurlTransfer: @unchecked Sendable {
             return taken == kept ? count : 0
         }
         if responseFD >= 0 {
+            if let region, regionWritten + Int64(count) > region.length {
+                // Not one byte past the region: the next piece of the file, or its end, is not this answer's.
+                failure = .unexpectedLength(expected: region.length, received: regionWritten + Int64(count), url: request.url.absoluteString)
+                return 0
+            }
             var done = 0
             while done < count {
-                let n = write(responseFD, buffer + done, count - done)
+                let n = if let region {
+                    pwrite(responseFD, buffer + done, count - done, off_t(region.offset + regionWritten + Int64(done)))
+                } else {
+                    write(responseFD, buffer + done, count - done)
+                }
                 if n < 0 {
                     if errno == EINTR { continue }
-                    failure = .localFile(path: "\(request.destination)", message: String(cString: strerror(errno)))
+                    failure = .localFile(path: destinationPath, message: String(cString: strerror(errno)))
                     return 0
                 }
                 done += n
             }
+            regionWritten += Int64(count)
             return count
         }
         guard responseBody.count + count <= memoryLimit else {
@@ -335,7 +362,12 @@ final class CurlTransfer: @unchecked Sendable {
             responseBody.reset()
             budget?.release(reserved)
             reserved = 0
-            if responseFD >= 0 { _ = ftruncate(responseFD, 0); _ = lseek(responseFD, 0, SEEK_SET) }
+            if region != nil {
+                regionWritten = 0
+            } else if responseFD >= 0 {
+                _ = ftruncate(responseFD, 0)
+                _ = lseek(responseFD, 0, SEEK_SET)
+            }
         case .field(let name, let value):
             headers.add(name, value)
         case .other:
@@ -359,6 +391,9 @@ final class CurlTransfer: @unchecked Sendable {
         }
         var status = 0
         _ = llvs_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        if let region, (200..<300).contains(status), regionWritten != region.length {
+            return .failure(HTTPError.unexpectedLength(expected: region.length, received: regionWritten, url: request.url.absoluteString))
+        }
         return .success(CurlResult(status: status, headers: headers, body: responseBody.take(), url: request.url))
     }
 }

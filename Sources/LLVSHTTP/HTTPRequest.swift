@@ -36,6 +36,11 @@ public struct FormPart: Sendable {
 public enum HTTPResponseDestination: Sendable {
     case memory(limit: Int)
     case file(URL)
+    /// Into `length` bytes of an existing file, at `offset`: one piece of a larger file downloaded in pieces at once
+    /// (a snapshot's chunks), with no buffer of its own. The file is neither created nor truncated. A successful
+    /// answer must fill the region exactly: longer or shorter, it fails with `unexpectedLength`, and no byte is
+    /// written past the region whatever the server sends.
+    case region(URL, offset: Int64, length: Int64)
 
     public static let defaultMemoryLimit = 64 * 1024 * 1024
     public static let memory = HTTPResponseDestination.memory(limit: defaultMemoryLimit)
@@ -127,6 +132,9 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     case memoryBudgetExceeded(limit: Int, url: String)
     case localFile(path: String, message: String)
     case invalidURL(String)
+    /// A successful answer whose body does not have the length its destination region was given (`received` is at
+    /// least one byte more than `expected` when it was longer, as reading stops there).
+    case unexpectedLength(expected: Int64, received: Int64, url: String)
 
     /// libcurl's codes for a server never reached (a proxy or host not resolved, a connection refused, a TLS handshake
     /// or certificate refused); after any other, the server was reached and the transfer went wrong on the way.
@@ -143,6 +151,8 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .memoryBudgetExceeded(let limit, let url): "The answer from \(url) would take the answers held in memory past \(limit) bytes; it was refused."
         case .localFile(let path, let message): "The local file \(path) failed: \(message)."
         case .invalidURL(let text): "\(text) is not a usable URL."
+        case .unexpectedLength(let expected, let received, let url):
+            "The answer from \(url) held \(received > expected ? "more than \(expected)" : "\(received)") bytes, where \(expected) were expected."
         }
     }
 }

@@ -83,6 +83,46 @@ func echoServer() throws -> MockHTTPServer {
         #expect(!server.log.contains { $0.headers["Expect"] != nil })
     }
 
+    /// An answer into a region of a file lands at its offset and nowhere else: one longer than the region is refused
+    /// before a byte of it is written, one shorter fails after, and a failure's body stays out of the file.
+    @Test func anAnswerIntoARegionStaysInsideIt() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-http-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("target")
+        let untouched = Data(repeating: 0xEE, count: 30)
+        try untouched.write(to: target)
+        let server = try MockHTTPServer { request in
+            switch request.path {
+            case "/ten": .text(200, "0123456789")
+            case "/twelve": .text(200, "0123456789AB")
+            case "/five": .text(200, "abcde")
+            default: .text(404, "no such thing")
+            }
+        }
+        let http = client()
+        func get(_ name: String) async throws -> HTTPResponse {
+            try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent(name), destination: .region(target, offset: 10, length: 10)))
+        }
+        func failure(_ name: String) async -> HTTPError? {
+            do { _ = try await get(name) } catch let error as HTTPError { return error } catch { return nil }
+            return nil
+        }
+        var expected = untouched
+        expected.replaceSubrange(10..<20, with: Data("0123456789".utf8))
+
+        #expect(try await get("ten").status == 200)
+        #expect(try Data(contentsOf: target) == expected)
+        let longer = await failure("twelve")
+        #expect(longer == .unexpectedLength(expected: 10, received: 12, url: server.baseURL.appendingPathComponent("twelve").absoluteString))
+        #expect(try Data(contentsOf: target) == expected, "nothing of the longer answer is written")
+        let shorter = await failure("five")
+        #expect(shorter == .unexpectedLength(expected: 10, received: 5, url: server.baseURL.appendingPathComponent("five").absoluteString))
+        #expect(try Data(contentsOf: target).count == 30, "the file keeps its length")
+        #expect(try await get("missing").status == 404)
+        #expect(try Data(contentsOf: target).suffix(10) == untouched.suffix(10), "past the region, never a byte")
+    }
+
     @Test func retriesHonourRetryAfterWithAnInjectedClock() async throws {
         let server = try echoServer()
         server.faults.inject(.status(503, retryAfter: 7), intoRequest: 1)

@@ -172,7 +172,7 @@ struct OAuthFixture {
         }
         // Both wait at the barrier before either refreshes.
         for (_, pipe) in processes { #expect(try await line(pipe) == "ready\n") }
-        FileManager.default.createFile(atPath: barrier.path, contents: nil)
+        try Data().write(to: barrier)
         for (_, pipe) in processes { #expect(try await line(pipe) == "attempting\n") }
         // Both are now inside `token()`, and no refresh has been answered: let the answers go (one for each, should
         // the lock fail and both send).

@@ -77,6 +77,11 @@ public protocol CloudFileSystem: Sendable {
     func download(_ path: String) async throws -> Data
     /// Reads a file into a local file without holding it in memory.
     func download(_ path: String, toFileAt destination: URL) async throws
+    /// Reads a file of `length` bytes into the existing local file `destination` at `offset`, leaving the rest of it
+    /// alone: one piece of a larger file downloaded in pieces at once (a snapshot's chunks). A connector that can
+    /// streams it there; the default holds it in memory first. A file of another length fails, and nothing is ever
+    /// written outside the region.
+    func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws
     func read(_ path: String, range: ByteRange) async throws -> Data
     /// Makes a folder and any missing parents; an existing folder is fine.
     func makeFolder(_ path: String) async throws
@@ -101,6 +106,20 @@ extension CloudFileSystem {
     public func upload(stagedFileAt source: URL, to path: String) async throws {
         defer { try? FileManager.default.removeItem(at: source) }
         try await upload(fileAt: source, to: path)
+    }
+
+    /// Downloads into memory, then writes the bytes at their place.
+    public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
+        let data = try await download(path)
+        guard Int64(data.count) == length else { throw CloudFileSystemError.sizeMismatch(path: path, expected: length, received: Int64(data.count)) }
+        let fd = open(destination.path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CloudFileSystemError.localFile(path: destination.path, message: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        do {
+            try data.withUnsafeBytes { try POSIX.write($0, at: offset, to: fd, path: destination.path) }
+        } catch {
+            throw CloudFileSystemError.localFile(path: destination.path, message: "\(error)")
+        }
     }
 
     /// The names from a full listing.

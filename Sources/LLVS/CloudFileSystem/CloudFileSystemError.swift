@@ -24,6 +24,9 @@ public enum CloudFileSystemError: Error, Equatable, Sendable, CustomStringConver
     /// A change feed's cursor the service no longer accepts (too old, reset), or one a watched folder's removal
     /// made meaningless: the caller lists in full instead.
     case cursorExpired(String)
+    /// A file read into a region of a given length (`download(_:into:at:length:)`) had another length; `received` is
+    /// at least one more than `expected` when it was longer, as reading stops there.
+    case sizeMismatch(path: String, expected: Int64, received: Int64)
 
     public var description: String {
         switch self {
@@ -39,6 +42,8 @@ public enum CloudFileSystemError: Error, Equatable, Sendable, CustomStringConver
         case .server(let status, let message): "The remote failed (status \(status)): \(message)"
         case .localFile(let path, let message): "The local file \(path) failed: \(message)"
         case .cursorExpired(let message): "The remote's change feed no longer accepts the saved position: \(message)"
+        case .sizeMismatch(let path, let expected, let received):
+            "\(path) on the remote holds \(received > expected ? "more than \(expected)" : "\(received)") bytes, where \(expected) were expected."
         }
     }
 

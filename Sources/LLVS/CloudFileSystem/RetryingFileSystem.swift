@@ -36,6 +36,9 @@ public struct RetryingFileSystem: CloudFileSystem {
     public func download(_ path: String, toFileAt destination: URL) async throws {
         try await retrying { try await base.download(path, toFileAt: destination) }
     }
+    public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
+        try await retrying { try await base.download(path, into: destination, at: offset, length: length) }
+    }
     public func read(_ path: String, range: ByteRange) async throws -> Data { try await retrying { try await base.read(path, range: range) } }
     public func makeFolder(_ path: String) async throws { try await retrying { try await base.makeFolder(path) } }
     public func removeFile(_ path: String) async throws { try await retrying { try await base.removeFile(path) } }

@@ -147,42 +147,43 @@ extension CloudFileSystemExchange: SnapshotExchange {
         do {
             let fileSystem = self.fileSystem
             let window = max(1, concurrency)
+            let destination = URL(fileURLWithPath: file.path)
             // A sliding window of `window` chunks in flight. Snapshots are cut at fixed offsets, so each chunk is
-            // written at its place by the task that downloaded it, as soon as it arrives, and the next one starts
-            // then: a slow chunk holds back no other. Only the hash must see the chunks in order: the next one due is
-            // hashed as it arrives, and one that arrives early is read back from the file when its turn comes, so
-            // no more than the chunks in flight are ever held in memory.
+            // downloaded straight into its place in the file (where the connector can, with no buffer of its own), and
+            // the next one starts as soon as any arrives: a slow chunk holds back no other. Only the hash must see the
+            // chunks in order: each is read back from the file when its turn comes, a MiB at a time.
             let written = try ReadableFile(appendedFileAt: file.path)
-            try await withThrowingTaskGroup(of: (index: Int, chunk: Data).self) { group in
+            try await withThrowingTaskGroup(of: Int.self) { group in
                 var started = 0
                 func startNext() {
                     let index = started
                     started += 1
                     group.addTask {
                         let chunkPath = CloudPath.join(folder, SnapshotManifest.chunkName(index))
-                        let chunk = try await fileSystem.download(chunkPath)
-                        let expected = manifest.size(ofChunk: index)
-                        guard chunk.count == expected else {
-                            throw ExchangeError.malformedFile(path: chunkPath, reason: "\(chunk.count) bytes; a snapshot of \(manifest.totalSize) bytes " +
+                        do {
+                            try await fileSystem.download(chunkPath, into: destination, at: manifest.offset(ofChunk: index), length: Int64(manifest.size(ofChunk: index)))
+                        } catch CloudFileSystemError.sizeMismatch(_, let expected, let received) {
+                            let held = received > expected ? "more than \(expected)" : "\(received)"
+                            throw ExchangeError.malformedFile(path: chunkPath, reason: "\(held) bytes; a snapshot of \(manifest.totalSize) bytes " +
                                 "cut into chunks of \(SnapshotManifest.maximumChunkSize) bytes has \(expected) here")
                         }
-                        try file.write(chunk, at: manifest.offset(ofChunk: index))
-                        return (index, chunk)
+                        return index
                     }
                 }
                 while started < min(window, manifest.chunkCount) { startNext() }
-                var arrivedEarly = Set<Int>()
+                var arrived = Set<Int>()
                 var hashed = 0
-                while let (index, chunk) = try await group.next() {
+                while let index = try await group.next() {
                     if started < manifest.chunkCount { startNext() }
-                    guard index == hashed else {
-                        arrivedEarly.insert(index)
-                        continue
-                    }
-                    hash.update(chunk)
-                    hashed += 1
-                    while arrivedEarly.remove(hashed) != nil {
-                        hash.update(try written.read(at: manifest.offset(ofChunk: hashed), count: manifest.size(ofChunk: hashed)))
+                    arrived.insert(index)
+                    while arrived.remove(hashed) != nil {
+                        let (start, size) = (manifest.offset(ofChunk: hashed), manifest.size(ofChunk: hashed))
+                        var done = 0
+                        while done < size {
+                            let piece = min(1 << 20, size - done)
+                            hash.update(try written.read(at: start + Int64(done), count: piece))
+                            done += piece
+                        }
                         hashed += 1
                     }
                 }
