@@ -64,17 +64,7 @@ enum ConformanceChecks {
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
             let digest = DigestStream(.sha256)
             do {
-                try Data().write(to: url)
-                let handle = try FileHandle(forWritingTo: url)
-                defer { try? handle.close() }
-                var written = 0, piece: UInt64 = 0
-                while written < size {
-                    let data = SeededGenerator.bytes(min(1 << 20, size - written), seed: seed &* 1_000_003 &+ piece)
-                    digest.update(data)
-                    try handle.write(contentsOf: data)
-                    written += data.count
-                    piece += 1
-                }
+                try SeededGenerator.writeFile(url, count: size, seed: seed, each: digest.update)
             } catch {
                 // `deinit` does not run for a value that was never whole.
                 try? FileManager.default.removeItem(at: url)
@@ -89,15 +79,8 @@ enum ConformanceChecks {
 
         /// Whether `other` holds exactly these bytes: its size, then its SHA-256 read a MiB at a time.
         func matches(_ other: URL) throws -> Bool {
-            guard let handle = FileHandle(forReadingAtPath: other.path) else { return false }
-            defer { try? handle.close() }
-            let digest = DigestStream(.sha256)
-            var count: Int64 = 0
-            while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
-                digest.update(data)
-                count += Int64(data.count)
-            }
-            return count == size && digest.finalizeHex() == sha256
+            guard let found = try FileManager.default.attributesOfItem(atPath: other.path)[.size] as? Int64, found == size else { return false }
+            return try ChecksumStream.text(ofFileAt: other, .sha256) == sha256
         }
     }
 

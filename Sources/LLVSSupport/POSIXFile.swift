@@ -74,6 +74,11 @@ package enum POSIX {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    package static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// Names in a folder, hidden ones excluded unless asked for; an absent folder has none.
     package static func listNames(_ path: String, includingHidden: Bool = false) throws -> [String] {
         guard let dir = opendir(path) else {

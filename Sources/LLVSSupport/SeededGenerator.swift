@@ -32,4 +32,20 @@ extension SeededGenerator {
         }
         return data
     }
+
+    /// Writes `count` seeded bytes to a new file at `url` a MiB at a time, so memory stays at a MiB whatever the size,
+    /// giving each piece to `each` too (to hash what was written without reading it back).
+    public static func writeFile(_ url: URL, count: Int, seed: UInt64, each: (Data) -> Void = { _ in }) throws {
+        try Data().write(to: url)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        var written = 0, piece: UInt64 = 0
+        while written < count {
+            let data = bytes(min(1 << 20, count - written), seed: seed &* 1_000_003 &+ piece)
+            each(data)
+            try handle.write(contentsOf: data)
+            written += data.count
+            piece += 1
+        }
+    }
 }

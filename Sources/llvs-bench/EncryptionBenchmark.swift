@@ -77,15 +77,5 @@ func encryptionBenchmark(_ arguments: [String]) throws {
 
 /// A file of seeded bytes, written a MiB at a time.
 func writeSeededFile(_ url: URL, mebibytes: Int) throws {
-    try Data().write(to: url)
-    let handle = try FileHandle(forWritingTo: url)
-    defer { try? handle.close() }
-    var generator = SeededGenerator(seed: 31)
-    for _ in 0..<mebibytes {
-        var block = Data(count: 1 << 20)
-        block.withUnsafeMutableBytes { raw in
-            for i in raw.bindMemory(to: UInt64.self).indices { raw.bindMemory(to: UInt64.self)[i] = generator.next() }
-        }
-        try handle.write(contentsOf: block)
-    }
+    try SeededGenerator.writeFile(url, count: mebibytes << 20, seed: 31)
 }

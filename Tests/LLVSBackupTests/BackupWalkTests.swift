@@ -61,7 +61,7 @@ final class BackupFixture {
             let full = folder + "/" + relative
             if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: full) { result[relative] = Data(("-> " + target).utf8); continue }
             var isFolder: ObjCBool = false
-            FileManager.default.fileExists(atPath: full, isDirectory: &isFolder)
+            _ = FileManager.default.fileExists(atPath: full, isDirectory: &isFolder)
             result[relative] = isFolder.boolValue ? Data("folder".utf8) : try Data(contentsOf: URL(fileURLWithPath: full))
         }
         return result

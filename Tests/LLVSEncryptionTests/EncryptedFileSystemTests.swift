@@ -90,7 +90,7 @@ import Testing
         // The service would serve this file under either spelling; here the folder keeps the one written.
         let reopened = EncryptedFileSystem(base: IgnoringCase(base: remote), folder: "", passphrase: "p", scratchFolder: folder)
         #expect(try await reopened.download("versions/Mixed-Case") == Data("sealed lower".utf8))
-        #expect(try await reopened.sealedName("versions/Mixed-Case") == "versions/mixed-case")
+        #expect(try reopened.sealedName("versions/Mixed-Case") == "versions/mixed-case")
     }
 }
 

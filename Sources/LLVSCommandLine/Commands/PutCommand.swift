@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 
 struct PutCommand: Command {
     static let name = "put"
@@ -31,7 +32,7 @@ struct PutCommand: Command {
         var staged: URL?
         defer { if let staged { try? FileManager.default.removeItem(at: staged) } }
         let content: Content
-        if source != "-", Self.isRegularFile(source) {
+        if source != "-", POSIX.isRegularFile(source) {
             content = .file(URL(fileURLWithPath: source))
         } else {
             // Named for removal before it is written, so a copy that fails part way (a full disk) goes too.
@@ -61,11 +62,6 @@ struct PutCommand: Command {
     /// How much of standard input or a pipe is held in memory before it goes to a file instead.
     static let inMemoryLimit = 4 << 20
 
-    static func isRegularFile(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
-    }
-
     /// Reads standard input (for `-`) or a file that is not a regular one: whole when it ends within `inMemoryLimit`,
     /// otherwise copied into `spill` a piece at a time.
     static func read(_ source: String, spillingTo spill: URL) throws -> Content {
@@ -73,8 +69,7 @@ struct PutCommand: Command {
         if source == "-" {
             input = .standardInput
         } else {
-            var info = stat()
-            if stat(source, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            if POSIX.isDirectory(source) {
                 throw CommandError.usage("\(source) is a folder; put stores one file (`llvs backup` stores a folder)")
             }
             guard let opened = FileHandle(forReadingAtPath: source) else {
