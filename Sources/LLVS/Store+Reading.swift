@@ -20,6 +20,12 @@ extension Store {
         try map.entries(root: try storedVersion(version).mapRoot).map(\.reference).sorted { $0.valueId < $1.valueId }
     }
 
+    /// Gives the ID of every value of a version to `body`, in no particular order, without reading any data or holding
+    /// the whole list: a scan for the IDs of one kind (all of a backup's source records, say) in bounded memory.
+    public func forEachValueId(at version: Version.ID, _ body: (Value.ID) throws -> Void) throws {
+        try map.forEachEntry(root: try storedVersion(version).mapRoot) { try body($0.valueId) }
+    }
+
     /// Every value of a version with its data, sorted by value ID.
     public func values(at version: Version.ID) throws -> [Value] {
         try map.entries(root: try storedVersion(version).mapRoot).sorted { $0.valueId < $1.valueId }.map(value(for:))

@@ -11,9 +11,21 @@ public final class BackupReader {
 
     public init(store: Store) { self.store = store }
 
+    /// The records of every source backed up at `version`, sorted by name. They are found by their IDs, not through
+    /// the `sources` list: a merge of two stores that each added a source keeps both records (their IDs differ) but
+    /// only one side's list, so the list is a hint for earlier builds and never the answer here.
+    public func records(at version: Version.ID) throws -> [BackupSourceRecord] {
+        var ids: [Value.ID] = []
+        try store.forEachValueId(at: version) { id in
+            if id.rawValue.hasPrefix(BackupObjectID.sourcePrefix) { ids.append(id) }
+        }
+        return try ids.compactMap { id in try store.value(id: id, at: version).map { try BackupSourceRecord(decoding: $0.data, id: id) } }
+            .sorted { $0.name < $1.name }
+    }
+
     /// The names of the sources backed up at `version`.
     public func sources(at version: Version.ID) throws -> [String] {
-        BackupSourceList.decode(try store.value(id: BackupObjectID.sources, at: version)?.data).sorted()
+        try records(at: version).map(\.name)
     }
 
     /// Whether the version holds any backup in this layout (as opposed to none, or only the per-path layout of
@@ -27,21 +39,22 @@ public final class BackupReader {
         return try store.value(id: id, at: version).map { try BackupSourceRecord(decoding: $0.data, id: id) }
     }
 
-    /// The source a command means: `given` (a name, or a path that names one), or the only one there is.
+    /// The source a command means: `given` (a name, or the path of a backed-up folder, absolute or relative to the
+    /// working directory), or the only one there is.
     public func resolveSource(_ given: String?, at version: Version.ID) throws -> BackupSourceRecord {
-        let known = try sources(at: version)
+        if let given, let record = try record(given, at: version) { return record }
+        let all = try records(at: version)
         guard let given else {
-            guard known.count == 1 else {
-                throw known.isEmpty ? BackupError.unknownSource("any source", known: []) : BackupError.sourceNeeded(known: known)
+            guard all.count == 1 else {
+                throw all.isEmpty ? BackupError.unknownSource("any source", known: []) : BackupError.sourceNeeded(known: all.map(\.name))
             }
-            guard let record = try record(known[0], at: version) else { throw BackupError.unknownSource(known[0], known: known) }
-            return record
+            return all[0]
         }
         let path = URL(fileURLWithPath: given).standardizedFileURL.path
-        for name in [given, path] {
-            if let record = try record(name, at: version) { return record }
-        }
-        throw BackupError.unknownSource(given, known: known)
+        if let record = try record(path, at: version) { return record }
+        let spelled = RawName.encode(Array(path.utf8))
+        if let record = all.first(where: { $0.path == spelled }) { return record }
+        throw BackupError.unknownSource(given, known: all.map(\.name))
     }
 
     public func tree(_ hash: ContentHash, at version: Version.ID) throws -> BackupTree {

@@ -77,14 +77,19 @@ struct ValueMap: Sendable {
 
     func entries(root: RecordLocation?) throws -> [MapEntry] {
         var result: [MapEntry] = []
+        try forEachEntry(root: root) { result.append($0) }
+        return result
+    }
+
+    /// Gives every entry of the map to `body`, a leaf at a time: memory is that of the path being walked, not of the map.
+    func forEachEntry(root: RecordLocation?, _ body: (MapEntry) throws -> Void) throws {
         var stack: [RecordLocation] = root.map { [$0] } ?? []
         while let location = stack.popLast() {
             switch try node(at: location) {
-            case .leaf(let entries): result.append(contentsOf: entries)
+            case .leaf(let entries): for entry in entries { try body(entry) }
             case .branch(let children): stack.append(contentsOf: children.compactMap { $0 })
             }
         }
-        return result
     }
 
     // MARK: Editing

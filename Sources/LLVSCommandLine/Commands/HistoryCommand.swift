@@ -99,7 +99,7 @@ struct BackupsCommand: Command {
         guard var version = await coordinator.currentVersionId else { throw CommandError.notFound("The store is empty.") }
         if let at { version = try context.resolveVersion(at, in: store).id }
         let reader = BackupReader(store: store)
-        let records = try reader.sources(at: version).compactMap { try reader.record($0, at: version) }
+        let records = try reader.records(at: version)
         if json { try context.writeJSON(records); return }
         guard !records.isEmpty else { context.writeLine("No backups in this version."); return }
         for record in records {
