@@ -101,6 +101,45 @@ import Glibc
         #expect(seen.contains { $0.hasPrefix("Watching p for changes") } && seen.last == "Stopped watching.", "\(seen)")
     }
 
+    /// A remote without a change feed is looked at by syncing, and those looks back off as a feed's do: an idle watch
+    /// makes a handful of requests, and prints nothing after its first sync. The window is a measurement, not an
+    /// order of events: a busy machine only makes fewer looks in it, so the bound holds however slow the run is.
+    @Test(.timeLimit(.minutes(3)), arguments: ["webdav", "file"])
+    func anIdleWatchOfARemoteWithoutAFeedBacksOff(kind: String) async throws {
+        let mock = try await tests.addRemote(kind, folder: "watched")
+        defer { withExtendedLifetime(mock) {} }
+        try await llvs("init", "--store", store("a"))
+        _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))
+        #expect(try await llvs("sync", "home", "--store", store("a")).status == 0)
+
+        let watcher = Process()
+        watcher.executableURL = CommandLineTests.binary
+        watcher.arguments = ["sync", "home", "--watch", "--store", store("a")]
+        watcher.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path,
+                                                                         "LLVS_HTTP_TRACE": "1"]) { _, new in new }
+        let output = Pipe(), trace = Pipe()
+        watcher.standardOutput = output
+        watcher.standardError = trace
+        try watcher.run()
+        try output.fileHandleForWriting.close()
+        try trace.fileHandleForWriting.close()
+        defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
+        var lines = Self.lines(of: output).makeAsyncIterator()
+        let traceLines = Self.lines(of: trace)
+        let requests = Task { var count = 0; for await line in traceLines where line.contains("→ ") { count += 1 }; return count }
+        var seen: [String] = []
+        #expect(await wait(for: "Watching home for changes; Ctrl-C stops.", in: &lines, seen: &seen), "\(seen)")
+        try await Task.sleep(for: .seconds(10))
+        kill(watcher.processIdentifier, SIGINT)
+        while let line = await lines.next() { seen.append(line) }
+        watcher.waitUntilExit()
+        let count = await requests.value
+        #expect(watcher.terminationStatus == 0, "\(seen)")
+        // Looks at 1, 3 and 7 s (pauses of 1, 2 and 4 s), one listing each; the first sync's requests come before.
+        #expect(seen.filter { $0.hasPrefix("Retrieved") || $0.hasPrefix("Sent") }.count == 2, "only the first sync reports: \(seen)")
+        if kind == "webdav" { #expect(count <= 12, "\(count) requests in 10 s of an idle watch") }
+    }
+
     @Test func aDamagedPositionFileCostsOneFullListingAndStatusReadsTheFeed() async throws {
         let mock = try await addPCloudRemote()
         _ = mock

@@ -71,19 +71,28 @@ struct SyncCommand: Command {
         let connection = try context.connection(remote)
         let exchange = try await connection.exchange(for: coordinator.store)
         let selection = selection, arbiter = arbiter
-        @Sendable func sync() async throws {
+        /// One sync; `quiet`: say nothing when nothing moved (a watch prints only what happened). Whether anything
+        /// moved, for the watch's back-off.
+        @Sendable func sync(quiet: Bool) async throws -> Bool {
+            let before = await coordinator.currentVersionId
             let result = try await coordinator.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
             if case .fullListingAfterExpiredCursor(let reason) = result.listing {
                 TerminalText.warn("The remote's change feed refused the saved position (\(reason)); the remote was listed in full.")
             }
+            let current = await coordinator.currentVersionId
+            let moved = !result.retrieve.retrieved.isEmpty || !result.send.sent.isEmpty || current != before
+            let failed = !result.retrieve.failures.isEmpty || !result.send.failures.isEmpty
+            guard moved || failed || !quiet else { return false }
             try report(result.retrieve, result.send, context: context)
-            if let current = await coordinator.currentVersionId { context.writeLine("Now at \(current).") }
+            if let current { context.writeLine("Now at \(current).") }
+            return moved
         }
-        try await sync()
+        _ = try await sync(quiet: false)
         context.remember(connection)
         guard watch else { return }
         context.writeLine("Watching \(connection.name) for changes; Ctrl-C stops.")
-        try await SyncWatcher(coordinator: coordinator, exchange: exchange, maximumPause: maximumPause, sync: sync, context: context).run()
+        try await SyncWatcher(coordinator: coordinator, exchange: exchange, maximumPause: maximumPause, sync: { try await sync(quiet: true) },
+                              context: context).run()
     }
 }
 

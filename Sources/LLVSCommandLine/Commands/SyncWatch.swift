@@ -27,15 +27,18 @@ enum StopSignals {
 }
 
 /// `llvs sync --watch`: syncs again whenever the remote's change feed reports something (waiting on pCloud's own
-/// long poll, asking the others' feeds with backoff) or another process adds versions to the store. The pause
-/// between looks starts at one second and doubles while nothing happens, up to `maximumPause`; a failure a retry may
-/// cure (the network went away) is reported and waited out the same way. Ctrl-C (or SIGTERM) stops it between two
-/// steps or in the middle of one: a sync cut short saved no feed position, so nothing is skipped next time.
+/// long poll, asking the others' feeds with backoff) or another process adds versions to the store. A remote with no
+/// feed (WebDAV, a local folder) is looked at by a sync itself, and the same backoff applies to those looks: the pause
+/// between looks starts at one second and doubles while nothing happens, up to `maximumPause`, so an idle watch makes
+/// a handful of requests a minute. A failure a retry may cure (the network went away) is reported and waited out the
+/// same way. Ctrl-C (or SIGTERM) stops it between two steps or in the middle of one: a sync cut short saved no feed
+/// position, so nothing is skipped next time.
 struct SyncWatcher {
     let coordinator: StoreCoordinator
     let exchange: CloudFileSystemExchange
     let maximumPause: Duration
-    let sync: @Sendable () async throws -> Void
+    /// One sync, quiet when nothing moved; true when something did.
+    let sync: @Sendable () async throws -> Bool
     let context: CommandContext
 
     func run() async throws {
@@ -58,17 +61,17 @@ struct SyncWatcher {
         var pause = Duration.seconds(1)
         while !Task.isCancelled {
             let started = ContinuousClock.now
-            var due = false
             do {
-                due = try await !coordinator.reloadHistory().isEmpty
-                if !due {
-                    // nil: no feed (or no position yet), so a sync is how to look.
-                    due = try await exchange.waitForRemoteChanges(timeout: pause) ?? true
-                }
-                if due {
-                    try await sync()
-                    pause = .seconds(1)
-                    continue
+                let storeChanged = try await !coordinator.reloadHistory().isEmpty
+                // nil: the remote has no feed (or no position yet), so a sync is how to look.
+                let remoteChanged = storeChanged ? nil : try await exchange.waitForRemoteChanges(timeout: pause)
+                if storeChanged || remoteChanged != false {
+                    let moved = try await sync()
+                    // A look by sync that found nothing counts as a quiet look: the pause grows as after a feed's "no".
+                    if moved || remoteChanged == true || storeChanged {
+                        pause = .seconds(1)
+                        continue
+                    }
                 }
             } catch let error as CloudFileSystemError where error.isRetryable {
                 TerminalText.warn("\(error) Trying again in \(pause).")
