@@ -245,6 +245,29 @@ extension NothingLostTests {
         #expect(cloned.text.contains("Cloned 5 versions"), "\(cloned.text)")
         #expect(try await tests.run(["get", "v4", "--store", path("clone")]).output == Data(repeating: 4, count: 1000))
     }
+
+    /// A damaged manifest costs the snapshot, never the clone: every version is intact, so it is pulled; the next
+    /// sync that takes snapshots writes a good manifest in its place.
+    @Test(arguments: ["not json at all", "{\"format\": 7}", ""])
+    func aDamagedSnapshotManifestFallsBackToAFullPull(manifest: String) async throws {
+        #expect(try await llvs("init").status == 0)
+        for index in 0..<3 { #expect(try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 100)).status == 0) }
+        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
+        #expect(try await llvs("push", "home").status == 0)
+        #expect(try await llvs("snapshot", "home").status == 0)
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: path("remote/snapshots/manifest.json")))
+        for attempt in ["clone", "clone-again"] {
+            let cloned = try await tests.run(["clone", "home", path(attempt)])
+            #expect(cloned.status == 0, "\(cloned.error)")
+            #expect(cloned.error.contains("pulled every version instead") && cloned.error.contains("manifest.json"), "\(cloned.error)")
+            #expect(try await tests.run(["get", "v2", "--store", path(attempt)]).output == Data(repeating: 2, count: 100))
+        }
+        let synced = try await llvs("sync", "home")
+        #expect(synced.status == 0, "a damaged manifest does not stop a sync: \(synced.error)")
+        #expect(try await llvs("snapshot", "home").status == 0)
+        let repaired = try await tests.run(["clone", "home", path("clone-after-snapshot")])
+        #expect(repaired.status == 0 && repaired.text.contains("Restored snapshot"), "\(repaired.text) \(repaired.error)")
+    }
 }
 
 extension NothingLostTests {

@@ -148,7 +148,9 @@ public actor StoreCoordinator {
         try await exchange.syncCompleted(listing, retrieved: retrieved, sent: sent)
         var report = ExchangeReport(retrieve: retrieved, send: sent, listing: listing.source)
         if snapshotPolicy.isEnabled, let snapshots = exchange as? any SnapshotExchange {
-            let manifest = try await snapshots.snapshotManifest()
+            // A damaged manifest is replaced by the next snapshot, as a missing one would be.
+            let manifest: SnapshotManifest?
+            do { manifest = try await snapshots.snapshotManifest() } catch ExchangeError.malformedFile { manifest = nil }
             if snapshotPolicy.isDue(lastSnapshot: manifest, versionCount: store.history.count, now: Date()) {
                 report.snapshot = try await snapshots.sendSnapshot()
             }
@@ -163,8 +165,19 @@ public actor StoreCoordinator {
                                       resolvingWith arbiter: (any MergeArbiter)? = nil) async throws -> BootstrapOutcome {
         try store.reloadHistory()
         guard store.history.isEmpty else { throw StoreError.storeNotEmpty(path: store.rootURL.path) }
-        let outcome: BootstrapOutcome
-        let snapshot = try await exchange.snapshotManifest()
+        var outcome: BootstrapOutcome = .noSnapshot
+        var snapshot: SnapshotManifest?
+        do {
+            snapshot = try await exchange.snapshotManifest()
+        } catch let error as CloudFileSystemError where error.isRetryable {
+            throw error
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            // A manifest that cannot be read (damaged, cut, of no known shape) costs the snapshot, never the clone:
+            // every version is pulled instead, as for a damaged chunk.
+            outcome = .fellBackToFullPull(reason: "\(error)")
+        }
         // The listing that finds what came after the snapshot is made while the snapshot downloads and restores
         // (a listing reads nothing of the store's): on WebDAV, listing 10,000 versions takes about as long as
         // restoring a small store. Versions added meanwhile wait for the next sync, as after any listing.
@@ -187,8 +200,6 @@ public actor StoreCoordinator {
             } else {
                 outcome = .skippedUnreadableFormat(manifest.format)
             }
-        } else {
-            outcome = .noSnapshot
         }
         let report = try await self.exchange(with: exchange, listing: try await earlyListing, selection: selection,
                                              resolvingWith: arbiter ?? mergeArbiter)
