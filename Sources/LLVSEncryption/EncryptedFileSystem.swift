@@ -41,7 +41,8 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
     /// The path below the encrypted folder as the caller spelled it.
     private func spelledName(_ path: String) throws -> String {
         let parts = try CloudPath.components(path)
-        guard parts.count > root.count, parts.starts(with: root), parts.count > root.count + 1 || parts.last != RemoteKeyFile.name else {
+        guard parts.count > root.count, parts.starts(with: root), parts.count > root.count + 1 || parts.last != RemoteKeyFile.name,
+              parts[root.count] != RemoteKeyring.keysFolderName else {
             throw EncryptionError.outsideEncryptedFolder(path: path, folder: root.joined(separator: "/"))
         }
         return parts.dropFirst(root.count).joined(separator: "/")
@@ -67,8 +68,32 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
         guard parts.starts(with: root) else { throw EncryptionError.outsideEncryptedFolder(path: path, folder: root.joined(separator: "/")) }
     }
 
+    /// `encryption.json` and the `encryption-keys` folder beside it: the keyring's, never listed as the caller's.
     private func isKeyFile(_ name: String, in folder: String) -> Bool {
-        name == RemoteKeyFile.name && (try? CloudPath.components(folder)) == root
+        (name == RemoteKeyFile.name || name == RemoteKeyring.keysFolderName) && (try? CloudPath.components(folder)) == root
+    }
+
+    /// Runs `open` with each key that may have sealed the file: the sealing key, other keys already open, then keys of
+    /// other devices' key files not read yet (two devices that first used the remote at once each sealed under their
+    /// own). The first failure is what a file no key opens reports.
+    private func withEachKey<T>(_ open: (SecretKey) throws -> T) async throws -> T {
+        var keys = try await keyring.openingKeys()
+        var tried = 0
+        var firstFailure: EncryptionError?
+        while true {
+            for key in keys[tried...] {
+                do {
+                    return try open(key)
+                } catch let error as EncryptionError {
+                    guard case .damaged = error else { throw error }
+                    if firstFailure == nil { firstFailure = error }
+                }
+            }
+            tried = keys.count
+            let more = try await keyring.newKeys()
+            guard !more.isEmpty, let _ = firstFailure else { throw firstFailure ?? EncryptionError.damaged(path: "", reason: "no key") }
+            keys += more
+        }
     }
 
     private func scratchFile(_ label: String) throws -> URL {
@@ -101,7 +126,7 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
     public func list(_ folder: String) async throws -> [CloudItem] {
         try checkFolder(folder)
         _ = try await keyring.key()
-        return try await base.list(folder).compactMap { isKeyFile($0.name, in: folder) && !$0.isFolder ? nil : plainItem($0) }
+        return try await base.list(folder).compactMap { isKeyFile($0.name, in: folder) ? nil : plainItem($0) }
     }
 
     public func listNames(_ folder: String) async throws -> [String] {
@@ -165,31 +190,36 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
 
     public func download(_ path: String) async throws -> Data {
         _ = try sealedName(path)
-        let key = try await keyring.key()
+        _ = try await keyring.key()
         let sealed = try await base.download(path)
-        return try opening(path) { try SealedFileCodec.open(sealed, key: key, path: $0, displayPath: path) }
+        return try await withEachKey { key in try opening(path) { try SealedFileCodec.open(sealed, key: key, path: $0, displayPath: path) } }
     }
 
     public func download(_ path: String, toFileAt destination: URL) async throws {
-        var name = try sealedName(path)
-        let key = try await keyring.key()
-        // Downloaded to the destination and opened there: no copy. A file opened in place is gone when it fails, so
-        // the name is settled on its first chunk before.
-        try await base.download(path, toFileAt: destination)
+        let name = try sealedName(path)
         let spelled = try spelledName(path)
-        if spelled != name, let file = try? ReadableFile(path: destination.path),
-           let prefix = try? file.read(at: 0, count: Int(min(file.size, Int64(SealedFileLayout.headerSize + SealedFileLayout.sealedChunkSize)))),
-           !SealedFileCodec.firstChunkOpens(prefix, sealedCount: file.size, key: key, path: name),
-           SealedFileCodec.firstChunkOpens(prefix, sealedCount: file.size, key: key, path: spelled) {
-            name = spelled
+        _ = try await keyring.key()
+        // Downloaded to the destination and opened there: no copy. A file opened in place is gone when it fails, so
+        // the key and the name are settled on its first chunk before.
+        try await base.download(path, toFileAt: destination)
+        let file = try? ReadableFile(path: destination.path)
+        let prefix = file.flatMap { try? $0.read(at: 0, count: Int(min($0.size, Int64(SealedFileLayout.headerSize + SealedFileLayout.sealedChunkSize)))) }
+        let names = spelled == name ? [name] : [name, spelled]
+        let chosen = try? await withEachKey { key -> (SecretKey, String) in
+            guard let file, let prefix, let opened = names.first(where: {
+                SealedFileCodec.firstChunkOpens(prefix, sealedCount: file.size, key: key, path: $0)
+            }) else { throw EncryptionError.damaged(path: path, reason: "its first chunk does not open") }
+            return (key, opened)
         }
-        try SealedFileCodec.openInPlace(destination, key: key, path: name, displayPath: path)
+        // When nothing opens the first chunk, the sealing key tells what is wrong with the file, in full.
+        let (key, opened) = if let chosen { chosen } else { (try await keyring.key(), name) }
+        try SealedFileCodec.openInPlace(destination, key: key, path: opened, displayPath: path)
     }
 
     /// The chunks that cover the range, with the header when it is near (one request) or on its own (two).
     public func read(_ path: String, range: ByteRange) async throws -> Data {
         _ = try sealedName(path)
-        let key = try await keyring.key()
+        _ = try await keyring.key()
         let item = try await base.metadata(path)
         guard !item.isFolder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
         guard let sealedSize = item.size, let plainSize = SealedFileLayout.plainSize(sealed: sealedSize) else {
@@ -214,7 +244,7 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
         }
         let count = Int(last - first + 1)
         var plain = Data(count: count * SealedFileLayout.chunkSize)
-        try opening(path) { name in
+        try await withEachKey { key in try opening(path) { name in
             let seal = try SealedFileCodec.readHeader(Data(headerBytes), key: key, path: name, displayPath: path)
             try plain.withUnsafeMutableBytes { out in
                 try Data(body).withUnsafeBytes { sealed in
@@ -222,7 +252,7 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
                                                    plainCount: plainSize, sealed: sealed, out: out.baseAddress, displayPath: path)
                 }
             }
-        }
+        } }
         let offset = Int(span.lowerBound - first * chunk)
         return plain.subdata(in: offset..<offset + span.count)
     }

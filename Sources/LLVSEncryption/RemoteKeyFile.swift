@@ -37,9 +37,10 @@ public struct RemoteKeyFile: Codable, Sendable, Equatable {
     /// fifth of a second here, paid once per command.
     public static let operations: UInt64 = 3
     public static let memory = 64 << 20
-    /// The most a key file may ask for: a hostile remote cannot make every command take minutes or gigabytes.
-    static let maximumOperations: UInt64 = 16
-    static let maximumMemory = 1 << 30
+    /// The most a key file may ask for: a few times what this package writes (about 2 s and 256 MiB here), so a
+    /// hostile remote cannot make every command take minutes or gigabytes.
+    static let maximumOperations: UInt64 = 8
+    static let maximumMemory = 256 << 20
 
     /// A key file wrapping `key` under `passphrase`, with a fresh salt. `keyDerivationFailed` when Argon2id cannot get
     /// its memory.

@@ -11,13 +11,15 @@ extension CommandLineTests {
     /// Adds the remote `home` (for all stores) of a kind: a local folder, or the kind's mock started here, its account
     /// authorized with the token the mock issued. `folder` is the remote's folder on the service. `faults`: the
     /// mock's `--faults`; `expiredToken`: the account's access token is already past, so the first request refreshes.
-    func addRemote(_ kind: String, folder: String, faults: String? = nil, expiredToken: Bool = false) async throws -> MockProcess? {
+    /// `options` go to `remote add` (`--encrypt`), with `environment` (`LLVS_PASSPHRASE`).
+    func addRemote(_ kind: String, folder: String, faults: String? = nil, expiredToken: Bool = false, options: [String] = [],
+                   environment: [String: String] = [:]) async throws -> MockProcess? {
         let faultArguments = faults.map { ["--faults", $0] } ?? []
         switch kind {
         case "webdav":
             let mock = try MockProcess(["webdav", "--user", "u", "--password", "pw"] + faultArguments)
-            let added = try await command("remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://"), "--user", "u",
-                                 "--password-stdin", input: Data("pw\n".utf8))
+            let added = try await run(["remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://"), "--user", "u",
+                                       "--password-stdin"] + options, input: Data("pw\n".utf8), environment: environment)
             #expect(added.status == 0, "\(added.error)")
             return mock
         case "gdrive", "onedrive", "pcloud", "box":
@@ -39,14 +41,14 @@ extension CommandLineTests {
             // OneDrive's client is a public one, with no secret.
             let secret = kind == "onedrive" ? nil : Data((mock.fields["client_secret"] ?? "").utf8)
             if secret != nil { words.append("--client-secret-stdin") }
-            let added = try await run(words, input: secret)
+            let added = try await run(words + options, input: secret, environment: environment)
             #expect(added.status == 0, "\(added.error)")
             if kind == "gdrive" { #expect(added.text.contains("llvs auth gdrive")) }
             let auth = try await command("auth", "home", "--token-json", token)
             #expect(auth.status == 0, "\(auth.error)")
             return mock
         default:
-            #expect(try await command("remote", "add", "--all-stores", "home", "file://" + file("remote")).status == 0)
+            #expect(try await run(["remote", "add", "--all-stores", "home", "file://" + file("remote")] + options, environment: environment).status == 0)
             return nil
         }
     }

@@ -43,7 +43,7 @@ import Testing
             files += 1
             #expect(data.range(of: needle) == nil, "\(name) holds plaintext")
         }
-        #expect(files == 4, "three sealed files and the key file")
+        #expect(files == 5, "three sealed files and the key file, in encryption.json and under its own name")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("scratch").path).isEmpty, "sealed copies are removed")
     }
 

@@ -21,6 +21,15 @@ import Testing
         var file = try RemoteKeyFile.wrapping(SecretKey.random(), passphrase: "p", operations: 1, memory: 8 << 20)
         file.derivation.memory = 1 << 40
         #expect(throws: EncryptionError.self) { try RemoteKeyFile.decode(file.encoded(), path: "k") }
+        // A few times what this package writes (3 passes over 64 MiB) is the most: 16 passes over 1 GiB took 35 s.
+        file.derivation.memory = 1 << 30
+        #expect(throws: EncryptionError.self) { try RemoteKeyFile.decode(file.encoded(), path: "k") }
+        file.derivation.memory = 64 << 20
+        file.derivation.operations = 16
+        #expect(throws: EncryptionError.self) { try RemoteKeyFile.decode(file.encoded(), path: "k") }
+        file.derivation.operations = 8
+        file.derivation.memory = 256 << 20
+        #expect(throws: Never.self) { try RemoteKeyFile.decode(file.encoded(), path: "k") }
         file.derivation.memory = 8 << 20
         file.version = 2
         #expect(throws: EncryptionError.self) { try RemoteKeyFile.decode(file.encoded(), path: "k") }
@@ -45,6 +54,42 @@ import Testing
         try await RemoteKeyring.changePassphrase(on: base, folder: "store", from: "one", to: "two")
         #expect(try await EncryptedFileSystem(base: base, folder: "store", passphrase: "two").download("store/versions/A") == Data("marker-value".utf8))
         await #expect(throws: EncryptionError.self) { try await EncryptedFileSystem(base: base, folder: "store", passphrase: "one").download("store/versions/A") }
+    }
+
+    /// Two devices that make the folder's key at once: whichever `encryption.json` the folder keeps, what each sealed
+    /// opens for both and for a third, also after the passphrase changes.
+    @Test func twoKeysMadeAtOnceBothOpenWhateverEncryptionJSONHolds() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let base = LocalFolderFileSystem(root: folder)
+        let first = EncryptedFileSystem(base: base, folder: "store", passphrase: "p")
+        _ = try await first.keyring.key()
+        // The second device found no key file (it looked before the first wrote one) and made its own.
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("store/encryption.json"))
+        let second = EncryptedFileSystem(base: base, folder: "store", passphrase: "p")
+        _ = try await second.keyring.key()
+        try await first.upload(Data("from the first".utf8), to: "store/versions/A")
+        try await second.upload(Data("from the second".utf8), to: "store/versions/B")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("store/encryption-keys").path).count == 2)
+
+        #expect(try await first.download("store/versions/B") == Data("from the second".utf8), "the first device finds the second's key")
+        let third = EncryptedFileSystem(base: base, folder: "store", passphrase: "p")
+        #expect(try await third.download("store/versions/A") == Data("from the first".utf8))
+        #expect(try await third.read("store/versions/A", range: .bytes(5, 7)) == Data("the".utf8))
+        let local = folder.appendingPathComponent("downloaded")
+        try await third.download("store/versions/A", toFileAt: local)
+        #expect(try Data(contentsOf: local) == Data("from the first".utf8))
+        #expect(try await third.listNames("store") == ["versions"], "the key files are not listed")
+        await #expect(throws: EncryptionError.self) { try await third.upload(Data(), to: "store/encryption-keys/x.json") }
+
+        try await RemoteKeyring.changePassphrase(on: base, folder: "store", from: "p", to: "q")
+        let later = EncryptedFileSystem(base: base, folder: "store", passphrase: "q")
+        #expect(try await later.download("store/versions/A") == Data("from the first".utf8))
+        #expect(try await later.download("store/versions/B") == Data("from the second".utf8))
+
+        // A file no key opens still fails by name.
+        try Data("LLVSENC1 not sealed at all, long enough to hold a chunk".utf8).write(to: folder.appendingPathComponent("store/versions/C"))
+        await #expect(throws: EncryptionError.self) { try await later.download("store/versions/C") }
     }
 
     @Test func aFolderHoldingAPlaintextStoreIsNotEncryptedInPlace() async throws {

@@ -27,13 +27,17 @@ enum Passphrase {
     /// The setting `--encrypt [--passphrase-stdin]` ask for (`remote add`, `clone URL`): with `--passphrase-stdin` the
     /// passphrase is read and kept; without, `$LLVS_PASSPHRASE` must give it. The remote is not contacted here (an
     /// account may not be authorized yet); its first use makes or opens the key.
-    static func setting(encrypt: Bool, fromStandardInput: Bool, for remote: String, context: CommandContext) throws -> RemoteEncryptionSetting? {
+    /// `confirm`: on a terminal, ask twice (a remote added may be new, and a typo there would lock its data away).
+    static func setting(encrypt: Bool, fromStandardInput: Bool, for remote: String, confirm: Bool = false,
+                        context: CommandContext) throws -> RemoteEncryptionSetting? {
         guard encrypt else {
             if fromStandardInput { throw CommandError.usage("--passphrase-stdin goes with --encrypt") }
             return nil
         }
         if fromStandardInput {
-            let passphrase = try SecretInput.read(prompt: "Passphrase for the remote \(remote): ", option: "--passphrase-stdin")
+            let prompt = "Passphrase for the remote \(remote): "
+            let passphrase = try confirm ? SecretInput.readNew(prompt: prompt, option: "--passphrase-stdin")
+                : SecretInput.read(prompt: prompt, option: "--passphrase-stdin")
             return RemoteEncryptionSetting(keptPassphrase: try keep(passphrase, context: context))
         }
         guard given(context) != nil else {

@@ -115,7 +115,7 @@ struct RemoteAddCommand: Command {
             accountName = chosen
         }
         let encryption = try Passphrase.setting(encrypt: arguments[Self.encryptFlag], fromStandardInput: arguments[Self.passphraseStdinFlag],
-                                                for: name, context: context)
+                                                for: name, confirm: true, context: context)
         remotes[name] = RemoteEntry(url: url, account: accountName, options: remoteOptions, encryption: encryption)
         try book.save(remotes)
 

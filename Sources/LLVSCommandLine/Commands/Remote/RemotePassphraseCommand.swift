@@ -54,7 +54,7 @@ struct RemotePassphraseCommand: Command {
             let connection = try context.connection(found.name)
             let current = try Passphrase.of(found.name, setting: setting, context: context)
             let given = context.environment[Passphrase.newEnvironmentName].flatMap { $0.isEmpty ? nil : $0 }
-            let new = try given ?? SecretInput.read(prompt: "New passphrase for the remote \(found.name): ", option: "remote passphrase")
+            let new = try given ?? SecretInput.readNew(prompt: "New passphrase for the remote \(found.name): ", option: "remote passphrase")
             try await RemoteKeyring.changePassphrase(on: connection.plainFileSystem, folder: connection.basePath, from: current, to: new)
             if setting.keptPassphrase != nil {
                 Passphrase.forget(setting, context: context)
