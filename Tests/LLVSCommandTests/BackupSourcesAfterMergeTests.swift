@@ -14,7 +14,7 @@ extension BackupCommandTests {
         #expect(try await llvs("backup", path("pics"), "--name", "pictures", "--store", path("a"), "--to", "home").status == 0)
         let music = try await llvs("backup", path("music"), "--name", "music", "--store", path("b"), "--to", "home")
         #expect(music.status == 0, "\(music.error)")
-        #expect(try await llvs("sync", "--store", path("a")).status == 0)
+        for store in ["a", "b"] { #expect(try await llvs("sync", "home", "--store", path(store)).status == 0) }
 
         for store in ["a", "b"] {
             let listing = try await llvs("backups", "--store", path(store))

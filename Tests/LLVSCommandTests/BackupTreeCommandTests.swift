@@ -47,6 +47,46 @@ extension BackupCommandTests {
         #expect(try await llvs("log").text.isEmpty, "no version was made")
     }
 
+    /// A server that is down and a wrong passphrase stop `backup --to` before the walk: no version is made.
+    @Test func anUnreachableRemoteOrAWrongPassphraseStopsTheBackupBeforeTheWalk() async throws {
+        try write(path("source/a.txt"), Data("a".utf8))
+        #expect(try await llvs("init").status == 0)
+        // An address nothing listens on any more: a mock's, once it has stopped.
+        let gone = try MockProcess(["webdav"]).url.replacingOccurrences(of: "http://", with: "webdav://")
+        let added = try await llvs("remote", "add", "down", gone, "--user", "u", "--password-stdin", input: Data("p".utf8))
+        #expect(added.status == 0, "\(added.error)")
+        let down = try await llvs("backup", path("source"), "--to", "down")
+        #expect(down.status != 0 && down.error.contains("127.0.0.1"), "\(down.error)")
+        #expect(try await llvs("log").text.isEmpty, "no version was made: \(down.text)")
+
+        let remote = "file://" + path("sealed")
+        #expect(try await tests.run(["remote", "add", "--all-stores", "sealed", remote, "--encrypt"], environment: ["LLVS_PASSPHRASE": "right"]).status == 0)
+        #expect(try await tests.run(["init", "--store", path("other")]).status == 0)
+        #expect(try await tests.run(["push", "sealed", "--store", path("other")], environment: ["LLVS_PASSPHRASE": "right"]).status == 0)
+        let wrong = try await tests.run(["backup", path("source"), "--to", "sealed"], environment: ["LLVS_PASSPHRASE": "wrong"])
+        #expect(wrong.status == 1 && wrong.error.contains("passphrase"), "\(wrong.error)")
+        #expect(try await llvs("log").text.isEmpty, "no version was made: \(wrong.text)")
+    }
+
+    /// `backup --to` sends what the remote lacks and nothing else: another store's backup already there is not
+    /// downloaded, nor merged.
+    @Test func aBackupToARemoteHoldingAnotherStoresBackupDownloadsNoneOfIt() async throws {
+        try write(path("theirs/big.bin"), Data(repeating: 7, count: 3 << 20))
+        try write(path("mine/a.txt"), Data("mine".utf8))
+        let mock = try MockProcess(["webdav", "--user", "u", "--password", "pw"])
+        let url = mock.url.replacingOccurrences(of: "http://", with: "webdav://")
+        #expect(try await llvs("remote", "add", "--all-stores", "home", url, "--user", "u", "--password-stdin", input: Data("pw".utf8)).status == 0)
+        #expect(try await tests.run(["init", "--store", path("other")]).status == 0)
+        #expect(try await tests.run(["backup", path("theirs"), "--to", "home", "--store", path("other")]).status == 0)
+        #expect(try await llvs("init").status == 0)
+        let traced = try await tests.run(["backup", path("mine"), "--to", "home"], environment: ["LLVS_HTTP_TRACE": "1"])
+        #expect(traced.status == 0 && traced.text.contains("Sent 1 version"), "\(traced.text) \(traced.error)")
+        let downloads = traced.error.split(separator: "\n").filter { $0.contains("→ GET") }
+        #expect(downloads.isEmpty, "\(downloads)")
+        #expect(try await llvs("backups").text.contains(path("theirs")) == false, "nothing of the other store was merged")
+        withExtendedLifetime(mock) {}
+    }
+
     /// A store written by the per-path layout (one value per path, a JSON record under `.llvs-meta/`) restores as it
     /// did; the next backup leaves those values out of its version, and the older version still restores with --at.
     @Test func aStoreOfThePerPathLayoutStillRestoresAndConverts() async throws {

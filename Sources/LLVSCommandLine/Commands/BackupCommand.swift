@@ -1,15 +1,16 @@
 import Foundation
 import LLVS
 import LLVSBackup
+import LLVSEncryption
 #if canImport(Glibc)
 import Glibc
 #endif
 
 struct BackupCommand: Command {
     static let name = "backup"
-    static let summary = "Back up a directory into the store (unchanged files cost nothing, equal data is stored once), optionally syncing after."
+    static let summary = "Back up a directory into the store (unchanged files cost nothing, equal data is stored once), optionally sending it to a remote."
     static let arguments = "DIR"
-    static let toOption = Option("to", "REMOTE", "sync to this remote after the backup (checked before the backup starts)", .text)
+    static let toOption = Option("to", "REMOTE", "send the backup to this remote (reached, and its key opened, before the backup starts)", .text)
     static let nameOption = Option("name", "NAME", "the name the backup is kept under (default: the directory's absolute path)", .nonEmpty)
     static let checkpointOption = Option("checkpoint-every", "MIB", "commit a checkpoint each time this much new data is stored (default: a 256th of the new data so far, 8 to 256 MiB), so a killed backup resumes from it",
                                          .number(above: 0, atMost: 1_048_576, unit: "MiB"))
@@ -35,8 +36,15 @@ struct BackupCommand: Command {
         guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw CommandError.notFound("\(directory) is not a directory.") }
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
-        // A wrong remote is an error before the work, not after it.
-        let connection = try remote.map { try context.connection($0) }
+        // A wrong remote, an unreachable one or a wrong passphrase is an error before the work, not after it: the
+        // remote is listed (what it lacks is what goes after the walk) and an encrypted one's key opened now.
+        var sending: (exchange: CloudFileSystemExchange, listing: RemoteListing)?
+        if let remote {
+            let connection = try context.connection(remote)
+            let exchange = try await connection.exchange(for: store)
+            if let sealing = connection.fileSystem as? any SealingFileSystem { _ = try await sealing.keyring.key() }
+            sending = (exchange, try await exchange.remoteListing())
+        }
         let current = await coordinator.currentVersionId
         let builder = try store.makeVersionBuilder(basedOn: current)
         let converted = try LegacyBackupLayout.removeAll(from: builder, at: current, in: store)
@@ -60,9 +68,12 @@ struct BackupCommand: Command {
         } else {
             context.writeLine("Nothing changed since the last backup (\(record.files + record.folders + record.links) entries).")
         }
-        if let connection {
-            let result = try await coordinator.exchange(with: connection.exchange(for: store))
-            try report(result.retrieve, result.send, context: context)
+        // Only what the remote lacks is sent: merging what other devices sent there is `sync`'s work, and a backup
+        // never downloads another machine's backups.
+        if let (exchange, listing) = sending {
+            let sent = try await exchange.send(remoteVersionIds: listing.versionIds)
+            try await exchange.syncCompleted(listing, retrieved: RetrieveReport(), sent: sent)
+            try report(nil, sent, context: context)
         }
     }
 }
