@@ -18,6 +18,9 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
     /// Uploads to one path go one at a time (see `OneAtATimePerKey`).
     private let uploadsByPath = OneAtATimePerKey()
     private let rootCollectionMade = Atomic<Bool>(false)
+    /// The folder of large bodies' temporaries, made and cleared once (`WebDAVTemporaryUploads.swift`).
+    let temporaryUploadsReady = SingleFlight<Void>()
+    let temporaryUploadsPrepared = Atomic<Bool>(false)
     /// The chunk size of Nextcloud uploads: the configuration's, halved for good by each 413 a chunk meets.
     let nextcloudChunkSize: Atomic<Int64>
     /// Nextcloud's layout when the URL is a Nextcloud files URL, recognized once.
@@ -293,11 +296,12 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
         try await uploadInChunks(source, to: path, layout: layout, checksum: checksum)
     }
 
-    /// A large body goes to a temporary name beside the file and is moved over it: some servers (rclone serve
-    /// webdav) write a PUT straight into place, so an upload cut short would leave part of a file, or part of the
-    /// new one over the old, where readers look. A failed upload's temporary is removed.
+    /// A large body goes to a temporary name and is moved over the file: some servers (rclone serve webdav) write a
+    /// PUT straight into place, so an upload cut short would leave part of a file, or part of the new one over the
+    /// old, where readers look. A failed upload's temporary is removed; a killed one's, by a later process
+    /// (`temporaryUploadPath`).
     private func putThroughTemporary(_ body: HTTPRequestBody, to path: String, parent: String, checksum: String?) async throws {
-        let temporary = CloudPath.join(parent, ".llvs-upload-\(UUID().uuidString.prefix(8).lowercased())-\(try CloudPath.name(path))")
+        let temporary = try await temporaryUploadPath(for: path)
         do {
             var put = request("PUT", try url(temporary, folder: false), body: body)
             if let checksum { put.headers["OC-Checksum"] = "SHA1:" + checksum }

@@ -61,7 +61,7 @@ enum ConformanceChecks {
         let sha256: String
 
         init(size: Int, seed: UInt64) throws {
-            let url = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
+            let url = ConformanceLocalFiles.make()
             let digest = DigestStream(.sha256)
             do {
                 try SeededGenerator.writeFile(url, count: size, seed: seed, each: digest.update)
@@ -318,7 +318,7 @@ enum ConformanceChecks {
         let declared = fs.capabilities.checksums
         let data = bytes(70_000, seed: 7)
         let fromFile = bytes(90_001, seed: 8)
-        let local = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
+        let local = ConformanceLocalFiles.make()
         try fromFile.write(to: local)
         defer { try? FileManager.default.removeItem(at: local) }
         try await fs.upload(data, to: c.path("checked.bin"))
@@ -372,7 +372,7 @@ enum ConformanceChecks {
     static func sourceFailsPartWay(_ c: ConformanceContext) async throws -> CheckOutcome {
         let fs = c.fileSystem
         let original = bytes(8 << 20, seed: 11)
-        let local = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-conformance-\(UUID().uuidString)")
+        let local = ConformanceLocalFiles.make()
         try original.write(to: local)
         defer { try? FileManager.default.removeItem(at: local) }
         try await fs.upload(Data("old".utf8), to: c.path("replaced.bin"))

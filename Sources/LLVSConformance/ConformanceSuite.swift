@@ -11,6 +11,7 @@ public enum ConformanceSuite {
     /// Runs every check inside a fresh, randomly named folder, removes the folder, and reports each check.
     public static func run(on fileSystem: any CloudFileSystem, options: ConformanceOptions = ConformanceOptions(),
                            progress: (@Sendable (ConformanceResult) -> Void)? = nil) async -> ConformanceReport {
+        ConformanceLocalFiles.removeAbandoned()
         let root = CloudPath.join(options.parentFolder, "llvs-conformance-\(UUID().uuidString.prefix(8).lowercased())")
         var results: [ConformanceResult] = []
         for check in ConformanceChecks.all {

@@ -64,6 +64,15 @@ package enum POSIX {
         return data
     }
 
+    /// Makes a new empty file at `path` (0644, emptied if it was there) and opens it for writing. In place: unlike
+    /// `FileManager.createFile`, which writes through a hidden temporary (`.dat.nosync…`) beside it, nothing is left
+    /// under another name when the process is killed, so whatever is left is named as the caller named it.
+    package static func createFile(_ path: String) throws -> FileHandle {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw FileError.io(path: path, operation: "create", errno: errno) }
+        return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+    }
+
     package static func fileExists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
@@ -255,6 +264,9 @@ package struct TemporaryWriter {
 
     /// Written here, for certain, by a process that has ended: nothing can still be writing it.
     package var isGoneFromThisMachine: Bool { machine.map { $0 == Self.thisMachine[...] } == true && kill(pid, 0) != 0 && errno == ESRCH }
+
+    /// Written here by a process that is still running: it may be writing it now, however old it looks.
+    package var isLiveHere: Bool { machine.map { $0 == Self.thisMachine[...] } == true && !(kill(pid, 0) != 0 && errno == ESRCH) }
 }
 
 /// Writes a new file through a temporary name, made visible by `commit()` in one rename.

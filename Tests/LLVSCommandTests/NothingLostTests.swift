@@ -490,6 +490,32 @@ extension NothingLostTests {
 }
 
 extension NothingLostTests {
+    /// The local file a `llvs conformance` stopped by `LLVS_DEADLINE` (or killed) left in `$TMPDIR` goes with the next
+    /// run; a live run's stays.
+    @Test func aStoppedConformanceRunsLocalFileGoesWithTheNextRun() async throws {
+        let dead = Process()
+        dead.executableURL = URL(fileURLWithPath: "/bin/true")
+        try dead.run()
+        dead.waitUntilExit()
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count - 1)
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in buffer.prefix(while: { $0 != 0 }) { hash = (hash ^ UInt32(UInt8(bitPattern: byte))) &* 0x0100_0193 }
+        let machine = String(format: "%08x", hash)
+        let temporary = path("tmpdir")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let left = temporary + "/llvs-conformance-\(dead.processIdentifier)@\(machine)-00000000-0000-0000-0000-000000000000"
+        let live = temporary + "/llvs-conformance-\(getpid())@\(machine)-11111111-1111-1111-1111-111111111111"
+        for file in [left, live] { try Data(repeating: 1, count: 8 << 20).write(to: URL(fileURLWithPath: file)) }
+        let run = try await tests.run(["conformance", "file://" + path("remote")], environment: ["TMPDIR": temporary])
+        #expect(run.status == 0, "\(run.text) \(run.error)")
+        #expect(!FileManager.default.fileExists(atPath: left), "the ended run's file stayed")
+        #expect(FileManager.default.fileExists(atPath: live), "a live run's file is its own")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [(live as NSString).lastPathComponent], "the run left files")
+    }
+}
+
+extension NothingLostTests {
     /// A `.tmp-` file a killed `llvs` of this machine left in a file:// remote's folder goes with the next write
     /// there, however recent; one from another machine (the folder may be synced or mounted) waits for the hour.
     @Test func aKilledWritersTemporaryOnALocalRemoteGoesWithTheNextPush() async throws {
@@ -659,5 +685,54 @@ extension NothingLostTests {
             let hidden = ((try? FileManager.default.contentsOfDirectory(atPath: clone + "/packs")) ?? []).filter { $0.hasPrefix(".tmp-") }
             #expect(hidden.isEmpty, "temporary packs left behind: \(hidden)")
         }
+    }
+}
+
+extension NothingLostTests {
+    /// The temporaries a WebDAV upload of a large body goes through (`.llvs-uploads/` on the server), in the mock's
+    /// saved state.
+    func temporaries(in state: String) throws -> [String] {
+        let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state + "/state.json"))) as? [String: Any]
+        let entries = saved?["entries"] as? [[String: Any]] ?? []
+        return entries.compactMap { $0["path"] as? String }.filter { $0.contains(".llvs-upload") && $0 != ".llvs-uploads" }
+    }
+
+    /// A push killed between a large body's PUT and its MOVE leaves the temporary on the server; the next push of
+    /// this machine removes it. Killed at the first MOVE a traced push sends; tried until a kill lands while the
+    /// temporary is there (the MOVE may be done first), which must happen.
+    @Test(.timeLimit(.minutes(5))) func aWebDAVUploadKilledBeforeItsMoveLeavesNoTemporaryAfterTheNextPush() async throws {
+        let state = path("mock-state")
+        let mock = try MockProcess(["webdav", "--state", state])
+        #expect(try await llvs("init").status == 0)
+        #expect(try await llvs("remote", "add", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://"), "--concurrency", "1").status == 0)
+        var left: [String] = []
+        for attempt in 0..<10 where left.isEmpty {
+            for index in 0..<3 {
+                let value = Data((0..<(400 << 10)).map { UInt8(truncatingIfNeeded: $0 &* (attempt * 3 + index + 7)) })
+                #expect(try await llvs("put", "large-\(attempt)-\(index)", "-", input: value).status == 0)
+            }
+            let push = Process()
+            push.executableURL = CommandLineTests.binary
+            push.arguments = ["push", "home"]
+            push.currentDirectoryURL = tests.directory
+            push.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config"), "LLVS_HTTP_TRACE": "1"]) { _, new in new }
+            let trace = Pipe()
+            push.standardOutput = FileHandle.nullDevice
+            push.standardError = trace
+            try push.run()
+            try trace.fileHandleForWriting.close()
+            for await line in SyncWatchTests.lines(of: trace) where line.contains("→ MOVE") {
+                kill(push.processIdentifier, SIGKILL)
+                break
+            }
+            push.waitUntilExit()
+            left = try temporaries(in: state)
+        }
+        #expect(!left.isEmpty, "no kill landed between a PUT and its MOVE in 10 tries")
+        let again = try await llvs("push", "home")
+        #expect(again.status == 0, "\(again.error)")
+        let after = try temporaries(in: state)
+        #expect(after.isEmpty, "left on the server: \(after)")
+        withExtendedLifetime(mock) {}
     }
 }

@@ -42,7 +42,8 @@ import Testing
         } else {
             await expectConformance(fileSystem, options: options, skippable: ConformanceSuite.checksNeedingFaults)
         }
-        #expect(mock.paths.isEmpty, "left behind: \(mock.paths.prefix(5))")
+        // The connector's folder of large bodies' temporaries may stay, empty, at the top of the remote.
+        #expect(mock.paths.filter { $0 != ".llvs-uploads" }.isEmpty, "left behind: \(mock.paths.prefix(5))")
     }
 
     /// A 30 MiB file through a proxy that refuses bodies over 10 MiB: in chunks, whole, with its SHA-1 listed.
@@ -77,7 +78,7 @@ import Testing
         try await fileSystem.upload(middle, to: "middle.bin")
         #expect(try await fileSystem.download("middle.bin") == middle)
         #expect(mock.server.log.contains { $0.status == 413 })
-        #expect(!mock.paths.contains { $0.contains(".llvs-upload") })
+        #expect(!mock.paths.contains { $0.hasPrefix(".llvs-uploads/") }, "left behind: \(mock.paths)")
     }
 
     /// Bodies below the chunk size that the proxy refuses, as the first upload of a connector, go in chunks of half
@@ -93,7 +94,7 @@ import Testing
         try await fileSystem.upload(data, to: "values/file.bin")
         #expect(try await fileSystem.download("values/file.bin") == data)
         #expect(mock.server.log.contains { $0.status == 413 })
-        #expect(mock.paths.sorted() == ["values", "values/file.bin"], "\(mock.paths)")
+        #expect(mock.paths.sorted() == [".llvs-uploads", "values", "values/file.bin"], "\(mock.paths)")
 
         let small = Data(count: 200 * 1024)
         var tight = MockNextcloudSettings()

@@ -34,7 +34,8 @@ import Testing
         options.faults = MockFaultControl(faults: mock.faults, client: http)
         options.largeFileSize = 10 * 1024 * 1024
         await expectConformance(fileSystem, options: options, skippable: ["expired-token"])
-        #expect(mock.paths.isEmpty, "left behind: \(mock.paths.prefix(5))")
+        // The connector's folder of large bodies' temporaries may stay, empty, at the top of the remote.
+        #expect(mock.paths.filter { $0 != ".llvs-uploads" }.isEmpty, "left behind: \(mock.paths.prefix(5))")
     }
 
     /// A first push into a folder not there yet: nginx answers the PUT with 500, Apache 409, rclone 404. Each is
@@ -110,7 +111,7 @@ import Testing
         mock.faults.inject(fault) { $0.method == "MOVE" }
         try await fileSystem.upload(bytes, to: "d/big.bin")
         #expect(try await fileSystem.download("d/big.bin") == bytes)
-        #expect(!mock.paths.contains { $0.contains(".llvs-upload-") }, "left behind: \(mock.paths)")
+        #expect(!mock.paths.contains { $0.hasPrefix(".llvs-uploads/") }, "left behind: \(mock.paths)")
         #expect(mock.log.filter { $0.method == "MOVE" }.count == 2)
     }
 

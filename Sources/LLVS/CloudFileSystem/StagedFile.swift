@@ -31,10 +31,7 @@ public final class PlainStagedFileWriter: StagedFileWriter {
 
     public init(url: URL) throws {
         self.url = url
-        guard FileManager.default.createFile(atPath: url.path, contents: nil), let handle = try? FileHandle(forWritingTo: url) else {
-            throw FileError.io(path: url.path, operation: "create", errno: errno)
-        }
-        self.handle = handle
+        handle = try POSIX.createFile(url.path)
     }
 
     deinit { try? handle.close() }

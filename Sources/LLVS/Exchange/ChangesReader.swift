@@ -277,10 +277,7 @@ final class Base64FileSink {
         self.path = path
         // Named after the process, as the store's temporaries are, so a later run removes it if this one is killed.
         url = directory.appendingPathComponent("\(TemporaryWriter.tag)-\(UUID.drawn().uuidString)-receive", isDirectory: false)
-        guard FileManager.default.createFile(atPath: url.path, contents: nil), let handle = FileHandle(forWritingAtPath: url.path) else {
-            throw FileError.io(path: url.path, operation: "create", errno: errno)
-        }
-        out = handle
+        out = try POSIX.createFile(url.path)
         pending.reserveCapacity(4 << 20)
     }
 

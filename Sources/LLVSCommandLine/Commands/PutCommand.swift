@@ -85,8 +85,9 @@ struct PutCommand: Command {
                 guard let piece = try input.read(upToCount: 1 << 20), !piece.isEmpty else { return .data(head) }
                 head.append(piece)
             }
-            guard FileManager.default.createFile(atPath: spill.path, contents: nil), let output = FileHandle(forWritingAtPath: spill.path) else {
-                throw CommandError.failed("Cannot write \(spill.path): \(String(cString: strerror(errno))).")
+            let output: FileHandle
+            do { output = try POSIX.createFile(spill.path) } catch {
+                throw CommandError.failed("Cannot write \(spill.path): \(error).")
             }
             defer { try? output.close() }
             try output.write(contentsOf: head)
