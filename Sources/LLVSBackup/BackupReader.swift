@@ -112,7 +112,7 @@ public final class BackupReader {
             guard total == entry.size else {
                 throw BackupError.damagedObject(id: RawName.encode(entry.name), reason: "its chunks hold \(total) bytes, its entry says \(entry.size)")
             }
-        case .tree, .link:
+        case .tree, .link, .device:
             break
         }
     }

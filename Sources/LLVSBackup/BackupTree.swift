@@ -11,13 +11,19 @@ public struct BackupTree: Equatable, Sendable {
     public init(entries: [BackupTreeEntry]) { self.entries = entries }
 
     static let magic = Array("LLVSTREE".utf8)
+    /// Format 1 has files, folders and links; format 2 adds FIFOs, devices and hard links. A listing without them is
+    /// written in format 1, byte for byte as before, so it keeps its hash (and deduplication) and earlier builds read
+    /// it; one with them is format 2, which an earlier build refuses by name rather than misreading.
     static let formatVersion: UInt8 = 1
+    static let extendedFormatVersion: UInt8 = 2
+
+    var format: UInt8 { entries.contains(where: \.needsExtendedFormat) ? Self.extendedFormatVersion : Self.formatVersion }
 
     /// The binary form: magic, format, entry count, then each entry. Stable: the hash of these bytes names the tree.
     public func encoded() -> Data {
         var writer = ByteWriter()
         writer.append(Self.magic)
-        writer.byte(Self.formatVersion)
+        writer.byte(format)
         writer.varint(UInt64(entries.count))
         for entry in entries { entry.encode(into: &writer) }
         return Data(writer.bytes)
@@ -30,7 +36,7 @@ public struct BackupTree: Equatable, Sendable {
         do {
             guard Array(try reader.raw(Self.magic.count)) == Self.magic else { throw BackupError.damagedObject(id: id, reason: "it is not a folder listing") }
             let format = try reader.byte()
-            guard format == Self.formatVersion else {
+            guard format == Self.formatVersion || format == Self.extendedFormatVersion else {
                 throw BackupError.damagedObject(id: id, reason: "listing format \(format) is not readable by this build")
             }
             let count = try reader.int()
@@ -38,6 +44,9 @@ public struct BackupTree: Equatable, Sendable {
             entries.reserveCapacity(min(count, 1 << 16))
             for _ in 0..<count {
                 let entry = try BackupTreeEntry(decoding: &reader, id: id)
+                if entry.needsExtendedFormat, format == Self.formatVersion {
+                    throw BackupError.damagedObject(id: id, reason: "a format 1 listing holds \(RawName.encode(entry.name)), which only format 2 has")
+                }
                 if let last = entries.last, !last.name.lexicographicallyPrecedes(entry.name) {
                     throw BackupError.damagedObject(id: id, reason: "names out of order or repeated at \(RawName.encode(entry.name))")
                 }
@@ -64,15 +73,21 @@ public struct BackupTree: Equatable, Sendable {
 /// One entry of a folder listing. Times to the nanosecond; the name as the bytes the file system gave (Linux names
 /// are bytes: two names that differ only in Unicode normalization are two entries).
 public struct BackupTreeEntry: Equatable, Sendable {
-    public enum Kind: UInt8, Sendable { case file = 1, directory = 2, symlink = 3 }
+    public enum Kind: UInt8, Sendable {
+        case file = 1, directory = 2, symlink = 3, fifo = 4, characterDevice = 5, blockDevice = 6
+
+        /// FIFOs and devices: restored as themselves, with no contents.
+        public var isSpecial: Bool { self == .fifo || self == .characterDevice || self == .blockDevice }
+    }
 
     /// Where a file's bytes are: inside the listing (small files, see `BackupWalk.embeddedLimit`), or in chunks
-    /// stored as values of their own, in order.
+    /// stored as values of their own, in order. A FIFO or device holds its device number (0 for a FIFO).
     public enum Content: Equatable, Sendable {
         case embedded(Data)
         case chunks([ContentHash])
         case tree(ContentHash)
         case link(target: [UInt8])
+        case device(UInt64)
     }
 
     public var name: [UInt8]
@@ -82,8 +97,12 @@ public struct BackupTreeEntry: Equatable, Sendable {
     public var modified: Int64
     public var modifiedNanoseconds: Int
     public var content: Content
+    /// For a file with more than one name (hard links): the path, from the source's root, of the first of its names
+    /// the backup met, the same in each name's entry, so a restore makes one file and links the others to it.
+    public var hardLinkGroup: [UInt8]?
 
-    public init(name: [UInt8], kind: Kind, mode: UInt32, size: Int64, modified: Int64, modifiedNanoseconds: Int, content: Content) {
+    public init(name: [UInt8], kind: Kind, mode: UInt32, size: Int64, modified: Int64, modifiedNanoseconds: Int, content: Content,
+                hardLinkGroup: [UInt8]? = nil) {
         self.name = name
         self.kind = kind
         self.mode = mode
@@ -91,7 +110,10 @@ public struct BackupTreeEntry: Equatable, Sendable {
         self.modified = modified
         self.modifiedNanoseconds = modifiedNanoseconds
         self.content = content
+        self.hardLinkGroup = hardLinkGroup
     }
+
+    var needsExtendedFormat: Bool { kind.isSpecial || hardLinkGroup != nil }
 
     public var modifiedTime: timespec { timespec(tv_sec: Int(modified), tv_nsec: modifiedNanoseconds) }
 
@@ -105,10 +127,10 @@ public struct BackupTreeEntry: Equatable, Sendable {
         writer.uint32(UInt32(modifiedNanoseconds))
         switch content {
         case .embedded(let data):
-            writer.byte(1)
+            writer.byte(hardLinkGroup == nil ? 1 : 6)
             writer.data(data)
         case .chunks(let hashes):
-            writer.byte(2)
+            writer.byte(hardLinkGroup == nil ? 2 : 7)
             writer.varint(UInt64(hashes.count))
             for hash in hashes { writer.append(hash.bytes) }
         case .tree(let hash):
@@ -118,6 +140,13 @@ public struct BackupTreeEntry: Equatable, Sendable {
             writer.byte(4)
             writer.varint(UInt64(target.count))
             writer.append(target)
+        case .device(let number):
+            writer.byte(5)
+            writer.varint(number)
+        }
+        if let hardLinkGroup {
+            writer.varint(UInt64(hardLinkGroup.count))
+            writer.append(hardLinkGroup)
         }
     }
 
@@ -137,9 +166,9 @@ public struct BackupTreeEntry: Equatable, Sendable {
         modifiedNanoseconds = Int(nanoseconds)
         let tag = try reader.byte()
         switch (tag, kind) {
-        case (1, .file):
+        case (1, .file), (6, .file):
             content = .embedded(try reader.data())
-        case (2, .file):
+        case (2, .file), (7, .file):
             let count = try reader.int()
             var hashes: [ContentHash] = []
             hashes.reserveCapacity(min(count, 1 << 16))
@@ -150,8 +179,23 @@ public struct BackupTreeEntry: Equatable, Sendable {
         case (4, .symlink):
             let length = try reader.int(limit: 1 << 16)
             content = .link(target: Array(try reader.raw(length)))
+        case (5, _) where kind.isSpecial:
+            content = .device(try reader.varint())
         default:
             throw BackupError.damagedObject(id: id, reason: "content of kind \(tag) for a \(kind) (\(RawName.encode(name)))")
+        }
+        if tag == 6 || tag == 7 {
+            // A path below the source's root: relative, and no component that leaves it.
+            let length = try reader.int(limit: 1 << 16)
+            let group = Array(try reader.raw(length))
+            let components = group.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            guard !group.isEmpty, group.first != UInt8(ascii: "/"), !group.contains(0),
+                  !components.contains(where: { $0.isEmpty || $0.elementsEqual([46]) || $0.elementsEqual([46, 46]) }) else {
+                throw BackupError.damagedObject(id: id, reason: "the hard link of \(RawName.encode(name)) names no path inside the backup")
+            }
+            hardLinkGroup = group
+        } else {
+            hardLinkGroup = nil
         }
     }
 }

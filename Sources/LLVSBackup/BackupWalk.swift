@@ -69,6 +69,9 @@ public final class BackupWalk {
     private var stack: [Frame] = []
     private var files = 0, folders = 0, links = 0
     private var totalBytes: Int64 = 0
+    /// The first path met of each inode with several names (`hardLinkGroup`).
+    private var hardLinks: [HardLinkKey: [UInt8]] = [:]
+    private struct HardLinkKey: Hashable { var device: UInt64, inode: UInt64 }
 
     /// A folder being listed: its own entry (but its content) and the entries done so far.
     private struct Frame {
@@ -184,12 +187,24 @@ public final class BackupWalk {
                 guard let stored = try await file(raw, in: directory, listed: info, entry: entry, candidates: [resumed, before].compactMap { $0 },
                                             read: looks[index].read) else { continue }
                 entry = stored
+                // Recomputed on every backup, even for an unchanged file: the first name met may be gone since.
+                entry.hardLinkGroup = info.st_nlink > 1 ? hardLinkGroup(of: info, at: local.appending(raw)) : nil
                 files += 1
                 totalBytes += entry.size
                 progress.files += 1
                 onProgress(progress)
+            case S_IFIFO, S_IFCHR, S_IFBLK:
+                entry.kind = switch info.st_mode & S_IFMT {
+                case S_IFIFO: .fifo
+                case S_IFCHR: .characterDevice
+                default: .blockDevice
+                }
+                entry.content = .device(info.st_mode & S_IFMT == S_IFIFO ? 0 : UInt64(info.st_rdev))
+                files += 1
             default:
-                continue // sockets, devices and fifos are not backed up
+                // A socket is an endpoint only the program serving it can make; tar and restic leave them out too.
+                summary.warnings.append("\(local.appending(raw).display): a socket, which only the program serving it can make again; not backed up")
+                continue
             }
             stack[stack.count - 1].entries.append(entry)
             if builder.pendingBytes >= checkpointThreshold || builder.pendingCount >= options.checkpointValues {
@@ -198,6 +213,16 @@ public final class BackupWalk {
         }
         summary.removed += (previous?.entries.count ?? 0) - matched
         return try store(BackupTree(entries: stack[stack.count - 1].entries))
+    }
+
+    /// The hard-link group of a file with several names: the path (from the source's root) of the first name of its
+    /// inode this walk met. Only files with more than one name are remembered, so memory follows their number.
+    private func hardLinkGroup(of info: stat, at path: LocalPath) -> [UInt8] {
+        let key = HardLinkKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        if let first = hardLinks[key] { return first }
+        let relative = Array(path.bytes.dropFirst(directory.bytes.count + 1))
+        hardLinks[key] = relative
+        return relative
     }
 
     /// New data after which the next checkpoint is due.

@@ -137,6 +137,60 @@ final class RestoreTree {
         futimens(fd, &times)
     }
 
+    /// Clears the leaf `name` of `parent` for a new entry: a file or link there goes (it is replaced, never written
+    /// through), a folder stays and refuses the entry.
+    private static func clearLeaf(_ name: UnsafePointer<CChar>, in parent: Int32, _ components: [String], for what: String) throws {
+        var info = stat()
+        guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        guard info.st_mode & S_IFMT != S_IFDIR else { throw Refusal.failed(display(components), "a folder is in the way of the \(what)") }
+        unlinkat(parent, name, 0)
+    }
+
+    /// Makes a FIFO or a device as a leaf (devices only as root, as `mknod` allows), with its mode and time.
+    func makeSpecial(_ components: [String], kind: BackupTreeEntry.Kind, device: UInt64, mode: UInt32, modified: timespec) throws {
+        let parent = try directory(Array(components.dropLast()))
+        let name = components[components.count - 1]
+        try Self.check(name, in: components)
+        let type: mode_t = switch kind {
+        case .fifo: S_IFIFO
+        case .characterDevice: S_IFCHR
+        default: S_IFBLK
+        }
+        try RawName.withCString(name) { name in
+            try Self.clearLeaf(name, in: parent, components, for: "\(kind)")
+            guard mknodat(parent, name, type | mode_t(mode & 0o7777), dev_t(device)) == 0 else {
+                let reason = errno == EPERM && kind != .fifo
+                    ? "a device (number \(device)) that only root can make; not restored"
+                    : String(cString: strerror(errno))
+                throw Refusal.failed(Self.display(components), reason)
+            }
+            // mknod applies the umask: the mode is set again, without following anything.
+            fchmodat(parent, name, mode_t(mode & 0o7777), 0)
+            var times = [modified, modified]
+            utimensat(parent, name, &times, AT_SYMLINK_NOFOLLOW)
+        }
+    }
+
+    /// Makes `components` a second name of the file this restore wrote at `first` (both inside DEST, neither
+    /// followed through a link). False when `first` is not there to link to (it was refused): the caller writes the
+    /// file on its own instead.
+    func makeHardLink(_ components: [String], to first: [String]) throws -> Bool {
+        let firstParent = dup(try directory(Array(first.dropLast())))
+        guard firstParent >= 0 else { return false }
+        defer { close(firstParent) }
+        let parent = try directory(Array(components.dropLast()))
+        let name = components[components.count - 1]
+        try Self.check(name, in: components)
+        return try RawName.withCString(first[first.count - 1]) { target in
+            var info = stat()
+            guard fstatat(firstParent, target, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+            return try RawName.withCString(name) { name in
+                try Self.clearLeaf(name, in: parent, components, for: "hard link")
+                return linkat(firstParent, target, parent, name, 0) == 0
+            }
+        }
+    }
+
     /// Makes a symlink as a leaf, replacing a file or link there (never a folder); the link is not followed.
     func makeLink(_ components: [String], target: String, modified: timespec) throws {
         let parent = try directory(Array(components.dropLast()))

@@ -18,6 +18,8 @@ struct TreeRestore {
     let selected: [[[UInt8]]]
     private(set) var restored = 0
     private(set) var refused: [String] = []
+    /// Where this restore put the first name of each hard-link group it met: later names are linked to it.
+    private var hardLinkFirsts: [[UInt8]: [String]] = [:]
 
     init(reader: BackupReader, version: Version.ID, destination: String, modeMask: UInt32, paths: [String]) throws {
         self.reader = reader
@@ -48,6 +50,7 @@ struct TreeRestore {
         let listing = try reader.tree(hash, at: version)
         var files: [(entry: BackupTreeEntry, components: [String])] = []
         var links: [BackupTreeEntry] = []
+        var hardLinks: [(entry: BackupTreeEntry, components: [String], first: [String])] = []
         for entry in listing.entries {
             let childNames = names + [entry.name]
             let child = components + [RawName.encode(entry.name)]
@@ -63,9 +66,20 @@ struct TreeRestore {
                         restored += 1
                     }
                 case (.file, _):
+                    // The first name of a hard-link group restored here is written; the others become links to it.
+                    if let group = entry.hardLinkGroup {
+                        if let first = hardLinkFirsts[group] {
+                            hardLinks.append((entry, child, first))
+                            continue
+                        }
+                        hardLinkFirsts[group] = child
+                    }
                     files.append((entry, child))
                 case (.symlink, _):
                     links.append(entry)
+                case (let kind, .device(let number)) where kind.isSpecial:
+                    try tree.makeSpecial(child, kind: kind, device: number, mode: entry.mode & modeMask, modified: entry.modifiedTime)
+                    restored += 1
                 default:
                     refused.append("\(RestoreTree.display(child)): its entry is damaged")
                 }
@@ -74,6 +88,16 @@ struct TreeRestore {
             }
         }
         try writeFiles(files, in: components)
+        var unlinked: [(entry: BackupTreeEntry, components: [String])] = []
+        for (entry, child, first) in hardLinks {
+            do {
+                if try tree.makeHardLink(child, to: first) { restored += 1 } else { unlinked.append((entry, child)) }
+            } catch let refusal as RestoreTree.Refusal {
+                refused.append(refusal.description)
+            }
+        }
+        // A name whose first could not be written (refused, say) is written on its own: its contents are its own.
+        try writeFiles(unlinked, in: components)
         for entry in links {
             let child = components + [RawName.encode(entry.name)]
             guard case .link(let target) = entry.content else { continue }

@@ -48,6 +48,7 @@ struct HistoryCommand: Command {
                     case .chunks(let hashes): found = "file " + hashes.map(\.hex).joined()
                     case .link(let target): found = "link " + RawName.encode(target)
                     case .tree: found = "folder \(entry.mode)"
+                    case .device(let number): found = "\(entry.kind) \(number) \(entry.mode)"
                     }
                 } else {
                     found = nil
