@@ -27,6 +27,13 @@ public protocol FaultControl: Sendable {
     var supportedFaults: Set<InjectedFault> { get }
     /// Makes the next request (or operation) fail with `fault`.
     func injectOnce(_ fault: InjectedFault) async
+    /// Makes the next request that changes something on the remote fail with `fault`: the DELETE of a removal, not
+    /// the look-up a connector makes before it. A control that sees operations rather than requests (a local
+    /// folder's) has nothing to skip.
+    func injectOnChange(_ fault: InjectedFault) async
+    /// Faults injected that nothing has met yet, where the control can tell (nil where it cannot): a check whose fault
+    /// was never met proved nothing.
+    var pendingFaults: Int? { get async }
     /// Why a fault it does not support does not apply to this remote, for the skipped check's note.
     func unsupportedReason(_ fault: InjectedFault) -> String
     /// Where the client's waits are recorded (`HTTPWaitRecord`), so the rate-limit check can show the client waited
@@ -38,6 +45,8 @@ public protocol FaultControl: Sendable {
 }
 
 extension FaultControl {
+    public func injectOnChange(_ fault: InjectedFault) async { await injectOnce(fault) }
+    public var pendingFaults: Int? { get async { nil } }
     public func unsupportedReason(_ fault: InjectedFault) -> String { "this remote cannot inject \(fault.rawValue)" }
     public var clientWaits: HTTPWaitRecord? { nil }
     /// The injectors here answer a rate limit and an outage with Retry-After: 1.
@@ -80,6 +89,8 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
     public func injectOnce(_ fault: InjectedFault) async {
         state.withLock { $0.pending.append(fault) }
     }
+
+    public var pendingFaults: Int? { get async { state.withLock { $0.pending.count } } }
 
     public func setRule(_ rule: Rule?) { state.withLock { $0.rule = rule } }
     public func setFailureRate(_ rate: Double) { state.withLock { $0.failureRate = rate } }

@@ -26,14 +26,20 @@ public struct HTTPFaultControl: FaultControl {
 
     public var clientWaits: HTTPWaitRecord? { injector.waits }
 
-    public func injectOnce(_ fault: InjectedFault) async {
+    public func injectOnce(_ fault: InjectedFault) async { inject(fault, on: .anyRequest) }
+
+    public func injectOnChange(_ fault: InjectedFault) async { inject(fault, on: .change) }
+
+    public var pendingFaults: Int? { get async { injector.pendingCount } }
+
+    private func inject(_ fault: InjectedFault, on target: HTTPFaultInjector.Target) {
         switch fault {
-        case .rateLimited: injector.injectOnce(.rateLimited)
-        case .serviceUnavailable: injector.injectOnce(.serviceUnavailable)
-        case .droppedConnection: injector.injectOnce(.droppedAfterServerActed)
-        case .droppedMidUpload: injector.injectOnce(.droppedMidBody)
-        case .expiredToken: injector.injectOnce(.unauthorized)
-        case .revokedToken: injector.injectOnce(.revoked)
+        case .rateLimited: injector.injectOnce(.rateLimited, on: target)
+        case .serviceUnavailable: injector.injectOnce(.serviceUnavailable, on: target)
+        case .droppedConnection: injector.injectOnce(.droppedAfterServerActed, on: target)
+        case .droppedMidUpload: injector.injectOnce(.droppedMidBody, on: target)
+        case .expiredToken: injector.injectOnce(.unauthorized, on: target)
+        case .revokedToken: injector.injectOnce(.revoked, on: target)
         }
     }
 }

@@ -30,26 +30,40 @@ public final class HTTPFaultInjector: Sendable {
 
     /// The waits the client decided on while faults were being injected (see `HTTPClientConfiguration.waitRecord`).
     public let waits = HTTPWaitRecord()
-    private let pending = Mutex<[Fault]>([])
+    /// Which requests a fault waits for.
+    public enum Target: Sendable {
+        /// The next request.
+        case anyRequest
+        /// The next request that changes something on the server (any method but GET, HEAD, PROPFIND, OPTIONS and
+        /// REPORT): a removal's DELETE, not the look-up before it.
+        case change
+    }
+
+    private let pending = Mutex<[(fault: Fault, target: Target)]>([])
     private let injected = Mutex<[Fault: Int]>([:])
 
     public init() {}
 
-    /// Makes the next request fail with `fault` (faults queue in order).
-    public func injectOnce(_ fault: Fault) {
-        pending.withLock { $0.append(fault) }
+    /// Makes the next request (of `target`'s kind) fail with `fault` (faults queue in order).
+    public func injectOnce(_ fault: Fault, on target: Target = .anyRequest) {
+        pending.withLock { $0.append((fault, target)) }
     }
 
     /// How many of each fault requests have met so far.
     public var injectedCounts: [Fault: Int] { injected.withLock { $0 } }
+    /// Faults injected that no request has met yet.
+    public var pendingCount: Int { pending.withLock { $0.count } }
+
+    static let readingMethods: Set<String> = ["GET", "HEAD", "PROPFIND", "OPTIONS", "REPORT"]
 
     /// The fault `request` meets, if one waits and the request is not a credential exchange.
     func take(for request: HTTPRequest) -> Fault? {
         guard !request.isCredentialExchange else { return nil }
         let streamsBody = switch request.body { case .data(let data): !data.isEmpty; case .file: true; case .none, .form: false }
         guard let fault = pending.withLock({ pending -> Fault? in
-            guard let first = pending.first, first != .droppedMidBody || streamsBody else { return nil }
-            return pending.removeFirst()
+            guard let first = pending.first, first.fault != .droppedMidBody || streamsBody else { return nil }
+            if case .change = first.target, Self.readingMethods.contains(request.method.uppercased()) { return nil }
+            return pending.removeFirst().fault
         }) else { return nil }
         injected.withLock { $0[fault, default: 0] += 1 }
         return fault

@@ -61,6 +61,10 @@ public final class MockFaults: Sendable {
     public func inject(_ fault: MockFault, intoRequest number: Int) { state.withLock { $0.byNumber[number] = fault } }
     /// Faults the next request to arrive (several calls queue several faults).
     public func injectNext(_ fault: MockFault) { state.withLock { $0.queue.append(fault) } }
+    /// Faults queued, numbered or matched by a rule that no request has met yet (random and named faults aside).
+    public var pendingCount: Int {
+        state.withLock { $0.queue.count + $0.byNumber.count + $0.matching.reduce(0) { $0 + max(0, $1.remaining) } }
+    }
     /// Faults a seeded fraction of requests with one of `faults`, chosen at random.
     public func injectRandomly(rate: Double, faults: [MockFault], seed: UInt64 = 1) {
         state.withLock {
