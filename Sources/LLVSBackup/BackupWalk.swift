@@ -73,10 +73,12 @@ public final class BackupWalk {
     private var hardLinks: [HardLinkKey: [UInt8]] = [:]
     private struct HardLinkKey: Hashable { var device: UInt64, inode: UInt64 }
 
-    /// A folder being listed: its own entry (but its content) and the entries done so far.
+    /// A folder being listed: its own entry (but its content) and the entries done so far, with the segments of them
+    /// checkpoints have stored (`SegmentedListing`).
     private struct Frame {
         var entry: BackupTreeEntry?
         var entries: [BackupTreeEntry] = []
+        var storedSegments: [ContentHash] = []
     }
 
     /// `onCommit` is given each committed version (checkpoints and the last) to make it current before the walk goes on.
@@ -93,10 +95,17 @@ public final class BackupWalk {
                           version: nil, progress: Progress())
     }
 
-    /// Reads a listing stored in the base version.
+    /// Reads a listing stored in the base version: a whole one, or a checkpoint's segmented one joined.
     func tree(_ hash: ContentHash) throws -> BackupTree {
         let id = BackupObjectID.tree(hash)
         guard let value = try builder.baseValue(id: id) else { throw BackupError.missingObject(id: id.rawValue) }
+        if let segmented = try SegmentedListing(decoding: value.data, id: id.rawValue) {
+            return try segmented.joined(id: id.rawValue) { segment in
+                let segmentId = BackupObjectID.tree(segment)
+                guard let part = try builder.baseValue(id: segmentId) else { throw BackupError.missingObject(id: segmentId.rawValue) }
+                return try BackupTree(decoding: part.data, id: segmentId.rawValue)
+            }
+        }
         return try BackupTree(decoding: value.data, id: id.rawValue)
     }
 
@@ -248,10 +257,9 @@ public final class BackupWalk {
     /// the entries done, and the record of the interrupted backup points at the partial root.
     private func checkpoint() async throws {
         var child: BackupTreeEntry?
-        for frame in stack.reversed() {
-            var entries = frame.entries
-            if let child { entries.append(child) }
-            let hash = try store(BackupTree(entries: entries))
+        for index in stack.indices.reversed() {
+            let hash = try storePartial(frameAt: index, child: child)
+            let frame = stack[index]
             guard var entry = frame.entry else {
                 let record = BackupSourceRecord(name: name, path: RawName.encode(directory.bytes), root: hash, files: files,
                                                 folders: folders, links: links, bytes: totalBytes, date: Date())
@@ -265,6 +273,27 @@ public final class BackupWalk {
             try await onCommit(version)
             progress.checkpoints += 1
         }
+    }
+
+    /// Stores the partial listing of a folder being walked (its entries so far, then `child`, the partial entry of the
+    /// sub-folder in progress). A large folder's is segmented: each full segment is stored by the first checkpoint
+    /// that fills it and named again by the later ones, so checkpoints cost the folder's entries once.
+    private func storePartial(frameAt index: Int, child: BackupTreeEntry?) throws -> ContentHash {
+        let entries = stack[index].entries
+        let size = SegmentedListing.segmentSize
+        guard entries.count + (child == nil ? 0 : 1) > size else { return try store(BackupTree(entries: entries + (child.map { [$0] } ?? []))) }
+        let full = entries.count / size
+        while stack[index].storedSegments.count < full {
+            let start = stack[index].storedSegments.count * size
+            stack[index].storedSegments.append(try store(BackupTree(entries: Array(entries[start..<start + size]))))
+        }
+        let rest = Array(entries[(full * size)...]) + (child.map { [$0] } ?? [])
+        let segments = stack[index].storedSegments + (rest.isEmpty ? [] : [try store(BackupTree(entries: rest))])
+        let data = SegmentedListing(segments: segments).encoded()
+        let hash = ContentHash(of: data)
+        let id = BackupObjectID.tree(hash)
+        if try !builder.contains(id) { try put(id, data) }
+        return hash
     }
 
     // MARK: Files

@@ -185,6 +185,28 @@ final class BackupFixture {
         #expect(try fixture.store.value(id: BackupObjectID.checkpoint(fixture.source), at: fixture.current!) == nil)
     }
 
+    /// A folder of thousands of files spanning many checkpoints costs its listing about once, not once per
+    /// checkpoint (each checkpoint names the segments earlier ones stored), and a backup killed in the middle of it
+    /// resumes from the segmented partial listing.
+    @Test func aLargeFolderCostsItsListingOnceAcrossCheckpoints() async throws {
+        let fixture = try BackupFixture()
+        let count = 6000
+        for index in 0..<count { try fixture.write("big/file-\(index)", pseudoRandomData(count: 300, seed: UInt64(index))) }
+        let checkpoint: Int64 = 128 << 10
+        #expect(try await fixture.backup(checkpointBytes: checkpoint, stopAfter: 8) == nil)
+        let summary = try #require(try await fixture.backup(checkpointBytes: checkpoint))
+        #expect(summary.progress.checkpoints > 3)
+        #expect(try fixture.restoredContents() == BackupFixture.contents(of: fixture.source))
+
+        let reader = BackupReader(store: fixture.store)
+        let record = try #require(try reader.record(fixture.source, at: fixture.current!))
+        let big = try #require(try reader.entry(at: [Array("big".utf8)], of: record, at: fixture.current!))
+        guard case .tree(let hash) = big.content else { Issue.record("big is not a folder"); return }
+        let listing = Int64(try #require(try fixture.store.value(id: BackupObjectID.tree(hash), at: fixture.current!)).data.count)
+        let data = Int64(count * 300)
+        #expect(fixture.storedBytes <= data + 3 * listing, "stored \(fixture.storedBytes) for \(data) bytes of data and a \(listing)-byte listing")
+    }
+
     /// A file deleted once it is open (its bytes still readable through the open descriptor), small or chunked: it
     /// is left out with a warning that it vanished, and the rest of the backup is saved.
     @Test(arguments: [100, 300_000])
