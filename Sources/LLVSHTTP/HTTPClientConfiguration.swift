@@ -33,7 +33,9 @@ public struct HTTPClientConfiguration: Sendable {
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         caBundle = environment["SSL_CERT_FILE"] ?? environment["CURL_CA_BUNDLE"]
         if environment["LLVS_HTTP_TRACE"] != nil {
-            trace = { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            // A write that fails (standard error closed: the refresh helper's asker is gone) is dropped; the
+            // non-throwing `write` would stop the process with a trap, the helper in the middle of a refresh.
+            trace = { line in try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8)) }
         }
     }
 }

@@ -98,6 +98,18 @@ import Testing
         withExtendedLifetime(mock) {}
     }
 
+    /// A refresh runs in a helper process (so it outlives a killed command), and still shows in the trace.
+    @Test func aTracedCommandShowsTheTokenRefreshItsHelperMakes() async throws {
+        #expect(try await llvs("init", "--store", path("a")).status == 0)
+        let mock = try await tests.addRemote("gdrive", folder: "Stores/traced", expiredToken: true)
+        let traced = try await llvs("push", "home", "--store", path("a"), environment: ["LLVS_HTTP_TRACE": "1"])
+        #expect(traced.status == 0, "\(traced.error)")
+        let requests = traced.error.split(separator: "\n").filter { $0.contains("→ ") }
+        #expect(requests.first?.contains("→ POST") == true && requests.first?.contains("token") == true, "\(requests.prefix(3))")
+        #expect(!traced.error.contains("refresh_token="), "the refresh token is redacted")
+        withExtendedLifetime(mock) {}
+    }
+
     @Test func anEncryptedURLClonesWithThePassphraseAndAWrongOneLeavesNothing() async throws {
         let url = "file://" + path("remote")
         try await pushOneValue(to: url, addArguments: ["--encrypt", "--passphrase-stdin"], input: Data("secret".utf8))

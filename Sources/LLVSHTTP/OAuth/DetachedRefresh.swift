@@ -98,7 +98,11 @@ public struct DetachedRefresh: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // Its standard error is this process's while requests are traced (`LLVS_HTTP_TRACE`), so the refresh shows
+        // among them; otherwise nothing (a helper that outlives its asker has no one to tell).
+        if ProcessInfo.processInfo.environment["LLVS_HTTP_TRACE"] == nil {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
