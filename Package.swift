@@ -128,7 +128,8 @@ let package = Package(
         .testTarget(name: "LLVSPCloudTests", dependencies: ["LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
         .testTarget(name: "LLVSBoxTests", dependencies: ["LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport", "llvs", "llvs-mock"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib", "CDeflate", "CSodium"]),
-        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind", "loco"], exclude: ["Scripts"]),
+        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind", "loco", "LLVSSupport"],
+                    exclude: ["Scripts"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,6 +17,8 @@ struct PCloudAPI: Sendable {
                             form: [FormPart]? = nil, attempts: Int? = nil, passing codes: Set<Int> = [], path: String) async throws -> T {
         let url = try configuration.method(method, parameters + [("timeformat", "timestamp")])
         var request = HTTPRequest(method: body != nil ? "PUT" : form != nil ? "POST" : "GET", url: url, isSafeToRepeat: true)
+        // Every pCloud method is a GET (or a PUT of a body): which ones change things is the method's to say.
+        request.changesRemote = !Self.readingMethods.contains(method)
         if let body {
             request.headers["Content-Type"] = "application/octet-stream"
             request.body = body
@@ -39,6 +41,10 @@ struct PCloudAPI: Sendable {
         guard result.code == 0, let answer = envelope.answer else { throw classifier.failure(result, path: path) }
         return answer
     }
+
+    /// The methods the connector calls that only read.
+    static let readingMethods: Set<String> = ["listfolder", "stat", "checksumfile", "getfilelink", "diff", "userinfo", "upload_info",
+                                              "getapiserver", "currentserver"]
 
     /// Calls a method whose answer is only the envelope.
     func call(_ method: String, _ parameters: [(String, String)] = [], attempts: Int? = nil, passing codes: Set<Int> = [],

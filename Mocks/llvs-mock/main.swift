@@ -45,7 +45,8 @@ let usage = """
     options:
       --port N        listen on port N (default: a free port)
       --faults SPEC   inject faults, e.g. 500@3,503:0.1,retry-after=2,drop:0.05,drop-body@7,truncate:0.01,latency=20ms,seed=9
-                      (STATUS@N fails request N; KIND:RATE faults that share of requests, drawn per request (method, path,
+                      (STATUS@N fails request N; KIND@METHOD*K the first K requests of a method, 503@MOVE*3;
+                      KIND:RATE faults that share of requests, drawn per request (method, path,
                       attempt) from the seed, so a seed repeats whatever order requests arrive in; kinds: a status, drop,
                       drop-body, truncate). The service's named faults, as the real service sends them: NAME (the first
                       request it can meet), NAME@N (the Nth), NAME*K (the first K), NAME:RATE (NAME:1: every one)

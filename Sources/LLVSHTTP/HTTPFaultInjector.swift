@@ -34,8 +34,8 @@ public final class HTTPFaultInjector: Sendable {
     public enum Target: Sendable {
         /// The next request.
         case anyRequest
-        /// The next request that changes something on the server (any method but GET, HEAD, PROPFIND, OPTIONS and
-        /// REPORT): a removal's DELETE, not the look-up before it.
+        /// The next request that changes something on the server (`HTTPRequest.changesRemote`): a removal's DELETE,
+        /// not the look-up before it.
         case change
     }
 
@@ -62,7 +62,7 @@ public final class HTTPFaultInjector: Sendable {
         let streamsBody = switch request.body { case .data(let data): !data.isEmpty; case .file: true; case .none, .form: false }
         guard let fault = pending.withLock({ pending -> Fault? in
             guard let first = pending.first, first.fault != .droppedMidBody || streamsBody else { return nil }
-            if case .change = first.target, Self.readingMethods.contains(request.method.uppercased()) { return nil }
+            if case .change = first.target, !(request.changesRemote ?? !Self.readingMethods.contains(request.method.uppercased())) { return nil }
             return pending.removeFirst().fault
         }) else { return nil }
         injected.withLock { $0[fault, default: 0] += 1 }

@@ -69,6 +69,10 @@ public struct HTTPRequest: Sendable {
     /// Whether the request may be sent again after a failure. Nil: decided by the method (GET, HEAD, OPTIONS,
     /// PUT, DELETE and PROPFIND are; POST, PATCH and the rest are not unless the caller says so).
     public var isSafeToRepeat: Bool?
+    /// Whether the request changes something on the server; nil: as its method says (everything but GET, HEAD,
+    /// PROPFIND, OPTIONS and REPORT). A service whose API changes things with GET (pCloud) says so per request. Where a
+    /// fault meant for "the request that acts" lands (`HTTPFaultInjector.Target.change`).
+    public var changesRemote: Bool?
     /// Whether a refusal (429, 503, or an answer the caller's `isRetryable` picks) may be retried even when the
     /// request is not safe to repeat: true for services that document that a refused request was not acted on
     /// (Google Drive's rate-limit answers). Network failures still repeat only what is safe to repeat.

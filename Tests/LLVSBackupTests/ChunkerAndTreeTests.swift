@@ -64,12 +64,47 @@ func chunks(of data: Data) throws -> [Data] {
         #expect(shifted.count <= 3, "\(shifted.count) chunks changed after an insertion")
     }
 
-    @Test func theCutPointsAreFixedByTheFormat() throws {
-        // The gear table is part of the stored format: the same bytes must always cut the same way.
-        let sizes = try chunks(of: pseudoRandomData(count: 6 << 20, seed: 3)).map(\.count)
-        let again = try chunks(of: pseudoRandomData(count: 6 << 20, seed: 3)).map(\.count)
-        #expect(sizes == again)
+    /// The cut points as docs/backup-format.md defines them, written from that text alone (not from the chunker):
+    /// a gear table of SplitMix64 words seeded with "LLVSCDC1", cuts from the 512 KiB mark where the top 22 bits of
+    /// the hash are zero below 1 MiB and the top 18 from there, at most 4 MiB.
+    static func referenceChunkSizes(of data: Data) -> [Int] {
+        var state: UInt64 = 0x4C4C_5653_4344_4331
+        var gear: [UInt64] = []
+        for _ in 0..<256 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            gear.append(z ^ (z >> 31))
+        }
+        let bytes = [UInt8](data)
+        var sizes: [Int] = []
+        var start = 0
+        while start < bytes.count {
+            let rest = bytes.count - start
+            guard rest > 512 << 10 else { sizes.append(rest); break }
+            var hash: UInt64 = 0, size = min(rest, 4 << 20)
+            for offset in (512 << 10)..<min(rest, 4 << 20) {
+                hash = (hash << 1) &+ gear[Int(bytes[start + offset])]
+                let topBits = offset + 1 <= 1 << 20 ? 22 : 18
+                if hash >> (64 - topBits) == 0 { size = offset + 1; break }
+            }
+            sizes.append(size)
+            start += size
+        }
+        return sizes
     }
+
+    /// The gear table and masks are part of the stored format: a seeded input must cut where the format says, and
+    /// where it always has (the sizes below were cut by the format's first build), or stores stop sharing chunks.
+    @Test func theCutPointsAreFixedByTheFormat() throws {
+        let data = pseudoRandomData(count: 12 << 20, seed: 3)
+        let sizes = try chunks(of: data).map(\.count)
+        #expect(sizes == Self.referenceChunkSizes(of: data))
+        #expect(sizes == Self.pinnedSizes, "\(sizes)")
+    }
+
+    static let pinnedSizes = [1_164_100, 1_088_484, 1_083_499, 1_358_339, 1_068_832, 1_313_519, 1_063_202, 838_249, 1_153_859, 1_355_871, 1_094_958]
 }
 
 @Suite struct BackupTreeTests {

@@ -60,7 +60,7 @@ import Glibc
     /// Two `llvs sync` processes on one Box remote meet a token Box no longer accepts: exactly one refresh reaches
     /// the mock (the second process waits on the token file's lock, reads the new token and uses it), both
     /// finish, and the file holds the live refresh token.
-    @Test(.enabled(if: binary != nil, "the llvs binary is not built"))
+    @Test(.enabled(if: binary != nil || CIEnvironment.requiresEveryTest, "the llvs binary is not built"))
     func twoLLVSProcessesSyncingWhileTheTokenExpiresRefreshOnce() async throws {
         let setup = try await Setup()
         let value = setup.folder.appendingPathComponent("value.txt")
@@ -88,7 +88,7 @@ import Glibc
     /// reaches Box, which answers only after 400 ms: each kill lands while the refresh is in flight, whatever the load.
     /// The refresh runs in a helper of its own session (`DetachedRefresh`), which finishes it and writes the token
     /// file after `llvs` is gone: no run leaves a spent refresh token in the file.
-    @Test(.enabled(if: binary != nil, "the llvs binary is not built"))
+    @Test(.enabled(if: binary != nil || CIEnvironment.requiresEveryTest, "the llvs binary is not built"))
     func killingLLVSAroundARefreshNeverLocksTheAccountOut() async throws {
         let setup = try await Setup()
         #expect(try await setup.llvs("init", "--store", setup.store("s")).status == 0)
@@ -132,7 +132,7 @@ import Glibc
 
     /// A refresh the service refuses (`invalid_grant`: the refresh token was revoked) comes back from the helper as
     /// the same error an in-process refresh gives: exit 1, the command that authorizes again, the file untouched.
-    @Test(.enabled(if: binary != nil, "the llvs binary is not built"))
+    @Test(.enabled(if: binary != nil || CIEnvironment.requiresEveryTest, "the llvs binary is not built"))
     func aRefusedRefreshInTheHelperSaysToAuthorizeAgain() async throws {
         let setup = try await Setup()
         #expect(try await setup.llvs("init", "--store", setup.store("s")).status == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import LLVS
 import LLVSTestSupport
 import LLVSHTTP

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import LLVS
 import LLVSMocks
 import LLVSTestSupport

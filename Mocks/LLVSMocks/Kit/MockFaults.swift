@@ -180,7 +180,8 @@ public final class MockFaults: Sendable {
     }
 
     /// Reads a spec such as `500@3,503:0.1,429:0.05,retry-after=2,drop:0.02,drop-body@7,truncate:0.01,latency=20ms,seed=9`:
-    /// `STATUS@N` fails request N, `KIND:RATE` adds a random fault, `KIND@N` puts one into request N; kinds are a status,
+    /// `STATUS@N` fails request N, `KIND:RATE` adds a random fault, `KIND@N` puts one into request N, `KIND@METHOD*K`
+    /// into the first K requests of a method (`503@MOVE*5`; without `*K`, the first); kinds are a status,
     /// `drop`, `drop-body`, `truncate` and `trickle` (the body at 2 bytes a second). `retry-after` applies to 429 and 503 answers.
     /// `catalogue`: the service's named faults; `NAME` faults the first request in its scope, `NAME@N` the Nth,
     /// `NAME*K` the first K, `NAME:RATE` each with that probability (`NAME:1`: all of them).
@@ -228,8 +229,18 @@ public final class MockFaults: Sendable {
                 guard let milliseconds = Int(text.hasSuffix("ms") ? text.dropLast(2) : text) else { throw SpecError(item) }
                 faults.setLatency(.milliseconds(milliseconds))
             } else if let at = item.firstIndex(of: "@") {
-                guard let number = Int(item[item.index(after: at)...]), number > 0 else { throw SpecError(item) }
-                faults.inject(try fault(String(item[..<at])), intoRequest: number)
+                let target = item[item.index(after: at)...]
+                if let number = Int(target) {
+                    guard number > 0 else { throw SpecError(item) }
+                    faults.inject(try fault(String(item[..<at])), intoRequest: number)
+                } else {
+                    // KIND@METHOD (the first request of that method) or KIND@METHOD*K (the first K of them).
+                    let parts = target.split(separator: "*", maxSplits: 1)
+                    let method = String(parts.first ?? "").uppercased()
+                    let times = parts.count == 2 ? Int(parts[1]) : 1
+                    guard !method.isEmpty, method.allSatisfy(\.isLetter), let times, times > 0 else { throw SpecError(item) }
+                    faults.inject(try fault(String(item[..<at])), times: times) { $0.method.uppercased() == method }
+                }
             } else if let colon = item.firstIndex(of: ":") {
                 guard let rate = Double(item[item.index(after: colon)...]), (0...1).contains(rate) else { throw SpecError(item) }
                 random.append((try fault(String(item[..<colon])), rate))

@@ -47,7 +47,7 @@ struct ConformanceCommand: Command {
                 let faulty = FaultInjectingFileSystem(fileSystem)
                 (fileSystem, options.faults) = (faulty, faulty)
             } else {
-                options.faults = HTTPFaultControl(injector: injector, renewsCredentials: connection.kind.oauth != nil)
+                options.faults = HTTPFaultControl(injector: injector, renewsCredentials: connection.kind.oauth?.refreshesTokens == true)
             }
         }
         let json = self.json

@@ -9,7 +9,7 @@ extension ConnectorKind {
     public static let pCloud = ConnectorKind(
         name: "pcloud", serviceName: "pCloud", address: .servicePath,
         secret: ConnectorSecret("client-secret", "the OAuth client's secret (pCloud requires one)", required: true),
-        oauth: ConnectorOAuth(hasDeviceFlow: false) { client, account in
+        oauth: ConnectorOAuth(hasDeviceFlow: false, refreshesTokens: false) { client, account in
             PCloudConfiguration.oauth(clientId: client.id, clientSecret: client.secret ?? "", endpoint: account.url("endpoint"))
         }
     ) { access in

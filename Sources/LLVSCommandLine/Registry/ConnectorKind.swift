@@ -113,15 +113,18 @@ public struct ConnectorKind: Sendable {
 public struct ConnectorOAuth: Sendable {
     /// Whether the service offers the device authorization grant (`llvs auth --device`).
     public var hasDeviceFlow: Bool
+    /// Whether its access tokens expire and are refreshed (pCloud's live until revoked, with no refresh token).
+    public var refreshesTokens: Bool
     /// The OAuth client configuration for an account: its client, and the account's options (endpoint, tenant, scope).
     public var configuration: @Sendable (_ client: OAuthClient, _ account: SettingValues) throws -> OAuthConfiguration
     /// Why the device flow cannot be used with an account's options (Google refuses it for the full Drive scope).
     public var deviceFlowRefusal: @Sendable (_ account: SettingValues) -> String?
 
-    public init(hasDeviceFlow: Bool,
+    public init(hasDeviceFlow: Bool, refreshesTokens: Bool = true,
                 configuration: @escaping @Sendable (OAuthClient, SettingValues) throws -> OAuthConfiguration,
                 deviceFlowRefusal: @escaping @Sendable (SettingValues) -> String? = { _ in nil }) {
         self.hasDeviceFlow = hasDeviceFlow
+        self.refreshesTokens = refreshesTokens
         self.configuration = configuration
         self.deviceFlowRefusal = deviceFlowRefusal
     }

@@ -70,8 +70,13 @@ if arguments.count == 7, arguments[1] == "refresh" {
     // started and ended (uptime seconds).
     let configuration = OAuthConfiguration(authorizationURL: URL(string: arguments[3])!, tokenURL: URL(string: arguments[3])!,
                                            clientId: arguments[4], clientSecret: arguments[5])
+    // The test holds the token endpoint's answer until both helpers are asking, however long the other takes to
+    // start on a loaded machine: a stall timeout shorter than that wait would abandon a refresh the server carried out
+    // and send the spent single-use refresh token again (invalid_grant), which is what this test must not measure.
+    var http = HTTPClientConfiguration()
+    http.stallTimeout = .seconds(3600)
     let source = OAuthTokenSource(file: TokenFile(path: arguments[2]), configuration: configuration,
-                                  http: HTTPClient(), reauthorizeCommand: "llvs auth test")
+                                  http: HTTPClient(configuration: http), reauthorizeCommand: "llvs auth test")
     FileHandle.standardOutput.write(Data("ready\n".utf8))
     while !FileManager.default.fileExists(atPath: arguments[6]) { usleep(500) }
     let started = ProcessInfo.processInfo.systemUptime
