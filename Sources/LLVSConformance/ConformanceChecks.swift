@@ -85,6 +85,13 @@ enum ConformanceChecks {
     }
 
     /// The run's fault control when it can inject `fault`; otherwise the check is skipped, saying why.
+    /// Fails the check when an injected fault is still waiting once the operation meant to meet it is done: the
+    /// check would have proved nothing (a fault that lands on no request, or on a later check's).
+    static func requireMet(_ faults: any FaultControl, _ what: String) async throws {
+        guard let pending = await faults.pendingFaults else { return }
+        try require(pending == 0, "the fault meant for \(what) never came to pass (\(pending) still waiting)")
+    }
+
     static func faultControl(for fault: InjectedFault, _ context: ConformanceContext) throws -> any FaultControl {
         guard let faults = context.options.faults else { throw ConformanceSkip("needs faults injected: run with --faults (or against a mock)") }
         guard faults.supportedFaults.contains(fault) else { throw ConformanceSkip(faults.unsupportedReason(fault)) }
@@ -401,6 +408,7 @@ enum ConformanceChecks {
             let mark = faults.clientWaits?.count
             await faults.injectOnce(fault)
             try await operation()
+            try await requireMet(faults, "a \(fault.rawValue) answer")
             guard let record = faults.clientWaits, let mark else { return }
             let waits = record.waits(after: mark), asked = faults.requestedWait(fault) ?? .nanoseconds(1)
             try require(waits.contains { $0 >= asked }, "after an injected \(fault.rawValue) the client should have waited \(asked); it waited \(waits)")
@@ -417,8 +425,10 @@ enum ConformanceChecks {
         try await c.fileSystem.upload(Data("dropped".utf8), to: c.path("dropped.txt"))
         await faults.injectOnce(.droppedConnection)
         try require(try await c.fileSystem.download(c.path("dropped.txt")) == Data("dropped".utf8), "a download after a dropped connection should succeed")
+        try await requireMet(faults, "the download")
         await faults.injectOnce(.droppedConnection)
         try require(try await c.fileSystem.list(c.folder).map(\.name) == ["dropped.txt"], "a listing after a dropped connection should succeed")
+        try await requireMet(faults, "the listing")
         return .passed
     }
 
@@ -433,7 +443,7 @@ enum ConformanceChecks {
         func losingTheAnswer(to what: String, _ operation: () async throws -> Void) async throws {
             await faults.injectOnChange(.droppedConnection)
             try await operation()
-            if let pending = await faults.pendingFaults { try require(pending == 0, "the lost answer meant for \(what) never came to pass") }
+            try await requireMet(faults, what)
         }
         try await losingTheAnswer(to: "a new file") { try await fs.upload(Data("created once".utf8), to: c.path("created.txt")) }
         try await losingTheAnswer(to: "a replacement") { try await fs.upload(Data("replaced once".utf8), to: c.path("created.txt")) }
@@ -460,6 +470,7 @@ enum ConformanceChecks {
             await faults.injectOnce(.droppedMidUpload)
             var failed = false
             do { try await fs.upload(new, to: c.path(name)) } catch is CloudFileSystemError { failed = true }
+            try await requireMet(faults, "the upload of \(name)")
             let stored = try? await fs.download(c.path(name))
             let acceptable: [Data?] = failed ? [before, new] : [new]
             try require(acceptable.contains(stored), "\(name): after an upload cut off mid-body (which \(failed ? "failed" : "succeeded")) the path holds \(stored.map { "\($0.count) bytes" } ?? "nothing"), neither the old file nor the new one whole")
@@ -471,6 +482,7 @@ enum ConformanceChecks {
         let faults = try faultControl(for: .expiredToken, c)
         await faults.injectOnce(.expiredToken)
         try await c.fileSystem.upload(Data("fresh token".utf8), to: c.path("token.txt"))
+        try await requireMet(faults, "the upload")
         try require(try await c.fileSystem.exists(c.path("token.txt")), "the upload with an expired token should succeed after a refresh")
         return .passed
     }
@@ -481,6 +493,7 @@ enum ConformanceChecks {
         try await requireFailure("a request with a refused token", matches: { error in
             if case .unauthorized = error { true } else { false }
         }) { _ = try await c.fileSystem.exists(c.path("anything")) }
+        try await requireMet(faults, "the look")
         return .passed
     }
 

@@ -147,4 +147,16 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
     public func makeFolder(_ path: String) async throws { try await run(.makeFolder, path) { try await base.makeFolder(path) } }
     public func removeFile(_ path: String) async throws { try await run(.removeFile, path) { try await base.removeFile(path) } }
     public func removeFolder(_ path: String) async throws { try await run(.removeFolder, path) { try await base.removeFolder(path) } }
+    /// Counted as the listing it replaces, so what a sync costs reads the same whichever the caller asks for.
+    public func listNames(_ folder: String) async throws -> [String] { try await run(.list, folder) { try await base.listNames(folder) } }
+    public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
+        try await run(.download, path) { try await base.download(path, into: destination, at: offset, length: length) }
+    }
+    public func stager(for path: String) async throws -> FileStager { try await base.stager(for: path) }
+    /// The staged file is gone once this returns, as the contract says, even when a fault stops the upload before the
+    /// base sees it.
+    public func upload(stagedFileAt source: URL, to path: String) async throws {
+        defer { try? FileManager.default.removeItem(at: source) }
+        try await run(.upload, path) { try await base.upload(stagedFileAt: source, to: path) }
+    }
 }

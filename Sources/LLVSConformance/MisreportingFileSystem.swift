@@ -52,4 +52,14 @@ public struct MisreportingFileSystem: ForwardingFileSystem {
         try handle.write(contentsOf: Data([first ^ 0xFF]))
     }
     public func read(_ path: String, range: ByteRange) async throws -> Data { misreport(try await base.read(path, range: range)) }
+    public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
+        try await base.download(path, into: destination, at: offset, length: length)
+        guard lie == .contents, length > 0 else { return }
+        let handle = try FileHandle(forUpdating: destination)
+        defer { try? handle.close() }
+        try handle.seek(toOffset: UInt64(offset))
+        guard let first = try handle.read(upToCount: 1)?.first else { return }
+        try handle.seek(toOffset: UInt64(offset))
+        try handle.write(contentsOf: Data([first ^ 0xFF]))
+    }
 }

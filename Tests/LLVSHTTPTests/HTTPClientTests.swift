@@ -287,7 +287,11 @@ func echoServer() throws -> MockHTTPServer {
         #expect(retryAfters == ["2"])
         #expect(statuses.allSatisfy { [0, 200, 500, 503].contains($0) })
         #expect(throws: MockFaults.SpecError.self) { try MockFaults.parse("explode:0.1") }
-        #expect(throws: MockFaults.SpecError.self) { try MockFaults.parse("500@zero") }
+        for bad in ["500@0", "500@MOVE*0", "500@MOVE*x", "500@MO-VE", "500@"] {
+            #expect(throws: MockFaults.SpecError.self, "\(bad)") { try MockFaults.parse(bad) }
+        }
+        // KIND@METHOD*K waits for the first K requests of that method.
+        #expect(try MockFaults.parse("503@MOVE*2").pendingCount == 2)
     }
 }
 

@@ -203,14 +203,24 @@ import LLVSSupport
             self.lastChunk = lastChunk
         }
 
-        func download(_ path: String) async throws -> Data {
+        private func hold(_ path: String) async throws {
             if path.hasSuffix("/" + lastChunk) { lastAskedFor.continuation.finish() }
             if path.hasSuffix("/chunk-000") {
                 // Ends when the stream is finished, or when the task is cancelled.
                 for await _ in lastAskedFor.stream {}
                 try Task.checkCancellation()
             }
+        }
+
+        func download(_ path: String) async throws -> Data {
+            try await hold(path)
             return try await base.download(path)
+        }
+
+        /// Chunks go straight into their places in the file.
+        func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
+            try await hold(path)
+            try await base.download(path, into: destination, at: offset, length: length)
         }
     }
 

@@ -43,4 +43,8 @@ public struct RetryingFileSystem: CloudFileSystem {
     public func makeFolder(_ path: String) async throws { try await retrying { try await base.makeFolder(path) } }
     public func removeFile(_ path: String) async throws { try await retrying { try await base.removeFile(path) } }
     public func removeFolder(_ path: String) async throws { try await retrying { try await base.removeFolder(path) } }
+    public func stager(for path: String) async throws -> FileStager { try await retrying { try await base.stager(for: path) } }
+    /// Not retried: the staged file is the base's to remove once its upload returns, so there is nothing left to send
+    /// again (the caller stages anew).
+    public func upload(stagedFileAt source: URL, to path: String) async throws { try await base.upload(stagedFileAt: source, to: path) }
 }
