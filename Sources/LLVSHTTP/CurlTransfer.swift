@@ -128,9 +128,9 @@ final class CurlTransfer: @unchecked Sendable {
         try configureBody(context)
         try configureResponse(context)
         _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context)
-        _ = llvs_curl_easy_setopt_xferinfo_callback(easy) { context, _, _, _, _ in
+        _ = llvs_curl_easy_setopt_xferinfo_callback(easy) { context, _, _, uploadTotal, uploaded in
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-            return transfer.cancelled.load(ordering: .relaxed) ? 1 : 0
+            return transfer.cancelled.load(ordering: .relaxed) || transfer.cutsFormHalfWay(total: uploadTotal, sent: uploaded) ? 1 : 0
         }
         set(CURLOPT_NOPROGRESS, 0)
     }
@@ -243,6 +243,14 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     // MARK: Callbacks (engine thread)
+
+    /// An injected mid-body drop of a multipart form, which libcurl reads itself (a body the read callback gives is
+    /// cut there, in `fill`): the transfer is stopped once half the form has gone, so the server got part of it.
+    private func cutsFormHalfWay(total: curl_off_t, sent: curl_off_t) -> Bool {
+        guard droppingBodyHalfWay, mime != nil, total > 0, sent * 2 >= total else { return false }
+        failure = .transport(code: 55, message: "the connection dropped while the body was sent (an injected fault)", url: request.url.absoluteString)
+        return true
+    }
 
     private func fill(_ buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         var remaining = bodyLength - bodyPosition

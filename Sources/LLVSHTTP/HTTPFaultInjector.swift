@@ -17,7 +17,7 @@ public final class HTTPFaultInjector: Sendable {
         /// The request is sent and answered, then its connection "drops": the server acted, the client saw nothing.
         case droppedAfterServerActed
         /// The connection drops half way through the request's body: the server got part of an upload. Taken by the
-        /// next request whose body the client streams itself (bytes or a file; not a multipart form).
+        /// next request with a body (bytes, a file or a multipart form).
         case droppedMidBody
         /// A 401 refusing the credentials, without sending the request: a renewal (an OAuth refresh) cures it.
         case unauthorized
@@ -59,7 +59,7 @@ public final class HTTPFaultInjector: Sendable {
     /// The fault `request` meets, if one waits and the request is not a credential exchange.
     func take(for request: HTTPRequest) -> Fault? {
         guard !request.isCredentialExchange else { return nil }
-        let streamsBody = switch request.body { case .data(let data): !data.isEmpty; case .file: true; case .none, .form: false }
+        let streamsBody = switch request.body { case .data(let data): !data.isEmpty; case .file, .form: true; case .none: false }
         guard let fault = pending.withLock({ pending -> Fault? in
             guard let first = pending.first, first.fault != .droppedMidBody || streamsBody else { return nil }
             if case .change = first.target, !(request.changesRemote ?? !Self.readingMethods.contains(request.method.uppercased())) { return nil }

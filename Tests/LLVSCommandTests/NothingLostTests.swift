@@ -165,22 +165,30 @@ extension NothingLostTests {
 final class FileRewriter: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
+    private let completedRounds = Atomic<Int>(0)
+    private let openFailed = Atomic<Bool>(false)
     let path: String
+
+    /// Whole rewrites of the file so far: a test reads it before and after what must overlap them.
+    var rounds: Int { completedRounds.load(ordering: .relaxed) }
+    var couldOpen: Bool { !openFailed.load(ordering: .relaxed) }
 
     init(path: String, size: Int) {
         self.path = path
         let thread = Thread { [self] in
             // In place, as an editor or a database does: the size stays, the bytes change under the reader.
             let fd = open(path, O_WRONLY)
+            if fd < 0 { openFailed.store(true, ordering: .relaxed) }
             var round: UInt8 = 1
-            while !stopped.load(ordering: .relaxed) {
+            while fd >= 0, !stopped.load(ordering: .relaxed) {
                 let piece = [UInt8](repeating: round, count: 1 << 20)
                 for offset in stride(from: 0, to: size, by: 1 << 20) {
                     _ = piece.withUnsafeBytes { pwrite(fd, $0.baseAddress, min(1 << 20, size - offset), off_t(offset)) }
                 }
                 round &+= 1
+                completedRounds.add(1, ordering: .relaxed)
             }
-            close(fd)
+            if fd >= 0 { close(fd) }
             done.signal()
         }
         thread.start()
@@ -204,9 +212,13 @@ extension NothingLostTests {
         #expect(try await llvs("init").status == 0)
         #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
         let rewriter = FileRewriter(path: busy, size: 24 << 20)
+        let roundsBefore = rewriter.rounds
         var results: [CommandLineTests.Result] = []
         for _ in 0..<3 { results.append(try await llvs("backup", source)) }
+        let roundsAfter = rewriter.rounds
         rewriter.stop()
+        #expect(rewriter.couldOpen, "the rewriter could not open \(busy)")
+        #expect(roundsAfter > roundsBefore, "the file was rewritten while the backups ran (\(roundsBefore) → \(roundsAfter) rounds)")
         for result in results {
             #expect(result.status == 0 || result.status == 1, "backup ended \(result.status): \(result.error)")
             #expect(result.status != 5)
@@ -215,10 +227,18 @@ extension NothingLostTests {
         #expect(restored.status == 0, "\(restored.error)")
         #expect(try String(contentsOfFile: path("restored/steady.txt"), encoding: .utf8) == "steady")
         if FileManager.default.fileExists(atPath: path("restored/busy.bin")) {
-            // The restore checks every chunk against its hash and the file's size against its entry: it succeeded,
-            // so the bytes are those of one moment of the file, whole.
+            // The bytes of one moment of the file: each MiB written whole by one pass, the passes in order (a moment
+            // in the middle of a pass holds the new pass's MiBs, then the old one's), never a torn MiB.
             let data = try Data(contentsOf: URL(fileURLWithPath: path("restored/busy.bin")))
             #expect(data.count == 24 << 20, "the record and the bytes disagree")
+            let pieces = stride(from: 0, to: data.count, by: 1 << 20).map { data[$0..<min($0 + (1 << 20), data.count)] }
+            let values = pieces.map { Set($0) }
+            #expect(values.allSatisfy { $0.count == 1 }, "a MiB holds bytes of two passes")
+            let firsts = values.compactMap(\.first)
+            let changes = zip(firsts, firsts.dropFirst()).filter { $0 != $1 }.count
+            #expect(changes <= 1, "the file holds more than two passes: \(firsts)")
+        } else {
+            #expect(results.contains { $0.error.contains("busy.bin") }, "busy.bin was left out without a word: \(results.map(\.error))")
         }
         #expect(try await llvs("push", "home").status == 0)
         let cloned = try await tests.run(["clone", "home", path("clone")])

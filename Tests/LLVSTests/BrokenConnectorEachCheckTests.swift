@@ -1,0 +1,178 @@
+import Foundation
+import LLVSConformance
+import Synchronization
+import Testing
+@testable import LLVS
+
+/// The conformance checks that no broken connector had failed yet, each against a connector broken the way that check
+/// is meant to catch (a local folder with one bug): none of them can pass by accident.
+@Suite struct BrokenConnectorEachCheckTests {
+    let directory = TemporaryDirectory()
+
+    enum Bug: String, CaseIterable, Sendable {
+        /// A missing file downloads as empty instead of "not found".
+        case missingReadsAsEmpty
+        /// A folder that holds anything is not removed, and no error says so.
+        case keepsFullFolders
+        /// An empty upload is skipped: the file never appears.
+        case skipsEmptyFiles
+        /// A range is read to the end of the file, whatever its end.
+        case ignoresRangeEnds
+        /// An upload from a local file that cannot be read leaves an empty file where it was going.
+        case failedUploadLeavesAFile
+        /// An upload from a local file takes its size first and pads what it then reads to that size.
+        case padsAShortenedSource
+        /// Silently drops an upload that starts while another into the same folder is under way.
+        case dropsConcurrentUploads
+        /// Removing the run's folder leaves it there.
+        case cannotRemoveTheRunsFolder
+    }
+
+    /// A local folder with one deliberate bug.
+    final class Broken: ForwardingFileSystem, @unchecked Sendable {
+        let base: any CloudFileSystem
+        let bug: Bug
+        private let inFlight = Mutex(0)
+        /// The first parallel upload waits here for a second to start, so two overlap whatever the scheduling.
+        private let secondStarted = AsyncStream<Void>.makeStream()
+
+        init(base: any CloudFileSystem, bug: Bug) {
+            self.base = base
+            self.bug = bug
+        }
+
+        func download(_ path: String) async throws -> Data {
+            if bug == .missingReadsAsEmpty, try await !base.exists(path) { return Data() }
+            return try await base.download(path)
+        }
+
+        func removeFolder(_ path: String) async throws {
+            if bug == .keepsFullFolders, try await !base.listNames(path).isEmpty { return }
+            if bug == .cannotRemoveTheRunsFolder, try CloudPath.components(path).count == 1 { return }
+            try await base.removeFolder(path)
+        }
+
+        func upload(_ data: Data, to path: String) async throws {
+            switch bug {
+            case .skipsEmptyFiles where data.isEmpty:
+                return
+            case .dropsConcurrentUploads where path.contains("/parallel-"):
+                let others = inFlight.withLock { count -> Int in
+                    count += 1
+                    return count - 1
+                }
+                defer { inFlight.withLock { $0 -= 1 } }
+                if others > 0 {
+                    secondStarted.continuation.finish()
+                    return
+                }
+                for await _ in secondStarted.stream {}
+            default:
+                break
+            }
+            try await base.upload(data, to: path)
+        }
+
+        func upload(fileAt source: URL, to path: String) async throws {
+            switch bug {
+            case .failedUploadLeavesAFile where !FileManager.default.fileExists(atPath: source.path):
+                try await base.upload(Data(), to: path)
+                throw CloudFileSystemError.localFile(path: source.path, message: "it does not exist")
+            case .padsAShortenedSource where path.contains("/source-fails-part-way/"):
+                guard let size = try? FileManager.default.attributesOfItem(atPath: source.path)[.size] as? Int,
+                      let handle = try? FileHandle(forReadingFrom: source) else {
+                    throw CloudFileSystemError.localFile(path: source.path, message: "cannot read it")
+                }
+                defer { try? handle.close() }
+                var data = try handle.read(upToCount: 1 << 20) ?? Data()
+                // The check cuts the source once it sees the first read: the rest is read after the cut, so the bug
+                // shows whatever the scheduling (a bounded wait: a source nobody cuts is read as it is).
+                for _ in 0..<3000 where ((try? FileManager.default.attributesOfItem(atPath: source.path)[.size] as? Int) ?? 0) >= size {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty { data.append(piece) }
+                if data.count < size { data.append(Data(count: size - data.count)) }
+                try await base.upload(data, to: path)
+            default:
+                try await base.upload(fileAt: source, to: path)
+            }
+        }
+
+        func read(_ path: String, range: ByteRange) async throws -> Data {
+            guard bug == .ignoresRangeEnds, case .bytes(let first, _) = range else { return try await base.read(path, range: range) }
+            return try await base.read(path, range: .from(first))
+        }
+    }
+
+    /// Each bug and the check that must catch it.
+    static let caught: [(bug: Bug, check: String)] = [
+        (.missingReadsAsEmpty, "not-found"), (.keepsFullFolders, "folders"), (.skipsEmptyFiles, "files"), (.ignoresRangeEnds, "ranges"),
+        (.failedUploadLeavesAFile, "failed-upload"), (.padsAShortenedSource, "source-fails-part-way"),
+        (.dropsConcurrentUploads, "concurrency"), (.cannotRemoveTheRunsFolder, "clean-up"),
+    ]
+
+    func failedChecks(_ fileSystem: any CloudFileSystem, faults: (any FaultControl)? = nil) async -> Set<String> {
+        var options = ConformanceOptions()
+        options.largeFileSize = 2 * 1024 * 1024
+        options.listingCount = 20
+        options.faults = faults
+        let report = await ConformanceSuite.run(on: fileSystem, options: options)
+        return Set(report.results.filter { $0.status == .failed }.map(\.id))
+    }
+
+    @Test(arguments: caught.indices)
+    func aBrokenConnectorFailsTheCheckMeantForIt(case index: Int) async throws {
+        let (bug, check) = Self.caught[index]
+        let failed = await failedChecks(Broken(base: LocalFolderFileSystem(root: directory.child(bug.rawValue)), bug: bug))
+        #expect(failed.contains(check), "\(bug) should fail \(check); failed: \(failed)")
+    }
+
+    /// Without a retry, a dropped connection ends the download it cut.
+    @Test func aDroppedConnectionWithoutARetryFails() async throws {
+        let faulty = FaultInjectingFileSystem(LocalFolderFileSystem(root: directory.child("dropped")))
+        let failed = await failedChecks(faulty, faults: faulty)
+        #expect(failed.contains("dropped-connection"), "\(failed)")
+    }
+
+    /// A connector that never refreshes: an expired token ends the upload with "unauthorized".
+    final class NeverRefreshes: ForwardingFileSystem, FaultControl, @unchecked Sendable {
+        let base: any CloudFileSystem
+        let expired = Mutex(false)
+        init(base: any CloudFileSystem) { self.base = base }
+
+        var supportedFaults: Set<InjectedFault> { [.expiredToken, .revokedToken] }
+        func injectOnce(_ fault: InjectedFault) async { expired.withLock { $0 = true } }
+
+        func upload(_ data: Data, to path: String) async throws {
+            if expired.withLock({ $0 }) { throw CloudFileSystemError.unauthorized("the token has expired") }
+            try await base.upload(data, to: path)
+        }
+    }
+
+    @Test func anExpiredTokenThatIsNeverRefreshedFails() async throws {
+        let broken = NeverRefreshes(base: LocalFolderFileSystem(root: directory.child("expired")))
+        let failed = await failedChecks(broken, faults: broken)
+        #expect(failed.contains("expired-token"), "\(failed)")
+    }
+
+    /// A connector that takes a refused token for "not there": a revoked sign-in passes for an empty remote.
+    final class HidesRefusals: ForwardingFileSystem, FaultControl, @unchecked Sendable {
+        let base: any CloudFileSystem
+        let refused = Mutex(false)
+        init(base: any CloudFileSystem) { self.base = base }
+
+        var supportedFaults: Set<InjectedFault> { [.revokedToken] }
+        func injectOnce(_ fault: InjectedFault) async { refused.withLock { $0 = true } }
+
+        func exists(_ path: String) async throws -> Bool {
+            if refused.withLock({ let was = $0; $0 = false; return was }) { return false }
+            return try await base.exists(path)
+        }
+    }
+
+    @Test func aRevokedTokenTakenForNotThereFails() async throws {
+        let broken = HidesRefusals(base: LocalFolderFileSystem(root: directory.child("revoked")))
+        let failed = await failedChecks(broken, faults: broken)
+        #expect(failed.contains("revoked-token"), "\(failed)")
+    }
+}
