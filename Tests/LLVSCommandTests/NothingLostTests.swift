@@ -476,6 +476,15 @@ extension NothingLostTests {
         #expect(try await two("push", "home").status == 0)
         #expect(try await one("pull", "home").status == 0)                           // M1 = A1 + B1
         #expect(try await two("pull", "home").status == 0)                           // M2 = B1 + A1
+        // The criss-cross happened: two distinct merges of the same two heads, one in each store.
+        func current(_ result: CommandLineTests.Result) throws -> [String: Any] {
+            let versions = try #require(try JSONSerialization.jsonObject(with: result.output) as? [[String: Any]])
+            return try #require(versions.first { $0["current"] as? Bool == true })
+        }
+        let m1 = try current(try await one("log", "--json")), m2 = try current(try await two("log", "--json"))
+        let parents1 = Set(m1["predecessors"] as? [String] ?? []), parents2 = Set(m2["predecessors"] as? [String] ?? [])
+        #expect(m1["id"] as? String != m2["id"] as? String, "the two stores merged into one version: no criss-cross")
+        #expect(parents1.count == 2 && parents1 == parents2, "M1 and M2 should both merge A1 and B1: \(parents1) \(parents2)")
         #expect(try await one("rm", "x").status == 0)
         #expect(try await one("sync", "home").status == 0)
         #expect(try await two("sync", "home").status == 0)

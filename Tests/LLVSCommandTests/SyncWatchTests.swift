@@ -70,7 +70,8 @@ import Glibc
         let watcher = Process()
         watcher.executableURL = CommandLineTests.binary
         watcher.arguments = ["sync", "p", "--watch", "--max-pause", "2", "--store", store("b")]
-        watcher.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path]) { _, new in new }
+        watcher.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path,
+                                                                         "LLVS_HTTP_TRACE": "1"]) { _, new in new }
         let output = Pipe()
         watcher.standardOutput = output
         watcher.standardError = output
@@ -99,6 +100,8 @@ import Glibc
         watcher.waitUntilExit()
         #expect(watcher.terminationStatus == 0, "\(seen)")
         #expect(seen.contains { $0.hasPrefix("Watching p for changes") } && seen.last == "Stopped watching.", "\(seen)")
+        // Between events it waited on pCloud's long poll (`diff` with `block=1`), rather than syncing at every pause.
+        #expect(seen.contains { $0.hasPrefix("→ ") && $0.contains("/diff?") && $0.contains("block=1") }, "no long poll: \(seen.filter { $0.hasPrefix("→ ") })")
     }
 
     /// A remote without a change feed is looked at by syncing, and those looks back off as a feed's do: an idle watch
