@@ -50,6 +50,7 @@ public struct BoxConfiguration: Sendable {
                                                clientAuthentication: .body)
         // Box accepts only the redirect URI registered with the app, port included (rclone registers this one).
         configuration.loopbackPort = endpoint == nil ? 53682 : nil
+        configuration.enforcesPKCE = false
         return configuration
     }
 }

@@ -92,6 +92,7 @@ public struct PCloudConfiguration: Sendable {
         }
         configuration.keptRedirectFields = ["hostname", "locationid"]
         configuration.loopbackPort = endpoint == nil ? 53682 : nil
+        configuration.enforcesPKCE = false
         return configuration
     }
 }

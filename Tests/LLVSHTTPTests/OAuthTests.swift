@@ -208,6 +208,69 @@ struct OAuthFixture {
         #expect(token.refreshToken != nil)
     }
 
+    /// A scripted browser that first opens a spare connection and sends nothing, asks for a favicon, posts, answers
+    /// with another flow's state, sends a bare `?code` and an unchecked denial: each is refused with 400 while the
+    /// sign-in goes on, and the real redirect then completes it.
+    @Test(.timeLimit(.minutes(2))) func aStrayConnectionOrAHostileRequestCannotDerailTheLoopbackSignIn() async throws {
+        let fixture = try OAuthFixture()
+        let http = fixture.http
+        let flow = OAuthAuthorization(configuration: fixture.oauth.configuration(baseURL: fixture.server.baseURL), http: http)
+        let idle = Mutex<RawSocket?>(nil)
+        let token = try await flow.authorizeWithLoopback(timeout: .seconds(60)) { url in
+            let query = FormEncoding.decode(url.query ?? "")
+            let port = try #require(URL(string: query["redirect_uri"] ?? "")?.port)
+            idle.withLock { $0 = try? RawSocket(port: UInt16(port)) }  // connects, never sends a byte
+            for request in ["GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                            "POST /?code=x&state=\(query["state"] ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello",
+                            "GET /?code=stolen&state=another-flow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                            "GET /?code HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                            "GET /?error=access_denied&error_description=%1B%5D0%3Bowned%07 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                            "GET /elsewhere?code=x&state=\(query["state"] ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"] {
+                let socket = try RawSocket(port: UInt16(port))
+                try socket.send(request)
+                let answer = try socket.receive(until: "</html>")
+                #expect(answer.hasPrefix("HTTP/1.1 400"), "\(request.prefix(40)): \(answer.prefix(60))")
+            }
+            let response = try await http.send(HTTPRequest(url: url))
+            #expect(response.status == 200 && response.text.contains("authorized"))
+        }
+        #expect(fixture.oauth.isAuthorized("Bearer \(token.accessToken)"))
+        withExtendedLifetime(idle) {}
+    }
+
+    /// A denial that carries this attempt's state ends the sign-in, and says so in the browser and the terminal,
+    /// without the control characters the service put in its description.
+    @Test(.timeLimit(.minutes(2))) func aDenialEndsTheSignInWithAFailurePage() async throws {
+        let fixture = try OAuthFixture()
+        let flow = OAuthAuthorization(configuration: fixture.oauth.configuration(baseURL: fixture.server.baseURL), http: fixture.http)
+        do {
+            _ = try await flow.authorizeWithLoopback(timeout: .seconds(60)) { url in
+                let query = FormEncoding.decode(url.query ?? "")
+                let port = try #require(URL(string: query["redirect_uri"] ?? "")?.port)
+                let socket = try RawSocket(port: UInt16(port))
+                try socket.send("GET /?error=access_denied&error_description=no%1B%5B2J&state=\(query["state"] ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                let answer = try socket.receive(until: "</html>")
+                #expect(answer.contains("not authorized") && !answer.contains("LLVS is authorized"), "\(answer)")
+            }
+            Issue.record("a denial gave a token")
+        } catch OAuthError.authorizationDenied(let reason) {
+            #expect(reason == "no [2J", "\(reason.debugDescription)")
+        }
+    }
+
+    /// Where a service does not check PKCE (Box, pCloud), a pasted bare code is refused: only the whole address,
+    /// whose state is checked, is taken.
+    @Test func aBareCodeIsRefusedWhereTheServiceDoesNotCheckPKCE() async throws {
+        let fixture = try OAuthFixture()
+        var configuration = fixture.configuration
+        configuration.enforcesPKCE = false
+        let flow = OAuthAuthorization(configuration: configuration, http: fixture.http)
+        let attempt = flow.makeAttempt(redirectURI: "http://127.0.0.1:53682/")
+        await #expect(throws: OAuthError.wholeAddressNeeded) { try await flow.finish(attempt, answer: "some-code-from-elsewhere") }
+        await #expect(throws: OAuthError.stateMismatch) { try await flow.finish(attempt, answer: "/?code") }
+        #expect(fixture.oauth.refreshCount == 0)
+    }
+
     @Test func theHeadlessFlowTakesAPastedRedirectOrCode() async throws {
         let fixture = try OAuthFixture()
         let flow = OAuthAuthorization(configuration: fixture.configuration, http: fixture.http)
@@ -236,7 +299,7 @@ struct OAuthFixture {
     @Test func theDeviceFlowPollsAtTheIntervalAskedAndSlowsDownWhenTold() async throws {
         let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
         var settings = MockOAuthServer.Settings()
-        settings.deviceInterval = 3
+        settings.deviceInterval = 6
         let oauth = MockOAuthServer(settings: settings, now: { clock.withLock { $0 } })
         let server = try MockHTTPServer { request in oauth.handle(request) ?? .empty(404) }
         defer { server.stop() }
@@ -254,7 +317,37 @@ struct OAuthFixture {
             userCode.withLock { $0 = code }
         })
         #expect(oauth.isAuthorized("Bearer \(token.accessToken)"))
-        #expect(waits.withLock { $0 } == [.seconds(3), .seconds(3), .seconds(8)])
+        #expect(waits.withLock { $0 } == [.seconds(6), .seconds(6), .seconds(11)])
+    }
+
+    /// A hostile device endpoint: `interval: 0` is polled every 5 s (RFC 8628's default), not as fast as possible; an
+    /// interval past the code's life never sleeps past it; a long life is capped, and `timeout` ends the wait sooner.
+    @Test(arguments: [(0, 12, nil as Int?, [5, 5, 2]), (3600, 5, nil, [5]), (5, 86_400, 11, [5, 5, 1]), (5, 86_400, nil, Array(repeating: 5, count: 360))])
+    func theDeviceFlowPollsWithinBoundsWhateverTheServiceSays(interval: Int, expiresIn: Int, timeout: Int?, expected: [Int]) async throws {
+        let server = try MockHTTPServer { request in
+            if request.path.hasSuffix("/device") {
+                return .json(200, ["device_code": "d", "user_code": "U\u{1b}]0;owned\u{07}", "verification_uri": "http://127.0.0.1/device",
+                                   "interval": interval, "expires_in": expiresIn])
+            }
+            return .json(400, ["error": "authorization_pending"])
+        }
+        defer { server.stop() }
+        let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        var configuration = OAuthConfiguration(authorizationURL: server.baseURL.appendingPathComponent("authorize"),
+                                               tokenURL: server.baseURL.appendingPathComponent("token"), clientId: "c")
+        configuration.deviceAuthorizationURL = server.baseURL.appendingPathComponent("device")
+        let flow = OAuthAuthorization(configuration: configuration, http: client(), now: { clock.withLock { $0 } })
+        let waits = Mutex<[Int]>([])
+        let shown = Mutex("")
+        await #expect(throws: OAuthError.deviceCodeExpired) {
+            _ = try await flow.authorizeWithDevice(timeout: timeout.map { .seconds($0) }, sleep: { wait in
+                let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+                waits.withLock { $0.append(Int(seconds.rounded())) }
+                clock.withLock { $0 = $0.addingTimeInterval(seconds) }
+            }, show: { code, _, _ in shown.withLock { $0 = code } })
+        }
+        #expect(waits.withLock { $0 } == expected)
+        #expect(!shown.withLock { $0 }.unicodeScalars.contains { $0.value < 0x20 }, "a control character reached the terminal")
     }
 
     /// Box's codes live 30 s: one exchanged in time works, one exchanged after 31 s is invalid_grant (on a clock the

@@ -19,7 +19,7 @@ struct AuthCommand: Command {
     static let headless = Flag("headless", "print the address to open on another machine, then read the address the browser ended up at")
     static let device = Flag("device", "show a code to enter on another device (the device authorization grant)")
     static let tokenJSON = Option("token-json", "FILE", "take a token JSON made elsewhere (this tool's token file, rclone's, or a token answer)", .nonEmpty)
-    static let timeoutOption = Option("timeout", "SECONDS", "how long to wait for the browser (default 300)", .integer(1...86_400))
+    static let timeoutOption = Option("timeout", "SECONDS", "how long to wait for the browser or the device code's approval (default 300)", .integer(1...86_400))
     static let serverOption = Option("server", "URL", "a WebDAV account's Nextcloud server (https://cloud.example), when NAME is an account rather than a remote on it", .nonEmpty)
     static let options: [any DeclaredOption] = [headless, device, tokenJSON, timeoutOption, serverOption]
     static let positionalCount = 1...1
@@ -91,7 +91,7 @@ struct AuthCommand: Command {
                 }
                 token = try await authorization.finish(attempt, answer: line)
             case .device:
-                token = try await authorization.authorizeWithDevice { code, address, _ in
+                token = try await authorization.authorizeWithDevice(timeout: timeout) { code, address, _ in
                     Self.say("On any device, open \(address) and enter the code \(code). Waiting for approval…")
                 }
             }

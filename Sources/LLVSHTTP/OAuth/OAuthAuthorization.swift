@@ -37,21 +37,24 @@ public struct OAuthAuthorization: Sendable {
         return Attempt(url: components.url!, state: state, pkce: pkce, redirectURI: redirectURI)
     }
 
-    /// Reads `code` and `state` from a redirect URL or a query string, checks the state, and trades the code for a
-    /// token. A bare code (no `?`, `=`) is accepted too, as headless users often paste just that.
+    /// Reads `code` and `state` from a redirect URL or a query string, checks the state (before anything else in it,
+    /// an error included), and trades the code for a token. A bare code (nothing but the code's own characters) is
+    /// accepted where the service checks PKCE, which binds a code to this attempt; where it does not (Box, pCloud),
+    /// only the whole redirected address is, whose state is checked.
     public func finish(_ attempt: Attempt, answer: String) async throws -> OAuthToken {
         let text = answer.trimmingCharacters(in: .whitespacesAndNewlines)
         let code: String
         var fields: [String: String] = [:]
-        if text.contains("=") {
+        if text.contains(where: { "?&=/#:".contains($0) }) {
             let query = text.split(separator: "?", maxSplits: 1).last.map(String.init) ?? text
             fields = FormEncoding.decode(query.split(separator: "#").first.map(String.init) ?? query)
-            if let error = fields["error"] { throw OAuthError.authorizationDenied(fields["error_description"] ?? error) }
             guard let state = fields["state"], PKCE.constantTimeEquals(state, attempt.state) else { throw OAuthError.stateMismatch }
+            if let error = fields["error"] { throw OAuthError.authorizationDenied(TerminalSafe.text(fields["error_description"] ?? error)) }
             guard let found = fields["code"], !found.isEmpty else { throw OAuthError.missingCode("the redirect") }
             code = found
         } else {
             guard !text.isEmpty else { throw OAuthError.missingCode("the pasted text") }
+            guard configuration.enforcesPKCE else { throw OAuthError.wholeAddressNeeded }
             code = text
         }
         return try await exchange(code: code, attempt: attempt, redirectFields: fields)
@@ -84,22 +87,30 @@ public struct OAuthAuthorization: Sendable {
         let listener = try TCPListener(port: configuration.loopbackPort ?? 0)
         defer { listener.close() }
         let attempt = makeAttempt(redirectURI: "http://127.0.0.1:\(listener.port)/")
-        let redirect = BlockingWork { try LoopbackRedirect.wait(on: listener) }
+        let loopback = LoopbackRedirect(listener: listener, state: attempt.state)
+        let redirect = BlockingWork { loopback.wait() }
         let watchdog = Task.detached {
             try await Task.sleep(for: timeout)
-            listener.close()
+            loopback.stop()
         }
         defer { watchdog.cancel() }
         try await open(attempt.url)
-        guard let target = try await redirect.value else {
+        guard let answer = try await redirect.value else {
             throw OAuthError.missingCode("the browser's answer (none arrived within \(timeout))")
         }
-        return try await finish(attempt, answer: target)
+        return try await finish(attempt, answer: answer)
     }
 
+    /// The fastest a device flow polls, whatever the service asks: RFC 8628's default interval.
+    static let minimumDevicePollInterval = 5.0
+    /// The longest a device code is waited for, whatever the service says it lives (RFC 8628 suggests minutes).
+    static let maximumDeviceCodeLife = 1800.0
+
     /// Device authorization grant (RFC 8628): `show` is given the code and the address where the user enters it;
-    /// the token endpoint is then polled at the interval the service asks for.
-    public func authorizeWithDevice(sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+    /// the token endpoint is then polled at the interval the service asks for, but never faster than every 5 s, and
+    /// never past the code's life (at most 30 minutes) or `timeout`, whichever ends first.
+    public func authorizeWithDevice(timeout: Duration? = nil,
+                                    sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
                                     show: @Sendable (_ userCode: String, _ verificationURI: String, _ completeURI: String?) async throws -> Void) async throws -> OAuthToken {
         guard let endpoint = configuration.deviceAuthorizationURL else {
             throw OAuthError.tokenEndpoint(status: 0, error: "unsupported", description: "this service has no device authorization")
@@ -113,11 +124,15 @@ public struct OAuthAuthorization: Sendable {
             let error = TokenEndpointError(response)
             throw OAuthError.tokenEndpoint(status: response.status, error: error.code, description: error.description)
         }
-        var interval = Duration.seconds((object["interval"] as? NSNumber)?.intValue ?? 5)
-        let deadline = now().addingTimeInterval((object["expires_in"] as? NSNumber)?.doubleValue ?? 900)
-        try await show(userCode, verification, object["verification_uri_complete"] as? String)
+        var interval = max(Self.minimumDevicePollInterval, (object["interval"] as? NSNumber)?.doubleValue ?? Self.minimumDevicePollInterval)
+        let life = min(Self.maximumDeviceCodeLife, max(0, (object["expires_in"] as? NSNumber)?.doubleValue ?? 900))
+        var deadline = now().addingTimeInterval(life)
+        if let timeout { deadline = min(deadline, now().addingTimeInterval(Double(timeout.components.seconds))) }
+        try await show(TerminalSafe.text(userCode), TerminalSafe.text(verification), (object["verification_uri_complete"] as? String).map(TerminalSafe.text))
         while now() < deadline {
-            try await sleep(interval)
+            // Never asleep past the deadline: the last poll comes at it, not an interval after it.
+            let left = deadline.timeIntervalSince(now())
+            try await sleep(.milliseconds(Int64(min(interval, max(0, left)) * 1000)))
             let poll = configuration.tokenRequest(configuration.tokenURL, fields: [
                 ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode),
             ], safeToRepeat: true)
@@ -126,7 +141,7 @@ public struct OAuthAuthorization: Sendable {
             let error = TokenEndpointError(answer)
             switch error.code {
             case "authorization_pending": continue
-            case "slow_down": interval += .seconds(5)
+            case "slow_down": interval += 5
             case "expired_token": throw OAuthError.deviceCodeExpired
             case "access_denied": throw OAuthError.authorizationDenied(error.description)
             default: throw OAuthError.tokenEndpoint(status: answer.status, error: error.code, description: error.description)
@@ -144,23 +159,112 @@ public struct OAuthAuthorization: Sendable {
     }
 }
 
-/// Waits for the one request the browser makes to the loopback redirect URI, answers it, and returns its target.
-enum LoopbackRedirect {
-    static func wait(on listener: TCPListener) throws -> String? {
-        while let connection = listener.accept() {
-            defer { connection.close() }
-            let reader = IncomingRequestReader(connection: connection)
-            guard let request = try? reader.next() else { continue }
-            // Browsers also ask for /favicon.ico; only a request carrying the answer counts.
-            let query = request.query
-            guard query["code"] != nil || query["error"] != nil else {
-                try? connection.write("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                continue
-            }
-            let page = "<html><body><h1>LLVS is authorized</h1><p>You can close this window and return to the terminal.</p></body></html>"
-            try? connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(page.utf8.count)\r\nConnection: close\r\n\r\n\(page)")
-            return request.target
+/// The loopback redirect listener: takes the one request that answers this attempt (a GET of the redirect path whose
+/// `state` is this attempt's) and answers every other with 400, going on listening: a browser's spare connection, a
+/// favicon, a stray POST or another flow's redirect never ends a sign-in. Each connection is served on a thread of its
+/// own with a read timeout, so one that sends nothing holds up nothing; `stop` (the overall timeout) closes the
+/// listener and every connection still open.
+final class LoopbackRedirect: @unchecked Sendable {
+    private let listener: TCPListener
+    private let state: String
+    private let lock = NSLock()
+    private var open: [Int32: TCPConnection] = [:]
+    private var answer: String?
+    private var finished = false
+    private let done = DispatchSemaphore(value: 0)
+    /// How long a connection may take to send its request.
+    static let readTimeout: Int = 10
+
+    init(listener: TCPListener, state: String) {
+        self.listener = listener
+        self.state = state
+    }
+
+    /// The redirect's target (path and query), or nil once stopped without one. Blocking.
+    func wait() -> String? {
+        Thread { self.acceptLoop() }.start()
+        done.wait()
+        return lock.withLock { answer }
+    }
+
+    func stop() { finish(with: nil) }
+
+    /// The first call ends the wait; later ones (the watchdog after an answer, the accept loop after a stop) do nothing.
+    private func finish(with target: String?) {
+        let connections: [TCPConnection]? = lock.withLock {
+            guard !finished else { return nil }
+            finished = true
+            answer = target
+            return Array(open.values)
         }
-        return nil
+        guard let connections else { return }
+        listener.close()
+        for connection in connections { connection.close() }
+        done.signal()
+    }
+
+    private func acceptLoop() {
+        while let connection = listener.accept() {
+            var timeout = timeval(tv_sec: Self.readTimeout, tv_usec: 0)
+            setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let admitted = lock.withLock { () -> Bool in
+                guard !finished else { return false }
+                open[connection.fd] = connection
+                return true
+            }
+            guard admitted else { connection.close(); break }
+            Thread { self.serve(connection) }.start()
+        }
+        finish(with: nil)
+    }
+
+    private func serve(_ connection: TCPConnection) {
+        defer {
+            lock.withLock { _ = open.removeValue(forKey: connection.fd) }
+            connection.close()
+        }
+        // A body is refused before a byte of it is read: the redirect is a GET.
+        let reader = IncomingRequestReader(connection: connection)
+        let request: IncomingRequest
+        do {
+            guard let read = try reader.next(beforeBody: { request in
+                let length = request.headers["Content-Length"].flatMap(Int64.init) ?? 0
+                if length > 0 || request.headers["Transfer-Encoding"] != nil { throw IncomingRequestReader.Malformed(description: "a body") }
+            }) else { return }
+            request = read
+        } catch {
+            Self.answer(connection, status: "400 Bad Request", page: Self.page("Not an answer to this sign-in", "This address only takes the sign-in's redirect."))
+            return
+        }
+        let query = request.query
+        guard request.method == "GET", request.rawPath == "/", let state = query["state"], PKCE.constantTimeEquals(state, self.state),
+              query["code"].map({ !$0.isEmpty }) == true || query["error"] != nil else {
+            Self.answer(connection, status: "400 Bad Request", page: Self.page("Not an answer to this sign-in", "This address only takes the sign-in's redirect."))
+            return
+        }
+        if query["error"] != nil {
+            Self.answer(connection, status: "200 OK", page: Self.page("LLVS was not authorized", "The sign-in was declined. You can close this window; the terminal says more."))
+        } else {
+            Self.answer(connection, status: "200 OK", page: Self.page("LLVS is authorized", "You can close this window and return to the terminal."))
+        }
+        finish(with: request.target)
+    }
+
+    static func page(_ title: String, _ text: String) -> String {
+        "<html><body><h1>\(title)</h1><p>\(text)</p></body></html>"
+    }
+
+    static func answer(_ connection: TCPConnection, status: String, page: String) {
+        try? connection.write("HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(page.utf8.count)\r\nConnection: close\r\n\r\n\(page)")
+    }
+}
+
+/// What a server says, made safe to print: control characters (escape sequences that could move the cursor, clear
+/// the screen or retitle the terminal) become spaces.
+public enum TerminalSafe {
+    public static func text(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
+            (scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)) ? " " : scalar
+        }))
     }
 }

@@ -24,6 +24,9 @@ public struct OAuthConfiguration: Sendable {
     /// The loopback port the redirect must use, for services that accept only the exact redirect URI registered
     /// (pCloud: `http://127.0.0.1:53682/`, as rclone registers); nil for any free port.
     public var loopbackPort: UInt16?
+    /// Whether the service checks PKCE, which binds a code to the attempt that asked for it (Box and pCloud ignore
+    /// it): where it does not, a pasted code is only taken inside its whole redirected address, whose state is checked.
+    public var enforcesPKCE = true
 
     public init(authorizationURL: URL, tokenURL: URL, deviceAuthorizationURL: URL? = nil, clientId: String, clientSecret: String? = nil,
                 scopes: [String] = [], clientAuthentication: ClientAuthentication = .body, extraAuthorizationParameters: [(String, String)] = []) {
@@ -64,12 +67,13 @@ struct TokenEndpointError {
 
     init(_ response: HTTPResponse) {
         let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        // What a server says reaches the terminal: without control characters.
         if let result = object?["result"] as? NSNumber, let message = object?["error"] as? String {
             code = "result \(result)"
-            description = message
+            description = TerminalSafe.text(message)
             return
         }
-        code = object?["error"] as? String ?? "http_\(response.status)"
-        description = object?["error_description"] as? String ?? String(response.text.prefix(200))
+        code = TerminalSafe.text(object?["error"] as? String ?? "http_\(response.status)")
+        description = TerminalSafe.text(object?["error_description"] as? String ?? String(response.text.prefix(200)))
     }
 }

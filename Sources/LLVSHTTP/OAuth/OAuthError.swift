@@ -11,6 +11,8 @@ public enum OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The user or the service declined the authorization.
     case authorizationDenied(String)
     case missingCode(String)
+    /// A bare code was pasted for a service that does not bind codes to the attempt (no PKCE): the state must be checked.
+    case wholeAddressNeeded
     /// The device code expired before the user approved it.
     case deviceCodeExpired
     case malformedToken(String)
@@ -25,6 +27,7 @@ public enum OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
         case .stateMismatch: "The authorization answer does not belong to this request (state mismatch); start again."
         case .authorizationDenied(let reason): "The authorization was declined: \(reason)."
         case .missingCode(let text): "No authorization code in \(text)."
+        case .wholeAddressNeeded: "Paste the whole address the browser ended at, not only the code: this service does not bind a code to the request that asked for it, so its state must be checked."
         case .deviceCodeExpired: "The device code expired before it was approved; start again."
         case .malformedToken(let reason): "The token is not usable: \(reason)."
         case .tokenFile(let path, let message): "The token file \(path) failed: \(message)."
