@@ -17,6 +17,29 @@ import Testing
     func path(_ name: String) -> String { tests.directory.appendingPathComponent(name).path }
     var config: URL { tests.directory.appendingPathComponent("config/llvs") }
 
+    /// Secrets stay private however the folder was left: an accounts folder opened to others is taken back to 0700,
+    /// and a `.lock` planted as a link is refused rather than followed (its target is never made).
+    @Test func accountFilesStayPrivateAndALockLinkIsNotFollowed() async throws {
+        let accounts = config.appendingPathComponent("accounts")
+        try FileManager.default.createDirectory(at: accounts, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let added = try await llvs("remote", "add", "--all-stores", "drive", "gdrive:/x", "--endpoint", "http://127.0.0.1:9", "--client-id", "c",
+                                   "--client-secret-stdin", input: Data("s3cret".utf8))
+        #expect(added.status == 0, "\(added.error)")
+        let mode = (try FileManager.default.attributesOfItem(atPath: accounts.path)[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o700, "the accounts folder is \(String(mode ?? 0, radix: 8))")
+        for name in try FileManager.default.contentsOfDirectory(atPath: accounts.path) {
+            let fileMode = (try FileManager.default.attributesOfItem(atPath: accounts.appendingPathComponent(name).path)[.posixPermissions] as? NSNumber)?.intValue
+            #expect(fileMode == 0o600, "\(name) is \(String(fileMode ?? 0, radix: 8))")
+        }
+        let target = path("planted-target")
+        try FileManager.default.createSymbolicLink(atPath: accounts.appendingPathComponent("gdrive.token.json.lock").path, withDestinationPath: target)
+        let token = path("token.json")
+        try Data(#"{"access_token":"a","refresh_token":"r","token_type":"Bearer","expires_in":3600}"#.utf8).write(to: URL(fileURLWithPath: token))
+        let auth = try await llvs("auth", "drive", "--token-json", token)
+        #expect(auth.status != 0 && auth.error.contains("lock"), "\(auth.text) \(auth.error)")
+        #expect(!FileManager.default.fileExists(atPath: target), "the lock link's target was made")
+    }
+
     @Test func twoStoresEachHaveABackupOnOneAccountAuthorizedOnce() async throws {
         let token = path("issued-token.json")
         let mock = try MockProcess(["gdrive", "--token-out", token], lineCount: 2)

@@ -98,7 +98,7 @@ struct AuthCommand: Command {
         } catch let error as OAuthError {
             throw CommandError.failed("Authorization of \(name) failed: \(error.description)")
         }
-        try save(token, name: name, configuration: context.configuration)
+        try await save(token, name: name, configuration: context.configuration)
         if token.refreshToken == nil, token.expiresAt != nil {
             Self.say("Note: the service issued no refresh token, so this authorization ends when the access token expires.")
         }
@@ -162,11 +162,13 @@ struct AuthCommand: Command {
         return try RemoteConnection.signIn(accountName, kind: kind, context: context, usedBy: remote)
     }
 
-    private func save(_ token: OAuthToken, name: String, configuration: UserConfiguration) throws {
-        try FileManager.default.createDirectory(at: configuration.accountsFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    /// Under the token file's lock, as refreshes write it: a refresh running in another process (or its helper) never
+    /// writes over the new sign-in with the token it replaces.
+    private func save(_ token: OAuthToken, name: String, configuration: UserConfiguration) async throws {
         let file = TokenFile(path: configuration.tokenFile(name).path)
         do {
-            try file.write(token)
+            try TokenFile.makePrivateFolder(configuration.accountsFolder.path)
+            try await file.withLock { try file.write(token) }
         } catch let error as OAuthError {
             throw CommandError.failed(error.description)
         }

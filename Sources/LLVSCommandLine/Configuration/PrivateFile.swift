@@ -1,23 +1,39 @@
 import Foundation
+import LLVSHTTP
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Files only their owner may read (accounts, secrets, remotes), each written whole or not at all.
 enum PrivateFile {
-    /// Writes `data` to `url` atomically with mode 0600, making the folder (0700) first when needed.
+    /// Writes `data` to `url` atomically, as token files are written: a new temporary made 0600 from the start
+    /// (O_EXCL, never through a link), synced, then renamed over the file; the folder made (or taken back to) 0700.
     static func write(_ data: Data, to url: URL) throws {
         let folder = url.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw CommandError.failed("Cannot write \(url.path).")
+        do { try TokenFile.makePrivateFolder(folder.path) } catch { throw CommandError.failed("Cannot make \(folder.path): \(error).") }
+        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UUID().uuidString)").path
+        func fail() -> CommandError { CommandError.failed("Cannot write \(url.path): \(String(cString: strerror(errno))).") }
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw fail() }
+        var written = true
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { written = false; return }
+                offset += n
+            }
         }
-        guard rename(temporary.path, url.path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(at: temporary)
-            throw CommandError.failed("Cannot write \(url.path): \(reason).")
+        let synced = written && fsync(fd) == 0
+        close(fd)
+        guard synced, rename(temporary, url.path) == 0 else {
+            let error = fail()
+            unlink(temporary)
+            throw error
         }
+        let directory = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 { fsync(directory); close(directory) }
     }
 
     /// Writes a value as sorted, readable JSON.
