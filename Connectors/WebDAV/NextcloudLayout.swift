@@ -7,6 +7,8 @@ public struct NextcloudLayout: Sendable, Equatable {
     public var uploadsURL: URL
     /// The server's own address (`https://cloud.example/nc`), where `status.php` and Login Flow v2 are.
     public var serverURL: URL
+    /// The user the files URL belongs to (its segment after `files/`, percent-decoded).
+    public var user: String
 
     /// The layout of a files URL; nil for any other URL (Apache, nginx, the legacy `remote.php/webdav`, which has no
     /// chunking v2).
@@ -23,5 +25,6 @@ public struct NextcloudLayout: Sendable, Equatable {
         guard let uploads = components.url else { return nil }
         serverURL = server
         uploadsURL = uploads
+        user = segments[start + 3].removingPercentEncoding ?? segments[start + 3]
     }
 }

@@ -11,16 +11,33 @@ public struct NextcloudLoginFlow: Sendable {
         /// A poll's answer could not be read, or the server refused it.
         case unexpectedAnswer(url: String, status: Int)
         /// Nobody granted access before the deadline (a flow's token lives 20 minutes).
-        case notGranted(minutes: Int)
+        case notGranted(after: Duration)
+        /// The server named a login address or poll endpoint on another origin (scheme, host and port) than its own:
+        /// the poll token (and the app password it returns) would go there.
+        case foreignAddress(what: String, url: String, server: String)
+        /// Access was granted to another user than the one whose files the remote's URL names.
+        case otherUser(granted: String, expected: String)
 
         public var description: String {
             switch self {
             case .notNextcloud(let server, let status):
                 "\(server) did not start a Login Flow v2 (POST /index.php/login/v2 answered \(status)): is it a Nextcloud or ownCloud server?"
             case .unexpectedAnswer(let url, let status): "the Login Flow v2 poll at \(url) answered \(status) with nothing usable"
-            case .notGranted(let minutes): "access was not granted within \(minutes) minutes; run the command again for a new login address"
+            case .notGranted(let after): "access was not granted within \(NextcloudLoginFlow.spoken(after)); run the command again for a new login address"
+            case .foreignAddress(let what, let url, let server):
+                "the server named a \(what) elsewhere than itself (\(TerminalSafe.text(url)), not on \(server)); nothing was sent there"
+            case .otherUser(let granted, let expected):
+                "access was granted to \(TerminalSafe.text(granted)), but the remote's files are \(expected)'s; sign in as \(expected), or change the remote's URL"
             }
         }
+    }
+
+    /// "5 seconds", "1 minute", "20 minutes".
+    static func spoken(_ duration: Duration) -> String {
+        let seconds = Int(duration.components.seconds)
+        if seconds < 60 { return seconds == 1 ? "1 second" : "\(seconds) seconds" }
+        let minutes = seconds / 60
+        return minutes == 1 ? "1 minute" : "\(minutes) minutes"
     }
 
     /// What the server grants: who signed in and the app password.
@@ -59,6 +76,10 @@ public struct NextcloudLoginFlow: Sendable {
               let login = (object["login"] as? String).flatMap(URL.init(string:)), login.scheme?.hasPrefix("http") == true else {
             throw Failure.notNextcloud(server: server.absoluteString, status: response.status)
         }
+        // Both on the server's own origin: never another port or host, never plain HTTP for an HTTPS server.
+        for (what, url) in [("login address", login), ("poll endpoint", endpoint)] where !Self.sameOrigin(url, server) {
+            throw Failure.foreignAddress(what: what, url: url.absoluteString, server: Self.origin(server))
+        }
         return Started(login: login, poll: endpoint, token: token)
     }
 
@@ -77,13 +98,25 @@ public struct NextcloudLoginFlow: Sendable {
         return Grant(loginName: loginName, appPassword: appPassword)
     }
 
-    /// Polls every `interval` until access is granted, or fails after `timeout`.
-    public func waitForGrant(_ started: Started, every interval: Duration = .seconds(2), timeout: Duration = .seconds(1200)) async throws -> Grant {
+    /// Polls every `interval` until access is granted, or fails after `timeout`. With `user`, a grant to anyone else
+    /// is refused (its app password is not kept).
+    public func waitForGrant(_ started: Started, every interval: Duration = .seconds(2), timeout: Duration = .seconds(1200),
+                             user: String? = nil) async throws -> Grant {
         let clock = ContinuousClock(), deadline = clock.now + timeout
         while true {
-            if let grant = try await poll(started) { return grant }
-            guard clock.now + interval < deadline else { throw Failure.notGranted(minutes: max(1, Int(timeout.components.seconds / 60))) }
+            if let grant = try await poll(started) {
+                if let user, grant.loginName != user { throw Failure.otherUser(granted: grant.loginName, expected: user) }
+                return grant
+            }
+            guard clock.now + interval < deadline else { throw Failure.notGranted(after: timeout) }
             try await Task.sleep(for: interval)
         }
     }
+
+    static func origin(_ url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
+    }
+
+    static func sameOrigin(_ url: URL, _ server: URL) -> Bool { origin(url) == origin(server) }
 }

@@ -19,7 +19,9 @@ import Testing
         let added = try await tests.run(["remote", "add", "cloud", url, "--account", "home", "--store", path("a")])
         #expect(added.status == 0, "\(added.error)")
 
-        let auth = try await tests.run(["auth", "cloud", "--store", path("a")])
+        let plain = try await tests.run(["auth", "cloud", "--store", path("a")])
+        #expect(plain.status == 2 && plain.error.contains("--allow-http"), "plain HTTP needs saying so: \(plain.error)")
+        let auth = try await tests.run(["auth", "cloud", "--allow-http", "--store", path("a")])
         #expect(auth.status == 0, "\(auth.error)")
         #expect(auth.error.contains("/index.php/login/v2/flow/"), "the login address is printed: \(auth.error)")
         #expect(auth.text.contains("Signed in account home as llvs"), "\(auth.text)")

@@ -219,4 +219,40 @@ import Testing
         try await fileSystem.upload(Data("signed in".utf8), to: "hello.txt")
         await #expect(throws: CloudFileSystemError.self) { try await connector(mock, password: "wrong").list("") }
     }
+
+    /// A hostile server that names a poll endpoint (or login address) on another port, host or scheme: the flow stops
+    /// before its token goes there. A grant to another user than the files URL's is refused; the timeout message says
+    /// seconds when it is seconds.
+    @Test(arguments: ["http://127.0.0.1:1/poll", "https://SERVER/poll", "http://elsewhere.example/poll"])
+    func aLoginFlowOnAnotherOriginIsRefused(endpoint: String) async throws {
+        let server = try MockHTTPServer { request in
+            let base = "http://127.0.0.1:\(request.headers["Host"]?.split(separator: ":").last ?? "")"
+            return .json(200, ["poll": ["token": "t", "endpoint": endpoint.replacingOccurrences(of: "SERVER", with: base.dropFirst(7))],
+                               "login": base + "/login/v2/flow/x"])
+        }
+        defer { server.stop() }
+        let flow = NextcloudLoginFlow(server: server.baseURL, http: quickClient())
+        do {
+            _ = try await flow.start()
+            Issue.record("a poll endpoint at \(endpoint) was taken")
+        } catch let failure as NextcloudLoginFlow.Failure {
+            guard case .foreignAddress = failure else { Issue.record("\(failure)"); return }
+        }
+        #expect(server.log.count == 1, "nothing was sent to the endpoint")
+    }
+
+    @Test func aGrantToAnotherUserIsRefusedAndTheTimeoutIsSaidInSeconds() async throws {
+        let mock = try MockWebDAVServer.nextcloud(password: "p")
+        defer { mock.stop() }
+        let flow = NextcloudLoginFlow(server: mock.serverURL, http: quickClient())
+        let started = try await flow.start()
+        await #expect(throws: NextcloudLoginFlow.Failure.notGranted(after: .seconds(1))) {
+            _ = try await flow.waitForGrant(started, every: .milliseconds(300), timeout: .seconds(1))
+        }
+        #expect(NextcloudLoginFlow.Failure.notGranted(after: .seconds(5)).description.contains("within 5 seconds"))
+        #expect(try await quickClient().send(HTTPRequest(method: "POST", url: started.login)).status == 200)
+        await #expect(throws: NextcloudLoginFlow.Failure.otherUser(granted: "llvs", expected: "ada")) {
+            _ = try await flow.waitForGrant(started, every: .milliseconds(100), timeout: .seconds(30), user: "ada")
+        }
+    }
 }

@@ -21,7 +21,8 @@ struct AuthCommand: Command {
     static let tokenJSON = Option("token-json", "FILE", "take a token JSON made elsewhere (this tool's token file, rclone's, or a token answer)", .nonEmpty)
     static let timeoutOption = Option("timeout", "SECONDS", "how long to wait for the browser or the device code's approval (default 300)", .integer(1...86_400))
     static let serverOption = Option("server", "URL", "a WebDAV account's Nextcloud server (https://cloud.example), when NAME is an account rather than a remote on it", .nonEmpty)
-    static let options: [any DeclaredOption] = [headless, device, tokenJSON, timeoutOption, serverOption]
+    static let allowHTTPFlag = Flag("allow-http", "sign in to a Nextcloud over plain HTTP (a test server, a trusted network): the app password crosses the network readable")
+    static let options: [any DeclaredOption] = [headless, device, tokenJSON, timeoutOption, serverOption, allowHTTPFlag]
     static let positionalCount = 1...1
 
     enum Flow { case loopback, headless, device, importing(String) }
@@ -30,6 +31,7 @@ struct AuthCommand: Command {
     let flow: Flow
     let timeout: Duration
     let server: String?
+    let allowHTTP: Bool
 
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals[0]
@@ -42,6 +44,7 @@ struct AuthCommand: Command {
         else { flow = .loopback }
         timeout = .seconds(arguments[Self.timeoutOption] ?? 300)
         server = arguments[Self.serverOption]
+        allowHTTP = arguments[Self.allowHTTPFlag]
     }
 
     func run(in context: CommandContext) async throws {
@@ -110,6 +113,7 @@ struct AuthCommand: Command {
     /// password (the password in the account's private file, 0600).
     private func signInByLoginFlow(_ accountName: String, context: CommandContext) async throws {
         let serverURL: URL
+        var filesUser: String?
         if let server {
             guard let url = URL(string: server), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
                 throw CommandError.usage("--server needs the server's http or https address, as https://cloud.example, not \(server)")
@@ -117,12 +121,17 @@ struct AuthCommand: Command {
             serverURL = url
         } else if let found = try? context.remote(remote), var components = URLComponents(string: found.entry.url) {
             components.scheme = components.scheme?.lowercased() == "webdavs" ? "https" : "http"
-            guard let filesURL = components.url, let url = NextcloudLoginFlow.server(ofFilesURL: filesURL) else {
+            guard let filesURL = components.url, let layout = NextcloudLayout(filesURL: filesURL) else {
                 throw CommandError.usage("Login Flow v2 is Nextcloud's and ownCloud's; the remote \(remote) (\(found.entry.url)) is not a Nextcloud files URL (…/remote.php/dav/files/USER/…). Give its password with `llvs remote add … --password-stdin` instead")
             }
-            serverURL = url
+            serverURL = layout.serverURL
+            filesUser = layout.user
         } else {
             throw CommandError.usage("\(accountName) is a WebDAV account: give its Nextcloud server with --server URL, or name a remote on it")
+        }
+        // The app password comes back in the poll's answer: over plain HTTP anyone on the way reads it.
+        if serverURL.scheme?.lowercased() == "http", !allowHTTP {
+            throw CommandError.usage("\(serverURL.absoluteString) is plain HTTP, over which the app password would cross the network readable; use the server's https address, or --allow-http for a test server or a trusted network")
         }
         var configuration = HTTPClientConfiguration(environment: context.environment)
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 3)
@@ -132,7 +141,7 @@ struct AuthCommand: Command {
             let started = try await flow.start()
             Self.say("Open this address in a browser on any machine, sign in to \(serverURL.host ?? "the server") and grant access:\n\n  \(started.login.absoluteString)\n\nWaiting for access to be granted…")
             Self.openBrowser(started.login, environment: context.environment)
-            grant = try await flow.waitForGrant(started, timeout: timeout)
+            grant = try await flow.waitForGrant(started, timeout: timeout, user: filesUser)
         } catch let error as NextcloudLoginFlow.Failure {
             throw CommandError.failed("Sign-in of \(accountName) failed: \(error.description)")
         }
