@@ -35,7 +35,7 @@ public enum ServiceFailure {
             switch error {
             case .localFile(let path, let message): CloudFileSystemError.localFile(path: path, message: message)
             case .cancelled: CancellationError()
-            case .responseTooLarge(let limit, let url): CloudFileSystemError.server(status: 0, message: "the answer from \(url) is over the \(limit)-byte limit")
+            case .responseTooLarge(let limit, let url): CloudFileSystemError.tooLargeForMemory(path: url, limit: limit)
             case .memoryBudgetExceeded: CloudFileSystemError.transient(error.description)
             case .unexpectedLength(let expected, let received, let url): CloudFileSystemError.sizeMismatch(path: url, expected: expected, received: received)
             default: error.isRetryable ? CloudFileSystemError.transient(error.description) : CloudFileSystemError.server(status: 0, message: error.description)

@@ -615,6 +615,9 @@ extension NothingLostTests {
         #expect(process.terminationReason == .uncaughtSignal, "the snapshot finished before it could be killed")
         let abandoned = try #require(folder)
 
+        // Looking is not cleaning: `status` lists the remote and removes nothing.
+        #expect(try await llvs("status", "home").status == 0)
+        #expect(try snapshotFolders().contains(abandoned), "llvs status removed the abandoned snapshot folder")
         #expect(try await llvs("put", "small", "-", input: Data("x".utf8)).status == 0)
         #expect(try await llvs("push", "home").status == 0)
         #expect(try !snapshotFolders().contains(abandoned), "the abandoned snapshot folder stayed")

@@ -271,6 +271,19 @@ struct OAuthFixture {
         #expect(fixture.oauth.refreshCount == 0)
     }
 
+    /// A token file may live in any folder the application chooses, a shared one too: writing it and taking its lock
+    /// change nothing of the folder's mode (only the command line's own accounts folder is kept at 0700).
+    @Test func aTokenFileLeavesItsFoldersModeAlone() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-shared-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chmod(folder.path, 0o1777)
+        let file = TokenFile(path: folder.appendingPathComponent("token.json").path)
+        try await file.withLock { try file.write(OAuthToken(accessToken: "a", tokenType: "Bearer")) }
+        var info = stat()
+        #expect(stat(folder.path, &info) == 0 && info.st_mode & 0o7777 == 0o1777, "the folder is now \(String(info.st_mode & 0o7777, radix: 8))")
+    }
+
     @Test func theHeadlessFlowTakesAPastedRedirectOrCode() async throws {
         let fixture = try OAuthFixture()
         let flow = OAuthAuthorization(configuration: fixture.configuration, http: fixture.http)

@@ -23,7 +23,7 @@ import Synchronization
         func download(_ path: String) async throws -> Data {
             if path.contains("/changes/") {
                 counts.withLock { $0.inMemory += 1 }
-                if failInMemory { throw CloudFileSystemError.server(status: 0, message: "over the in-memory limit") }
+                if failInMemory { throw CloudFileSystemError.tooLargeForMemory(path: path, limit: 1 << 20) }
             }
             return try await base.download(path)
         }

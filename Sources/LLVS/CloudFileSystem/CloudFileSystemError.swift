@@ -27,6 +27,8 @@ public enum CloudFileSystemError: Error, Equatable, Sendable, CustomStringConver
     /// A file read into a region of a given length (`download(_:into:at:length:)`) had another length; `received` is
     /// at least one more than `expected` when it was longer, as reading stops there.
     case sizeMismatch(path: String, expected: Int64, received: Int64)
+    /// An answer read into memory was longer than the read allows (`limit` bytes): read it into a file instead.
+    case tooLargeForMemory(path: String, limit: Int)
 
     public var description: String {
         switch self {
@@ -44,6 +46,7 @@ public enum CloudFileSystemError: Error, Equatable, Sendable, CustomStringConver
         case .cursorExpired(let message): "The remote's change feed no longer accepts the saved position: \(message)"
         case .sizeMismatch(let path, let expected, let received):
             "\(path) on the remote holds \(received > expected ? "more than \(expected)" : "\(received)") bytes, where \(expected) were expected."
+        case .tooLargeForMemory(let path, let limit): "\(path) on the remote is over the \(limit)-byte limit of a read into memory."
         }
     }
 

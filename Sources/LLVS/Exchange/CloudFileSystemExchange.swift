@@ -47,7 +47,6 @@ public struct CloudFileSystemExchange: Exchange {
     /// position, plus the version files added since, minus those removed. Otherwise (first sync, no feed, a
     /// position the service refuses) a full listing, with a new position taken just before it.
     public func remoteListing() async throws -> RemoteListing {
-        await removeAbandonedSnapshotUploads()
         guard let cursorFile, let feed = fileSystem as? any CloudChangeFeed else { return RemoteListing(versionIds: try await remoteVersionIds()) }
         let versions = watchedFolders[0]
         var expired: String?
@@ -86,7 +85,11 @@ public struct CloudFileSystemExchange: Exchange {
 
     /// Saves the position with what the remote holds now: what it held, plus what was sent, minus version files the
     /// remote has not had for `missesBeforeForgetting` syncs, so they are not asked for for ever.
+    ///
+    /// Housekeeping happens here too, not in the listing: what this machine's killed snapshot uploads left on the remote
+    /// goes once an exchange has done its work, while a look at the remote (`llvs status`) changes nothing.
     public func syncCompleted(_ listing: RemoteListing, retrieved: RetrieveReport, sent: SendReport) async throws {
+        await removeAbandonedSnapshotUploads()
         guard let cursorFile, let cursor = listing.cursor else { return }
         var ids = listing.versionIds.union(sent.sent)
         let previous = cursorFile.load()?.misses ?? [:]
@@ -117,11 +120,11 @@ public struct CloudFileSystemExchange: Exchange {
     /// in-memory limit) to a temporary file.
     public func fetchChanges(of version: Version) async throws -> EncodedChanges {
         guard let size = version.valueDataSize, size <= Self.inMemoryChangesLimit else { return try await fetchChanges(of: version.id) }
+        // Retries are the HTTP client's; only an answer too long for memory (changes far larger than their values)
+        // is read again, into a file.
         do {
             return .data(try await fileSystem.download(try file(RemoteFormat.changesFolder, version.id)))
-        } catch where Self.isAbsence(error) || error is CancellationError {
-            throw error
-        } catch {
+        } catch CloudFileSystemError.tooLargeForMemory {
             return try await fetchChanges(of: version.id)
         }
     }

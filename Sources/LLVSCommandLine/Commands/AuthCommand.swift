@@ -148,7 +148,7 @@ struct AuthCommand: Command {
         let book = try context.accountBook()
         var accounts = try book.load()
         accounts[accountName, default: Account(kind: ConnectorKind.webDAV.name, options: [:])].options["user"] = grant.loginName
-        try PrivateFile.write(Data(grant.appPassword.utf8), to: context.configuration.secretFile(accountName))
+        try PrivateFile.write(Data(grant.appPassword.utf8), to: context.configuration.secretFile(accountName), secretsFolder: true)
         try book.save(accounts)
         context.writeLine("Signed in account \(accountName) as \(grant.loginName); its app password is kept in \(context.configuration.secretFile(accountName).path) (readable only by you).")
     }

@@ -49,7 +49,7 @@ enum Passphrase {
     /// Keeps `passphrase` in a new private file (0600) and returns its name.
     static func keep(_ passphrase: String, context: CommandContext) throws -> String {
         let id = UUID().uuidString.lowercased()
-        try PrivateFile.write(Data(passphrase.utf8), to: context.configuration.passphraseFile(id))
+        try PrivateFile.write(Data(passphrase.utf8), to: context.configuration.passphraseFile(id), secretsFolder: true)
         return id
     }
 

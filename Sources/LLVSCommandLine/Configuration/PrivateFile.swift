@@ -8,9 +8,19 @@ import Glibc
 enum PrivateFile {
     /// Writes `data` to `url` atomically, as token files are written: a new temporary made 0600 from the start
     /// (O_EXCL, never through a link), synced, then renamed over the file; the folder made (or taken back to) 0700.
-    static func write(_ data: Data, to url: URL) throws {
+    /// `secretsFolder`: the file's folder holds secrets and nothing else (accounts, passphrases), so one left open to
+    /// others is taken back to 0700; any other folder (a store's) is only made, 0700, when missing.
+    static func write(_ data: Data, to url: URL, secretsFolder: Bool = false) throws {
         let folder = url.deletingLastPathComponent()
-        do { try TokenFile.makePrivateFolder(folder.path) } catch { throw CommandError.failed("Cannot make \(folder.path): \(error).") }
+        do {
+            if secretsFolder {
+                try TokenFile.makePrivateFolder(folder.path)
+            } else {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+        } catch {
+            throw CommandError.failed("Cannot make \(folder.path): \(error).")
+        }
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UUID().uuidString)").path
         func fail() -> CommandError { CommandError.failed("Cannot write \(url.path): \(String(cString: strerror(errno))).") }
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -37,10 +47,10 @@ enum PrivateFile {
     }
 
     /// Writes a value as sorted, readable JSON.
-    static func writeJSON<T: Encodable>(_ value: T, to url: URL) throws {
+    static func writeJSON<T: Encodable>(_ value: T, to url: URL, secretsFolder: Bool = false) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try write(try encoder.encode(value), to: url)
+        try write(try encoder.encode(value), to: url, secretsFolder: secretsFolder)
     }
 
     /// Reads a JSON file, or nil when there is none; a damaged file is an error naming it, never an empty value

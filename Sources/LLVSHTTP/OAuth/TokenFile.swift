@@ -35,7 +35,7 @@ public struct TokenFile: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(token)
-        try Self.makePrivateFolder(folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = folder + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UUID().uuidString)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot create \(temporary): \(String(cString: strerror(errno)))") }
@@ -66,17 +66,20 @@ public struct TokenFile: Sendable {
     /// Runs `body` holding the exclusive lock shared by every process using this token file. Waiting for the lock
     /// polls rather than blocks, so it does not tie up a thread of the concurrency pool.
     /// Makes `folder` (and its parents) with mode 0700, and takes an existing one of this user's that others can read
-    /// or enter back to 0700: the secrets in it are only as private as it is.
+    /// or enter back to 0700: the secrets in it are only as private as it is. Only for a folder that holds secrets and
+    /// nothing else (an application's accounts folder), never one others share: a sticky folder (`/tmp`) is left as
+    /// it is, and `TokenFile` itself, which may be given any path, never calls this.
     public static func makePrivateFolder(_ folder: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var info = stat()
-        if lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 {
+        if lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(), info.st_mode & S_ISVTX == 0,
+           info.st_mode & 0o077 != 0 {
             chmod(folder, 0o700)
         }
     }
 
     public func withLock<T: Sendable>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
-        try? Self.makePrivateFolder(folder)
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // Not through a link: a planted `.lock` link would make this create or open its target.
         let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot open its lock \(lockPath): \(String(cString: strerror(errno)))") }

@@ -106,7 +106,7 @@ struct RemoteAddCommand: Command {
             } else {
                 try checkNewAccount(kind: kind, options: requested, secretGiven: secretGiven, context: context)
                 if secretGiven, let spec = kind.secret {
-                    try PrivateFile.write(Data(readSecret(spec).utf8), to: context.configuration.secretFile(chosen))
+                    try PrivateFile.write(Data(readSecret(spec).utf8), to: context.configuration.secretFile(chosen), secretsFolder: true)
                 }
                 accounts[chosen] = Account(kind: kind.name, options: requested)
                 try accountBook.save(accounts)
