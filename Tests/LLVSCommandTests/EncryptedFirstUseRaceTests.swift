@@ -3,8 +3,9 @@ import Testing
 
 /// Two devices that first use an encrypted remote at the same moment each make a key. Whichever key file the remote
 /// keeps, every version both sent must stay readable by every device: 20 tries per kind of remote, the second push
-/// starting 0–500 ms after the first.
-@Suite struct EncryptedFirstUseRaceTests {
+/// starting 0–500 ms after the first. The kinds run one after another: each try derives several Argon2id keys, and
+/// three kinds at once would hold both cores from the rest of the suite.
+@Suite(.serialized) struct EncryptedFirstUseRaceTests {
     static let passphrase = ["LLVS_PASSPHRASE": "shared secret"]
 
     @Test(.timeLimit(.minutes(20)), arguments: ["file", "webdav", "gdrive"])
