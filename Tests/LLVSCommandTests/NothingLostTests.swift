@@ -499,11 +499,7 @@ extension NothingLostTests {
     /// atomic writers it had open there) is gone after the next command that opens the store; a live process's stay.
     @Test func aKilledProcessLeavesNothingInTheStoresTemporaryFolder() async throws {
         #expect(try await llvs("init").status == 0)
-        let dead = Process()
-        dead.executableURL = URL(fileURLWithPath: "/bin/true")
-        try dead.run()
-        dead.waitUntilExit()
-        let gone = dead.processIdentifier
+        let gone = try Self.endedProcessID()
         let folder = path(".llvs/tmp")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let left = ["\(gone)-00000000-0000-0000-0000-000000000000-send",
@@ -517,21 +513,31 @@ extension NothingLostTests {
 }
 
 extension NothingLostTests {
-    /// The local file a `llvs conformance` stopped by `LLVS_DEADLINE` (or killed) left in `$TMPDIR` goes with the next
-    /// run; a live run's stays.
-    @Test func aStoppedConformanceRunsLocalFileGoesWithTheNextRun() async throws {
-        let dead = Process()
-        dead.executableURL = URL(fileURLWithPath: "/bin/true")
-        try dead.run()
-        dead.waitUntilExit()
+    /// The ID of a process that has ended: what names a killed writer's leftovers.
+    static func endedProcessID() throws -> pid_t {
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        return ended.processIdentifier
+    }
+
+    /// This machine's tag in temporary names, computed as `TemporaryWriter` documents it: FNV-1a of the host name.
+    static var thisMachineTag: String {
         var buffer = [CChar](repeating: 0, count: 256)
         gethostname(&buffer, buffer.count - 1)
         var hash: UInt32 = 0x811C_9DC5
         for byte in buffer.prefix(while: { $0 != 0 }) { hash = (hash ^ UInt32(UInt8(bitPattern: byte))) &* 0x0100_0193 }
-        let machine = String(format: "%08x", hash)
+        return String(format: "%08x", hash)
+    }
+
+    /// The local file a `llvs conformance` stopped by `LLVS_DEADLINE` (or killed) left in `$TMPDIR` goes with the next
+    /// run; a live run's stays.
+    @Test func aStoppedConformanceRunsLocalFileGoesWithTheNextRun() async throws {
+        let ended = try Self.endedProcessID(), machine = Self.thisMachineTag
         let temporary = path("tmpdir")
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
-        let left = temporary + "/llvs-conformance-\(dead.processIdentifier)@\(machine)-00000000-0000-0000-0000-000000000000"
+        let left = temporary + "/llvs-conformance-\(ended)@\(machine)-00000000-0000-0000-0000-000000000000"
         let live = temporary + "/llvs-conformance-\(getpid())@\(machine)-11111111-1111-1111-1111-111111111111"
         for file in [left, live] { try Data(repeating: 1, count: 8 << 20).write(to: URL(fileURLWithPath: file)) }
         let run = try await tests.run(["conformance", "file://" + path("remote")], environment: ["TMPDIR": temporary])
@@ -550,17 +556,9 @@ extension NothingLostTests {
         #expect(try await llvs("put", "a", "-", input: Data("1".utf8)).status == 0)
         #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
         #expect(try await llvs("push", "home").status == 0)
-        let dead = Process()
-        dead.executableURL = URL(fileURLWithPath: "/bin/true")
-        try dead.run()
-        dead.waitUntilExit()
-        // This machine's tag, as `TemporaryWriter` makes it: FNV-1a of the host name.
-        var buffer = [CChar](repeating: 0, count: 256)
-        gethostname(&buffer, buffer.count - 1)
-        var hash: UInt32 = 0x811C_9DC5
-        for byte in buffer.prefix(while: { $0 != 0 }) { hash = (hash ^ UInt32(UInt8(bitPattern: byte))) &* 0x0100_0193 }
-        let ours = path("remote/changes/.tmp-\(dead.processIdentifier)@\(String(format: "%08x", hash))-00000000-0000-0000-0000-000000000000-X")
-        let theirs = path("remote/changes/.tmp-\(dead.processIdentifier)@0badc0de-00000000-0000-0000-0000-000000000000-Y")
+        let ended = try Self.endedProcessID()
+        let ours = path("remote/changes/.tmp-\(ended)@\(Self.thisMachineTag)-00000000-0000-0000-0000-000000000000-X")
+        let theirs = path("remote/changes/.tmp-\(ended)@0badc0de-00000000-0000-0000-0000-000000000000-Y")
         for file in [ours, theirs] { try Data("partial".utf8).write(to: URL(fileURLWithPath: file)) }
         #expect(try await llvs("put", "b", "-", input: Data("2".utf8)).status == 0)
         #expect(try await llvs("push", "home").status == 0)
