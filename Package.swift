@@ -2,10 +2,10 @@
 import PackageDescription
 
 /// LLVS for Linux. The top level is fixed by ARCHITECTURE.md: Package.swift, Sources, Tests, Connectors, Mocks.
-/// Only the toolchain and Debian's C libraries are used; nothing is fetched.
+/// Only the toolchain and Debian's C libraries are used; nothing is fetched. It builds on Linux only (Glibc, `st_mtim`,
+/// inotify, the C libraries from apt), so no Apple platform is declared.
 let package = Package(
     name: "LLVS",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "LLVSSupport", targets: ["LLVSSupport"]),
         .library(name: "LLVSCodecs", targets: ["LLVSCodecs"]),
