@@ -15,6 +15,8 @@ public enum BackupError: Error, Equatable, CustomStringConvertible {
     case unknownSource(String, known: [String])
     /// Several sources are backed up and none was named.
     case sourceNeeded(known: [String])
+    /// A restore's destination cannot be opened or written.
+    case unwritable(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -25,6 +27,7 @@ public enum BackupError: Error, Equatable, CustomStringConvertible {
         case .unknownSource(let name, let known):
             "no backup of \(name) in this version" + (known.isEmpty ? "" : " (it backs up: \(known.joined(separator: ", ")))")
         case .sourceNeeded(let known): "this store backs up several sources; name one with --source: \(known.joined(separator: ", "))"
+        case .unwritable(let path, let reason): "cannot write into \(path): \(reason)"
         }
     }
 }

@@ -1,12 +1,15 @@
 import Foundation
 import LLVS
 import LLVSSupport
+import Synchronization
 
 /// Reads the backups a version holds: which sources, their records, their folder listings and file contents.
-/// Listings are cached by hash, so walking many versions of one path reads each listing once.
-public final class BackupReader {
+/// Listings are cached by hash, so walking many versions of one path reads each listing once. Safe to share between
+/// tasks and threads: the cache is behind a lock (a listing is read outside it, so two readers of one listing may both
+/// read it once).
+public final class BackupReader: Sendable {
     public let store: Store
-    private var trees: [ContentHash: BackupTree] = [:]
+    private let trees = Mutex<[ContentHash: BackupTree]>([:])
     private static let treeCacheLimit = 256
 
     public init(store: Store) { self.store = store }
@@ -58,12 +61,14 @@ public final class BackupReader {
     }
 
     public func tree(_ hash: ContentHash, at version: Version.ID) throws -> BackupTree {
-        if let tree = trees[hash] { return tree }
+        if let tree = trees.withLock({ $0[hash] }) { return tree }
         let id = BackupObjectID.tree(hash)
         guard let value = try store.value(id: id, at: version) else { throw BackupError.missingObject(id: id.rawValue) }
         let tree = try BackupTree(decoding: value.data, id: id.rawValue)
-        if trees.count >= Self.treeCacheLimit { trees.removeAll(keepingCapacity: true) }
-        trees[hash] = tree
+        trees.withLock { trees in
+            if trees.count >= Self.treeCacheLimit { trees.removeAll(keepingCapacity: true) }
+            trees[hash] = tree
+        }
         return tree
     }
 

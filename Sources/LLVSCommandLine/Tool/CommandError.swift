@@ -71,7 +71,7 @@ enum ExitCode: Int32, CaseIterable {
             case .damagedObject, .missingObject: return .corrupt
             case .unknownSource: return .notFound
             case .sourceNeeded: return .usage
-            case .unreadable, .readFailed: return .failure
+            case .unreadable, .readFailed, .unwritable: return .failure
             }
         case let error as EncryptionError:
             switch error {

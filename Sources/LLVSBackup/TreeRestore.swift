@@ -1,6 +1,5 @@
 import Foundation
 import LLVS
-import LLVSBackup
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -9,19 +8,19 @@ import Glibc
 /// Restores a source's backup from its folder listings, one folder at a time (memory holds the folders on the
 /// current path), inside DEST only (`RestoreTree`): in each folder its subfolders, then its files (in parallel),
 /// then its links; a folder's mode and time are set once everything inside it is written.
-struct TreeRestore {
-    let reader: BackupReader
+public struct TreeRestore {
+    public let reader: BackupReader
     let version: Version.ID
     let tree: RestoreTree
     let modeMask: UInt32
     /// The paths asked for, as name bytes from the source's root; empty for all.
     let selected: [[[UInt8]]]
-    private(set) var restored = 0
-    private(set) var refused: [String] = []
+    public private(set) var restored = 0
+    public private(set) var refused: [String] = []
     /// Where this restore put the first name of each hard-link group it met: later names are linked to it.
     private var hardLinkFirsts: [[UInt8]: [String]] = [:]
 
-    init(reader: BackupReader, version: Version.ID, destination: String, modeMask: UInt32, paths: [String]) throws {
+    public init(reader: BackupReader, version: Version.ID, destination: String, modeMask: UInt32, paths: [String]) throws {
         self.reader = reader
         self.version = version
         self.tree = try RestoreTree(destination: destination)
@@ -41,7 +40,7 @@ struct TreeRestore {
         return (false, descend)
     }
 
-    mutating func run(_ record: BackupSourceRecord) throws {
+    public mutating func run(_ record: BackupSourceRecord) throws {
         guard let root = record.rootHash else { throw BackupError.damagedObject(id: record.name, reason: "its root is not a hash") }
         try folder(root, names: [], components: [])
     }

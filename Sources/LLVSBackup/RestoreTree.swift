@@ -1,6 +1,5 @@
 import Foundation
 import LLVS
-import LLVSBackup
 import LLVSSupport
 #if canImport(Glibc)
 import Glibc
@@ -11,13 +10,13 @@ import Glibc
 /// written to a fresh temporary name in its real parent directory and renamed over the leaf, which replaces a link
 /// there rather than writing through it; links are made last, as leaves. DEST itself is the user's to choose and
 /// may be a link.
-final class RestoreTree {
-    enum Refusal: Error, CustomStringConvertible {
+public final class RestoreTree {
+    public enum Refusal: Error, CustomStringConvertible {
         /// A component on the way is a symlink or a file, not a directory.
         case notADirectory(String)
         case failed(String, String)
 
-        var description: String {
+        public var description: String {
             switch self {
             case .notADirectory(let path): "\(path) is a symlink or a file, not a folder; nothing is written through it"
             case .failed(let path, let message): "\(path): \(message)"
@@ -25,17 +24,17 @@ final class RestoreTree {
         }
     }
 
-    let destination: String
+    public let destination: String
     private let root: Int32
     /// The directories open along the last path used: `open[i]` is the fd of `openPath[0...i]`.
     private var openPath: [String] = []
     private var open: [Int32] = []
 
-    init(destination: String) throws {
+    public init(destination: String) throws {
         self.destination = destination
         try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
         root = Glibc.open(destination, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard root >= 0 else { throw CommandError.failed("Cannot open \(destination): \(String(cString: strerror(errno))).") }
+        guard root >= 0 else { throw BackupError.unwritable(path: destination, reason: String(cString: strerror(errno))) }
     }
 
     deinit {
@@ -43,7 +42,7 @@ final class RestoreTree {
         close(root)
     }
 
-    static func display(_ components: [String]) -> String { components.joined(separator: "/") }
+    public static func display(_ components: [String]) -> String { components.joined(separator: "/") }
 
     /// A component's bytes name one entry of its folder: no `/`, no NUL, not `.` or `..` (a value ID could spell
     /// them through the raw-name encoding).
@@ -55,7 +54,7 @@ final class RestoreTree {
     }
 
     /// The fd of the directory at `components` (relative to DEST), made where missing (0700 until its mode is set).
-    func directory(_ components: [String]) throws -> Int32 {
+    public func directory(_ components: [String]) throws -> Int32 {
         var common = 0
         while common < min(openPath.count, components.count), openPath[common] == components[common] { common += 1 }
         while open.count > common { close(open.removeLast()); openPath.removeLast() }
@@ -83,14 +82,14 @@ final class RestoreTree {
     /// Writes a file: `fill` gives the contents, in pieces, to a fresh temporary file in the real parent directory,
     /// which is created, written, given its mode and time through the one descriptor, and then renamed over the
     /// leaf: one new inode per file (writing through a path that made its own temporary would cost a second).
-    func writeFile(_ components: [String], mode: UInt32, modified: timespec, fill: (_ write: (Data) throws -> Void) throws -> Void) throws {
+    public func writeFile(_ components: [String], mode: UInt32, modified: timespec, fill: (_ write: (Data) throws -> Void) throws -> Void) throws {
         let parent = try directory(Array(components.dropLast()))
         try Self.writeFile(components, in: parent, mode: mode, modified: modified, fill: fill)
     }
 
     /// `writeFile` into `parent`, the open directory of `components` without its leaf (from `directory`, kept open
     /// by the caller): safe from several threads at once, so a folder's files are written in parallel.
-    static func writeFile(_ components: [String], in parent: Int32, mode: UInt32, modified: timespec,
+    public static func writeFile(_ components: [String], in parent: Int32, mode: UInt32, modified: timespec,
                           fill: (_ write: (Data) throws -> Void) throws -> Void) throws {
         let name = components[components.count - 1]
         try check(name, in: components)
@@ -125,12 +124,12 @@ final class RestoreTree {
         }
     }
 
-    func makeDirectory(_ components: [String]) throws {
+    public func makeDirectory(_ components: [String]) throws {
         _ = try directory(components)
     }
 
     /// Sets a directory's mode and time once everything inside it is written.
-    func finishDirectory(_ components: [String], mode: UInt32, modified: timespec) throws {
+    public func finishDirectory(_ components: [String], mode: UInt32, modified: timespec) throws {
         let fd = try directory(components)
         fchmod(fd, mode_t(mode))
         var times = [modified, modified]
@@ -147,7 +146,7 @@ final class RestoreTree {
     }
 
     /// Makes a FIFO or a device as a leaf (devices only as root, as `mknod` allows), with its mode and time.
-    func makeSpecial(_ components: [String], kind: BackupTreeEntry.Kind, device: UInt64, mode: UInt32, modified: timespec) throws {
+    public func makeSpecial(_ components: [String], kind: BackupTreeEntry.Kind, device: UInt64, mode: UInt32, modified: timespec) throws {
         let parent = try directory(Array(components.dropLast()))
         let name = components[components.count - 1]
         try Self.check(name, in: components)
@@ -174,7 +173,7 @@ final class RestoreTree {
     /// Makes `components` a second name of the file this restore wrote at `first` (both inside DEST, neither
     /// followed through a link). False when `first` is not there to link to (it was refused): the caller writes the
     /// file on its own instead.
-    func makeHardLink(_ components: [String], to first: [String]) throws -> Bool {
+    public func makeHardLink(_ components: [String], to first: [String]) throws -> Bool {
         let firstParent = dup(try directory(Array(first.dropLast())))
         guard firstParent >= 0 else { return false }
         defer { close(firstParent) }
@@ -192,7 +191,7 @@ final class RestoreTree {
     }
 
     /// Makes a symlink as a leaf, replacing a file or link there (never a folder); the link is not followed.
-    func makeLink(_ components: [String], target: String, modified: timespec) throws {
+    public func makeLink(_ components: [String], target: String, modified: timespec) throws {
         let parent = try directory(Array(components.dropLast()))
         let name = components[components.count - 1]
         try Self.check(name, in: components)
