@@ -78,22 +78,20 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
     /// own). The first failure is what a file no key opens reports.
     private func withEachKey<T>(_ open: (SecretKey) throws -> T) async throws -> T {
         var keys = try await keyring.openingKeys()
-        var tried = 0
         var firstFailure: EncryptionError?
-        while true {
-            for key in keys[tried...] {
+        while !keys.isEmpty {
+            for key in keys {
                 do {
                     return try open(key)
                 } catch let error as EncryptionError {
                     guard case .damaged = error else { throw error }
-                    if firstFailure == nil { firstFailure = error }
+                    firstFailure = firstFailure ?? error
                 }
             }
-            tried = keys.count
-            let more = try await keyring.newKeys()
-            guard !more.isEmpty, let _ = firstFailure else { throw firstFailure ?? EncryptionError.damaged(path: "", reason: "no key") }
-            keys += more
+            keys = try await keyring.newKeys()
         }
+        // `openingKeys` holds the sealing key at least, so a failure was met.
+        throw firstFailure ?? EncryptionError.damaged(path: "", reason: "no key opens it")
     }
 
     private func scratchFile(_ label: String) throws -> URL {

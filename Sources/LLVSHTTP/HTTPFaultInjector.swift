@@ -54,7 +54,8 @@ public final class HTTPFaultInjector: Sendable {
     /// Faults injected that no request has met yet.
     public var pendingCount: Int { pending.withLock { $0.count } }
 
-    static let readingMethods: Set<String> = ["GET", "HEAD", "PROPFIND", "OPTIONS", "REPORT"]
+    /// The methods that only read: every other changes something (unless a request says otherwise).
+    public static let readingMethods: Set<String> = ["GET", "HEAD", "PROPFIND", "OPTIONS", "REPORT"]
 
     /// The fault `request` meets, if one waits and the request is not a credential exchange.
     func take(for request: HTTPRequest) -> Fault? {

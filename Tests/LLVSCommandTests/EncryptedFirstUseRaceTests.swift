@@ -24,6 +24,8 @@ import Testing
                 #expect(try await llvs("put", "from-\(store)", "-", "--store", tests.file(store), input: Data("written by \(store)".utf8)).status == 0)
             }
             let first = try Self.start(["push", "home", "--store", tests.file("a")], in: tests, errors: tests.file("a.err"))
+            // The offset is the try's input, not an order the test waits for: whichever push ends first, and however
+            // the two overlap, every version must stay readable.
             try await Task.sleep(for: .milliseconds(offset))
             let second = try Self.start(["push", "home", "--store", tests.file("b")], in: tests, errors: tests.file("b.err"))
             let statuses = [await Self.finish(first), await Self.finish(second)]

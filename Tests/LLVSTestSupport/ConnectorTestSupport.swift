@@ -95,8 +95,7 @@ public struct MockFaultControl: FaultControl {
     /// A lost answer aimed at the request that acts: any method but those that only read.
     public func injectOnChange(_ fault: InjectedFault) async {
         guard fault == .droppedConnection else { return await injectOnce(fault) }
-        let reading: Set<String> = ["GET", "HEAD", "PROPFIND", "OPTIONS", "REPORT"]
-        faults.inject(.dropBeforeAnswer) { !reading.contains($0.method.uppercased()) }
+        faults.inject(.dropBeforeAnswer) { !HTTPFaultInjector.readingMethods.contains($0.method.uppercased()) }
     }
 
     public var pendingFaults: Int? { get async { faults.pendingCount + (clientFaults?.pendingCount ?? 0) } }

@@ -20,7 +20,8 @@ import Testing
         case ignoresRangeEnds
         /// An upload from a local file that cannot be read leaves an empty file where it was going.
         case failedUploadLeavesAFile
-        /// An upload from a local file takes its size first and pads what it then reads to that size.
+        /// An upload from a local file takes its size first, reads one piece and pads the rest with zeros to that size
+        /// (as a connector that trusts the size it took rather than the bytes it can read).
         case padsAShortenedSource
         /// Silently drops an upload that starts while another into the same folder is under way.
         case dropsConcurrentUploads
@@ -29,7 +30,7 @@ import Testing
     }
 
     /// A local folder with one deliberate bug.
-    final class Broken: ForwardingFileSystem, @unchecked Sendable {
+    final class Broken: ForwardingFileSystem, Sendable {
         let base: any CloudFileSystem
         let bug: Bug
         private let inFlight = Mutex(0)
@@ -85,13 +86,7 @@ import Testing
                 }
                 defer { try? handle.close() }
                 var data = try handle.read(upToCount: 1 << 20) ?? Data()
-                // The check cuts the source once it sees the first read: the rest is read after the cut, so the bug
-                // shows whatever the scheduling (a bounded wait: a source nobody cuts is read as it is).
-                for _ in 0..<3000 where ((try? FileManager.default.attributesOfItem(atPath: source.path)[.size] as? Int) ?? 0) >= size {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
-                while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty { data.append(piece) }
-                if data.count < size { data.append(Data(count: size - data.count)) }
+                data.append(Data(count: max(0, size - data.count)))
                 try await base.upload(data, to: path)
             default:
                 try await base.upload(fileAt: source, to: path)
@@ -134,44 +129,41 @@ import Testing
         #expect(failed.contains("dropped-connection"), "\(failed)")
     }
 
-    /// A connector that never refreshes: an expired token ends the upload with "unauthorized".
-    final class NeverRefreshes: ForwardingFileSystem, FaultControl, @unchecked Sendable {
+    /// A connector that mishandles its credentials once the fault is injected: it never refreshes (an expired token
+    /// ends the upload with "unauthorized"), or it takes a refused token for "not there" (a revoked sign-in passes for
+    /// an empty remote).
+    final class MishandlesTokens: ForwardingFileSystem, FaultControl, Sendable {
+        enum Mishandling: Sendable { case neverRefreshes, hidesRefusals }
         let base: any CloudFileSystem
-        let expired = Mutex(false)
-        init(base: any CloudFileSystem) { self.base = base }
+        let mishandling: Mishandling
+        private let injected = Mutex(false)
+        init(base: any CloudFileSystem, _ mishandling: Mishandling) {
+            self.base = base
+            self.mishandling = mishandling
+        }
 
-        var supportedFaults: Set<InjectedFault> { [.expiredToken, .revokedToken] }
-        func injectOnce(_ fault: InjectedFault) async { expired.withLock { $0 = true } }
+        var supportedFaults: Set<InjectedFault> { mishandling == .neverRefreshes ? [.expiredToken] : [.revokedToken] }
+        func injectOnce(_ fault: InjectedFault) async { injected.withLock { $0 = true } }
 
         func upload(_ data: Data, to path: String) async throws {
-            if expired.withLock({ $0 }) { throw CloudFileSystemError.unauthorized("the token has expired") }
+            if mishandling == .neverRefreshes, injected.withLock({ $0 }) { throw CloudFileSystemError.unauthorized("the token has expired") }
             try await base.upload(data, to: path)
         }
-    }
-
-    @Test func anExpiredTokenThatIsNeverRefreshedFails() async throws {
-        let broken = NeverRefreshes(base: LocalFolderFileSystem(root: directory.child("expired")))
-        let failed = await failedChecks(broken, faults: broken)
-        #expect(failed.contains("expired-token"), "\(failed)")
-    }
-
-    /// A connector that takes a refused token for "not there": a revoked sign-in passes for an empty remote.
-    final class HidesRefusals: ForwardingFileSystem, FaultControl, @unchecked Sendable {
-        let base: any CloudFileSystem
-        let refused = Mutex(false)
-        init(base: any CloudFileSystem) { self.base = base }
-
-        var supportedFaults: Set<InjectedFault> { [.revokedToken] }
-        func injectOnce(_ fault: InjectedFault) async { refused.withLock { $0 = true } }
 
         func exists(_ path: String) async throws -> Bool {
-            if refused.withLock({ let was = $0; $0 = false; return was }) { return false }
+            if mishandling == .hidesRefusals, injected.withLock({ let was = $0; $0 = false; return was }) { return false }
             return try await base.exists(path)
         }
     }
 
+    @Test func anExpiredTokenThatIsNeverRefreshedFails() async throws {
+        let broken = MishandlesTokens(base: LocalFolderFileSystem(root: directory.child("expired")), .neverRefreshes)
+        let failed = await failedChecks(broken, faults: broken)
+        #expect(failed.contains("expired-token"), "\(failed)")
+    }
+
     @Test func aRevokedTokenTakenForNotThereFails() async throws {
-        let broken = HidesRefusals(base: LocalFolderFileSystem(root: directory.child("revoked")))
+        let broken = MishandlesTokens(base: LocalFolderFileSystem(root: directory.child("revoked")), .hidesRefusals)
         let failed = await failedChecks(broken, faults: broken)
         #expect(failed.contains("revoked-token"), "\(failed)")
     }

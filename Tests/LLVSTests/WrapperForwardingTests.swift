@@ -9,7 +9,7 @@ import Testing
 /// region downloaded through memory, a staged file copied), so the base's own way is bypassed unseen.
 @Suite struct WrapperForwardingTests {
     /// Records which requirement was called, and answers each trivially.
-    final class RecordingFileSystem: CloudFileSystem, @unchecked Sendable {
+    final class RecordingFileSystem: CloudFileSystem, Sendable {
         let calls = Mutex<[String]>([])
         private func called(_ member: String) { calls.withLock { $0.append(member) } }
         func take() -> [String] { calls.withLock { let taken = $0; $0 = []; return taken } }

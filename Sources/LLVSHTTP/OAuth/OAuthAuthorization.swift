@@ -1,5 +1,6 @@
 import Foundation
 import LLVSSupport
+import Synchronization
 
 /// The ways to get a first token on a Linux machine (docs/services/oauth.md): authorization code with PKCE and a
 /// loopback redirect when a browser is at hand; the same with the redirect pasted back on a headless machine; the
@@ -164,13 +165,16 @@ public struct OAuthAuthorization: Sendable {
 /// favicon, a stray POST or another flow's redirect never ends a sign-in. Each connection is served on a thread of its
 /// own with a read timeout, so one that sends nothing holds up nothing; `stop` (the overall timeout) closes the
 /// listener and every connection still open.
-final class LoopbackRedirect: @unchecked Sendable {
+final class LoopbackRedirect: Sendable {
+    private struct State {
+        var open: [Int32: TCPConnection] = [:]
+        var answer: String?
+        var finished = false
+    }
+
     private let listener: TCPListener
     private let state: String
-    private let lock = NSLock()
-    private var open: [Int32: TCPConnection] = [:]
-    private var answer: String?
-    private var finished = false
+    private let shared = Mutex(State())
     private let done = DispatchSemaphore(value: 0)
     /// How long a connection may take to send its request.
     static let readTimeout: Int = 10
@@ -184,18 +188,18 @@ final class LoopbackRedirect: @unchecked Sendable {
     func wait() -> String? {
         Thread { self.acceptLoop() }.start()
         done.wait()
-        return lock.withLock { answer }
+        return shared.withLock { $0.answer }
     }
 
     func stop() { finish(with: nil) }
 
     /// The first call ends the wait; later ones (the watchdog after an answer, the accept loop after a stop) do nothing.
     private func finish(with target: String?) {
-        let connections: [TCPConnection]? = lock.withLock {
-            guard !finished else { return nil }
-            finished = true
-            answer = target
-            return Array(open.values)
+        let connections: [TCPConnection]? = shared.withLock { shared in
+            guard !shared.finished else { return nil }
+            shared.finished = true
+            shared.answer = target
+            return Array(shared.open.values)
         }
         guard let connections else { return }
         listener.close()
@@ -207,9 +211,9 @@ final class LoopbackRedirect: @unchecked Sendable {
         while let connection = listener.accept() {
             var timeout = timeval(tv_sec: Self.readTimeout, tv_usec: 0)
             setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let admitted = lock.withLock { () -> Bool in
-                guard !finished else { return false }
-                open[connection.fd] = connection
+            let admitted = shared.withLock { shared -> Bool in
+                guard !shared.finished else { return false }
+                shared.open[connection.fd] = connection
                 return true
             }
             guard admitted else { connection.close(); break }
@@ -220,7 +224,7 @@ final class LoopbackRedirect: @unchecked Sendable {
 
     private func serve(_ connection: TCPConnection) {
         defer {
-            lock.withLock { _ = open.removeValue(forKey: connection.fd) }
+            shared.withLock { _ = $0.open.removeValue(forKey: connection.fd) }
             connection.close()
         }
         // A body is refused before a byte of it is read: the redirect is a GET.
@@ -233,14 +237,12 @@ final class LoopbackRedirect: @unchecked Sendable {
             }) else { return }
             request = read
         } catch {
-            Self.answer(connection, status: "400 Bad Request", page: Self.page("Not an answer to this sign-in", "This address only takes the sign-in's redirect."))
-            return
+            return Self.refuse(connection)
         }
         let query = request.query
         guard request.method == "GET", request.rawPath == "/", let state = query["state"], PKCE.constantTimeEquals(state, self.state),
               query["code"].map({ !$0.isEmpty }) == true || query["error"] != nil else {
-            Self.answer(connection, status: "400 Bad Request", page: Self.page("Not an answer to this sign-in", "This address only takes the sign-in's redirect."))
-            return
+            return Self.refuse(connection)
         }
         if query["error"] != nil {
             Self.answer(connection, status: "200 OK", page: Self.page("LLVS was not authorized", "The sign-in was declined. You can close this window; the terminal says more."))
@@ -248,6 +250,11 @@ final class LoopbackRedirect: @unchecked Sendable {
             Self.answer(connection, status: "200 OK", page: Self.page("LLVS is authorized", "You can close this window and return to the terminal."))
         }
         finish(with: request.target)
+    }
+
+    /// What anything but this sign-in's redirect gets: 400, and the listener goes on.
+    static func refuse(_ connection: TCPConnection) {
+        answer(connection, status: "400 Bad Request", page: page("Not an answer to this sign-in", "This address only takes the sign-in's redirect."))
     }
 
     static func page(_ title: String, _ text: String) -> String {
