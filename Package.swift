@@ -115,7 +115,7 @@ let package = Package(
         .executableTarget(name: "llvs-fake-kind", dependencies: ["LLVSCommandLine", "LLVS", "LLVSSupport", "LLVSHTTP"], path: "Tests/Helpers/llvs-fake-kind"),
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "LLVSMocks", "llvs-test-helper"], exclude: ["Fixtures"]),
-        .testTarget(name: "LLVSModelTests", dependencies: ["LLVSModel", "LLVSProjection", "LLVS", "LLVSSQLite", "llvs-test-helper"]),
+        .testTarget(name: "LLVSModelTests", dependencies: ["LLVSModel", "LLVSProjection", "LLVS", "LLVSSQLite", "LLVSSupport", "llvs-test-helper"]),
         .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport"]),
         .testTarget(name: "LLVSEncryptionTests", dependencies: ["LLVSEncryption", "LLVS", "LLVSSupport", "LLVSConformance", "LLVSTestSupport"]),
         // What every connector's tests share: the conformance harness, a quick client, a fault control over a mock.

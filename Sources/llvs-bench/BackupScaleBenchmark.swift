@@ -148,7 +148,7 @@ func killedBackupRow(llvs: URL, apache: RealWebDAVServer, mebibytes: Int, work: 
     try? FileManager.default.removeItem(atPath: wholeStore)
 
     let store = try prepare("killed")
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = llvs
     process.arguments = ["backup", tree.path, "--store", store, "--to", "killed"]
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }

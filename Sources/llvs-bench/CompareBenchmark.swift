@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import LLVS
 import LLVSGoogleDrive
 import LLVSHTTP
@@ -157,7 +158,7 @@ let cloneRemoteOrder = ["webdav", "gdrive", "onedrive", "pcloud", "box"]
 /// Runs `llvs-bench ARGUMENTS` (this binary) to its end and returns what it printed, line by line, relaying each
 /// line as it comes; fails when it fails.
 func runChildBench(_ arguments: [String]) throws -> [String] {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = arguments
     let output = Pipe()

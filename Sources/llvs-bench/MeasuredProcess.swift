@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -62,7 +63,7 @@ private let timeBinary = "/usr/bin/time"
 
 /// The output of a short command, for version strings.
 func output(of arguments: [String]) -> String? {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: arguments[0])
     process.arguments = Array(arguments.dropFirst())
     let pipe = Pipe()

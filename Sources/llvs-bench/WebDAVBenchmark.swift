@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import LLVS
 import LLVSHTTP
 import LLVSMocks
@@ -6,7 +7,7 @@ import LLVSWebDAV
 
 /// Runs a program to completion, returning how long it took; fails when it fails.
 func timeProcess(_ arguments: [String], environment: [String: String] = [:]) throws -> Double {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: arguments[0])
     process.arguments = Array(arguments.dropFirst())
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
@@ -166,7 +167,7 @@ func smallFilesRow(server: RealWebDAVServer, label: String, peer: RclonePeer, rc
 
 /// rclone's configuration for a WebDAV server, through environment variables (the remote is called `bench`).
 func rcloneEnvironment(for server: RealWebDAVServer, peer: RclonePeer) throws -> [String: String] {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: peer.path)
     process.arguments = ["obscure", server.password]
     let out = Pipe()

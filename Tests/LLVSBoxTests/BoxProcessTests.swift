@@ -187,7 +187,7 @@ import Glibc
     /// Starts `llvs` and kills it with SIGKILL as soon as `event` is signalled, the refresh then in flight for as long
     /// as the mock holds its answer (or lets it finish, when it ends first); its exit status, or -9.
     private func runKilled(_ setup: Setup, _ arguments: [String], after event: DispatchSemaphore) async throws -> Int32 {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = setup.environment + [Self.binary!.path] + arguments
         process.environment = childEnvironment

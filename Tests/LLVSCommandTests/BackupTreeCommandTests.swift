@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -141,7 +142,7 @@ extension BackupCommandTests {
                 return count + ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/" + name)) ?? []).filter { !$0.hasPrefix(".") }.count
             }
         }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = ["backup", path("source"), "--checkpoint-every", "2", "--to", "home"]
         process.currentDirectoryURL = folder

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Testing
 
 /// Runs the built `llvs` binary as a user would and checks its output and exit codes.
@@ -44,7 +45,7 @@ import Testing
     /// (`setpriv … ` to run it as another user).
     func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], through wrapper: [String] = [],
              executable: URL = CommandLineTests.binary) async throws -> Result {
-        let process = Process()
+        let process = ChildProcess()
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)
             process.arguments = Array(wrapper.dropFirst()) + [Self.binary.path] + arguments
@@ -276,7 +277,7 @@ import Testing
 /// without crashing: its answer then meets a closed pipe.
 @Suite struct RefreshHelperTests {
     @Test func anAnswerToAnAskerThatIsGoneEndsTheHelperNormally() throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = ["__refresh-token"]
         process.environment = CommandLineTests.cleanEnvironment

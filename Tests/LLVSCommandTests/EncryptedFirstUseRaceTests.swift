@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Testing
 
 /// Two devices that first use an encrypted remote at the same moment each make a key. Whichever key file the remote
@@ -49,14 +50,14 @@ import Testing
     }
 
     /// Starts `llvs` as the harness runs it, its standard error into a file, without waiting for it.
-    static func start(_ arguments: [String], in tests: CommandLineTests, errors: String) throws -> Process {
-        let process = Process()
+    static func start(_ arguments: [String], in tests: CommandLineTests, errors: String) throws -> ChildProcess {
+        let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = arguments
         process.currentDirectoryURL = tests.directory
         process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.file("config")]) { _, new in new }
             .merging(passphrase) { _, new in new }
-        FileManager.default.createFile(atPath: errors, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: errors)
         try process.run()
@@ -64,7 +65,7 @@ import Testing
     }
 
     /// Waits for a process on a thread of its own (not one of the test's cooperative threads); its exit status.
-    static func finish(_ process: Process) async -> Int32 {
+    static func finish(_ process: ChildProcess) async -> Int32 {
         await withCheckedContinuation { continuation in
             Thread {
                 process.waitUntilExit()

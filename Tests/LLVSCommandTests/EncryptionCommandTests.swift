@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -239,7 +240,7 @@ import Glibc
         // One transfer at a time, so the kill lands between versions with more to send.
         #expect(try await llvs("remote", "add", "--all-stores", "home", remoteURL, "--encrypt", "--concurrency", "1", environment: environment).status == 0)
 
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = ["push", "home", "--store", store]
         process.currentDirectoryURL = tests.directory

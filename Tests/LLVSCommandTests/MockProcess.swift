@@ -1,11 +1,12 @@
 import Foundation
+import LLVSSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// An `llvs-mock` process started for a test, with the lines it printed on starting (its URL first).
 final class MockProcess {
-    let process = Process()
+    let process = ChildProcess()
     let lines: [String]
 
     /// Starts `llvs-mock ARGUMENTS` and waits for `lineCount` lines of output; `environment` is added to the test's.

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -318,7 +319,7 @@ extension NothingLostTests {
         #expect(try await llvs("push", "home").status == 0)
 
         let clone = path("clone")
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = ["clone", "home", clone]
         process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
@@ -515,7 +516,7 @@ extension NothingLostTests {
 extension NothingLostTests {
     /// The ID of a process that has ended: what names a killed writer's leftovers.
     static func endedProcessID() throws -> pid_t {
-        let ended = Process()
+        let ended = ChildProcess()
         ended.executableURL = URL(fileURLWithPath: "/bin/true")
         try ended.run()
         ended.waitUntilExit()
@@ -587,7 +588,7 @@ extension NothingLostTests {
         #expect(try await llvs("remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
         #expect(try await llvs("push", "home").status == 0)
 
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = ["snapshot", "home"]
         process.currentDirectoryURL = tests.directory
@@ -633,7 +634,7 @@ enum WebDAVListing {
     }
 
     static func folders(in collection: String) throws -> Set<String> {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", """
             import sys, urllib.request
@@ -672,7 +673,7 @@ extension NothingLostTests {
         let count = 2000
         let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper")
         #expect(try await llvs("init", "--store", path("source")).status == 0)
-        let saving = Process()
+        let saving = ChildProcess()
         saving.executableURL = helper
         saving.arguments = ["save-loop", path("source"), "v", "\(count)", "16"]
         saving.standardOutput = FileHandle.nullDevice
@@ -684,7 +685,7 @@ extension NothingLostTests {
 
         for (run, killAt) in [40, 515, 640].enumerated() {
             let clone = path("clone-\(run)")
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = CommandLineTests.binary
             process.arguments = ["clone", "home", clone]
             process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
@@ -745,7 +746,7 @@ extension NothingLostTests {
         do {
             let busy = try MockProcess(["webdav", "--state", state, "--faults", "503@MOVE*1000,503@DELETE*1000"])
             #expect(try await llvs("remote", "add", "home", busy.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
-            let push = Process()
+            let push = ChildProcess()
             push.executableURL = CommandLineTests.binary
             push.arguments = ["push", "home"]
             push.currentDirectoryURL = tests.directory

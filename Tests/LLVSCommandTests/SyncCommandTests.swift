@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -245,7 +246,7 @@ import Glibc
         #expect(try await llvs("remote", "add", "--all-stores", "drive", "gdrive:/x", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
                          "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8)).status == 0)
         // Run `llvs auth --headless` by hand: read the address it prints, "open" it elsewhere, paste where it ends up.
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = ["auth", "drive", "--headless"]
         process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": folder.appendingPathComponent("config").path]) { _, new in new }
@@ -262,7 +263,7 @@ import Glibc
         }
         let address = try #require(said.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix(mock.url) }.map(String.init))
         #expect(address.contains("access_type=offline") && address.contains("code_challenge_method=S256"))
-        let helper = Process()
+        let helper = ChildProcess()
         helper.executableURL = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper")
         helper.arguments = ["location", address]
         let location = Pipe()

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -67,7 +68,7 @@ import Glibc
         _ = try await llvs("put", "k1", "-", "--store", store("a"), input: Data("one".utf8))
         #expect(try await llvs("sync", "p", "--store", store("a")).status == 0)
 
-        let watcher = Process()
+        let watcher = ChildProcess()
         watcher.executableURL = CommandLineTests.binary
         watcher.arguments = ["sync", "p", "--watch", "--max-pause", "2", "--store", store("b")]
         watcher.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path,
@@ -115,7 +116,7 @@ import Glibc
         _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))
         #expect(try await llvs("sync", "home", "--store", store("a")).status == 0)
 
-        let watcher = Process()
+        let watcher = ChildProcess()
         watcher.executableURL = CommandLineTests.binary
         watcher.arguments = ["sync", "home", "--watch", "--store", store("a")]
         watcher.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path,

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Testing
 
 /// `llvs clone` from a remote an LLVS app snapshotted (zip-v1, LLZF files, decomposed names), and `llvs snapshot`
@@ -104,7 +105,7 @@ extension ZipSnapshotCommandTests {
         let folder = remote + "/snapshots/" + (try #require(folders.first))
         let chunks = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("chunk-") }.sorted().map { folder + "/" + $0 }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/upstream-values.py").path
-        let reader = Process()
+        let reader = ChildProcess()
         reader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         reader.arguments = ["python3", script] + chunks
         let out = Pipe()
@@ -128,7 +129,7 @@ extension ZipSnapshotCommandTests {
 /// SHA-256 in hex, through `sha256sum` (the tests link no crypto library).
 enum SHA256Hex {
     static func of(_ data: Data) -> String {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
         let input = Pipe(), output = Pipe()
         process.standardInput = input

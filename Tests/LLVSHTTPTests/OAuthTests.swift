@@ -152,8 +152,8 @@ struct OAuthFixture {
         let barrier = fixture.folder.appendingPathComponent("go")
         try FileManager.default.createDirectory(at: fixture.folder, withIntermediateDirectories: true)
         let helper = helperBinary()
-        let processes = try (0..<2).map { _ -> (Process, Pipe) in
-            let process = Process()
+        let processes = try (0..<2).map { _ -> (ChildProcess, Pipe) in
+            let process = ChildProcess()
             process.executableURL = helper
             process.arguments = ["refresh", fixture.tokenFile.path, fixture.server.baseURL.appendingPathComponent(fixture.oauth.tokenPath).absoluteString,
                                  settings.clientId, settings.clientSecret!, barrier.path]

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import LLVS
 import LLVSModel
 import LLVSProjection
@@ -182,7 +183,7 @@ import Testing
         try await coordinator.save(inserting: many, updating: [Value(id: "ada/Contact", data: try json(Contact(firstName: "Ada", city: "Paris")))])
 
         // The helper projects with an extract that stops after 100 values, inside the pass's transaction, and says so.
-        let helper = Process()
+        let helper = ChildProcess()
         helper.executableURL = builtProduct("llvs-test-helper")
         helper.arguments = ["project", storeURL.path, databaseURL.path, "100"]
         let output = Pipe()

@@ -117,7 +117,7 @@ public var childEnvironment: [String: String] {
 /// Runs a program to its end on a thread of its own, draining its output and errors at once: waiting for a child
 /// on one of Swift's few cooperative threads would stall every other test of the process meanwhile.
 public func runProgram(_ executable: URL, _ arguments: [String]) async throws -> ProcessOutcome {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = executable
     process.arguments = arguments
     process.environment = childEnvironment
@@ -153,7 +153,7 @@ public enum ClientLibraries {
     /// Whether the venv's Python can import `modules` (comma-separated, as in an import statement).
     public static func installed(_ modules: String) -> Bool {
         guard FileManager.default.isExecutableFile(atPath: python.path) else { return false }
-        let check = Process()
+        let check = ChildProcess()
         check.executableURL = python
         check.arguments = ["-c", "import \(modules)"]
         check.standardOutput = FileHandle.nullDevice

@@ -163,8 +163,8 @@ import LLVSSupport
         #expect(throws: StoreError.self) { try Store(openingAt: url) }
     }
 
-    func runHelper(_ arguments: [String]) throws -> (Process, Pipe) {
-        let process = Process()
+    func runHelper(_ arguments: [String]) throws -> (ChildProcess, Pipe) {
+        let process = ChildProcess()
         process.executableURL = TestPaths.builtProduct("llvs-test-helper")
         process.arguments = arguments
         let pipe = Pipe()

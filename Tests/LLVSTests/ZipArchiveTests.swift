@@ -29,7 +29,7 @@ import LLVSSupport
 
     /// What `unzip -t`, an independent reader, answers for the archive.
     func unzipTest(_ url: URL) throws -> Int32 {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unzip")
         process.arguments = ["-tq", url.path]
         process.standardOutput = FileHandle.nullDevice

@@ -42,7 +42,7 @@ import LLVSSupport
     }
 
     func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: Data) {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         let pipe = Pipe()

@@ -16,7 +16,7 @@ struct WebDAVLitmusTests {
     /// passed, summed over its suites.
     static func run(_ url: URL, user: String?, password: String?) async throws -> (results: [String: Bool], summary: String) {
         let output = try await runBlocking { () -> String in
-            let process = Process()
+            let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/litmus")
             process.arguments = ["-k", url.absoluteString] + [user, password].compactMap { $0 }
             let pipe = Pipe()

@@ -64,7 +64,7 @@ public final class RealWebDAVServer: Sendable {
     }
 
     static func run(_ path: String, _ arguments: [String]) throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice

@@ -197,7 +197,7 @@ struct AuthCommand: Command {
             return
         }
         command.append(url.absoluteString)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command
         process.standardOutput = FileHandle.nullDevice
