@@ -9,7 +9,7 @@ import LLVSHTTP
 /// multipart (attributes, then the file, streamed) to the upload host, as a new file or a new version; from 20 MB
 /// through chunked upload sessions; Box's SHA-1 of every upload is checked against the data sent. Downloads follow
 /// Box's 302 to its download host without the token.
-public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
+public final class BoxFileSystem: RemovesByKind {
     public let configuration: BoxConfiguration
     let client: ServiceClient
     let paths: IDPathCache<BoxDirectory>
@@ -71,15 +71,11 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
         HTTPRequest(url: try configuration.api("/files/\(URLEscaping.escape(id))/content"))
     }
 
-    public func download(_ path: String) async throws -> Data {
-        try await paths.withFileID(try components(path)) { try await client.checked(try content($0), path: path).body }
-    }
-
-    public func download(_ path: String, toFileAt destination: URL) async throws {
+    public func download(_ path: String, to destination: DownloadDestination) async throws {
         try await paths.withFileID(try components(path)) { try await client.download(try content($0), to: destination, path: path) }
     }
 
-    public func read(_ path: String, range: ByteRange) async throws -> Data {
+    public func read(_ path: String, range: ByteRange?) async throws -> Data {
         try await paths.withFileID(try components(path)) { try await client.read(try content($0), range: range, path: path) }
     }
 
@@ -93,7 +89,10 @@ public final class BoxFileSystem: RemovesByKind, UploadsFromSource {
     /// request instead of listing the folder); then Box's size and SHA-1 are checked against the source. A small file
     /// goes up without a preflight: should the name be taken, Box's 409 names the file and it goes up again as a new
     /// version, which costs less than asking first every time (a sync's version files are nearly always new).
-    public func upload(_ source: UploadSource, to path: String) async throws {
+    /// Files are sent as they are.
+    public func stager(for path: String) async throws -> FileStager { .plain }
+
+    public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         let components = try self.components(path)
         let (parent, name) = try CloudPath.folderAndName(components, of: path)
         try await paths.intoFolder(parent, for: path) { folderID in

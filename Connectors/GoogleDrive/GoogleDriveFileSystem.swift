@@ -8,7 +8,7 @@ import LLVSHTTP
 /// the shared ID path cache with a deterministic choice among duplicates (the oldest, then the lowest ID).
 /// Requests, retries, pacing, creations that must not land twice and resumable uploads are the shared layer's;
 /// this file says only what Drive's requests and answers are.
-public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
+public final class GoogleDriveFileSystem: RemovesByKind {
     public let configuration: GoogleDriveConfiguration
     let client: ServiceClient
     let paths: IDPathCache<GoogleDriveDirectory>
@@ -73,16 +73,12 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
         HTTPRequest(url: try configuration.file(id, [("alt", "media")]))
     }
 
-    public func download(_ path: String) async throws -> Data {
-        try await paths.withFileID(try CloudPath.components(path)) { try await client.checked(try media($0), path: path).body }
-    }
-
     /// The shared client removes a partial file when a download fails.
-    public func download(_ path: String, toFileAt destination: URL) async throws {
+    public func download(_ path: String, to destination: DownloadDestination) async throws {
         try await paths.withFileID(try CloudPath.components(path)) { try await client.download(try media($0), to: destination, path: path) }
     }
 
-    public func read(_ path: String, range: ByteRange) async throws -> Data {
+    public func read(_ path: String, range: ByteRange?) async throws -> Data {
         try await paths.withFileID(try CloudPath.components(path)) { try await client.read(try media($0), range: range, path: path) }
     }
 
@@ -92,13 +88,17 @@ public final class GoogleDriveFileSystem: RemovesByKind, UploadsFromSource {
         _ = try await paths.folderID(try CloudPath.components(path), creating: true)
     }
 
+    /// Files are sent as they are.
+    public func stager(for path: String) async throws -> FileStager { .plain }
+
     /// Creates the file, or replaces the contents of the one there by its ID (never delete and re-create, which
-    /// is not atomic), then checks that Drive holds the bytes sent.
-    public func upload(_ source: UploadSource, to path: String) async throws {
+    /// is not atomic), then checks that Drive holds the bytes sent. A `.newName` is created without looking for a
+    /// file to replace: Drive would need a query for it, and a version's two files are always new.
+    public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         let components = try CloudPath.components(path)
         let (parent, name) = try CloudPath.folderAndName(components, of: path)
         try await paths.intoFolder(parent, for: path) { parentID in
-            let existing = try await paths.directory.items(named: name, in: parentID, path: path)
+            let existing = mode == .newName ? [] : try await paths.directory.items(named: name, in: parentID, path: path)
             let target = GoogleDriveItem.chosen(existing.filter { !$0.isFolder })
             if target == nil, !existing.isEmpty { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
             let file = if let target { try await replace(target.id, with: source, path: path) }

@@ -8,7 +8,7 @@ import LLVSHTTP
 /// characters, leading and trailing spaces, trailing dots) and compare without regard to case; downloads and upload
 /// sessions live on other hosts and never get the token. Retries, pacing, resumable uploads and known folders are
 /// the shared layer's.
-public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
+public final class OneDriveFileSystem: RemovesByKind {
     public let configuration: OneDriveConfiguration
     let client: ServiceClient
     let folders = KnownFolders(caseInsensitive: true, canonicallyEquivalentNamesCollide: true)
@@ -102,15 +102,11 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
         }
     }
 
-    public func download(_ path: String) async throws -> Data {
-        try await withContent(path) { try await client.checked($0, path: path).body }
-    }
-
-    public func download(_ path: String, toFileAt destination: URL) async throws {
+    public func download(_ path: String, to destination: DownloadDestination) async throws {
         try await withContent(path) { try await client.download($0, to: destination, path: path) }
     }
 
-    public func read(_ path: String, range: ByteRange) async throws -> Data {
+    public func read(_ path: String, range: ByteRange?) async throws -> Data {
         try await withContent(path) { try await client.read($0, range: range, path: path) }
     }
 
@@ -140,7 +136,10 @@ public final class OneDriveFileSystem: RemovesByKind, UploadsFromSource {
         guard existing.isFolder else { throw CloudFileSystemError.wrongKind(path: shown, expectedFolder: true) }
     }
 
-    public func upload(_ source: UploadSource, to path: String) async throws {
+    /// Files are sent as they are.
+    public func stager(for path: String) async throws -> FileStager { .plain }
+
+    public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         let components = try components(path)
         guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let parent = Array(components.dropLast())

@@ -9,7 +9,7 @@ import LLVSHTTP
 /// names are case-sensitive. Files go up with `uploadfile` (a PUT of the raw bytes, overwriting in place) or, when
 /// large, an upload session; downloads go through `getfilelink` to content hosts that never get the token. What
 /// pCloud stored is checked against what was sent by its own SHA-1 (and MD5 or SHA-256, by region).
-public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
+public final class PCloudFileSystem: RemovesByKind {
     public let configuration: PCloudConfiguration
     let api: PCloudAPI
     /// For the content hosts: the same connections and pacer, no token, answers read by status alone.
@@ -131,15 +131,11 @@ public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
         return URL(string: "\(scheme ?? "https")://\(host)\(path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path)")
     }
 
-    public func download(_ path: String) async throws -> Data {
-        try await withLink(path) { try await self.content.checked($0, path: path, authorization: .none).body }
-    }
-
-    public func download(_ path: String, toFileAt destination: URL) async throws {
+    public func download(_ path: String, to destination: DownloadDestination) async throws {
         try await withLink(path) { try await self.content.download($0, to: destination, path: path, authorization: .none) }
     }
 
-    public func read(_ path: String, range: ByteRange) async throws -> Data {
+    public func read(_ path: String, range: ByteRange?) async throws -> Data {
         try await withLink(path) { try await self.content.read($0, range: range, path: path, authorization: .none) }
     }
 
@@ -151,7 +147,10 @@ public final class PCloudFileSystem: RemovesByKind, UploadsFromSource {
 
     /// Uploads into the parent by ID (made when missing), replacing a file of that name in place, then checks what
     /// pCloud says it stored. A parent removed since it was cached is found or made again, once.
-    public func upload(_ source: UploadSource, to path: String) async throws {
+    /// Files are sent as they are.
+    public func stager(for path: String) async throws -> FileStager { .plain }
+
+    public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         let components = try CloudPath.components(path)
         let (parent, name) = try CloudPath.folderAndName(components, of: path)
         do {

@@ -7,7 +7,7 @@ import Synchronization
 /// A `CloudFileSystem` over WebDAV (RFC 4918) as real servers behave (docs/services/webdav.md): PROPFIND with an
 /// explicit Depth for listings and metadata, MKCOL only for folders not yet known to exist, PUT and GET streamed,
 /// DELETE after checking what is being deleted. Every quirk in the reference's table is absorbed here.
-public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
+public final class WebDAVFileSystem: RemovesByKind {
     public let configuration: WebDAVConfiguration
     let client: ServiceClient
     /// Folders known to exist (created or seen); each missing one made with one MKCOL however many uploads want it.
@@ -241,7 +241,10 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
 
     /// Stores `source` at `path`: small bodies straight away (making the parent when the server says it is missing),
     /// large ones once the parent is made sure of, through a temporary name.
-    public func upload(_ source: UploadSource, to path: String) async throws {
+    /// Files are sent as they are.
+    public func stager(for path: String) async throws -> FileStager { .plain }
+
+    public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         try await uploadsByPath.run(path) { try await self.uploadNow(source, to: path) }
     }
 
@@ -352,26 +355,14 @@ public final class WebDAVFileSystem: RemovesByKind, UploadsFromSource {
         }
     }
 
-    public func download(_ path: String) async throws -> Data {
-        let response = try await send(request("GET", try url(path, folder: false)))
-        try await checkedGet(response, path: path)
-        return response.body
-    }
-
-    public func download(_ path: String, toFileAt destination: URL) async throws {
+    public func download(_ path: String, to destination: DownloadDestination) async throws {
         try await client.download(request("GET", try url(path, folder: false)), to: destination, path: path) {
             try await self.checkedGet($0, path: path)
         }
     }
 
-    public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
-        try await client.download(request("GET", try url(path, folder: false)), into: destination, at: offset, length: length, path: path) {
-            try await self.checkedGet($0, path: path)
-        }
-    }
-
-    public func read(_ path: String, range: ByteRange) async throws -> Data {
-        try await client.read(request("GET", try url(path, folder: false)), range: range, path: path)
+    public func read(_ path: String, range: ByteRange?) async throws -> Data {
+        try await client.read(request("GET", try url(path, folder: false)), range: range, path: path) { try await self.checkedGet($0, path: path) }
     }
 
     /// A DELETE of a folder takes everything in it, so what is there is looked at first; nothing there is fine.

@@ -104,6 +104,28 @@ public final class ServiceClient: Sendable {
                            body: .data(data), isSafeToRepeat: safeToRepeat)
     }
 
+    /// A connector's `read(_:range:)`: the whole file for a nil `range` (a success, or `check`'s verdict), else the
+    /// part, as `read(_:range:path:)` below.
+    public func read(_ request: HTTPRequest, range: ByteRange?, path: String, authorization: Authorization = .account,
+                     check: ((HTTPResponse) async throws -> Void)? = nil) async throws -> Data {
+        guard let range else {
+            let response = try await send(request, authorization: authorization)
+            if let check { try await check(response) } else if !response.isSuccess { throw classifier.failure(response, path: path) }
+            return response.body
+        }
+        return try await read(request, range: range, path: path, authorization: authorization)
+    }
+
+    /// A connector's `download(_:to:)`: streamed into a new file or into a region of one, as the two below.
+    public func download(_ request: HTTPRequest, to destination: DownloadDestination, path: String, authorization: Authorization = .account,
+                         check: ((HTTPResponse) async throws -> Void)? = nil) async throws {
+        switch destination {
+        case .file(let url): try await download(request, to: url, path: path, authorization: authorization, check: check)
+        case .region(let url, let offset, let length):
+            try await download(request, into: url, at: offset, length: length, path: path, authorization: authorization, check: check)
+        }
+    }
+
     /// Part of a file: 206 is the part; a server that ignores Range answers 200 with everything, from which the part
     /// is cut; 416 (nothing of the file is in the range) is an error, as it is for a local folder.
     public func read(_ request: HTTPRequest, range: ByteRange, path: String, authorization: Authorization = .account) async throws -> Data {

@@ -1,37 +1,14 @@
 import Foundation
 import LLVS
-import LLVSSupport
 import LLVSHTTP
 
-/// What an upload sends: bytes in memory or a local file, streamed in whole or in pieces, never loaded whole
-/// except where a service's small-upload request needs it in one body.
-public enum UploadSource: Sendable {
-    case data(Data)
-    case file(URL, size: Int64)
-
-    /// A readable local file; its size is taken now, so a file that changes under the upload is caught by the
-    /// size check afterwards.
-    public init(file: URL) throws {
-        guard FileManager.default.isReadableFile(atPath: file.path),
-              let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
-              (attributes[.type] as? FileAttributeType) == .typeRegular else {
-            throw CloudFileSystemError.localFile(path: file.path, message: "it is missing, unreadable or not a regular file")
-        }
-        self = .file(file, size: (attributes[.size] as? NSNumber)?.int64Value ?? 0)
-    }
-
-    public var size: Int64 {
-        switch self {
-        case .data(let data): Int64(data.count)
-        case .file(_, let size): size
-        }
-    }
-
+/// An upload's bytes as HTTP request bodies and form parts, streamed by libcurl from a file.
+extension UploadSource {
     /// The whole source as a request body, streamed from a file.
     public var body: HTTPRequestBody {
         switch self {
         case .data(let data): .data(data)
-        case .file(let url, let size): .file(url, offset: 0, length: size)
+        case .file(let url, let size), .staged(let url, let size): .file(url, offset: 0, length: size)
         }
     }
 
@@ -39,7 +16,7 @@ public enum UploadSource: Sendable {
     public func body(offset: Int64, length: Int64) -> HTTPRequestBody {
         switch self {
         case .data(let data): .data(data.subdata(in: Int(offset)..<Int(offset + length)))
-        case .file(let url, _): .file(url, offset: offset, length: length)
+        case .file(let url, _), .staged(let url, _): .file(url, offset: offset, length: length)
         }
     }
 
@@ -47,71 +24,7 @@ public enum UploadSource: Sendable {
     public func formPart(name: String, filename: String?, contentType: String? = "application/octet-stream") -> FormPart {
         switch self {
         case .data(let data): FormPart(name: name, filename: filename, contentType: contentType, content: .data(data))
-        case .file(let url, _): FormPart(name: name, filename: filename, contentType: contentType, content: .file(url))
-        }
-    }
-
-    /// Bytes `offset ..< offset + length` in memory: one piece of a chunked upload, where a service wants a digest
-    /// of each piece.
-    public func data(offset: Int64, length: Int64) throws -> Data {
-        switch self {
-        case .data(let data): return data.subdata(in: Int(offset)..<Int(offset + length))
-        case .file(let url, _):
-            do {
-                let handle = try FileHandle(forReadingFrom: url)
-                defer { try? handle.close() }
-                try handle.seek(toOffset: UInt64(offset))
-                let piece = try handle.read(upToCount: Int(length)) ?? Data()
-                guard piece.count == Int(length) else {
-                    throw CloudFileSystemError.localFile(path: url.path, message: "it ended at \(offset + Int64(piece.count)) bytes, before the \(offset + length) expected")
-                }
-                return piece
-            } catch let error as CloudFileSystemError {
-                throw error
-            } catch {
-                throw CloudFileSystemError.localFile(path: url.path, message: error.localizedDescription)
-            }
-        }
-    }
-
-    /// The whole contents in memory; only for sources under a service's small-upload limit.
-    public func data() throws -> Data { try data(offset: 0, length: size) }
-
-    /// The checksum of everything the source holds, hashed as it is read.
-    public func checksum(_ algorithm: ChecksumAlgorithm) throws -> String {
-        try checksums([algorithm])[algorithm]!
-    }
-
-    /// Several checksums in one read of the source.
-    public func checksums(_ algorithms: Set<ChecksumAlgorithm>) throws -> [ChecksumAlgorithm: String] {
-        let streams = algorithms.map { ($0, ChecksumStream($0)) }
-        switch self {
-        case .data(let data):
-            streams.forEach { $0.1.update(data) }
-        case .file(let url, _):
-            do {
-                let handle = try FileHandle(forReadingFrom: url)
-                defer { try? handle.close() }
-                while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty { streams.forEach { $0.1.update(piece) } }
-            } catch {
-                throw CloudFileSystemError.localFile(path: url.path, message: error.localizedDescription)
-            }
-        }
-        return Dictionary(uniqueKeysWithValues: streams.map { ($0.0, $0.1.finalize()) })
-    }
-}
-
-extension UploadSource {
-    /// Checks a service's own account of what it stored against what was sent: the size, and every checksum it
-    /// reported (hashed in one more read of the source). A mismatch is a server failure naming the service and path.
-    public func verify(storedSize: Int64?, checksums reported: [ChecksumAlgorithm: String], service: String, path: String) throws {
-        if let storedSize, storedSize != size {
-            throw CloudFileSystemError.server(status: 200, message: "\(service) stored \(storedSize) bytes for \(path), not the \(size) sent")
-        }
-        guard !reported.isEmpty else { return }
-        let computed = try checksums(Set(reported.keys))
-        for (algorithm, value) in reported.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !algorithm.matches(value, computed[algorithm] ?? "") {
-            throw CloudFileSystemError.server(status: 200, message: "\(service)'s \(algorithm) of \(path) does not match the data sent")
+        case .file(let url, _), .staged(let url, _): FormPart(name: name, filename: filename, contentType: contentType, content: .file(url))
         }
     }
 }

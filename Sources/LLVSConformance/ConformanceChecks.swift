@@ -357,17 +357,19 @@ enum ConformanceChecks {
 
     // MARK: 7. Failure
 
+    /// The source names a local file that is not there, so the connector itself meets the failure (a source made
+    /// with `UploadSource(file:)` would be refused before reaching it).
     static func failedUpload(_ c: ConformanceContext) async throws -> CheckOutcome {
         let fs = c.fileSystem
         try await fs.upload(Data("old".utf8), to: c.path("kept.txt"))
-        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-missing-\(UUID().uuidString)")
+        let missing = UploadSource.file(FileManager.default.temporaryDirectory.appendingPathComponent("llvs-missing-\(UUID().uuidString)"), size: 3)
         do {
-            try await fs.upload(fileAt: missing, to: c.path("kept.txt"))
+            try await fs.upload(missing, to: c.path("kept.txt"), mode: .replace)
             throw ConformanceFailure("uploading from a missing local file should fail")
         } catch is CloudFileSystemError {}
         try require(try await fs.download(c.path("kept.txt")) == Data("old".utf8), "a failed upload should leave the old file")
         do {
-            try await fs.upload(fileAt: missing, to: c.path("never.txt"))
+            try await fs.upload(missing, to: c.path("never.txt"), mode: .newName)
         } catch is CloudFileSystemError {}
         try require(try await !fs.exists(c.path("never.txt")), "a failed upload should leave no file behind")
         return .passed

@@ -134,29 +134,21 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
 
     public func exists(_ path: String) async throws -> Bool { try await run(.exists, path) { try await base.exists(path) } }
     public func list(_ folder: String) async throws -> [CloudItem] { try await run(.list, folder) { try await base.list(folder) } }
+    /// Counted as the listing it replaces, so what a sync costs reads the same whichever the caller asks for.
+    public func listNames(_ folder: String) async throws -> [String] { try await run(.list, folder) { try await base.listNames(folder) } }
     public func metadata(_ path: String) async throws -> CloudItem { try await run(.metadata, path) { try await base.metadata(path) } }
-    public func upload(_ data: Data, to path: String) async throws { try await run(.upload, path) { try await base.upload(data, to: path) } }
-    public func upload(fileAt source: URL, to path: String) async throws {
-        try await run(.upload, path) { try await base.upload(fileAt: source, to: path) }
+    public func stager(for path: String) async throws -> FileStager { try await base.stager(for: path) }
+    public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
+        try await run(.upload, path) { try await base.upload(source, to: path, mode: mode) }
     }
-    public func download(_ path: String) async throws -> Data { try await run(.download, path) { try await base.download(path) } }
-    public func download(_ path: String, toFileAt destination: URL) async throws {
-        try await run(.download, path) { try await base.download(path, toFileAt: destination) }
+    /// A whole file counts as a download, a part of one as a read.
+    public func read(_ path: String, range: ByteRange?) async throws -> Data {
+        try await run(range == nil ? .download : .read, path) { try await base.read(path, range: range) }
     }
-    public func read(_ path: String, range: ByteRange) async throws -> Data { try await run(.read, path) { try await base.read(path, range: range) } }
+    public func download(_ path: String, to destination: DownloadDestination) async throws {
+        try await run(.download, path) { try await base.download(path, to: destination) }
+    }
     public func makeFolder(_ path: String) async throws { try await run(.makeFolder, path) { try await base.makeFolder(path) } }
     public func removeFile(_ path: String) async throws { try await run(.removeFile, path) { try await base.removeFile(path) } }
     public func removeFolder(_ path: String) async throws { try await run(.removeFolder, path) { try await base.removeFolder(path) } }
-    /// Counted as the listing it replaces, so what a sync costs reads the same whichever the caller asks for.
-    public func listNames(_ folder: String) async throws -> [String] { try await run(.list, folder) { try await base.listNames(folder) } }
-    public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
-        try await run(.download, path) { try await base.download(path, into: destination, at: offset, length: length) }
-    }
-    public func stager(for path: String) async throws -> FileStager { try await base.stager(for: path) }
-    /// The staged file is gone once this returns, as the contract says, even when a fault stops the upload before the
-    /// base sees it.
-    public func upload(stagedFileAt source: URL, to path: String) async throws {
-        defer { try? FileManager.default.removeItem(at: source) }
-        try await run(.upload, path) { try await base.upload(stagedFileAt: source, to: path) }
-    }
 }

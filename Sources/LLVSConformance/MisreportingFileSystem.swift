@@ -38,24 +38,20 @@ public struct MisreportingFileSystem: ForwardingFileSystem {
     }
 
     public func list(_ folder: String) async throws -> [CloudItem] { try await base.list(folder).map(misreport) }
-    public func listNames(_ folder: String) async throws -> [String] { try await base.listNames(folder) }
     public func metadata(_ path: String) async throws -> CloudItem { misreport(try await base.metadata(path)) }
-    public func download(_ path: String) async throws -> Data { misreport(try await base.download(path)) }
-    public func download(_ path: String, toFileAt destination: URL) async throws {
-        try await base.download(path, toFileAt: destination)
+    public func read(_ path: String, range: ByteRange?) async throws -> Data { misreport(try await base.read(path, range: range)) }
+    /// The first byte written is flipped in place, so a large download is not read whole.
+    public func download(_ path: String, to destination: DownloadDestination) async throws {
+        try await base.download(path, to: destination)
         guard lie == .contents else { return }
-        // The first byte flipped in place, so a large download is not read whole.
-        let handle = try FileHandle(forUpdating: destination)
-        defer { try? handle.close() }
-        guard let first = try handle.read(upToCount: 1)?.first else { return }
-        try handle.seek(toOffset: 0)
-        try handle.write(contentsOf: Data([first ^ 0xFF]))
-    }
-    public func read(_ path: String, range: ByteRange) async throws -> Data { misreport(try await base.read(path, range: range)) }
-    public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
-        try await base.download(path, into: destination, at: offset, length: length)
-        guard lie == .contents, length > 0 else { return }
-        let handle = try FileHandle(forUpdating: destination)
+        let url: URL, offset: Int64
+        switch destination {
+        case .file(let file): (url, offset) = (file, 0)
+        case .region(let file, let at, let length):
+            guard length > 0 else { return }
+            (url, offset) = (file, at)
+        }
+        let handle = try FileHandle(forUpdating: url)
         defer { try? handle.close() }
         try handle.seek(toOffset: UInt64(offset))
         guard let first = try handle.read(upToCount: 1)?.first else { return }

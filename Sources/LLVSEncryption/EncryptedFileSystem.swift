@@ -139,19 +139,22 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
         return plainItem(try await base.metadata(path))
     }
 
-    public func upload(_ data: Data, to path: String) async throws {
+    /// Bytes are sealed in memory, a local file into a sealed scratch copy; a staged file was sealed as it was
+    /// written (`stager(for:)`) and goes up as it is.
+    public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         let name = try sealedName(path)
         let key = try await keyring.key()
-        try await base.upload(SealedFileCodec.seal(data, key: key, path: name), to: path)
-    }
-
-    public func upload(fileAt source: URL, to path: String) async throws {
-        let name = try sealedName(path)
-        let key = try await keyring.key()
-        let sealed = try scratchFile("sealed")
-        defer { POSIX.remove(sealed.path) }
-        try Self.seal(source, into: SealingFileWriter(url: sealed, key: key, path: name))
-        try await base.upload(fileAt: sealed, to: path)
+        switch source {
+        case .data(let data):
+            try await base.upload(.data(try SealedFileCodec.seal(data, key: key, path: name)), to: path, mode: mode)
+        case .staged(let url, let size):
+            try await base.upload(.file(url, size: size), to: path, mode: mode)
+        case .file(let url, _):
+            let sealed = try scratchFile("sealed")
+            defer { POSIX.remove(sealed.path) }
+            try Self.seal(url, into: SealingFileWriter(url: sealed, key: key, path: name))
+            try await base.upload(try UploadSource(file: sealed), to: path, mode: mode)
+        }
     }
 
     /// Copies a local file into a sealing writer a batch at a time; a source that cannot be read, or ends early, is
@@ -178,22 +181,16 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
         return FileStager { try SealingFileWriter(url: $0, key: key, path: name) }
     }
 
-    /// A staged file is already sealed: it goes up as it is.
-    public func upload(stagedFileAt source: URL, to path: String) async throws {
-        defer { POSIX.remove(source.path) }
-        _ = try sealedName(path)
-        _ = try await keyring.key()
-        try await base.upload(fileAt: source, to: path)
+    /// A whole file is opened where it lands, with no copy; a region is opened in memory and written at its place.
+    public func download(_ path: String, to destination: DownloadDestination) async throws {
+        switch destination {
+        case .file(let url): try await openWhole(path, into: url)
+        case .region: try destination.write(try await read(path, range: nil), readFrom: path)
+        }
     }
 
-    public func download(_ path: String) async throws -> Data {
-        _ = try sealedName(path)
-        _ = try await keyring.key()
-        let sealed = try await base.download(path)
-        return try await withEachKey { key in try opening(path) { try SealedFileCodec.open(sealed, key: key, path: $0, displayPath: path) } }
-    }
-
-    public func download(_ path: String, toFileAt destination: URL) async throws {
+    /// A whole file downloaded to `destination` and opened there.
+    private func openWhole(_ path: String, into destination: URL) async throws {
         let name = try sealedName(path)
         let spelled = try spelledName(path)
         _ = try await keyring.key()
@@ -214,8 +211,15 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
         try SealedFileCodec.openInPlace(destination, key: key, path: opened, displayPath: path)
     }
 
-    /// The chunks that cover the range, with the header when it is near (one request) or on its own (two).
-    public func read(_ path: String, range: ByteRange) async throws -> Data {
+    /// A whole file opened in memory; for a range, the chunks that cover it, with the header when it is near (one
+    /// request) or on its own (two).
+    public func read(_ path: String, range: ByteRange?) async throws -> Data {
+        guard let range else {
+            _ = try sealedName(path)
+            _ = try await keyring.key()
+            let sealed = try await base.read(path, range: nil)
+            return try await withEachKey { key in try opening(path) { try SealedFileCodec.open(sealed, key: key, path: $0, displayPath: path) } }
+        }
         _ = try sealedName(path)
         _ = try await keyring.key()
         let item = try await base.metadata(path)

@@ -29,12 +29,12 @@ struct RefusingFolder: CloudFileSystem {
 
     func exists(_ path: String) async throws -> Bool { try await base.exists(try stored(path)) }
     func list(_ folder: String) async throws -> [CloudItem] { try await base.list(try stored(folder)).map(shown) }
+    func listNames(_ folder: String) async throws -> [String] { try await namesFromListing(folder) }
     func metadata(_ path: String) async throws -> CloudItem { shown(try await base.metadata(try stored(path))) }
-    func upload(_ data: Data, to path: String) async throws { try await base.upload(data, to: try stored(path)) }
-    func upload(fileAt source: URL, to path: String) async throws { try await base.upload(fileAt: source, to: try stored(path)) }
-    func download(_ path: String) async throws -> Data { try await base.download(try stored(path)) }
-    func download(_ path: String, toFileAt destination: URL) async throws { try await base.download(try stored(path), toFileAt: destination) }
-    func read(_ path: String, range: ByteRange) async throws -> Data { try await base.read(try stored(path), range: range) }
+    func stager(for path: String) async throws -> FileStager { .plain }
+    func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws { try await base.upload(source, to: try stored(path), mode: mode) }
+    func read(_ path: String, range: ByteRange?) async throws -> Data { try await base.read(try stored(path), range: range) }
+    func download(_ path: String, to destination: DownloadDestination) async throws { try await base.download(try stored(path), to: destination) }
     func makeFolder(_ path: String) async throws { try await base.makeFolder(try stored(path)) }
     func removeFile(_ path: String) async throws { try await base.removeFile(try stored(path)) }
     func removeFolder(_ path: String) async throws { try await base.removeFolder(try stored(path)) }

@@ -51,4 +51,21 @@ import Testing
         #expect(a.heads == b.heads)
         #expect(a.heads.count == 2)
     }
+
+    /// A version's two files are named by its ID, which never repeats: they are created without a look for a file of
+    /// that name to replace, so sending one version costs its two uploads and nothing else.
+    @Test func aVersionIsSentWithItsTwoUploadsAndNothingElse() async throws {
+        let fixture = try DriveFixture()
+        let source = try store(fixture, "source")
+        let exchange = CloudFileSystemExchange(store: source, fileSystem: fixture.fileSystem, basePath: "stores/push")
+        let first = try save(source, nil, ["a": "1"])
+        #expect(try await exchange.send().sent == [first.id])
+        let second = try save(source, first.id, ["b": "2"])
+        let before = fixture.mock.log.count
+        let report = try await exchange.send(remoteVersionIds: [first.id])
+        #expect(report.sent == [second.id] && report.failures.isEmpty)
+        let made = fixture.mock.log.dropFirst(before).map { "\($0.method) \($0.target.split(separator: "?").first ?? "")" }
+        #expect(made == ["POST /upload/drive/v3/files", "POST /upload/drive/v3/files"], "\(made)")
+        #expect(try await exchange.remoteVersionIds() == [first.id, second.id])
+    }
 }

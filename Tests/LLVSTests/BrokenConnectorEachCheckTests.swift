@@ -42,9 +42,10 @@ import Testing
             self.bug = bug
         }
 
-        func download(_ path: String) async throws -> Data {
-            if bug == .missingReadsAsEmpty, try await !base.exists(path) { return Data() }
-            return try await base.download(path)
+        func read(_ path: String, range: ByteRange?) async throws -> Data {
+            if range == nil, bug == .missingReadsAsEmpty, try await !base.exists(path) { return Data() }
+            guard bug == .ignoresRangeEnds, case .bytes(let first, _)? = range else { return try await base.read(path, range: range) }
+            return try await base.read(path, range: .from(first))
         }
 
         func removeFolder(_ path: String) async throws {
@@ -53,7 +54,8 @@ import Testing
             try await base.removeFolder(path)
         }
 
-        func upload(_ data: Data, to path: String) async throws {
+        func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
+            guard case .data(let data) = source else { return try await upload(file: source, to: path, mode: mode) }
             switch bug {
             case .skipsEmptyFiles where data.isEmpty:
                 return
@@ -71,10 +73,11 @@ import Testing
             default:
                 break
             }
-            try await base.upload(data, to: path)
+            try await base.upload(source, to: path, mode: mode)
         }
 
-        func upload(fileAt source: URL, to path: String) async throws {
+        private func upload(file: UploadSource, to path: String, mode: UploadMode) async throws {
+            guard let source = file.fileURL else { return }
             switch bug {
             case .failedUploadLeavesAFile where !FileManager.default.fileExists(atPath: source.path):
                 try await base.upload(Data(), to: path)
@@ -89,13 +92,8 @@ import Testing
                 data.append(Data(count: max(0, size - data.count)))
                 try await base.upload(data, to: path)
             default:
-                try await base.upload(fileAt: source, to: path)
+                try await base.upload(file, to: path, mode: mode)
             }
-        }
-
-        func read(_ path: String, range: ByteRange) async throws -> Data {
-            guard bug == .ignoresRangeEnds, case .bytes(let first, _) = range else { return try await base.read(path, range: range) }
-            return try await base.read(path, range: .from(first))
         }
     }
 
@@ -145,9 +143,9 @@ import Testing
         var supportedFaults: Set<InjectedFault> { mishandling == .neverRefreshes ? [.expiredToken] : [.revokedToken] }
         func injectOnce(_ fault: InjectedFault) async { injected.withLock { $0 = true } }
 
-        func upload(_ data: Data, to path: String) async throws {
+        func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
             if mishandling == .neverRefreshes, injected.withLock({ $0 }) { throw CloudFileSystemError.unauthorized("the token has expired") }
-            try await base.upload(data, to: path)
+            try await base.upload(source, to: path, mode: mode)
         }
 
         func exists(_ path: String) async throws -> Bool {

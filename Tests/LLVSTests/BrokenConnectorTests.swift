@@ -33,10 +33,15 @@ import Synchronization
             }
         }
 
+        var capabilities: CloudCapabilities { .plain }
         func exists(_ path: String) async throws -> Bool { try await base.exists(stored(path)) }
         func list(_ folder: String) async throws -> [CloudItem] { try await base.list(stored(folder)) }
+        func listNames(_ folder: String) async throws -> [String] { try await base.listNames(stored(folder)) }
         func metadata(_ path: String) async throws -> CloudItem { try await base.metadata(stored(path)) }
-        func upload(_ data: Data, to path: String) async throws {
+        func stager(for path: String) async throws -> FileStager { .plain }
+        /// Every source is read into memory: the bugs are written once, for bytes.
+        func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
+            let data = try source.data()
             switch bug {
             case .keepsTheFirstWrite:
                 if try await base.exists(path), data.count > 1_000_000 { return }
@@ -51,10 +56,8 @@ import Synchronization
                 try await base.upload(there + data.dropFirst(half), to: path)
             }
         }
-        func upload(fileAt source: URL, to path: String) async throws { try await upload(try Data(contentsOf: source), to: path) }
-        func download(_ path: String) async throws -> Data { try await base.download(stored(path)) }
-        func download(_ path: String, toFileAt destination: URL) async throws { try await base.download(stored(path), toFileAt: destination) }
-        func read(_ path: String, range: ByteRange) async throws -> Data { try await base.read(stored(path), range: range) }
+        func read(_ path: String, range: ByteRange?) async throws -> Data { try await base.read(stored(path), range: range) }
+        func download(_ path: String, to destination: DownloadDestination) async throws { try await base.download(stored(path), to: destination) }
         func makeFolder(_ path: String) async throws { try await base.makeFolder(stored(path)) }
         func removeFile(_ path: String) async throws { try await base.removeFile(stored(path)) }
         func removeFolder(_ path: String) async throws { try await base.removeFolder(stored(path)) }
@@ -90,7 +93,8 @@ import Synchronization
         var supportedFaults: Set<InjectedFault> { [.droppedMidUpload] }
         func injectOnce(_ fault: InjectedFault) async { cutNext.withLock { $0 += 1 } }
 
-        func upload(_ data: Data, to path: String) async throws {
+        func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
+            let data = try source.data()
             let cut = cutNext.withLock { count -> Bool in
                 guard count > 0 else { return false }
                 count -= 1
@@ -100,7 +104,6 @@ import Synchronization
             try await base.upload(data.prefix(data.count / 2), to: path)
             throw CloudFileSystemError.transient("the connection dropped during the upload")
         }
-        func upload(fileAt source: URL, to path: String) async throws { try await upload(try Data(contentsOf: source), to: path) }
     }
 
     @Test func anUploadCutOffThatLeavesHalfAFileFails() async throws {

@@ -212,15 +212,15 @@ import LLVSSupport
             }
         }
 
-        func download(_ path: String) async throws -> Data {
+        func read(_ path: String, range: ByteRange?) async throws -> Data {
             try await hold(path)
-            return try await base.download(path)
+            return try await base.read(path, range: range)
         }
 
         /// Chunks go straight into their places in the file.
-        func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
+        func download(_ path: String, to destination: DownloadDestination) async throws {
             try await hold(path)
-            try await base.download(path, into: destination, at: offset, length: length)
+            try await base.download(path, to: destination)
         }
     }
 

@@ -20,16 +20,16 @@ import Synchronization
             self.base = base
             self.failInMemory = failInMemory
         }
-        func download(_ path: String) async throws -> Data {
-            if path.contains("/changes/") {
+        func read(_ path: String, range: ByteRange?) async throws -> Data {
+            if path.contains("/changes/"), range == nil {
                 counts.withLock { $0.inMemory += 1 }
                 if failInMemory { throw CloudFileSystemError.tooLargeForMemory(path: path, limit: 1 << 20) }
             }
-            return try await base.download(path)
+            return try await base.read(path, range: range)
         }
-        func download(_ path: String, toFileAt destination: URL) async throws {
+        func download(_ path: String, to destination: DownloadDestination) async throws {
             if path.contains("/changes/") { counts.withLock { $0.toFile += 1 } }
-            try await base.download(path, toFileAt: destination)
+            try await base.download(path, to: destination)
         }
     }
 

@@ -23,6 +23,8 @@ final class FeedingFolder: CloudChangeFeed {
     /// Removes a file without telling the feed (a service that forgets to report a permanent deletion).
     func removeSilently(_ path: String) async throws { try await base.removeFile(path) }
 
+    var capabilities: CloudCapabilities { base.capabilities }
+    func stager(for path: String) async throws -> FileStager { try await base.stager(for: path) }
     func exists(_ path: String) async throws -> Bool { try await base.exists(path) }
     func list(_ folder: String) async throws -> [CloudItem] { try await base.list(folder) }
     func listNames(_ folder: String) async throws -> [String] {
@@ -30,11 +32,12 @@ final class FeedingFolder: CloudChangeFeed {
         return try await base.listNames(folder)
     }
     func metadata(_ path: String) async throws -> CloudItem { try await base.metadata(path) }
-    func upload(_ data: Data, to path: String) async throws { try await base.upload(data, to: path); try record(path, present: true) }
-    func upload(fileAt source: URL, to path: String) async throws { try await base.upload(fileAt: source, to: path); try record(path, present: true) }
-    func download(_ path: String) async throws -> Data { try await base.download(path) }
-    func download(_ path: String, toFileAt destination: URL) async throws { try await base.download(path, toFileAt: destination) }
-    func read(_ path: String, range: ByteRange) async throws -> Data { try await base.read(path, range: range) }
+    func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
+        try await base.upload(source, to: path, mode: mode)
+        try record(path, present: true)
+    }
+    func read(_ path: String, range: ByteRange?) async throws -> Data { try await base.read(path, range: range) }
+    func download(_ path: String, to destination: DownloadDestination) async throws { try await base.download(path, to: destination) }
     func makeFolder(_ path: String) async throws { try await base.makeFolder(path) }
     func removeFile(_ path: String) async throws { try await base.removeFile(path); try record(path, present: false) }
     func removeFolder(_ path: String) async throws { try await base.removeFolder(path) }

@@ -4,9 +4,10 @@ import LLVSConformance
 import Synchronization
 import Testing
 
-/// Every wrapper of a file system hands every requirement of `CloudFileSystem` to its base, those with a default
-/// too: a default left to run in the wrapper answers in the base's place (a listing of names by a full listing, a
-/// region downloaded through memory, a staged file copied), so the base's own way is bypassed unseen.
+/// Every wrapper of a file system hands every requirement of `CloudFileSystem` to its base, each kind of source and
+/// destination as it came: the compiler makes a wrapper write every requirement (none has a default), and this
+/// checks that each one reaches the base as the same member, not through another (a region read through memory,
+/// a staged file sent as a plain one).
 @Suite struct WrapperForwardingTests {
     /// Records which requirement was called, and answers each trivially.
     final class RecordingFileSystem: CloudFileSystem, Sendable {
@@ -17,22 +18,26 @@ import Testing
         var capabilities: CloudCapabilities { called("capabilities"); return .plain }
         func exists(_ path: String) async throws -> Bool { called("exists"); return true }
         func list(_ folder: String) async throws -> [CloudItem] { called("list"); return [] }
+        func listNames(_ folder: String) async throws -> [String] { called("listNames"); return [] }
         func metadata(_ path: String) async throws -> CloudItem { called("metadata"); return CloudItem(name: "x", isFolder: false) }
-        func upload(_ data: Data, to path: String) async throws { called("upload(data)") }
-        func upload(fileAt source: URL, to path: String) async throws { called("upload(fileAt)") }
         func stager(for path: String) async throws -> FileStager { called("stager"); return .plain }
-        func upload(stagedFileAt source: URL, to path: String) async throws {
-            called("upload(stagedFileAt)")
-            try? FileManager.default.removeItem(at: source)
+        func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
+            switch source {
+            case .data: called("upload(data)")
+            case .file: called("upload(file)")
+            case .staged: called("upload(staged)")
+            }
         }
-        func download(_ path: String) async throws -> Data { called("download"); return Data() }
-        func download(_ path: String, toFileAt destination: URL) async throws { called("download(toFileAt)") }
-        func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws { called("download(into)") }
-        func read(_ path: String, range: ByteRange) async throws -> Data { called("read"); return Data() }
+        func read(_ path: String, range: ByteRange?) async throws -> Data { called(range == nil ? "read(whole)" : "read(range)"); return Data() }
+        func download(_ path: String, to destination: DownloadDestination) async throws {
+            switch destination {
+            case .file: called("download(file)")
+            case .region: called("download(region)")
+            }
+        }
         func makeFolder(_ path: String) async throws { called("makeFolder") }
         func removeFile(_ path: String) async throws { called("removeFile") }
         func removeFolder(_ path: String) async throws { called("removeFolder") }
-        func listNames(_ folder: String) async throws -> [String] { called("listNames"); return [] }
     }
 
     struct PlainForwarding: ForwardingFileSystem {
@@ -51,23 +56,19 @@ import Testing
         try Data("x".utf8).write(to: file)
         try await check("exists") { _ = try await wrapper.exists("a") }
         try await check("list") { _ = try await wrapper.list("a") }
+        try await check("listNames") { _ = try await wrapper.listNames("a") }
         try await check("metadata") { _ = try await wrapper.metadata("a") }
-        try await check("upload(data)") { try await wrapper.upload(Data("x".utf8), to: "a") }
-        try await check("upload(fileAt)") { try await wrapper.upload(fileAt: file, to: "a") }
         try await check("stager") { _ = try await wrapper.stager(for: "a") }
-        try await check("upload(stagedFileAt)") {
-            let staged = scratch.appendingPathComponent("staged-\(UUID().uuidString)")
-            try Data("x".utf8).write(to: staged)
-            try await wrapper.upload(stagedFileAt: staged, to: "a")
-        }
-        try await check("download") { _ = try await wrapper.download("a") }
-        try await check("download(toFileAt)") { try await wrapper.download("a", toFileAt: scratch.appendingPathComponent("out")) }
-        try await check("download(into)") { try await wrapper.download("a", into: file, at: 0, length: 1) }
-        try await check("read") { _ = try await wrapper.read("a", range: .bytes(0, 0)) }
+        try await check("upload(data)") { try await wrapper.upload(.data(Data("x".utf8)), to: "a", mode: .replace) }
+        try await check("upload(file)") { try await wrapper.upload(try UploadSource(file: file), to: "a", mode: .newName) }
+        try await check("upload(staged)") { try await wrapper.upload(try UploadSource(staged: file), to: "a", mode: .replace) }
+        try await check("read(whole)") { _ = try await wrapper.read("a", range: nil) }
+        try await check("read(range)") { _ = try await wrapper.read("a", range: .bytes(0, 0)) }
+        try await check("download(file)") { try await wrapper.download("a", to: .file(scratch.appendingPathComponent("out"))) }
+        try await check("download(region)") { try await wrapper.download("a", to: .region(file, offset: 0, length: 1)) }
         try await check("makeFolder") { try await wrapper.makeFolder("a") }
         try await check("removeFile") { try await wrapper.removeFile("a") }
         try await check("removeFolder") { try await wrapper.removeFolder("a") }
-        try await check("listNames") { _ = try await wrapper.listNames("a") }
         return seen
     }
 

@@ -58,72 +58,136 @@ public enum ByteRange: Hashable, Sendable {
 /// The file operations LLVS needs of a cloud service. Paths are `/`-separated and relative to the file system's
 /// root (`versions/ABC`); a leading `/` is allowed. Every connector implements this, and maps its service's
 /// failures to `CloudFileSystemError`, so callers never look at status codes or bodies.
+///
+/// The contract is these twelve members and nothing else: none has a default, so a wrapper (retrying, fault
+/// injecting, encrypting) that forgets to hand one to its base does not compile, and a default can never answer in
+/// a base's place unseen. Everything else a caller writes (`upload(_:to:)` of bytes, `download(_:)` into memory,
+/// `download(_:toFileAt:)`) is an extension on top of them.
+///
+/// ```swift
+/// let remote: any CloudFileSystem = LocalFolderFileSystem(root: folder)
+/// try await remote.upload(Data("hello".utf8), to: "notes/a.txt")
+/// let bytes = try await remote.download("notes/a.txt")
+/// ```
 public protocol CloudFileSystem: Sendable {
+    /// What the service reports and refuses: checksums, name rules, upload limits.
+    var capabilities: CloudCapabilities { get }
     /// True when a file or folder is at `path`.
     func exists(_ path: String) async throws -> Bool
-    /// The files and folders directly inside a folder. `notFound` when the folder is missing.
+    /// The files and folders directly inside a folder.
+    /// - Throws: `CloudFileSystemError.notFound` when the folder is missing.
     func list(_ folder: String) async throws -> [CloudItem]
-    /// Metadata of one file or folder. `notFound` when missing.
+    /// The names directly inside a folder (LLVS's "list names"); an absent folder has none. What an exchange lists
+    /// on every sync, so a connector may answer it with a lighter request than `list` (`namesFromListing` when it
+    /// has none).
+    func listNames(_ folder: String) async throws -> [String]
+    /// Metadata of one file or folder.
+    /// - Throws: `CloudFileSystemError.notFound` when nothing is there.
     func metadata(_ path: String) async throws -> CloudItem
-    /// Writes a file, replacing any, creating missing parent folders. Readers never see part of it.
-    func upload(_ data: Data, to path: String) async throws
-    /// Writes a file from a local file without holding it in memory.
-    func upload(fileAt source: URL, to path: String) async throws
-    /// How to write a local file for one upload to `path` with `upload(stagedFileAt:to:)` (`StagedFileWriter`).
+    /// How to write a local file for one upload to `path` as `UploadSource.staged` (`FileStager.plain` for a file
+    /// system that sends bytes as they are; an encrypting one seals them as they are written).
     func stager(for path: String) async throws -> FileStager
-    /// Writes a file from a local file its `stager` wrote, which the caller gives up: it is gone once this returns,
-    /// whether the upload succeeded or not.
-    func upload(stagedFileAt source: URL, to path: String) async throws
-    func download(_ path: String) async throws -> Data
-    /// Reads a file into a local file without holding it in memory.
-    func download(_ path: String, toFileAt destination: URL) async throws
-    /// Reads a file of `length` bytes into the existing local file `destination` at `offset`, leaving the rest of it
-    /// alone: one piece of a larger file downloaded in pieces at once (a snapshot's chunks). A connector that can
-    /// streams it there; the default holds it in memory first. A file of another length fails, and nothing is ever
-    /// written outside the region.
-    func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws
-    func read(_ path: String, range: ByteRange) async throws -> Data
+    /// Writes a file, creating missing parent folders. Readers never see part of it.
+    /// - Parameters:
+    ///   - source: the bytes, from memory, a local file, or a file `stager(for:)` wrote.
+    ///   - mode: `.replace` replaces a file there; `.newName` promises none has ever been there, so a service that
+    ///     would look for one to replace may skip the look.
+    /// - Throws: `wrongKind` when a folder is at `path`, `localFile` when the source cannot be read.
+    func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws
+    /// Bytes of a file into memory: all of it for a nil `range`, else the part `range` names, clipped to the file.
+    /// - Throws: `notFound`; `server(status: 416, …)` for a range that starts past the end; `tooLargeForMemory`
+    ///   when a connector refuses to hold a whole file that large (download it to a file instead).
+    func read(_ path: String, range: ByteRange?) async throws -> Data
+    /// Reads a file into a local file without holding it in memory: a whole new file, or one region of an existing
+    /// file (a piece of a larger file downloaded in pieces at once), leaving the rest of it alone.
+    /// - Throws: `sizeMismatch` when a region's file has another length; nothing is written outside the region.
+    func download(_ path: String, to destination: DownloadDestination) async throws
     /// Makes a folder and any missing parents; an existing folder is fine.
     func makeFolder(_ path: String) async throws
     /// Removes a file. A missing file is not an error.
     func removeFile(_ path: String) async throws
     /// Removes a folder and everything in it. A missing folder is not an error.
     func removeFolder(_ path: String) async throws
-    /// The names directly inside a folder (LLVS's "list names"); an absent folder has none. What an exchange lists
-    /// on every sync, so a connector may answer it with a lighter request than `list`.
-    func listNames(_ folder: String) async throws -> [String]
-    /// What the service reports and refuses: checksums, name rules, upload limits.
-    var capabilities: CloudCapabilities { get }
+}
+
+/// How an upload treats a file already at its path.
+public enum UploadMode: Sendable, Hashable {
+    /// Replace it.
+    case replace
+    /// The path names a file that has never existed: versions, changes and chunks are named by IDs that never
+    /// repeat. A service that must look a name up to replace its file (Drive) creates the file directly. Should a
+    /// file be there after all (a send repeated after a crash), it is the same bytes under the same name, which
+    /// every reader resolves to one of them.
+    case newName
+}
+
+/// Where `download(_:to:)` writes a file.
+public enum DownloadDestination: Sendable, Hashable {
+    /// A new local file, replacing any; removed again when the download fails.
+    case file(URL)
+    /// `length` bytes of the existing local file `URL` at `offset`; the file's other bytes are left alone.
+    case region(URL, offset: Int64, length: Int64)
+
+    /// Writes bytes read into memory to this destination: the way for a connector that cannot stream a region.
+    /// - Throws: `sizeMismatch` when a region's length is not the data's, `localFile` when the file cannot be written.
+    public func write(_ data: Data, readFrom path: String) throws {
+        switch self {
+        case .file(let url):
+            do {
+                let writer = try AtomicFileWriter(destination: url.path)
+                do { try writer.write(data); try writer.commit(durable: false) } catch { writer.discard(); throw error }
+            } catch {
+                throw CloudFileSystemError.localFile(path: url.path, message: "\(error)")
+            }
+        case .region(let url, let offset, let length):
+            guard Int64(data.count) == length else {
+                throw CloudFileSystemError.sizeMismatch(path: path, expected: length, received: Int64(data.count))
+            }
+            let fd = open(url.path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw CloudFileSystemError.localFile(path: url.path, message: String(cString: strerror(errno))) }
+            defer { close(fd) }
+            do {
+                try data.withUnsafeBytes { try POSIX.write($0, at: offset, to: fd, path: url.path) }
+            } catch {
+                throw CloudFileSystemError.localFile(path: url.path, message: "\(error)")
+            }
+        }
+    }
 }
 
 extension CloudFileSystem {
-    public var capabilities: CloudCapabilities { .plain }
-
-    /// Staged files hold the bytes as they are.
-    public func stager(for path: String) async throws -> FileStager { .plain }
-
-    /// Uploads the staged file as it is, then removes it.
-    public func upload(stagedFileAt source: URL, to path: String) async throws {
-        defer { try? FileManager.default.removeItem(at: source) }
-        try await upload(fileAt: source, to: path)
+    /// Writes bytes from memory, replacing any file there.
+    public func upload(_ data: Data, to path: String) async throws {
+        try await upload(.data(data), to: path, mode: .replace)
     }
 
-    /// Downloads into memory, then writes the bytes at their place.
+    /// Writes a file from a local file without holding it in memory, replacing any file there.
+    public func upload(fileAt source: URL, to path: String) async throws {
+        try await upload(try UploadSource(file: source), to: path, mode: .replace)
+    }
+
+    /// Writes from `source`, replacing any file there.
+    public func upload(_ source: UploadSource, to path: String) async throws {
+        try await upload(source, to: path, mode: .replace)
+    }
+
+    /// A whole file into memory.
+    public func download(_ path: String) async throws -> Data {
+        try await read(path, range: nil)
+    }
+
+    /// A whole file into a new local file, without holding it in memory.
+    public func download(_ path: String, toFileAt destination: URL) async throws {
+        try await download(path, to: .file(destination))
+    }
+
+    /// A file of `length` bytes into the existing local file `destination` at `offset`.
     public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
-        let data = try await download(path)
-        guard Int64(data.count) == length else { throw CloudFileSystemError.sizeMismatch(path: path, expected: length, received: Int64(data.count)) }
-        let fd = open(destination.path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CloudFileSystemError.localFile(path: destination.path, message: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        do {
-            try data.withUnsafeBytes { try POSIX.write($0, at: offset, to: fd, path: destination.path) }
-        } catch {
-            throw CloudFileSystemError.localFile(path: destination.path, message: "\(error)")
-        }
+        try await download(path, to: .region(destination, offset: offset, length: length))
     }
 
-    /// The names from a full listing.
-    public func listNames(_ folder: String) async throws -> [String] {
+    /// `listNames` for a connector with no lighter request than a full listing.
+    public func namesFromListing(_ folder: String) async throws -> [String] {
         do {
             return try await list(folder).map(\.name)
         } catch CloudFileSystemError.notFound {

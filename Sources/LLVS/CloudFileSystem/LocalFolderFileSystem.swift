@@ -120,16 +120,33 @@ public struct LocalFolderFileSystem: CloudFileSystem {
         do { try writer.commit(durable: durable) } catch { writer.discard(); throw failure(path) }
     }
 
-    public func upload(_ data: Data, to path: String) async throws {
-        let writer = try await writer(for: path)
-        do { try writer.write(data) } catch { writer.discard(); throw failure(path) }
-        try commit(writer, path)
+    public var capabilities: CloudCapabilities { .plain }
+
+    /// Files are written as they are.
+    public func stager(for path: String) async throws -> FileStager { .plain }
+
+    /// The names alone, without a `stat` of each entry.
+    public func listNames(_ folder: String) async throws -> [String] {
+        guard let info = try status(folder) else { return [] }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
+        do {
+            return try POSIX.listNames(try localPath(folder), includingHidden: true).filter { !$0.hasPrefix(AtomicFileWriter.temporaryPrefix) }
+        } catch {
+            throw failure(folder)
+        }
     }
 
-    public func upload(fileAt source: URL, to path: String) async throws {
+    /// Every mode replaces: a rename into place costs no look first.
+    public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
+        guard let url = source.fileURL else {
+            guard case .data(let data) = source else { return }
+            let writer = try await writer(for: path)
+            do { try writer.write(data) } catch { writer.discard(); throw failure(path) }
+            return try commit(writer, path)
+        }
         let input: ReadableFile
-        do { input = try ReadableFile(path: source.path) } catch {
-            throw CloudFileSystemError.localFile(path: source.path, message: String(cString: strerror(errno)))
+        do { input = try ReadableFile(path: url.path) } catch {
+            throw CloudFileSystemError.localFile(path: url.path, message: String(cString: strerror(errno)))
         }
         let writer = try await writer(for: path)
         var offset: Int64 = 0
@@ -138,7 +155,7 @@ public struct LocalFolderFileSystem: CloudFileSystem {
                 let count = Int(min(Int64(Self.chunkSize), input.size - offset))
                 let chunk: Data
                 do { chunk = try input.read(at: offset, count: count) } catch {
-                    throw CloudFileSystemError.localFile(path: source.path, message: "\(error)")
+                    throw CloudFileSystemError.localFile(path: url.path, message: "\(error)")
                 }
                 do { try writer.write(chunk) } catch { throw failure(path) }
                 offset += Int64(count)
@@ -156,37 +173,57 @@ public struct LocalFolderFileSystem: CloudFileSystem {
         do { return try ReadableFile(path: try localPath(path)) } catch { throw failure(path) }
     }
 
-    public func download(_ path: String) async throws -> Data {
+    public func read(_ path: String, range: ByteRange?) async throws -> Data {
         let file = try open(path)
-        do { return try file.read(at: 0, count: Int(file.size)) } catch { throw failure(path) }
-    }
-
-    public func download(_ path: String, toFileAt destination: URL) async throws {
-        let file = try open(path)
-        let output: AtomicFileWriter
-        do { output = try AtomicFileWriter(destination: destination.path) } catch {
-            throw CloudFileSystemError.localFile(path: destination.path, message: String(cString: strerror(errno)))
+        guard let range else {
+            do { return try file.read(at: 0, count: Int(file.size)) } catch { throw failure(path) }
         }
-        var offset: Int64 = 0
-        do {
-            while offset < file.size {
-                let count = Int(min(Int64(Self.chunkSize), file.size - offset))
-                try output.write(try file.read(at: offset, count: count))
-                offset += Int64(count)
-            }
-            try output.commit(durable: false)
-        } catch {
-            output.discard()
-            throw CloudFileSystemError.localFile(path: destination.path, message: "\(error)")
-        }
-    }
-
-    public func read(_ path: String, range: ByteRange) async throws -> Data {
-        let file = try open(path)
         guard let span = range.resolved(size: file.size) else {
             throw CloudFileSystemError.server(status: 416, message: "range \(range.httpValue) is outside the \(file.size)-byte file \(path)")
         }
         do { return try file.read(at: span.lowerBound, count: Int(span.count)) } catch { throw failure(path) }
+    }
+
+    /// Copied a megabyte at a time; a region's file must already be as long as the region says.
+    public func download(_ path: String, to destination: DownloadDestination) async throws {
+        let file = try open(path)
+        switch destination {
+        case .file(let url):
+            let output: AtomicFileWriter
+            do { output = try AtomicFileWriter(destination: url.path) } catch {
+                throw CloudFileSystemError.localFile(path: url.path, message: String(cString: strerror(errno)))
+            }
+            do {
+                try copy(file) { try output.write($0) }
+                try output.commit(durable: false)
+            } catch {
+                output.discard()
+                throw CloudFileSystemError.localFile(path: url.path, message: "\(error)")
+            }
+        case .region(let url, let offset, let length):
+            guard file.size == length else { throw CloudFileSystemError.sizeMismatch(path: path, expected: length, received: file.size) }
+            let fd = Glibc.open(url.path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw CloudFileSystemError.localFile(path: url.path, message: String(cString: strerror(errno))) }
+            defer { close(fd) }
+            var written: Int64 = 0
+            do {
+                try copy(file) { piece in
+                    try piece.withUnsafeBytes { try POSIX.write($0, at: offset + written, to: fd, path: url.path) }
+                    written += Int64(piece.count)
+                }
+            } catch {
+                throw CloudFileSystemError.localFile(path: url.path, message: "\(error)")
+            }
+        }
+    }
+
+    private func copy(_ file: ReadableFile, into write: (Data) throws -> Void) throws {
+        var offset: Int64 = 0
+        while offset < file.size {
+            let count = Int(min(Int64(Self.chunkSize), file.size - offset))
+            try write(try file.read(at: offset, count: count))
+            offset += Int64(count)
+        }
     }
 
     public func removeFile(_ path: String) async throws {

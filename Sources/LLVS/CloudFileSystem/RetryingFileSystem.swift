@@ -30,21 +30,15 @@ public struct RetryingFileSystem: CloudFileSystem {
     public func list(_ folder: String) async throws -> [CloudItem] { try await retrying { try await base.list(folder) } }
     public func listNames(_ folder: String) async throws -> [String] { try await retrying { try await base.listNames(folder) } }
     public func metadata(_ path: String) async throws -> CloudItem { try await retrying { try await base.metadata(path) } }
-    public func upload(_ data: Data, to path: String) async throws { try await retrying { try await base.upload(data, to: path) } }
-    public func upload(fileAt source: URL, to path: String) async throws { try await retrying { try await base.upload(fileAt: source, to: path) } }
-    public func download(_ path: String) async throws -> Data { try await retrying { try await base.download(path) } }
-    public func download(_ path: String, toFileAt destination: URL) async throws {
-        try await retrying { try await base.download(path, toFileAt: destination) }
+    public func stager(for path: String) async throws -> FileStager { try await retrying { try await base.stager(for: path) } }
+    public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
+        try await retrying { try await base.upload(source, to: path, mode: mode) }
     }
-    public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
-        try await retrying { try await base.download(path, into: destination, at: offset, length: length) }
+    public func read(_ path: String, range: ByteRange?) async throws -> Data { try await retrying { try await base.read(path, range: range) } }
+    public func download(_ path: String, to destination: DownloadDestination) async throws {
+        try await retrying { try await base.download(path, to: destination) }
     }
-    public func read(_ path: String, range: ByteRange) async throws -> Data { try await retrying { try await base.read(path, range: range) } }
     public func makeFolder(_ path: String) async throws { try await retrying { try await base.makeFolder(path) } }
     public func removeFile(_ path: String) async throws { try await retrying { try await base.removeFile(path) } }
     public func removeFolder(_ path: String) async throws { try await retrying { try await base.removeFolder(path) } }
-    public func stager(for path: String) async throws -> FileStager { try await retrying { try await base.stager(for: path) } }
-    /// Not retried: the staged file is the base's to remove once its upload returns, so there is nothing left to send
-    /// again (the caller stages anew).
-    public func upload(stagedFileAt source: URL, to path: String) async throws { try await base.upload(stagedFileAt: source, to: path) }
 }

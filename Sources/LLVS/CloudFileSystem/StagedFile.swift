@@ -1,7 +1,7 @@
 import Foundation
 import LLVSSupport
 
-/// A file being written, piece by piece, to be sent with `CloudFileSystem.upload(stagedFileAt:to:)`. A file system
+/// A file being written, piece by piece, to be sent as `UploadSource.staged`. A file system
 /// that transforms what it sends (encryption) transforms each piece as it is written, so a large file the caller
 /// makes for one upload (a version's encoded changes) is written to disk once, already in its final form.
 public protocol StagedFileWriter: AnyObject {

@@ -148,13 +148,16 @@ public struct CloudFileSystemExchange: Exchange {
         return try store.encodedChanges(madeInVersionIdentifiedBy: version.id, stager: stager)
     }
 
+    /// Both files are named by the version's ID, which never names another: they are written as new names, with no
+    /// look for a file to replace.
     public func send(_ version: Version, changes: EncodedChanges) async throws {
         let changesPath = try file(RemoteFormat.changesFolder, version.id)
-        switch changes {
-        case .data(let data): try await fileSystem.upload(data, to: changesPath)
-        case .file(let url, _): try await fileSystem.upload(fileAt: url, to: changesPath)
-        case .staged(let url): try await fileSystem.upload(stagedFileAt: url, to: changesPath)
+        let source: UploadSource = switch changes {
+        case .data(let data): .data(data)
+        case .file(let url, _): try UploadSource(file: url)
+        case .staged(let url): try UploadSource(staged: url)
         }
-        try await fileSystem.upload(try RemoteFormat.encodeVersion(version), to: try file(RemoteFormat.versionsFolder, version.id))
+        try await fileSystem.upload(source, to: changesPath, mode: .newName)
+        try await fileSystem.upload(.data(try RemoteFormat.encodeVersion(version)), to: try file(RemoteFormat.versionsFolder, version.id), mode: .newName)
     }
 }

@@ -8,7 +8,7 @@ public enum EncodedChanges: Sendable {
     /// A file of encoded changes; an `owned` file is temporary and removed by `discard()`.
     case file(URL, owned: Bool)
     /// A temporary file a file system's `FileStager` wrote for its upload (perhaps transformed: sealed), to be sent
-    /// with `upload(stagedFileAt:to:)` and never read here.
+    /// as `UploadSource.staged` and never read here.
     case staged(URL)
 
     /// Removes the temporary file, if this owns one.
