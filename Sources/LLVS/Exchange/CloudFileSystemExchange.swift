@@ -14,10 +14,13 @@ public struct CloudFileSystemExchange: Exchange {
     /// Where the store keeps this remote's change feed position; nil to list the remote on every sync. Used only
     /// when the file system has a change feed.
     public let cursorFile: RemoteCursorFile?
+    public let codec: any RemoteCodec
 
     public init(store: Store, fileSystem: any CloudFileSystem, basePath: String = "", concurrency: Int = 8,
-                cursorFile: RemoteCursorFile? = nil, progress: (@Sendable (ExchangeProgress) -> Void)? = nil) {
+                cursorFile: RemoteCursorFile? = nil, codec: any RemoteCodec = UpstreamRemoteCodec(),
+                progress: (@Sendable (ExchangeProgress) -> Void)? = nil) {
         self.store = store
+        self.codec = codec
         self.fileSystem = fileSystem
         self.basePath = basePath
         self.concurrency = concurrency
@@ -103,7 +106,7 @@ public struct CloudFileSystemExchange: Exchange {
 
     public func fetchVersion(_ id: Version.ID) async throws -> Version {
         let path = try file(RemoteFormat.versionsFolder, id)
-        return try RemoteFormat.decodeVersion(try await fileSystem.download(path), path: path)
+        return try codec.decodeVersion(try await fileSystem.download(path), path: path)
     }
 
     /// A changes file holds the version's values and can be any size: it goes to a temporary file, which the
@@ -145,7 +148,7 @@ public struct CloudFileSystemExchange: Exchange {
     /// encoded and the file is written once.
     public func encodeChanges(of version: Version) async throws -> EncodedChanges {
         let stager = try await fileSystem.stager(for: try file(RemoteFormat.changesFolder, version.id))
-        return try store.encodedChanges(madeInVersionIdentifiedBy: version.id, stager: stager)
+        return try codec.encodeChanges(madeInVersionIdentifiedBy: version.id, in: store, stager: stager)
     }
 
     /// Both files are named by the version's ID, which never names another: they are written as new names, with no
@@ -158,6 +161,6 @@ public struct CloudFileSystemExchange: Exchange {
         case .staged(let url): try UploadSource(staged: url)
         }
         try await fileSystem.upload(source, to: changesPath, mode: .newName)
-        try await fileSystem.upload(.data(try RemoteFormat.encodeVersion(version)), to: try file(RemoteFormat.versionsFolder, version.id), mode: .newName)
+        try await fileSystem.upload(.data(try codec.encodeVersion(version)), to: try file(RemoteFormat.versionsFolder, version.id), mode: .newName)
     }
 }

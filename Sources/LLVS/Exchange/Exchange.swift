@@ -8,6 +8,9 @@ public protocol Exchange: Sendable {
     var store: Store { get }
     /// How many transfers run at once.
     var concurrency: Int { get }
+    /// How the remote's version and changes files are encoded; the upstream LLVS layout unless the exchange says
+    /// otherwise.
+    var codec: any RemoteCodec { get }
     /// The IDs of the versions the remote holds completely, from a full listing.
     func remoteVersionIds() async throws -> Set<Version.ID>
     /// The remote's versions for a sync: by default a full listing; an exchange that keeps a change feed position
@@ -83,8 +86,10 @@ public struct ExchangeReport: Sendable {
 }
 
 extension Exchange {
+    public var codec: any RemoteCodec { UpstreamRemoteCodec() }
+
     public func encodeChanges(of version: Version) async throws -> EncodedChanges {
-        try store.encodedChanges(madeInVersionIdentifiedBy: version.id)
+        try codec.encodeChanges(madeInVersionIdentifiedBy: version.id, in: store, stager: nil)
     }
 
     public var progress: (@Sendable (ExchangeProgress) -> Void)? { nil }
@@ -142,6 +147,7 @@ extension Exchange {
         let totalBytes = placeable.reduce(Int64(0)) { $0 + ($1.valueDataSize ?? 0) }
         var doneBytes: Int64 = 0
         let temporaryDirectory = store.temporaryDirectory
+        let codec = self.codec
         // Changes are fetched `concurrency` at a time and added in order as they arrive, so writing one version
         // overlaps the transfers of the next ones; at most `window` fetched changes wait to be added.
         await forEachConcurrentlyInOrder(placeable, limit: concurrency, ahead: window, { try await self.fetchChanges(of: $0) }) { version, result in
@@ -160,7 +166,7 @@ extension Exchange {
             do {
                 let encoded = try result.get()
                 defer { encoded.discard() }
-                let received = try ChangesReader.read(encoded, path: changesLocation(of: version.id), temporaryDirectory: temporaryDirectory)
+                let received = try codec.decodeChanges(encoded, path: changesLocation(of: version.id), temporaryDirectory: temporaryDirectory)
                 defer { received.discard() }
                 try store.addVersion(version, receiving: received)
                 report.retrieved.append(version.id)

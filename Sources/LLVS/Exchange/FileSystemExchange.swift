@@ -27,7 +27,7 @@ public struct FileSystemExchange: Exchange {
 
     public func fetchVersion(_ id: Version.ID) async throws -> Version {
         let path = try path(RemoteFormat.versionsFolder, id)
-        return try RemoteFormat.decodeVersion(try POSIX.readFile(path), path: path)
+        return try codec.decodeVersion(try POSIX.readFile(path), path: path)
     }
 
     public func changesLocation(of id: Version.ID) -> String { rootURL.path + "/" + RemoteFormat.changesFolder + "/" + id.rawValue }
@@ -48,6 +48,6 @@ public struct FileSystemExchange: Exchange {
         case .file(let url, _): try POSIX.copyAtomically(url.path, to: changesPath)
         case .staged(let url): throw ExchangeError.stagedChangesNotReadable(path: url.path)
         }
-        try POSIX.writeAtomically(try RemoteFormat.encodeVersion(version), to: versionPath)
+        try POSIX.writeAtomically(try codec.encodeVersion(version), to: versionPath)
     }
 }
