@@ -36,6 +36,13 @@ extension Store {
         try storedVersion(version).valueCount
     }
 
+    /// How many bytes value `id` holds at `version`, from its map entry, without reading it; nil when the version
+    /// does not have the value.
+    public func valueSize(id: Value.ID, at version: Version.ID) throws -> Int64? {
+        let stored = try storedVersion(version)
+        return try map.entry(for: id, root: stored.mapRoot)?.data.length
+    }
+
     /// Writes the data of value `id` at `version` to a file, in pieces, without holding it in memory.
     /// Returns false (writing nothing) when the version does not have the value.
     @discardableResult
