@@ -77,26 +77,3 @@ struct BackupCommand: Command {
         }
     }
 }
-
-/// What earlier builds wrote: one value per path plus a JSON record under `.llvs-meta/`. Such a store still restores
-/// (`RestoreCommand`), and the next backup leaves those values out of its version.
-enum LegacyBackupLayout {
-    /// Removes every value of the per-path layout from the version being built; returns how many. Only looked for
-    /// while the store has no backup of the tree layout (a scan of the version's map, once).
-    static func removeAll(from builder: VersionBuilder, at version: Version.ID?, in store: Store) throws -> Int {
-        guard let version, try !BackupReader(store: store).hasBackups(at: version) else { return 0 }
-        var removed = 0
-        let references = try store.valueReferences(at: version)
-        let ids = Set(references.map(\.valueId.rawValue))
-        for reference in references where reference.valueId.rawValue.hasPrefix(BackupEntry.prefix) {
-            try builder.remove(reference.valueId)
-            removed += 1
-            let path = String(reference.valueId.rawValue.dropFirst(BackupEntry.prefix.count))
-            if ids.contains(path) {
-                try builder.remove(Value.ID(path))
-                removed += 1
-            }
-        }
-        return removed
-    }
-}

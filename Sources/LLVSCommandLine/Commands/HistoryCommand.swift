@@ -57,7 +57,7 @@ struct HistoryCommand: Command {
                 return found
             }
         } else {
-            let meta = BackupEntry.metaId(path)
+            let meta = LegacyBackupLayout.metaId(path)
             stamp = { at in
                 try store.value(id: Value.ID(path), at: at)?.storedVersionId?.rawValue ?? store.value(id: meta, at: at)?.storedVersionId?.rawValue
             }

@@ -60,75 +60,12 @@ struct RestoreCommand: Command {
             if !restore.refused.isEmpty { throw CommandError.failed("\(restore.refused.count) entr\(restore.refused.count == 1 ? "y was" : "ies were") not restored (listed above).") }
             return
         }
-        let entries = try store.valueReferences(at: version.id).compactMap { reference -> String? in
-            let id = reference.valueId.rawValue
-            guard id.hasPrefix(BackupEntry.prefix) else { return nil }
-            let path = String(id.dropFirst(BackupEntry.prefix.count))
-            return paths.isEmpty || paths.contains { path == $0 || path.hasPrefix($0 + "/") } ? path : nil
-        }.sorted()
+        let entries = try LegacyBackupLayout.paths(at: version.id, in: store, under: paths)
         guard !entries.isEmpty else { throw CommandError.notFound("Version \(version.id) holds no backed-up \(paths.isEmpty ? "files" : "files under \(paths.joined(separator: ", "))").") }
-        try restore(entries, of: version, from: store, in: context)
-    }
-
-    /// Writes the entries inside DEST only: files and folders first, links last as leaves; an entry below a link
-    /// the store holds, or below a link or file found in DEST, is refused and reported, never followed.
-    private func restore(_ entries: [String], of version: Version, from store: Store, in context: CommandContext) throws {
-        let tree = try RestoreTree(destination: destination)
-        let modeMask: UInt32 = keepSpecialBits ? 0o7777 : 0o777
-        var records: [(path: String, components: [String], entry: BackupEntry)] = []
-        var refused: [String] = []
-        for path in entries {
-            let components = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-            guard components.allSatisfy({ !$0.isEmpty && $0 != ".." && $0 != "." && !$0.contains("\0") }) else {
-                refused.append("\(path): not a path inside DEST")
-                continue
-            }
-            guard let metaValue = try store.value(id: BackupEntry.metaId(path), at: version.id),
-                  let entry = try? JSONDecoder().decode(BackupEntry.self, from: metaValue.data) else { continue }
-            records.append((path, components, entry))
-        }
-        let links = Set(records.filter { $0.entry.kind == .symlink }.map(\.path))
-        func underLink(_ path: String) -> String? {
-            var prefix = Substring(path)
-            while let slash = prefix.lastIndex(of: "/") {
-                prefix = prefix[..<slash]
-                if links.contains(String(prefix)) { return String(prefix) }
-            }
-            return nil
-        }
-        var folders: [(components: [String], entry: BackupEntry)] = []
-        var restored = 0
-        // Files and folders first, links last as leaves.
-        for record in records.filter({ $0.entry.kind != .symlink }) + records.filter({ $0.entry.kind == .symlink }) {
-            if let link = underLink(record.path) {
-                refused.append("\(record.path): it is below \(link), which is a symlink in this backup")
-                continue
-            }
-            do {
-                switch record.entry.kind {
-                case .directory:
-                    try tree.makeDirectory(record.components)
-                    folders.append((record.components, record.entry))
-                case .file:
-                    // Streamed from the store to the file: a large file is never whole in memory.
-                    try tree.writeFile(record.components, mode: record.entry.mode & modeMask, modified: record.entry.modifiedTime) { write in
-                        try store.writeValue(id: Value.ID(record.path), at: version.id, into: write)
-                    }
-                case .symlink:
-                    try tree.makeLink(record.components, target: record.entry.target ?? "", modified: record.entry.modifiedTime)
-                }
-                restored += 1
-            } catch let refusal as RestoreTree.Refusal {
-                refused.append(refusal.description)
-            }
-        }
-        // Deepest first, so a folder made read-only does not stop the ones inside it.
-        for folder in folders.sorted(by: { $0.components.count > $1.components.count }) {
-            try? tree.finishDirectory(folder.components, mode: folder.entry.mode & modeMask, modified: folder.entry.modifiedTime)
-        }
+        let (restored, refused) = try LegacyBackupLayout.restore(entries, at: version.id, from: store, into: destination,
+                                                                 modeMask: keepSpecialBits ? 0o7777 : 0o777)
         for problem in refused { TerminalText.warn("not restored: \(problem)") }
         context.writeLine("Restored \(restored) entries from version \(version.id) into \(destination).")
         if !refused.isEmpty { throw CommandError.failed("\(refused.count) entr\(refused.count == 1 ? "y was" : "ies were") not restored (listed above).") }
     }
 }
-
