@@ -4,6 +4,16 @@ import PackageDescription
 /// LLVS for Linux. The top level is fixed by ARCHITECTURE.md: Package.swift, Sources, Tests, Connectors, Mocks.
 /// Only the toolchain and Debian's C libraries are used; nothing is fetched. It builds on Linux only (Glibc, `st_mtim`,
 /// inotify, the C libraries from apt), so no Apple platform is declared.
+
+/// Every connector: its folder under Connectors/ (the target is LLVS + the folder's name) and the system libraries
+/// it needs beyond the shared layer. Adding a service is one line here, its folder, its kind in
+/// `ConnectorRegistry.standard`, its mock and its tests.
+let connectors: [(folder: String, extra: [String])] = [
+    ("WebDAV", ["CLibXML2"]), ("GoogleDrive", []), ("OneDrive", []), ("PCloud", []), ("Box", []),
+]
+let connectorTargets: [Target.Dependency] = connectors.map { .target(name: "LLVS" + $0.folder) }
+
+// The package, as described at the top.
 let package = Package(
     name: "LLVS",
     products: [
@@ -20,11 +30,7 @@ let package = Package(
         .library(name: "LLVSCloudService", targets: ["LLVSCloudService"]),
         .library(name: "LLVSMocks", targets: ["LLVSMocks"]),
         .library(name: "LLVSCommandLine", targets: ["LLVSCommandLine"]),
-        .library(name: "LLVSWebDAV", targets: ["LLVSWebDAV"]),
-        .library(name: "LLVSGoogleDrive", targets: ["LLVSGoogleDrive"]),
-        .library(name: "LLVSOneDrive", targets: ["LLVSOneDrive"]),
-        .library(name: "LLVSPCloud", targets: ["LLVSPCloud"]),
-        .library(name: "LLVSBox", targets: ["LLVSBox"]),
+    ] + connectors.map { .library(name: "LLVS" + $0.folder, targets: ["LLVS" + $0.folder]) } + [
         .executable(name: "llvs-mock", targets: ["llvs-mock"]),
         .executable(name: "llvs", targets: ["llvs"]),
         .executable(name: "llvs-bench", targets: ["llvs-bench"]),
@@ -86,33 +92,31 @@ let package = Package(
         // The connector conformance suite, shared by the tests and `llvs conformance`.
         .target(name: "LLVSConformance", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP"]),
 
-        // Connectors: one small target per service.
-        .target(name: "LLVSWebDAV", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService", "CLibXML2"], path: "Connectors/WebDAV"),
-        .target(name: "LLVSGoogleDrive", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/GoogleDrive"),
-        .target(name: "LLVSOneDrive", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/OneDrive"),
-        .target(name: "LLVSPCloud", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/PCloud"),
-        .target(name: "LLVSBox", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"], path: "Connectors/Box"),
-
+    ] + connectors.map { connector in
+        // Connectors: one small target per service, on the shared layer; each declares its own kind of remote.
+        .target(name: "LLVS" + connector.folder, dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"] + connector.extra.map { .target(name: $0) },
+                path: "Connectors/" + connector.folder)
+    } + [
         // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
         .target(name: "LLVSMocks", dependencies: ["LLVSSupport", "LLVSCodecs", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
         .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks", "LLVSHTTP"], path: "Mocks/llvs-mock"),
 
         // The command-line tool: its commands over a registry of connector kinds (a library, so a program can run
         // them with a kind of its own), and the program that runs them with every kind this package ships.
-        .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSEncryption", "LLVSHTTP", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox", "LLVSConformance"]),
+        .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSEncryption", "LLVSHTTP", "LLVSCloudService", "LLVSConformance"] + connectorTargets),
         .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
 
         // A contact book after LLVS's LoCo sample: typed models merged by property, a projection queried in SQL.
         .executableTarget(name: "loco", dependencies: ["LLVS", "LLVSModel", "LLVSProjection"], path: "Examples/LoCo"),
 
         // Benchmarks that print figures (never timed tests).
-        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSModel", "LLVSProjection", "LLVSBackup", "LLVSEncryption", "LLVSConformance", "LLVSHTTP", "LLVSMocks", "LLVSWebDAV", "LLVSGoogleDrive", "LLVSOneDrive", "LLVSPCloud", "LLVSBox"]),
+        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSModel", "LLVSProjection", "LLVSBackup", "LLVSEncryption", "LLVSConformance", "LLVSHTTP", "LLVSMocks"] + connectorTargets),
 
         // A small program the tests run as a child process (killed mid-save, two writers at once).
         .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSHTTP", "LLVSModel", "LLVSProjection"], path: "Tests/Helpers/llvs-test-helper"),
 
         // `llvs` with a kind of remote of its own, to show the commands take the registry as a value.
-        .executableTarget(name: "llvs-fake-kind", dependencies: ["LLVSCommandLine", "LLVS", "LLVSSupport", "LLVSHTTP"], path: "Tests/Helpers/llvs-fake-kind"),
+        .executableTarget(name: "llvs-fake-kind", dependencies: ["LLVSCommandLine", "LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"], path: "Tests/Helpers/llvs-fake-kind"),
 
         .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "LLVSMocks", "llvs-test-helper"], exclude: ["Fixtures"]),
         .testTarget(name: "LLVSModelTests", dependencies: ["LLVSModel", "LLVSProjection", "LLVS", "LLVSSQLite", "LLVSSupport", "llvs-test-helper"]),

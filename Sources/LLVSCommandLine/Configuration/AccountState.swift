@@ -1,4 +1,5 @@
 import Foundation
+import LLVSCloudService
 
 /// What `remote show` and `account show` tell of an account besides its options: whether a secret is kept, and for
 /// an OAuth kind whether it is authorized; never the secret or the token themselves.

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSCloudService
 
 /// Moves an old `remotes.json` (remotes per user, each with its own sign-in) to accounts and remotes: each old remote
 /// becomes an account of the same name (its secret and token files move into `accounts/`) and a remote kept for

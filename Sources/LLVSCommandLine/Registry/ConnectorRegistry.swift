@@ -1,4 +1,5 @@
 import Foundation
+import LLVSCloudService
 
 /// The kinds of remote a build of `llvs` knows. The commands take it as a value, so a program may run the same
 /// commands with a kind of its own (the tests add one backed by a local folder).

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSCloudService
 import LLVSEncryption
 import LLVSHTTP
 import LLVSSupport
@@ -80,7 +81,8 @@ struct RemoteConnection {
             context.environment[spec.environmentName(kind: kind.name)].flatMap { $0.isEmpty ? nil : $0 } ?? accountName.flatMap(context.configuration.secret)
         }
         let tokenFile = kind.oauth == nil ? nil : accountName.map { TokenFile(path: context.configuration.tokenFile($0).path) }
-        return AccountAccess(kind: kind, name: accountName, options: SettingValues(options), secret: secret, tokenFile: tokenFile)
+        return AccountAccess(kind: kind, name: accountName, options: SettingValues(options), secret: secret, tokenFile: tokenFile,
+                             detachedRefresh: LLVSTool.refreshHelper)
     }
 
     var basePath: String { access.basePath }

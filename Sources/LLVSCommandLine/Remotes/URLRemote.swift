@@ -1,4 +1,5 @@
 import Foundation
+import LLVSCloudService
 
 /// A remote given by its URL on the command line rather than by a name (`llvs clone URL DIR`, `llvs conformance
 /// URL`), as `git clone URL` takes one.

@@ -1,4 +1,5 @@
 import LLVS
+import LLVSCloudService
 import LLVSSupport
 import LLVSBackup
 import LLVSEncryption
@@ -49,6 +50,11 @@ enum ExitCode: Int32, CaseIterable {
             switch error {
             case .usage: return .usage
             case .notFound: return .notFound
+            case .failed: return .failure
+            }
+        case let error as ConnectorKindError:
+            switch error {
+            case .usage: return .usage
             case .failed: return .failure
             }
         case let error as StoreError:

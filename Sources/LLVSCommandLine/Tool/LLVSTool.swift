@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSCloudService
 import LLVSHTTP
 #if canImport(Glibc)
 import Glibc
@@ -116,6 +117,14 @@ public struct LLVSTool: Sendable {
             let made = try command.init(arguments)
             try await made.run(in: context)
             return .success
+        } catch let error as ConnectorKindError {
+            if case .usage(let message) = error {
+                TerminalText.warn(message)
+                TerminalText.warn("usage: llvs \(path) \(command.arguments) [--store DIR]  (see `llvs \(path) --help`)")
+                return .usage
+            }
+            TerminalText.warn(error.description)
+            return .failure
         } catch let error as CommandError {
             if case .usage(let message) = error {
                 TerminalText.warn(message)

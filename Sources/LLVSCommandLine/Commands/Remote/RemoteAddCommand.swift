@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSCloudService
 
 /// `llvs remote add NAME URL`: a remote for this store (or, with `--all-stores`, for every store of the user), on
 /// an account: the one named by `--account`, else the kind's default account (named as the kind, `gdrive`), made

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSCloudService
 import LLVSHTTP
 import LLVSPCloud
 
@@ -19,10 +20,10 @@ extension ConnectorKind {
         do {
             configuration = try access.keptToken().map { try PCloudConfiguration(token: $0, endpoint: endpoint) }
                 ?? endpoint.map(PCloudConfiguration.init(endpoint:)) ?? PCloudConfiguration()
-        } catch let error as CommandError {
+        } catch let error as ConnectorKindError {
             throw error
         } catch {
-            throw CommandError.failed("The token of \(access.signIn.authName) names an API host llvs will not use (\(error)); run `llvs auth \(access.signIn.authName)` again.")
+            throw ConnectorKindError.failed("The token of \(access.signIn.authName) names an API host llvs will not use (\(error)); run `llvs auth \(access.signIn.authName)` again.")
         }
         return PCloudFileSystem(configuration: configuration, http: http, authorizer: try access.tokenSource(http: http))
     }

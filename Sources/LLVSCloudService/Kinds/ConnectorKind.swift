@@ -58,7 +58,7 @@ public struct ConnectorKind: Sendable {
         self.makeFileSystem = makeFileSystem
     }
 
-    static func environmentPrefix(_ kind: String) -> String {
+    public static func environmentPrefix(_ kind: String) -> String {
         "LLVS_" + kind.uppercased().replacingOccurrences(of: "-", with: "_") + "_"
     }
 
@@ -90,21 +90,21 @@ public struct ConnectorKind: Sendable {
     }
 
     /// Checks a URL of this kind, with an error that shows the form it must have.
-    func checkURL(_ url: URL, text: String) throws {
+    public func checkURL(_ url: URL, text: String) throws {
         switch address {
         case .localFolder where url.path.isEmpty || url.host.map({ !$0.isEmpty }) == true:
-            throw CommandError.usage("a \(serviceName) remote needs an absolute path, as \(name):///srv/llvs, not \(text)")
+            throw ConnectorKindError.usage("a \(serviceName) remote needs an absolute path, as \(name):///srv/llvs, not \(text)")
         case .server where (url.host ?? "").isEmpty:
-            throw CommandError.usage("a \(serviceName) remote needs a host, as \(schemes.last ?? name)://dav.example.com/llvs, not \(text)")
+            throw ConnectorKindError.usage("a \(serviceName) remote needs a host, as \(schemes.last ?? name)://dav.example.com/llvs, not \(text)")
         case .servicePath where url.host != nil:
-            throw CommandError.usage("a \(serviceName) remote is \(name):/path (one slash), not \(text)")
+            throw ConnectorKindError.usage("a \(serviceName) remote is \(name):/path (one slash), not \(text)")
         default:
             break
         }
         do {
             _ = try CloudPath.components(url.path)
         } catch {
-            throw CommandError.usage("the path of \(text) cannot be used: \(error)")
+            throw ConnectorKindError.usage("the path of \(text) cannot be used: \(error)")
         }
     }
 }
@@ -134,6 +134,11 @@ public struct ConnectorOAuth: Sendable {
 public struct OAuthClient: Sendable, Equatable {
     public var id: String
     public var secret: String?
+
+    public init(id: String, secret: String?) {
+        self.id = id
+        self.secret = secret
+    }
 }
 
 /// Option values by option name (`"root-folder-id"`), as a kind reads them.

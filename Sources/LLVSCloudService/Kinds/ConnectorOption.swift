@@ -41,7 +41,7 @@ public struct ConnectorOption: Sendable {
     }
 
     /// Checks a value, with an error that names the option, the kind, the bad value and what is allowed.
-    func check(_ value: String, kind: ConnectorKind) throws {
+    public func check(_ value: String, kind: ConnectorKind) throws {
         let problem: String?
         switch type {
         case .text:
@@ -55,12 +55,12 @@ public struct ConnectorOption: Sendable {
             problem = allowed.contains(value) ? nil : allowed.joined(separator: " or ")
         }
         if let problem {
-            throw CommandError.usage("--\(name) of a \(kind.serviceName) remote (\(kind.name):) is \(problem), not '\(value)'")
+            throw ConnectorKindError.usage("--\(name) of a \(kind.serviceName) remote (\(kind.name):) is \(problem), not '\(value)'")
         }
     }
 
     /// What help shows after the option's text: the allowed values and the default.
-    var helpSuffix: String {
+    public var helpSuffix: String {
         var parts: [String] = []
         if case .choice(let allowed) = type { parts.append(allowed.joined(separator: "|")) }
         if case .number(let range) = type { parts.append("\(range.lowerBound)…\(range.upperBound)") }
@@ -83,7 +83,7 @@ public struct ConnectorSecret: Sendable {
         self.required = required
     }
 
-    var optionName: String { name + "-stdin" }
+    public var optionName: String { name + "-stdin" }
 
     public func environmentName(kind: String) -> String {
         ConnectorKind.environmentPrefix(kind) + name.uppercased().replacingOccurrences(of: "-", with: "_")
