@@ -1,7 +1,6 @@
 import Foundation
 import LLVS
 import LLVSCloudService
-import LLVSBox
 import LLVSHTTP
 
 extension ConnectorKind {

@@ -1,7 +1,6 @@
 import Foundation
 import LLVS
 import LLVSCloudService
-import LLVSGoogleDrive
 import LLVSHTTP
 
 extension ConnectorKind {

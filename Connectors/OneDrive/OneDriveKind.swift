@@ -2,7 +2,6 @@ import Foundation
 import LLVS
 import LLVSCloudService
 import LLVSHTTP
-import LLVSOneDrive
 
 extension ConnectorKind {
     /// `onedrive:/path`: a folder in the user's own drive, or in the drive `--drive-id` names (a SharePoint library),

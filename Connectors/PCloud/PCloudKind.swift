@@ -2,7 +2,6 @@ import Foundation
 import LLVS
 import LLVSCloudService
 import LLVSHTTP
-import LLVSPCloud
 
 extension ConnectorKind {
     /// `pcloud:/path`. The API host is the account's region, which the sign-in kept in the token file; before a

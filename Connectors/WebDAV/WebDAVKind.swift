@@ -2,7 +2,6 @@ import Foundation
 import LLVS
 import LLVSCloudService
 import LLVSHTTP
-import LLVSWebDAV
 
 extension ConnectorKind {
     /// `webdav://host/path` (http) or `webdavs://host/path` (https). The account, when there is one, is the user and

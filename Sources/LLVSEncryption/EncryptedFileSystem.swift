@@ -146,7 +146,7 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
         let key = try await keyring.key()
         switch source {
         case .data(let data):
-            try await base.upload(.data(try SealedFileCodec.seal(data, key: key, path: name)), to: path, mode: mode)
+            try await base.upload(.data(SealedFileCodec.seal(data, key: key, path: name)), to: path, mode: mode)
         case .staged(let url, let size):
             try await base.upload(.file(url, size: size), to: path, mode: mode)
         case .file(let url, _):
