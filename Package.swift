@@ -38,22 +38,29 @@ let package = Package(
     ],
     targets: [
         // System libraries. Each names its pkg-config file and the Debian package that provides it.
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0",
-                       providers: [.apt(["libxml2-dev"])]),
-        .systemLibrary(name: "CSQLite3", path: "Sources/CSQLite3", pkgConfig: "sqlite3",
-                       providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
-                       providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
-                       providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
+            name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(
+            name: "CSQLite3", path: "Sources/CSQLite3", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
         // Whole-buffer deflate and CRC-32: twice zlib's speed on the tens of thousands of small zip entries of a
         // snapshot. zlib stays for what is streamed in pieces (large entries, of any size).
-        .systemLibrary(name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
-                       providers: [.apt(["libdeflate-dev"])]),
-        .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
-                       providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]),
+        .systemLibrary(
+            name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]),
 
         // What the store, the HTTP client and the mocks all need: byte coding, POSIX file helpers, checksums, HTTP
         // dates, the retry policy, seeded generators. It knows nothing of versions or services.
@@ -92,48 +99,114 @@ let package = Package(
         // The connector conformance suite, shared by the tests and `llvs conformance`.
         .target(name: "LLVSConformance", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP"]),
 
-    ] + connectors.map { connector in
-        // Connectors: one small target per service, on the shared layer; each declares its own kind of remote.
-        .target(name: "LLVS" + connector.folder, dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"] + connector.extra.map { .target(name: $0) },
+    ]
+        + connectors.map { connector in
+            // Connectors: one small target per service, on the shared layer; each declares its own kind of remote.
+            .target(
+                name: "LLVS" + connector.folder,
+                dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"]
+                    + connector.extra.map { .target(name: $0) },
                 path: "Connectors/" + connector.folder)
-    } + [
-        // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
-        .target(name: "LLVSMocks", dependencies: ["LLVSSupport", "LLVSCodecs", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
-        .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks", "LLVSHTTP"], path: "Mocks/llvs-mock"),
+        } + [
+            // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
+            .target(
+                name: "LLVSMocks", dependencies: ["LLVSSupport", "LLVSCodecs", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
+            .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks", "LLVSHTTP"], path: "Mocks/llvs-mock"),
 
-        // The command-line tool: its commands over a registry of connector kinds (a library, so a program can run
-        // them with a kind of its own), and the program that runs them with every kind this package ships.
-        .target(name: "LLVSCommandLine", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSEncryption", "LLVSHTTP", "LLVSCloudService", "LLVSConformance"] + connectorTargets),
-        .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
+            // The command-line tool: its commands over a registry of connector kinds (a library, so a program can run
+            // them with a kind of its own), and the program that runs them with every kind this package ships.
+            .target(
+                name: "LLVSCommandLine",
+                dependencies: [
+                    "LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSEncryption", "LLVSHTTP", "LLVSCloudService",
+                    "LLVSConformance",
+                ] + connectorTargets),
+            .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
 
-        // A contact book after LLVS's LoCo sample: typed models merged by property, a projection queried in SQL.
-        .executableTarget(name: "loco", dependencies: ["LLVS", "LLVSModel", "LLVSProjection"], path: "Examples/LoCo"),
+            // A contact book after LLVS's LoCo sample: typed models merged by property, a projection queried in SQL.
+            .executableTarget(
+                name: "loco", dependencies: ["LLVS", "LLVSModel", "LLVSProjection"], path: "Examples/LoCo"),
 
-        // Benchmarks that print figures (never timed tests).
-        .executableTarget(name: "llvs-bench", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSModel", "LLVSProjection", "LLVSBackup", "LLVSEncryption", "LLVSConformance", "LLVSHTTP", "LLVSMocks"] + connectorTargets),
+            // Benchmarks that print figures (never timed tests).
+            .executableTarget(
+                name: "llvs-bench",
+                dependencies: [
+                    "LLVS", "LLVSSupport", "LLVSSQLite", "LLVSModel", "LLVSProjection", "LLVSBackup", "LLVSEncryption",
+                    "LLVSConformance", "LLVSHTTP", "LLVSMocks",
+                ] + connectorTargets),
 
-        // A small program the tests run as a child process (killed mid-save, two writers at once).
-        .executableTarget(name: "llvs-test-helper", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSHTTP", "LLVSModel", "LLVSProjection"], path: "Tests/Helpers/llvs-test-helper"),
+            // A small program the tests run as a child process (killed mid-save, two writers at once).
+            .executableTarget(
+                name: "llvs-test-helper",
+                dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSHTTP", "LLVSModel", "LLVSProjection"],
+                path: "Tests/Helpers/llvs-test-helper"),
 
-        // `llvs` with a kind of remote of its own, to show the commands take the registry as a value.
-        .executableTarget(name: "llvs-fake-kind", dependencies: ["LLVSCommandLine", "LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"], path: "Tests/Helpers/llvs-fake-kind"),
+            // `llvs` with a kind of remote of its own, to show the commands take the registry as a value.
+            .executableTarget(
+                name: "llvs-fake-kind",
+                dependencies: ["LLVSCommandLine", "LLVS", "LLVSSupport", "LLVSHTTP", "LLVSCloudService"],
+                path: "Tests/Helpers/llvs-fake-kind"),
 
-        .testTarget(name: "LLVSTests", dependencies: ["LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "LLVSMocks", "llvs-test-helper"], exclude: ["Fixtures"]),
-        .testTarget(name: "LLVSModelTests", dependencies: ["LLVSModel", "LLVSProjection", "LLVS", "LLVSSQLite", "LLVSSupport", "llvs-test-helper"]),
-        .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport"]),
-        .testTarget(name: "LLVSEncryptionTests", dependencies: ["LLVSEncryption", "LLVS", "LLVSSupport", "LLVSConformance", "LLVSTestSupport"]),
-        // What every connector's tests share: the conformance harness, a quick client, a fault control over a mock.
-        .target(name: "LLVSTestSupport", dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVSEncryption"], path: "Tests/LLVSTestSupport"),
-        .testTarget(name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSSupport", "LLVSMocks", "llvs-test-helper"]),
-        .testTarget(name: "LLVSCloudServiceTests", dependencies: ["LLVSCloudService", "LLVSOneDrive", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
-        .testTarget(name: "LLVSWebDAVTests", dependencies: ["LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
-        .testTarget(name: "LLVSGoogleDriveTests", dependencies: ["LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
-        .testTarget(name: "LLVSOneDriveTests", dependencies: ["LLVSOneDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
-        .testTarget(name: "LLVSPCloudTests", dependencies: ["LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport"]),
-        .testTarget(name: "LLVSBoxTests", dependencies: ["LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport", "llvs", "llvs-mock"]),
-        .testTarget(name: "SystemLibraryTests", dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib", "CDeflate", "CSodium"]),
-        .testTarget(name: "LLVSCommandTests", dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind", "loco", "LLVSSupport"],
-                    exclude: ["Scripts"]),
-    ],
+            .testTarget(
+                name: "LLVSTests",
+                dependencies: [
+                    "LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "LLVSMocks", "llvs-test-helper",
+                ], exclude: ["Fixtures"]),
+            .testTarget(
+                name: "LLVSModelTests",
+                dependencies: ["LLVSModel", "LLVSProjection", "LLVS", "LLVSSQLite", "LLVSSupport", "llvs-test-helper"]),
+            .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport"]),
+            .testTarget(
+                name: "LLVSEncryptionTests",
+                dependencies: ["LLVSEncryption", "LLVS", "LLVSSupport", "LLVSConformance", "LLVSTestSupport"]),
+            // What every connector's tests share: the conformance harness, a quick client, a fault control over a mock.
+            .target(
+                name: "LLVSTestSupport",
+                dependencies: ["LLVS", "LLVSSupport", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVSEncryption"],
+                path: "Tests/LLVSTestSupport"),
+            .testTarget(
+                name: "LLVSHTTPTests", dependencies: ["LLVSHTTP", "LLVSSupport", "LLVSMocks", "llvs-test-helper"]),
+            .testTarget(
+                name: "LLVSCloudServiceTests",
+                dependencies: [
+                    "LLVSCloudService", "LLVSOneDrive", "LLVSHTTP", "LLVSMocks", "LLVSConformance", "LLVS",
+                    "LLVSSupport", "LLVSTestSupport",
+                ]),
+            .testTarget(
+                name: "LLVSWebDAVTests",
+                dependencies: [
+                    "LLVSWebDAV", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport",
+                ]),
+            .testTarget(
+                name: "LLVSGoogleDriveTests",
+                dependencies: [
+                    "LLVSGoogleDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport",
+                    "LLVSTestSupport",
+                ]),
+            .testTarget(
+                name: "LLVSOneDriveTests",
+                dependencies: [
+                    "LLVSOneDrive", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport",
+                    "LLVSTestSupport",
+                ]),
+            .testTarget(
+                name: "LLVSPCloudTests",
+                dependencies: [
+                    "LLVSPCloud", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport",
+                ]),
+            .testTarget(
+                name: "LLVSBoxTests",
+                dependencies: [
+                    "LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport",
+                    "llvs", "llvs-mock",
+                ]),
+            .testTarget(
+                name: "SystemLibraryTests",
+                dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib", "CDeflate", "CSodium"]),
+            .testTarget(
+                name: "LLVSCommandTests",
+                dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind", "loco", "LLVSSupport"],
+                exclude: ["Scripts"]),
+        ],
     swiftLanguageModes: [.v6]
 )

@@ -44,10 +44,12 @@ public struct BoxConfiguration: Sendable {
     /// (the shared token source writes each new one to disk under the file's lock before it is used).
     /// `endpoint` replaces Box's hosts with one (the mock's).
     public static func oauth(clientId: String, clientSecret: String, endpoint: URL? = nil) -> OAuthConfiguration {
-        let authorize = (endpoint ?? URL(string: "https://account.box.com")!).appendingPathComponent("api/oauth2/authorize")
+        let authorize = (endpoint ?? URL(string: "https://account.box.com")!).appendingPathComponent(
+            "api/oauth2/authorize")
         let token = (endpoint ?? URL(string: "https://api.box.com")!).appendingPathComponent("oauth2/token")
-        var configuration = OAuthConfiguration(authorizationURL: authorize, tokenURL: token, clientId: clientId, clientSecret: clientSecret,
-                                               clientAuthentication: .body)
+        var configuration = OAuthConfiguration(
+            authorizationURL: authorize, tokenURL: token, clientId: clientId, clientSecret: clientSecret,
+            clientAuthentication: .body)
         // Box accepts only the redirect URI registered with the app, port included (rclone registers this one).
         configuration.loopbackPort = endpoint == nil ? 53682 : nil
         configuration.enforcesPKCE = false

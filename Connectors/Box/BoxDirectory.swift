@@ -26,7 +26,8 @@ struct BoxDirectory: IDDirectory {
     func children(of folderID: String, path: String) async throws -> [BoxItem] {
         var items: [BoxItem] = []
         var marker: String?
-        var pages = PageTokens("Box's listing of \(path.isEmpty ? "the root" : path)", maximumPages: configuration.maximumPages)
+        var pages = PageTokens(
+            "Box's listing of \(path.isEmpty ? "the root" : path)", maximumPages: configuration.maximumPages)
         repeat {
             var query = [("fields", BoxItem.fields), ("limit", String(configuration.pageSize)), ("usemarker", "true")]
             if let marker { query.append(("marker", marker)) }
@@ -40,13 +41,14 @@ struct BoxDirectory: IDDirectory {
 
     /// Safe to send again: a repeat after a lost answer meets the folder it made, as a 409 naming it.
     func createFolder(named name: String, in folderID: String, path: String) async throws -> BoxItem? {
-        let request = ServiceClient.jsonRequest("POST", try configuration.api("/folders", [("fields", BoxItem.fields)]),
-                                                BoxPlacement(name: name, parent: .init(id: folderID)), safeToRepeat: true)
+        let request = ServiceClient.jsonRequest(
+            "POST", try configuration.api("/folders", [("fields", BoxItem.fields)]),
+            BoxPlacement(name: name, parent: .init(id: folderID)), safeToRepeat: true)
         let response = try await client.send(request)
         if response.isSuccess { return try client.decode(BoxItem.self, response, path: path) }
         let error = client.classifier.failure(response, path: path)
         guard case .alreadyExists = error else { throw error }
-        guard let existing = BoxErrorBody(response).conflicts.first else { return nil } // the cache looks it up
+        guard let existing = BoxErrorBody(response).conflicts.first else { return nil }  // the cache looks it up
         guard existing.isFolder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true) }
         return existing
     }

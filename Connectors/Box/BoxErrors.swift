@@ -49,9 +49,12 @@ struct BoxClassifier: ServiceErrorClassifier {
         case (_, "operation_blocked_temporary"):
             return .transient("Box blocked the operation on \(path) for now: \(body.message)")
         case (401, _):
-            return .unauthorized("Box refused the access token for \(path) (\(body.message)); authorize the remote again")
+            return .unauthorized(
+                "Box refused the access token for \(path) (\(body.message)); authorize the remote again")
         default:
-            return ServiceFailure.standard(response, path: path, service: "Box", message: (body.code.isEmpty ? "" : body.code + ": ") + body.message)
+            return ServiceFailure.standard(
+                response, path: path, service: "Box",
+                message: (body.code.isEmpty ? "" : body.code + ": ") + body.message)
         }
     }
 }

@@ -17,15 +17,19 @@ public final class BoxFileSystem: RemovesByKind {
     public static let nameEncoding = NameEncoding(forbidden: ["\\"], trailingSpace: true)
 
     /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file.
-    public init(configuration: BoxConfiguration = BoxConfiguration(), http: HTTPClient = HTTPClient(), authorizer: (any HTTPAuthorizer)?) {
+    public init(
+        configuration: BoxConfiguration = BoxConfiguration(), http: HTTPClient = HTTPClient(),
+        authorizer: (any HTTPAuthorizer)?
+    ) {
         self.configuration = configuration
         client = ServiceClient(http: http, authorizer: authorizer, classifier: BoxClassifier())
         paths = IDPathCache(BoxDirectory(client: client, configuration: configuration), caseInsensitive: true)
     }
 
     public var capabilities: CloudCapabilities {
-        CloudCapabilities(checksums: [.sha1], caseInsensitiveNames: true, nameEncoding: Self.nameEncoding,
-                          simpleUploadLimit: configuration.chunkedUploadMinimum - 1)
+        CloudCapabilities(
+            checksums: [.sha1], caseInsensitiveNames: true, nameEncoding: Self.nameEncoding,
+            simpleUploadLimit: configuration.chunkedUploadMinimum - 1)
     }
 
     /// The path's components as Box stores them.
@@ -72,11 +76,15 @@ public final class BoxFileSystem: RemovesByKind {
     }
 
     public func download(_ path: String, to destination: DownloadDestination) async throws {
-        try await paths.withFileID(try components(path)) { try await client.download(try content($0), to: destination, path: path) }
+        try await paths.withFileID(try components(path)) {
+            try await client.download(try content($0), to: destination, path: path)
+        }
     }
 
     public func read(_ path: String, range: ByteRange?) async throws -> Data {
-        try await paths.withFileID(try components(path)) { try await client.read(try content($0), range: range, path: path) }
+        try await paths.withFileID(try components(path)) {
+            try await client.read(try content($0), range: range, path: path)
+        }
     }
 
     // MARK: CloudFileSystem: writing
@@ -106,9 +114,12 @@ public final class BoxFileSystem: RemovesByKind {
             } catch CloudFileSystemError.notFound where existing != nil {
                 // The cached file went: upload it as new.
                 paths.forget(components)
-                stored = try await send(source, name: name, folderID: folderID, existing: try await preflight(name, in: folderID, size: source.size, path: path), path: path)
+                stored = try await send(
+                    source, name: name, folderID: folderID,
+                    existing: try await preflight(name, in: folderID, size: source.size, path: path), path: path)
             }
-            try source.verify(storedSize: stored.size, checksums: stored.sha1.map { [.sha1: $0] } ?? [:], service: "Box", path: path)
+            try source.verify(
+                storedSize: stored.size, checksums: stored.sha1.map { [.sha1: $0] } ?? [:], service: "Box", path: path)
             paths.remember(components, stored)
         }
     }
@@ -116,8 +127,9 @@ public final class BoxFileSystem: RemovesByKind {
     /// `OPTIONS /files/content`: nil when the name is free, the file's ID when one holds it; a folder holding it
     /// is the wrong kind.
     private func preflight(_ name: String, in folderID: String, size: Int64, path: String) async throws -> String? {
-        let request = ServiceClient.jsonRequest("OPTIONS", try configuration.api("/files/content"),
-                                                BoxPlacement(name: name, parent: .init(id: folderID), size: size), safeToRepeat: true)
+        let request = ServiceClient.jsonRequest(
+            "OPTIONS", try configuration.api("/files/content"),
+            BoxPlacement(name: name, parent: .init(id: folderID), size: size), safeToRepeat: true)
         let response = try await client.send(request)
         if response.isSuccess { return nil }
         return try conflictingFile(response, path: path)
@@ -131,31 +143,44 @@ public final class BoxFileSystem: RemovesByKind {
         return conflict.id
     }
 
-    private func send(_ source: UploadSource, name: String, folderID: String, existing: String?, path: String) async throws -> BoxItem {
+    private func send(
+        _ source: UploadSource, name: String, folderID: String, existing: String?, path: String
+    ) async throws -> BoxItem {
         guard source.size < configuration.chunkedUploadMinimum else {
-            let create = try existing.map { try configuration.upload("/files/\(URLEscaping.escape($0))/upload_sessions") }
+            let create =
+                try existing.map { try configuration.upload("/files/\(URLEscaping.escape($0))/upload_sessions") }
                 ?? configuration.upload("/files/upload_sessions")
-            let session = BoxUploadSession(client: client, configuration: configuration, create: create, folderID: existing == nil ? folderID : nil,
-                                           name: name, fileSHA1: ChecksumAlgorithm.base64(hex: try source.checksum(.sha1)) ?? "", path: path)
-            return try await ResumableUploader(chunkSize: 8 * 1024 * 1024, policy: client.retryPolicy).upload(source, with: session, path: path)
+            let session = BoxUploadSession(
+                client: client, configuration: configuration, create: create,
+                folderID: existing == nil ? folderID : nil,
+                name: name, fileSHA1: ChecksumAlgorithm.base64(hex: try source.checksum(.sha1)) ?? "", path: path)
+            return try await ResumableUploader(chunkSize: 8 * 1024 * 1024, policy: client.retryPolicy).upload(
+                source, with: session, path: path)
         }
         // Attributes first, then the file, streamed by libcurl; Box refuses the other order. A new version sends no
         // attributes: a name there would rename the file (to another case of the same name, say).
         var form: [FormPart] = [source.formPart(name: "file", filename: name)]
         if existing == nil {
             let attributes = try JSONEncoder().encode(BoxPlacement(name: name, parent: .init(id: folderID)))
-            form.insert(FormPart(name: "attributes", filename: nil, contentType: nil, content: .data(attributes)), at: 0)
+            form.insert(
+                FormPart(name: "attributes", filename: nil, contentType: nil, content: .data(attributes)), at: 0)
         }
-        let target = try existing.map { try configuration.upload("/files/\(URLEscaping.escape($0))/content", [("fields", BoxItem.fields)]) }
+        let target =
+            try existing.map {
+                try configuration.upload("/files/\(URLEscaping.escape($0))/content", [("fields", BoxItem.fields)])
+            }
             ?? configuration.upload("/files/content", [("fields", BoxItem.fields)])
         // Safe to repeat: a new file sent again meets itself as a 409 and goes up as a version; a version sent again
         // is the same contents once more.
-        let response = try await client.send(HTTPRequest(method: "POST", url: target, body: .form(form), isSafeToRepeat: true))
+        let response = try await client.send(
+            HTTPRequest(method: "POST", url: target, body: .form(form), isSafeToRepeat: true))
         if existing == nil, case .alreadyExists = client.failure(of: response, path: path) {
-            return try await send(source, name: name, folderID: folderID, existing: try conflictingFile(response, path: path), path: path)
+            return try await send(
+                source, name: name, folderID: folderID, existing: try conflictingFile(response, path: path), path: path)
         }
         guard let file = try client.decode(BoxFiles.self, response, path: path).entries.first else {
-            throw CloudFileSystemError.server(status: response.status, message: "Box's answer to the upload of \(path) names no file")
+            throw CloudFileSystemError.server(
+                status: response.status, message: "Box's answer to the upload of \(path) names no file")
         }
         return file
     }
@@ -167,8 +192,10 @@ public final class BoxFileSystem: RemovesByKind {
         let components = try self.components(path)
         guard let found = try await find(components) else { return }
         guard found.isFolder == folder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: folder) }
-        let url = folder ? try configuration.api("/folders/\(URLEscaping.escape(found.id))", [("recursive", "true")])
-                         : try configuration.api("/files/\(URLEscaping.escape(found.id))")
+        let url =
+            folder
+            ? try configuration.api("/folders/\(URLEscaping.escape(found.id))", [("recursive", "true")])
+            : try configuration.api("/files/\(URLEscaping.escape(found.id))")
         try await client.remove(HTTPRequest(method: "DELETE", url: url), path: path)
         paths.forget(components)
     }

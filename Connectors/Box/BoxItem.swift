@@ -25,8 +25,10 @@ struct BoxItem: Decodable, Sendable, IdentifiedItem {
     var isActive: Bool { item_status.map { $0 == "active" } ?? true }
 
     func item(_ encoding: NameEncoding) -> CloudItem {
-        CloudItem(name: encoding.decode(name), isFolder: isFolder, size: isFolder ? nil : size ?? 0, modified: modified_at.flatMap(RFC3339Date.parse),
-                  checksums: sha1.map { [.sha1: $0.lowercased()] } ?? [:])
+        CloudItem(
+            name: encoding.decode(name), isFolder: isFolder, size: isFolder ? nil : size ?? 0,
+            modified: modified_at.flatMap(RFC3339Date.parse),
+            checksums: sha1.map { [.sha1: $0.lowercased()] } ?? [:])
     }
 
 }

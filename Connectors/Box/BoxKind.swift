@@ -9,7 +9,8 @@ extension ConnectorKind {
         name: "box", serviceName: "Box", address: .servicePath,
         secret: ConnectorSecret("client-secret", "the OAuth client's secret (Box requires one)", required: true),
         oauth: ConnectorOAuth(hasDeviceFlow: false) { client, account in
-            BoxConfiguration.oauth(clientId: client.id, clientSecret: client.secret ?? "", endpoint: account.url("endpoint"))
+            BoxConfiguration.oauth(
+                clientId: client.id, clientSecret: client.secret ?? "", endpoint: account.url("endpoint"))
         }
     ) { access in
         let http = HTTPClient(configuration: access.http)

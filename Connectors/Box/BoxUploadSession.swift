@@ -86,19 +86,26 @@ struct BoxUploadSession: ResumableUploadProtocol {
     func open(size: Int64) async throws -> Session {
         // Opening a session twice only leaves an unused one behind, which expires.
         let body = Creation(folder_id: folderID, file_size: size, file_name: folderID == nil ? nil : name)
-        let created = try await client.json(Created.self, ServiceClient.jsonRequest("POST", create, body, safeToRepeat: true), path: path)
+        let created = try await client.json(
+            Created.self, ServiceClient.jsonRequest("POST", create, body, safeToRepeat: true), path: path)
         guard created.part_size > 0 else {
             throw CloudFileSystemError.server(status: 201, message: "Box's upload session for \(path) has no part size")
         }
         let base = try configuration.upload("/files/upload_sessions/\(URLEscaping.escape(created.id))")
-        func endpoint(_ text: String?, _ fallback: URL) -> URL { text.flatMap { URL(string: $0) }.flatMap { $0.scheme == nil ? nil : $0 } ?? fallback }
+        func endpoint(_ text: String?, _ fallback: URL) -> URL {
+            text.flatMap { URL(string: $0) }.flatMap { $0.scheme == nil ? nil : $0 } ?? fallback
+        }
         let endpoints = created.session_endpoints
-        return Session(id: created.id, partSize: created.part_size, uploadPart: endpoint(endpoints?.upload_part, base),
-                       listParts: endpoint(endpoints?.list_parts, base.appendingPathComponent("parts")),
-                       commit: endpoint(endpoints?.commit, base.appendingPathComponent("commit")), abort: endpoint(endpoints?.abort, base))
+        return Session(
+            id: created.id, partSize: created.part_size, uploadPart: endpoint(endpoints?.upload_part, base),
+            listParts: endpoint(endpoints?.list_parts, base.appendingPathComponent("parts")),
+            commit: endpoint(endpoints?.commit, base.appendingPathComponent("commit")),
+            abort: endpoint(endpoints?.abort, base))
     }
 
-    func send(_ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: Session) async throws -> ResumableProgress<BoxItem> {
+    func send(
+        _ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: Session
+    ) async throws -> ResumableProgress<BoxItem> {
         let data = try piece.data(offset: offset, length: length)
         var request = HTTPRequest(method: "PUT", url: session.uploadPart, body: .data(data), isSafeToRepeat: false)
         request.maximumAttempts = 1
@@ -110,7 +117,11 @@ struct BoxUploadSession: ResumableUploadProtocol {
         case 200, 201:
             let part = try client.decode(PartAnswer.self, response, path: path).part
             guard part.offset == offset, part.size == length else {
-                throw CloudFileSystemError.server(status: response.status, message: "Box stored a part of \(path) at \(part.offset) (\(part.size) bytes), not the one sent at \(offset)")
+                throw CloudFileSystemError.server(
+                    status: response.status,
+                    message:
+                        "Box stored a part of \(path) at \(part.offset) (\(part.size) bytes), not the one sent at \(offset)"
+                )
             }
             session.parts.withLock { $0[offset] = part }
             return .received(session.held)
@@ -129,7 +140,8 @@ struct BoxUploadSession: ResumableUploadProtocol {
         // A session holds at most this many parts; a listing that says more (or repeats itself) is refused.
         let maximumParts = Int((total + session.partSize - 1) / max(1, session.partSize)) + 1
         while true {
-            var request = HTTPRequest(url: try URLEscaping.url(session.listParts, "", [("offset", String(offset)), ("limit", "1000")]))
+            var request = HTTPRequest(
+                url: try URLEscaping.url(session.listParts, "", [("offset", String(offset)), ("limit", "1000")]))
             request.maximumAttempts = 1
             let response = try await client.send(request)
             if case .notFound = client.failure(of: response, path: path) { return .expired }
@@ -137,7 +149,10 @@ struct BoxUploadSession: ResumableUploadProtocol {
             listed += page.entries
             offset += page.entries.count
             guard listed.count <= maximumParts else {
-                throw CloudFileSystemError.server(status: response.status, message: "Box lists more parts for the upload session of \(path) than a file of \(total) bytes can have")
+                throw CloudFileSystemError.server(
+                    status: response.status,
+                    message:
+                        "Box lists more parts for the upload session of \(path) than a file of \(total) bytes can have")
             }
             if page.entries.isEmpty || offset >= (page.total_count ?? offset) { break }
         }
@@ -160,11 +175,14 @@ struct BoxUploadSession: ResumableUploadProtocol {
             switch response.status {
             case 200, 201:
                 guard let file = try client.decode(BoxFiles.self, response, path: path).entries.first else {
-                    throw CloudFileSystemError.server(status: response.status, message: "Box's commit of \(path) names no file")
+                    throw CloudFileSystemError.server(
+                        status: response.status, message: "Box's commit of \(path) names no file")
                 }
                 return .done(file)
             case 202:
-                let wait = min(ServiceFailure.retryAfter(response) ?? .seconds(1), .seconds(60), configuration.maximumCommitWait - waited)
+                let wait = min(
+                    ServiceFailure.retryAfter(response) ?? .seconds(1), .seconds(60),
+                    configuration.maximumCommitWait - waited)
                 try await client.retryPolicy.sleep(wait)
                 waited += wait
             case 400 where BoxErrorBody(response).code == "parts_mismatch":

@@ -21,8 +21,10 @@ extension GoogleDriveFileSystem: CloudChangeFeed {
     }
 
     public func changeCursor(watching folders: [String]) async throws -> String {
-        let token = try await client.json(StartToken.self, HTTPRequest(url: try configuration.api("/changes/startPageToken")),
-                                          path: "changes/startPageToken").startPageToken
+        let token = try await client.json(
+            StartToken.self, HTTPRequest(url: try configuration.api("/changes/startPageToken")),
+            path: "changes/startPageToken"
+        ).startPageToken
         return try await FeedCursor.start(at: token, watching: folders, in: paths)
     }
 
@@ -32,22 +34,38 @@ extension GoogleDriveFileSystem: CloudChangeFeed {
         var pageToken = cursor.token
         var tokens = PageTokens("Google Drive's changes feed", maximumPages: configuration.maximumPages)
         while true {
-            let page = try await client.feedPage(ChangeList.self, HTTPRequest(url: try configuration.api("/changes", [
-                ("pageToken", pageToken), ("fields", "nextPageToken,newStartPageToken,changes(fileId,removed,file(\(GoogleDriveItem.feedFields)))"),
-                ("pageSize", String(configuration.pageSize)), ("spaces", "drive"),
-            ])), feed: "Google Drive's changes feed")
+            let page = try await client.feedPage(
+                ChangeList.self,
+                HTTPRequest(
+                    url: try configuration.api(
+                        "/changes",
+                        [
+                            ("pageToken", pageToken),
+                            (
+                                "fields",
+                                "nextPageToken,newStartPageToken,changes(fileId,removed,file(\(GoogleDriveItem.feedFields)))"
+                            ),
+                            ("pageSize", String(configuration.pageSize)), ("spaces", "drive"),
+                        ])), feed: "Google Drive's changes feed")
             for change in page.changes ?? [] {
                 guard let id = change.fileId ?? change.file?.id else { continue }
                 let present = !(change.removed ?? false) && !(change.file?.trashed ?? false)
-                entries.append(FeedEntry(id: id, name: change.file?.name, parentIDs: change.file?.parents ?? [], present: present, item: change.file))
+                entries.append(
+                    FeedEntry(
+                        id: id, name: change.file?.name, parentIDs: change.file?.parents ?? [], present: present,
+                        item: change.file))
             }
-            if let next = try tokens.next(page.nextPageToken, items: page.changes?.count ?? 0) { pageToken = next; continue }
+            if let next = try tokens.next(page.nextPageToken, items: page.changes?.count ?? 0) {
+                pageToken = next; continue
+            }
             guard let newStart = page.newStartPageToken else {
-                throw CloudFileSystemError.server(status: 200, message: "Google Drive's changes page has neither nextPageToken nor newStartPageToken")
+                throw CloudFileSystemError.server(
+                    status: 200, message: "Google Drive's changes page has neither nextPageToken nor newStartPageToken")
             }
             var next = cursor
             next.token = newStart
-            return try paths.changes(entries, cursor: cursor, next: next, service: "Google Drive", components: CloudPath.components)
+            return try paths.changes(
+                entries, cursor: cursor, next: next, service: "Google Drive", components: CloudPath.components)
         }
     }
 }

@@ -66,14 +66,17 @@ public struct GoogleDriveConfiguration: Sendable {
     /// Google Cloud console): offline access so a refresh token is issued, consent asked so it is issued every time.
     /// `endpoint` replaces Google's hosts with one (the mock's). The device endpoint is offered only with a scope
     /// Google's device flow accepts.
-    public static func oauth(clientId: String, clientSecret: String?, scope: Scope = .file, endpoint: URL? = nil) -> OAuthConfiguration {
+    public static func oauth(
+        clientId: String, clientSecret: String?, scope: Scope = .file, endpoint: URL? = nil
+    ) -> OAuthConfiguration {
         func url(_ google: String, _ path: String) -> URL {
             endpoint.map { $0.appendingPathComponent(path) } ?? URL(string: google + path)!
         }
-        return OAuthConfiguration(authorizationURL: url("https://accounts.google.com", "/o/oauth2/v2/auth"),
-                                  tokenURL: url("https://oauth2.googleapis.com", "/token"),
-                                  deviceAuthorizationURL: scope.allowsDeviceFlow ? url("https://oauth2.googleapis.com", "/device/code") : nil,
-                                  clientId: clientId, clientSecret: clientSecret, scopes: [scope.url], clientAuthentication: .body,
-                                  extraAuthorizationParameters: [("access_type", "offline"), ("prompt", "consent")])
+        return OAuthConfiguration(
+            authorizationURL: url("https://accounts.google.com", "/o/oauth2/v2/auth"),
+            tokenURL: url("https://oauth2.googleapis.com", "/token"),
+            deviceAuthorizationURL: scope.allowsDeviceFlow ? url("https://oauth2.googleapis.com", "/device/code") : nil,
+            clientId: clientId, clientSecret: clientSecret, scopes: [scope.url], clientAuthentication: .body,
+            extraAuthorizationParameters: [("access_type", "offline"), ("prompt", "consent")])
     }
 }

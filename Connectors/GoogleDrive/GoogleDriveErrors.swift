@@ -55,7 +55,8 @@ struct GoogleDriveClassifier: ServiceErrorClassifier {
             return .wrongKind(path: path, expectedFolder: false)
         default:
             let reason = body.reasons.first.map { "\($0): " } ?? ""
-            return ServiceFailure.standard(response, path: path, service: "Google Drive", message: reason + body.message)
+            return ServiceFailure.standard(
+                response, path: path, service: "Google Drive", message: reason + body.message)
         }
     }
 }

@@ -15,16 +15,19 @@ public final class GoogleDriveFileSystem: RemovesByKind {
 
     /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file; `pacer` spaces every request
     /// of this remote (a test gives one on its own clock).
-    public init(configuration: GoogleDriveConfiguration = GoogleDriveConfiguration(), http: HTTPClient = HTTPClient(),
-                authorizer: (any HTTPAuthorizer)?, pacer: RequestPacer = RequestPacer()) {
+    public init(
+        configuration: GoogleDriveConfiguration = GoogleDriveConfiguration(), http: HTTPClient = HTTPClient(),
+        authorizer: (any HTTPAuthorizer)?, pacer: RequestPacer = RequestPacer()
+    ) {
         self.configuration = configuration
         client = ServiceClient(http: http, authorizer: authorizer, classifier: GoogleDriveClassifier(), pacer: pacer)
         paths = IDPathCache(GoogleDriveDirectory(client: client, configuration: configuration))
     }
 
     public var capabilities: CloudCapabilities {
-        CloudCapabilities(checksums: [.md5], simpleUploadLimit: Int64(configuration.multipartLimit),
-                          chunkGranularity: Int64(GoogleDriveConfiguration.chunkGranularity))
+        CloudCapabilities(
+            checksums: [.md5], simpleUploadLimit: Int64(configuration.multipartLimit),
+            chunkGranularity: Int64(GoogleDriveConfiguration.chunkGranularity))
     }
 
     static let rootItem = GoogleDriveItem(id: "", name: "", mimeType: GoogleDriveConfiguration.folderMimeType)
@@ -47,7 +50,9 @@ public final class GoogleDriveFileSystem: RemovesByKind {
 
     public func list(_ folder: String) async throws -> [CloudItem] {
         let components = try CloudPath.components(folder)
-        guard let id = try await paths.folderID(components, creating: false) else { throw CloudFileSystemError.notFound(path: folder) }
+        guard let id = try await paths.folderID(components, creating: false) else {
+            throw CloudFileSystemError.notFound(path: folder)
+        }
         return try await children(of: id, at: components, fields: GoogleDriveItem.fields).map(\.item)
     }
 
@@ -60,13 +65,15 @@ public final class GoogleDriveFileSystem: RemovesByKind {
 
     /// A folder's items, one per name (the chosen one among duplicates), each remembered by path.
     private func children(of id: String, at components: [String], fields: String) async throws -> [GoogleDriveItem] {
-        let files = try await paths.directory.query(GoogleDriveQuery.children(of: id), path: components.joined(separator: "/"), fields: fields)
+        let files = try await paths.directory.query(
+            GoogleDriveQuery.children(of: id), path: components.joined(separator: "/"), fields: fields)
         // Grouped by the name's bytes: `String` keys would take a composed and a decomposed spelling for one name.
-        return Dictionary(grouping: files, by: { GoogleDriveDirectory.names.key(CollectionOfOne($0.name)) }).values.compactMap { duplicates in
-            guard let file = GoogleDriveItem.chosen(duplicates) else { return nil }
-            paths.remember(components + [file.name], file)
-            return file
-        }
+        return Dictionary(grouping: files, by: { GoogleDriveDirectory.names.key(CollectionOfOne($0.name)) }).values
+            .compactMap { duplicates in
+                guard let file = GoogleDriveItem.chosen(duplicates) else { return nil }
+                paths.remember(components + [file.name], file)
+                return file
+            }
     }
 
     private func media(_ id: String) throws -> HTTPRequest {
@@ -75,11 +82,15 @@ public final class GoogleDriveFileSystem: RemovesByKind {
 
     /// The shared client removes a partial file when a download fails.
     public func download(_ path: String, to destination: DownloadDestination) async throws {
-        try await paths.withFileID(try CloudPath.components(path)) { try await client.download(try media($0), to: destination, path: path) }
+        try await paths.withFileID(try CloudPath.components(path)) {
+            try await client.download(try media($0), to: destination, path: path)
+        }
     }
 
     public func read(_ path: String, range: ByteRange?) async throws -> Data {
-        try await paths.withFileID(try CloudPath.components(path)) { try await client.read(try media($0), range: range, path: path) }
+        try await paths.withFileID(try CloudPath.components(path)) {
+            try await client.read(try media($0), range: range, path: path)
+        }
     }
 
     // MARK: CloudFileSystem: writing
@@ -98,23 +109,36 @@ public final class GoogleDriveFileSystem: RemovesByKind {
         let components = try CloudPath.components(path)
         let (parent, name) = try CloudPath.folderAndName(components, of: path)
         try await paths.intoFolder(parent, for: path) { parentID in
-            let existing = mode == .newName ? [] : try await paths.directory.items(named: name, in: parentID, path: path)
+            let existing =
+                mode == .newName ? [] : try await paths.directory.items(named: name, in: parentID, path: path)
             let target = GoogleDriveItem.chosen(existing.filter { !$0.isFolder })
-            if target == nil, !existing.isEmpty { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
-            let file = if let target { try await replace(target.id, with: source, path: path) }
-                       else { try await create(name, in: parentID, from: source, path: path) }
+            if target == nil, !existing.isEmpty {
+                throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
+            }
+            let file =
+                if let target { try await replace(target.id, with: source, path: path) } else {
+                    try await create(name, in: parentID, from: source, path: path)
+                }
             try check(file, against: source, path: path)
             paths.remember(components, file)
         }
     }
 
-    private func resumable(_ method: String, _ target: URL, _ metadata: GoogleDriveItem.Creation, _ source: UploadSource, path: String) async throws -> GoogleDriveItem {
-        let uploader = ResumableUploader(chunkSize: Int64(configuration.chunkSize), granularity: Int64(GoogleDriveConfiguration.chunkGranularity),
-                                         policy: client.retryPolicy)
-        return try await uploader.upload(source, with: GoogleDriveUploadSession(client: client, method: method, target: target, metadata: metadata, path: path), path: path)
+    private func resumable(
+        _ method: String, _ target: URL, _ metadata: GoogleDriveItem.Creation, _ source: UploadSource, path: String
+    ) async throws -> GoogleDriveItem {
+        let uploader = ResumableUploader(
+            chunkSize: Int64(configuration.chunkSize), granularity: Int64(GoogleDriveConfiguration.chunkGranularity),
+            policy: client.retryPolicy)
+        return try await uploader.upload(
+            source,
+            with: GoogleDriveUploadSession(
+                client: client, method: method, target: target, metadata: metadata, path: path), path: path)
     }
 
-    private func create(_ name: String, in parentID: String, from source: UploadSource, path: String) async throws -> GoogleDriveItem {
+    private func create(
+        _ name: String, in parentID: String, from source: UploadSource, path: String
+    ) async throws -> GoogleDriveItem {
         let metadata = GoogleDriveItem.Creation(name: name, parents: [parentID])
         guard source.size <= Int64(configuration.multipartLimit) else {
             return try await resumable("POST", try configuration.upload("/files"), metadata, source, path: path)
@@ -123,28 +147,42 @@ public final class GoogleDriveFileSystem: RemovesByKind {
             .init(contentType: "application/json; charset=UTF-8", data: try JSONEncoder().encode(metadata)),
             .init(contentType: "application/octet-stream", data: try source.data()),
         ])
-        let request = HTTPRequest(method: "POST", url: try configuration.upload("/files", [("uploadType", "multipart"), ("fields", GoogleDriveItem.fields)]),
-                                  headers: ["Content-Type": multipart.contentType], body: .data(multipart.body), isSafeToRepeat: false)
-        return try await client.createOnce(request, path: path, decode: { try client.decode(GoogleDriveItem.self, $0, path: path) }) {
-            guard let landed = GoogleDriveItem.chosen(try await paths.directory.items(named: name, in: parentID, path: path).filter { !$0.isFolder }),
-                  landed.byteCount == source.size else { return nil }
+        let request = HTTPRequest(
+            method: "POST",
+            url: try configuration.upload("/files", [("uploadType", "multipart"), ("fields", GoogleDriveItem.fields)]),
+            headers: ["Content-Type": multipart.contentType], body: .data(multipart.body), isSafeToRepeat: false)
+        return try await client.createOnce(
+            request, path: path, decode: { try client.decode(GoogleDriveItem.self, $0, path: path) }
+        ) {
+            guard
+                let landed = GoogleDriveItem.chosen(
+                    try await paths.directory.items(named: name, in: parentID, path: path).filter { !$0.isFolder }),
+                landed.byteCount == source.size
+            else { return nil }
             return landed
         }
     }
 
     private func replace(_ id: String, with source: UploadSource, path: String) async throws -> GoogleDriveItem {
         guard source.size <= Int64(configuration.multipartLimit) else {
-            return try await resumable("PATCH", try configuration.upload("/files/" + URLEscaping.escape(id)), GoogleDriveItem.Creation(), source, path: path)
+            return try await resumable(
+                "PATCH", try configuration.upload("/files/" + URLEscaping.escape(id)), GoogleDriveItem.Creation(),
+                source, path: path)
         }
         // Replacing the whole contents is idempotent, so the shared policy may repeat it after a dropped answer.
-        let request = HTTPRequest(method: "PATCH", url: try configuration.upload("/files/" + URLEscaping.escape(id), [("uploadType", "media"), ("fields", GoogleDriveItem.fields)]),
-                                  headers: ["Content-Type": "application/octet-stream"], body: source.body, isSafeToRepeat: true)
+        let request = HTTPRequest(
+            method: "PATCH",
+            url: try configuration.upload(
+                "/files/" + URLEscaping.escape(id), [("uploadType", "media"), ("fields", GoogleDriveItem.fields)]),
+            headers: ["Content-Type": "application/octet-stream"], body: source.body, isSafeToRepeat: true)
         return try await client.json(GoogleDriveItem.self, request, path: path)
     }
 
     /// Drive's own account of what it stored must match what was sent: the size and the MD5.
     private func check(_ file: GoogleDriveItem, against source: UploadSource, path: String) throws {
-        try source.verify(storedSize: file.byteCount, checksums: file.md5Checksum.map { [.md5: $0] } ?? [:], service: "Google Drive", path: path)
+        try source.verify(
+            storedSize: file.byteCount, checksums: file.md5Checksum.map { [.md5: $0] } ?? [:], service: "Google Drive",
+            path: path)
     }
 
     // MARK: CloudFileSystem: removing
@@ -155,7 +193,9 @@ public final class GoogleDriveFileSystem: RemovesByKind {
         let components = try CloudPath.components(path)
         guard let name = components.last else { return }
         let parent: String?
-        do { parent = try await paths.folderID(Array(components.dropLast()), creating: false) } catch CloudFileSystemError.wrongKind { return }
+        do {
+            parent = try await paths.folderID(Array(components.dropLast()), creating: false)
+        } catch CloudFileSystemError.wrongKind { return }
         guard let parent else { return }
         let found = try await paths.directory.items(named: name, in: parent, path: path)
         let matching = found.filter { $0.isFolder == folder }
@@ -170,10 +210,13 @@ public final class GoogleDriveFileSystem: RemovesByKind {
     private struct Trash: Encodable { var trashed = true }
 
     private func remove(id: String, path: String) async throws {
-        let request = switch configuration.removal {
-        case .trash: ServiceClient.jsonRequest("PATCH", try configuration.file(id, [("fields", "id")]), Trash(), safeToRepeat: true)
-        case .delete: HTTPRequest(method: "DELETE", url: try configuration.file(id))
-        }
+        let request =
+            switch configuration.removal {
+            case .trash:
+                ServiceClient.jsonRequest(
+                    "PATCH", try configuration.file(id, [("fields", "id")]), Trash(), safeToRepeat: true)
+            case .delete: HTTPRequest(method: "DELETE", url: try configuration.file(id))
+            }
         try await client.remove(request, path: path)
     }
 }

@@ -28,8 +28,9 @@ struct GoogleDriveItem: Decodable, Sendable, IdentifiedItem {
     var byteCount: Int64? { size.flatMap { Int64($0) } }
 
     var item: CloudItem {
-        CloudItem(name: name, isFolder: isFolder, size: isFolder ? nil : byteCount ?? 0,
-                  modified: modifiedTime.flatMap(RFC3339Date.parse), checksums: md5Checksum.map { [.md5: $0] } ?? [:])
+        CloudItem(
+            name: name, isFolder: isFolder, size: isFolder ? nil : byteCount ?? 0,
+            modified: modifiedTime.flatMap(RFC3339Date.parse), checksums: md5Checksum.map { [.md5: $0] } ?? [:])
     }
 
     /// The metadata of a new item; absent fields are left out of the JSON (`{}` for new contents only).
@@ -43,7 +44,8 @@ struct GoogleDriveItem: Decodable, Sendable, IdentifiedItem {
     /// oldest wins, then the lowest ID; a path never resolves differently from one call to the next.
     static func chosen(_ files: [GoogleDriveItem]) -> GoogleDriveItem? {
         files.min { a, b in
-            let ta = a.createdTime.flatMap(RFC3339Date.parse) ?? .distantFuture, tb = b.createdTime.flatMap(RFC3339Date.parse) ?? .distantFuture
+            let ta = a.createdTime.flatMap(RFC3339Date.parse) ?? .distantFuture,
+                tb = b.createdTime.flatMap(RFC3339Date.parse) ?? .distantFuture
             return ta != tb ? ta < tb : a.id < b.id
         }
     }

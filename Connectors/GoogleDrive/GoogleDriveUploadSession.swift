@@ -21,16 +21,23 @@ struct GoogleDriveUploadSession: ResumableUploadProtocol {
         request.headers["X-Upload-Content-Type"] = "application/octet-stream"
         request.headers["X-Upload-Content-Length"] = String(size)
         let response = try await client.checked(request, path: path)
-        guard let location = response.headers["Location"], let session = URL(string: location, relativeTo: target)?.absoluteURL else {
-            throw CloudFileSystemError.server(status: response.status, message: "Google Drive opened no upload session for \(path) (no Location)")
+        guard let location = response.headers["Location"],
+            let session = URL(string: location, relativeTo: target)?.absoluteURL
+        else {
+            throw CloudFileSystemError.server(
+                status: response.status, message: "Google Drive opened no upload session for \(path) (no Location)")
         }
         return session
     }
 
-    func send(_ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: URL) async throws -> ResumableProgress<GoogleDriveItem> {
-        var request = HTTPRequest(method: "PUT", url: session, body: piece.body(offset: offset, length: length), isSafeToRepeat: false)
+    func send(
+        _ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: URL
+    ) async throws -> ResumableProgress<GoogleDriveItem> {
+        var request = HTTPRequest(
+            method: "PUT", url: session, body: piece.body(offset: offset, length: length), isSafeToRepeat: false)
         request.maximumAttempts = 1
-        request.headers["Content-Range"] = length > 0 ? "bytes \(offset)-\(offset + length - 1)/\(total)" : "bytes */\(total)"
+        request.headers["Content-Range"] =
+            length > 0 ? "bytes \(offset)-\(offset + length - 1)/\(total)" : "bytes */\(total)"
         return try answer(try await client.send(request))
     }
 
@@ -48,7 +55,9 @@ struct GoogleDriveUploadSession: ResumableUploadProtocol {
         case 308:
             guard let range = response.headers["Range"] else { return .received(0) }
             guard range.hasPrefix("bytes=0-"), let last = Int64(range.dropFirst("bytes=0-".count)) else {
-                throw CloudFileSystemError.server(status: 308, message: "Google Drive's upload session for \(path) answered the range \(range.prefix(80))")
+                throw CloudFileSystemError.server(
+                    status: 308,
+                    message: "Google Drive's upload session for \(path) answered the range \(range.prefix(80))")
             }
             return .received(last + 1)
         default:

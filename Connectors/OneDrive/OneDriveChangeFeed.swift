@@ -36,14 +36,17 @@ extension OneDriveFileSystem: CloudChangeFeed {
     public func changes(in folders: [String], since text: String) async throws -> CloudChangeSet {
         let cursor = try await FeedCursor.resume(text, service: "OneDrive", watching: folders, id: folderID)
         guard let start = try? graphURL(cursor.token, what: "the saved position") else {
-            throw CloudFileSystemError.cursorExpired("the saved delta link is not on \(configuration.graphURL.host ?? "Graph")")
+            throw CloudFileSystemError.cursorExpired(
+                "the saved delta link is not on \(configuration.graphURL.host ?? "Graph")")
         }
         let (items, link) = try await delta(from: start)
         var after = cursor
         after.token = link
         let entries = items.map { item in
-            FeedEntry<DeltaItem>(id: item.id, name: item.name.map(Self.nameEncoding.decode), parentIDs: item.parentReference?.id.map { [$0] } ?? [],
-                                 present: item.deleted == nil)
+            FeedEntry<DeltaItem>(
+                id: item.id, name: item.name.map(Self.nameEncoding.decode),
+                parentIDs: item.parentReference?.id.map { [$0] } ?? [],
+                present: item.deleted == nil)
         }
         let changes = try cursor.changes(entries, next: after, service: "OneDrive")
         // The watched folders existed at the cursor and are still there (their removal would have expired it):
@@ -55,9 +58,10 @@ extension OneDriveFileSystem: CloudChangeFeed {
     /// Every page from `url` to the delta link.
     private func delta(from url: URL) async throws -> ([DeltaItem], String) {
         let feed = "OneDrive's delta feed"
-        let pages = try await graphPages(from: url, what: feed) { url, _ in
-            try await client.feedPage(DeltaPage.self, HTTPRequest(url: url), feed: feed)
-        } ?? []
+        let pages =
+            try await graphPages(from: url, what: feed) { url, _ in
+                try await client.feedPage(DeltaPage.self, HTTPRequest(url: url), feed: feed)
+            } ?? []
         guard let link = pages.last?.deltaLink else {
             throw CloudFileSystemError.server(status: 200, message: "the last page of \(feed) has no deltaLink")
         }

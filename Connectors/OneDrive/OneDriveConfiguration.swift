@@ -40,14 +40,18 @@ public struct OneDriveConfiguration: Sendable {
     /// The Microsoft identity platform v2 for a public client (PKCE, no secret): `tenant` is `common` (personal and
     /// work accounts), `consumers`, `organizations` or a tenant ID. `Files.ReadWrite.All` is asked for when a drive
     /// other than the user's own is used. `endpoint` replaces Microsoft's host with one (the mock's).
-    public static func oauth(clientId: String, clientSecret: String? = nil, tenant: String = "common", allDrives: Bool = false,
-                             endpoint: URL? = nil) -> OAuthConfiguration {
+    public static func oauth(
+        clientId: String, clientSecret: String? = nil, tenant: String = "common", allDrives: Bool = false,
+        endpoint: URL? = nil
+    ) -> OAuthConfiguration {
         func url(_ path: String) -> URL {
             let base = endpoint ?? URL(string: "https://login.microsoftonline.com")!
             return base.appendingPathComponent(URLEscaping.escape(tenant)).appendingPathComponent(path)
         }
-        return OAuthConfiguration(authorizationURL: url("oauth2/v2.0/authorize"), tokenURL: url("oauth2/v2.0/token"),
-                                  deviceAuthorizationURL: url("oauth2/v2.0/devicecode"), clientId: clientId, clientSecret: clientSecret,
-                                  scopes: [allDrives ? "Files.ReadWrite.All" : "Files.ReadWrite", "offline_access"], clientAuthentication: .body)
+        return OAuthConfiguration(
+            authorizationURL: url("oauth2/v2.0/authorize"), tokenURL: url("oauth2/v2.0/token"),
+            deviceAuthorizationURL: url("oauth2/v2.0/devicecode"), clientId: clientId, clientSecret: clientSecret,
+            scopes: [allDrives ? "Files.ReadWrite.All" : "Files.ReadWrite", "offline_access"],
+            clientAuthentication: .body)
     }
 }

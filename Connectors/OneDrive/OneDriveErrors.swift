@@ -44,11 +44,14 @@ struct OneDriveClassifier: ServiceErrorClassifier {
         case (_, "quotaLimitReached"), (507, _):
             return .quotaExceeded("OneDrive has no room for \(path): \(body.message)")
         case (401, _):
-            return .unauthorized("OneDrive refused the access token for \(path) (\(body.message)); authorize the remote again")
+            return .unauthorized(
+                "OneDrive refused the access token for \(path) (\(body.message)); authorize the remote again")
         case (_, "resourceModified"):
             return .transient("OneDrive says \(path) changed meanwhile: \(body.message)")
         default:
-            return ServiceFailure.standard(response, path: path, service: "OneDrive", message: (body.code.isEmpty ? "" : body.code + ": ") + body.message)
+            return ServiceFailure.standard(
+                response, path: path, service: "OneDrive",
+                message: (body.code.isEmpty ? "" : body.code + ": ") + body.message)
         }
     }
 }

@@ -13,12 +13,15 @@ public final class OneDriveFileSystem: RemovesByKind {
     let client: ServiceClient
     let folders = KnownFolders(caseInsensitive: true, canonicallyEquivalentNamesCollide: true)
     /// OneDrive's rules: `" * : < > ? / \ |` refused, no leading or trailing space, no trailing dot.
-    public static let nameEncoding = NameEncoding(forbidden: ["\"", "*", ":", "<", ">", "?", "\\", "|"],
-                                                  leadingSpace: true, trailingSpace: true, trailingDot: true)
+    public static let nameEncoding = NameEncoding(
+        forbidden: ["\"", "*", ":", "<", ">", "?", "\\", "|"],
+        leadingSpace: true, trailingSpace: true, trailingDot: true)
 
     /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file.
-    public init(configuration: OneDriveConfiguration = OneDriveConfiguration(), http: HTTPClient = HTTPClient(),
-                authorizer: (any HTTPAuthorizer)?) {
+    public init(
+        configuration: OneDriveConfiguration = OneDriveConfiguration(), http: HTTPClient = HTTPClient(),
+        authorizer: (any HTTPAuthorizer)?
+    ) {
         self.configuration = configuration
         client = ServiceClient(http: http, authorizer: authorizer, classifier: OneDriveClassifier())
     }
@@ -26,8 +29,10 @@ public final class OneDriveFileSystem: RemovesByKind {
     /// OneDrive keeps a name in the normalization it was given but takes a composed and a decomposed spelling for one
     /// name (rclone's issue 8634 shows a rename between the two refused as the same path).
     public var capabilities: CloudCapabilities {
-        var capabilities = CloudCapabilities(checksums: [.quickXor], caseInsensitiveNames: true, nameEncoding: Self.nameEncoding,
-                                             simpleUploadLimit: configuration.simpleUploadLimit, chunkGranularity: OneDriveConfiguration.fragmentGranularity)
+        var capabilities = CloudCapabilities(
+            checksums: [.quickXor], caseInsensitiveNames: true, nameEncoding: Self.nameEncoding,
+            simpleUploadLimit: configuration.simpleUploadLimit,
+            chunkGranularity: OneDriveConfiguration.fragmentGranularity)
         capabilities.canonicallyEquivalentNamesCollide = true
         return capabilities
     }
@@ -37,7 +42,11 @@ public final class OneDriveFileSystem: RemovesByKind {
         let stored = try CloudPath.components(path).map(Self.nameEncoding.encode)
         let length = stored.reduce(0) { $0 + $1.count + 1 }
         guard length <= OneDriveConfiguration.maximumPathLength else {
-            throw CloudFileSystemError.server(status: 400, message: "\(path) is \(length) characters as OneDrive stores it; OneDrive refuses paths over \(OneDriveConfiguration.maximumPathLength)")
+            throw CloudFileSystemError.server(
+                status: 400,
+                message:
+                    "\(path) is \(length) characters as OneDrive stores it; OneDrive refuses paths over \(OneDriveConfiguration.maximumPathLength)"
+            )
         }
         return stored
     }
@@ -55,12 +64,16 @@ public final class OneDriveFileSystem: RemovesByKind {
     }
 
     public func metadata(_ path: String) async throws -> CloudItem {
-        guard let found = try await item(try components(path), path: path) else { throw CloudFileSystemError.notFound(path: path) }
+        guard let found = try await item(try components(path), path: path) else {
+            throw CloudFileSystemError.notFound(path: path)
+        }
         return found.item(Self.nameEncoding)
     }
 
     public func list(_ folder: String) async throws -> [CloudItem] {
-        guard let items = try await children(folder, select: OneDriveItem.select) else { throw CloudFileSystemError.notFound(path: folder) }
+        guard let items = try await children(folder, select: OneDriveItem.select) else {
+            throw CloudFileSystemError.notFound(path: folder)
+        }
         return items.map { $0.item(Self.nameEncoding) }
     }
 
@@ -71,8 +84,11 @@ public final class OneDriveFileSystem: RemovesByKind {
     /// Every child of a folder, page after page; nil when the folder is missing.
     private func children(_ folder: String, select: String) async throws -> [OneDriveItem]? {
         let components = try components(folder)
-        let first = try configuration.item(components, "children", [("$top", String(configuration.pageSize)), ("$select", select)])
-        let pages = try await graphPages(from: first, what: "OneDrive's listing of \(folder.isEmpty ? "the root" : folder)") { (url, isFirst) -> OneDriveItemPage? in
+        let first = try configuration.item(
+            components, "children", [("$top", String(configuration.pageSize)), ("$select", select)])
+        let pages = try await graphPages(
+            from: first, what: "OneDrive's listing of \(folder.isEmpty ? "the root" : folder)"
+        ) { (url, isFirst) -> OneDriveItemPage? in
             let response = try await client.send(HTTPRequest(url: url))
             if isFirst, let failure = client.failure(of: response, path: folder) {
                 if case .notFound = failure { return nil }
@@ -126,8 +142,9 @@ public final class OneDriveFileSystem: RemovesByKind {
             var behavior = "fail"
             enum CodingKeys: String, CodingKey { case name, folder, behavior = "@microsoft.graph.conflictBehavior" }
         }
-        let request = ServiceClient.jsonRequest("POST", try configuration.item(Array(prefix.dropLast()), "children"),
-                                                Folder(name: prefix[prefix.count - 1]), safeToRepeat: true)
+        let request = ServiceClient.jsonRequest(
+            "POST", try configuration.item(Array(prefix.dropLast()), "children"),
+            Folder(name: prefix[prefix.count - 1]), safeToRepeat: true)
         let response = try await client.send(request)
         if response.isSuccess { return }
         let error = client.classifier.failure(response, path: shown)
@@ -145,7 +162,9 @@ public final class OneDriveFileSystem: RemovesByKind {
         let parent = Array(components.dropLast())
         let stored: OneDriveItem
         do {
-            stored = try await folders.intoFolder(parent, make: makeOneFolder) { try await send(source, to: components, path: path) }
+            stored = try await folders.intoFolder(parent, make: makeOneFolder) {
+                try await send(source, to: components, path: path)
+            }
         } catch let error as CloudFileSystemError {
             if case .alreadyExists = error { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
             throw error
@@ -156,21 +175,26 @@ public final class OneDriveFileSystem: RemovesByKind {
     private func send(_ source: UploadSource, to components: [String], path: String) async throws -> OneDriveItem {
         guard source.size > configuration.simpleUploadLimit else {
             // Replacing a whole file's contents is idempotent, so the shared policy may repeat it.
-            let request = HTTPRequest(method: "PUT", url: try configuration.item(components, "content"),
-                                      headers: ["Content-Type": "application/octet-stream"], body: source.body, isSafeToRepeat: true)
+            let request = HTTPRequest(
+                method: "PUT", url: try configuration.item(components, "content"),
+                headers: ["Content-Type": "application/octet-stream"], body: source.body, isSafeToRepeat: true)
             return try await client.json(OneDriveItem.self, request, path: path)
         }
-        let uploader = ResumableUploader(chunkSize: configuration.fragmentSize, granularity: OneDriveConfiguration.fragmentGranularity,
-                                         policy: client.retryPolicy)
-        let session = OneDriveUploadSession(client: client, create: try configuration.item(components, "createUploadSession"), path: path)
+        let uploader = ResumableUploader(
+            chunkSize: configuration.fragmentSize, granularity: OneDriveConfiguration.fragmentGranularity,
+            policy: client.retryPolicy)
+        let session = OneDriveUploadSession(
+            client: client, create: try configuration.item(components, "createUploadSession"), path: path)
         return try await uploader.upload(source, with: session, path: path)
     }
 
     /// OneDrive's own account of what it stored must match what was sent: the size, the QuickXorHash every drive
     /// type reports, and the SHA-1 a personal drive reports too.
     private func check(_ item: OneDriveItem, against source: UploadSource, path: String) throws {
-        try source.verify(storedSize: item.size, checksums: item.item(Self.nameEncoding).checksums.filter { [.quickXor, .sha1].contains($0.key) },
-                          service: "OneDrive", path: path)
+        try source.verify(
+            storedSize: item.size,
+            checksums: item.item(Self.nameEncoding).checksums.filter { [.quickXor, .sha1].contains($0.key) },
+            service: "OneDrive", path: path)
     }
 
     // MARK: CloudFileSystem: removing

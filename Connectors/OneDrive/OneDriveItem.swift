@@ -30,8 +30,9 @@ struct OneDriveItem: Decodable, Sendable {
         if let hash = file?.hashes?.quickXorHash { checksums[.quickXor] = hash }
         if let hash = file?.hashes?.sha1Hash { checksums[.sha1] = hash.lowercased() }
         if let hash = file?.hashes?.sha256Hash { checksums[.sha256] = hash.lowercased() }
-        return CloudItem(name: encoding.decode(name), isFolder: isFolder, size: isFolder ? nil : size ?? 0,
-                         modified: lastModifiedDateTime.flatMap(RFC3339Date.parse), checksums: checksums)
+        return CloudItem(
+            name: encoding.decode(name), isFolder: isFolder, size: isFolder ? nil : size ?? 0,
+            modified: lastModifiedDateTime.flatMap(RFC3339Date.parse), checksums: checksums)
     }
 
 }

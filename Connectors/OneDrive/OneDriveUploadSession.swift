@@ -28,15 +28,20 @@ struct OneDriveUploadSession: ResumableUploadProtocol {
     private struct Body: Encodable { var item = Conflict() }
 
     func open(size: Int64) async throws -> URL {
-        let answer = try await client.json(Created.self, ServiceClient.jsonRequest("POST", create, Body(), safeToRepeat: true), path: path)
+        let answer = try await client.json(
+            Created.self, ServiceClient.jsonRequest("POST", create, Body(), safeToRepeat: true), path: path)
         guard let url = URL(string: answer.uploadUrl), url.scheme != nil else {
-            throw CloudFileSystemError.server(status: 200, message: "OneDrive's upload session for \(path) has no usable uploadUrl")
+            throw CloudFileSystemError.server(
+                status: 200, message: "OneDrive's upload session for \(path) has no usable uploadUrl")
         }
         return url
     }
 
-    func send(_ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: URL) async throws -> ResumableProgress<OneDriveItem> {
-        var request = HTTPRequest(method: "PUT", url: session, body: piece.body(offset: offset, length: length), isSafeToRepeat: false)
+    func send(
+        _ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: URL
+    ) async throws -> ResumableProgress<OneDriveItem> {
+        var request = HTTPRequest(
+            method: "PUT", url: session, body: piece.body(offset: offset, length: length), isSafeToRepeat: false)
         request.maximumAttempts = 1
         request.headers["Content-Range"] = "bytes \(offset)-\(offset + length - 1)/\(total)"
         let response = try await client.send(request, authorization: .none)
@@ -73,7 +78,8 @@ struct OneDriveUploadSession: ResumableUploadProtocol {
     private func held(_ response: HTTPResponse) throws -> Int64 {
         let status = try? JSONDecoder().decode(Status.self, from: response.body)
         guard let first = status?.nextExpectedRanges?.first, let start = Int64(first.prefix { $0 != "-" }) else {
-            throw CloudFileSystemError.server(status: response.status, message: "OneDrive's upload session for \(path) gave no nextExpectedRanges")
+            throw CloudFileSystemError.server(
+                status: response.status, message: "OneDrive's upload session for \(path) gave no nextExpectedRanges")
         }
         return start
     }

@@ -41,25 +41,31 @@ extension PCloudFileSystem: CloudChangeFeed {
                 // Folders keep their plain number (the ID cache's), files get a prefix: the two are separate spaces.
                 let id = item.isfolder ? item.id : "file-" + item.id
                 let present = !Self.removals.contains(entry.event) && !(item.isdeleted ?? false)
-                entries.append(FeedEntry(id: id, name: item.name, parentIDs: item.parentfolderid.map { [String($0)] } ?? [],
-                                         present: present, item: item))
+                entries.append(
+                    FeedEntry(
+                        id: id, name: item.name, parentIDs: item.parentfolderid.map { [String($0)] } ?? [],
+                        present: present, item: item))
             }
             let next = String(answer.diffid)
             if (answer.entries?.count ?? 0) < configuration.diffPageSize || next == position {
                 var after = cursor
                 after.token = next
-                return try paths.changes(entries, cursor: cursor, next: after, service: "pCloud", components: CloudPath.components)
+                return try paths.changes(
+                    entries, cursor: cursor, next: after, service: "pCloud", components: CloudPath.components)
             }
             position = next
         }
-        throw CloudFileSystemError.server(status: 200, message: "pCloud's diff feed did not end after \(configuration.maximumDiffPages) answers")
+        throw CloudFileSystemError.server(
+            status: 200, message: "pCloud's diff feed did not end after \(configuration.maximumDiffPages) answers")
     }
 
     /// pCloud's own long poll: `block=1` answers at the next event, or empty after `timeout` seconds.
     public func waitForChanges(in folders: [String], since text: String, timeout: Duration) async throws -> Bool {
         let cursor = try FeedCursor(text: text, service: "pCloud")
         let seconds = max(1, min(Int(timeout.components.seconds), 30))
-        let answer = try await diff([("diffid", cursor.token), ("block", "1"), ("timeout", String(seconds)), ("limit", "1")])
+        let answer = try await diff([
+            ("diffid", cursor.token), ("block", "1"), ("timeout", String(seconds)), ("limit", "1"),
+        ])
         return !(answer.entries ?? []).isEmpty
     }
 }

@@ -61,13 +61,18 @@ public struct PCloudConfiguration: Sendable {
         let host = hostname.lowercased()
         if let endpoint {
             let machine = host.split(separator: ":", maxSplits: 1).first.map(String.init) ?? host
-            guard machine == endpoint.host?.lowercased(), let url = URL(string: "\(endpoint.scheme ?? "http")://\(host)") else {
-                throw OAuthError.malformedToken("the sign-in named the API host \(hostname), which is not the endpoint's (\(endpoint.host ?? ""))")
+            guard machine == endpoint.host?.lowercased(),
+                let url = URL(string: "\(endpoint.scheme ?? "http")://\(host)")
+            else {
+                throw OAuthError.malformedToken(
+                    "the sign-in named the API host \(hostname), which is not the endpoint's (\(endpoint.host ?? ""))")
             }
             return url
         }
         guard Region.allCases.contains(where: { $0.host == host }) else {
-            throw OAuthError.malformedToken("the sign-in named the API host \(hostname), which is not one of pCloud's (api.pcloud.com, eapi.pcloud.com)")
+            throw OAuthError.malformedToken(
+                "the sign-in named the API host \(hostname), which is not one of pCloud's (api.pcloud.com, eapi.pcloud.com)"
+            )
         }
         return URL(string: "https://\(host)")!
     }
@@ -83,9 +88,10 @@ public struct PCloudConfiguration: Sendable {
     public static func oauth(clientId: String, clientSecret: String?, endpoint: URL? = nil) -> OAuthConfiguration {
         let authorizeBase = endpoint ?? URL(string: "https://my.pcloud.com")!
         let tokenBase = endpoint ?? URL(string: "https://\(Region.us.host)")!
-        var configuration = OAuthConfiguration(authorizationURL: authorizeBase.appendingPathComponent("oauth2/authorize"),
-                                               tokenURL: tokenBase.appendingPathComponent("oauth2_token"),
-                                               clientId: clientId, clientSecret: clientSecret, clientAuthentication: .body)
+        var configuration = OAuthConfiguration(
+            authorizationURL: authorizeBase.appendingPathComponent("oauth2/authorize"),
+            tokenURL: tokenBase.appendingPathComponent("oauth2_token"),
+            clientId: clientId, clientSecret: clientSecret, clientAuthentication: .body)
         configuration.regionalTokenURL = { fields in
             guard let hostname = fields["hostname"], !hostname.isEmpty else { return nil }
             return try apiURL(hostname: hostname, endpoint: endpoint).appendingPathComponent("oauth2_token")

@@ -20,12 +20,16 @@ struct PCloudDirectory: IDDirectory {
     }
 
     func children(of folderID: String, path: String) async throws -> [PCloudItem] {
-        try await api.call(PCloudAnswer.Metadata.self, "listfolder", [("folderid", folderID)], path: path).metadata.contents ?? []
+        try await api.call(PCloudAnswer.Metadata.self, "listfolder", [("folderid", folderID)], path: path).metadata
+            .contents ?? []
     }
 
     func createFolder(named name: String, in folderID: String, path: String) async throws -> PCloudItem? {
         do {
-            return try await api.call(PCloudAnswer.Metadata.self, "createfolderifnotexists", [("folderid", folderID), ("name", name)], path: path).metadata
+            return try await api.call(
+                PCloudAnswer.Metadata.self, "createfolderifnotexists", [("folderid", folderID), ("name", name)],
+                path: path
+            ).metadata
         } catch CloudFileSystemError.alreadyExists {
             // A file of that name is there.
             throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true)

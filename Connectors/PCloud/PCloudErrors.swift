@@ -15,7 +15,8 @@ struct PCloudResult {
 
     /// Nil when the answer is not such an envelope (a proxy's page, a download).
     init?(_ response: HTTPResponse) {
-        guard let envelope = try? JSONDecoder().decode(PCloudEnvelope<PCloudAnswer.Empty>.self, from: response.body) else { return nil }
+        guard let envelope = try? JSONDecoder().decode(PCloudEnvelope<PCloudAnswer.Empty>.self, from: response.body)
+        else { return nil }
         self.init(envelope)
     }
 
@@ -51,12 +52,14 @@ struct PCloudClassifier: ServiceErrorClassifier {
     var reauthorizeCommand: String?
 
     func isRefusal(_ response: HTTPResponse) -> Bool {
-        response.status == 200 && response.body.count < Self.envelopeLimit && PCloudResult(response)?.asksToRetry == true
+        response.status == 200 && response.body.count < Self.envelopeLimit
+            && PCloudResult(response)?.asksToRetry == true
     }
 
     func failure(_ response: HTTPResponse, path: String) -> CloudFileSystemError {
         guard response.status == 200, let result = PCloudResult(response) else {
-            return ServiceFailure.standard(response, path: path, service: "pCloud", message: String(response.text.prefix(200)))
+            return ServiceFailure.standard(
+                response, path: path, service: "pCloud", message: String(response.text.prefix(200)))
         }
         return failure(result, path: path)
     }
@@ -68,11 +71,14 @@ struct PCloudClassifier: ServiceErrorClassifier {
         case 2004: .alreadyExists(path: path)
         case 2008: .quotaExceeded("pCloud has no room for \(path): \(result.message)")
         case 1000, 2000, 2094:
-            .unauthorized("pCloud refused the access token for \(path) (\(result.message)); it was revoked or belongs to another region: "
-                + (reauthorizeCommand.map { "run `\($0)` to authorize the remote again" } ?? "authorize the remote again"))
+            .unauthorized(
+                "pCloud refused the access token for \(path) (\(result.message)); it was revoked or belongs to another region: "
+                    + (reauthorizeCommand.map { "run `\($0)` to authorize the remote again" }
+                        ?? "authorize the remote again"))
         case 4000..<5000: .rateLimited(retryAfter: nil)
         case 5000..<6000: .transient("pCloud answered \(result.code) for \(path): \(result.message)")
-        case 2001, 2010: .server(status: 400, message: "pCloud refused the name in \(path) (\(result.code)): \(result.message)")
+        case 2001, 2010:
+            .server(status: 400, message: "pCloud refused the name in \(path) (\(result.code)): \(result.message)")
         default: .server(status: 200, message: "pCloud answered \(result.code) for \(path): \(result.message)")
         }
     }
@@ -81,6 +87,7 @@ struct PCloudClassifier: ServiceErrorClassifier {
 /// The content hosts serve bytes, never envelopes: their answers are read by status alone.
 struct PCloudContentClassifier: ServiceErrorClassifier {
     func failure(_ response: HTTPResponse, path: String) -> CloudFileSystemError {
-        ServiceFailure.standard(response, path: path, service: "pCloud's download host", message: String(response.text.prefix(200)))
+        ServiceFailure.standard(
+            response, path: path, service: "pCloud's download host", message: String(response.text.prefix(200)))
     }
 }

@@ -17,7 +17,10 @@ public final class PCloudFileSystem: RemovesByKind {
     let paths: IDPathCache<PCloudDirectory>
 
     /// `authorizer` is normally an `OAuthTokenSource` over the remote's token file.
-    public init(configuration: PCloudConfiguration = PCloudConfiguration(), http: HTTPClient = HTTPClient(), authorizer: (any HTTPAuthorizer)?) {
+    public init(
+        configuration: PCloudConfiguration = PCloudConfiguration(), http: HTTPClient = HTTPClient(),
+        authorizer: (any HTTPAuthorizer)?
+    ) {
         self.configuration = configuration
         let classifier = PCloudClassifier(reauthorizeCommand: (authorizer as? OAuthTokenSource)?.reauthorizeCommand)
         let client = ServiceClient(http: http, authorizer: authorizer, classifier: classifier)
@@ -46,7 +49,10 @@ public final class PCloudFileSystem: RemovesByKind {
     public func metadata(_ path: String) async throws -> CloudItem {
         let components = try CloudPath.components(path)
         if !components.isEmpty {
-            let file = paths.cached(components).flatMap { $0.isFolder ? nil : ("fileid", $0.id) } ?? ("path", "/" + components.joined(separator: "/"))
+            let file =
+                paths.cached(components).flatMap { $0.isFolder ? nil : ("fileid", $0.id) } ?? (
+                    "path", "/" + components.joined(separator: "/")
+                )
             do {
                 let answer = try await api.call(PCloudAnswer.Checksummed.self, "checksumfile", [file], path: path)
                 return answer.metadata.item(checksums: answer.checksums.byAlgorithm)
@@ -54,7 +60,9 @@ public final class PCloudFileSystem: RemovesByKind {
                 paths.forget(components)
             }
         }
-        guard let found = try await find(components), found.isFolder else { throw CloudFileSystemError.notFound(path: path) }
+        guard let found = try await find(components), found.isFolder else {
+            throw CloudFileSystemError.notFound(path: path)
+        }
         return found.item()
     }
 
@@ -91,17 +99,23 @@ public final class PCloudFileSystem: RemovesByKind {
         do {
             return try await withLink(("path", "/" + components.joined(separator: "/")), path: path, body)
         } catch CloudFileSystemError.notFound {
-            if let found = try await find(components), found.isFolder { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+            if let found = try await find(components), found.isFolder {
+                throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
+            }
             throw CloudFileSystemError.notFound(path: path)
         }
     }
 
-    private func withLink<T>(_ file: (String, String), path: String, _ body: @escaping (HTTPRequest) async throws -> T) async throws -> T {
+    private func withLink<T>(
+        _ file: (String, String), path: String, _ body: @escaping (HTTPRequest) async throws -> T
+    ) async throws -> T {
         var lastError: any Error = CloudFileSystemError.transient("pCloud gave no download host for \(path)")
         for _ in 0..<2 {
             let link = try await api.call(PCloudAnswer.Link.self, "getfilelink", [file], path: path)
             for host in link.hosts.prefix(configuration.maximumHostsPerLink) {
-                guard let url = Self.contentURL(host: host, path: link.path, scheme: configuration.apiURL.scheme) else { continue }
+                guard let url = Self.contentURL(host: host, path: link.path, scheme: configuration.apiURL.scheme) else {
+                    continue
+                }
                 var request = HTTPRequest(url: url)
                 request.maximumAttempts = 2
                 do {
@@ -110,11 +124,13 @@ public final class PCloudFileSystem: RemovesByKind {
                     // A stale link (the host refuses it as gone or missing): ask for a new one. It is not the file
                     // that is missing, so it never reaches the caller as `notFound`.
                     if case .notFound = error {
-                        lastError = CloudFileSystemError.transient("pCloud's download host refused the link for \(path) as stale")
+                        lastError = CloudFileSystemError.transient(
+                            "pCloud's download host refused the link for \(path) as stale")
                         break
                     }
                     if case .server(let status, _) = error, [403, 410].contains(status) {
-                        lastError = CloudFileSystemError.transient("pCloud's download host refused the link for \(path) as stale (\(status))")
+                        lastError = CloudFileSystemError.transient(
+                            "pCloud's download host refused the link for \(path) as stale (\(status))")
                         break
                     }
                     guard error.isRetryable else { throw error }
@@ -128,11 +144,16 @@ public final class PCloudFileSystem: RemovesByKind {
     /// `scheme://host/path` for a host pCloud named: a bare name, or a name and port (a mock's).
     static func contentURL(host: String, path: String, scheme: String?) -> URL? {
         guard !host.isEmpty, !host.contains("/"), !host.contains("@"), path.hasPrefix("/") else { return nil }
-        return URL(string: "\(scheme ?? "https")://\(host)\(path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path)")
+        return URL(
+            string:
+                "\(scheme ?? "https")://\(host)\(path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path)"
+        )
     }
 
     public func download(_ path: String, to destination: DownloadDestination) async throws {
-        try await withLink(path) { try await self.content.download($0, to: destination, path: path, authorization: .none) }
+        try await withLink(path) {
+            try await self.content.download($0, to: destination, path: path, authorization: .none)
+        }
     }
 
     public func read(_ path: String, range: ByteRange?) async throws -> Data {
@@ -156,31 +177,41 @@ public final class PCloudFileSystem: RemovesByKind {
         do {
             try await paths.intoFolder(parent, for: path) { folderID in
                 let (stored, checksums) = try await send(source, name: name, into: folderID, path: path)
-                guard !stored.isFolder, stored.name == name else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+                guard !stored.isFolder, stored.name == name else {
+                    throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
+                }
                 try source.verify(storedSize: stored.size, checksums: checksums, service: "pCloud", path: path)
                 paths.remember(components, stored)
             }
         } catch CloudFileSystemError.alreadyExists {
-            throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) // a folder holds the name
+            throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)  // a folder holds the name
         }
     }
 
     /// The stored file and its checksums: from `uploadfile`'s own answer, or `checksumfile` after an upload session.
-    private func send(_ source: UploadSource, name: String, into folderID: String, path: String) async throws -> (PCloudItem, [ChecksumAlgorithm: String]) {
+    private func send(
+        _ source: UploadSource, name: String, into folderID: String, path: String
+    ) async throws -> (PCloudItem, [ChecksumAlgorithm: String]) {
         guard source.size > configuration.simpleUploadLimit else {
             let parameters = [("folderid", folderID), ("filename", name), ("nopartial", "1")]
             // An empty body cannot be PUT (pCloud wants a Content-Length it can use): it goes as a form.
-            let answer = source.size == 0
-                ? try await api.call(PCloudAnswer.Uploaded.self, "uploadfile", parameters, form: [source.formPart(name: "file", filename: name)], path: path)
+            let answer =
+                source.size == 0
+                ? try await api.call(
+                    PCloudAnswer.Uploaded.self, "uploadfile", parameters,
+                    form: [source.formPart(name: "file", filename: name)], path: path)
                 : try await api.call(PCloudAnswer.Uploaded.self, "uploadfile", parameters, put: source.body, path: path)
             guard let stored = answer.metadata.first else {
-                throw CloudFileSystemError.server(status: 200, message: "pCloud's answer to the upload of \(path) has no metadata")
+                throw CloudFileSystemError.server(
+                    status: 200, message: "pCloud's answer to the upload of \(path) has no metadata")
             }
             return (stored, answer.checksums?.first?.byAlgorithm ?? [:])
         }
         let uploader = ResumableUploader(chunkSize: configuration.chunkSize, policy: api.client.retryPolicy)
-        let stored = try await uploader.upload(source, with: PCloudUploadSession(api: api, folderID: folderID, name: name, path: path), path: path)
-        let answer = try await api.call(PCloudAnswer.Checksummed.self, "checksumfile", [("fileid", stored.id)], path: path)
+        let stored = try await uploader.upload(
+            source, with: PCloudUploadSession(api: api, folderID: folderID, name: name, path: path), path: path)
+        let answer = try await api.call(
+            PCloudAnswer.Checksummed.self, "checksumfile", [("fileid", stored.id)], path: path)
         return (stored, answer.checksums.byAlgorithm)
     }
 
@@ -193,7 +224,9 @@ public final class PCloudFileSystem: RemovesByKind {
         guard let found = try await find(components) else { return }
         guard found.isFolder == folder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: folder) }
         do {
-            try await api.call(folder ? "deletefolderrecursive" : "deletefile", [(folder ? "folderid" : "fileid", found.id)], path: path)
+            try await api.call(
+                folder ? "deletefolderrecursive" : "deletefile", [(folder ? "folderid" : "fileid", found.id)],
+                path: path)
         } catch CloudFileSystemError.notFound {}
         paths.forget(components)
     }

@@ -25,8 +25,9 @@ struct PCloudItem: Decodable, Sendable, IdentifiedItem {
     var id: String { String((isfolder ? folderid : fileid) ?? 0) }
 
     func item(checksums: [ChecksumAlgorithm: String] = [:]) -> CloudItem {
-        CloudItem(name: name, isFolder: isfolder, size: isfolder ? nil : size ?? 0,
-                  modified: modified.map { Date(timeIntervalSince1970: $0) }, checksums: checksums)
+        CloudItem(
+            name: name, isFolder: isfolder, size: isfolder ? nil : size ?? 0,
+            modified: modified.map { Date(timeIntervalSince1970: $0) }, checksums: checksums)
     }
 }
 

@@ -10,20 +10,25 @@ extension ConnectorKind {
         name: "pcloud", serviceName: "pCloud", address: .servicePath,
         secret: ConnectorSecret("client-secret", "the OAuth client's secret (pCloud requires one)", required: true),
         oauth: ConnectorOAuth(hasDeviceFlow: false, refreshesTokens: false) { client, account in
-            PCloudConfiguration.oauth(clientId: client.id, clientSecret: client.secret ?? "", endpoint: account.url("endpoint"))
+            PCloudConfiguration.oauth(
+                clientId: client.id, clientSecret: client.secret ?? "", endpoint: account.url("endpoint"))
         }
     ) { access in
         let http = HTTPClient(configuration: access.http)
         let endpoint = access.account.url("endpoint")
         let configuration: PCloudConfiguration
         do {
-            configuration = try access.keptToken().map { try PCloudConfiguration(token: $0, endpoint: endpoint) }
+            configuration =
+                try access.keptToken().map { try PCloudConfiguration(token: $0, endpoint: endpoint) }
                 ?? endpoint.map(PCloudConfiguration.init(endpoint:)) ?? PCloudConfiguration()
         } catch let error as ConnectorKindError {
             throw error
         } catch {
-            throw ConnectorKindError.failed("The token of \(access.signIn.authName) names an API host llvs will not use (\(error)); run `llvs auth \(access.signIn.authName)` again.")
+            throw ConnectorKindError.failed(
+                "The token of \(access.signIn.authName) names an API host llvs will not use (\(error)); run `llvs auth \(access.signIn.authName)` again."
+            )
         }
-        return PCloudFileSystem(configuration: configuration, http: http, authorizer: try access.tokenSource(http: http))
+        return PCloudFileSystem(
+            configuration: configuration, http: http, authorizer: try access.tokenSource(http: http))
     }
 }

@@ -17,10 +17,14 @@ struct PCloudUploadSession: ResumableUploadProtocol {
         try await api.call(PCloudAnswer.UploadCreated.self, "upload_create", path: path).uploadid
     }
 
-    func send(_ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: UInt64) async throws -> ResumableProgress<PCloudItem> {
+    func send(
+        _ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: UInt64
+    ) async throws -> ResumableProgress<PCloudItem> {
         do {
-            _ = try await api.call(PCloudAnswer.Empty.self, "upload_write", [("uploadid", String(session)), ("uploadoffset", String(offset))],
-                               put: piece.body(offset: offset, length: length), attempts: 1, passing: [Self.unknownUpload], path: path)
+            _ = try await api.call(
+                PCloudAnswer.Empty.self, "upload_write",
+                [("uploadid", String(session)), ("uploadoffset", String(offset))],
+                put: piece.body(offset: offset, length: length), attempts: 1, passing: [Self.unknownUpload], path: path)
             return .received(offset + length)
         } catch let error as PCloudCallError where error.code == Self.unknownUpload {
             return .expired
@@ -29,8 +33,9 @@ struct PCloudUploadSession: ResumableUploadProtocol {
 
     func status(of session: UInt64, total: Int64) async throws -> ResumableProgress<PCloudItem> {
         do {
-            let info = try await api.call(PCloudAnswer.UploadInfo.self, "upload_info", [("uploadid", String(session))], attempts: 1,
-                                          passing: [Self.unknownUpload], path: path)
+            let info = try await api.call(
+                PCloudAnswer.UploadInfo.self, "upload_info", [("uploadid", String(session))], attempts: 1,
+                passing: [Self.unknownUpload], path: path)
             return .received(info.size)
         } catch let error as PCloudCallError where error.code == Self.unknownUpload {
             return .expired
@@ -39,9 +44,10 @@ struct PCloudUploadSession: ResumableUploadProtocol {
 
     func finish(_ session: UInt64, total: Int64) async throws -> ResumableProgress<PCloudItem> {
         do {
-            let saved = try await api.call(PCloudAnswer.Metadata.self, "upload_save",
-                                           [("uploadid", String(session)), ("folderid", folderID), ("name", name)], attempts: 1,
-                                           passing: [Self.unknownUpload], path: path)
+            let saved = try await api.call(
+                PCloudAnswer.Metadata.self, "upload_save",
+                [("uploadid", String(session)), ("folderid", folderID), ("name", name)], attempts: 1,
+                passing: [Self.unknownUpload], path: path)
             return .done(saved.metadata)
         } catch let error as PCloudCallError where error.code == Self.unknownUpload {
             return .expired

@@ -18,7 +18,9 @@ struct Href: Equatable {
         // URL syntax is read by bytes (its delimiters are ASCII), never by Characters: cheaper, and a delimiter
         // followed by a combining mark is still a delimiter.
         var rest = Substring(text)
-        if let end = rest.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { rest = rest[..<end] }
+        if let end = rest.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+            rest = rest[..<end]
+        }
         var path: Substring
         if let schemeEnd = Self.schemeEnd(of: rest) {
             scheme = rest[..<schemeEnd].lowercased()
@@ -60,7 +62,8 @@ struct Href: Equatable {
                 let after = bytes[bytes.index(after: index)...]
                 return after.starts(with: "//".utf8) ? index : nil
             }
-            let isDigitOrSign = (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+")
+            let isDigitOrSign =
+                (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+")
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
             guard isLetter || (index != bytes.startIndex && isDigitOrSign) else { return nil }
             index = bytes.index(after: index)

@@ -13,10 +13,12 @@ extension WebDAVFileSystem {
     /// the assembly `MOVE …/.file` with the whole file's SHA-1, which the server keeps. A 413 for a chunk means a
     /// proxy's limit is below the chunk size: the upload starts again with chunks half as large (down to 256 KiB).
     /// Anything else that fails removes the upload collection.
-    func uploadInChunks(_ source: UploadSource, to path: String, layout: NextcloudLayout, checksum: String) async throws {
+    func uploadInChunks(_ source: UploadSource, to path: String, layout: NextcloudLayout, checksum: String) async throws
+    {
         var chunkSize = nextcloudChunkSize.load(ordering: .relaxed)
         while true {
-            switch try await chunkedAttempt(source, to: path, layout: layout, checksum: checksum, chunkSize: chunkSize) {
+            switch try await chunkedAttempt(source, to: path, layout: layout, checksum: checksum, chunkSize: chunkSize)
+            {
             case .done:
                 return
             case .chunkTooLarge where chunkSize > Self.smallestChunk:
@@ -36,10 +38,13 @@ extension WebDAVFileSystem {
         case chunkTooLarge(HTTPResponse)
     }
 
-    private func chunkedAttempt(_ source: UploadSource, to path: String, layout: NextcloudLayout, checksum: String,
-                                chunkSize: Int64) async throws -> ChunkedOutcome {
+    private func chunkedAttempt(
+        _ source: UploadSource, to path: String, layout: NextcloudLayout, checksum: String,
+        chunkSize: Int64
+    ) async throws -> ChunkedOutcome {
         let destination = try url(path, folder: false).absoluteString
-        let upload = layout.uploadsURL.appendingPathComponent("llvs-\(UUID.drawn().uuidString.lowercased())", isDirectory: true)
+        let upload = layout.uploadsURL.appendingPathComponent(
+            "llvs-\(UUID.drawn().uuidString.lowercased())", isDirectory: true)
         var mkcol = request("MKCOL", upload)
         mkcol.headers["Destination"] = destination
         let made = try await send(mkcol)
@@ -49,10 +54,12 @@ extension WebDAVFileSystem {
             var offset: Int64 = 0, number = 1
             while offset < source.size || number == 1 {
                 let length = min(chunkSize, source.size - offset)
-                var put = request("PUT", upload.appendingPathComponent(String(number)), body: source.body(offset: offset, length: length))
+                var put = request(
+                    "PUT", upload.appendingPathComponent(String(number)),
+                    body: source.body(offset: offset, length: length))
                 put.headers["Destination"] = destination
                 put.headers["OC-Total-Length"] = String(source.size)
-                put.isSafeToRepeat = true // a chunk sent again replaces itself
+                put.isSafeToRepeat = true  // a chunk sent again replaces itself
                 let response = try await send(put)
                 if response.status == 413 {
                     await abandon(upload)
@@ -72,7 +79,9 @@ extension WebDAVFileSystem {
 
     /// The assembly MOVE. The server may answer 423 while it merges (the client waits and asks again, as for any
     /// 423); an upload that is gone when asked again (404) was assembled if the destination now holds the file.
-    private func assemble(_ upload: URL, to path: String, destination: String, size: Int64, checksum: String) async throws {
+    private func assemble(
+        _ upload: URL, to path: String, destination: String, size: Int64, checksum: String
+    ) async throws {
         var move = request("MOVE", upload.appendingPathComponent(".file"))
         move.headers["Destination"] = destination
         move.headers["Overwrite"] = "T"
@@ -84,17 +93,24 @@ extension WebDAVFileSystem {
         case .moved:
             break
         case .sourceGone:
-            guard let item = try? await metadata(path), !item.isFolder, item.size == size else { throw failure(response, path) }
+            guard let item = try? await metadata(path), !item.isFolder, item.size == size else {
+                throw failure(response, path)
+            }
         case .failed:
             throw failure(response, path)
         }
         // What the server kept must be what was sent: its size, and the SHA-1 it lists for the file.
         let item = try await metadata(path)
         guard item.size == size else {
-            throw CloudFileSystemError.server(status: response.status, message: "the assembled \(path) holds \(item.size.map(String.init) ?? "an unknown number of") bytes, not the \(size) sent")
+            throw CloudFileSystemError.server(
+                status: response.status,
+                message:
+                    "the assembled \(path) holds \(item.size.map(String.init) ?? "an unknown number of") bytes, not the \(size) sent"
+            )
         }
         if let listed = item.checksums[.sha1], !ChecksumAlgorithm.sha1.matches(listed, checksum) {
-            throw CloudFileSystemError.server(status: response.status, message: "the assembled \(path) has SHA-1 \(listed), not the \(checksum) sent")
+            throw CloudFileSystemError.server(
+                status: response.status, message: "the assembled \(path) has SHA-1 \(listed), not the \(checksum) sent")
         }
     }
 

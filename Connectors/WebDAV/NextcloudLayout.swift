@@ -14,14 +14,18 @@ public struct NextcloudLayout: Sendable, Equatable {
     /// chunking v2).
     public init?(filesURL url: URL) {
         let segments = url.path(percentEncoded: true).split(separator: "/").map(String.init)
-        guard let start = segments.indices.first(where: { index in
-            index + 3 < segments.count && segments[index] == "remote.php" && segments[index + 1] == "dav" && segments[index + 2] == "files"
-        }) else { return nil }
+        guard
+            let start = segments.indices.first(where: { index in
+                index + 3 < segments.count && segments[index] == "remote.php" && segments[index + 1] == "dav"
+                    && segments[index + 2] == "files"
+            })
+        else { return nil }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         components.query = nil
         components.percentEncodedPath = segments[..<start].map { "/" + $0 }.joined()
         guard let server = components.url else { return nil }
-        components.percentEncodedPath += "/" + ["remote.php", "dav", "uploads", segments[start + 3]].joined(separator: "/") + "/"
+        components.percentEncodedPath +=
+            "/" + ["remote.php", "dav", "uploads", segments[start + 3]].joined(separator: "/") + "/"
         guard let uploads = components.url else { return nil }
         serverURL = server
         uploadsURL = uploads

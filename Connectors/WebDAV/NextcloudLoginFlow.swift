@@ -22,8 +22,10 @@ public struct NextcloudLoginFlow: Sendable {
             switch self {
             case .notNextcloud(let server, let status):
                 "\(server) did not start a Login Flow v2 (POST /index.php/login/v2 answered \(status)): is it a Nextcloud or ownCloud server?"
-            case .unexpectedAnswer(let url, let status): "the Login Flow v2 poll at \(url) answered \(status) with nothing usable"
-            case .notGranted(let after): "access was not granted within \(NextcloudLoginFlow.spoken(after)); run the command again for a new login address"
+            case .unexpectedAnswer(let url, let status):
+                "the Login Flow v2 poll at \(url) answered \(status) with nothing usable"
+            case .notGranted(let after):
+                "access was not granted within \(NextcloudLoginFlow.spoken(after)); run the command again for a new login address"
             case .foreignAddress(let what, let url, let server):
                 "the server named a \(what) elsewhere than itself (\(TerminalSafe.text(url)), not on \(server)); nothing was sent there"
             case .otherUser(let granted, let expected):
@@ -70,10 +72,13 @@ public struct NextcloudLoginFlow: Sendable {
         var request = HTTPRequest(method: "POST", url: url)
         request.headers["User-Agent"] = "llvs (Login Flow v2)"
         let response = try await http.send(request)
-        guard response.status == 200, let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-              let poll = object["poll"] as? [String: Any], let token = poll["token"] as? String, !token.isEmpty,
-              let endpoint = (poll["endpoint"] as? String).flatMap(URL.init(string:)), endpoint.scheme?.hasPrefix("http") == true,
-              let login = (object["login"] as? String).flatMap(URL.init(string:)), login.scheme?.hasPrefix("http") == true else {
+        guard response.status == 200,
+            let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+            let poll = object["poll"] as? [String: Any], let token = poll["token"] as? String, !token.isEmpty,
+            let endpoint = (poll["endpoint"] as? String).flatMap(URL.init(string:)),
+            endpoint.scheme?.hasPrefix("http") == true,
+            let login = (object["login"] as? String).flatMap(URL.init(string:)), login.scheme?.hasPrefix("http") == true
+        else {
             throw Failure.notNextcloud(server: server.absoluteString, status: response.status)
         }
         // Both on the server's own origin: never another port or host, never plain HTTP for an HTTPS server.
@@ -90,9 +95,11 @@ public struct NextcloudLoginFlow: Sendable {
         request.body = .data(FormEncoding.encode([("token", started.token)]))
         let response = try await http.send(request)
         if response.status == 404 { return nil }
-        guard response.status == 200, let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-              let loginName = object["loginName"] as? String, !loginName.isEmpty,
-              let appPassword = object["appPassword"] as? String, !appPassword.isEmpty else {
+        guard response.status == 200,
+            let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+            let loginName = object["loginName"] as? String, !loginName.isEmpty,
+            let appPassword = object["appPassword"] as? String, !appPassword.isEmpty
+        else {
             throw Failure.unexpectedAnswer(url: started.poll.absoluteString, status: response.status)
         }
         return Grant(loginName: loginName, appPassword: appPassword)
@@ -100,12 +107,16 @@ public struct NextcloudLoginFlow: Sendable {
 
     /// Polls every `interval` until access is granted, or fails after `timeout`. With `user`, a grant to anyone else
     /// is refused (its app password is not kept).
-    public func waitForGrant(_ started: Started, every interval: Duration = .seconds(2), timeout: Duration = .seconds(1200),
-                             user: String? = nil) async throws -> Grant {
+    public func waitForGrant(
+        _ started: Started, every interval: Duration = .seconds(2), timeout: Duration = .seconds(1200),
+        user: String? = nil
+    ) async throws -> Grant {
         let clock = ContinuousClock(), deadline = clock.now + timeout
         while true {
             if let grant = try await poll(started) {
-                if let user, grant.loginName != user { throw Failure.otherUser(granted: grant.loginName, expected: user) }
+                if let user, grant.loginName != user {
+                    throw Failure.otherUser(granted: grant.loginName, expected: user)
+                }
                 return grant
             }
             guard clock.now + interval < deadline else { throw Failure.notGranted(after: timeout) }

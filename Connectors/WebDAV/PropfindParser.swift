@@ -34,16 +34,22 @@ enum PropfindParser {
         guard !data.isEmpty else { throw Failure(description: "the answer is empty") }
         // A WebDAV answer never needs a DTD; refusing one up front rules out entity expansion and external entities.
         if declaresDTD(data) {
-            throw Failure(description: "the answer declares a DTD, which a WebDAV answer never needs (refused: it could expand entities)")
+            throw Failure(
+                description:
+                    "the answer declares a DTD, which a WebDAV answer never needs (refused: it could expand entities)")
         }
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOERROR.rawValue)
         let document = data.withUnsafeBytes { raw in
-            xmlReadMemory(raw.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(clamping: raw.count), "propfind.xml", nil, options)
+            xmlReadMemory(
+                raw.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(clamping: raw.count), "propfind.xml", nil,
+                options)
         }
         guard let document else { throw Failure(description: "the answer is not well-formed XML") }
         defer { xmlFreeDoc(document) }
         guard document.pointee.intSubset == nil, document.pointee.extSubset == nil else {
-            throw Failure(description: "the answer declares a DTD, which a WebDAV answer never needs (refused: it could expand entities)")
+            throw Failure(
+                description:
+                    "the answer declares a DTD, which a WebDAV answer never needs (refused: it could expand entities)")
         }
         guard let root = xmlDocGetRootElement(document), isDAV(root, "multistatus") else {
             throw Failure(description: "the answer is not a DAV: multistatus")
@@ -106,7 +112,9 @@ enum PropfindParser {
         return parts.count >= 2 ? Int(Substring(parts[1])) : nil
     }
 
-    private static func isDAV(_ node: xmlNodePtr, _ localName: StaticString) -> Bool { isElement(node, "DAV:", localName) }
+    private static func isDAV(_ node: xmlNodePtr, _ localName: StaticString) -> Bool {
+        isElement(node, "DAV:", localName)
+    }
 
     static let ownCloud: StaticString = "http://owncloud.org/ns"
 
@@ -166,7 +174,9 @@ enum PropfindParser {
     /// all) is returned as it is: Foundation's trimming goes through NSString and took half the time of parsing a listing.
     private static func trimmed(_ text: String, _ characters: CharacterSet) -> String {
         let bytes = text.utf8
-        if let first = bytes.first, let last = bytes.last, (0x21..<0x7F).contains(first), (0x21..<0x7F).contains(last) { return text }
+        if let first = bytes.first, let last = bytes.last, (0x21..<0x7F).contains(first), (0x21..<0x7F).contains(last) {
+            return text
+        }
         return text.trimmingCharacters(in: characters)
     }
 
@@ -175,7 +185,9 @@ enum PropfindParser {
         var result = ""
         var child = node.pointee.children
         while let current = child {
-            if current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE, let content = current.pointee.content {
+            if current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE,
+                let content = current.pointee.content
+            {
                 result += String(cString: content)
             }
             child = current.pointee.next

@@ -13,14 +13,21 @@ struct WebDAVClassifier: ServiceErrorClassifier {
 
     func failure(_ response: HTTPResponse, path: String) -> CloudFileSystemError {
         switch response.status {
-        case 401: .unauthorized("the WebDAV server refused the credentials for \(host); check the remote's user and password")
+        case 401:
+            .unauthorized("the WebDAV server refused the credentials for \(host); check the remote's user and password")
         case 409: .parentMissing(path: path)
         case 423, 425, 509: .transient("the WebDAV server answered \(response.status) for \(path)")
-        case 507: .quotaExceeded("the WebDAV server answered 507 \(Self.explanation(response)) for \(path): it has no room")
+        case 507:
+            .quotaExceeded("the WebDAV server answered 507 \(Self.explanation(response)) for \(path): it has no room")
         // Most often a proxy in front of the server (nginx's client_max_body_size, a tunnel's limit), not the server.
-        case 413: .server(status: 413, message: "the WebDAV server (or a proxy in front of it) refused \(path) as too large "
-            + "(413 \(Self.explanation(response))): raise its request body limit")
-        default: ServiceFailure.standard(response, path: path, service: "the WebDAV server", message: Self.explanation(response))
+        case 413:
+            .server(
+                status: 413,
+                message: "the WebDAV server (or a proxy in front of it) refused \(path) as too large "
+                    + "(413 \(Self.explanation(response))): raise its request body limit")
+        default:
+            ServiceFailure.standard(
+                response, path: path, service: "the WebDAV server", message: Self.explanation(response))
         }
     }
 
@@ -30,7 +37,9 @@ struct WebDAVClassifier: ServiceErrorClassifier {
     static func explanation(_ response: HTTPResponse) -> String {
         let reason = HTTPStatus.reason(response.status)
         let text = response.text
-        guard let start = text.range(of: "<s:message>"), let end = text.range(of: "</s:message>", range: start.upperBound..<text.endIndex) else {
+        guard let start = text.range(of: "<s:message>"),
+            let end = text.range(of: "</s:message>", range: start.upperBound..<text.endIndex)
+        else {
             return reason
         }
         let message = text[start.upperBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)

@@ -36,6 +36,7 @@ public struct WebDAVConfiguration: Sendable {
         if let token = environment["LLVS_WEBDAV_BEARER_TOKEN"], !token.isEmpty { return .bearer(token: token) }
         guard let user = environment["LLVS_WEBDAV_USER"], !user.isEmpty else { return .none }
         let password = environment["LLVS_WEBDAV_PASSWORD"] ?? ""
-        return environment["LLVS_WEBDAV_AUTH"]?.lowercased() == "digest" ? .digest(user: user, password: password) : .basic(user: user, password: password)
+        return environment["LLVS_WEBDAV_AUTH"]?.lowercased() == "digest"
+            ? .digest(user: user, password: password) : .basic(user: user, password: password)
     }
 }

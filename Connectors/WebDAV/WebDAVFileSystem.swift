@@ -30,13 +30,15 @@ public final class WebDAVFileSystem: RemovesByKind {
         self.configuration = configuration
         nextcloudChunkSize = Atomic(max(Self.smallestChunk, configuration.nextcloudChunkSize))
         nextcloud = configuration.nextcloud
-        let authorizer: PasswordAuthorizer? = switch configuration.authentication {
-        case .none: nil
-        case .basic(let user, let password): PasswordAuthorizer(.basic(user: user, password: password))
-        case .digest(let user, let password): PasswordAuthorizer(.digest(user: user, password: password))
-        case .bearer(let token): PasswordAuthorizer(.bearer(token: token))
-        }
-        client = ServiceClient(http: http, authorizer: authorizer, classifier: WebDAVClassifier(host: configuration.url.host ?? "it"))
+        let authorizer: PasswordAuthorizer? =
+            switch configuration.authentication {
+            case .none: nil
+            case .basic(let user, let password): PasswordAuthorizer(.basic(user: user, password: password))
+            case .digest(let user, let password): PasswordAuthorizer(.digest(user: user, password: password))
+            case .bearer(let token): PasswordAuthorizer(.bearer(token: token))
+            }
+        client = ServiceClient(
+            http: http, authorizer: authorizer, classifier: WebDAVClassifier(host: configuration.url.host ?? "it"))
     }
 
     // MARK: Requests
@@ -52,10 +54,12 @@ public final class WebDAVFileSystem: RemovesByKind {
         return url
     }
 
-    func request(_ method: String, _ url: URL, headers: HTTPHeaders = [:], body: HTTPRequestBody = .none,
-                 destination: HTTPResponseDestination = .memory) -> HTTPRequest {
+    func request(
+        _ method: String, _ url: URL, headers: HTTPHeaders = [:], body: HTTPRequestBody = .none,
+        destination: HTTPResponseDestination = .memory
+    ) -> HTTPRequest {
         var request = HTTPRequest(method: method, url: url, headers: headers, body: body, destination: destination)
-        if method == "MKCOL" { request.isSafeToRepeat = true } // a repeat answers 405, which means "exists"
+        if method == "MKCOL" { request.isSafeToRepeat = true }  // a repeat answers 405, which means "exists"
         return request
     }
 
@@ -70,10 +74,14 @@ public final class WebDAVFileSystem: RemovesByKind {
 
     // MARK: PROPFIND
 
-    static let propfindBody = Data(#"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/></d:prop></d:propfind>"#.utf8)
+    static let propfindBody = Data(
+        #"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/></d:prop></d:propfind>"#
+            .utf8)
 
     /// The same with the checksums Nextcloud keeps for what was uploaded with `OC-Checksum`.
-    static let nextcloudPropfindBody = Data(#"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/><oc:checksums/></d:prop></d:propfind>"#.utf8)
+    static let nextcloudPropfindBody = Data(
+        #"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/><oc:checksums/></d:prop></d:propfind>"#
+            .utf8)
 
     /// Nextcloud reports the SHA-1 this connector sends with every upload; other servers report no checksum.
     public var capabilities: CloudCapabilities {
@@ -81,15 +89,21 @@ public final class WebDAVFileSystem: RemovesByKind {
     }
 
     /// Only the resource type: what a listing of names needs, and less for the server to gather.
-    static let namesPropfindBody = Data(#"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>"#.utf8)
+    static let namesPropfindBody = Data(
+        #"<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>"#
+            .utf8)
 
     /// PROPFIND with an explicit Depth (0 or 1); nil when the resource is missing.
-    func propfind(_ path: String, folder: Bool, depth: Int, body: Data? = nil) async throws -> (url: URL, entries: [PropfindEntry])? {
+    func propfind(
+        _ path: String, folder: Bool, depth: Int, body: Data? = nil
+    ) async throws -> (url: URL, entries: [PropfindEntry])? {
         let target = try url(path, folder: folder)
         let body = body ?? (nextcloud == nil ? Self.propfindBody : Self.nextcloudPropfindBody)
-        let response = try await send(request("PROPFIND", target,
-                                              headers: ["Depth": String(depth), "Content-Type": "application/xml; charset=utf-8"],
-                                              body: .data(body), destination: .memory(limit: configuration.maximumListingBytes)))
+        let response = try await send(
+            request(
+                "PROPFIND", target,
+                headers: ["Depth": String(depth), "Content-Type": "application/xml; charset=utf-8"],
+                body: .data(body), destination: .memory(limit: configuration.maximumListingBytes)))
         switch WebDAVAnswer.propfind(response) {
         case .listed: break
         case .absent: return nil
@@ -98,13 +112,16 @@ public final class WebDAVFileSystem: RemovesByKind {
         do {
             return (response.url, try PropfindParser.parse(response.body))
         } catch let error as PropfindParser.Failure {
-            throw CloudFileSystemError.server(status: 207, message: "the PROPFIND answer for \(path) is unusable: \(error.description)")
+            throw CloudFileSystemError.server(
+                status: 207, message: "the PROPFIND answer for \(path) is unusable: \(error.description)")
         }
     }
 
     /// Splits a PROPFIND answer into the listed resource itself and its children by name, refusing any href that
     /// leaves the listed collection (another host, `..`, another base path).
-    func resolve(_ entries: [PropfindEntry], listed: URL, path: String) throws -> (this: PropfindEntry?, children: [(String, PropfindEntry)]) {
+    func resolve(
+        _ entries: [PropfindEntry], listed: URL, path: String
+    ) throws -> (this: PropfindEntry?, children: [(String, PropfindEntry)]) {
         let listedPath = listed.path(percentEncoded: true)
         let base = Href(listedPath, relativeTo: "/").path
         let basePrefix = base + "/"
@@ -113,31 +130,42 @@ public final class WebDAVFileSystem: RemovesByKind {
         for entry in entries {
             let href = entry.href, parsed = Href(href, relativeTo: listedPath)
             guard parsed.isOnServer(of: listed) else { throw hostile(href, path, "it points to another host") }
-            guard !parsed.segments.contains("..") else { throw hostile(href, path, "it is outside the listed collection") }
+            guard !parsed.segments.contains("..") else {
+                throw hostile(href, path, "it is outside the listed collection")
+            }
             let full = parsed.path
             if full == base { this = entry; continue }
             guard full.hasPrefix(basePrefix) else { throw hostile(href, path, "it is outside the listed collection") }
             let name = String(full.dropFirst(base.count + 1))
-            guard !name.isEmpty, name != ".", name != ".." else { throw hostile(href, path, "it names no item below the collection") }
-            if name.utf8.contains(UInt8(ascii: "/")) { continue } // deeper than asked; Depth: 1 answers should not have it
+            guard !name.isEmpty, name != ".", name != ".." else {
+                throw hostile(href, path, "it names no item below the collection")
+            }
+            // Deeper than asked; Depth: 1 answers should not have it.
+            if name.utf8.contains(UInt8(ascii: "/")) { continue }
             children.append((name, entry))
         }
         return (this, children)
     }
 
     private func hostile(_ href: String, _ path: String, _ reason: String) -> CloudFileSystemError {
-        .server(status: 207, message: "the PROPFIND answer for \(path) has the href \(href.prefix(200)), which is refused: \(reason)")
+        .server(
+            status: 207,
+            message: "the PROPFIND answer for \(path) has the href \(href.prefix(200)), which is refused: \(reason)")
     }
 
     func item(named name: String, _ entry: PropfindEntry) -> CloudItem {
-        CloudItem(name: name, isFolder: entry.isCollection, size: entry.isCollection ? nil : entry.contentLength, modified: entry.lastModified,
-                  checksums: entry.checksums)
+        CloudItem(
+            name: name, isFolder: entry.isCollection, size: entry.isCollection ? nil : entry.contentLength,
+            modified: entry.lastModified,
+            checksums: entry.checksums)
     }
 
     // MARK: CloudFileSystem
 
     public func metadata(_ path: String) async throws -> CloudItem {
-        guard let (listed, entries) = try await propfind(path, folder: false, depth: 0) else { throw CloudFileSystemError.notFound(path: path) }
+        guard let (listed, entries) = try await propfind(path, folder: false, depth: 0) else {
+            throw CloudFileSystemError.notFound(path: path)
+        }
         let this = try resolve(entries, listed: listed, path: path).this ?? entries.first
         guard let this, this.isPresent else { throw CloudFileSystemError.notFound(path: path) }
         if this.isCollection { remember(path) }
@@ -154,7 +182,9 @@ public final class WebDAVFileSystem: RemovesByKind {
             answer = try await propfind(folder, folder: true, depth: 1)
         } catch CloudFileSystemError.server(let status, let message) where status != 207 {
             // Apache answers 400 to a file's path with a trailing slash: say what it really is.
-            if (try? await metadata(folder))?.isFolder == false { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
+            if (try? await metadata(folder))?.isFolder == false {
+                throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true)
+            }
             throw CloudFileSystemError.server(status: status, message: message)
         }
         guard let (listed, entries) = answer else { throw CloudFileSystemError.notFound(path: folder) }
@@ -165,7 +195,8 @@ public final class WebDAVFileSystem: RemovesByKind {
     }
 
     public func listNames(_ folder: String) async throws -> [String] {
-        guard let (listed, entries) = try await propfind(folder, folder: true, depth: 1, body: Self.namesPropfindBody) else { return [] }
+        guard let (listed, entries) = try await propfind(folder, folder: true, depth: 1, body: Self.namesPropfindBody)
+        else { return [] }
         let (this, children) = try resolve(entries, listed: listed, path: folder)
         if let this, !this.isCollection { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
         remember(folder)
@@ -183,7 +214,9 @@ public final class WebDAVFileSystem: RemovesByKind {
     static let optimisticPutLimit: Int64 = 256 * 1024
 
     public func makeFolder(_ path: String) async throws {
-        try await folders.ensure(try CloudPath.components(path)) { try await self.createFolder($0.joined(separator: "/")) }
+        try await folders.ensure(try CloudPath.components(path)) {
+            try await self.createFolder($0.joined(separator: "/"))
+        }
     }
 
     /// One MKCOL for a folder whose parent exists. A 409 (parent missing) for a folder at the top of the remote means
@@ -235,7 +268,9 @@ public final class WebDAVFileSystem: RemovesByKind {
         case .made, .taken: return
         case .parentMissing, .perhapsTaken, .failed:
             let error = failure(response, shown)
-            throw CloudFileSystemError.server(status: response.status, message: "the server refused to make the folder \(shown) for the remote: \(error)")
+            throw CloudFileSystemError.server(
+                status: response.status,
+                message: "the server refused to make the folder \(shown) for the remote: \(error)")
         }
     }
 
@@ -293,7 +328,9 @@ public final class WebDAVFileSystem: RemovesByKind {
     /// A Nextcloud's proxy refused a body smaller than the chunk size (413): the file goes in chunks smaller than
     /// that body, and than any chunk before. (A body small enough for one PUT is no larger than the smallest chunk,
     /// so its 413 stays the error that names the body limit.)
-    private func uploadInChunksAfterBodyLimit(_ source: UploadSource, to path: String, layout: NextcloudLayout, checksum: String) async throws {
+    private func uploadInChunksAfterBodyLimit(
+        _ source: UploadSource, to path: String, layout: NextcloudLayout, checksum: String
+    ) async throws {
         let limit = max(Self.smallestChunk, min(nextcloudChunkSize.load(ordering: .relaxed), source.size / 2))
         nextcloudChunkSize.store(limit, ordering: .relaxed)
         try await uploadInChunks(source, to: path, layout: layout, checksum: checksum)
@@ -303,7 +340,9 @@ public final class WebDAVFileSystem: RemovesByKind {
     /// PUT straight into place, so an upload cut short would leave part of a file, or part of the new one over the
     /// old, where readers look. A failed upload's temporary is removed; a killed one's, by a later process
     /// (`temporaryUploadPath`).
-    private func putThroughTemporary(_ body: HTTPRequestBody, to path: String, parent: String, checksum: String?) async throws {
+    private func putThroughTemporary(
+        _ body: HTTPRequestBody, to path: String, parent: String, checksum: String?
+    ) async throws {
         let temporary = try await temporaryUploadPath(for: path)
         do {
             var put = request("PUT", try url(temporary, folder: false), body: body)
@@ -332,9 +371,11 @@ public final class WebDAVFileSystem: RemovesByKind {
     private func finishPut(_ response: HTTPResponse, path: String, parent: String) async throws {
         switch WebDAVAnswer.finishedPut(response) {
         case .stored:
-            remember(parent) // the file landed, so its folder exists
+            remember(parent)  // the file landed, so its folder exists
         case .refused:
-            if (try? await metadata(path))?.isFolder == true { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+            if (try? await metadata(path))?.isFolder == true {
+                throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
+            }
             throw failure(response, path)
         case .parentMissing, .failed:
             throw failure(response, path)
@@ -350,7 +391,9 @@ public final class WebDAVFileSystem: RemovesByKind {
             }
             throw failure(response, path)
         }
-        if response.headers["Content-Type"]?.lowercased().hasPrefix("text/html") == true, (try? await metadata(path))?.isFolder == true {
+        if response.headers["Content-Type"]?.lowercased().hasPrefix("text/html") == true,
+            (try? await metadata(path))?.isFolder == true
+        {
             throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
         }
     }
@@ -362,7 +405,9 @@ public final class WebDAVFileSystem: RemovesByKind {
     }
 
     public func read(_ path: String, range: ByteRange?) async throws -> Data {
-        try await client.read(request("GET", try url(path, folder: false)), range: range, path: path) { try await self.checkedGet($0, path: path) }
+        try await client.read(request("GET", try url(path, folder: false)), range: range, path: path) {
+            try await self.checkedGet($0, path: path)
+        }
     }
 
     /// A DELETE of a folder takes everything in it, so what is there is looked at first; nothing there is fine.

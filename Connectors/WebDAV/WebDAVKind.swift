@@ -10,7 +10,9 @@ extension ConnectorKind {
         name: "webdav", schemes: ["webdav", "webdavs"], serviceName: "WebDAV", address: .server,
         options: [
             ConnectorOption("user", "USER", "the user name to sign in with", level: .account),
-            ConnectorOption("auth", "METHOD", "how the user signs in", level: .account, type: .choice(["basic", "digest"]), defaultValue: "basic"),
+            ConnectorOption(
+                "auth", "METHOD", "how the user signs in", level: .account, type: .choice(["basic", "digest"]),
+                defaultValue: "basic"),
         ],
         secret: ConnectorSecret("password", "the user's password", required: false),
         extraEnvironment: [("LLVS_WEBDAV_BEARER_TOKEN", "a bearer token to send instead of a user and password")]
@@ -23,11 +25,14 @@ extension ConnectorKind {
             authentication = .bearer(token: token)
         } else if let user = access.account["user"] {
             let password = access.secret ?? ""
-            authentication = access.account["auth"] == "digest" ? .digest(user: user, password: password) : .basic(user: user, password: password)
+            authentication =
+                access.account["auth"] == "digest"
+                ? .digest(user: user, password: password) : .basic(user: user, password: password)
         } else {
             authentication = .none
         }
-        return WebDAVFileSystem(configuration: WebDAVConfiguration(url: components.url!, authentication: authentication),
-                                http: HTTPClient(configuration: access.http))
+        return WebDAVFileSystem(
+            configuration: WebDAVConfiguration(url: components.url!, authentication: authentication),
+            http: HTTPClient(configuration: access.http))
     }
 }

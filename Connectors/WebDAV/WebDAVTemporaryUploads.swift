@@ -28,7 +28,9 @@ extension WebDAVFileSystem {
             let cutoff = Date().addingTimeInterval(-Self.abandonedUploadAge)
             for item in items where !item.isFolder {
                 let writer = TemporaryWriter(Substring(item.name))
-                let abandoned = writer?.isGoneFromThisMachine == true || (item.modified.map { $0 < cutoff } == true && writer?.isLiveHere != true)
+                let abandoned =
+                    writer?.isGoneFromThisMachine == true
+                    || (item.modified.map { $0 < cutoff } == true && writer?.isLiveHere != true)
                 if abandoned { try? await removeFile(CloudPath.join(Self.temporaryUploadsFolder, item.name)) }
             }
         }

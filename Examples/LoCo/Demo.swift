@@ -41,14 +41,17 @@ struct Demo {
 
         for device in [a, b, a] {
             let report = try await device.sync()
-            say("Device \(device.name) syncs (\(versions(report.retrieve.retrieved.count)) in, \(versions(report.send.sent.count)) out).")
+            say(
+                "Device \(device.name) syncs (\(versions(report.retrieve.retrieved.count)) in, \(versions(report.send.sent.count)) out)."
+            )
         }
         let finalA = try await a.contact(id), finalB = try await b.contact(id)
         guard let finalA, let finalB else { throw DemoError.contactMissing(id) }
         say("Device A has \(describe(finalA)); device B has \(describe(finalB)): both edits survived the merge.")
         let rows = try await b.contacts(in: "Paris")
-        say("Device B's projection, asked for contacts in Paris, answers: " +
-            rows.map { "\($0["first_name"] ?? "") \($0["last_name"] ?? "")" }.joined(separator: ", ") + ".")
+        say(
+            "Device B's projection, asked for contacts in Paris, answers: "
+                + rows.map { "\($0["first_name"] ?? "") \($0["last_name"] ?? "")" }.joined(separator: ", ") + ".")
         return Outcome(deviceA: finalA, deviceB: finalB, query: rows)
     }
 

@@ -13,8 +13,12 @@ struct Device {
 
     static let contactsTable = ProjectedType.model(
         Contact.self, tableName: "contacts",
-        columns: [ProjectedColumn(name: "first_name", declaration: "TEXT"), ProjectedColumn(name: "last_name", declaration: "TEXT"),
-                  ProjectedColumn(name: "city", declaration: "TEXT")]) { contact in
+        columns: [
+            ProjectedColumn(name: "first_name", declaration: "TEXT"),
+            ProjectedColumn(name: "last_name", declaration: "TEXT"),
+            ProjectedColumn(name: "city", declaration: "TEXT"),
+        ]
+    ) { contact in
         ["first_name": .text(contact.firstName), "last_name": .text(contact.lastName), "city": .text(contact.city)]
     }
 
@@ -26,8 +30,9 @@ struct Device {
         arbiter.register(Contact.self)
         await coordinator.setMergeArbiter(arbiter)
         exchange = CloudFileSystemExchange(store: store, fileSystem: remote)
-        projection = try ProjectionFollower(databaseURL: folder.appendingPathComponent("contacts.sqlite"),
-                                            coordinator: coordinator, types: [Self.contactsTable])
+        projection = try ProjectionFollower(
+            databaseURL: folder.appendingPathComponent("contacts.sqlite"),
+            coordinator: coordinator, types: [Self.contactsTable])
     }
 
     func save(_ contact: Contact) async throws {
@@ -49,11 +54,15 @@ struct Device {
     func contacts(in city: String) async throws -> [[String: String]] {
         try await projection.query { database in
             var rows: [[String: String]] = []
-            try database.forEach(matchingQuery: "SELECT first_name, last_name, city FROM contacts WHERE city = ? ORDER BY last_name",
-                                 withBindings: [.text(city)]) { row in
+            try database.forEach(
+                matchingQuery: "SELECT first_name, last_name, city FROM contacts WHERE city = ? ORDER BY last_name",
+                withBindings: [.text(city)]
+            ) { row in
                 var columns: [String: String] = [:]
                 for index in 0..<row.columnCount {
-                    if case .text(let text) = row.value(inColumnAtIndex: index) { columns[row.columnName(at: index)] = text }
+                    if case .text(let text) = row.value(inColumnAtIndex: index) {
+                        columns[row.columnName(at: index)] = text
+                    }
                 }
                 rows.append(columns)
             }

@@ -82,9 +82,11 @@ let service = arguments.removeFirst()
 
 /// The named faults of each service, for --faults and --list-faults.
 let catalogues: [String: [MockNamedFault]] = [
-    "webdav": MockWebDAVServer.namedFaults, "webdav-rclone": MockWebDAVServer.namedFaults, "webdav-nginx": MockWebDAVServer.namedFaults,
+    "webdav": MockWebDAVServer.namedFaults, "webdav-rclone": MockWebDAVServer.namedFaults,
+    "webdav-nginx": MockWebDAVServer.namedFaults,
     "nextcloud": MockWebDAVServer.nextcloudFaults, "owncloud": MockWebDAVServer.nextcloudFaults,
-    "gdrive": MockGoogleDriveServer.namedFaults, "onedrive": MockOneDriveServer.namedFaults, "onedrive-business": MockOneDriveServer.namedFaults,
+    "gdrive": MockGoogleDriveServer.namedFaults, "onedrive": MockOneDriveServer.namedFaults,
+    "onedrive-business": MockOneDriveServer.namedFaults,
     "pcloud": MockPCloudServer.namedFaults, "pcloud-eu": MockPCloudServer.namedFaults, "box": MockBoxServer.namedFaults,
     "oauth": [MockNamedFault.invalidGrant(tokenPaths: ["/oauth/token"], description: "The refresh token was revoked.")],
 ]
@@ -98,7 +100,9 @@ let approvesDevices = arguments.contains("--approve-devices")
 arguments.removeAll { $0 == "--approve-devices" }
 while !arguments.isEmpty {
     let name = arguments.removeFirst()
-    guard ["--port", "--faults", "--user", "--password", "--token-out", "--state", "--max-body", "--quota"].contains(name) else { fail("unknown option \(name); see llvs-mock --help") }
+    guard
+        ["--port", "--faults", "--user", "--password", "--token-out", "--state", "--max-body", "--quota"].contains(name)
+    else { fail("unknown option \(name); see llvs-mock --help") }
     guard !arguments.isEmpty else { fail("\(name) needs a value") }
     options[name] = arguments.removeFirst()
 }
@@ -108,9 +112,14 @@ if let text = options["--port"] {
     port = value
 }
 let state: MockStateDirectory?
-do { state = try options["--state"].map { try MockStateDirectory(URL(fileURLWithPath: $0)) } } catch { fail("cannot use --state: \(error)") }
+do { state = try options["--state"].map { try MockStateDirectory(URL(fileURLWithPath: $0)) } } catch {
+    fail("cannot use --state: \(error)")
+}
 let faults: MockFaults
-do { faults = try options["--faults"].map { try MockFaults.parse($0, catalogue: catalogues[service] ?? []) } ?? MockFaults() } catch { fail("\(error)") }
+do {
+    faults =
+        try options["--faults"].map { try MockFaults.parse($0, catalogue: catalogues[service] ?? []) } ?? MockFaults()
+} catch { fail("\(error)") }
 
 /// Writes an issued token where --token-out says, readable only by its owner.
 func writeToken(_ token: OAuthToken, to path: String?) throws {
@@ -125,8 +134,11 @@ nonisolated(unsafe) var stopRunning: () -> Void = {}
 do {
     switch service {
     case "webdav", "webdav-rclone", "webdav-nginx":
-        let flavor: MockWebDAVServer.Flavor = service == "webdav" ? .apache : service == "webdav-rclone" ? .rclone : .nginx
-        let mock = try MockWebDAVServer(flavor: flavor, port: port, user: options["--user"], password: options["--password"], faults: faults, state: state)
+        let flavor: MockWebDAVServer.Flavor =
+            service == "webdav" ? .apache : service == "webdav-rclone" ? .rclone : .nginx
+        let mock = try MockWebDAVServer(
+            flavor: flavor, port: port, user: options["--user"], password: options["--password"], faults: faults,
+            state: state)
         stopRunning = mock.stop
         say(mock.url.absoluteString)
     case "nextcloud", "owncloud":
@@ -134,12 +146,15 @@ do {
         settings.productName = service == "nextcloud" ? "Nextcloud" : "ownCloud"
         settings.user = options["--user"] ?? settings.user
         settings.approvesLoginsAtOnce = approvesDevices
-        for (option, keyPath) in [("--max-body", \MockNextcloudSettings.maximumBody), ("--quota", \MockNextcloudSettings.quota)] {
+        for (option, keyPath) in [
+            ("--max-body", \MockNextcloudSettings.maximumBody), ("--quota", \MockNextcloudSettings.quota),
+        ] {
             guard let text = options[option] else { continue }
             guard let bytes = Int64(text), bytes >= 0 else { fail("\(option) needs a number of bytes, not \(text)") }
             settings[keyPath: keyPath] = bytes
         }
-        let mock = try MockWebDAVServer.nextcloud(settings, password: options["--password"] ?? "s3cret-pass", port: port, faults: faults, state: state)
+        let mock = try MockWebDAVServer.nextcloud(
+            settings, password: options["--password"] ?? "s3cret-pass", port: port, faults: faults, state: state)
         stopRunning = mock.stop
         say(mock.url.absoluteString)
     case "gdrive":
@@ -166,7 +181,9 @@ do {
         stopRunning = mock.stop
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
-        say("client_id=\(mock.settings.clientId) client_secret=\(mock.settings.clientSecret) eu_endpoint=\(mock.euServer.baseURL.absoluteString)")
+        say(
+            "client_id=\(mock.settings.clientId) client_secret=\(mock.settings.clientSecret) eu_endpoint=\(mock.euServer.baseURL.absoluteString)"
+        )
     case "box":
         let mock = try MockBoxServer(port: port, faults: faults, state: state)
         stopRunning = mock.stop

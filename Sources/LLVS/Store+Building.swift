@@ -10,8 +10,10 @@ extension Store {
 
     /// Commits a version whose records `writer` already holds: applies the map edits to the base's map, writes the
     /// header and makes the version visible. On any failure the writer is discarded and nothing is visible.
-    func commitWritten(_ version: Version, edits: [MapEdit], base: RecordLocation?, baseCount: Int,
-                       writer: any VersionWriter) throws {
+    func commitWritten(
+        _ version: Version, edits: [MapEdit], base: RecordLocation?, baseCount: Int,
+        writer: any VersionWriter
+    ) throws {
         do {
             let (root, countChange) = try map.apply(edits, to: base, writer: writer)
             let header = StoredVersion(version: version, mapRoot: root, valueCount: baseCount + countChange)
@@ -114,8 +116,9 @@ public final class VersionBuilder {
         guard !edits.isEmpty else { return nil }
         let writer = try openWriter()
         self.writer = nil
-        let version = Version(id: versionId, predecessors: base.map { Version.Predecessors(idOfFirst: $0) },
-                              timestamp: Date().timeIntervalSinceReferenceDate, valueDataSize: pendingBytes, metadata: metadata)
+        let version = Version(
+            id: versionId, predecessors: base.map { Version.Predecessors(idOfFirst: $0) },
+            timestamp: Date().timeIntervalSinceReferenceDate, valueDataSize: pendingBytes, metadata: metadata)
         let mapEdits = edits.flatMap { MapEdit.edits($0.key, entry: $0.value) }
         try store.commitWritten(version, edits: mapEdits, base: baseRoot, baseCount: baseCount, writer: writer)
         let stored = try store.storedVersion(version.id)

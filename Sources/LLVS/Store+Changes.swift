@@ -27,8 +27,12 @@ extension Store {
         // Values that differ between the predecessors, plus any the merge changed beyond them
         // (an arbiter may write values no fork named), so the receiver always rebuilds the same map.
         var firstEntries: [Value.ID: MapEntry?] = [:]
-        for difference in try map.differences(from: firstRoot, to: secondRoot) { firstEntries[difference.valueId] = difference.old }
-        for difference in try map.differences(from: firstRoot, to: merged.mapRoot) { firstEntries[difference.valueId] = difference.old }
+        for difference in try map.differences(from: firstRoot, to: secondRoot) {
+            firstEntries[difference.valueId] = difference.old
+        }
+        for difference in try map.differences(from: firstRoot, to: merged.mapRoot) {
+            firstEntries[difference.valueId] = difference.old
+        }
 
         var changes: [PlannedChange] = []
         for (valueId, firstEntry) in firstEntries.sorted(by: { $0.key < $1.key }) {
@@ -108,7 +112,9 @@ public struct ValueChangeList: Sendable {
         return try indices.map { index in
             let change = planned[index]
             guard let entry = change.entry else { return try store.change(for: change) }
-            guard let bytes = data.next() else { throw StoreError.corruptFile(path: store.rootURL.path, reason: "a record read went missing") }
+            guard let bytes = data.next() else {
+                throw StoreError.corruptFile(path: store.rootURL.path, reason: "a record read went missing")
+            }
             let value = Value(id: entry.valueId, data: bytes, storedVersionId: entry.storedVersionId)
             if case .insert = change { return .insert(value) }
             return .update(value)

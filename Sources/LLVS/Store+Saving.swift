@@ -8,20 +8,27 @@ extension Store {
     /// Saves a new version made from `predecessors` (none for a root) with the given changes, in one step:
     /// the version and its data become visible together, or not at all.
     @discardableResult
-    public func makeVersion(basedOn predecessors: Version.Predecessors?, storing changes: [Value.Change],
-                            metadata: Version.Metadata = [:],
-                            timestamp: TimeInterval = Date().timeIntervalSinceReferenceDate) throws -> Version {
-        let version = Version(id: .random(), predecessors: predecessors, timestamp: timestamp,
-                              valueDataSize: changes.valueDataSize, metadata: metadata)
+    public func makeVersion(
+        basedOn predecessors: Version.Predecessors?, storing changes: [Value.Change],
+        metadata: Version.Metadata = [:],
+        timestamp: TimeInterval = Date().timeIntervalSinceReferenceDate
+    ) throws -> Version {
+        let version = Version(
+            id: .random(), predecessors: predecessors, timestamp: timestamp,
+            valueDataSize: changes.valueDataSize, metadata: metadata)
         return try commit(version, changes: changes, files: [], received: false)
     }
 
     /// Saves a new version on top of one predecessor (or as a root), inserting, updating and removing values.
     @discardableResult
-    public func makeVersion(basedOnPredecessor predecessor: Version.ID?, inserting: [Value] = [], updating: [Value] = [],
-                            removing: [Value.ID] = [], metadata: Version.Metadata = [:]) throws -> Version {
-        let changes = inserting.map(Value.Change.insert) + updating.map(Value.Change.update) + removing.map(Value.Change.remove)
-        return try makeVersion(basedOn: predecessor.map { Version.Predecessors(idOfFirst: $0) }, storing: changes, metadata: metadata)
+    public func makeVersion(
+        basedOnPredecessor predecessor: Version.ID?, inserting: [Value] = [], updating: [Value] = [],
+        removing: [Value.ID] = [], metadata: Version.Metadata = [:]
+    ) throws -> Version {
+        let changes =
+            inserting.map(Value.Change.insert) + updating.map(Value.Change.update) + removing.map(Value.Change.remove)
+        return try makeVersion(
+            basedOn: predecessor.map { Version.Predecessors(idOfFirst: $0) }, storing: changes, metadata: metadata)
     }
 
     /// Saves a new version whose new values include local files, read once in pieces as they are stored (so a file of
@@ -30,12 +37,15 @@ extension Store {
     /// modification or change time), or whose SHA-256 differs from `expectedSHA256[id]`, fails the save with
     /// `sourceChanged` and nothing is stored: a version never holds bytes other than those the caller hashed.
     @discardableResult
-    public func makeVersion(basedOn predecessors: Version.Predecessors?, storing changes: [Value.Change],
-                            files: [(id: Value.ID, url: URL, isUpdate: Bool)], expectedSHA256: [Value.ID: String] = [:],
-                            metadata: Version.Metadata = [:]) throws -> Version {
+    public func makeVersion(
+        basedOn predecessors: Version.Predecessors?, storing changes: [Value.Change],
+        files: [(id: Value.ID, url: URL, isUpdate: Bool)], expectedSHA256: [Value.ID: String] = [:],
+        metadata: Version.Metadata = [:]
+    ) throws -> Version {
         // The size of the value data is the files' as `commit` finds them, the same look that tells whether they changed.
-        let version = Version(id: .random(), predecessors: predecessors, timestamp: Date().timeIntervalSinceReferenceDate,
-                              valueDataSize: nil, metadata: metadata)
+        let version = Version(
+            id: .random(), predecessors: predecessors, timestamp: Date().timeIntervalSinceReferenceDate,
+            valueDataSize: nil, metadata: metadata)
         return try commit(version, changes: changes, files: files, expectedSHA256: expectedSHA256, received: false)
     }
 
@@ -51,8 +61,10 @@ extension Store {
     }
 
     @discardableResult
-    private func commit(_ proposed: Version, changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)],
-                        expectedSHA256: [Value.ID: String] = [:], received: Bool) throws -> Version {
+    private func commit(
+        _ proposed: Version, changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)],
+        expectedSHA256: [Value.ID: String] = [:], received: Bool
+    ) throws -> Version {
         var version = proposed
         let id = version.id
         func invalid(_ reason: String) -> StoreError { .invalidChanges(id, reason: reason) }
@@ -74,7 +86,9 @@ extension Store {
         // Each file looked at once: its size counts in the version, and it must look the same after it is read.
         // stat, not lstat: a source may be given as a link to it (/proc/self/fd/N for a name that is not UTF-8).
         let sources = try files.map { file in
-            guard let state = SourceFileState(file.url.path) else { throw FileError.io(path: file.url.path, operation: "read", errno: ENOENT) }
+            guard let state = SourceFileState(file.url.path) else {
+                throw FileError.io(path: file.url.path, operation: "read", errno: ENOENT)
+            }
             return state
         }
         let size = changes.valueDataSize + sources.reduce(0) { $0 + $1.size }
@@ -83,8 +97,11 @@ extension Store {
         }
         version.valueDataSize = size
         if received {
-            if version.predecessors == nil, let change = changes.first(where: { if case .insert = $0 { false } else { true } }) {
-                throw invalid("a root version may only insert, but it has a change for \(change.valueId) of another kind")
+            if version.predecessors == nil,
+                let change = changes.first(where: { if case .insert = $0 { false } else { true } })
+            {
+                throw invalid(
+                    "a root version may only insert, but it has a change for \(change.valueId) of another kind")
             }
             if version.predecessors == nil, let file = files.first(where: \.isUpdate) {
                 throw invalid("a root version may only insert, but it updates \(file.id)")
@@ -104,7 +121,9 @@ extension Store {
                     edits += MapEdit.edits(change.valueId, entry: nil)
                 case .preserve(let reference):
                     guard let entry = try entry(referencedBy: reference) else {
-                        throw invalid("it preserves value \(reference.valueId) stored in version \(reference.storedVersionId), which the store does not have")
+                        throw invalid(
+                            "it preserves value \(reference.valueId) stored in version \(reference.storedVersionId), which the store does not have"
+                        )
                     }
                     edits += MapEdit.edits(change.valueId, entry: entry)
                 }
@@ -113,7 +132,8 @@ extension Store {
                 let digest = expectedSHA256[file.id].map { _ in DigestStream(.sha256) }
                 let location = try writer.append(contentsOf: file.url, zone: .values, digest: digest)
                 guard before == SourceFileState(file.url.path), before.size == location.length,
-                      digest.map({ $0.finalizeHex() == expectedSHA256[file.id] }) ?? true else {
+                    digest.map({ $0.finalizeHex() == expectedSHA256[file.id] }) ?? true
+                else {
                     throw StoreError.sourceChanged(path: file.url.path)
                 }
                 edits += MapEdit.edits(file.id, entry: MapEntry(valueId: file.id, data: location))
@@ -130,7 +150,8 @@ extension Store {
     func entry(referencedBy reference: Value.Reference) throws -> MapEntry? {
         guard let stored = state.withLock({ $0.stored[reference.storedVersionId] }) else { return nil }
         guard let entry = try map.entry(for: reference.valueId, root: stored.mapRoot),
-              entry.storedVersionId == reference.storedVersionId else { return nil }
+            entry.storedVersionId == reference.storedVersionId
+        else { return nil }
         return entry
     }
 }

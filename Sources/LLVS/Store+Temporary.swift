@@ -16,7 +16,8 @@ extension Store {
     /// A fresh path in `temporaryDirectory`, named so a later run can tell whether its process is still alive.
     public func temporaryFile(_ label: String) -> URL {
         try? POSIX.makeDirectories(temporaryDirectory.path)
-        return temporaryDirectory.appendingPathComponent("\(TemporaryWriter.tag)-\(UUID.drawn().uuidString)-\(label)", isDirectory: false)
+        return temporaryDirectory.appendingPathComponent(
+            "\(TemporaryWriter.tag)-\(UUID.drawn().uuidString)-\(label)", isDirectory: false)
     }
 
     /// Removes what processes that ended (killed, crashed) left in `temporaryDirectory`; a live process's files
@@ -28,7 +29,9 @@ extension Store {
         for name in names {
             // Files made by `temporaryFile` start with the process ID; an `AtomicFileWriter` writing one of them
             // (a snapshot archive, a downloaded changes file) puts its own `.tmp-<pid>-` before that.
-            let unprefixed = name.hasPrefix(AtomicFileWriter.temporaryPrefix) ? name.dropFirst(AtomicFileWriter.temporaryPrefix.count) : Substring(name)
+            let unprefixed =
+                name.hasPrefix(AtomicFileWriter.temporaryPrefix)
+                ? name.dropFirst(AtomicFileWriter.temporaryPrefix.count) : Substring(name)
             guard let writer = TemporaryWriter(unprefixed) else { continue }
             if writer.isGone { try? FileManager.default.removeItem(atPath: folder + "/" + name) }
         }

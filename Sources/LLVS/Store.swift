@@ -24,31 +24,41 @@ public final class Store: Sendable {
 
     /// Makes the storage for a store, given its root folder and descriptor. The core knows `file`;
     /// other kinds (SQLite) are supplied by their modules.
-    public typealias StorageMaker = @Sendable (_ root: String, _ descriptor: StoreDescriptor, _ creating: Bool) throws -> any Storage
+    public typealias StorageMaker =
+        @Sendable (_ root: String, _ descriptor: StoreDescriptor, _ creating: Bool) throws -> any Storage
 
     public static let fileStorageMaker: StorageMaker = { root, descriptor, _ in
-        guard descriptor.storage == "file" else { throw StoreError.unsupportedStorage(kind: descriptor.storage, path: root) }
+        guard descriptor.storage == "file" else {
+            throw StoreError.unsupportedStorage(kind: descriptor.storage, path: root)
+        }
         return try FileStorage(storeRoot: root)
     }
 
     /// Opens the store at `url`, creating it with FileStorage when the folder holds none.
     public convenience init(rootDirectoryURL url: URL) throws {
         if try StoreDescriptor.read(storeRoot: url.path) == nil {
-            try self.init(creatingAt: url, descriptor: StoreDescriptor(storage: "file"), makeStorage: Self.fileStorageMaker)
+            try self.init(
+                creatingAt: url, descriptor: StoreDescriptor(storage: "file"), makeStorage: Self.fileStorageMaker)
         } else {
             try self.init(openingAt: url, makeStorage: Self.fileStorageMaker)
         }
     }
 
     /// Creates a new store; fails if `url` already holds one.
-    public convenience init(creatingAt url: URL, descriptor: StoreDescriptor = StoreDescriptor(storage: "file"),
-                            makeStorage: StorageMaker = Store.fileStorageMaker) throws {
-        try self.init(creatingAt: url, descriptor: descriptor, mapNodeCacheLimit: MapNodeCache.defaultLimit, makeStorage: makeStorage)
+    public convenience init(
+        creatingAt url: URL, descriptor: StoreDescriptor = StoreDescriptor(storage: "file"),
+        makeStorage: StorageMaker = Store.fileStorageMaker
+    ) throws {
+        try self.init(
+            creatingAt: url, descriptor: descriptor, mapNodeCacheLimit: MapNodeCache.defaultLimit,
+            makeStorage: makeStorage)
     }
 
     /// `mapNodeCacheLimit`: how many decoded map nodes to keep; a store that only reads back what it just wrote
     /// (an import's staging store) keeps few, so it neither holds nor frees them all at the end.
-    convenience init(creatingAt url: URL, descriptor: StoreDescriptor, mapNodeCacheLimit: Int, makeStorage: StorageMaker) throws {
+    convenience init(
+        creatingAt url: URL, descriptor: StoreDescriptor, mapNodeCacheLimit: Int, makeStorage: StorageMaker
+    ) throws {
         let root = url.path
         if try StoreDescriptor.read(storeRoot: root) != nil { throw StoreError.alreadyAStore(path: root) }
         try POSIX.makeDirectories(root)
@@ -59,8 +69,11 @@ public final class Store: Sendable {
 
     /// Opens an existing store; fails with `notAStore` if `url` holds none.
     public convenience init(openingAt url: URL, makeStorage: StorageMaker = Store.fileStorageMaker) throws {
-        guard let descriptor = try StoreDescriptor.read(storeRoot: url.path) else { throw StoreError.notAStore(path: url.path) }
-        try self.init(url: url, storage: makeStorage(url.path, descriptor, false), mapNodeCacheLimit: MapNodeCache.defaultLimit)
+        guard let descriptor = try StoreDescriptor.read(storeRoot: url.path) else {
+            throw StoreError.notAStore(path: url.path)
+        }
+        try self.init(
+            url: url, storage: makeStorage(url.path, descriptor, false), mapNodeCacheLimit: MapNodeCache.defaultLimit)
     }
 
     private init(url: URL, storage: any Storage, mapNodeCacheLimit: Int) throws {
@@ -92,7 +105,9 @@ public final class Store: Sendable {
             let unplaced = try state.withLock { state -> Int in
                 guard !loaded.isEmpty || !state.unplaced.isEmpty else { return 0 }
                 var seen = Set<Version.ID>()
-                let fresh = (state.unplaced + loaded).filter { state.stored[$0.version.id] == nil && seen.insert($0.version.id).inserted }
+                let fresh = (state.unplaced + loaded).filter {
+                    state.stored[$0.version.id] == nil && seen.insert($0.version.id).inserted
+                }
                 let stranded = Set(try state.history.add(unordered: fresh.map(\.version)).map(\.id))
                 for header in fresh where !stranded.contains(header.version.id) {
                     state.stored[header.version.id] = header
@@ -104,7 +119,9 @@ public final class Store: Sendable {
             guard unplaced > 0 else { break }
             if attempt == attempts - 1, unplacedAreErrors {
                 try state.withLock { state in
-                    if let version = state.unplaced.first?.version, let missing = version.predecessors?.ids.first(where: { !state.history.contains($0) }) {
+                    if let version = state.unplaced.first?.version,
+                        let missing = version.predecessors?.ids.first(where: { !state.history.contains($0) })
+                    {
                         throw StoreError.missingPredecessor(missing, of: version.id)
                     }
                 }
@@ -125,16 +142,23 @@ public final class Store: Sendable {
     /// their headers, instead of rebuilding it from the headers. The two must name the same versions.
     func adoptRestoredHistory(_ history: History, headers: [StoredVersion]) throws {
         try state.withLock { state in
-            guard state.history.isEmpty, state.stored.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }
+            guard state.history.isEmpty, state.stored.isEmpty else {
+                throw StoreError.storeNotEmpty(path: rootURL.path)
+            }
             var stored: [Version.ID: StoredVersion] = [:]
             stored.reserveCapacity(headers.count)
             for header in headers {
-                guard history.contains(header.version.id), stored.updateValue(header, forKey: header.version.id) == nil else {
-                    throw StoreError.corruptFile(path: rootURL.path, reason: "the restored version \(header.version.id) is not once in the history staged with it")
+                guard history.contains(header.version.id), stored.updateValue(header, forKey: header.version.id) == nil
+                else {
+                    throw StoreError.corruptFile(
+                        path: rootURL.path,
+                        reason: "the restored version \(header.version.id) is not once in the history staged with it")
                 }
             }
             guard stored.count == history.count else {
-                throw StoreError.corruptFile(path: rootURL.path, reason: "the staged history holds \(history.count) versions, the restored headers \(stored.count)")
+                throw StoreError.corruptFile(
+                    path: rootURL.path,
+                    reason: "the staged history holds \(history.count) versions, the restored headers \(stored.count)")
             }
             state.history = history
             state.stored = stored

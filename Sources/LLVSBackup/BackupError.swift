@@ -25,8 +25,10 @@ public enum BackupError: Error, Equatable, CustomStringConvertible {
         case .damagedObject(let id, let reason): "the backup object \(id) is damaged: \(reason)"
         case .missingObject(let id): "the backup object \(id) is missing from the store"
         case .unknownSource(let name, let known):
-            "no backup of \(name) in this version" + (known.isEmpty ? "" : " (it backs up: \(known.joined(separator: ", ")))")
-        case .sourceNeeded(let known): "this store backs up several sources; name one with --source: \(known.joined(separator: ", "))"
+            "no backup of \(name) in this version"
+                + (known.isEmpty ? "" : " (it backs up: \(known.joined(separator: ", ")))")
+        case .sourceNeeded(let known):
+            "this store backs up several sources; name one with --source: \(known.joined(separator: ", "))"
         case .unwritable(let path, let reason): "cannot write into \(path): \(reason)"
         }
     }

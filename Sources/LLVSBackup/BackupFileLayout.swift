@@ -37,7 +37,9 @@ extension BackupReader {
         switch entry.content {
         case .embedded(let data):
             guard data.count == entry.size else {
-                throw BackupError.damagedObject(id: RawName.encode(entry.name), reason: "it holds \(data.count) bytes, its entry says \(entry.size)")
+                throw BackupError.damagedObject(
+                    id: RawName.encode(entry.name), reason: "it holds \(data.count) bytes, its entry says \(entry.size)"
+                )
             }
             return BackupFileLayout(chunks: [], offsets: [0], embedded: data)
         case .chunks(let hashes):
@@ -45,11 +47,15 @@ extension BackupReader {
             offsets.reserveCapacity(hashes.count + 1)
             for hash in hashes {
                 let id = BackupObjectID.chunk(hash)
-                guard let size = try store.valueSize(id: id, at: version) else { throw BackupError.missingObject(id: id.rawValue) }
+                guard let size = try store.valueSize(id: id, at: version) else {
+                    throw BackupError.missingObject(id: id.rawValue)
+                }
                 offsets.append(offsets.last! + size)
             }
             guard offsets.last == entry.size else {
-                throw BackupError.damagedObject(id: RawName.encode(entry.name), reason: "its chunks hold \(offsets.last!) bytes, its entry says \(entry.size)")
+                throw BackupError.damagedObject(
+                    id: RawName.encode(entry.name),
+                    reason: "its chunks hold \(offsets.last!) bytes, its entry says \(entry.size)")
             }
             return BackupFileLayout(chunks: hashes, offsets: offsets)
         case .tree, .link, .device:
@@ -59,7 +65,9 @@ extension BackupReader {
 
     /// Gives the bytes of `range` of a file (clipped to its size) to `write`, reading only the chunks that hold them;
     /// each chunk read is checked against its hash, so a damaged chunk is an error, never wrong bytes.
-    public func read(_ range: Range<Int64>, of layout: BackupFileLayout, at version: Version.ID, into write: (Data) throws -> Void) throws {
+    public func read(
+        _ range: Range<Int64>, of layout: BackupFileLayout, at version: Version.ID, into write: (Data) throws -> Void
+    ) throws {
         let lower = min(max(0, range.lowerBound), layout.size)
         let clipped = lower..<max(lower, min(range.upperBound, layout.size))
         guard !clipped.isEmpty else { return }
@@ -70,9 +78,11 @@ extension BackupReader {
             let chunk = try chunkData(layout.chunks[index], at: version)
             let start = layout.offsets[index]
             guard Int64(chunk.count) == layout.offsets[index + 1] - start else {
-                throw BackupError.damagedObject(id: BackupObjectID.chunk(layout.chunks[index]).rawValue, reason: "it changed size while being read")
+                throw BackupError.damagedObject(
+                    id: BackupObjectID.chunk(layout.chunks[index]).rawValue, reason: "it changed size while being read")
             }
-            let from = Int(max(clipped.lowerBound, start) - start), to = Int(min(clipped.upperBound, layout.offsets[index + 1]) - start)
+            let from = Int(max(clipped.lowerBound, start) - start),
+                to = Int(min(clipped.upperBound, layout.offsets[index + 1]) - start)
             try write(chunk.subdata(in: from..<to))
         }
     }
@@ -81,7 +91,9 @@ extension BackupReader {
     public func chunkData(_ hash: ContentHash, at version: Version.ID) throws -> Data {
         let id = BackupObjectID.chunk(hash)
         guard let value = try store.value(id: id, at: version) else { throw BackupError.missingObject(id: id.rawValue) }
-        guard ContentHash(of: value.data) == hash else { throw BackupError.damagedObject(id: id.rawValue, reason: "its bytes do not have its hash") }
+        guard ContentHash(of: value.data) == hash else {
+            throw BackupError.damagedObject(id: id.rawValue, reason: "its bytes do not have its hash")
+        }
         return value.data
     }
 }

@@ -11,11 +11,15 @@ public enum BackupObjectID {
     public static func chunk(_ hash: ContentHash) -> Value.ID { Value.ID(prefix + "chunk/" + hash.hex) }
     public static func tree(_ hash: ContentHash) -> Value.ID { Value.ID(prefix + "tree/" + hash.hex) }
     /// The record of a source's last complete backup.
-    public static func source(_ name: String) -> Value.ID { Value.ID(sourcePrefix + SHA256.hexString(SHA256.digest(name))) }
+    public static func source(_ name: String) -> Value.ID {
+        Value.ID(sourcePrefix + SHA256.hexString(SHA256.digest(name)))
+    }
     /// What every source record's ID starts with: the records are found by a scan for it.
     public static let sourcePrefix = prefix + "source/"
     /// The record of a backup of the source still under way (its checkpoints): what a re-run resumes from.
-    public static func checkpoint(_ name: String) -> Value.ID { Value.ID(prefix + "checkpoint/" + SHA256.hexString(SHA256.digest(name))) }
+    public static func checkpoint(_ name: String) -> Value.ID {
+        Value.ID(prefix + "checkpoint/" + SHA256.hexString(SHA256.digest(name)))
+    }
     /// The names of the sources, as earlier builds read them; since a merge keeps one side's list, this build finds
     /// the sources by their records and keeps the list for those builds only.
     public static let sources = Value.ID(prefix + "sources")

@@ -22,8 +22,10 @@ public final class BackupReader: Sendable {
         try store.forEachValueId(at: version) { id in
             if id.rawValue.hasPrefix(BackupObjectID.sourcePrefix) { ids.append(id) }
         }
-        return try ids.compactMap { id in try store.value(id: id, at: version).map { try BackupSourceRecord(decoding: $0.data, id: id) } }
-            .sorted { $0.name < $1.name }
+        return try ids.compactMap { id in
+            try store.value(id: id, at: version).map { try BackupSourceRecord(decoding: $0.data, id: id) }
+        }
+        .sorted { $0.name < $1.name }
     }
 
     /// The names of the sources backed up at `version`.
@@ -49,7 +51,9 @@ public final class BackupReader: Sendable {
         let all = try records(at: version)
         guard let given else {
             guard all.count == 1 else {
-                throw all.isEmpty ? BackupError.unknownSource("any source", known: []) : BackupError.sourceNeeded(known: all.map(\.name))
+                throw all.isEmpty
+                    ? BackupError.unknownSource("any source", known: [])
+                    : BackupError.sourceNeeded(known: all.map(\.name))
             }
             return all[0]
         }
@@ -74,9 +78,12 @@ public final class BackupReader: Sendable {
 
     /// The entry at `components` (name bytes from the root) of a source's backup; nil when it has none.
     /// The root itself is given as a folder entry with no name.
-    public func entry(at components: [[UInt8]], of record: BackupSourceRecord, at version: Version.ID) throws -> BackupTreeEntry? {
+    public func entry(
+        at components: [[UInt8]], of record: BackupSourceRecord, at version: Version.ID
+    ) throws -> BackupTreeEntry? {
         guard let root = record.rootHash else { return nil }
-        var entry = BackupTreeEntry(name: [], kind: .directory, mode: 0o755, size: 0, modified: 0, modifiedNanoseconds: 0, content: .tree(root))
+        var entry = BackupTreeEntry(
+            name: [], kind: .directory, mode: 0o755, size: 0, modified: 0, modifiedNanoseconds: 0, content: .tree(root))
         for name in components {
             guard case .tree(let hash) = entry.content else { return nil }
             guard let next = try tree(hash, at: version).entry(named: name) else { return nil }
@@ -86,18 +93,24 @@ public final class BackupReader: Sendable {
     }
 
     /// Gives a file's bytes to `write`, chunk by chunk (never the whole file in memory).
-    public func writeContents(of entry: BackupTreeEntry, at version: Version.ID, into write: (Data) throws -> Void) throws {
+    public func writeContents(
+        of entry: BackupTreeEntry, at version: Version.ID, into write: (Data) throws -> Void
+    ) throws {
         try Self.writeContents(of: entry, at: version, in: store, into: write)
     }
 
     /// `writeContents` without a reader: it needs only the store (which is `Sendable`), so several threads can
     /// write files at once.
-    public static func writeContents(of entry: BackupTreeEntry, at version: Version.ID, in store: Store,
-                                     into write: (Data) throws -> Void) throws {
+    public static func writeContents(
+        of entry: BackupTreeEntry, at version: Version.ID, in store: Store,
+        into write: (Data) throws -> Void
+    ) throws {
         switch entry.content {
         case .embedded(let data):
             guard data.count == entry.size else {
-                throw BackupError.damagedObject(id: RawName.encode(entry.name), reason: "it holds \(data.count) bytes, its entry says \(entry.size)")
+                throw BackupError.damagedObject(
+                    id: RawName.encode(entry.name), reason: "it holds \(data.count) bytes, its entry says \(entry.size)"
+                )
             }
             try write(data)
         case .chunks(let hashes):
@@ -107,15 +120,23 @@ public final class BackupReader: Sendable {
             for hash in hashes {
                 let id = BackupObjectID.chunk(hash)
                 let digest = DigestStream(.sha256)
-                guard try store.writeValue(id: id, at: version, into: { piece in
-                    digest.update(piece)
-                    total += Int64(piece.count)
-                    try write(piece)
-                }) else { throw BackupError.missingObject(id: id.rawValue) }
-                guard digest.finalizeHex() == hash.hex else { throw BackupError.damagedObject(id: id.rawValue, reason: "its bytes do not have its hash") }
+                guard
+                    try store.writeValue(
+                        id: id, at: version,
+                        into: { piece in
+                            digest.update(piece)
+                            total += Int64(piece.count)
+                            try write(piece)
+                        })
+                else { throw BackupError.missingObject(id: id.rawValue) }
+                guard digest.finalizeHex() == hash.hex else {
+                    throw BackupError.damagedObject(id: id.rawValue, reason: "its bytes do not have its hash")
+                }
             }
             guard total == entry.size else {
-                throw BackupError.damagedObject(id: RawName.encode(entry.name), reason: "its chunks hold \(total) bytes, its entry says \(entry.size)")
+                throw BackupError.damagedObject(
+                    id: RawName.encode(entry.name),
+                    reason: "its chunks hold \(total) bytes, its entry says \(entry.size)")
             }
         case .tree, .link, .device:
             break

@@ -17,7 +17,9 @@ public struct BackupSourceRecord: Codable, Equatable, Sendable {
     public var bytes: Int64
     public var date: Date
 
-    public init(name: String, path: String, root: ContentHash, files: Int, folders: Int, links: Int, bytes: Int64, date: Date) {
+    public init(
+        name: String, path: String, root: ContentHash, files: Int, folders: Int, links: Int, bytes: Int64, date: Date
+    ) {
         self.name = name
         self.path = path
         self.root = root.hex
@@ -43,8 +45,13 @@ public struct BackupSourceRecord: Codable, Equatable, Sendable {
         do { self = try decoder.decode(Self.self, from: data) } catch {
             throw BackupError.damagedObject(id: id.rawValue, reason: "it is not a source record (\(error))")
         }
-        guard format == 1 else { throw BackupError.damagedObject(id: id.rawValue, reason: "source record format \(format) is not readable by this build") }
-        guard rootHash != nil else { throw BackupError.damagedObject(id: id.rawValue, reason: "its root is not a hash") }
+        guard format == 1 else {
+            throw BackupError.damagedObject(
+                id: id.rawValue, reason: "source record format \(format) is not readable by this build")
+        }
+        guard rootHash != nil else {
+            throw BackupError.damagedObject(id: id.rawValue, reason: "its root is not a hash")
+        }
     }
 }
 

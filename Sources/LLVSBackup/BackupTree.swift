@@ -17,7 +17,9 @@ public struct BackupTree: Equatable, Sendable {
     static let formatVersion: UInt8 = 1
     static let extendedFormatVersion: UInt8 = 2
 
-    var format: UInt8 { entries.contains(where: \.needsExtendedFormat) ? Self.extendedFormatVersion : Self.formatVersion }
+    var format: UInt8 {
+        entries.contains(where: \.needsExtendedFormat) ? Self.extendedFormatVersion : Self.formatVersion
+    }
 
     /// The binary form: magic, format, entry count, then each entry. Stable: the hash of these bytes names the tree.
     public func encoded() -> Data {
@@ -34,10 +36,13 @@ public struct BackupTree: Equatable, Sendable {
     public init(decoding data: Data, id: String) throws {
         var reader = ByteReader(data)
         do {
-            guard Array(try reader.raw(Self.magic.count)) == Self.magic else { throw BackupError.damagedObject(id: id, reason: "it is not a folder listing") }
+            guard Array(try reader.raw(Self.magic.count)) == Self.magic else {
+                throw BackupError.damagedObject(id: id, reason: "it is not a folder listing")
+            }
             let format = try reader.byte()
             guard format == Self.formatVersion || format == Self.extendedFormatVersion else {
-                throw BackupError.damagedObject(id: id, reason: "listing format \(format) is not readable by this build")
+                throw BackupError.damagedObject(
+                    id: id, reason: "listing format \(format) is not readable by this build")
             }
             let count = try reader.int()
             var entries: [BackupTreeEntry] = []
@@ -45,14 +50,19 @@ public struct BackupTree: Equatable, Sendable {
             for _ in 0..<count {
                 let entry = try BackupTreeEntry(decoding: &reader, id: id)
                 if entry.needsExtendedFormat, format == Self.formatVersion {
-                    throw BackupError.damagedObject(id: id, reason: "a format 1 listing holds \(RawName.encode(entry.name)), which only format 2 has")
+                    throw BackupError.damagedObject(
+                        id: id,
+                        reason: "a format 1 listing holds \(RawName.encode(entry.name)), which only format 2 has")
                 }
                 if let last = entries.last, !last.name.lexicographicallyPrecedes(entry.name) {
-                    throw BackupError.damagedObject(id: id, reason: "names out of order or repeated at \(RawName.encode(entry.name))")
+                    throw BackupError.damagedObject(
+                        id: id, reason: "names out of order or repeated at \(RawName.encode(entry.name))")
                 }
                 entries.append(entry)
             }
-            guard reader.isAtEnd else { throw BackupError.damagedObject(id: id, reason: "extra bytes after the last entry") }
+            guard reader.isAtEnd else {
+                throw BackupError.damagedObject(id: id, reason: "extra bytes after the last entry")
+            }
             self.entries = entries
         } catch let failure as ByteReader.Failure {
             throw BackupError.damagedObject(id: id, reason: failure.description)
@@ -101,8 +111,11 @@ public struct BackupTreeEntry: Equatable, Sendable {
     /// the backup met, the same in each name's entry, so a restore makes one file and links the others to it.
     public var hardLinkGroup: [UInt8]?
 
-    public init(name: [UInt8], kind: Kind, mode: UInt32, size: Int64, modified: Int64, modifiedNanoseconds: Int, content: Content,
-                hardLinkGroup: [UInt8]? = nil) {
+    public init(
+        name: [UInt8], kind: Kind, mode: UInt32, size: Int64, modified: Int64, modifiedNanoseconds: Int,
+        content: Content,
+        hardLinkGroup: [UInt8]? = nil
+    ) {
         self.name = name
         self.kind = kind
         self.mode = mode
@@ -154,15 +167,20 @@ public struct BackupTreeEntry: Equatable, Sendable {
         let nameLength = try reader.int(limit: 4096)
         name = Array(try reader.raw(nameLength))
         guard !name.isEmpty, name != [46], name != [46, 46], !name.contains(0), !name.contains(47) else {
-            throw BackupError.damagedObject(id: id, reason: "\(RawName.encode(name)) is not the name of an entry in a folder")
+            throw BackupError.damagedObject(
+                id: id, reason: "\(RawName.encode(name)) is not the name of an entry in a folder")
         }
-        guard let kind = Kind(rawValue: try reader.byte()) else { throw BackupError.damagedObject(id: id, reason: "unknown entry kind") }
+        guard let kind = Kind(rawValue: try reader.byte()) else {
+            throw BackupError.damagedObject(id: id, reason: "unknown entry kind")
+        }
         self.kind = kind
         mode = UInt32(truncatingIfNeeded: try reader.varint())
         size = Int64(bitPattern: try reader.varint())
         modified = Int64(bitPattern: try reader.uint64())
         let nanoseconds = try reader.uint32()
-        guard nanoseconds < 1_000_000_000, size >= 0 else { throw BackupError.damagedObject(id: id, reason: "bad size or time for \(RawName.encode(name))") }
+        guard nanoseconds < 1_000_000_000, size >= 0 else {
+            throw BackupError.damagedObject(id: id, reason: "bad size or time for \(RawName.encode(name))")
+        }
         modifiedNanoseconds = Int(nanoseconds)
         let tag = try reader.byte()
         switch (tag, kind) {
@@ -182,7 +200,8 @@ public struct BackupTreeEntry: Equatable, Sendable {
         case (5, _) where kind.isSpecial:
             content = .device(try reader.varint())
         default:
-            throw BackupError.damagedObject(id: id, reason: "content of kind \(tag) for a \(kind) (\(RawName.encode(name)))")
+            throw BackupError.damagedObject(
+                id: id, reason: "content of kind \(tag) for a \(kind) (\(RawName.encode(name)))")
         }
         if tag == 6 || tag == 7 {
             // A path below the source's root: relative, and no component that leaves it.
@@ -190,8 +209,10 @@ public struct BackupTreeEntry: Equatable, Sendable {
             let group = Array(try reader.raw(length))
             let components = group.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
             guard !group.isEmpty, group.first != UInt8(ascii: "/"), !group.contains(0),
-                  !components.contains(where: { $0.isEmpty || $0.elementsEqual([46]) || $0.elementsEqual([46, 46]) }) else {
-                throw BackupError.damagedObject(id: id, reason: "the hard link of \(RawName.encode(name)) names no path inside the backup")
+                !components.contains(where: { $0.isEmpty || $0.elementsEqual([46]) || $0.elementsEqual([46, 46]) })
+            else {
+                throw BackupError.damagedObject(
+                    id: id, reason: "the hard link of \(RawName.encode(name)) names no path inside the backup")
             }
             hardLinkGroup = group
         } else {

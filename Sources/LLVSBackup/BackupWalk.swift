@@ -82,17 +82,21 @@ public final class BackupWalk {
     }
 
     /// `onCommit` is given each committed version (checkpoints and the last) to make it current before the walk goes on.
-    public init(builder: VersionBuilder, name: String, directory: LocalPath, options: Options = Options(),
-                onCommit: @escaping (Version) async throws -> Void, onProgress: @escaping (Progress) -> Void = { _ in }) {
+    public init(
+        builder: VersionBuilder, name: String, directory: LocalPath, options: Options = Options(),
+        onCommit: @escaping (Version) async throws -> Void, onProgress: @escaping (Progress) -> Void = { _ in }
+    ) {
         self.builder = builder
         self.name = name
         self.directory = directory
         self.options = options
         self.onCommit = onCommit
         self.onProgress = onProgress
-        summary = Summary(record: BackupSourceRecord(name: name, path: RawName.encode(directory.bytes), root: ContentHash(of: Data()),
-                                                     files: 0, folders: 0, links: 0, bytes: 0, date: Date()),
-                          version: nil, progress: Progress())
+        summary = Summary(
+            record: BackupSourceRecord(
+                name: name, path: RawName.encode(directory.bytes), root: ContentHash(of: Data()),
+                files: 0, folders: 0, links: 0, bytes: 0, date: Date()),
+            version: nil, progress: Progress())
     }
 
     /// Reads a listing stored in the base version: a whole one, or a checkpoint's segmented one joined.
@@ -102,7 +106,9 @@ public final class BackupWalk {
         if let segmented = try SegmentedListing(decoding: value.data, id: id.rawValue) {
             return try segmented.joined(id: id.rawValue) { segment in
                 let segmentId = BackupObjectID.tree(segment)
-                guard let part = try builder.baseValue(id: segmentId) else { throw BackupError.missingObject(id: segmentId.rawValue) }
+                guard let part = try builder.baseValue(id: segmentId) else {
+                    throw BackupError.missingObject(id: segmentId.rawValue)
+                }
                 return try BackupTree(decoding: part.data, id: segmentId.rawValue)
             }
         }
@@ -119,10 +125,13 @@ public final class BackupWalk {
         let previousRoot = try previous?.rootHash.map(tree)
         let interruptedRoot = try interrupted?.rootHash.map(tree)
         stack.append(Frame())
-        let root = try await folder(directory, opened: { try OpenDirectory.open(directory) }, previous: previousRoot, interrupted: interruptedRoot)
+        let root = try await folder(
+            directory, opened: { try OpenDirectory.open(directory) }, previous: previousRoot,
+            interrupted: interruptedRoot)
         stack.removeAll()
-        let record = BackupSourceRecord(name: name, path: RawName.encode(directory.bytes), root: root, files: files,
-                                        folders: folders, links: links, bytes: totalBytes, date: Date())
+        let record = BackupSourceRecord(
+            name: name, path: RawName.encode(directory.bytes), root: root, files: files,
+            folders: folders, links: links, bytes: totalBytes, date: Date())
         summary.record = record
         if previous?.root == record.root && interrupted == nil && builder.pendingCount == 0 {
             summary.progress = progress
@@ -146,7 +155,9 @@ public final class BackupWalk {
     // MARK: Folders
 
     /// Backs up the folder's entries; returns the hash of its listing.
-    private func folder(_ local: LocalPath, opened: () throws -> OpenDirectory, previous: BackupTree?, interrupted: BackupTree?) async throws -> ContentHash {
+    private func folder(
+        _ local: LocalPath, opened: () throws -> OpenDirectory, previous: BackupTree?, interrupted: BackupTree?
+    ) async throws -> ContentHash {
         folders += 1
         progress.folders += 1
         let directory: OpenDirectory
@@ -157,20 +168,24 @@ public final class BackupWalk {
         } catch {
             // The directory backed up itself must be readable: an empty backup of it would look like everything removed.
             if stack.count == 1 { throw error }
-            summary.warnings.append("\(local.display): cannot list it (\(error)); " + (previous != nil ? "its last backup is kept" : "it is left empty"))
+            summary.warnings.append(
+                "\(local.display): cannot list it (\(error)); "
+                    + (previous != nil ? "its last backup is kept" : "it is left empty"))
             return try store(previous ?? BackupTree(entries: []))
         }
         defer { directory.close() }
         var matched = 0
-        let looks = FolderLook.take(names, in: directory, previous: previous, interrupted: interrupted, afterOpening: options.afterOpening)
+        let looks = FolderLook.take(
+            names, in: directory, previous: previous, interrupted: interrupted, afterOpening: options.afterOpening)
         for (index, raw) in names.enumerated() {
             let before = previous?.entry(named: raw)
             if before != nil { matched += 1 }
             let resumed = interrupted?.entry(named: raw)
-            guard let info = looks[index].status else { continue } // gone since the listing
-            var entry = BackupTreeEntry(name: raw, kind: .file, mode: UInt32(info.st_mode & 0o7777), size: 0,
-                                        modified: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: info.st_mtim.tv_nsec,
-                                        content: .embedded(Data()))
+            guard let info = looks[index].status else { continue }  // gone since the listing
+            var entry = BackupTreeEntry(
+                name: raw, kind: .file, mode: UInt32(info.st_mode & 0o7777), size: 0,
+                modified: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: info.st_mtim.tv_nsec,
+                content: .embedded(Data()))
             switch info.st_mode & S_IFMT {
             case S_IFDIR:
                 entry.kind = .directory
@@ -179,8 +194,9 @@ public final class BackupWalk {
                     guard let e, e.kind == .directory, case .tree(let hash) = e.content else { return nil }
                     return try tree(hash)
                 }
-                let hash = try await folder(local.appending(raw), opened: { try directory.openFolder(raw) },
-                                            previous: try subtree(before), interrupted: try subtree(resumed))
+                let hash = try await folder(
+                    local.appending(raw), opened: { try directory.openFolder(raw) },
+                    previous: try subtree(before), interrupted: try subtree(resumed))
                 stack.removeLast()
                 entry.content = .tree(hash)
             case S_IFLNK:
@@ -193,8 +209,12 @@ public final class BackupWalk {
                 links += 1
             case S_IFREG:
                 entry.size = Int64(info.st_size)
-                guard let stored = try await file(raw, in: directory, listed: info, entry: entry, candidates: [resumed, before].compactMap { $0 },
-                                            read: looks[index].read) else { continue }
+                guard
+                    let stored = try await file(
+                        raw, in: directory, listed: info, entry: entry,
+                        candidates: [resumed, before].compactMap { $0 },
+                        read: looks[index].read)
+                else { continue }
                 entry = stored
                 // Recomputed on every backup, even for an unchanged file: the first name met may be gone since.
                 entry.hardLinkGroup = info.st_nlink > 1 ? hardLinkGroup(of: info, at: local.appending(raw)) : nil
@@ -203,16 +223,19 @@ public final class BackupWalk {
                 progress.files += 1
                 onProgress(progress)
             case S_IFIFO, S_IFCHR, S_IFBLK:
-                entry.kind = switch info.st_mode & S_IFMT {
-                case S_IFIFO: .fifo
-                case S_IFCHR: .characterDevice
-                default: .blockDevice
-                }
+                entry.kind =
+                    switch info.st_mode & S_IFMT {
+                    case S_IFIFO: .fifo
+                    case S_IFCHR: .characterDevice
+                    default: .blockDevice
+                    }
                 entry.content = .device(info.st_mode & S_IFMT == S_IFIFO ? 0 : UInt64(info.st_rdev))
                 files += 1
             default:
                 // A socket is an endpoint only the program serving it can make; tar and restic leave them out too.
-                summary.warnings.append("\(local.appending(raw).display): a socket, which only the program serving it can make again; not backed up")
+                summary.warnings.append(
+                    "\(local.appending(raw).display): a socket, which only the program serving it can make again; not backed up"
+                )
                 continue
             }
             stack[stack.count - 1].entries.append(entry)
@@ -261,8 +284,9 @@ public final class BackupWalk {
             let hash = try storePartial(frameAt: index, child: child)
             let frame = stack[index]
             guard var entry = frame.entry else {
-                let record = BackupSourceRecord(name: name, path: RawName.encode(directory.bytes), root: hash, files: files,
-                                                folders: folders, links: links, bytes: totalBytes, date: Date())
+                let record = BackupSourceRecord(
+                    name: name, path: RawName.encode(directory.bytes), root: hash, files: files,
+                    folders: folders, links: links, bytes: totalBytes, date: Date())
                 try put(BackupObjectID.checkpoint(name), try record.encoded())
                 break
             }
@@ -281,7 +305,9 @@ public final class BackupWalk {
     private func storePartial(frameAt index: Int, child: BackupTreeEntry?) throws -> ContentHash {
         let entries = stack[index].entries
         let size = SegmentedListing.segmentSize
-        guard entries.count + (child == nil ? 0 : 1) > size else { return try store(BackupTree(entries: entries + (child.map { [$0] } ?? []))) }
+        guard entries.count + (child == nil ? 0 : 1) > size else {
+            return try store(BackupTree(entries: entries + (child.map { [$0] } ?? [])))
+        }
         let full = entries.count / size
         while stack[index].storedSegments.count < full {
             let start = stack[index].storedSegments.count * size
@@ -300,8 +326,10 @@ public final class BackupWalk {
 
     /// The entry of a regular file: taken from a candidate (the interrupted backup's, then the previous one's) when
     /// size, time and mode match, read otherwise. Nil when the file is left out (reported in the warnings).
-    private func file(_ name: [UInt8], in directory: OpenDirectory, listed: stat, entry: BackupTreeEntry,
-                      candidates: [BackupTreeEntry], read prefetched: SmallRead?) async throws -> BackupTreeEntry? {
+    private func file(
+        _ name: [UInt8], in directory: OpenDirectory, listed: stat, entry: BackupTreeEntry,
+        candidates: [BackupTreeEntry], read prefetched: SmallRead?
+    ) async throws -> BackupTreeEntry? {
         if let same = candidates.first(where: { Self.isUnchanged($0, entry) }) {
             summary.filesUnchanged += 1
             return same
@@ -332,14 +360,17 @@ public final class BackupWalk {
             case .vanished:
                 return vanished()
             case .unreadable(let reason):
-                summary.warnings.append("\(path.display): cannot read it (\(reason)); " + (last != nil ? "its last backup is kept" : "it is not in this backup"))
+                summary.warnings.append(
+                    "\(path.display): cannot read it (\(reason)); "
+                        + (last != nil ? "its last backup is kept" : "it is not in this backup"))
                 return last
             case .changed:
                 continue
             }
         }
-        summary.warnings.append("\(path.display): it kept changing while it was read (\(Self.maximumReads) tries); "
-                                + (last != nil ? "its last backup is kept" : "it is not in this backup"))
+        summary.warnings.append(
+            "\(path.display): it kept changing while it was read (\(Self.maximumReads) tries); "
+                + (last != nil ? "its last backup is kept" : "it is not in this backup"))
         return last
     }
 
@@ -363,12 +394,14 @@ public final class BackupWalk {
     /// Reads a file once: embedded when small, else cut into chunks, each new one written to storage but named only
     /// if the file is the one listed and looked the same after the read (inode, size, modification and change
     /// times), so a version never holds bytes other than the file's at one moment.
-    private func read(_ name: [UInt8], in directory: OpenDirectory, listed: stat, entry: BackupTreeEntry) async throws -> ReadOutcome {
+    private func read(
+        _ name: [UInt8], in directory: OpenDirectory, listed: stat, entry: BackupTreeEntry
+    ) async throws -> ReadOutcome {
         let fd = directory.openFile(name)
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT { return .vanished }
-            if code == ELOOP || code == ENXIO { return .changed } // replaced by a link or a FIFO since it was listed
+            if code == ELOOP || code == ENXIO { return .changed }  // replaced by a link or a FIFO since it was listed
             return .unreadable(String(cString: strerror(code)))
         }
         defer { close(fd) }
@@ -384,7 +417,9 @@ public final class BackupWalk {
         var named = Set<ContentHash>()
         do {
             if before.st_size <= Self.embeddedLimit {
-                return SmallRead.read(fd, listed: before).outcome(entry: result, listed: before).counted { progress.bytesRead += $0 }
+                return SmallRead.read(fd, listed: before).outcome(entry: result, listed: before).counted {
+                    progress.bytesRead += $0
+                }
             } else {
                 var hashes: [ContentHash] = []
                 let reader = FileChunkReader(fd: fd, chunker: chunker)
@@ -414,10 +449,12 @@ public final class BackupWalk {
         }
         progress.bytesRead += total
         var after = stat()
-        guard fstat(fd, &after) == 0, after.st_mode & S_IFMT == S_IFREG, after.st_ino == before.st_ino, after.st_dev == before.st_dev,
-              total == Int64(before.st_size), after.st_size == before.st_size,
-              after.st_mtim.tv_sec == before.st_mtim.tv_sec, after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
-              after.st_ctim.tv_sec == before.st_ctim.tv_sec, after.st_ctim.tv_nsec == before.st_ctim.tv_nsec else { return .changed }
+        guard fstat(fd, &after) == 0, after.st_mode & S_IFMT == S_IFREG, after.st_ino == before.st_ino,
+            after.st_dev == before.st_dev,
+            total == Int64(before.st_size), after.st_size == before.st_size,
+            after.st_mtim.tv_sec == before.st_mtim.tv_sec, after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
+            after.st_ctim.tv_sec == before.st_ctim.tv_sec, after.st_ctim.tv_nsec == before.st_ctim.tv_nsec
+        else { return .changed }
         for (id, data) in written {
             builder.set(id, to: data)
             progress.bytesStored += data.count

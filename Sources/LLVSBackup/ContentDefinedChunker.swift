@@ -22,7 +22,7 @@ public struct ContentDefinedChunker: Sendable {
 
     /// 256 pseudo-random words from SplitMix64 with a fixed seed.
     static let gear: [UInt64] = {
-        var state: UInt64 = 0x4C4C_5653_4344_4331 // "LLVSCDC1"
+        var state: UInt64 = 0x4C4C_5653_4344_4331  // "LLVSCDC1"
         return (0..<256).map { _ in
             state &+= 0x9E37_79B9_7F4A_7C15
             var z = state

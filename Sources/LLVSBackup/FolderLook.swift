@@ -12,12 +12,14 @@ enum SmallRead: Sendable {
     case changed
 
     /// Opens, reads and closes a small file of `directory` (the open uses no path walk, nor follows a link).
-    static func read(_ name: [UInt8], in directory: OpenDirectory, listed: stat, afterOpening: (@Sendable ([UInt8]) -> Void)? = nil) -> SmallRead {
+    static func read(
+        _ name: [UInt8], in directory: OpenDirectory, listed: stat, afterOpening: (@Sendable ([UInt8]) -> Void)? = nil
+    ) -> SmallRead {
         let fd = directory.openFile(name)
         guard fd >= 0 else {
             switch errno {
             case ENOENT: return .vanished
-            case ELOOP, ENXIO: return .changed // replaced by a link or a FIFO since it was listed
+            case ELOOP, ENXIO: return .changed  // replaced by a link or a FIFO since it was listed
             case let code: return .unreadable(code)
             }
         }
@@ -53,9 +55,10 @@ enum SmallRead: Sendable {
         switch self {
         case .data(let data, let after):
             guard after.st_mode & S_IFMT == S_IFREG, after.st_ino == listed.st_ino, after.st_dev == listed.st_dev,
-                  after.st_size == listed.st_size, after.st_mtim.tv_sec == listed.st_mtim.tv_sec,
-                  after.st_mtim.tv_nsec == listed.st_mtim.tv_nsec, after.st_ctim.tv_sec == listed.st_ctim.tv_sec,
-                  after.st_ctim.tv_nsec == listed.st_ctim.tv_nsec else { return .changed }
+                after.st_size == listed.st_size, after.st_mtim.tv_sec == listed.st_mtim.tv_sec,
+                after.st_mtim.tv_nsec == listed.st_mtim.tv_nsec, after.st_ctim.tv_sec == listed.st_ctim.tv_sec,
+                after.st_ctim.tv_nsec == listed.st_ctim.tv_nsec
+            else { return .changed }
             var result = entry
             result.size = Int64(listed.st_size)
             result.modified = Int64(listed.st_mtim.tv_sec)
@@ -80,16 +83,25 @@ struct FolderLook: Sendable {
     static let parallelFrom = 16
     static let workers = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
 
-    static func take(_ names: [[UInt8]], in directory: OpenDirectory, previous: BackupTree?, interrupted: BackupTree?,
-                     afterOpening: (@Sendable ([UInt8]) -> Void)?) -> [FolderLook] {
+    static func take(
+        _ names: [[UInt8]], in directory: OpenDirectory, previous: BackupTree?, interrupted: BackupTree?,
+        afterOpening: (@Sendable ([UInt8]) -> Void)?
+    ) -> [FolderLook] {
         @Sendable func look(_ name: [UInt8]) -> FolderLook {
             guard let info = directory.status(name) else { return FolderLook(status: nil, read: nil) }
-            guard info.st_mode & S_IFMT == S_IFREG, info.st_size <= BackupWalk.embeddedLimit else { return FolderLook(status: info, read: nil) }
-            let entry = BackupTreeEntry(name: name, kind: .file, mode: UInt32(info.st_mode & 0o7777), size: Int64(info.st_size),
-                                        modified: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: info.st_mtim.tv_nsec, content: .embedded(Data()))
+            guard info.st_mode & S_IFMT == S_IFREG, info.st_size <= BackupWalk.embeddedLimit else {
+                return FolderLook(status: info, read: nil)
+            }
+            let entry = BackupTreeEntry(
+                name: name, kind: .file, mode: UInt32(info.st_mode & 0o7777), size: Int64(info.st_size),
+                modified: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: info.st_mtim.tv_nsec,
+                content: .embedded(Data()))
             let candidates = [interrupted?.entry(named: name), previous?.entry(named: name)].compactMap { $0 }
-            if candidates.contains(where: { BackupWalk.isUnchanged($0, entry) }) { return FolderLook(status: info, read: nil) }
-            return FolderLook(status: info, read: SmallRead.read(name, in: directory, listed: info, afterOpening: afterOpening))
+            if candidates.contains(where: { BackupWalk.isUnchanged($0, entry) }) {
+                return FolderLook(status: info, read: nil)
+            }
+            return FolderLook(
+                status: info, read: SmallRead.read(name, in: directory, listed: info, afterOpening: afterOpening))
         }
         guard names.count >= parallelFrom, workers > 1 else { return names.map(look) }
         let results = UnsafeMutableBufferPointer<FolderLook>.allocate(capacity: names.count)

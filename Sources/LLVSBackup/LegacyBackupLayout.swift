@@ -61,8 +61,10 @@ public enum LegacyBackupLayout {
     /// first, links last as leaves; an entry below a link the store holds, or below a link or file found in the
     /// destination, is refused and reported, never followed.
     /// - Returns: how many entries were restored, and why each refused one was.
-    public static func restore(_ paths: [String], at version: Version.ID, from store: Store, into destination: String,
-                               modeMask: UInt32) throws -> (restored: Int, refused: [String]) {
+    public static func restore(
+        _ paths: [String], at version: Version.ID, from store: Store, into destination: String,
+        modeMask: UInt32
+    ) throws -> (restored: Int, refused: [String]) {
         let tree = try RestoreTree(destination: destination)
         var records: [(path: String, components: [String], entry: Entry)] = []
         var refused: [String] = []
@@ -73,7 +75,8 @@ public enum LegacyBackupLayout {
                 continue
             }
             guard let metaValue = try store.value(id: metaId(path), at: version),
-                  let entry = try? JSONDecoder().decode(Entry.self, from: metaValue.data) else { continue }
+                let entry = try? JSONDecoder().decode(Entry.self, from: metaValue.data)
+            else { continue }
             records.append((path, components, entry))
         }
         let links = Set(records.filter { $0.entry.kind == .symlink }.map(\.path))
@@ -99,11 +102,14 @@ public enum LegacyBackupLayout {
                     folders.append((record.components, record.entry))
                 case .file:
                     // Streamed from the store to the file: a large file is never whole in memory.
-                    try tree.writeFile(record.components, mode: record.entry.mode & modeMask, modified: record.entry.modifiedTime) { write in
+                    try tree.writeFile(
+                        record.components, mode: record.entry.mode & modeMask, modified: record.entry.modifiedTime
+                    ) { write in
                         try store.writeValue(id: Value.ID(record.path), at: version, into: write)
                     }
                 case .symlink:
-                    try tree.makeLink(record.components, target: record.entry.target ?? "", modified: record.entry.modifiedTime)
+                    try tree.makeLink(
+                        record.components, target: record.entry.target ?? "", modified: record.entry.modifiedTime)
                 }
                 restored += 1
             } catch let refusal as RestoreTree.Refusal {
@@ -112,7 +118,8 @@ public enum LegacyBackupLayout {
         }
         // Deepest first, so a folder made read-only does not stop the ones inside it.
         for folder in folders.sorted(by: { $0.components.count > $1.components.count }) {
-            try? tree.finishDirectory(folder.components, mode: folder.entry.mode & modeMask, modified: folder.entry.modifiedTime)
+            try? tree.finishDirectory(
+                folder.components, mode: folder.entry.mode & modeMask, modified: folder.entry.modifiedTime)
         }
         return (restored, refused)
     }

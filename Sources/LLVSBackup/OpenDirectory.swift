@@ -13,7 +13,9 @@ struct OpenDirectory: Sendable {
 
     static func open(_ path: LocalPath) throws -> OpenDirectory {
         let fd = path.withCString { Glibc.open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard fd >= 0 else { throw BackupError.unreadable(path: path.display, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else {
+            throw BackupError.unreadable(path: path.display, reason: String(cString: strerror(errno)))
+        }
         return OpenDirectory(fd: fd, path: path)
     }
 
@@ -22,7 +24,9 @@ struct OpenDirectory: Sendable {
     /// A folder inside this one; never through a symlink.
     func openFolder(_ name: [UInt8]) throws -> OpenDirectory {
         let child = Self.withName(name) { openat(fd, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-        guard child >= 0 else { throw BackupError.unreadable(path: path.appending(name).display, reason: String(cString: strerror(errno))) }
+        guard child >= 0 else {
+            throw BackupError.unreadable(path: path.appending(name).display, reason: String(cString: strerror(errno)))
+        }
         return OpenDirectory(fd: child, path: path.appending(name))
     }
 
@@ -43,7 +47,9 @@ struct OpenDirectory: Sendable {
             if name == [46] || name == [46, 46] { continue }
             names.append(name)
         }
-        guard errno == 0 else { throw BackupError.unreadable(path: path.display, reason: String(cString: strerror(errno))) }
+        guard errno == 0 else {
+            throw BackupError.unreadable(path: path.display, reason: String(cString: strerror(errno)))
+        }
         return names.sorted { $0.lexicographicallyPrecedes($1) }
     }
 

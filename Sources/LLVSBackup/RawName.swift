@@ -15,12 +15,18 @@ public enum RawName {
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var pending = Array(bytes)[...]
-        func escape(_ slice: ArraySlice<UInt8>) { for byte in slice { out.append(Unicode.Scalar(base + UInt32(byte))!) } }
+        func escape(_ slice: ArraySlice<UInt8>) {
+            for byte in slice { out.append(Unicode.Scalar(base + UInt32(byte))!) }
+        }
         while true {
             switch parser.parseScalar(from: &iterator) {
             case .valid(let encoded):
                 let scalar = Unicode.UTF8.decode(encoded)
-                if (base...(base + 0xFF)).contains(scalar.value) { escape(pending.prefix(encoded.count)) } else { out.append(scalar) }
+                if (base...(base + 0xFF)).contains(scalar.value) {
+                    escape(pending.prefix(encoded.count))
+                } else {
+                    out.append(scalar)
+                }
                 pending = pending.dropFirst(encoded.count)
             case .error(let length):
                 escape(pending.prefix(length))

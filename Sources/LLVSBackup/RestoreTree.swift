@@ -34,7 +34,9 @@ public final class RestoreTree {
         self.destination = destination
         try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
         root = Glibc.open(destination, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard root >= 0 else { throw BackupError.unwritable(path: destination, reason: String(cString: strerror(errno))) }
+        guard root >= 0 else {
+            throw BackupError.unwritable(path: destination, reason: String(cString: strerror(errno)))
+        }
     }
 
     deinit {
@@ -48,7 +50,8 @@ public final class RestoreTree {
     /// them through the raw-name encoding).
     static func check(_ name: String, in components: [String]) throws {
         let bytes = RawName.decode(name)
-        guard !bytes.isEmpty, !bytes.contains(UInt8(ascii: "/")), !bytes.contains(0), bytes != [46], bytes != [46, 46] else {
+        guard !bytes.isEmpty, !bytes.contains(UInt8(ascii: "/")), !bytes.contains(0), bytes != [46], bytes != [46, 46]
+        else {
             throw Refusal.failed(display(components), "not a name inside DEST")
         }
     }
@@ -70,7 +73,9 @@ public final class RestoreTree {
                 fd = RawName.withCString(name) { openat(parent, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             }
             guard fd >= 0 else {
-                if errno == ELOOP || errno == ENOTDIR { throw Refusal.notADirectory(Self.display(Array(components[...index]))) }
+                if errno == ELOOP || errno == ENOTDIR {
+                    throw Refusal.notADirectory(Self.display(Array(components[...index])))
+                }
                 throw Refusal.failed(Self.display(Array(components[...index])), String(cString: strerror(errno)))
             }
             open.append(fd)
@@ -82,15 +87,19 @@ public final class RestoreTree {
     /// Writes a file: `fill` gives the contents, in pieces, to a fresh temporary file in the real parent directory,
     /// which is created, written, given its mode and time through the one descriptor, and then renamed over the
     /// leaf: one new inode per file (writing through a path that made its own temporary would cost a second).
-    public func writeFile(_ components: [String], mode: UInt32, modified: timespec, fill: (_ write: (Data) throws -> Void) throws -> Void) throws {
+    public func writeFile(
+        _ components: [String], mode: UInt32, modified: timespec, fill: (_ write: (Data) throws -> Void) throws -> Void
+    ) throws {
         let parent = try directory(Array(components.dropLast()))
         try Self.writeFile(components, in: parent, mode: mode, modified: modified, fill: fill)
     }
 
     /// `writeFile` into `parent`, the open directory of `components` without its leaf (from `directory`, kept open
     /// by the caller): safe from several threads at once, so a folder's files are written in parallel.
-    public static func writeFile(_ components: [String], in parent: Int32, mode: UInt32, modified: timespec,
-                          fill: (_ write: (Data) throws -> Void) throws -> Void) throws {
+    public static func writeFile(
+        _ components: [String], in parent: Int32, mode: UInt32, modified: timespec,
+        fill: (_ write: (Data) throws -> Void) throws -> Void
+    ) throws {
         let name = components[components.count - 1]
         try check(name, in: components)
         // `UUID.drawn()`, not `UUID()`: Foundation's opens `/dev/urandom` for each one.
@@ -105,12 +114,16 @@ public final class RestoreTree {
                     while offset < raw.count {
                         let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
                         if written < 0, errno == EINTR { continue }
-                        guard written > 0 else { throw Refusal.failed(display(components), String(cString: strerror(errno))) }
+                        guard written > 0 else {
+                            throw Refusal.failed(display(components), String(cString: strerror(errno)))
+                        }
                         offset += written
                     }
                 }
             }
-            guard fchmod(fd, mode_t(mode)) == 0 else { throw Refusal.failed(display(components), String(cString: strerror(errno))) }
+            guard fchmod(fd, mode_t(mode)) == 0 else {
+                throw Refusal.failed(display(components), String(cString: strerror(errno)))
+            }
             var times = [modified, modified]
             futimens(fd, &times)
         } catch {
@@ -138,27 +151,35 @@ public final class RestoreTree {
 
     /// Clears the leaf `name` of `parent` for a new entry: a file or link there goes (it is replaced, never written
     /// through), a folder stays and refuses the entry.
-    private static func clearLeaf(_ name: UnsafePointer<CChar>, in parent: Int32, _ components: [String], for what: String) throws {
+    private static func clearLeaf(
+        _ name: UnsafePointer<CChar>, in parent: Int32, _ components: [String], for what: String
+    ) throws {
         var info = stat()
         guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
-        guard info.st_mode & S_IFMT != S_IFDIR else { throw Refusal.failed(display(components), "a folder is in the way of the \(what)") }
+        guard info.st_mode & S_IFMT != S_IFDIR else {
+            throw Refusal.failed(display(components), "a folder is in the way of the \(what)")
+        }
         unlinkat(parent, name, 0)
     }
 
     /// Makes a FIFO or a device as a leaf (devices only as root, as `mknod` allows), with its mode and time.
-    public func makeSpecial(_ components: [String], kind: BackupTreeEntry.Kind, device: UInt64, mode: UInt32, modified: timespec) throws {
+    public func makeSpecial(
+        _ components: [String], kind: BackupTreeEntry.Kind, device: UInt64, mode: UInt32, modified: timespec
+    ) throws {
         let parent = try directory(Array(components.dropLast()))
         let name = components[components.count - 1]
         try Self.check(name, in: components)
-        let type: mode_t = switch kind {
-        case .fifo: S_IFIFO
-        case .characterDevice: S_IFCHR
-        default: S_IFBLK
-        }
+        let type: mode_t =
+            switch kind {
+            case .fifo: S_IFIFO
+            case .characterDevice: S_IFCHR
+            default: S_IFBLK
+            }
         try RawName.withCString(name) { name in
             try Self.clearLeaf(name, in: parent, components, for: "\(kind)")
             guard mknodat(parent, name, type | mode_t(mode & 0o7777), dev_t(device)) == 0 else {
-                let reason = errno == EPERM && kind != .fifo
+                let reason =
+                    errno == EPERM && kind != .fifo
                     ? "a device (number \(device)) that only root can make; not restored"
                     : String(cString: strerror(errno))
                 throw Refusal.failed(Self.display(components), reason)
@@ -182,7 +203,9 @@ public final class RestoreTree {
         try Self.check(name, in: components)
         return try RawName.withCString(first[first.count - 1]) { target in
             var info = stat()
-            guard fstatat(firstParent, target, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+            guard fstatat(firstParent, target, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                return false
+            }
             return try RawName.withCString(name) { name in
                 try Self.clearLeaf(name, in: parent, components, for: "hard link")
                 return linkat(firstParent, target, parent, name, 0) == 0
@@ -198,7 +221,9 @@ public final class RestoreTree {
         try RawName.withCString(name) { name in
             var info = stat()
             if fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
-                guard info.st_mode & S_IFMT != S_IFDIR else { throw Refusal.failed(Self.display(components), "a folder is in the way of the link") }
+                guard info.st_mode & S_IFMT != S_IFDIR else {
+                    throw Refusal.failed(Self.display(components), "a folder is in the way of the link")
+                }
                 unlinkat(parent, name, 0)
             }
             guard RawName.withCString(target, { symlinkat($0, parent, name) }) == 0 else {

@@ -32,7 +32,9 @@ struct SegmentedListing: Equatable {
             _ = try reader.raw(Self.magic.count)
             let count = try reader.int(limit: 1 << 20)
             segments = try (0..<count).map { _ in ContentHash(bytes: try reader.raw(32))! }
-            guard reader.isAtEnd else { throw BackupError.damagedObject(id: id, reason: "extra bytes after the last segment") }
+            guard reader.isAtEnd else {
+                throw BackupError.damagedObject(id: id, reason: "extra bytes after the last segment")
+            }
         } catch let failure as ByteReader.Failure {
             throw BackupError.damagedObject(id: id, reason: failure.description)
         }
@@ -46,7 +48,8 @@ struct SegmentedListing: Equatable {
         var entries: [BackupTreeEntry] = []
         for segment in segments {
             let part = try tree(segment)
-            if let last = entries.last, let first = part.entries.first, !last.name.lexicographicallyPrecedes(first.name) {
+            if let last = entries.last, let first = part.entries.first, !last.name.lexicographicallyPrecedes(first.name)
+            {
                 throw BackupError.damagedObject(id: id, reason: "its segments' names are out of order")
             }
             entries += part.entries

@@ -20,7 +20,9 @@ public struct TreeRestore {
     /// Where this restore put the first name of each hard-link group it met: later names are linked to it.
     private var hardLinkFirsts: [[UInt8]: [String]] = [:]
 
-    public init(reader: BackupReader, version: Version.ID, destination: String, modeMask: UInt32, paths: [String]) throws {
+    public init(
+        reader: BackupReader, version: Version.ID, destination: String, modeMask: UInt32, paths: [String]
+    ) throws {
         self.reader = reader
         self.version = version
         self.tree = try RestoreTree(destination: destination)
@@ -41,7 +43,9 @@ public struct TreeRestore {
     }
 
     public mutating func run(_ record: BackupSourceRecord) throws {
-        guard let root = record.rootHash else { throw BackupError.damagedObject(id: record.name, reason: "its root is not a hash") }
+        guard let root = record.rootHash else {
+            throw BackupError.damagedObject(id: record.name, reason: "its root is not a hash")
+        }
         try folder(root, names: [], components: [])
     }
 
@@ -77,7 +81,8 @@ public struct TreeRestore {
                 case (.symlink, _):
                     links.append(entry)
                 case (let kind, .device(let number)) where kind.isSpecial:
-                    try tree.makeSpecial(child, kind: kind, device: number, mode: entry.mode & modeMask, modified: entry.modifiedTime)
+                    try tree.makeSpecial(
+                        child, kind: kind, device: number, mode: entry.mode & modeMask, modified: entry.modifiedTime)
                     restored += 1
                 default:
                     refused.append("\(RestoreTree.display(child)): its entry is damaged")
@@ -113,7 +118,9 @@ public struct TreeRestore {
     /// rename) and its reads from the store, and one thread would leave the other core idle. Each is streamed chunk
     /// by chunk from the store to the file, never whole in memory. Refusals are kept in the folder's order; any other
     /// failure stops the files not yet started and is thrown (the first in the folder's order).
-    private mutating func writeFiles(_ files: [(entry: BackupTreeEntry, components: [String])], in components: [String]) throws {
+    private mutating func writeFiles(
+        _ files: [(entry: BackupTreeEntry, components: [String])], in components: [String]
+    ) throws {
         guard !files.isEmpty else { return }
         let parent: Int32
         do { parent = try tree.directory(components) } catch let refusal as RestoreTree.Refusal {
@@ -127,7 +134,8 @@ public struct TreeRestore {
             guard failure.withLock({ $0 == nil }) else { return }
             let (entry, child) = files[index]
             do {
-                try RestoreTree.writeFile(child, in: parent, mode: entry.mode & modeMask, modified: entry.modifiedTime) { write in
+                try RestoreTree.writeFile(child, in: parent, mode: entry.mode & modeMask, modified: entry.modifiedTime)
+                { write in
                     try BackupReader.writeContents(of: entry, at: version, in: store, into: write)
                 }
             } catch let refusal as RestoreTree.Refusal {

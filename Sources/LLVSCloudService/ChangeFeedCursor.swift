@@ -32,15 +32,19 @@ public struct FeedCursor: Codable, Sendable, Equatable {
     }
 
     /// A new cursor at the service's `token`, with the IDs of the watched folders that exist, as the text to store.
-    public static func start(at token: String, watching folders: [String], id: (String) async throws -> String?) async throws -> String {
+    public static func start(
+        at token: String, watching folders: [String], id: (String) async throws -> String?
+    ) async throws -> String {
         var cursor = FeedCursor(token: token)
         try await cursor.resolve(folders, id: id)
         return cursor.text
     }
 
     /// A stored cursor read back, with the IDs of the watched folders made since it was taken looked up.
-    public static func resume(_ text: String, service: String, watching folders: [String],
-                              id: (String) async throws -> String?) async throws -> FeedCursor {
+    public static func resume(
+        _ text: String, service: String, watching folders: [String],
+        id: (String) async throws -> String?
+    ) async throws -> FeedCursor {
         var cursor = try FeedCursor(text: text, service: service)
         try await cursor.resolve(folders, id: id)
         return cursor
@@ -59,15 +63,21 @@ extension FeedCursor {
     /// `start(at:watching:id:)` for a service whose folders are found by ID through `paths`: a watched folder's ID
     /// comes from the cache or is looked up, never made. `components` turns a watched path into the cache's
     /// components (encoded as the service stores names).
-    public static func start<Directory>(at token: String, watching folders: [String], in paths: IDPathCache<Directory>,
-                                        components: (String) throws -> [String] = CloudPath.components) async throws -> String {
+    public static func start<Directory>(
+        at token: String, watching folders: [String], in paths: IDPathCache<Directory>,
+        components: (String) throws -> [String] = CloudPath.components
+    ) async throws -> String {
         try await start(at: token, watching: folders) { try await paths.folderID(try components($0), creating: false) }
     }
 
     /// `resume(_:service:watching:id:)` with the watched folders' IDs from `paths`.
-    public static func resume<Directory>(_ text: String, service: String, watching folders: [String], in paths: IDPathCache<Directory>,
-                                         components: (String) throws -> [String] = CloudPath.components) async throws -> FeedCursor {
-        try await resume(text, service: service, watching: folders) { try await paths.folderID(try components($0), creating: false) }
+    public static func resume<Directory>(
+        _ text: String, service: String, watching folders: [String], in paths: IDPathCache<Directory>,
+        components: (String) throws -> [String] = CloudPath.components
+    ) async throws -> FeedCursor {
+        try await resume(text, service: service, watching: folders) {
+            try await paths.folderID(try components($0), creating: false)
+        }
     }
 }
 
@@ -94,8 +104,10 @@ extension FeedCursor {
     /// one). A watched folder that was removed makes the cursor meaningless (its files went with it, and the feed
     /// may not list them one by one): `cursorExpired`, so the caller lists in full. `found` is told each entry
     /// inside a watched folder, with that folder's path, so the connector can remember or forget the item's ID.
-    public func changes<Item>(_ entries: [FeedEntry<Item>], next: FeedCursor, service: String,
-                              found: (String, FeedEntry<Item>) -> Void = { _, _ in }) throws -> CloudChangeSet {
+    public func changes<Item>(
+        _ entries: [FeedEntry<Item>], next: FeedCursor, service: String,
+        found: (String, FeedEntry<Item>) -> Void = { _, _ in }
+    ) throws -> CloudChangeSet {
         let pathByID = Dictionary(folders.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         var set = CloudChangeSet(cursor: next.text)
         for entry in entries {
@@ -119,8 +131,10 @@ extension IDPathCache {
     /// remembered, as they existed at the cursor and are still there (their removal would have expired it), so
     /// paths below them resolve, and uploads into them go, without looking them up again. `components` turns a
     /// watched folder's path into the cache's components (a connector that encodes names encodes them here).
-    public func changes(_ entries: [FeedEntry<Directory.Item>], cursor: FeedCursor, next: FeedCursor, service: String,
-                        components: (String) throws -> [String]) throws -> CloudChangeSet {
+    public func changes(
+        _ entries: [FeedEntry<Directory.Item>], cursor: FeedCursor, next: FeedCursor, service: String,
+        components: (String) throws -> [String]
+    ) throws -> CloudChangeSet {
         let changes = try cursor.changes(entries, next: next, service: service) { folder, entry in
             guard let item = entry.item, let path = try? components(folder) + [item.name] else { return }
             if entry.present { remember(path, item) } else { forget(path) }

@@ -7,8 +7,10 @@ extension ServiceClient {
     /// request whose answer was lost or was a 5xx, so before sending it again this looks whether the item landed.
     /// This is the request's only retry point: the HTTP client sends each attempt once, and all attempts together
     /// are at most the policy's `maximumAttempts`.
-    public func createOnce<T: Sendable>(_ request: HTTPRequest, path: String, authorization: Authorization = .account,
-                                        decode: (HTTPResponse) throws -> T, landed: () async throws -> T?) async throws -> T {
+    public func createOnce<T: Sendable>(
+        _ request: HTTPRequest, path: String, authorization: Authorization = .account,
+        decode: (HTTPResponse) throws -> T, landed: () async throws -> T?
+    ) async throws -> T {
         let policy = retryPolicy
         var request = request
         request.maximumAttempts = 1
@@ -22,7 +24,9 @@ extension ServiceClient {
                 guard attempt < policy.maximumAttempts else { throw error }
                 if let item = try await landed() { return item }
                 // A refusal already holds every request of the remote back through the pacer; other failures back off.
-                if case .transient = error { try await policy.sleep(policy.delay(beforeRetry: attempt, retryAfter: nil)) }
+                if case .transient = error {
+                    try await policy.sleep(policy.delay(beforeRetry: attempt, retryAfter: nil))
+                }
                 attempt += 1
             }
         }

@@ -98,7 +98,8 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
         let path = components.joined(separator: "/")
         let directory = directory
         let parentPath = components.dropLast().joined(separator: "/")
-        if let all = try await listings.run(folderID, { try await directory.allItems(in: folderID, path: parentPath) }) {
+        if let all = try await listings.run(folderID, { try await directory.allItems(in: folderID, path: parentPath) })
+        {
             let parent = components.dropLast()
             for item in all { remember(parent + [item.name], item) }
             let wanted = key(components)
@@ -133,7 +134,9 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
             let path = prefix.joined(separator: "/")
             let found = try await directory.items(named: components[depth], in: id, path: path)
             guard let folder = directory.preferred(found.filter(\.isFolder)) else {
-                if !found.isEmpty, depth == components.count - 1 { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true) }
+                if !found.isEmpty, depth == components.count - 1 {
+                    throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true)
+                }
                 return nil
             }
             remember(prefix, folder)
@@ -163,7 +166,10 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
             return created.id
         }
         // Another client may have made the same folder at the same moment: every client takes the preferred one.
-        guard let folder = directory.preferred(try await directory.items(named: name, in: parentID, path: path).filter(\.isFolder)) else {
+        guard
+            let folder = directory.preferred(
+                try await directory.items(named: name, in: parentID, path: path).filter(\.isFolder))
+        else {
             throw CloudFileSystemError.transient("the service did not create the folder \(path); try again")
         }
         remember(components, folder)
@@ -173,9 +179,13 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
     /// Runs `body` with the ID of the folder that is to hold `path` (`parent`, made when missing). When `body` finds
     /// that folder gone (`notFound` or `parentMissing`: removed since it was cached), it is forgotten, found or made
     /// again, and `body` runs once more; a second miss is `parentMissing`.
-    public func intoFolder<T>(_ parent: [String], for path: String, _ body: (String) async throws -> T) async throws -> T {
+    public func intoFolder<T>(
+        _ parent: [String], for path: String, _ body: (String) async throws -> T
+    ) async throws -> T {
         for attempt in 1...2 {
-            guard let folderID = try await folderID(parent, creating: true) else { throw CloudFileSystemError.parentMissing(path: path) }
+            guard let folderID = try await folderID(parent, creating: true) else {
+                throw CloudFileSystemError.parentMissing(path: path)
+            }
             do {
                 return try await body(folderID)
             } catch let error as CloudFileSystemError where attempt == 1 && error.isMissingFolder {
@@ -189,15 +199,20 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
     /// lookup; `notFound` when the folder is missing (a cached ID that went is forgotten). For directories that
     /// list whole folders (`allItems`); `path` names the folder in errors.
     public func children(of components: [String], path: String) async throws -> [Directory.Item] {
-        guard let id = try await folderID(components, creating: false) else { throw CloudFileSystemError.notFound(path: path) }
+        guard let id = try await folderID(components, creating: false) else {
+            throw CloudFileSystemError.notFound(path: path)
+        }
         let items: [Directory.Item]?
         do {
             items = try await directory.allItems(in: id, path: path)
         } catch CloudFileSystemError.notFound {
-            forget(components) // removed since it was cached
+            forget(components)  // removed since it was cached
             throw CloudFileSystemError.notFound(path: path)
         }
-        guard let items else { throw CloudFileSystemError.server(status: 0, message: "this service lists a folder by query, not as a whole") }
+        guard let items else {
+            throw CloudFileSystemError.server(
+                status: 0, message: "this service lists a folder by query, not as a whole")
+        }
         for item in items { remember(components + [item.name], item) }
         return items
     }

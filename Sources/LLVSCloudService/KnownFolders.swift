@@ -12,7 +12,8 @@ public final class KnownFolders: Sendable {
     public var caseInsensitive: Bool { keys.caseInsensitive }
 
     public init(caseInsensitive: Bool = false, canonicallyEquivalentNamesCollide: Bool = false) {
-        keys = PathKeys(caseInsensitive: caseInsensitive, canonicallyEquivalentNamesCollide: canonicallyEquivalentNamesCollide)
+        keys = PathKeys(
+            caseInsensitive: caseInsensitive, canonicallyEquivalentNamesCollide: canonicallyEquivalentNamesCollide)
     }
 
     private func key(_ components: some Collection<String>) -> String { keys.key(components) }
@@ -54,8 +55,10 @@ public final class KnownFolders: Sendable {
     /// Runs `body` once the folders of `parent` exist (made by `make` where not known). When `body` finds the parent
     /// gone (`notFound` or `parentMissing`: removed since it was known), it is forgotten and made again, and `body`
     /// runs once more.
-    public func intoFolder<T>(_ parent: [String], make: @escaping @Sendable ([String]) async throws -> Void,
-                              _ body: () async throws -> T) async throws -> T {
+    public func intoFolder<T>(
+        _ parent: [String], make: @escaping @Sendable ([String]) async throws -> Void,
+        _ body: () async throws -> T
+    ) async throws -> T {
         try await ensure(parent, make: make)
         do {
             return try await body()

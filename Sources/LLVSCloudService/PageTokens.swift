@@ -31,14 +31,22 @@ public struct PageTokens: Sendable {
         pages += 1
         guard let token, !token.isEmpty else { return nil }
         guard seen.insert(token).inserted else {
-            throw CloudFileSystemError.server(status: 200, message: "\(what) repeats the page token \(token.prefix(40)) after \(pages) pages; the server is looping")
+            throw CloudFileSystemError.server(
+                status: 200,
+                message:
+                    "\(what) repeats the page token \(token.prefix(40)) after \(pages) pages; the server is looping")
         }
         emptyInARow = items == 0 ? emptyInARow + 1 : 0
         guard emptyInARow < maximumEmptyPages else {
-            throw CloudFileSystemError.server(status: 200, message: "\(what) gave \(emptyInARow) pages in a row with nothing on them, each with a new token; the server is not ending it")
+            throw CloudFileSystemError.server(
+                status: 200,
+                message:
+                    "\(what) gave \(emptyInARow) pages in a row with nothing on them, each with a new token; the server is not ending it"
+            )
         }
         guard pages < maximumPages else {
-            throw CloudFileSystemError.server(status: 200, message: "\(what) goes on past \(maximumPages) pages; the server is not ending it")
+            throw CloudFileSystemError.server(
+                status: 200, message: "\(what) goes on past \(maximumPages) pages; the server is not ending it")
         }
         return token
     }

@@ -19,7 +19,11 @@ public struct PathKeys: Sendable {
         guard !joined.utf8.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") }) else { return joined }
         var ascii = ""
         for scalar in joined.unicodeScalars {
-            if scalar.isASCII, scalar != "\\" { ascii.unicodeScalars.append(scalar) } else { ascii += "\\u{\(String(scalar.value, radix: 16))}" }
+            if scalar.isASCII, scalar != "\\" {
+                ascii.unicodeScalars.append(scalar)
+            } else {
+                ascii += "\\u{\(String(scalar.value, radix: 16))}"
+            }
         }
         return ascii
     }

@@ -34,7 +34,9 @@ public protocol ResumableUploadProtocol: Sendable {
     /// Opens a new session for `size` bytes.
     func open(size: Int64) async throws -> Session
     /// Sends bytes `offset ..< offset + length` of `total`; `piece` is that part of the source.
-    func send(_ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: Session) async throws -> ResumableProgress<Result>
+    func send(
+        _ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: Session
+    ) async throws -> ResumableProgress<Result>
     /// What the session holds now; asked after a failure.
     func status(of session: Session, total: Int64) async throws -> ResumableProgress<Result>
     /// Called once the session holds every byte and no piece's answer finished the file.
@@ -69,12 +71,16 @@ public struct ResumableUploader: Sendable {
         self.policy = policy
     }
 
-    public func upload<P: ResumableUploadProtocol>(_ source: UploadSource, with service: P, path: String) async throws -> P.Result {
+    public func upload<P: ResumableUploadProtocol>(
+        _ source: UploadSource, with service: P, path: String
+    ) async throws -> P.Result {
         let total = source.size
         for _ in 0..<maximumSessions {
             let session = try await service.open(size: total)
             do {
-                if let result = try await send(source, total: total, to: session, with: service, path: path) { return result }
+                if let result = try await send(source, total: total, to: session, with: service, path: path) {
+                    return result
+                }
             } catch {
                 await service.abandon(session)
                 throw error
@@ -85,8 +91,10 @@ public struct ResumableUploader: Sendable {
     }
 
     /// Sends everything into one session; nil when the session expired.
-    private func send<P: ResumableUploadProtocol>(_ source: UploadSource, total: Int64, to session: P.Session,
-                                                  with service: P, path: String) async throws -> P.Result? {
+    private func send<P: ResumableUploadProtocol>(
+        _ source: UploadSource, total: Int64, to session: P.Session,
+        with service: P, path: String
+    ) async throws -> P.Result? {
         var offset: Int64 = 0
         var failures = 0
         var sentEmpty = false
@@ -101,20 +109,23 @@ public struct ResumableUploader: Sendable {
                     if case .received(let held) = progress, held == offset, length > 0 {
                         // A session that took nothing (Graph's 416 for a range it did not expect) is asked again like
                         // any failure: a refusal now and then is waited out, one that never ends is not.
-                        throw CloudFileSystemError.transient("the upload session for \(path) accepted none of the bytes at \(offset)")
+                        throw CloudFileSystemError.transient(
+                            "the upload session for \(path) accepted none of the bytes at \(offset)")
                     }
                 } else {
                     progress = try await service.finish(session, total: total)
                 }
             } catch let error as CloudFileSystemError where error.isRetryable {
-                progress = try await recover(from: error, failures: &failures, session: session, total: total, service: service)
+                progress = try await recover(
+                    from: error, failures: &failures, session: session, total: total, service: service)
             }
             switch progress {
             case .done(let result):
                 return result
             case .received(let held):
                 guard held >= 0, held <= total else {
-                    throw CloudFileSystemError.server(status: 0, message: "the upload session for \(path) says it holds \(held) of \(total) bytes")
+                    throw CloudFileSystemError.server(
+                        status: 0, message: "the upload session for \(path) says it holds \(held) of \(total) bytes")
                 }
                 if held > offset { failures = 0 }
                 offset = held
@@ -125,8 +136,10 @@ public struct ResumableUploader: Sendable {
     }
 
     /// After a failure: wait, then ask the session what it holds (asking again while that fails too).
-    private func recover<P: ResumableUploadProtocol>(from error: CloudFileSystemError, failures: inout Int, session: P.Session,
-                                                     total: Int64, service: P) async throws -> ResumableProgress<P.Result> {
+    private func recover<P: ResumableUploadProtocol>(
+        from error: CloudFileSystemError, failures: inout Int, session: P.Session,
+        total: Int64, service: P
+    ) async throws -> ResumableProgress<P.Result> {
         var error = error
         while true {
             failures += 1

@@ -17,8 +17,10 @@ public final class ServiceClient: Sendable {
     /// pre-authenticated and must never get the token.
     public enum Authorization: Sendable { case account, none }
 
-    public init(http: HTTPClient, authorizer: (any HTTPAuthorizer)?, classifier: any ServiceErrorClassifier,
-                pacer: RequestPacer = RequestPacer()) {
+    public init(
+        http: HTTPClient, authorizer: (any HTTPAuthorizer)?, classifier: any ServiceErrorClassifier,
+        pacer: RequestPacer = RequestPacer()
+    ) {
         self.http = http
         self.authorizer = authorizer
         self.classifier = classifier
@@ -33,8 +35,9 @@ public final class ServiceClient: Sendable {
         if classifier.refusalsAreNotActedOn { request.repeatsAfterRefusal = true }
         let classifier = classifier
         do {
-            return try await http.send(request, authorizer: authorization == .account ? authorizer : nil,
-                                       isRetryable: { classifier.isRefusal($0) }, pacer: pacer)
+            return try await http.send(
+                request, authorizer: authorization == .account ? authorizer : nil,
+                isRetryable: { classifier.isRefusal($0) }, pacer: pacer)
         } catch {
             throw ServiceFailure.from(error)
         }
@@ -42,7 +45,9 @@ public final class ServiceClient: Sendable {
 
     /// Sends and requires a success; anything else is the classifier's error about `path`.
     @discardableResult
-    public func checked(_ request: HTTPRequest, path: String, authorization: Authorization = .account) async throws -> HTTPResponse {
+    public func checked(
+        _ request: HTTPRequest, path: String, authorization: Authorization = .account
+    ) async throws -> HTTPResponse {
         let response = try await send(request, authorization: authorization)
         guard response.isSuccess else { throw classifier.failure(response, path: path) }
         return response
@@ -50,7 +55,9 @@ public final class ServiceClient: Sendable {
 
     /// Sends and returns a successful answer, or nil when the classifier says nothing is at `path` (`notFound`); any
     /// other failure is the classifier's error.
-    public func answerIfPresent(_ request: HTTPRequest, path: String, authorization: Authorization = .account) async throws -> HTTPResponse? {
+    public func answerIfPresent(
+        _ request: HTTPRequest, path: String, authorization: Authorization = .account
+    ) async throws -> HTTPResponse? {
         let response = try await send(request, authorization: authorization)
         guard !response.isSuccess else { return response }
         let failure = classifier.failure(response, path: path)
@@ -75,13 +82,16 @@ public final class ServiceClient: Sendable {
     public func feedPage<T: Decodable>(_ type: T.Type, _ request: HTTPRequest, feed: String) async throws -> T {
         let response = try await send(request)
         if !response.isSuccess, classifier.isExpiredFeedPosition(response) {
-            throw CloudFileSystemError.cursorExpired("\(feed) no longer knows the position sent (\(classifier.failure(response, path: "the feed")))")
+            throw CloudFileSystemError.cursorExpired(
+                "\(feed) no longer knows the position sent (\(classifier.failure(response, path: "the feed")))")
         }
         return try decode(type, response, path: feed)
     }
 
     /// Sends and decodes a JSON answer.
-    public func json<T: Decodable>(_ type: T.Type, _ request: HTTPRequest, path: String, authorization: Authorization = .account) async throws -> T {
+    public func json<T: Decodable>(
+        _ type: T.Type, _ request: HTTPRequest, path: String, authorization: Authorization = .account
+    ) async throws -> T {
         try decode(type, try await checked(request, path: path, authorization: authorization), path: path)
     }
 
@@ -91,44 +101,61 @@ public final class ServiceClient: Sendable {
         do {
             return try JSONDecoder().decode(type, from: response.body)
         } catch {
-            throw CloudFileSystemError.server(status: response.status, message: "the answer for \(path) is not the JSON expected: \(error)")
+            throw CloudFileSystemError.server(
+                status: response.status, message: "the answer for \(path) is not the JSON expected: \(error)")
         }
     }
 
     /// A request with a JSON body.
-    public static func jsonRequest(_ method: String, _ url: URL, _ body: some Encodable, safeToRepeat: Bool) -> HTTPRequest {
+    public static func jsonRequest(
+        _ method: String, _ url: URL, _ body: some Encodable, safeToRepeat: Bool
+    ) -> HTTPRequest {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
-        return HTTPRequest(method: method, url: url, headers: ["Content-Type": "application/json; charset=UTF-8"],
-                           body: .data(data), isSafeToRepeat: safeToRepeat)
+        return HTTPRequest(
+            method: method, url: url, headers: ["Content-Type": "application/json; charset=UTF-8"],
+            body: .data(data), isSafeToRepeat: safeToRepeat)
     }
 
     /// A connector's `read(_:range:)`: the whole file for a nil `range` (a success, or `check`'s verdict), else the
     /// part, as `read(_:range:path:)` below.
-    public func read(_ request: HTTPRequest, range: ByteRange?, path: String, authorization: Authorization = .account,
-                     check: ((HTTPResponse) async throws -> Void)? = nil) async throws -> Data {
+    public func read(
+        _ request: HTTPRequest, range: ByteRange?, path: String, authorization: Authorization = .account,
+        check: ((HTTPResponse) async throws -> Void)? = nil
+    ) async throws -> Data {
         guard let range else {
             let response = try await send(request, authorization: authorization)
-            if let check { try await check(response) } else if !response.isSuccess { throw classifier.failure(response, path: path) }
+            if let check {
+                try await check(response)
+            } else if !response.isSuccess {
+                throw classifier.failure(response, path: path)
+            }
             return response.body
         }
         return try await read(request, range: range, path: path, authorization: authorization)
     }
 
     /// A connector's `download(_:to:)`: streamed into a new file or into a region of one, as the two below.
-    public func download(_ request: HTTPRequest, to destination: DownloadDestination, path: String, authorization: Authorization = .account,
-                         check: ((HTTPResponse) async throws -> Void)? = nil) async throws {
+    public func download(
+        _ request: HTTPRequest, to destination: DownloadDestination, path: String,
+        authorization: Authorization = .account,
+        check: ((HTTPResponse) async throws -> Void)? = nil
+    ) async throws {
         switch destination {
-        case .file(let url): try await download(request, to: url, path: path, authorization: authorization, check: check)
+        case .file(let url):
+            try await download(request, to: url, path: path, authorization: authorization, check: check)
         case .region(let url, let offset, let length):
-            try await download(request, into: url, at: offset, length: length, path: path, authorization: authorization, check: check)
+            try await download(
+                request, into: url, at: offset, length: length, path: path, authorization: authorization, check: check)
         }
     }
 
     /// Part of a file: 206 is the part; a server that ignores Range answers 200 with everything, from which the part
     /// is cut; 416 (nothing of the file is in the range) is an error, as it is for a local folder.
-    public func read(_ request: HTTPRequest, range: ByteRange, path: String, authorization: Authorization = .account) async throws -> Data {
+    public func read(
+        _ request: HTTPRequest, range: ByteRange, path: String, authorization: Authorization = .account
+    ) async throws -> Data {
         var request = request
         request.headers["Range"] = range.httpValue
         let response = try await send(request, authorization: authorization)
@@ -136,7 +163,9 @@ public final class ServiceClient: Sendable {
         case 206:
             return response.body
         case 200:
-            guard let span = range.resolved(size: Int64(response.body.count)) else { throw Self.unsatisfiable(range, path) }
+            guard let span = range.resolved(size: Int64(response.body.count)) else {
+                throw Self.unsatisfiable(range, path)
+            }
             return response.body.subdata(in: Int(span.lowerBound)..<Int(span.upperBound))
         case 416:
             throw Self.unsatisfiable(range, path)
@@ -151,13 +180,19 @@ public final class ServiceClient: Sendable {
 
     /// A download streamed into a local file; `check` judges the answer (by default it must be a success, anything
     /// else is the classifier's error). On any failure the partial file is removed.
-    public func download(_ request: HTTPRequest, to destination: URL, path: String, authorization: Authorization = .account,
-                         check: ((HTTPResponse) async throws -> Void)? = nil) async throws {
+    public func download(
+        _ request: HTTPRequest, to destination: URL, path: String, authorization: Authorization = .account,
+        check: ((HTTPResponse) async throws -> Void)? = nil
+    ) async throws {
         var request = request
         request.destination = .file(destination)
         do {
             let response = try await send(request, authorization: authorization)
-            if let check { try await check(response) } else if !response.isSuccess { throw classifier.failure(response, path: path) }
+            if let check {
+                try await check(response)
+            } else if !response.isSuccess {
+                throw classifier.failure(response, path: path)
+            }
         } catch {
             try? FileManager.default.removeItem(at: destination)
             throw error
@@ -167,16 +202,23 @@ public final class ServiceClient: Sendable {
     /// A download streamed into `length` bytes of an existing file at `offset` (`HTTPResponseDestination.region`),
     /// for a connector's `download(_:into:at:length:)`; `check` as for `download(_:to:…)`. A failure leaves the file
     /// to its owner.
-    public func download(_ request: HTTPRequest, into destination: URL, at offset: Int64, length: Int64, path: String,
-                         authorization: Authorization = .account, check: ((HTTPResponse) async throws -> Void)? = nil) async throws {
+    public func download(
+        _ request: HTTPRequest, into destination: URL, at offset: Int64, length: Int64, path: String,
+        authorization: Authorization = .account, check: ((HTTPResponse) async throws -> Void)? = nil
+    ) async throws {
         var request = request
         request.destination = .region(destination, offset: offset, length: length)
         let response: HTTPResponse
         do {
             response = try await send(request, authorization: authorization)
         } catch CloudFileSystemError.sizeMismatch(_, let expected, let received) {
-            throw CloudFileSystemError.sizeMismatch(path: path, expected: expected, received: received) // named by its path, not its URL
+            // Named by its path, not its URL.
+            throw CloudFileSystemError.sizeMismatch(path: path, expected: expected, received: received)
         }
-        if let check { try await check(response) } else if !response.isSuccess { throw classifier.failure(response, path: path) }
+        if let check {
+            try await check(response)
+        } else if !response.isSuccess {
+            throw classifier.failure(response, path: path)
+        }
     }
 }

@@ -25,7 +25,11 @@ public struct OneOrMany<Element: Decodable>: Decodable {
         if var list = try? decoder.unkeyedContainer() {
             var elements: [Element] = []
             while !list.isAtEnd {
-                if let element = try? list.decode(Element.self) { elements.append(element) } else { _ = try? list.decode(Skipped.self) }
+                if let element = try? list.decode(Element.self) {
+                    elements.append(element)
+                } else {
+                    _ = try? list.decode(Skipped.self)
+                }
             }
             self.elements = elements
         } else {

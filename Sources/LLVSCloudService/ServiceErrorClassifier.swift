@@ -37,8 +37,12 @@ public enum ServiceFailure {
             case .cancelled: CancellationError()
             case .responseTooLarge(let limit, let url): CloudFileSystemError.tooLargeForMemory(path: url, limit: limit)
             case .memoryBudgetExceeded: CloudFileSystemError.transient(error.description)
-            case .unexpectedLength(let expected, let received, let url): CloudFileSystemError.sizeMismatch(path: url, expected: expected, received: received)
-            default: error.isRetryable ? CloudFileSystemError.transient(error.description) : CloudFileSystemError.server(status: 0, message: error.description)
+            case .unexpectedLength(let expected, let received, let url):
+                CloudFileSystemError.sizeMismatch(path: url, expected: expected, received: received)
+            default:
+                error.isRetryable
+                    ? CloudFileSystemError.transient(error.description)
+                    : CloudFileSystemError.server(status: 0, message: error.description)
             }
         case let error as OAuthError:
             CloudFileSystemError.unauthorized(error.description)
@@ -54,9 +58,12 @@ public enum ServiceFailure {
 
     /// The mapping most services share for the statuses that mean the same everywhere; a classifier handles its
     /// service's own cases first and falls back to this.
-    public static func standard(_ response: HTTPResponse, path: String, service: String, message: String) -> CloudFileSystemError {
+    public static func standard(
+        _ response: HTTPResponse, path: String, service: String, message: String
+    ) -> CloudFileSystemError {
         switch response.status {
-        case 401: .unauthorized("\(service) refused the credentials for \(path) (\(message)); authorize the remote again")
+        case 401:
+            .unauthorized("\(service) refused the credentials for \(path) (\(message)); authorize the remote again")
         case 404, 410: .notFound(path: path)
         case 429: .rateLimited(retryAfter: retryAfter(response))
         case 507: .quotaExceeded("\(service) has no room for \(path): \(message)")

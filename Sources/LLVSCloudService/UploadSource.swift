@@ -21,10 +21,12 @@ extension UploadSource {
     }
 
     /// The source as a form part (streamed by libcurl from a file).
-    public func formPart(name: String, filename: String?, contentType: String? = "application/octet-stream") -> FormPart {
+    public func formPart(name: String, filename: String?, contentType: String? = "application/octet-stream") -> FormPart
+    {
         switch self {
         case .data(let data): FormPart(name: name, filename: filename, contentType: contentType, content: .data(data))
-        case .file(let url, _), .staged(let url, _): FormPart(name: name, filename: filename, contentType: contentType, content: .file(url))
+        case .file(let url, _), .staged(let url, _):
+            FormPart(name: name, filename: filename, contentType: contentType, content: .file(url))
         }
     }
 }

@@ -6,26 +6,46 @@ import LLVSSupport
 enum ConformanceChecks {
     static let all: [ConformanceCheck] = [
         ConformanceCheck(id: "not-found", section: 1, title: "missing files and folders give notFound", run: notFound),
-        ConformanceCheck(id: "folders", section: 2, title: "make, list, remove folders; kinds told apart", run: folders),
+        ConformanceCheck(
+            id: "folders", section: 2, title: "make, list, remove folders; kinds told apart", run: folders),
         ConformanceCheck(id: "files", section: 3, title: "write, read back, overwrite, empty file", run: files),
-        ConformanceCheck(id: "large-file", section: 3, title: "a file above the simple-upload limit, through local files", run: largeFile),
-        ConformanceCheck(id: "large-overwrite", section: 3, title: "a large file overwritten by another large file", run: largeOverwrite),
+        ConformanceCheck(
+            id: "large-file", section: 3, title: "a file above the simple-upload limit, through local files",
+            run: largeFile),
+        ConformanceCheck(
+            id: "large-overwrite", section: 3, title: "a large file overwritten by another large file",
+            run: largeOverwrite),
         ConformanceCheck(id: "ranges", section: 3, title: "ranged reads a-b, a-, last n", run: ranges),
         ConformanceCheck(id: "names", section: 4, title: "awkward names round-trip", run: names),
-        ConformanceCheck(id: "case-only-names", section: 4, title: "names that differ only in case, as the service keeps them", run: caseOnlyNames),
-        ConformanceCheck(id: "unicode-forms", section: 4, title: "composed and decomposed names come back byte for byte", run: unicodeForms),
+        ConformanceCheck(
+            id: "case-only-names", section: 4, title: "names that differ only in case, as the service keeps them",
+            run: caseOnlyNames),
+        ConformanceCheck(
+            id: "unicode-forms", section: 4, title: "composed and decomposed names come back byte for byte",
+            run: unicodeForms),
         ConformanceCheck(id: "listing", section: 5, title: "a listing longer than a page", run: listing),
         ConformanceCheck(id: "integrity", section: 6, title: "reported size and checksum match", run: integrity),
-        ConformanceCheck(id: "failed-upload", section: 7, title: "a failed upload leaves the old file", run: failedUpload),
-        ConformanceCheck(id: "source-fails-part-way", section: 7, title: "a source that fails part way leaves nothing half-written", run: sourceFailsPartWay),
+        ConformanceCheck(
+            id: "failed-upload", section: 7, title: "a failed upload leaves the old file", run: failedUpload),
+        ConformanceCheck(
+            id: "source-fails-part-way", section: 7, title: "a source that fails part way leaves nothing half-written",
+            run: sourceFailsPartWay),
         ConformanceCheck(id: "rate-limit", section: 7, title: "429/503 with Retry-After is waited out", run: rateLimit),
-        ConformanceCheck(id: "dropped-connection", section: 7, title: "a dropped connection is retried", run: droppedConnection),
-        ConformanceCheck(id: "answer-lost", section: 7, title: "an answer lost after the server acted: no error, no duplicate, no loss", run: answerLost),
-        ConformanceCheck(id: "interrupted-upload", section: 7, title: "an upload cut off mid-body leaves the old file or the new one whole", run: interruptedUpload),
+        ConformanceCheck(
+            id: "dropped-connection", section: 7, title: "a dropped connection is retried", run: droppedConnection),
+        ConformanceCheck(
+            id: "answer-lost", section: 7,
+            title: "an answer lost after the server acted: no error, no duplicate, no loss", run: answerLost),
+        ConformanceCheck(
+            id: "interrupted-upload", section: 7,
+            title: "an upload cut off mid-body leaves the old file or the new one whole", run: interruptedUpload),
         ConformanceCheck(id: "expired-token", section: 7, title: "an expired token is refreshed", run: expiredToken),
-        ConformanceCheck(id: "revoked-token", section: 7, title: "a refused token is reported as unauthorized", run: revokedToken),
-        ConformanceCheck(id: "concurrency", section: 8, title: "many transfers at once into one folder", run: concurrency),
-        ConformanceCheck(id: "racing-uploads", section: 8, title: "uploads racing for one name: one wins whole", run: racingUploads),
+        ConformanceCheck(
+            id: "revoked-token", section: 7, title: "a refused token is reported as unauthorized", run: revokedToken),
+        ConformanceCheck(
+            id: "concurrency", section: 8, title: "many transfers at once into one folder", run: concurrency),
+        ConformanceCheck(
+            id: "racing-uploads", section: 8, title: "uploads racing for one name: one wins whole", run: racingUploads),
     ]
 
     // MARK: Helpers
@@ -35,7 +55,9 @@ enum ConformanceChecks {
     }
 
     /// Runs `body` and requires that it fails with an error `matches` accepts.
-    static func requireFailure(_ what: String, matches: (CloudFileSystemError) -> Bool, _ body: () async throws -> Void) async throws {
+    static func requireFailure(
+        _ what: String, matches: (CloudFileSystemError) -> Bool, _ body: () async throws -> Void
+    ) async throws {
         do {
             try await body()
         } catch let error as CloudFileSystemError {
@@ -79,7 +101,9 @@ enum ConformanceChecks {
 
         /// Whether `other` holds exactly these bytes: its size, then its SHA-256 read a MiB at a time.
         func matches(_ other: URL) throws -> Bool {
-            guard let found = try FileManager.default.attributesOfItem(atPath: other.path)[.size] as? Int64, found == size else { return false }
+            guard let found = try FileManager.default.attributesOfItem(atPath: other.path)[.size] as? Int64,
+                found == size
+            else { return false }
             return try ChecksumStream.text(ofFileAt: other, .sha256) == sha256
         }
     }
@@ -93,7 +117,9 @@ enum ConformanceChecks {
     }
 
     static func faultControl(for fault: InjectedFault, _ context: ConformanceContext) throws -> any FaultControl {
-        guard let faults = context.options.faults else { throw ConformanceSkip("needs faults injected: run with --faults (or against a mock)") }
+        guard let faults = context.options.faults else {
+            throw ConformanceSkip("needs faults injected: run with --faults (or against a mock)")
+        }
         guard faults.supportedFaults.contains(fault) else { throw ConformanceSkip(faults.unsupportedReason(fault)) }
         return faults
     }
@@ -107,7 +133,9 @@ enum ConformanceChecks {
             try await requireFailure("download \(path)", matches: isNotFound) { _ = try await fs.download(path) }
             try await requireFailure("metadata \(path)", matches: isNotFound) { _ = try await fs.metadata(path) }
             try await requireFailure("list \(path)", matches: isNotFound) { _ = try await fs.list(path) }
-            try await requireFailure("read a range of \(path)", matches: isNotFound) { _ = try await fs.read(path, range: .from(0)) }
+            try await requireFailure("read a range of \(path)", matches: isNotFound) {
+                _ = try await fs.read(path, range: .from(0))
+            }
             try require(try await !fs.exists(path), "\(path) should not exist")
             try await fs.removeFile(path)
             try await fs.removeFolder(path)
@@ -126,7 +154,8 @@ enum ConformanceChecks {
         try await fs.makeFolder(c.path("nested/deeper/deepest"))
         try require(try await fs.metadata(c.path("nested/deeper")).isFolder, "nested/deeper should be a folder")
         let items = try await fs.list(c.path("nested"))
-        try require(items.map(\.name) == ["deeper"] && items[0].isFolder, "nested should list one folder, deeper; got \(items)")
+        try require(
+            items.map(\.name) == ["deeper"] && items[0].isFolder, "nested should list one folder, deeper; got \(items)")
 
         try await fs.upload(Data("x".utf8), to: c.path("full/a/file.txt"))
         try await fs.upload(Data("y".utf8), to: c.path("full/b.txt"))
@@ -136,15 +165,33 @@ enum ConformanceChecks {
         try require(try await !fs.exists(c.path("made")), "a removed empty folder should be gone")
 
         try await fs.upload(Data("file".utf8), to: c.path("plain"))
-        try await requireFailure("list a file as a folder", matches: { error in
-            switch error { case .wrongKind, .notFound: true; default: false }
-        }) { _ = try await fs.list(c.path("plain")) }
-        try await requireFailure("make a folder where a file is", matches: { error in
-            switch error { case .wrongKind, .alreadyExists: true; default: false }
-        }) { try await fs.makeFolder(c.path("plain")) }
-        try await requireFailure("download a folder", matches: { error in
-            switch error { case .wrongKind, .notFound: true; default: false }
-        }) { _ = try await fs.download(c.path("nested")) }
+        try await requireFailure(
+            "list a file as a folder",
+            matches: { error in
+                switch error {
+                case .wrongKind, .notFound: true;
+                default: false
+                }
+            }
+        ) { _ = try await fs.list(c.path("plain")) }
+        try await requireFailure(
+            "make a folder where a file is",
+            matches: { error in
+                switch error {
+                case .wrongKind, .alreadyExists: true;
+                default: false
+                }
+            }
+        ) { try await fs.makeFolder(c.path("plain")) }
+        try await requireFailure(
+            "download a folder",
+            matches: { error in
+                switch error {
+                case .wrongKind, .notFound: true;
+                default: false
+                }
+            }
+        ) { _ = try await fs.download(c.path("nested")) }
         return .passed
     }
 
@@ -157,8 +204,10 @@ enum ConformanceChecks {
         try require(try await fs.download(c.path("file.bin")) == first, "the file should read back byte for byte")
         let second = bytes(333, seed: 4)
         try await fs.upload(second, to: c.path("file.bin"))
-        try require(try await fs.download(c.path("file.bin")) == second, "an overwritten file should hold the new contents")
-        try require(try await fs.metadata(c.path("file.bin")).size == 333, "an overwritten file should report the new size")
+        try require(
+            try await fs.download(c.path("file.bin")) == second, "an overwritten file should hold the new contents")
+        try require(
+            try await fs.metadata(c.path("file.bin")).size == 333, "an overwritten file should report the new size")
         try await fs.upload(Data(), to: c.path("empty"))
         try require(try await fs.download(c.path("empty")).isEmpty, "an empty file should read back empty")
         try require(try await fs.metadata(c.path("empty")).size == 0, "an empty file should report size 0")
@@ -173,7 +222,9 @@ enum ConformanceChecks {
         let back = local.url.appendingPathExtension("back")
         defer { try? FileManager.default.removeItem(at: back) }
         try await fs.upload(fileAt: local.url, to: c.path("large.bin"))
-        try require(try await fs.metadata(c.path("large.bin")).size == local.size, "the large file should report \(local.size) bytes")
+        try require(
+            try await fs.metadata(c.path("large.bin")).size == local.size,
+            "the large file should report \(local.size) bytes")
         try await fs.download(c.path("large.bin"), toFileAt: back)
         try require(try local.matches(back), "the large file should download byte for byte")
         return .passed
@@ -190,7 +241,9 @@ enum ConformanceChecks {
         defer { try? FileManager.default.removeItem(at: back) }
         try await fs.upload(fileAt: first.url, to: c.path("replaced-large.bin"))
         try await fs.upload(fileAt: second.url, to: c.path("replaced-large.bin"))
-        try require(try await fs.metadata(c.path("replaced-large.bin")).size == second.size, "the replaced file should report the new size")
+        try require(
+            try await fs.metadata(c.path("replaced-large.bin")).size == second.size,
+            "the replaced file should report the new size")
         try await fs.download(c.path("replaced-large.bin"), toFileAt: back)
         try require(try second.matches(back), "the replaced file should hold the second contents whole")
         let names = try await fs.list(c.folder).map(\.name)
@@ -202,10 +255,13 @@ enum ConformanceChecks {
         let fs = c.fileSystem
         let data = bytes(10_000, seed: 6)
         try await fs.upload(data, to: c.path("ranged.bin"))
-        try require(try await fs.read(c.path("ranged.bin"), range: .bytes(100, 199)) == data[100...199], "bytes 100-199")
+        try require(
+            try await fs.read(c.path("ranged.bin"), range: .bytes(100, 199)) == data[100...199], "bytes 100-199")
         try require(try await fs.read(c.path("ranged.bin"), range: .from(9_990)) == data[9_990...], "bytes 9990-")
         try require(try await fs.read(c.path("ranged.bin"), range: .last(17)) == data.suffix(17), "the last 17 bytes")
-        try require(try await fs.read(c.path("ranged.bin"), range: .bytes(9_995, 20_000)) == data[9_995...], "a range past the end is clipped")
+        try require(
+            try await fs.read(c.path("ranged.bin"), range: .bytes(9_995, 20_000)) == data[9_995...],
+            "a range past the end is clipped")
         return .passed
     }
 
@@ -223,7 +279,10 @@ enum ConformanceChecks {
         guard let encoding = capabilities.nameEncoding else { return awkwardNames }
         let forbidden = String(encoding.forbidden.sorted())
         let lookAlikes = encoding.encode(forbidden)
-        return awkwardNames + ["all \(forbidden) here.txt", "look-alikes \(lookAlikes).txt", "quote \u{201B}.txt", "dot at end.", "space at end "]
+        return awkwardNames + [
+            "all \(forbidden) here.txt", "look-alikes \(lookAlikes).txt", "quote \u{201B}.txt", "dot at end.",
+            "space at end ",
+        ]
     }
 
     static func names(_ c: ConformanceContext) async throws -> CheckOutcome {
@@ -231,11 +290,17 @@ enum ConformanceChecks {
         let awkwardNames = names(for: fs.capabilities)
         for (index, name) in awkwardNames.enumerated() {
             try await fs.upload(Data(name.utf8), to: c.path(name))
-            try require(try await fs.download(c.path(name)) == Data(name.utf8), "\"\(name)\" should read back (\(index))")
+            try require(
+                try await fs.download(c.path(name)) == Data(name.utf8), "\"\(name)\" should read back (\(index))")
         }
         let listed = Set(try await fs.list(c.folder).map(\.name))
-        for name in awkwardNames { try require(listed.contains(name), "\"\(name)\" should be listed under the same name; listed \(listed.sorted())") }
-        try require(listed.count == awkwardNames.count, "the listing should hold exactly the names written; got \(listed.count)")
+        for name in awkwardNames {
+            try require(
+                listed.contains(name), "\"\(name)\" should be listed under the same name; listed \(listed.sorted())")
+        }
+        try require(
+            listed.count == awkwardNames.count, "the listing should hold exactly the names written; got \(listed.count)"
+        )
         for name in awkwardNames { try await fs.removeFile(c.path(name)) }
         try require(try await fs.list(c.folder).isEmpty, "every awkward name should be removable")
         return .passed
@@ -249,12 +314,21 @@ enum ConformanceChecks {
         try await fs.upload(Data("lower".utf8), to: c.path("case.txt"))
         let listed = try await fs.list(c.folder).map(\.name)
         if fs.capabilities.caseInsensitiveNames {
-            try require(listed.count == 1 && listed[0].lowercased() == "case.txt", "names that ignore case should list one file, got \(listed)")
-            try require(try await fs.download(c.path("Case.txt")) == Data("lower".utf8), "the second upload should have replaced the first")
+            try require(
+                listed.count == 1 && listed[0].lowercased() == "case.txt",
+                "names that ignore case should list one file, got \(listed)")
+            try require(
+                try await fs.download(c.path("Case.txt")) == Data("lower".utf8),
+                "the second upload should have replaced the first")
         } else {
-            try require(Set(listed) == ["Case.txt", "case.txt"], "names that keep case should list both files, got \(listed)")
-            try require(try await fs.download(c.path("Case.txt")) == Data("upper".utf8), "Case.txt should keep its own contents")
-            try require(try await fs.download(c.path("case.txt")) == Data("lower".utf8), "case.txt should keep its own contents")
+            try require(
+                Set(listed) == ["Case.txt", "case.txt"], "names that keep case should list both files, got \(listed)")
+            try require(
+                try await fs.download(c.path("Case.txt")) == Data("upper".utf8), "Case.txt should keep its own contents"
+            )
+            try require(
+                try await fs.download(c.path("case.txt")) == Data("lower".utf8), "case.txt should keep its own contents"
+            )
         }
         return .passed
     }
@@ -271,8 +345,11 @@ enum ConformanceChecks {
         for name in [composed, decomposed] { try await fs.upload(Data(name.utf8), to: c.path(name)) }
         let listed = try await fs.list(c.folder).map { scalars($0.name) }
         for name in [composed, decomposed] {
-            try require(listed.contains(scalars(name)), "\(name.debugDescription) should be listed with the scalars written \(scalars(name)); listed \(listed)")
-            try require(try await fs.download(c.path(name)) == Data(name.utf8), "\(name.debugDescription) should read back")
+            try require(
+                listed.contains(scalars(name)),
+                "\(name.debugDescription) should be listed with the scalars written \(scalars(name)); listed \(listed)")
+            try require(
+                try await fs.download(c.path(name)) == Data(name.utf8), "\(name.debugDescription) should read back")
         }
         let pair = CloudPath.join(c.folder, "pair")
         let nfc = "caf\u{E9}.txt", nfd = "cafe\u{301}.txt"
@@ -280,12 +357,22 @@ enum ConformanceChecks {
         try await fs.upload(Data("decomposed".utf8), to: CloudPath.join(pair, nfd))
         let names = try await fs.list(pair).map { scalars($0.name) }
         if fs.capabilities.canonicallyEquivalentNamesCollide {
-            try require(names.count == 1 && [scalars(nfc), scalars(nfd)].contains(names[0]), "the two spellings should be one file, listed as one of them; got \(names)")
-            try require(try await fs.download(CloudPath.join(pair, nfc)) == Data("decomposed".utf8), "the second upload should have replaced the first")
+            try require(
+                names.count == 1 && [scalars(nfc), scalars(nfd)].contains(names[0]),
+                "the two spellings should be one file, listed as one of them; got \(names)")
+            try require(
+                try await fs.download(CloudPath.join(pair, nfc)) == Data("decomposed".utf8),
+                "the second upload should have replaced the first")
         } else {
-            try require(Set(names) == [scalars(nfc), scalars(nfd)], "the two spellings should be two files, each listed as written; got \(names)")
-            try require(try await fs.download(CloudPath.join(pair, nfc)) == Data("composed".utf8), "the composed name should keep its own contents")
-            try require(try await fs.download(CloudPath.join(pair, nfd)) == Data("decomposed".utf8), "the decomposed name should keep its own contents")
+            try require(
+                Set(names) == [scalars(nfc), scalars(nfd)],
+                "the two spellings should be two files, each listed as written; got \(names)")
+            try require(
+                try await fs.download(CloudPath.join(pair, nfc)) == Data("composed".utf8),
+                "the composed name should keep its own contents")
+            try require(
+                try await fs.download(CloudPath.join(pair, nfd)) == Data("decomposed".utf8),
+                "the decomposed name should keep its own contents")
         }
         return .passed
     }
@@ -307,7 +394,9 @@ enum ConformanceChecks {
         for (index, name) in names.enumerated() {
             guard let item = byName[name] else { throw ConformanceFailure("\(name) is missing from the listing") }
             try require(!item.isFolder, "\(name) should be a file")
-            try require(item.size == Int64(index % 64), "\(name) should be listed with size \(index % 64), got \(item.size.map(String.init) ?? "none")")
+            try require(
+                item.size == Int64(index % 64),
+                "\(name) should be listed with size \(index % 64), got \(item.size.map(String.init) ?? "none")")
         }
         try require(byName["subfolder"]?.isFolder == true, "subfolder should be listed as a folder")
         let folderName = try CloudPath.name(c.folder)
@@ -332,25 +421,35 @@ enum ConformanceChecks {
         try await fs.upload(fileAt: local, to: c.path("checked-file.bin"))
         for (name, sent) in [("checked.bin", data), ("checked-file.bin", fromFile)] {
             let item = try await fs.metadata(c.path(name))
-            try require(item.size == Int64(sent.count), "\(name): size should be \(sent.count), got \(item.size.map(String.init) ?? "none")")
+            try require(
+                item.size == Int64(sent.count),
+                "\(name): size should be \(sent.count), got \(item.size.map(String.init) ?? "none")")
             for algorithm in declared.sorted(by: { $0.rawValue < $1.rawValue }) {
                 guard let reported = item.checksums[algorithm] else {
-                    throw ConformanceFailure("\(name): the connector declares \(algorithm) but the service reported none")
+                    throw ConformanceFailure(
+                        "\(name): the connector declares \(algorithm) but the service reported none")
                 }
                 let expected = algorithm.text(of: sent)
-                try require(algorithm.matches(reported, expected), "\(name): the service's \(algorithm) \(reported) should be \(expected)")
+                try require(
+                    algorithm.matches(reported, expected),
+                    "\(name): the service's \(algorithm) \(reported) should be \(expected)")
             }
             for (algorithm, reported) in item.checksums where !declared.contains(algorithm) {
-                try require(algorithm.matches(reported, algorithm.text(of: sent)), "\(name): the reported \(algorithm) should match the data")
+                try require(
+                    algorithm.matches(reported, algorithm.text(of: sent)),
+                    "\(name): the reported \(algorithm) should match the data")
             }
             if declared.isEmpty {
-                try require(try await fs.download(c.path(name)) == sent, "\(name): the bytes read back should be the bytes sent")
+                try require(
+                    try await fs.download(c.path(name)) == sent, "\(name): the bytes read back should be the bytes sent"
+                )
             }
         }
         let listed = try await fs.list(c.folder).first { $0.name == "checked.bin" }
         for algorithm in declared {
             guard let value = listed?.checksums[algorithm] else { continue }
-            try require(algorithm.matches(value, algorithm.text(of: data)), "the listing's \(algorithm) should match the data")
+            try require(
+                algorithm.matches(value, algorithm.text(of: data)), "the listing's \(algorithm) should match the data")
         }
         return .passed
     }
@@ -362,12 +461,14 @@ enum ConformanceChecks {
     static func failedUpload(_ c: ConformanceContext) async throws -> CheckOutcome {
         let fs = c.fileSystem
         try await fs.upload(Data("old".utf8), to: c.path("kept.txt"))
-        let missing = UploadSource.file(FileManager.default.temporaryDirectory.appendingPathComponent("llvs-missing-\(UUID().uuidString)"), size: 3)
+        let missing = UploadSource.file(
+            FileManager.default.temporaryDirectory.appendingPathComponent("llvs-missing-\(UUID().uuidString)"), size: 3)
         do {
             try await fs.upload(missing, to: c.path("kept.txt"), mode: .replace)
             throw ConformanceFailure("uploading from a missing local file should fail")
         } catch is CloudFileSystemError {}
-        try require(try await fs.download(c.path("kept.txt")) == Data("old".utf8), "a failed upload should leave the old file")
+        try require(
+            try await fs.download(c.path("kept.txt")) == Data("old".utf8), "a failed upload should leave the old file")
         do {
             try await fs.upload(missing, to: c.path("never.txt"), mode: .newName)
         } catch is CloudFileSystemError {}
@@ -387,17 +488,26 @@ enum ConformanceChecks {
         try await fs.upload(Data("old".utf8), to: c.path("replaced.bin"))
         for target in ["replaced.bin", "new.bin"] {
             try original.write(to: local)
-            guard let watcher = ReadWatcher(path: local.path) else { return .skipped("inotify is not available to watch the source") }
+            guard let watcher = ReadWatcher(path: local.path) else {
+                return .skipped("inotify is not available to watch the source")
+            }
             let path = local.path
             let cut = Task { await watcher.afterFirstRead(timeout: 30) { truncate(path, 2 << 20) } }
             var failed = false
-            do { try await fs.upload(fileAt: local, to: c.path(target)) } catch is CloudFileSystemError { failed = true }
+            do { try await fs.upload(fileAt: local, to: c.path(target)) } catch is CloudFileSystemError {
+                failed = true
+            }
             try require(await cut.value, "\(target): the connector never read the source")
             let shortened = original.prefix(2 << 20)
             let stored = try? await fs.download(c.path(target))
-            let acceptable: [Data?] = failed ? [target == "new.bin" ? nil : Data("old".utf8), original, Data(shortened)] : [original, Data(shortened)]
-            try require(acceptable.contains(stored),
-                        "\(target): after a source cut part way the path holds \(stored.map { "\($0.count) bytes" } ?? "nothing") that are neither the old file, nor a whole version of the source (the upload \(failed ? "failed" : "succeeded"))")
+            let acceptable: [Data?] =
+                failed
+                ? [target == "new.bin" ? nil : Data("old".utf8), original, Data(shortened)]
+                : [original, Data(shortened)]
+            try require(
+                acceptable.contains(stored),
+                "\(target): after a source cut part way the path holds \(stored.map { "\($0.count) bytes" } ?? "nothing") that are neither the old file, nor a whole version of the source (the upload \(failed ? "failed" : "succeeded"))"
+            )
         }
         return .passed
     }
@@ -413,11 +523,17 @@ enum ConformanceChecks {
             try await requireMet(faults, "a \(fault.rawValue) answer")
             guard let record = faults.clientWaits, let mark else { return }
             let waits = record.waits(after: mark), asked = faults.requestedWait(fault) ?? .nanoseconds(1)
-            try require(waits.contains { $0 >= asked }, "after an injected \(fault.rawValue) the client should have waited \(asked); it waited \(waits)")
+            try require(
+                waits.contains { $0 >= asked },
+                "after an injected \(fault.rawValue) the client should have waited \(asked); it waited \(waits)")
         }
-        try await waitedOut(.rateLimited) { try await c.fileSystem.upload(Data("after a 429".utf8), to: c.path("limited.txt")) }
+        try await waitedOut(.rateLimited) {
+            try await c.fileSystem.upload(Data("after a 429".utf8), to: c.path("limited.txt"))
+        }
         try await waitedOut(.serviceUnavailable) {
-            try require(try await c.fileSystem.download(c.path("limited.txt")) == Data("after a 429".utf8), "the upload after a 429 should have landed")
+            try require(
+                try await c.fileSystem.download(c.path("limited.txt")) == Data("after a 429".utf8),
+                "the upload after a 429 should have landed")
         }
         return .passed
     }
@@ -426,10 +542,14 @@ enum ConformanceChecks {
         let faults = try faultControl(for: .droppedConnection, c)
         try await c.fileSystem.upload(Data("dropped".utf8), to: c.path("dropped.txt"))
         await faults.injectOnce(.droppedConnection)
-        try require(try await c.fileSystem.download(c.path("dropped.txt")) == Data("dropped".utf8), "a download after a dropped connection should succeed")
+        try require(
+            try await c.fileSystem.download(c.path("dropped.txt")) == Data("dropped".utf8),
+            "a download after a dropped connection should succeed")
         try await requireMet(faults, "the download")
         await faults.injectOnce(.droppedConnection)
-        try require(try await c.fileSystem.list(c.folder).map(\.name) == ["dropped.txt"], "a listing after a dropped connection should succeed")
+        try require(
+            try await c.fileSystem.list(c.folder).map(\.name) == ["dropped.txt"],
+            "a listing after a dropped connection should succeed")
         try await requireMet(faults, "the listing")
         return .passed
     }
@@ -447,15 +567,23 @@ enum ConformanceChecks {
             try await operation()
             try await requireMet(faults, what)
         }
-        try await losingTheAnswer(to: "a new file") { try await fs.upload(Data("created once".utf8), to: c.path("created.txt")) }
-        try await losingTheAnswer(to: "a replacement") { try await fs.upload(Data("replaced once".utf8), to: c.path("created.txt")) }
+        try await losingTheAnswer(to: "a new file") {
+            try await fs.upload(Data("created once".utf8), to: c.path("created.txt"))
+        }
+        try await losingTheAnswer(to: "a replacement") {
+            try await fs.upload(Data("replaced once".utf8), to: c.path("created.txt"))
+        }
         try await losingTheAnswer(to: "a new folder") { try await fs.makeFolder(c.path("made once")) }
         try await fs.upload(Data("doomed".utf8), to: c.path("removed.txt"))
         try await losingTheAnswer(to: "a removal") { try await fs.removeFile(c.path("removed.txt")) }
         let listed = try await fs.list(c.folder)
-        try require(listed.map(\.name).sorted() == ["created.txt", "made once"], "one file and one folder should be listed, got \(listed.map(\.name).sorted())")
+        try require(
+            listed.map(\.name).sorted() == ["created.txt", "made once"],
+            "one file and one folder should be listed, got \(listed.map(\.name).sorted())")
         try require(listed.first { $0.name == "made once" }?.isFolder == true, "made once should be a folder")
-        try require(try await fs.download(c.path("created.txt")) == Data("replaced once".utf8), "created.txt should hold the replacement")
+        try require(
+            try await fs.download(c.path("created.txt")) == Data("replaced once".utf8),
+            "created.txt should hold the replacement")
         return .passed
     }
 
@@ -475,7 +603,10 @@ enum ConformanceChecks {
             try await requireMet(faults, "the upload of \(name)")
             let stored = try? await fs.download(c.path(name))
             let acceptable: [Data?] = failed ? [before, new] : [new]
-            try require(acceptable.contains(stored), "\(name): after an upload cut off mid-body (which \(failed ? "failed" : "succeeded")) the path holds \(stored.map { "\($0.count) bytes" } ?? "nothing"), neither the old file nor the new one whole")
+            try require(
+                acceptable.contains(stored),
+                "\(name): after an upload cut off mid-body (which \(failed ? "failed" : "succeeded")) the path holds \(stored.map { "\($0.count) bytes" } ?? "nothing"), neither the old file nor the new one whole"
+            )
         }
         return .passed
     }
@@ -485,16 +616,21 @@ enum ConformanceChecks {
         await faults.injectOnce(.expiredToken)
         try await c.fileSystem.upload(Data("fresh token".utf8), to: c.path("token.txt"))
         try await requireMet(faults, "the upload")
-        try require(try await c.fileSystem.exists(c.path("token.txt")), "the upload with an expired token should succeed after a refresh")
+        try require(
+            try await c.fileSystem.exists(c.path("token.txt")),
+            "the upload with an expired token should succeed after a refresh")
         return .passed
     }
 
     static func revokedToken(_ c: ConformanceContext) async throws -> CheckOutcome {
         let faults = try faultControl(for: .revokedToken, c)
         await faults.injectOnce(.revokedToken)
-        try await requireFailure("a request with a refused token", matches: { error in
-            if case .unauthorized = error { true } else { false }
-        }) { _ = try await c.fileSystem.exists(c.path("anything")) }
+        try await requireFailure(
+            "a request with a refused token",
+            matches: { error in
+                if case .unauthorized = error { true } else { false }
+            }
+        ) { _ = try await c.fileSystem.exists(c.path("anything")) }
         try await requireMet(faults, "the look")
         return .passed
     }
@@ -513,7 +649,9 @@ enum ConformanceChecks {
             try require(data == bytes(1000 + i, seed: UInt64(100 + i)), "parallel-\(i) should read back byte for byte")
         }
         let names = Set(try await fs.list(c.folder).map(\.name))
-        try require(names == Set(indexes.map { "parallel-\($0)" }), "the folder should list exactly the \(count) files written at once")
+        try require(
+            names == Set(indexes.map { "parallel-\($0)" }),
+            "the folder should list exactly the \(count) files written at once")
         return .passed
     }
 
@@ -529,11 +667,15 @@ enum ConformanceChecks {
         let names = try await fs.list(c.folder).map(\.name)
         try require(names == ["contested.bin"], "one file should be listed after racing uploads, got \(names)")
         let stored = try await fs.download(c.path("contested.bin"))
-        try require(contenders.contains(stored), "the file should hold one upload whole, got \(stored.count) bytes matching none")
+        try require(
+            contenders.contains(stored),
+            "the file should hold one upload whole, got \(stored.count) bytes matching none")
         return .passed
     }
 
-    static func forEachConcurrently<T: Sendable>(_ items: [T], limit: Int, _ body: @escaping @Sendable (T) async throws -> Void) async throws {
+    static func forEachConcurrently<T: Sendable>(
+        _ items: [T], limit: Int, _ body: @escaping @Sendable (T) async throws -> Void
+    ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             var iterator = items.makeIterator()
             for _ in 0..<max(1, limit) {

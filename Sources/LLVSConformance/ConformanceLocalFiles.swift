@@ -9,7 +9,8 @@ enum ConformanceLocalFiles {
 
     /// A fresh path for one check's local file.
     static func make() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)\(TemporaryWriter.tag)-\(UUID().uuidString)")
+        FileManager.default.temporaryDirectory.appendingPathComponent(
+            "\(prefix)\(TemporaryWriter.tag)-\(UUID().uuidString)")
     }
 
     /// Removes the files of runs that ended without removing them; a live run's files are left alone.
@@ -17,7 +18,9 @@ enum ConformanceLocalFiles {
         let folder = FileManager.default.temporaryDirectory.path
         guard let names = try? POSIX.listNames(folder) else { return }
         for name in names where name.hasPrefix(prefix) {
-            guard let writer = TemporaryWriter(name.dropFirst(prefix.count)), writer.isGoneFromThisMachine else { continue }
+            guard let writer = TemporaryWriter(name.dropFirst(prefix.count)), writer.isGoneFromThisMachine else {
+                continue
+            }
             POSIX.remove(folder + "/" + name)
         }
     }

@@ -5,17 +5,22 @@ import LLVS
 /// `swift test` runs them against each connector and `llvs conformance` against any remote.
 public enum ConformanceSuite {
     /// The checks that need faults injected (`ConformanceOptions.faults`); a run without them skips these, saying so.
-    public static let checksNeedingFaults: Set<String> = ["rate-limit", "dropped-connection", "answer-lost", "interrupted-upload", "expired-token",
-                                                          "revoked-token"]
+    public static let checksNeedingFaults: Set<String> = [
+        "rate-limit", "dropped-connection", "answer-lost", "interrupted-upload", "expired-token",
+        "revoked-token",
+    ]
 
     /// Runs every check inside a fresh, randomly named folder, removes the folder, and reports each check.
-    public static func run(on fileSystem: any CloudFileSystem, options: ConformanceOptions = ConformanceOptions(),
-                           progress: (@Sendable (ConformanceResult) -> Void)? = nil) async -> ConformanceReport {
+    public static func run(
+        on fileSystem: any CloudFileSystem, options: ConformanceOptions = ConformanceOptions(),
+        progress: (@Sendable (ConformanceResult) -> Void)? = nil
+    ) async -> ConformanceReport {
         ConformanceLocalFiles.removeAbandoned()
         let root = CloudPath.join(options.parentFolder, "llvs-conformance-\(UUID().uuidString.prefix(8).lowercased())")
         var results: [ConformanceResult] = []
         for check in ConformanceChecks.all {
-            let context = ConformanceContext(fileSystem: fileSystem, folder: CloudPath.join(root, check.id), options: options)
+            let context = ConformanceContext(
+                fileSystem: fileSystem, folder: CloudPath.join(root, check.id), options: options)
             let start = DispatchTime.now().uptimeNanoseconds
             var result: ConformanceResult
             do {
@@ -39,11 +44,14 @@ public enum ConformanceSuite {
 
     /// Check 9: the suite leaves nothing behind.
     static func cleanUp(_ root: String, on fileSystem: any CloudFileSystem) async -> ConformanceResult {
-        let check = ConformanceCheck(id: "clean-up", section: 9, title: "the suite leaves nothing behind") { _ in .passed }
+        let check = ConformanceCheck(id: "clean-up", section: 9, title: "the suite leaves nothing behind") { _ in
+            .passed
+        }
         do {
             try await fileSystem.removeFolder(root)
             if try await fileSystem.exists(root) {
-                return ConformanceResult(check: check, status: .failed, message: "\(root) is still there after removing it")
+                return ConformanceResult(
+                    check: check, status: .failed, message: "\(root) is still there after removing it")
             }
             return ConformanceResult(check: check, status: .passed, message: nil)
         } catch {
@@ -132,10 +140,16 @@ public struct ConformanceReport: Codable, Sendable {
     public var table: String {
         var lines = ["  #  check                                  result   time   note"]
         for result in results {
-            let mark = switch result.status { case .passed: "passed"; case .failed: "FAILED"; case .skipped: "skipped" }
-            lines.append("  \(result.section)  " + result.id.padding(toLength: 38, withPad: " ", startingAt: 0) + " "
-                         + mark.padding(toLength: 8, withPad: " ", startingAt: 0)
-                         + String(format: "%5.2fs", result.seconds) + "  " + (result.message ?? ""))
+            let mark =
+                switch result.status {
+                case .passed: "passed";
+                case .failed: "FAILED";
+                case .skipped: "skipped"
+                }
+            lines.append(
+                "  \(result.section)  " + result.id.padding(toLength: 38, withPad: " ", startingAt: 0) + " "
+                    + mark.padding(toLength: 8, withPad: " ", startingAt: 0)
+                    + String(format: "%5.2fs", result.seconds) + "  " + (result.message ?? ""))
         }
         lines.append("\(passed) passed, \(failed) failed, \(skipped) skipped")
         return lines.joined(separator: "\n")

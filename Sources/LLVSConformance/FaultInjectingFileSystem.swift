@@ -50,7 +50,9 @@ extension FaultControl {
     public func unsupportedReason(_ fault: InjectedFault) -> String { "this remote cannot inject \(fault.rawValue)" }
     public var clientWaits: HTTPWaitRecord? { nil }
     /// The injectors here answer a rate limit and an outage with Retry-After: 1.
-    public func requestedWait(_ fault: InjectedFault) -> Duration? { [.rateLimited, .serviceUnavailable].contains(fault) ? .seconds(1) : nil }
+    public func requestedWait(_ fault: InjectedFault) -> Duration? {
+        [.rateLimited, .serviceUnavailable].contains(fault) ? .seconds(1) : nil
+    }
 }
 
 /// Wraps any file system and makes some of its operations fail: at random (a seeded rate, so a run can be
@@ -84,7 +86,9 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
 
     public var capabilities: CloudCapabilities { base.capabilities }
 
-    public var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .droppedMidUpload, .revokedToken] }
+    public var supportedFaults: Set<InjectedFault> {
+        [.rateLimited, .serviceUnavailable, .droppedConnection, .droppedMidUpload, .revokedToken]
+    }
 
     public func injectOnce(_ fault: InjectedFault) async {
         state.withLock { $0.pending.append(fault) }
@@ -106,7 +110,9 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
     private func fault(for operation: Operation, path: String) -> (CloudFileSystemError, Timing)? {
         state.withLock { state in
             state.counts[operation, default: 0] += 1
-            if let rule = state.rule, let error = rule(operation, state.counts[operation]!, path) { return (error, .before) }
+            if let rule = state.rule, let error = rule(operation, state.counts[operation]!, path) {
+                return (error, .before)
+            }
             if !state.pending.isEmpty {
                 switch state.pending.removeFirst() {
                 case .rateLimited: return (.rateLimited(retryAfter: .seconds(1)), .before)
@@ -116,7 +122,9 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
                 case .expiredToken, .revokedToken: return (.unauthorized("the token was refused (injected)"), .before)
                 }
             }
-            guard state.failureRate > 0, Double.random(in: 0..<1, using: &state.generator) < state.failureRate else { return nil }
+            guard state.failureRate > 0, Double.random(in: 0..<1, using: &state.generator) < state.failureRate else {
+                return nil
+            }
             switch Int.random(in: 0..<4, using: &state.generator) {
             case 0: return (.transient("503 Service Unavailable (injected)"), .before)
             case 1: return (.transient("connection dropped before the answer (injected)"), .after)
@@ -132,11 +140,19 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
         throw error
     }
 
-    public func exists(_ path: String) async throws -> Bool { try await run(.exists, path) { try await base.exists(path) } }
-    public func list(_ folder: String) async throws -> [CloudItem] { try await run(.list, folder) { try await base.list(folder) } }
+    public func exists(_ path: String) async throws -> Bool {
+        try await run(.exists, path) { try await base.exists(path) }
+    }
+    public func list(_ folder: String) async throws -> [CloudItem] {
+        try await run(.list, folder) { try await base.list(folder) }
+    }
     /// Counted as the listing it replaces, so what a sync costs reads the same whichever the caller asks for.
-    public func listNames(_ folder: String) async throws -> [String] { try await run(.list, folder) { try await base.listNames(folder) } }
-    public func metadata(_ path: String) async throws -> CloudItem { try await run(.metadata, path) { try await base.metadata(path) } }
+    public func listNames(_ folder: String) async throws -> [String] {
+        try await run(.list, folder) { try await base.listNames(folder) }
+    }
+    public func metadata(_ path: String) async throws -> CloudItem {
+        try await run(.metadata, path) { try await base.metadata(path) }
+    }
     public func stager(for path: String) async throws -> FileStager { try await base.stager(for: path) }
     public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         try await run(.upload, path) { try await base.upload(source, to: path, mode: mode) }
@@ -148,7 +164,13 @@ public final class FaultInjectingFileSystem: CloudFileSystem, FaultControl {
     public func download(_ path: String, to destination: DownloadDestination) async throws {
         try await run(.download, path) { try await base.download(path, to: destination) }
     }
-    public func makeFolder(_ path: String) async throws { try await run(.makeFolder, path) { try await base.makeFolder(path) } }
-    public func removeFile(_ path: String) async throws { try await run(.removeFile, path) { try await base.removeFile(path) } }
-    public func removeFolder(_ path: String) async throws { try await run(.removeFolder, path) { try await base.removeFolder(path) } }
+    public func makeFolder(_ path: String) async throws {
+        try await run(.makeFolder, path) { try await base.makeFolder(path) }
+    }
+    public func removeFile(_ path: String) async throws {
+        try await run(.removeFile, path) { try await base.removeFile(path) }
+    }
+    public func removeFolder(_ path: String) async throws {
+        try await run(.removeFolder, path) { try await base.removeFolder(path) }
+    }
 }

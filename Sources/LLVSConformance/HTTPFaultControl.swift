@@ -21,7 +21,9 @@ public struct HTTPFaultControl: FaultControl {
     }
 
     public func unsupportedReason(_ fault: InjectedFault) -> String {
-        fault == .expiredToken ? "the remote's credentials do not expire (a password, no sign-in, or tokens that live until revoked)" : "this remote cannot inject \(fault.rawValue)"
+        fault == .expiredToken
+            ? "the remote's credentials do not expire (a password, no sign-in, or tokens that live until revoked)"
+            : "this remote cannot inject \(fault.rawValue)"
     }
 
     public var clientWaits: HTTPWaitRecord? { injector.waits }

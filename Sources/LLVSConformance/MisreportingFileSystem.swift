@@ -39,7 +39,9 @@ public struct MisreportingFileSystem: ForwardingFileSystem {
 
     public func list(_ folder: String) async throws -> [CloudItem] { try await base.list(folder).map(misreport) }
     public func metadata(_ path: String) async throws -> CloudItem { misreport(try await base.metadata(path)) }
-    public func read(_ path: String, range: ByteRange?) async throws -> Data { misreport(try await base.read(path, range: range)) }
+    public func read(_ path: String, range: ByteRange?) async throws -> Data {
+        misreport(try await base.read(path, range: range))
+    }
     /// The first byte written is flipped in place, so a large download is not read whole.
     public func download(_ path: String, to destination: DownloadDestination) async throws {
         try await base.download(path, to: destination)

@@ -17,8 +17,10 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
     public let scratchFolder: URL
     private let root: [String]
 
-    public init(base: Base, folder: String, passphrase: String, openedKey: OpenedKeyFile? = nil,
-                scratchFolder: URL = FileManager.default.temporaryDirectory) {
+    public init(
+        base: Base, folder: String, passphrase: String, openedKey: OpenedKeyFile? = nil,
+        scratchFolder: URL = FileManager.default.temporaryDirectory
+    ) {
         self.base = base
         keyring = RemoteKeyring(base: base, folder: folder, passphrase: passphrase, openedKey: openedKey)
         self.scratchFolder = scratchFolder
@@ -41,8 +43,10 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
     /// The path below the encrypted folder as the caller spelled it.
     private func spelledName(_ path: String) throws -> String {
         let parts = try CloudPath.components(path)
-        guard parts.count > root.count, parts.starts(with: root), parts.count > root.count + 1 || parts.last != RemoteKeyFile.name,
-              parts[root.count] != RemoteKeyring.keysFolderName else {
+        guard parts.count > root.count, parts.starts(with: root),
+            parts.count > root.count + 1 || parts.last != RemoteKeyFile.name,
+            parts[root.count] != RemoteKeyring.keysFolderName
+        else {
             throw EncryptionError.outsideEncryptedFolder(path: path, folder: root.joined(separator: "/"))
         }
         return parts.dropFirst(root.count).joined(separator: "/")
@@ -65,12 +69,15 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
     /// Folders may be the encrypted folder itself or inside it.
     private func checkFolder(_ path: String) throws {
         let parts = try CloudPath.components(path)
-        guard parts.starts(with: root) else { throw EncryptionError.outsideEncryptedFolder(path: path, folder: root.joined(separator: "/")) }
+        guard parts.starts(with: root) else {
+            throw EncryptionError.outsideEncryptedFolder(path: path, folder: root.joined(separator: "/"))
+        }
     }
 
     /// `encryption.json` and the `encryption-keys` folder beside it: the keyring's, never listed as the caller's.
     private func isKeyFile(_ name: String, in folder: String) -> Bool {
-        (name == RemoteKeyFile.name || name == RemoteKeyring.keysFolderName) && (try? CloudPath.components(folder)) == root
+        (name == RemoteKeyFile.name || name == RemoteKeyring.keysFolderName)
+            && (try? CloudPath.components(folder)) == root
     }
 
     /// Runs `open` with each key that may have sealed the file: the sealing key, other keys already open, then keys of
@@ -164,7 +171,10 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
             let input = try ReadableFile(path: source.path)
             var offset: Int64 = 0
             while offset < input.size {
-                let piece = try input.read(at: offset, count: Int(min(Int64(SealedFileCodec.batchChunks * SealedFileLayout.chunkSize), input.size - offset)))
+                let piece = try input.read(
+                    at: offset,
+                    count: Int(
+                        min(Int64(SealedFileCodec.batchChunks * SealedFileLayout.chunkSize), input.size - offset)))
                 try writer.write(piece)
                 offset += Int64(piece.count)
             }
@@ -198,12 +208,17 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
         // the key and the name are settled on its first chunk before.
         try await base.download(path, toFileAt: destination)
         let file = try? ReadableFile(path: destination.path)
-        let prefix = file.flatMap { try? $0.read(at: 0, count: Int(min($0.size, Int64(SealedFileLayout.headerSize + SealedFileLayout.sealedChunkSize)))) }
+        let prefix = file.flatMap {
+            try? $0.read(
+                at: 0, count: Int(min($0.size, Int64(SealedFileLayout.headerSize + SealedFileLayout.sealedChunkSize))))
+        }
         let names = spelled == name ? [name] : [name, spelled]
         let chosen = try? await withEachKey { key -> (SecretKey, String) in
-            guard let file, let prefix, let opened = names.first(where: {
-                SealedFileCodec.firstChunkOpens(prefix, sealedCount: file.size, key: key, path: $0)
-            }) else { throw EncryptionError.damaged(path: path, reason: "its first chunk does not open") }
+            guard let file, let prefix,
+                let opened = names.first(where: {
+                    SealedFileCodec.firstChunkOpens(prefix, sealedCount: file.size, key: key, path: $0)
+                })
+            else { throw EncryptionError.damaged(path: path, reason: "its first chunk does not open") }
             return (key, opened)
         }
         // When nothing opens the first chunk, the sealing key tells what is wrong with the file, in full.
@@ -218,43 +233,56 @@ public struct EncryptedFileSystem<Base: CloudFileSystem>: SealingFileSystem {
             _ = try sealedName(path)
             _ = try await keyring.key()
             let sealed = try await base.read(path, range: nil)
-            return try await withEachKey { key in try opening(path) { try SealedFileCodec.open(sealed, key: key, path: $0, displayPath: path) } }
+            return try await withEachKey { key in
+                try opening(path) { try SealedFileCodec.open(sealed, key: key, path: $0, displayPath: path) }
+            }
         }
         _ = try sealedName(path)
         _ = try await keyring.key()
         let item = try await base.metadata(path)
         guard !item.isFolder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
         guard let sealedSize = item.size, let plainSize = SealedFileLayout.plainSize(sealed: sealedSize) else {
-            throw EncryptionError.damaged(path: path, reason: "its size, \(item.size.map(String.init) ?? "unknown"), is not that of an encrypted file")
+            throw EncryptionError.damaged(
+                path: path,
+                reason: "its size, \(item.size.map(String.init) ?? "unknown"), is not that of an encrypted file")
         }
         guard let span = range.resolved(size: plainSize) else {
-            throw CloudFileSystemError.server(status: 416, message: "range \(range.httpValue) is outside the \(plainSize)-byte file \(path)")
+            throw CloudFileSystemError.server(
+                status: 416, message: "range \(range.httpValue) is outside the \(plainSize)-byte file \(path)")
         }
-        let chunk = Int64(SealedFileLayout.chunkSize), sealedChunk = Int64(SealedFileLayout.sealedChunkSize), header = Int64(SealedFileLayout.headerSize)
+        let chunk = Int64(SealedFileLayout.chunkSize), sealedChunk = Int64(SealedFileLayout.sealedChunkSize),
+            header = Int64(SealedFileLayout.headerSize)
         let first = span.lowerBound / chunk, last = (span.upperBound - 1) / chunk
         let start = header + first * sealedChunk
         let end = min(header + (last + 1) * sealedChunk, sealedSize) - 1
         let headerBytes: Data, body: Data
         if start <= 1 << 20 {
             let both = try await base.read(path, range: .bytes(0, end))
-            guard both.count == Int(end + 1) else { throw EncryptionError.damaged(path: path, reason: "it is shorter than its listed size") }
+            guard both.count == Int(end + 1) else {
+                throw EncryptionError.damaged(path: path, reason: "it is shorter than its listed size")
+            }
             (headerBytes, body) = (both.prefix(Int(header)), both.dropFirst(Int(start)))
         } else {
             headerBytes = try await base.read(path, range: .bytes(0, header - 1))
             body = try await base.read(path, range: .bytes(start, end))
-            guard body.count == Int(end - start + 1) else { throw EncryptionError.damaged(path: path, reason: "it is shorter than its listed size") }
+            guard body.count == Int(end - start + 1) else {
+                throw EncryptionError.damaged(path: path, reason: "it is shorter than its listed size")
+            }
         }
         let count = Int(last - first + 1)
         var plain = Data(count: count * SealedFileLayout.chunkSize)
-        try await withEachKey { key in try opening(path) { name in
-            let seal = try SealedFileCodec.readHeader(Data(headerBytes), key: key, path: name, displayPath: path)
-            try plain.withUnsafeMutableBytes { out in
-                try Data(body).withUnsafeBytes { sealed in
-                    try SealedFileCodec.openChunks(seal, first: first, count: count, total: SealedFileLayout.chunkCount(plain: plainSize),
-                                                   plainCount: plainSize, sealed: sealed, out: out.baseAddress, displayPath: path)
+        try await withEachKey { key in
+            try opening(path) { name in
+                let seal = try SealedFileCodec.readHeader(Data(headerBytes), key: key, path: name, displayPath: path)
+                try plain.withUnsafeMutableBytes { out in
+                    try Data(body).withUnsafeBytes { sealed in
+                        try SealedFileCodec.openChunks(
+                            seal, first: first, count: count, total: SealedFileLayout.chunkCount(plain: plainSize),
+                            plainCount: plainSize, sealed: sealed, out: out.baseAddress, displayPath: path)
+                    }
                 }
             }
-        } }
+        }
         let offset = Int(span.lowerBound - first * chunk)
         return plain.subdata(in: offset..<offset + span.count)
     }
@@ -304,10 +332,13 @@ public protocol SealingFileSystem: CloudFileSystem {
 
 /// Making an encrypted file system over a file system known only as `any CloudFileSystem`, keeping its change feed.
 public enum RemoteEncryption {
-    public static func encrypting(_ base: any CloudFileSystem, folder: String, passphrase: String, openedKey: OpenedKeyFile? = nil,
-                                  scratchFolder: URL = FileManager.default.temporaryDirectory) -> any CloudFileSystem {
+    public static func encrypting(
+        _ base: any CloudFileSystem, folder: String, passphrase: String, openedKey: OpenedKeyFile? = nil,
+        scratchFolder: URL = FileManager.default.temporaryDirectory
+    ) -> any CloudFileSystem {
         func wrap<Base: CloudFileSystem>(_ base: Base) -> any CloudFileSystem {
-            EncryptedFileSystem(base: base, folder: folder, passphrase: passphrase, openedKey: openedKey, scratchFolder: scratchFolder)
+            EncryptedFileSystem(
+                base: base, folder: folder, passphrase: passphrase, openedKey: openedKey, scratchFolder: scratchFolder)
         }
         return wrap(base)
     }

@@ -22,14 +22,19 @@ public struct OpenedKeyFile: Sendable {
     /// The key opened from a key file with these bytes, if it is kept; a damaged file counts as none.
     func key(forKeyFile keyFile: Data) -> SecretKey? {
         guard let data = FileManager.default.contents(atPath: url.path),
-              let contents = try? JSONDecoder().decode(Contents.self, from: data), contents.keyFile == SHA256.hex(keyFile),
-              let bytes = Data(base64Encoded: contents.key), bytes.count == Sodium.keySize else { return nil }
+            let contents = try? JSONDecoder().decode(Contents.self, from: data),
+            contents.keyFile == SHA256.hex(keyFile),
+            let bytes = Data(base64Encoded: contents.key), bytes.count == Sodium.keySize
+        else { return nil }
         return SecretKey(bytes: [UInt8](bytes))
     }
 
     /// Keeps the key; a failure only costs the next command a derivation.
     func keep(_ key: SecretKey, forKeyFile keyFile: Data) {
-        guard let data = try? JSONEncoder().encode(Contents(keyFile: SHA256.hex(keyFile), key: Data(key.bytes).base64EncodedString())) else { return }
+        guard
+            let data = try? JSONEncoder().encode(
+                Contents(keyFile: SHA256.hex(keyFile), key: Data(key.bytes).base64EncodedString()))
+        else { return }
         let temporary = url.path + ".\(TemporaryWriter.tag)-\(UUID().uuidString)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }

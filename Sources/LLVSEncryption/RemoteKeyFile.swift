@@ -44,7 +44,9 @@ public struct RemoteKeyFile: Codable, Sendable, Equatable {
 
     /// A key file wrapping `key` under `passphrase`, with a fresh salt. `keyDerivationFailed` when Argon2id cannot get
     /// its memory.
-    public static func wrapping(_ key: SecretKey, passphrase: String, operations: UInt64 = operations, memory: Int = memory) throws -> RemoteKeyFile {
+    public static func wrapping(
+        _ key: SecretKey, passphrase: String, operations: UInt64 = operations, memory: Int = memory
+    ) throws -> RemoteKeyFile {
         let salt = Sodium.randomBytes(Sodium.saltSize)
         guard let wrapping = Sodium.argon2id(passphrase, salt: salt, operations: operations, memory: memory) else {
             throw EncryptionError.keyDerivationFailed(operations: operations, memory: memory)
@@ -53,12 +55,16 @@ public struct RemoteKeyFile: Codable, Sendable, Equatable {
         var sealed = [UInt8](repeating: 0, count: Sodium.keySize + Sodium.tagSize)
         wrapDomain.withUnsafeBytes { domain in
             sealed.withUnsafeMutableBytes { out in
-                Sodium.seal(key.bytes, key.bytes.count, into: out.baseAddress!, additional: domain, nonce: nonce, key: wrapping)
+                Sodium.seal(
+                    key.bytes, key.bytes.count, into: out.baseAddress!, additional: domain, nonce: nonce, key: wrapping)
             }
         }
-        return RemoteKeyFile(format: format, version: 1, cipher: cipherName,
-                             derivation: Derivation(algorithm: derivationName, operations: operations, memory: memory, salt: Data(salt).base64EncodedString()),
-                             key: WrappedKey(nonce: Data(nonce).base64EncodedString(), sealed: Data(sealed).base64EncodedString()))
+        return RemoteKeyFile(
+            format: format, version: 1, cipher: cipherName,
+            derivation: Derivation(
+                algorithm: derivationName, operations: operations, memory: memory,
+                salt: Data(salt).base64EncodedString()),
+            key: WrappedKey(nonce: Data(nonce).base64EncodedString(), sealed: Data(sealed).base64EncodedString()))
     }
 
     /// The master key, when `passphrase` opens it; `path` names the file in errors.
@@ -67,13 +73,17 @@ public struct RemoteKeyFile: Codable, Sendable, Equatable {
         let salt = [UInt8](Data(base64Encoded: derivation.salt)!)
         let nonce = [UInt8](Data(base64Encoded: key.nonce)!)
         let sealed = [UInt8](Data(base64Encoded: key.sealed)!)
-        guard let wrapping = Sodium.argon2id(passphrase, salt: salt, operations: derivation.operations, memory: derivation.memory) else {
+        guard
+            let wrapping = Sodium.argon2id(
+                passphrase, salt: salt, operations: derivation.operations, memory: derivation.memory)
+        else {
             throw EncryptionError.keyDerivationFailed(operations: derivation.operations, memory: derivation.memory)
         }
         var plain = [UInt8](repeating: 0, count: Sodium.keySize)
         let opened = Self.wrapDomain.withUnsafeBytes { domain in
             plain.withUnsafeMutableBytes { out in
-                Sodium.open(sealed, sealed.count, into: out.baseAddress, additional: domain, nonce: nonce, key: wrapping)
+                Sodium.open(
+                    sealed, sealed.count, into: out.baseAddress, additional: domain, nonce: nonce, key: wrapping)
             }
         }
         guard opened else { throw EncryptionError.wrongPassphrase(keyFile: path) }
@@ -85,15 +95,24 @@ public struct RemoteKeyFile: Codable, Sendable, Equatable {
     func check(path: String) throws {
         func fail(_ reason: String) -> EncryptionError { .malformedKeyFile(path: path, reason: reason) }
         guard format == Self.format else { throw fail("its format is \"\(format)\", not \"\(Self.format)\"") }
-        guard version == 1 else { throw fail("it is version \(version); this build reads version 1, so a newer llvs wrote it") }
+        guard version == 1 else {
+            throw fail("it is version \(version); this build reads version 1, so a newer llvs wrote it")
+        }
         guard cipher == Self.cipherName else { throw fail("its cipher is \"\(cipher)\", not \"\(Self.cipherName)\"") }
-        guard derivation.algorithm == Self.derivationName else { throw fail("its key derivation is \"\(derivation.algorithm)\", not \"\(Self.derivationName)\"") }
-        guard (1...Self.maximumOperations).contains(derivation.operations), (8192...Self.maximumMemory).contains(derivation.memory) else {
-            throw fail("it asks for \(derivation.operations) passes over \(derivation.memory) bytes; at most \(Self.maximumOperations) passes over \(Self.maximumMemory) bytes are allowed")
+        guard derivation.algorithm == Self.derivationName else {
+            throw fail("its key derivation is \"\(derivation.algorithm)\", not \"\(Self.derivationName)\"")
+        }
+        guard (1...Self.maximumOperations).contains(derivation.operations),
+            (8192...Self.maximumMemory).contains(derivation.memory)
+        else {
+            throw fail(
+                "it asks for \(derivation.operations) passes over \(derivation.memory) bytes; at most \(Self.maximumOperations) passes over \(Self.maximumMemory) bytes are allowed"
+            )
         }
         guard Data(base64Encoded: derivation.salt)?.count == Sodium.saltSize,
-              Data(base64Encoded: key.nonce)?.count == Sodium.nonceSize,
-              Data(base64Encoded: key.sealed)?.count == Sodium.keySize + Sodium.tagSize else {
+            Data(base64Encoded: key.nonce)?.count == Sodium.nonceSize,
+            Data(base64Encoded: key.sealed)?.count == Sodium.keySize + Sodium.tagSize
+        else {
             throw fail("its salt, nonce or wrapped key has the wrong length")
         }
     }

@@ -65,14 +65,16 @@ public actor RemoteKeyring {
     public func newKeys() async throws -> [SecretKey] {
         let primary = try await key()
         var found: [SecretKey] = []
-        for name in try await base.listNames(keysFolderPath).sorted() where name.hasSuffix(".json") && !readKeyFiles.contains(name) {
+        for name in try await base.listNames(keysFolderPath).sorted()
+        where name.hasSuffix(".json") && !readKeyFiles.contains(name) {
             guard readKeyFiles.count < Self.maximumKeyFiles else { break }
             let path = CloudPath.join(keysFolderPath, name)
             let data: Data
             do { data = try await base.download(path) } catch { continue }
             readKeyFiles.insert(name)
             guard let key = try? RemoteKeyFile.decode(data, path: path).unwrap(passphrase: passphrase, path: path),
-                  key != primary, !otherKeys.contains(key) else { continue }
+                key != primary, !otherKeys.contains(key)
+            else { continue }
             otherKeys.append(key)
             found.append(key)
         }
@@ -80,7 +82,9 @@ public actor RemoteKeyring {
     }
 
     /// The names of a plaintext store's folders: one of them in the folder means a store is there unencrypted.
-    static let plaintextStoreFolders: Set<String> = [RemoteFormat.versionsFolder, RemoteFormat.changesFolder, "snapshots"]
+    static let plaintextStoreFolders: Set<String> = [
+        RemoteFormat.versionsFolder, RemoteFormat.changesFolder, "snapshots",
+    ]
 
     private func openOrMake() async throws -> SecretKey {
         let path = keyFilePath
@@ -109,7 +113,9 @@ public actor RemoteKeyring {
         // Another device may have written its key since: seal with the one the remote names, so devices converge on
         // one key, and keep this one for what it may already have sealed (nothing yet, in this process).
         let keptData = (try? await base.download(path)) ?? file
-        if keptData != file, let kept = try? RemoteKeyFile.decode(keptData, path: path).unwrap(passphrase: passphrase, path: path) {
+        if keptData != file,
+            let kept = try? RemoteKeyFile.decode(keptData, path: path).unwrap(passphrase: passphrase, path: path)
+        {
             otherKeys.append(key)
             openedKey?.keep(kept, forKeyFile: keptData)
             return kept
@@ -126,19 +132,25 @@ public actor RemoteKeyring {
     /// Rewraps the folder's keys under `newPassphrase`: `encryption.json` and each key file of `encryption-keys/` the
     /// old passphrase opens. The data stays as it is; each key file is replaced in one upload, so an interruption
     /// leaves the old passphrase opening what it opened.
-    public static func changePassphrase(on base: any CloudFileSystem, folder: String, from passphrase: String, to newPassphrase: String) async throws {
+    public static func changePassphrase(
+        on base: any CloudFileSystem, folder: String, from passphrase: String, to newPassphrase: String
+    ) async throws {
         let path = CloudPath.join(folder, RemoteKeyFile.name)
         let data: Data
         do {
             data = try await base.download(path)
         } catch CloudFileSystemError.notFound {
-            throw EncryptionError.malformedKeyFile(path: path, reason: "there is none: nothing was encrypted in this folder yet")
+            throw EncryptionError.malformedKeyFile(
+                path: path, reason: "there is none: nothing was encrypted in this folder yet")
         }
         let key = try RemoteKeyFile.decode(data, path: path).unwrap(passphrase: passphrase, path: path)
         let keysFolder = CloudPath.join(folder, keysFolderName)
         for name in try await base.listNames(keysFolder) where name.hasSuffix(".json") {
             let keyPath = CloudPath.join(keysFolder, name)
-            guard let other = try? RemoteKeyFile.decode(try await base.download(keyPath), path: keyPath).unwrap(passphrase: passphrase, path: keyPath) else { continue }
+            guard
+                let other = try? RemoteKeyFile.decode(try await base.download(keyPath), path: keyPath).unwrap(
+                    passphrase: passphrase, path: keyPath)
+            else { continue }
             try await base.upload(try RemoteKeyFile.wrapping(other, passphrase: newPassphrase).encoded(), to: keyPath)
         }
         try await base.upload(try RemoteKeyFile.wrapping(key, passphrase: newPassphrase).encoded(), to: path)

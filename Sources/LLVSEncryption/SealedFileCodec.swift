@@ -21,8 +21,9 @@ enum SealedFileCodec {
         out.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
             seal.header.withUnsafeBytes { out.copyMemory(from: $0) }
             data.withUnsafeBytes { (plain: UnsafeRawBufferPointer) in
-                sealChunks(seal, first: 0, count: Int(chunks), total: chunks, plain: plain, plainOffset: 0,
-                           out: out.baseAddress! + SealedFileLayout.headerSize)
+                sealChunks(
+                    seal, first: 0, count: Int(chunks), total: chunks, plain: plain, plainOffset: 0,
+                    out: out.baseAddress! + SealedFileLayout.headerSize)
             }
         }
         return out
@@ -31,15 +32,19 @@ enum SealedFileCodec {
     /// The plaintext of a whole sealed file; `damaged` naming `displayPath` when anything fails its check.
     static func open(_ sealed: Data, key: SecretKey, path: String, displayPath: String) throws -> Data {
         guard let plainCount = SealedFileLayout.plainSize(sealed: Int64(sealed.count)) else {
-            throw EncryptionError.damaged(path: displayPath, reason: "its size, \(sealed.count) bytes, is not that of an encrypted file")
+            throw EncryptionError.damaged(
+                path: displayPath, reason: "its size, \(sealed.count) bytes, is not that of an encrypted file")
         }
-        let seal = try readHeader(sealed.prefix(SealedFileLayout.headerSize), key: key, path: path, displayPath: displayPath)
+        let seal = try readHeader(
+            sealed.prefix(SealedFileLayout.headerSize), key: key, path: path, displayPath: displayPath)
         let chunks = SealedFileLayout.chunkCount(plain: plainCount)
         var out = Data(count: Int(plainCount))
         try out.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
             try sealed.withUnsafeBytes { (sealed: UnsafeRawBufferPointer) in
-                try openChunks(seal, first: 0, count: Int(chunks), total: chunks, plainCount: plainCount,
-                               sealed: UnsafeRawBufferPointer(rebasing: sealed[SealedFileLayout.headerSize...]), out: out.baseAddress, displayPath: displayPath)
+                try openChunks(
+                    seal, first: 0, count: Int(chunks), total: chunks, plainCount: plainCount,
+                    sealed: UnsafeRawBufferPointer(rebasing: sealed[SealedFileLayout.headerSize...]),
+                    out: out.baseAddress, displayPath: displayPath)
             }
         }
         return out
@@ -49,14 +54,18 @@ enum SealedFileCodec {
     /// whole file) was sealed under `path`: its first chunk opens. Nothing is written anywhere.
     static func firstChunkOpens(_ prefix: Data, sealedCount: Int64, key: SecretKey, path: String) -> Bool {
         guard let plainCount = SealedFileLayout.plainSize(sealed: sealedCount),
-              let seal = try? readHeader(prefix.prefix(SealedFileLayout.headerSize), key: key, path: path, displayPath: path) else { return false }
+            let seal = try? readHeader(
+                prefix.prefix(SealedFileLayout.headerSize), key: key, path: path, displayPath: path)
+        else { return false }
         let length = Int(min(Int64(SealedFileLayout.chunkSize), plainCount)) + SealedFileLayout.tagSize
         let chunk = prefix.dropFirst(SealedFileLayout.headerSize).prefix(length)
         guard chunk.count == length else { return false }
         var scratch = [UInt8](repeating: 0, count: length)
         return Data(chunk).withUnsafeBytes { sealed in
             scratch.withUnsafeMutableBytes { out in
-                seal.open(chunk: 0, isLast: SealedFileLayout.chunkCount(plain: plainCount) == 1, sealed, into: out.baseAddress)
+                seal.open(
+                    chunk: 0, isLast: SealedFileLayout.chunkCount(plain: plainCount) == 1, sealed, into: out.baseAddress
+                )
             }
         }
     }
@@ -72,22 +81,27 @@ enum SealedFileCodec {
     // MARK: Chunks
 
     /// Seals chunks `first..<first+count` of a file of `total` chunks; `plain` holds the plaintext from `plainOffset`.
-    static func sealChunks(_ seal: FileSeal, first: Int64, count: Int, total: Int64, plain: UnsafeRawBufferPointer,
-                           plainOffset: Int64, out: UnsafeMutableRawPointer) {
+    static func sealChunks(
+        _ seal: FileSeal, first: Int64, count: Int, total: Int64, plain: UnsafeRawBufferPointer,
+        plainOffset: Int64, out: UnsafeMutableRawPointer
+    ) {
         let work = { (i: Int) in
             let index = first + Int64(i)
             let start = Int(index * Int64(SealedFileLayout.chunkSize) - plainOffset)
             let end = min(start + SealedFileLayout.chunkSize, plain.count)
-            seal.seal(chunk: index, isLast: index == total - 1, UnsafeRawBufferPointer(rebasing: plain[start..<end]),
-                      into: out + i * SealedFileLayout.sealedChunkSize)
+            seal.seal(
+                chunk: index, isLast: index == total - 1, UnsafeRawBufferPointer(rebasing: plain[start..<end]),
+                into: out + i * SealedFileLayout.sealedChunkSize)
         }
         eachChunk(count, work)
     }
 
     /// Opens chunks `first..<first+count` of a file of `total` chunks and `plainCount` bytes; `sealed` starts at
     /// chunk `first`, `out` receives the plaintext from chunk `first` on.
-    static func openChunks(_ seal: FileSeal, first: Int64, count: Int, total: Int64, plainCount: Int64,
-                           sealed: UnsafeRawBufferPointer, out: UnsafeMutableRawPointer?, displayPath: String) throws {
+    static func openChunks(
+        _ seal: FileSeal, first: Int64, count: Int, total: Int64, plainCount: Int64,
+        sealed: UnsafeRawBufferPointer, out: UnsafeMutableRawPointer?, displayPath: String
+    ) throws {
         let failures = Mutex<Int64?>(nil)
         let work = { (i: Int) in
             let index = first + Int64(i)
@@ -102,7 +116,8 @@ enum SealedFileCodec {
         }
         eachChunk(count, work)
         if let failed = failures.withLock({ $0 }) {
-            throw EncryptionError.damaged(path: displayPath, reason: "chunk \(failed) of \(total) does not authenticate")
+            throw EncryptionError.damaged(
+                path: displayPath, reason: "chunk \(failed) of \(total) does not authenticate")
         }
     }
 
@@ -117,9 +132,12 @@ enum SealedFileCodec {
             defer { file.close() }
             let sealedCount = try file.size()
             guard let plainCount = SealedFileLayout.plainSize(sealed: sealedCount) else {
-                throw EncryptionError.damaged(path: displayPath, reason: "its size, \(sealedCount) bytes, is not that of an encrypted file")
+                throw EncryptionError.damaged(
+                    path: displayPath, reason: "its size, \(sealedCount) bytes, is not that of an encrypted file")
             }
-            let seal = try readHeader(try file.read(at: 0, count: SealedFileLayout.headerSize), key: key, path: path, displayPath: displayPath)
+            let seal = try readHeader(
+                try file.read(at: 0, count: SealedFileLayout.headerSize), key: key, path: path, displayPath: displayPath
+            )
             let total = SealedFileLayout.chunkCount(plain: plainCount)
             var buffer = [UInt8](repeating: 0, count: batchChunks * SealedFileLayout.chunkSize)
             var first: Int64 = 0
@@ -127,15 +145,19 @@ enum SealedFileCodec {
                 let count = Int(min(Int64(batchChunks), total - first))
                 let plainOffset = first * Int64(SealedFileLayout.chunkSize)
                 let plainLength = Int(min(Int64(count * SealedFileLayout.chunkSize), plainCount - plainOffset))
-                let sealed = try file.read(at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize),
-                                           count: plainLength + count * SealedFileLayout.tagSize)
+                let sealed = try file.read(
+                    at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize),
+                    count: plainLength + count * SealedFileLayout.tagSize)
                 try sealed.withUnsafeBytes { sealed in
                     try buffer.withUnsafeMutableBytes { out in
-                        try openChunks(seal, first: first, count: count, total: total, plainCount: plainCount, sealed: sealed,
-                                       out: out.baseAddress, displayPath: displayPath)
+                        try openChunks(
+                            seal, first: first, count: count, total: total, plainCount: plainCount, sealed: sealed,
+                            out: out.baseAddress, displayPath: displayPath)
                     }
                 }
-                try buffer.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0[0..<plainLength]), at: plainOffset) }
+                try buffer.withUnsafeBytes {
+                    try file.write(UnsafeRawBufferPointer(rebasing: $0[0..<plainLength]), at: plainOffset)
+                }
                 first += Int64(count)
             }
             try file.resize(plainCount)
@@ -165,7 +187,9 @@ struct LocalFile {
 
     init(path: String, creating: Bool) throws {
         self.path = path
-        fd = creating ? Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) : Glibc.open(path, O_RDWR | O_CLOEXEC)
+        fd =
+            creating
+            ? Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) : Glibc.open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw POSIX.fail(path, creating ? "create" : "open") }
     }
 
@@ -181,7 +205,9 @@ struct LocalFile {
 
     func read(at offset: Int64, count: Int) throws -> Data { try POSIX.read(count, at: offset, from: fd, path: path) }
 
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws { try POSIX.write(bytes, at: offset, to: fd, path: path) }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        try POSIX.write(bytes, at: offset, to: fd, path: path)
+    }
 
     func close() { Glibc.close(fd) }
 }

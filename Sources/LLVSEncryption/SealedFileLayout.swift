@@ -74,16 +74,22 @@ struct FileSeal: Sendable {
         let nonce = nonce(index)
         (isLast ? last : middle).withUnsafeBytes { additional in
             key.bytes.withUnsafeBytes { key in
-                Sodium.seal(plain.baseAddress, plain.count, into: out, additional: additional, nonce: nonce, key: key.baseAddress!)
+                Sodium.seal(
+                    plain.baseAddress, plain.count, into: out, additional: additional, nonce: nonce,
+                    key: key.baseAddress!)
             }
         }
     }
 
-    func open(chunk index: Int64, isLast: Bool, _ sealed: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer?) -> Bool {
+    func open(
+        chunk index: Int64, isLast: Bool, _ sealed: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer?
+    ) -> Bool {
         let nonce = nonce(index)
         return (isLast ? last : middle).withUnsafeBytes { additional in
             key.bytes.withUnsafeBytes { key in
-                Sodium.open(sealed.baseAddress!, sealed.count, into: out, additional: additional, nonce: nonce, key: key.baseAddress!)
+                Sodium.open(
+                    sealed.baseAddress!, sealed.count, into: out, additional: additional, nonce: nonce,
+                    key: key.baseAddress!)
             }
         }
     }

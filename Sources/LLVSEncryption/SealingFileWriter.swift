@@ -53,14 +53,16 @@ final class SealingFileWriter: StagedFileWriter {
         let first = sealedChunks
         pending.withUnsafeBytes { plain in
             buffer.withUnsafeMutableBytes { out in
-                SealedFileCodec.sealChunks(seal, first: first, count: chunks, total: total,
-                                           plain: UnsafeRawBufferPointer(rebasing: plain[0..<plainCount]),
-                                           plainOffset: first * Int64(SealedFileLayout.chunkSize), out: out.baseAddress!)
+                SealedFileCodec.sealChunks(
+                    seal, first: first, count: chunks, total: total,
+                    plain: UnsafeRawBufferPointer(rebasing: plain[0..<plainCount]),
+                    plainOffset: first * Int64(SealedFileLayout.chunkSize), out: out.baseAddress!)
             }
         }
         try buffer.withUnsafeBytes { out in
-            try file.write(UnsafeRawBufferPointer(rebasing: out[0..<sealedCount]),
-                           at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize))
+            try file.write(
+                UnsafeRawBufferPointer(rebasing: out[0..<sealedCount]),
+                at: Int64(SealedFileLayout.headerSize) + first * Int64(SealedFileLayout.sealedChunkSize))
         }
         pending.removeFirst(plainCount)
         sealedChunks += Int64(chunks)

@@ -17,8 +17,10 @@ enum Sodium {
     }
 
     /// XChaCha20-Poly1305 (IETF): `plain` sealed into `out`, which has room for `plainCount + tagSize` bytes.
-    static func seal(_ plain: UnsafeRawPointer?, _ plainCount: Int, into out: UnsafeMutableRawPointer,
-                     additional: UnsafeRawBufferPointer, nonce: UnsafeRawPointer, key: UnsafeRawPointer) {
+    static func seal(
+        _ plain: UnsafeRawPointer?, _ plainCount: Int, into out: UnsafeMutableRawPointer,
+        additional: UnsafeRawBufferPointer, nonce: UnsafeRawPointer, key: UnsafeRawPointer
+    ) {
         var written: UInt64 = 0
         let result = crypto_aead_xchacha20poly1305_ietf_encrypt(
             out.assumingMemoryBound(to: UInt8.self), &written,
@@ -29,8 +31,10 @@ enum Sodium {
     }
 
     /// Opens what `seal` made; false when it fails its authentication (altered, another key, another place).
-    static func open(_ sealed: UnsafeRawPointer, _ sealedCount: Int, into out: UnsafeMutableRawPointer?,
-                     additional: UnsafeRawBufferPointer, nonce: UnsafeRawPointer, key: UnsafeRawPointer) -> Bool {
+    static func open(
+        _ sealed: UnsafeRawPointer, _ sealedCount: Int, into out: UnsafeMutableRawPointer?,
+        additional: UnsafeRawBufferPointer, nonce: UnsafeRawPointer, key: UnsafeRawPointer
+    ) -> Bool {
         guard sealedCount >= tagSize else { return false }
         var written: UInt64 = 0
         let result = crypto_aead_xchacha20poly1305_ietf_decrypt(

@@ -48,7 +48,9 @@ final class CurlEngine: @unchecked Sendable {
     private func run() {
         var running: Int32 = 0
         while !stopping.load(ordering: .relaxed) || !active.isEmpty {
-            for transfer in incoming.withLock({ queue in defer { queue = [] }; return queue }) {
+            for transfer in incoming.withLock({ queue in
+                defer { queue = [] }; return queue
+            }) {
                 if stopping.load(ordering: .relaxed) || transfer.cancelled.load(ordering: .relaxed) {
                     transfer.continuation?.resume(throwing: HTTPError.cancelled)
                     continue

@@ -53,10 +53,16 @@ final class CurlTransfer: @unchecked Sendable {
     /// Bytes of `budget` this transfer holds.
     private var reserved = 0
 
-    init(request: HTTPRequest, configuration: HTTPClientConfiguration, budget: MemoryBudget? = nil, droppingBodyHalfWay: Bool = false) throws {
+    init(
+        request: HTTPRequest, configuration: HTTPClientConfiguration, budget: MemoryBudget? = nil,
+        droppingBodyHalfWay: Bool = false
+    ) throws {
         self.budget = budget
         self.droppingBodyHalfWay = droppingBodyHalfWay
-        guard let easy = curl_easy_init() else { throw HTTPError.transport(code: -1, message: "libcurl could not make a handle", url: request.url.absoluteString) }
+        guard let easy = curl_easy_init() else {
+            throw HTTPError.transport(
+                code: -1, message: "libcurl could not make a handle", url: request.url.absoluteString)
+        }
         self.easy = easy
         self.request = request
         do { try configure(configuration) } catch {
@@ -110,11 +116,12 @@ final class CurlTransfer: @unchecked Sendable {
             set(CURLOPT_USERNAME, credentials.user)
             set(CURLOPT_PASSWORD, credentials.password)
             // CURLAUTH_BASIC (1) and CURLAUTH_DIGEST (2) are shifted-constant macros Swift cannot import.
-            let scheme = switch credentials.scheme {
-            case .basic: 1
-            case .digest: 2
-            case .any: 1 | 2
-            }
+            let scheme =
+                switch credentials.scheme {
+                case .basic: 1
+                case .digest: 2
+                case .any: 1 | 2
+                }
             set(CURLOPT_HTTPAUTH, scheme)
         }
 
@@ -130,7 +137,8 @@ final class CurlTransfer: @unchecked Sendable {
         _ = llvs_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, context)
         _ = llvs_curl_easy_setopt_xferinfo_callback(easy) { context, _, _, uploadTotal, uploaded in
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-            return transfer.cancelled.load(ordering: .relaxed) || transfer.cutsFormHalfWay(total: uploadTotal, sent: uploaded) ? 1 : 0
+            return transfer.cancelled.load(ordering: .relaxed)
+                || transfer.cutsFormHalfWay(total: uploadTotal, sent: uploaded) ? 1 : 0
         }
         set(CURLOPT_NOPROGRESS, 0)
     }
@@ -160,7 +168,9 @@ final class CurlTransfer: @unchecked Sendable {
             bodyStart = offset
             bodyLength = length ?? (Int64(info.st_size) - offset)
             guard offset >= 0, bodyLength >= 0, offset + bodyLength <= Int64(info.st_size) else {
-                throw HTTPError.localFile(path: url.path, message: "the range \(offset)+\(bodyLength) is outside the \(info.st_size)-byte file")
+                throw HTTPError.localFile(
+                    path: url.path,
+                    message: "the range \(offset)+\(bodyLength) is outside the \(info.st_size)-byte file")
             }
         }
         // Any method with a body goes through the upload path; the method name is set explicitly.
@@ -182,10 +192,16 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// libcurl builds the multipart body, boundary and Content-Type, and streams file parts itself.
     private func configureForm(_ parts: [FormPart], method: String) throws {
-        guard let mime = curl_mime_init(easy) else { throw HTTPError.transport(code: -1, message: "libcurl could not make a MIME body", url: request.url.absoluteString) }
+        guard let mime = curl_mime_init(easy) else {
+            throw HTTPError.transport(
+                code: -1, message: "libcurl could not make a MIME body", url: request.url.absoluteString)
+        }
         self.mime = mime
         for part in parts {
-            guard let handle = curl_mime_addpart(mime) else { throw HTTPError.transport(code: -1, message: "libcurl could not add a MIME part", url: request.url.absoluteString) }
+            guard let handle = curl_mime_addpart(mime) else {
+                throw HTTPError.transport(
+                    code: -1, message: "libcurl could not add a MIME part", url: request.url.absoluteString)
+            }
             curl_mime_name(handle, part.name)
             switch part.content {
             case .data(let data):
@@ -193,10 +209,14 @@ final class CurlTransfer: @unchecked Sendable {
                 if data.isEmpty {
                     curl_mime_data(handle, "", 0)
                 } else {
-                    data.withUnsafeBytes { raw in _ = curl_mime_data(handle, raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count) }
+                    data.withUnsafeBytes { raw in
+                        _ = curl_mime_data(handle, raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
+                    }
                 }
             case .file(let url):
-                guard access(url.path, R_OK) == 0 else { throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno))) }
+                guard access(url.path, R_OK) == 0 else {
+                    throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno)))
+                }
                 curl_mime_filedata(handle, url.path)
             }
             // After filedata, which names the part after the local file: the name the service is to see, or none.
@@ -216,7 +236,9 @@ final class CurlTransfer: @unchecked Sendable {
             guard fd >= 0 else { throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno))) }
             responseFD = fd
         case .region(let url, let offset, let length):
-            guard offset >= 0, length >= 0 else { throw HTTPError.localFile(path: url.path, message: "the region \(offset)+\(length) is not one") }
+            guard offset >= 0, length >= 0 else {
+                throw HTTPError.localFile(path: url.path, message: "the region \(offset)+\(length) is not one")
+            }
             let fd = open(url.path, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno))) }
             responseFD = fd
@@ -248,7 +270,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// cut there, in `fill`): the transfer is stopped once half the form has gone, so the server got part of it.
     private func cutsFormHalfWay(total: curl_off_t, sent: curl_off_t) -> Bool {
         guard droppingBodyHalfWay, mime != nil, total > 0, sent * 2 >= total else { return false }
-        failure = .transport(code: 55, message: "the connection dropped while the body was sent (an injected fault)", url: request.url.absoluteString)
+        failure = .transport(
+            code: 55, message: "the connection dropped while the body was sent (an injected fault)",
+            url: request.url.absoluteString)
         return true
     }
 
@@ -257,7 +281,9 @@ final class CurlTransfer: @unchecked Sendable {
         if droppingBodyHalfWay {
             remaining = bodyLength / 2 - bodyPosition
             guard remaining > 0 else {
-                failure = .transport(code: 55, message: "the connection dropped while the body was sent (an injected fault)", url: request.url.absoluteString)
+                failure = .transport(
+                    code: 55, message: "the connection dropped while the body was sent (an injected fault)",
+                    url: request.url.absoluteString)
                 return Int(CURL_READFUNC_ABORT)
             }
         }
@@ -272,7 +298,11 @@ final class CurlTransfer: @unchecked Sendable {
             guard n > 0 else {
                 // The file shrank under the upload: end it now, rather than leave the server waiting for the rest
                 // until the stall timeout.
-                failure = .localFile(path: "\(request.body)", message: "it ended at \(bodyStart + bodyPosition) bytes, before the \(bodyStart + bodyLength) the upload announced")
+                failure = .localFile(
+                    path: "\(request.body)",
+                    message:
+                        "it ended at \(bodyStart + bodyPosition) bytes, before the \(bodyStart + bodyLength) the upload announced"
+                )
                 return Int(CURL_READFUNC_ABORT)
             }
             bodyPosition += Int64(n)
@@ -299,16 +329,19 @@ final class CurlTransfer: @unchecked Sendable {
         if responseFD >= 0 {
             if let region, regionWritten + Int64(count) > region.length {
                 // Not one byte past the region: the next piece of the file, or its end, is not this answer's.
-                failure = .unexpectedLength(expected: region.length, received: regionWritten + Int64(count), url: request.url.absoluteString)
+                failure = .unexpectedLength(
+                    expected: region.length, received: regionWritten + Int64(count), url: request.url.absoluteString)
                 return 0
             }
             var done = 0
             while done < count {
-                let n = if let region {
-                    pwrite(responseFD, buffer + done, count - done, off_t(region.offset + regionWritten + Int64(done)))
-                } else {
-                    write(responseFD, buffer + done, count - done)
-                }
+                let n =
+                    if let region {
+                        pwrite(
+                            responseFD, buffer + done, count - done, off_t(region.offset + regionWritten + Int64(done)))
+                    } else {
+                        write(responseFD, buffer + done, count - done)
+                    }
                 if n < 0 {
                     if errno == EINTR { continue }
                     failure = .localFile(path: destinationPath, message: String(cString: strerror(errno)))
@@ -348,7 +381,7 @@ final class CurlTransfer: @unchecked Sendable {
                 }
                 reserved += capacity
             }
-            guard responseBody.grow(to: capacity) else { // the system has no memory for it
+            guard responseBody.grow(to: capacity) else {  // the system has no memory for it
                 failure = .memoryBudgetExceeded(limit: capacity, url: request.url.absoluteString)
                 return 0
             }
@@ -387,20 +420,25 @@ final class CurlTransfer: @unchecked Sendable {
     func result(code: CURLcode) -> Result<CurlResult, any Error> {
         // The body leaves the transfer here: from now on it is the caller's, and out of the in-flight budget.
         defer {
-            responseBody.reset() // a failed answer's bytes go with the budget they were charged to
+            responseBody.reset()  // a failed answer's bytes go with the budget they were charged to
             budget?.release(reserved)
             reserved = 0
         }
         if let failure { return .failure(failure) }
-        if code == CURLE_ABORTED_BY_CALLBACK, cancelled.load(ordering: .relaxed) { return .failure(HTTPError.cancelled) }
+        if code == CURLE_ABORTED_BY_CALLBACK, cancelled.load(ordering: .relaxed) {
+            return .failure(HTTPError.cancelled)
+        }
         guard code == CURLE_OK else {
             let message = String(cString: curl_easy_strerror(code))
-            return .failure(HTTPError.transport(code: Int32(code.rawValue), message: message, url: request.url.absoluteString))
+            return .failure(
+                HTTPError.transport(code: Int32(code.rawValue), message: message, url: request.url.absoluteString))
         }
         var status = 0
         _ = llvs_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         if let region, (200..<300).contains(status), regionWritten != region.length {
-            return .failure(HTTPError.unexpectedLength(expected: region.length, received: regionWritten, url: request.url.absoluteString))
+            return .failure(
+                HTTPError.unexpectedLength(
+                    expected: region.length, received: regionWritten, url: request.url.absoluteString))
         }
         return .success(CurlResult(status: status, headers: headers, body: responseBody.take(), url: request.url))
     }

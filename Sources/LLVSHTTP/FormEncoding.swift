@@ -10,7 +10,9 @@ public enum FormEncoding {
     public static func decode(_ text: String) -> [String: String] {
         var result: [String: String] = [:]
         for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ") }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).replacingOccurrences(of: "+", with: " ")
+            }
             guard let name = parts.first?.removingPercentEncoding else { continue }
             result[name] = parts.count > 1 ? (parts[1].removingPercentEncoding ?? parts[1]) : ""
         }

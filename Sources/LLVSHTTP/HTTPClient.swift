@@ -23,8 +23,9 @@ public final class HTTPClient: Sendable {
     public init(configuration: HTTPClientConfiguration = HTTPClientConfiguration()) {
         self.configuration = configuration
         memoryBudget = MemoryBudget(limit: configuration.maximumBufferedBytes)
-        engine = CurlEngine(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
-                            maximumTotalConnections: configuration.maximumTotalConnections)
+        engine = CurlEngine(
+            maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
+            maximumTotalConnections: configuration.maximumTotalConnections)
     }
 
     deinit { engine.shutdown() }
@@ -34,25 +35,33 @@ public final class HTTPClient: Sendable {
     /// request is safe to repeat, up to `request.maximumAttempts`; a 401 gives the authorizer one chance to renew and
     /// the request is sent once more. With a `pacer`, every attempt waits its turn and a refusal (429, 503, or what
     /// `isRetryable` picks) slows down every request sharing that pacer, for the Retry-After the server asked.
-    public func send(_ request: HTTPRequest, authorizer: (any HTTPAuthorizer)? = nil,
-                     isRetryable: (@Sendable (HTTPResponse) -> Bool)? = nil, pacer: RequestPacer? = nil) async throws -> HTTPResponse {
+    public func send(
+        _ request: HTTPRequest, authorizer: (any HTTPAuthorizer)? = nil,
+        isRetryable: (@Sendable (HTTPResponse) -> Bool)? = nil, pacer: RequestPacer? = nil
+    ) async throws -> HTTPResponse {
         var renewed = false
         while true {
             var authorized = request
             try await authorizer?.authorize(&authorized)
             let response = try await sendRetrying(authorized, isRetryable: isRetryable, pacer: pacer)
-            if response.status == 401, !renewed, let authorizer, try await authorizer.renew(after: response, to: authorized) {
+            if response.status == 401, !renewed, let authorizer,
+                try await authorizer.renew(after: response, to: authorized)
+            {
                 renewed = true
                 // Revoked credentials stay refused after a renewal.
-                if response.headers[HTTPFaultInjector.revokedMarker] != nil { configuration.faults?.injectOnce(.unauthorized) }
+                if response.headers[HTTPFaultInjector.revokedMarker] != nil {
+                    configuration.faults?.injectOnce(.unauthorized)
+                }
                 continue
             }
             return response
         }
     }
 
-    private func sendRetrying(_ request: HTTPRequest, isRetryable: (@Sendable (HTTPResponse) -> Bool)?,
-                              pacer: RequestPacer?) async throws -> HTTPResponse {
+    private func sendRetrying(
+        _ request: HTTPRequest, isRetryable: (@Sendable (HTTPResponse) -> Bool)?,
+        pacer: RequestPacer?
+    ) async throws -> HTTPResponse {
         let policy = configuration.retryPolicy
         let maximumAttempts = max(1, request.maximumAttempts ?? policy.maximumAttempts)
         var attempt = 1
@@ -73,11 +82,14 @@ public final class HTTPClient: Sendable {
                     pacer?.succeeded()
                 }
                 guard attempt < maximumAttempts, !request.finalStatuses.contains(response.status),
-                      (request.repeatable && (Self.retryableStatuses.contains(response.status) || picked))
-                        || (request.repeatsAfterRefusal && refused) else { return response }
+                    (request.repeatable && (Self.retryableStatuses.contains(response.status) || picked))
+                        || (request.repeatsAfterRefusal && refused)
+                else { return response }
                 // A paced refusal already holds this request back through the pacer.
                 wait = refused && pacer != nil ? .zero : policy.delay(beforeRetry: attempt, retryAfter: retryAfter)
-                trace("↻ \(response.status) from \(Redaction.url(request.url)); retry \(attempt) of \(maximumAttempts - 1)")
+                trace(
+                    "↻ \(response.status) from \(Redaction.url(request.url)); retry \(attempt) of \(maximumAttempts - 1)"
+                )
             } catch let error as HTTPError {
                 guard request.repeatable, attempt < maximumAttempts, error.isRetryable else { throw error }
                 wait = policy.delay(beforeRetry: attempt, retryAfter: nil)
@@ -114,10 +126,13 @@ public final class HTTPClient: Sendable {
             }
             let response = try await perform(sending)
             guard current.followsRedirects, Self.redirectStatuses.contains(response.status),
-                  let location = response.headers["Location"],
-                  let next = URL(string: location, relativeTo: current.url)?.absoluteURL else { return response }
+                let location = response.headers["Location"],
+                let next = URL(string: location, relativeTo: current.url)?.absoluteURL
+            else { return response }
             if !Self.sameOrigin(next, original.url) { sameHost = false }
-            if response.status == 303 || ([301, 302].contains(response.status) && current.method.uppercased() == "POST") {
+            if response.status == 303
+                || ([301, 302].contains(response.status) && current.method.uppercased() == "POST")
+            {
                 current.method = "GET"
                 current.body = .none
             }
@@ -127,8 +142,11 @@ public final class HTTPClient: Sendable {
     }
 
     static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil) }
-        return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && port(a) == port(b)
+        func port(_ url: URL) -> Int? {
+            url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+        }
+        return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
+            && port(a) == port(b)
     }
 
     /// One exchange on the wire, traced; or the fault injected in its place.
@@ -147,12 +165,16 @@ public final class HTTPClient: Sendable {
             trace("→ \(request.method) \(Redaction.url(request.url))")
             for field in request.headers { trace("  \(field.name): \(Redaction.header(field.name, field.value))") }
         }
-        let transfer = try CurlTransfer(request: request, configuration: configuration, budget: memoryBudget, droppingBodyHalfWay: droppingBodyHalfWay)
+        let transfer = try CurlTransfer(
+            request: request, configuration: configuration, budget: memoryBudget,
+            droppingBodyHalfWay: droppingBodyHalfWay)
         do {
             let result = try await engine.perform(transfer)
             if let trace = configuration.trace {
                 let milliseconds = (DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
-                trace("← \(result.status) \(Redaction.url(request.url)) (\(result.body.count) bytes in memory, \(milliseconds) ms)")
+                trace(
+                    "← \(result.status) \(Redaction.url(request.url)) (\(result.body.count) bytes in memory, \(milliseconds) ms)"
+                )
                 for field in result.headers { trace("  \(field.name): \(Redaction.header(field.name, field.value))") }
             }
             return HTTPResponse(status: result.status, headers: result.headers, body: result.body, url: result.url)

@@ -60,12 +60,23 @@ public final class HTTPFaultInjector: Sendable {
     /// The fault `request` meets, if one waits and the request is not a credential exchange.
     func take(for request: HTTPRequest) -> Fault? {
         guard !request.isCredentialExchange else { return nil }
-        let streamsBody = switch request.body { case .data(let data): !data.isEmpty; case .file, .form: true; case .none: false }
-        guard let fault = pending.withLock({ pending -> Fault? in
-            guard let first = pending.first, first.fault != .droppedMidBody || streamsBody else { return nil }
-            if case .change = first.target, !(request.changesRemote ?? !Self.readingMethods.contains(request.method.uppercased())) { return nil }
-            return pending.removeFirst().fault
-        }) else { return nil }
+        let streamsBody =
+            switch request.body {
+            case .data(let data): !data.isEmpty;
+            case .file, .form: true;
+            case .none: false
+            }
+        guard
+            let fault = pending.withLock({ pending -> Fault? in
+                guard let first = pending.first, first.fault != .droppedMidBody || streamsBody else { return nil }
+                if case .change = first.target,
+                    !(request.changesRemote ?? !Self.readingMethods.contains(request.method.uppercased()))
+                {
+                    return nil
+                }
+                return pending.removeFirst().fault
+            })
+        else { return nil }
         injected.withLock { $0[fault, default: 0] += 1 }
         return fault
     }
@@ -79,8 +90,10 @@ public final class HTTPFaultInjector: Sendable {
             return HTTPResponse(status: fault == .rateLimited ? 429 : 503, headers: headers, url: request.url)
         case .unauthorized, .revoked:
             // The challenge of the scheme the request signed in with: a password's refusal is final, a token's renewable.
-            headers["WWW-Authenticate"] = request.credentials == nil ? #"Bearer error="invalid_token", error_description="injected""#
-                                                                      : #"Basic realm="injected""#
+            headers["WWW-Authenticate"] =
+                request.credentials == nil
+                ? #"Bearer error="invalid_token", error_description="injected""#
+                : #"Basic realm="injected""#
             if fault == .revoked { headers[revokedMarker] = "1" }
             return HTTPResponse(status: 401, headers: headers, url: request.url)
         case .droppedAfterServerActed, .droppedMidBody:

@@ -30,7 +30,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         while true {
             switch (left.next(), right.next()) {
             case (nil, nil): return true
-            case (let x?, let y?) where x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A): continue
+            case (let x?, let y?) where x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A):
+                continue
             default: return false
             }
         }
@@ -83,7 +84,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
-        lhs.fields.map { "\($0.name.lowercased()):\($0.value)" } == rhs.fields.map { "\($0.name.lowercased()):\($0.value)" }
+        lhs.fields.map { "\($0.name.lowercased()):\($0.value)" }
+            == rhs.fields.map { "\($0.name.lowercased()):\($0.value)" }
     }
 }
 

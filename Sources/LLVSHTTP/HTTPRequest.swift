@@ -90,8 +90,10 @@ public struct HTTPRequest: Sendable {
     /// yet, whose 500 on nginx means "no such folder" and is answered by making it, not by waiting).
     public var finalStatuses: Set<Int> = []
 
-    public init(method: String = "GET", url: URL, headers: HTTPHeaders = [:], body: HTTPRequestBody = .none,
-                destination: HTTPResponseDestination = .memory, isSafeToRepeat: Bool? = nil) {
+    public init(
+        method: String = "GET", url: URL, headers: HTTPHeaders = [:], body: HTTPRequestBody = .none,
+        destination: HTTPResponseDestination = .memory, isSafeToRepeat: Bool? = nil
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -147,12 +149,14 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .transport(let code, let message, let url):
-            Self.unreached.contains(code) ? "Could not reach \(url): \(message) (curl error \(code))."
-                                          : "The transfer with \(url) failed: \(message) (curl error \(code))."
+            Self.unreached.contains(code)
+                ? "Could not reach \(url): \(message) (curl error \(code))."
+                : "The transfer with \(url) failed: \(message) (curl error \(code))."
         case .cancelled: "The transfer was cancelled."
         case .tooManyRedirects(let url): "Too many redirects from \(url)."
         case .responseTooLarge(let limit, let url): "The answer from \(url) is larger than the \(limit)-byte limit."
-        case .memoryBudgetExceeded(let limit, let url): "The answer from \(url) would take the answers held in memory past \(limit) bytes; it was refused."
+        case .memoryBudgetExceeded(let limit, let url):
+            "The answer from \(url) would take the answers held in memory past \(limit) bytes; it was refused."
         case .localFile(let path, let message): "The local file \(path) failed: \(message)."
         case .invalidURL(let text): "\(text) is not a usable URL."
         case .unexpectedLength(let expected, let received, let url):

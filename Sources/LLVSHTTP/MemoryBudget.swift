@@ -16,11 +16,13 @@ public final class MemoryBudget: Sendable {
         var current = used.load(ordering: .relaxed)
         while true {
             guard current + count <= limit else { return false }
-            let (exchanged, original) = used.compareExchange(expected: current, desired: current + count, ordering: .relaxed)
+            let (exchanged, original) = used.compareExchange(
+                expected: current, desired: current + count, ordering: .relaxed)
             if exchanged {
                 var highest = peak.load(ordering: .relaxed)
                 while current + count > highest {
-                    let (done, seen) = peak.compareExchange(expected: highest, desired: current + count, ordering: .relaxed)
+                    let (done, seen) = peak.compareExchange(
+                        expected: highest, desired: current + count, ordering: .relaxed)
                     if done { break }
                     highest = seen
                 }

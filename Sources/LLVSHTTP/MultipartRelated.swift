@@ -41,7 +41,9 @@ public struct MultipartRelated: Sendable {
     /// Splits a body back into its parts, for servers and mocks; nil when it is not well formed.
     public static func parse(_ body: Data, contentType: String) -> [Part]? {
         guard contentType.lowercased().hasPrefix("multipart/related") else { return nil }
-        return MultipartParts.parse(body, contentType: contentType)?.map { Part(contentType: $0.headers["content-type"] ?? "application/octet-stream", data: $0.data) }
+        return MultipartParts.parse(body, contentType: contentType)?.map {
+            Part(contentType: $0.headers["content-type"] ?? "application/octet-stream", data: $0.data)
+        }
     }
 }
 
@@ -60,7 +62,9 @@ public enum MultipartParts {
                 let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
                 guard pair.count == 2, pair[0].lowercased() == parameter else { continue }
                 var value = pair[1]
-                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                    value = String(value.dropFirst().dropLast())
+                }
                 return value
             }
             return nil
@@ -70,8 +74,11 @@ public enum MultipartParts {
     /// The boundary named in a Content-Type, unquoted.
     public static func boundary(_ contentType: String) -> String? {
         guard let range = contentType.range(of: "boundary=") else { return nil }
-        var boundary = String(contentType[range.upperBound...].prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces)
-        if boundary.hasPrefix("\""), boundary.hasSuffix("\""), boundary.count >= 2 { boundary = String(boundary.dropFirst().dropLast()) }
+        var boundary = String(contentType[range.upperBound...].prefix { $0 != ";" }).trimmingCharacters(
+            in: .whitespaces)
+        if boundary.hasPrefix("\""), boundary.hasSuffix("\""), boundary.count >= 2 {
+            boundary = String(boundary.dropFirst().dropLast())
+        }
         return boundary.isEmpty ? nil : boundary
     }
 
@@ -92,16 +99,20 @@ public enum MultipartParts {
             let part = body[partStart..<next.lowerBound]
             let headerEnd: Range<Data.Index>
             if part.starts(with: newline) {
-                headerEnd = part.startIndex..<(part.startIndex + newline.count) // a part without headers
+                headerEnd = part.startIndex..<(part.startIndex + newline.count)  // a part without headers
             } else {
                 guard let end = part.range(of: newline + newline) else { return nil }
                 headerEnd = end
             }
             var headers: [String: String] = [:]
-            let lines = String(decoding: part[part.startIndex..<headerEnd.lowerBound], as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            let lines = String(decoding: part[part.startIndex..<headerEnd.lowerBound], as: UTF8.self).split(
+                whereSeparator: { $0 == "\n" || $0 == "\r\n" })
             for line in lines {
                 let pieces = line.split(separator: ":", maxSplits: 1)
-                if pieces.count == 2 { headers[pieces[0].trimmingCharacters(in: .whitespaces).lowercased()] = pieces[1].trimmingCharacters(in: .whitespacesAndNewlines) }
+                if pieces.count == 2 {
+                    headers[pieces[0].trimmingCharacters(in: .whitespaces).lowercased()] = pieces[1].trimmingCharacters(
+                        in: .whitespacesAndNewlines)
+                }
             }
             parts.append(Part(headers: headers, data: Data(part[headerEnd.upperBound...])))
             cursor = next.upperBound

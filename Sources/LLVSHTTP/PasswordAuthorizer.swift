@@ -24,7 +24,8 @@ public final class PasswordAuthorizer: HTTPAuthorizer {
     public func authorize(_ request: inout HTTPRequest) async throws {
         switch credentials {
         case .basic(let user, let password):
-            request.credentials = HTTPCredentials(user: user, password: password, scheme: negotiates.load(ordering: .relaxed) ? .any : .basic)
+            request.credentials = HTTPCredentials(
+                user: user, password: password, scheme: negotiates.load(ordering: .relaxed) ? .any : .basic)
         case .digest(let user, let password):
             request.credentials = HTTPCredentials(user: user, password: password, scheme: .digest)
         case .bearer(let token):
@@ -35,8 +36,9 @@ public final class PasswordAuthorizer: HTTPAuthorizer {
     /// True once, for Basic credentials refused by a server that challenges only with other schemes.
     public func renew(after response: HTTPResponse, to request: HTTPRequest) async throws -> Bool {
         guard case .basic = credentials, request.credentials?.scheme == .basic,
-              case let challenges = response.headers.values("WWW-Authenticate"), !challenges.isEmpty,
-              !challenges.contains(where: { $0.lowercased().hasPrefix("basic") }) else { return false }
+            case let challenges = response.headers.values("WWW-Authenticate"), !challenges.isEmpty,
+            !challenges.contains(where: { $0.lowercased().hasPrefix("basic") })
+        else { return false }
         negotiates.store(true, ordering: .relaxed)
         return true
     }

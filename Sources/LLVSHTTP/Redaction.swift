@@ -2,9 +2,13 @@ import Foundation
 
 /// Hides secrets in trace output: credentials in headers, tokens and passwords in URLs.
 enum Redaction {
-    static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-auth-token"]
-    static let secretParameters: Set<String> = ["access_token", "refresh_token", "token", "code", "client_secret",
-                                                "password", "auth", "code_verifier", "device_code", "id_token"]
+    static let secretHeaders: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "set-cookie", "x-auth-token",
+    ]
+    static let secretParameters: Set<String> = [
+        "access_token", "refresh_token", "token", "code", "client_secret",
+        "password", "auth", "code_verifier", "device_code", "id_token",
+    ]
 
     static func header(_ name: String, _ value: String) -> String {
         guard secretHeaders.contains(name.lowercased()) else { return value }

@@ -22,8 +22,10 @@ public final class RequestPacer: Sendable {
     private let now: @Sendable () -> UInt64
 
     /// `minimumInterval` is the spacing the first refusal starts with; `maximumInterval` the most it grows to.
-    public init(minimumInterval: Duration = .milliseconds(10), maximumInterval: Duration = .seconds(2),
-                now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+    public init(
+        minimumInterval: Duration = .milliseconds(10), maximumInterval: Duration = .seconds(2),
+        now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
+    ) {
         self.minimumInterval = Self.nanoseconds(minimumInterval)
         self.maximumInterval = Self.nanoseconds(maximumInterval)
         self.now = now

@@ -70,7 +70,8 @@ final class ResponseBuffer {
         let data: Data
         if mapped {
             let length = Self.pages(capacity)
-            data = Data(bytesNoCopy: block, count: count, deallocator: .custom { pointer, _ in munmap(pointer, length) })
+            data = Data(
+                bytesNoCopy: block, count: count, deallocator: .custom { pointer, _ in munmap(pointer, length) })
         } else {
             data = Data(bytesNoCopy: block, count: count, deallocator: .free)
         }

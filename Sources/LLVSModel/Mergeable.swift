@@ -11,11 +11,15 @@ import LLVS
 public protocol Mergeable: Codable {
     /// Merges two versions of a value that both descend from `ancestor` (nil when they share none: every property
     /// that differs is a conflict). Conflicts go to `favored`.
-    static func merged(_ first: Self, _ second: Self, ancestor: Self?, conflictsFavor favored: Value.Fork.Side) throws -> Self
+    static func merged(
+        _ first: Self, _ second: Self, ancestor: Self?, conflictsFavor favored: Value.Fork.Side
+    ) throws -> Self
 }
 
 extension Mergeable {
-    public static func merged(_ first: Self, _ second: Self, ancestor: Self?, conflictsFavor favored: Value.Fork.Side) throws -> Self {
+    public static func merged(
+        _ first: Self, _ second: Self, ancestor: Self?, conflictsFavor favored: Value.Fork.Side
+    ) throws -> Self {
         try PropertyMerge.merged(first, second, ancestor: ancestor, favoring: favored)
     }
 }

@@ -53,14 +53,18 @@ struct MergeableProperties {
         mutating func encode(_ value: UInt16, forKey key: Key) throws {}
         mutating func encode(_ value: UInt32, forKey key: Key) throws {}
         mutating func encode(_ value: UInt64, forKey key: Key) throws {}
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type, forKey key: Key
+        ) -> KeyedEncodingContainer<NestedKey> {
             KeyedEncodingContainer(KeyedProbe<NestedKey>(probe: nil, codingPath: codingPath + [key]))
         }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
             UnkeyedProbe(codingPath: codingPath + [key])
         }
         mutating func superEncoder() -> any Encoder { ProbeEncoder(probe: nil, codingPath: codingPath) }
-        mutating func superEncoder(forKey key: Key) -> any Encoder { ProbeEncoder(probe: nil, codingPath: codingPath + [key]) }
+        mutating func superEncoder(forKey key: Key) -> any Encoder {
+            ProbeEncoder(probe: nil, codingPath: codingPath + [key])
+        }
     }
 
     struct UnkeyedProbe: UnkeyedEncodingContainer {
@@ -68,7 +72,9 @@ struct MergeableProperties {
         var count = 0
         mutating func encode<T: Encodable>(_ value: T) throws { count += 1 }
         mutating func encodeNil() throws { count += 1 }
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy keyType: NestedKey.Type
+        ) -> KeyedEncodingContainer<NestedKey> {
             count += 1
             return KeyedEncodingContainer(KeyedProbe<NestedKey>(probe: nil, codingPath: codingPath))
         }

@@ -27,7 +27,9 @@ extension StoreCoordinator {
             .filter { $0.valueId.rawValue.hasSuffix(suffix) && $0.valueId.rawValue.count > suffix.count }
             .sorted { $0.valueId < $1.valueId }
             .compactMap { reference in
-                try store.value(storedAt: reference).map { try ModelCoding.decode(M.self, from: $0.data, valueId: reference.valueId) }
+                try store.value(storedAt: reference).map {
+                    try ModelCoding.decode(M.self, from: $0.data, valueId: reference.valueId)
+                }
             }
     }
 

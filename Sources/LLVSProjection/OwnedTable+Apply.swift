@@ -10,7 +10,9 @@ extension OwnedTable {
     ///
     /// Fails with `undrainedChanges` while local changes wait to be drained: applying would overwrite them.
     @discardableResult
-    public func apply(_ changes: [Value.Change], in database: SQLiteDatabase, atVersion version: Version.ID) throws -> ProjectionResult {
+    public func apply(
+        _ changes: [Value.Change], in database: SQLiteDatabase, atVersion version: Version.ID
+    ) throws -> ProjectionResult {
         try database.transaction {
             let pending = try pendingChangeCount(in: database)
             guard pending == 0 else { throw ProjectionError.undrainedChanges(table: tableName, count: pending) }
@@ -21,7 +23,8 @@ extension OwnedTable {
             let placeholders = Array(repeating: "?", count: schema.columns.count + 1).joined(separator: ", ")
             let replace = "INSERT OR REPLACE INTO \(table)(\(selectedColumns)) VALUES (\(placeholders))"
             for change in changes {
-                guard let rowId = ModelValueID.instanceIdentifier(of: change.valueId, typeIdentifier: typeIdentifier) else { continue }
+                guard let rowId = ModelValueID.instanceIdentifier(of: change.valueId, typeIdentifier: typeIdentifier)
+                else { continue }
                 switch change {
                 case .insert(let value), .update(let value):
                     guard let columns = try? coding.columns(of: value.data, id: String(rowId)) else {
@@ -37,15 +40,18 @@ extension OwnedTable {
                     throw ProjectionError.unappliableChange(valueId: reference.valueId)
                 }
             }
-            try database.run("UPDATE \(Self.stateTable) SET applying = 0, version = ? WHERE table_name = ?",
-                             [.text(version.rawValue), .text(tableName)])
+            try database.run(
+                "UPDATE \(Self.stateTable) SET applying = 0, version = ? WHERE table_name = ?",
+                [.text(version.rawValue), .text(tableName)])
             return result
         }
     }
 
     /// Brings the table from its version to `version` of `store` (every row, when it has none yet).
     @discardableResult
-    public func apply(changesIn store: Store, upTo version: Version.ID, in database: SQLiteDatabase) throws -> ProjectionResult {
+    public func apply(
+        changesIn store: Store, upTo version: Version.ID, in database: SQLiteDatabase
+    ) throws -> ProjectionResult {
         let from = try currentVersion(in: database)
         return try apply(try store.valueChanges(madeBetween: from, and: version), in: database, atVersion: version)
     }

@@ -14,7 +14,9 @@ extension OwnedTable {
     public func drain(in database: SQLiteDatabase, store: Store, basedOn: Version.ID? = nil) throws -> Version? {
         try database.transaction {
             var changed: [String] = []
-            try database.run("SELECT llvs_id FROM \(Self.changesTable) WHERE table_name = ? ORDER BY llvs_id", [.text(tableName)]) { row in
+            try database.run(
+                "SELECT llvs_id FROM \(Self.changesTable) WHERE table_name = ? ORDER BY llvs_id", [.text(tableName)]
+            ) { row in
                 if case .text(let id) = row.value(inColumnAtIndex: 0) { changed.append(id) }
             }
             guard !changed.isEmpty else { return nil }
@@ -24,13 +26,16 @@ extension OwnedTable {
             for id in changed {
                 var json: Data?
                 try database.run(select, [.text(id)]) { row in
-                    json = try coding.json(of: (0..<schema.columns.count).map { row.value(inColumnAtIndex: $0 + 1) }, id: id)
+                    json = try coding.json(
+                        of: (0..<schema.columns.count).map { row.value(inColumnAtIndex: $0 + 1) }, id: id)
                 }
                 if let json { try builder.put(try valueId(id), json) } else { try builder.remove(try valueId(id)) }
             }
             guard let version = try builder.commit() else { return nil }
             try database.run("DELETE FROM \(Self.changesTable) WHERE table_name = ?", [.text(tableName)])
-            try database.run("UPDATE \(Self.stateTable) SET version = ? WHERE table_name = ?", [.text(version.id.rawValue), .text(tableName)])
+            try database.run(
+                "UPDATE \(Self.stateTable) SET version = ? WHERE table_name = ?",
+                [.text(version.id.rawValue), .text(tableName)])
             return version
         }
     }

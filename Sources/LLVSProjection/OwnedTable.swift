@@ -19,10 +19,14 @@ public struct OwnedTable: Sendable {
     static let stateTable = "llvs_owned_state"
 
     public init(typeIdentifier: String, tableName: String, schema: SQLiteSchema) throws {
-        guard !typeIdentifier.isEmpty, !typeIdentifier.contains("/") else { throw ModelError.invalidTypeIdentifier(typeIdentifier) }
+        guard !typeIdentifier.isEmpty, !typeIdentifier.contains("/") else {
+            throw ModelError.invalidTypeIdentifier(typeIdentifier)
+        }
         var names: Set<String> = ["llvs_id"]
         for column in schema.columns {
-            guard names.insert(try SQLName.checked(column.name)).inserted else { throw ProjectionError.duplicateName(column.name) }
+            guard names.insert(try SQLName.checked(column.name)).inserted else {
+                throw ProjectionError.duplicateName(column.name)
+            }
         }
         self.typeIdentifier = typeIdentifier
         self.tableName = try SQLName.checked(tableName)
@@ -38,8 +42,11 @@ public struct OwnedTable: Sendable {
     /// run again harmlessly. An app may add indexes of its own.
     public func createStatements() -> [String] {
         let table = SQLName.quoted(tableName)
-        let columns = ["llvs_id TEXT PRIMARY KEY NOT NULL"] + schema.columns.map { "\(SQLName.quoted($0.name)) \($0.declaration)" }
-        let recording = "NOT EXISTS (SELECT 1 FROM \(Self.stateTable) WHERE table_name = '\(tableName)' AND applying = 1)"
+        let columns =
+            ["llvs_id TEXT PRIMARY KEY NOT NULL"]
+            + schema.columns.map { "\(SQLName.quoted($0.name)) \($0.declaration)" }
+        let recording =
+            "NOT EXISTS (SELECT 1 FROM \(Self.stateTable) WHERE table_name = '\(tableName)' AND applying = 1)"
         func record(_ row: String) -> String {
             "INSERT OR IGNORE INTO \(Self.changesTable)(table_name, llvs_id) VALUES ('\(tableName)', \(row).llvs_id);"
         }
@@ -79,11 +86,15 @@ public struct OwnedTable: Sendable {
 
     /// The rows, as models, optionally filtered by an SQL condition with `?` bindings
     /// (`where: "updated_at > ?", bindings: [.real(cutoff)]`), in `llvs_id` order.
-    public func fetch<M: StorableModel>(_ type: M.Type, in database: SQLiteDatabase, where condition: String? = nil,
-                                        bindings: [SQLiteValue] = []) throws -> [OwnedRow<M>] {
+    public func fetch<M: StorableModel>(
+        _ type: M.Type, in database: SQLiteDatabase, where condition: String? = nil,
+        bindings: [SQLiteValue] = []
+    ) throws -> [OwnedRow<M>] {
         var rows: [OwnedRow<M>] = []
         let filter = condition.map { " WHERE \($0)" } ?? ""
-        try database.run("SELECT \(selectedColumns) FROM \(SQLName.quoted(tableName))\(filter) ORDER BY llvs_id", bindings) { row in
+        try database.run(
+            "SELECT \(selectedColumns) FROM \(SQLName.quoted(tableName))\(filter) ORDER BY llvs_id", bindings
+        ) { row in
             guard case .text(let id) = row.value(inColumnAtIndex: 0) else { return }
             let values = (0..<schema.columns.count).map { row.value(inColumnAtIndex: $0 + 1) }
             do {
@@ -95,7 +106,9 @@ public struct OwnedTable: Sendable {
         return rows
     }
 
-    var selectedColumns: String { (["llvs_id"] + schema.columns.map { SQLName.quoted($0.name) }).joined(separator: ", ") }
+    var selectedColumns: String {
+        (["llvs_id"] + schema.columns.map { SQLName.quoted($0.name) }).joined(separator: ", ")
+    }
 
     func valueId(_ rowId: String) throws -> Value.ID {
         try ModelValueID.make(instanceIdentifier: rowId, typeIdentifier: typeIdentifier)

@@ -27,8 +27,10 @@ public struct ProjectedType: Sendable {
     /// Reads a value into column values. Throwing marks the value unreadable: it is left out and reported.
     public var extract: @Sendable (Value) throws -> [String: ProjectedValue]
 
-    public init(typeIdentifier: String, tableName: String, columns: [ProjectedColumn],
-                extract: @escaping @Sendable (Value) throws -> [String: ProjectedValue]) {
+    public init(
+        typeIdentifier: String, tableName: String, columns: [ProjectedColumn],
+        extract: @escaping @Sendable (Value) throws -> [String: ProjectedValue]
+    ) {
         self.typeIdentifier = typeIdentifier
         self.tableName = tableName
         self.columns = columns
@@ -37,8 +39,10 @@ public struct ProjectedType: Sendable {
 
     /// A projection of a model type: each value is decoded as `M` (a value that does not decode is unreadable)
     /// and `extract` picks the columns from the model.
-    public static func model<M: StorableModel>(_ type: M.Type, tableName: String, columns: [ProjectedColumn],
-                                               extract: @escaping @Sendable (M) throws -> [String: ProjectedValue]) -> ProjectedType {
+    public static func model<M: StorableModel>(
+        _ type: M.Type, tableName: String, columns: [ProjectedColumn],
+        extract: @escaping @Sendable (M) throws -> [String: ProjectedValue]
+    ) -> ProjectedType {
         ProjectedType(typeIdentifier: M.modelTypeIdentifier, tableName: tableName, columns: columns) { value in
             try extract(try ModelCoding.decode(M.self, from: value.data, valueId: value.id))
         }

@@ -25,7 +25,8 @@ public enum ProjectionError: Error, Equatable, CustomStringConvertible {
         case .invalidName(let name):
             "\"\(name)\" is not usable as a table or column name: use letters, digits and _, not starting with a digit"
         case .duplicateName(let name): "The name \"\(name)\" is given twice"
-        case .unknownColumn(let table, let column): "extract returned the column \(column), which the table \(table) does not declare"
+        case .unknownColumn(let table, let column):
+            "extract returned the column \(column), which the table \(table) does not declare"
         case .damagedState(let path, let reason): "The projection state in \(path) is damaged: \(reason)"
         case .undrainedChanges(let table, let count):
             "The table \(table) has \(count) row changes not yet drained into a version: drain them before applying others"
@@ -41,7 +42,9 @@ enum SQLName {
     /// Checks that `name` is a plain identifier, so it can be put in SQL quoted without escaping.
     static func checked(_ name: String) throws -> String {
         guard let first = name.unicodeScalars.first, !("0"..."9").contains(first),
-              name.unicodeScalars.allSatisfy({ $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) })
+            name.unicodeScalars.allSatisfy({
+                $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+            })
         else { throw ProjectionError.invalidName(name) }
         return name
     }

@@ -13,7 +13,8 @@ public actor ProjectionFollower {
     private let database: SQLiteDatabase
     private let projector: Projector
 
-    public init(databaseURL: URL, coordinator: StoreCoordinator, types: [ProjectedType], schemaVersion: Int = 1) throws {
+    public init(databaseURL: URL, coordinator: StoreCoordinator, types: [ProjectedType], schemaVersion: Int = 1) throws
+    {
         self.databaseURL = databaseURL
         self.coordinator = coordinator
         let projector = try Projector(types: types, schemaVersion: schemaVersion)
@@ -38,7 +39,9 @@ public actor ProjectionFollower {
     /// Projects after every change of the coordinator's current version (and once at the start), calling
     /// `onResult` with each pass's outcome, until the returned task is cancelled.
     @discardableResult
-    public nonisolated func followUpdates(onResult: @escaping @Sendable (Result<ProjectionResult, any Error>) -> Void) -> Task<Void, Never> {
+    public nonisolated func followUpdates(
+        onResult: @escaping @Sendable (Result<ProjectionResult, any Error>) -> Void
+    ) -> Task<Void, Never> {
         Task {
             for await _ in await coordinator.versionUpdates() {
                 if Task.isCancelled { return }

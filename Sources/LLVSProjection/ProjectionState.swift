@@ -17,14 +17,17 @@ struct ProjectionState: Equatable {
     static func read(from database: SQLiteDatabase) throws -> ProjectionState {
         var state = ProjectionState()
         try database.run("SELECT key, value FROM \(tableName)") { row in
-            guard case .text(let key) = row.value(inColumnAtIndex: 0), case .text(let value) = row.value(inColumnAtIndex: 1) else {
+            guard case .text(let key) = row.value(inColumnAtIndex: 0),
+                case .text(let value) = row.value(inColumnAtIndex: 1)
+            else {
                 throw ProjectionError.damagedState(path: database.path, reason: "a row of \(tableName) is not text")
             }
             switch key {
             case "version": state.versionId = Version.ID(value)
             case "schemaVersion":
                 guard let number = Int(value) else {
-                    throw ProjectionError.damagedState(path: database.path, reason: "the schema version \"\(value)\" is not a number")
+                    throw ProjectionError.damagedState(
+                        path: database.path, reason: "the schema version \"\(value)\" is not a number")
                 }
                 state.schemaVersion = number
             case "tables": state.tables = value.split(separator: ",").map(String.init)
@@ -36,8 +39,10 @@ struct ProjectionState: Equatable {
 
     func write(to database: SQLiteDatabase) throws {
         try database.run("DELETE FROM \(Self.tableName)")
-        let rows: [(String, String?)] = [("version", versionId?.rawValue), ("schemaVersion", schemaVersion.map(String.init)),
-                                         ("tables", tables.joined(separator: ","))]
+        let rows: [(String, String?)] = [
+            ("version", versionId?.rawValue), ("schemaVersion", schemaVersion.map(String.init)),
+            ("tables", tables.joined(separator: ",")),
+        ]
         for case let (key, value?) in rows {
             try database.run("INSERT INTO \(Self.tableName)(key, value) VALUES (?, ?)", [.text(key), .text(value)])
         }

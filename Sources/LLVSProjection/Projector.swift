@@ -25,7 +25,9 @@ struct Projector {
             }
             var columns: Set<String> = ["llvs_id"]
             for column in type.columns {
-                guard columns.insert(try SQLName.checked(column.name)).inserted else { throw ProjectionError.duplicateName(column.name) }
+                guard columns.insert(try SQLName.checked(column.name)).inserted else {
+                    throw ProjectionError.duplicateName(column.name)
+                }
             }
         }
         self.types = types
@@ -64,18 +66,22 @@ struct Projector {
     }
 
     private func createStatement(for type: ProjectedType) -> String {
-        let columns = ["llvs_id TEXT PRIMARY KEY NOT NULL"] + type.columns.map { "\(SQLName.quoted($0.name)) \($0.declaration)" }
+        let columns =
+            ["llvs_id TEXT PRIMARY KEY NOT NULL"] + type.columns.map { "\(SQLName.quoted($0.name)) \($0.declaration)" }
         return "CREATE TABLE \(SQLName.quoted(type.tableName))(\(columns.joined(separator: ", ")))"
     }
 
     /// Writes the rows of the changes: worker threads read and extract the values, batch by batch and in order,
     /// while this thread writes the previous batches (extraction is pure; the connection is this thread's).
-    private func write(_ changes: ValueChangeList, into database: SQLiteDatabase, result: inout ProjectionResult) throws {
+    private func write(_ changes: ValueChangeList, into database: SQLiteDatabase, result: inout ProjectionResult) throws
+    {
         // Which changes concern a projected type: found by each type's suffix, without reading any data.
         let suffixes = types.map { "/" + $0.typeIdentifier }
         let relevant: [Projected] = (0..<changes.count).compactMap { index in
             let raw = changes.valueId(at: index).rawValue
-            guard let table = suffixes.firstIndex(where: { raw.hasSuffix($0) && raw.utf8.count > $0.utf8.count }) else { return nil }
+            guard let table = suffixes.firstIndex(where: { raw.hasSuffix($0) && raw.utf8.count > $0.utf8.count }) else {
+                return nil
+            }
             return Projected(index: index, table: table, rowId: String(raw.dropLast(suffixes[table].count)))
         }
         let handoff = OrderedHandoff<[RowChange]>(budget: Self.workAheadBatches)

@@ -18,7 +18,8 @@ struct RowCoding {
         return try schema.columns.map { column in
             guard let member = members[column.property], member != .null else { return .null }
             guard let value = try Self.columnValue(member, kind: column.kind) else {
-                throw ProjectionError.unreadableRow(table: table, id: id,
+                throw ProjectionError.unreadableRow(
+                    table: table, id: id,
                     reason: "the property \(column.property) does not fit a \(column.kind.rawValue) column")
             }
             return value
@@ -37,7 +38,8 @@ struct RowCoding {
         var members: [String: JSONTree] = [:]
         for (column, value) in zip(schema.columns, values) where value != .null {
             guard let member = Self.member(value, kind: column.kind) else {
-                throw ProjectionError.unreadableRow(table: table, id: id,
+                throw ProjectionError.unreadableRow(
+                    table: table, id: id,
                     reason: "the column \(column.name) holds a value a \(column.kind.rawValue) property cannot take")
             }
             members[column.property] = member

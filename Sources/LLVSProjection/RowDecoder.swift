@@ -21,11 +21,13 @@ struct RowDecoder: Decoder {
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        throw DecodingError.typeMismatch([Any].self, .init(codingPath: [], debugDescription: "a row is a keyed model, not an array"))
+        throw DecodingError.typeMismatch(
+            [Any].self, .init(codingPath: [], debugDescription: "a row is a keyed model, not an array"))
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        throw DecodingError.typeMismatch(Any.self, .init(codingPath: [], debugDescription: "a row is a keyed model, not a single value"))
+        throw DecodingError.typeMismatch(
+            Any.self, .init(codingPath: [], debugDescription: "a row is a keyed model, not a single value"))
     }
 
     struct Keyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
@@ -37,20 +39,26 @@ struct RowDecoder: Decoder {
 
         func decodeNil(forKey key: Key) throws -> Bool { (columns[key.stringValue]?.value ?? .null) == .null }
 
-        private func column(_ key: Key, _ type: Any.Type) throws -> (kind: SQLiteSchema.ColumnKind, value: SQLiteValue) {
+        private func column(_ key: Key, _ type: Any.Type) throws -> (kind: SQLiteSchema.ColumnKind, value: SQLiteValue)
+        {
             guard let column = columns[key.stringValue], column.value != .null else {
-                throw DecodingError.valueNotFound(type, .init(codingPath: [key], debugDescription: "the column of \(key.stringValue) is NULL or missing"))
+                throw DecodingError.valueNotFound(
+                    type,
+                    .init(codingPath: [key], debugDescription: "the column of \(key.stringValue) is NULL or missing"))
             }
             return column
         }
 
         private func mismatch<T>(_ key: Key, _ type: T.Type, _ value: SQLiteValue) -> DecodingError {
-            DecodingError.typeMismatch(type, .init(codingPath: [key], debugDescription: "the column of \(key.stringValue) holds \(value)"))
+            DecodingError.typeMismatch(
+                type, .init(codingPath: [key], debugDescription: "the column of \(key.stringValue) holds \(value)"))
         }
 
         private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
             let (_, value) = try column(key, type)
-            guard case .integer(let number) = value, let exact = T(exactly: number) else { throw mismatch(key, type, value) }
+            guard case .integer(let number) = value, let exact = T(exactly: number) else {
+                throw mismatch(key, type, value)
+            }
             return exact
         }
 
@@ -99,7 +107,8 @@ struct RowDecoder: Decoder {
                 do {
                     return try JSONDecoder().decode(type, from: Data(text.utf8))
                 } catch {
-                    throw DecodingError.dataCorrupted(.init(codingPath: [key], debugDescription: "the JSON of \(key.stringValue): \(error)"))
+                    throw DecodingError.dataCorrupted(
+                        .init(codingPath: [key], debugDescription: "the JSON of \(key.stringValue): \(error)"))
                 }
             case (.text, .text(let text)): decoded = text
             case (.integer, .integer(let number)): decoded = T.self == Int64.self ? number : Int(exactly: number)
@@ -112,12 +121,16 @@ struct RowDecoder: Decoder {
             return typed
         }
 
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            throw DecodingError.keyNotFound(key, .init(codingPath: [key], debugDescription: "\(key.stringValue) has no column"))
+        func nestedContainer<NestedKey: CodingKey>(
+            keyedBy type: NestedKey.Type, forKey key: Key
+        ) throws -> KeyedDecodingContainer<NestedKey> {
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: [key], debugDescription: "\(key.stringValue) has no column"))
         }
 
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            throw DecodingError.keyNotFound(key, .init(codingPath: [key], debugDescription: "\(key.stringValue) has no column"))
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: [key], debugDescription: "\(key.stringValue) has no column"))
         }
 
         func superDecoder() throws -> any Decoder {
@@ -125,7 +138,8 @@ struct RowDecoder: Decoder {
         }
 
         func superDecoder(forKey key: Key) throws -> any Decoder {
-            throw DecodingError.keyNotFound(key, .init(codingPath: [key], debugDescription: "\(key.stringValue) has no column"))
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: [key], debugDescription: "\(key.stringValue) has no column"))
         }
     }
 }

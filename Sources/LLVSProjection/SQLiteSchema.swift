@@ -83,11 +83,15 @@ public struct SQLiteSchema: Sendable {
             if character.isUppercase, index > 0 {
                 let previous = characters[index - 1]
                 let nextIsLower = index + 1 < characters.count && characters[index + 1].isLowercase
-                if previous.isLowercase || previous.isNumber || (previous.isUppercase && nextIsLower) { name.append("_") }
+                if previous.isLowercase || previous.isNumber || (previous.isUppercase && nextIsLower) {
+                    name.append("_")
+                }
             }
             name.append(contentsOf: character.lowercased())
         }
-        let isKeyword = name.utf8CString.withUnsafeBufferPointer { sqlite3_keyword_check($0.baseAddress, Int32($0.count - 1)) != 0 }
+        let isKeyword = name.utf8CString.withUnsafeBufferPointer {
+            sqlite3_keyword_check($0.baseAddress, Int32($0.count - 1)) != 0
+        }
         return isKeyword ? name + "_" : name
     }
 }

@@ -27,7 +27,8 @@ enum SchemaProbe {
         case is Bool.Type: .boolean
         case is Double.Type, is Float.Type: .real
         case is Int.Type, is Int8.Type, is Int16.Type, is Int32.Type, is Int64.Type,
-             is UInt.Type, is UInt8.Type, is UInt16.Type, is UInt32.Type, is UInt64.Type: .integer
+            is UInt.Type, is UInt8.Type, is UInt16.Type, is UInt32.Type, is UInt64.Type:
+            .integer
         case is Date.Type: .date
         case is UUID.Type: .uuid
         case is Data.Type: .data
@@ -37,14 +38,15 @@ enum SchemaProbe {
 
     /// An instance of `T` made from empty answers. Foundation types whose decoding checks its input get a valid one.
     static func placeholder<T: Decodable>(_ type: T.Type) throws -> T {
-        let known: Any? = switch type {
-        case is Date.Type: Date(timeIntervalSinceReferenceDate: 0)
-        case is UUID.Type: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        case is Data.Type: Data()
-        case is URL.Type: URL(fileURLWithPath: "/")
-        case is Decimal.Type: Decimal(0)
-        default: nil
-        }
+        let known: Any? =
+            switch type {
+            case is Date.Type: Date(timeIntervalSinceReferenceDate: 0)
+            case is UUID.Type: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+            case is Data.Type: Data()
+            case is URL.Type: URL(fileURLWithPath: "/")
+            case is Decimal.Type: Decimal(0)
+            default: nil
+            }
         if let value = known as? T { return value }
         return try T(from: Decoder(recorder: nil))
     }
@@ -96,8 +98,11 @@ enum SchemaProbe {
                 return value(try SchemaProbe.placeholder(T.self), key)
             } catch {
                 guard recorder != nil else { throw error }
-                throw ProjectionError.unreadableSchema(type: String(describing: T.self),
-                    reason: "the property \(key.stringValue) could not be made from empty values (\(error)); declare the schema column by column")
+                throw ProjectionError.unreadableSchema(
+                    type: String(describing: T.self),
+                    reason:
+                        "the property \(key.stringValue) could not be made from empty values (\(error)); declare the schema column by column"
+                )
             }
         }
 
@@ -122,7 +127,9 @@ enum SchemaProbe {
         func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) -> UInt64? { absent(type, key) }
         func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) -> T? { absent(type, key) }
 
-        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) -> KeyedDecodingContainer<NestedKey> {
+        func nestedContainer<NestedKey: CodingKey>(
+            keyedBy type: NestedKey.Type, forKey key: Key
+        ) -> KeyedDecodingContainer<NestedKey> {
             recorder?.recordWithoutColumn(key.stringValue)
             return KeyedDecodingContainer(Keyed<NestedKey>(recorder: nil))
         }
@@ -145,11 +152,14 @@ enum SchemaProbe {
         var currentIndex: Int { 0 }
 
         private func end<T>() throws -> T {
-            throw DecodingError.valueNotFound(T.self, .init(codingPath: [], debugDescription: "an empty array has no elements"))
+            throw DecodingError.valueNotFound(
+                T.self, .init(codingPath: [], debugDescription: "an empty array has no elements"))
         }
         mutating func decodeNil() throws -> Bool { try end() }
         mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try end() }
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> { try end() }
+        mutating func nestedContainer<NestedKey: CodingKey>(
+            keyedBy type: NestedKey.Type
+        ) throws -> KeyedDecodingContainer<NestedKey> { try end() }
         mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try end() }
         mutating func superDecoder() throws -> any Swift.Decoder { try end() }
     }

@@ -27,10 +27,11 @@ public final class SQLiteDatabase {
     init(path: String, create: Bool, busyTimeout: Int32 = 10_000) throws {
         self.path = path
         if FileManager.default.fileExists(atPath: path) {
-            let header = FileHandle(forReadingAtPath: path).map { handle in
-                defer { try? handle.close() }
-                return (try? handle.read(upToCount: 16)) ?? Data()
-            } ?? Data()
+            let header =
+                FileHandle(forReadingAtPath: path).map { handle in
+                    defer { try? handle.close() }
+                    return (try? handle.read(upToCount: 16)) ?? Data()
+                } ?? Data()
             // An empty file is what SQLite itself leaves before the first write; anything else must carry the header.
             if !header.isEmpty, [UInt8](header) != Self.fileHeader {
                 throw StoreError.corruptFile(path: path, reason: "it is not a SQLite database")
@@ -78,8 +79,10 @@ public final class SQLiteDatabase {
     }
 
     /// Runs a query and calls `rowHandler` for each row (upstream LLVS's name for `run`).
-    public func forEach(matchingQuery query: String, withBindings bindings: [SQLiteValue] = [],
-                        rowHandler: (SQLiteRow) throws -> Void) throws {
+    public func forEach(
+        matchingQuery query: String, withBindings bindings: [SQLiteValue] = [],
+        rowHandler: (SQLiteRow) throws -> Void
+    ) throws {
         try withoutActuallyEscaping(rowHandler) { try run(query, bindings, row: $0) }
     }
 
@@ -100,7 +103,9 @@ public final class SQLiteDatabase {
             case .text(let value): code = sqlite3_bind_text(statement, position, value, -1, llvs_sqlite_transient())
             case .blob(let value):
                 code = value.withUnsafeBytes { raw in
-                    sqlite3_bind_blob64(statement, position, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(raw.count), llvs_sqlite_transient())
+                    sqlite3_bind_blob64(
+                        statement, position, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                        sqlite3_uint64(raw.count), llvs_sqlite_transient())
                 }
             }
             guard code == SQLITE_OK else { throw error(code) }

@@ -13,21 +13,27 @@ extension SQLiteStorage: SnapshotCapable {
             var expected: Int64 = 0
             for record in records {
                 guard record.offset == expected else {
-                    throw StoreError.corruptFile(path: path, reason: "version \(id) has a gap in its records at offset \(expected)")
+                    throw StoreError.corruptFile(
+                        path: path, reason: "version \(id) has a gap in its records at offset \(expected)")
                 }
                 expected += VersionBundle.framedSize(ofRecordWithLength: record.data.count)
             }
-            try archive.append(bundle: try VersionBundle.encode(header: header, records: records.map { ($0.zone, $0.data) }))
+            try archive.append(
+                bundle: try VersionBundle.encode(header: header, records: records.map { ($0.zone, $0.data) }))
         }
     }
 
     /// One version's header and records, in offset order.
-    private func readVersion(_ id: Version.ID, from connection: SQLiteDatabase) throws -> (StoredVersion, [VersionBundle.Record]) {
+    private func readVersion(
+        _ id: Version.ID, from connection: SQLiteDatabase
+    ) throws -> (StoredVersion, [VersionBundle.Record]) {
         var header: Data?
         try connection.run("SELECT header FROM versions WHERE id = ?", [.text(id.rawValue)]) { header = $0.blob(0) }
         guard let header else { throw StoreError.versionNotFound(id) }
         var records: [VersionBundle.Record] = []
-        try connection.run("SELECT offset, zone, data FROM records WHERE version = ? ORDER BY offset", [.text(id.rawValue)]) { row in
+        try connection.run(
+            "SELECT offset, zone, data FROM records WHERE version = ? ORDER BY offset", [.text(id.rawValue)]
+        ) { row in
             guard let zone = StorageZone(rawValue: UInt8(truncatingIfNeeded: row.integer(1))) else { return }
             records.append(VersionBundle.Record(offset: row.integer(0), zone: zone, data: row.blob(2)))
         }
@@ -35,7 +41,9 @@ extension SQLiteStorage: SnapshotCapable {
     }
 
     /// Inserted in one transaction; the archive is read, never taken over (the database is its own file).
-    public func restoreBundles(from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool) throws {
+    public func restoreBundles(
+        from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool
+    ) throws {
         let headers = try known ?? checkedHeaders(of: archive)
         try withConnection { connection in
             try connection.transaction {
@@ -43,7 +51,8 @@ extension SQLiteStorage: SnapshotCapable {
                 try connection.run("SELECT count(*) FROM versions") { count = $0.integer(0) }
                 guard count == 0 else { throw StoreError.storeNotEmpty(path: path) }
                 for (entry, header) in zip(archive.entries, headers) {
-                    let bundle = try VersionBundle.decode(try archive.bundle(entry), source: "snapshot version \(header.version.id)")
+                    let bundle = try VersionBundle.decode(
+                        try archive.bundle(entry), source: "snapshot version \(header.version.id)")
                     try insert(bundle.records, header: bundle.header, into: connection)
                 }
             }

@@ -26,7 +26,8 @@ public final class SQLiteStorage: Storage {
         try connection.run("SELECT count(*) FROM sqlite_master")
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute("PRAGMA synchronous=FULL")
-        try connection.execute("""
+        try connection.execute(
+            """
             CREATE TABLE IF NOT EXISTS versions(
                 sequence INTEGER PRIMARY KEY AUTOINCREMENT,
                 id TEXT NOT NULL UNIQUE,
@@ -49,15 +50,18 @@ public final class SQLiteStorage: Storage {
 
     /// Opens or creates SQLite storage for the stores whose descriptor says `sqlite`, and FileStorage otherwise.
     public static let storageMaker: Store.StorageMaker = { root, descriptor, creating in
-        descriptor.storage == "sqlite" ? try SQLiteStorage(storeRoot: root, create: creating)
-                                       : try Store.fileStorageMaker(root, descriptor, creating)
+        descriptor.storage == "sqlite"
+            ? try SQLiteStorage(storeRoot: root, create: creating)
+            : try Store.fileStorageMaker(root, descriptor, creating)
     }
 
     public func newlyCommittedVersions() throws -> [StoredVersion] {
         let after = lastSequence.withLock { $0 }
         var rows: [(Int64, Data)] = []
         try withConnection { connection in
-            try connection.run("SELECT sequence, header FROM versions WHERE sequence > ? ORDER BY sequence", [.integer(after)]) { row in
+            try connection.run(
+                "SELECT sequence, header FROM versions WHERE sequence > ? ORDER BY sequence", [.integer(after)]
+            ) { row in
                 rows.append((row.integer(0), row.blob(1)))
             }
         }
@@ -75,18 +79,22 @@ public final class SQLiteStorage: Storage {
     public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
         var found: (zone: Int64, data: Data)?
         try withConnection { connection in
-            try connection.run("SELECT zone, data FROM records WHERE version = ? AND offset = ?",
-                               [.text(location.versionId.rawValue), .integer(location.offset)]) { row in
+            try connection.run(
+                "SELECT zone, data FROM records WHERE version = ? AND offset = ?",
+                [.text(location.versionId.rawValue), .integer(location.offset)]
+            ) { row in
                 found = (row.integer(0), row.blob(1))
             }
         }
         let place = "record \(location.offset) of version \(location.versionId)"
         guard let found else { throw StoreError.corruptFile(path: path, reason: "\(place) is missing") }
         guard found.zone == Int64(zone.rawValue) else {
-            throw StoreError.corruptFile(path: path, reason: "\(place) is in zone \(found.zone), expected \(zone.rawValue)")
+            throw StoreError.corruptFile(
+                path: path, reason: "\(place) is in zone \(found.zone), expected \(zone.rawValue)")
         }
         guard Int64(found.data.count) == location.length else {
-            throw StoreError.corruptFile(path: path, reason: "\(place) has \(found.data.count) bytes, expected \(location.length)")
+            throw StoreError.corruptFile(
+                path: path, reason: "\(place) has \(found.data.count) bytes, expected \(location.length)")
         }
         return found.data
     }
@@ -105,10 +113,15 @@ public final class SQLiteStorage: Storage {
         try connection.run("SELECT 1 FROM versions WHERE id = ?", [.text(id.rawValue)]) { _ in exists = true }
         if exists { throw StoreError.versionAlreadyExists(id) }
         for record in records {
-            try connection.run("INSERT INTO records(version, offset, zone, data) VALUES (?, ?, ?, ?)",
-                               [.text(id.rawValue), .integer(record.offset), .integer(Int64(record.zone.rawValue)), .blob(record.data)])
+            try connection.run(
+                "INSERT INTO records(version, offset, zone, data) VALUES (?, ?, ?, ?)",
+                [
+                    .text(id.rawValue), .integer(record.offset), .integer(Int64(record.zone.rawValue)),
+                    .blob(record.data),
+                ])
         }
-        try connection.run("INSERT INTO versions(id, header) VALUES (?, ?)", [.text(id.rawValue), .blob(header.encoded())])
+        try connection.run(
+            "INSERT INTO versions(id, header) VALUES (?, ?)", [.text(id.rawValue), .blob(header.encoded())])
     }
 
     /// Inside a group of commits (a bulk receive), each version's transaction is still atomic but not synced

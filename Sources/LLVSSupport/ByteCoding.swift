@@ -112,14 +112,18 @@ public struct ByteReader {
 
     public mutating func data() throws -> Data {
         let count = try int()
-        guard count <= bytes.count - position else { throw Failure(description: "data of \(count) bytes runs past the end at byte \(position)") }
+        guard count <= bytes.count - position else {
+            throw Failure(description: "data of \(count) bytes runs past the end at byte \(position)")
+        }
         defer { position += count }
         return Data(bytes[position..<position + count])
     }
 
     /// The next `count` bytes as they are (no length before them).
     public mutating func raw(_ count: Int) throws -> ArraySlice<UInt8> {
-        guard count <= bytes.count - position else { throw Failure(description: "\(count) bytes run past the end at byte \(position)") }
+        guard count <= bytes.count - position else {
+            throw Failure(description: "\(count) bytes run past the end at byte \(position)")
+        }
         defer { position += count }
         return bytes[position..<position + count]
     }
@@ -138,13 +142,17 @@ public struct ByteReader {
 
     public mutating func int(limit: Int = Int(Int32.max)) throws -> Int {
         let value = try varint()
-        guard value <= UInt64(limit) else { throw Failure(description: "number \(value) out of range at byte \(position)") }
+        guard value <= UInt64(limit) else {
+            throw Failure(description: "number \(value) out of range at byte \(position)")
+        }
         return Int(value)
     }
 
     public mutating func string() throws -> String {
         let count = try int()
-        guard count <= bytes.count - position else { throw Failure(description: "string of \(count) bytes runs past the end at byte \(position)") }
+        guard count <= bytes.count - position else {
+            throw Failure(description: "string of \(count) bytes runs past the end at byte \(position)")
+        }
         defer { position += count }
         guard let string = String(validating: bytes[position..<position + count], as: UTF8.self) else {
             throw Failure(description: "invalid UTF-8 at byte \(position)")

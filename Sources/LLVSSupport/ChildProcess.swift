@@ -77,14 +77,18 @@ public final class ChildProcess: @unchecked Sendable {
                 return devNull?.fileDescriptor ?? -1
             }
         }
-        let streams = [try descriptor(standardInput, reading: true), try descriptor(standardOutput, reading: false),
-                       try descriptor(standardError, reading: false)]
+        let streams = [
+            try descriptor(standardInput, reading: true), try descriptor(standardOutput, reading: false),
+            try descriptor(standardError, reading: false),
+        ]
         for (target, source) in streams.enumerated() where source >= 0 {
             posix_spawn_file_actions_adddup2(&actions, source, Int32(target))
         }
         _ = Self.closeFrom?(&actions, 3)
         if let directory = currentDirectoryURL?.path {
-            guard let chdir = Self.chdir, chdir(&actions, directory) == 0 else { throw Failure.spawn(path: directory, errno: ENOSYS) }
+            guard let chdir = Self.chdir, chdir(&actions, directory) == 0 else {
+                throw Failure.spawn(path: directory, errno: ENOSYS)
+            }
         }
 
         let argv = ([path] + (arguments ?? [])).map { strdup($0) } + [nil]
@@ -106,7 +110,8 @@ public final class ChildProcess: @unchecked Sendable {
             var status: Int32 = 0
             while waitpid(child, &status, 0) == -1, errno == EINTR {}
             let signal = status & 0x7f
-            let ended: (Int32, TerminationReason) = signal == 0 ? ((status >> 8) & 0xff, .exit) : (signal, .uncaughtSignal)
+            let ended: (Int32, TerminationReason) =
+                signal == 0 ? ((status >> 8) & 0xff, .exit) : (signal, .uncaughtSignal)
             endedCondition.lock()
             state.withLock { $0.ended = ended }
             endedCondition.broadcast()
@@ -133,10 +138,15 @@ public final class ChildProcess: @unchecked Sendable {
     // glibc has both (2.34 and 2.29), but its headers declare them only for _GNU_SOURCE, which Swift's Glibc module
     // is not built with: they are looked up by name.
     private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    private typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    private typealias AddChdir =
+        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
 
-    private static let closeFrom: AddCloseFrom? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
-        .map { unsafeBitCast($0, to: AddCloseFrom.self) }
-    private static let chdir: AddChdir? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np")
-        .map { unsafeBitCast($0, to: AddChdir.self) }
+    private static let closeFrom: AddCloseFrom? = dlsym(
+        UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"
+    )
+    .map { unsafeBitCast($0, to: AddCloseFrom.self) }
+    private static let chdir: AddChdir? = dlsym(
+        UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np"
+    )
+    .map { unsafeBitCast($0, to: AddChdir.self) }
 }

@@ -16,7 +16,8 @@ public enum FileError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .io(let path, let operation, let code): "Could not \(operation) \(path): \(String(cString: strerror(code)))."
+        case .io(let path, let operation, let code):
+            "Could not \(operation) \(path): \(String(cString: strerror(code)))."
         case .endedEarly(let path, let reason): "The file \(path) is corrupt: \(reason)."
         case .changedWhileRead(let path): "The file \(path) changed while it was being read."
         }

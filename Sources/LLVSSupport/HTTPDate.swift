@@ -26,12 +26,14 @@ public enum HTTPDate {
         // Split by bytes: the form is ASCII, and splitting by Characters would cost more than the rest.
         let parts = text.utf8.split(separator: UInt8(ascii: " ")).map { Substring($0) }
         guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT" || parts[5] == "UTC",
-              let day = Int32(parts[1]), (1...31).contains(day),
-              let month = months.firstIndex(of: String(parts[2])),
-              let year = Int32(parts[3]), year >= 1970 else { return nil }
+            let day = Int32(parts[1]), (1...31).contains(day),
+            let month = months.firstIndex(of: String(parts[2])),
+            let year = Int32(parts[3]), year >= 1970
+        else { return nil }
         let clock = parts[4].utf8.split(separator: UInt8(ascii: ":")).map { Substring($0) }
         guard clock.count == 3, let hour = Int32(clock[0]), let minute = Int32(clock[1]), let second = Int32(clock[2]),
-              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
+            (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        else { return nil }
         var fields = tm()
         fields.tm_year = year - 1900
         fields.tm_mon = Int32(month)

@@ -17,14 +17,18 @@ package struct JSONByteReader {
     package func fail(_ what: String) -> Failure { Failure(description: "\(what) at byte \(position)") }
 
     package mutating func skipWhitespace() {
-        while position < bytes.count, bytes[position] == 0x20 || bytes[position] == 0x0A || bytes[position] == 0x0D || bytes[position] == 0x09 {
+        while position < bytes.count,
+            bytes[position] == 0x20 || bytes[position] == 0x0A || bytes[position] == 0x0D || bytes[position] == 0x09
+        {
             position += 1
         }
     }
 
     package mutating func expect(_ byte: UInt8) throws {
         skipWhitespace()
-        guard position < bytes.count, bytes[position] == byte else { throw fail("expected '\(Character(UnicodeScalar(byte)))'") }
+        guard position < bytes.count, bytes[position] == byte else {
+            throw fail("expected '\(Character(UnicodeScalar(byte)))'")
+        }
         position += 1
     }
 
@@ -89,7 +93,9 @@ package struct JSONByteReader {
                 guard position < bytes.count else { throw fail("a string does not end") }
                 let escape = bytes[position]
                 position += 1
-                if escape == UInt8(ascii: "u") { _ = try hex4() } else {
+                if escape == UInt8(ascii: "u") {
+                    _ = try hex4()
+                } else {
                     guard "\"\\/bfnrt".utf8.contains(escape) else { throw fail("an unknown escape") }
                 }
             case 0..<0x20: throw fail("a control character in a string")
@@ -105,12 +111,16 @@ package struct JSONByteReader {
         bytes.withUnsafeBytes { buffer in
             var index = index
             if let base = buffer.baseAddress {
-                while index + 8 <= buffer.count, !Self.anyNonPlainByte(base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                while index + 8 <= buffer.count,
+                    !Self.anyNonPlainByte(base.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                {
                     index += 8
                 }
             }
-            while index < buffer.count, buffer[index] >= 0x20, buffer[index] < 0x80, buffer[index] != UInt8(ascii: "\""),
-                  buffer[index] != UInt8(ascii: "\\") {
+            while index < buffer.count, buffer[index] >= 0x20, buffer[index] < 0x80,
+                buffer[index] != UInt8(ascii: "\""),
+                buffer[index] != UInt8(ascii: "\\")
+            {
                 index += 1
             }
             return index
@@ -140,7 +150,9 @@ package struct JSONByteReader {
     package mutating func string() throws -> String {
         try expect(UInt8(ascii: "\""))
         let start = position
-        while position < bytes.count, bytes[position] != UInt8(ascii: "\""), bytes[position] != UInt8(ascii: "\\"), bytes[position] >= 0x20 {
+        while position < bytes.count, bytes[position] != UInt8(ascii: "\""), bytes[position] != UInt8(ascii: "\\"),
+            bytes[position] >= 0x20
+        {
             position += 1
         }
         guard position < bytes.count else { throw fail("a string does not end") }
@@ -152,7 +164,11 @@ package struct JSONByteReader {
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: String(decoding: bytes[start..<position], as: UTF8.self).unicodeScalars)
         var pending: [UInt8] = []
-        func flush() { if !pending.isEmpty { scalars.append(contentsOf: String(decoding: pending, as: UTF8.self).unicodeScalars); pending = [] } }
+        func flush() {
+            if !pending.isEmpty {
+                scalars.append(contentsOf: String(decoding: pending, as: UTF8.self).unicodeScalars); pending = []
+            }
+        }
         while true {
             guard position < bytes.count else { throw fail("a string does not end") }
             let byte = bytes[position]
@@ -178,7 +194,9 @@ package struct JSONByteReader {
                 case UInt8(ascii: "u"):
                     var code = try hex4()
                     if (0xD800..<0xDC00).contains(code) {
-                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                            bytes[position + 1] == UInt8(ascii: "u")
+                        else {
                             throw fail("a lone surrogate")
                         }
                         position += 2
@@ -229,10 +247,11 @@ package struct JSONByteReader {
             let start = position
             while position < bytes.count, !"{}[],: \n\r\t\"".utf8.contains(bytes[position]) { position += 1 }
             let word = String(decoding: bytes[start..<position], as: UTF8.self)
-            guard ["true", "false", "null"].contains(word) || Double(word) != nil else { throw fail("not a JSON value") }
+            guard ["true", "false", "null"].contains(word) || Double(word) != nil else {
+                throw fail("not a JSON value")
+            }
         }
     }
-
 
     /// The text of a number, checked against JSON's grammar (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`).
     package mutating func numberText() throws -> Substring {
@@ -240,20 +259,26 @@ package struct JSONByteReader {
         let start = position
         func digits() -> Int {
             let first = position
-            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
+                position += 1
+            }
             return position - first
         }
         if position < bytes.count, bytes[position] == UInt8(ascii: "-") { position += 1 }
         let integerStart = position
         let integerDigits = digits()
-        guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else { throw fail("not a JSON number") }
+        guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != UInt8(ascii: "0") else {
+            throw fail("not a JSON number")
+        }
         if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
             position += 1
             guard digits() > 0 else { throw fail("not a JSON number") }
         }
         if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
             position += 1
-            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                position += 1
+            }
             guard digits() > 0 else { throw fail("not a JSON number") }
         }
         return Substring(String(decoding: bytes[start..<position], as: UTF8.self))
@@ -262,7 +287,9 @@ package struct JSONByteReader {
     /// Whether the next value is `null`; consumes it if so.
     package mutating func takeNull() -> Bool {
         skipWhitespace()
-        guard position + 4 <= bytes.count, bytes[position..<position + 4].elementsEqual("null".utf8) else { return false }
+        guard position + 4 <= bytes.count, bytes[position..<position + 4].elementsEqual("null".utf8) else {
+            return false
+        }
         position += 4
         return true
     }

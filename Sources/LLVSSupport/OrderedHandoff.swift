@@ -41,7 +41,8 @@ package final class OrderedHandoff<Item: Sendable>: Sendable {
 
     /// Waits for room, then queues `item`; false (the item not taken) once the consumer has cancelled.
     package func put(_ item: Item, weight: Int) -> Bool {
-        locked(waitingWhile: { !$0.cancelled && $0.queuedCount > 0 && $0.queuedWeight + weight > self.budget }) { state in
+        locked(waitingWhile: { !$0.cancelled && $0.queuedCount > 0 && $0.queuedWeight + weight > self.budget }) {
+            state in
             guard !state.cancelled else { return false }
             state.queue.append((item, weight))
             state.queuedWeight += weight

@@ -57,7 +57,10 @@ package enum POSIX {
                     if errno == EINTR { continue }
                     throw fail(path, "read")
                 }
-                if n == 0 { throw FileError.endedEarly(path: path, reason: "the file ended early at offset \(offset + Int64(done))") }
+                if n == 0 {
+                    throw FileError.endedEarly(
+                        path: path, reason: "the file ended early at offset \(offset + Int64(done))")
+                }
                 done += n
             }
         }
@@ -215,7 +218,9 @@ package final class ReadableFile: Sendable {
     package func read(at offset: Int64, count: Int) throws -> Data {
         guard count > 0 else { return Data() }
         guard offset >= 0, offset + Int64(count) <= size || !sizeIsFinal else {
-            throw FileError.endedEarly(path: path, reason: "a record at offset \(offset) of \(count) bytes runs past the end of the \(size)-byte file")
+            throw FileError.endedEarly(
+                path: path,
+                reason: "a record at offset \(offset) of \(count) bytes runs past the end of the \(size)-byte file")
         }
         return try POSIX.read(count, at: offset, from: fd, path: path)
     }
@@ -224,7 +229,8 @@ package final class ReadableFile: Sendable {
 /// Removes temporary files left in `folder` by writers whose process has ended (a crash mid-write).
 /// Files of live processes are left alone: another process sharing the folder may be writing them now.
 package func removeAbandonedTemporaryFiles(in folder: String) throws {
-    for name in try POSIX.listNames(folder, includingHidden: true) where name.hasPrefix(AtomicFileWriter.temporaryPrefix) {
+    for name in try POSIX.listNames(folder, includingHidden: true)
+    where name.hasPrefix(AtomicFileWriter.temporaryPrefix) {
         guard let writer = TemporaryWriter(name.dropFirst(AtomicFileWriter.temporaryPrefix.count)) else { continue }
         if writer.isGone { unlink(folder + "/" + name) }
     }
@@ -260,13 +266,19 @@ package struct TemporaryWriter {
 
     /// Written on this machine (or by an earlier build, which only ever cleaned its own store) by a process that
     /// has ended.
-    package var isGone: Bool { (machine == nil || machine! == Self.thisMachine[...]) && kill(pid, 0) != 0 && errno == ESRCH }
+    package var isGone: Bool {
+        (machine == nil || machine! == Self.thisMachine[...]) && kill(pid, 0) != 0 && errno == ESRCH
+    }
 
     /// Written here, for certain, by a process that has ended: nothing can still be writing it.
-    package var isGoneFromThisMachine: Bool { machine.map { $0 == Self.thisMachine[...] } == true && kill(pid, 0) != 0 && errno == ESRCH }
+    package var isGoneFromThisMachine: Bool {
+        machine.map { $0 == Self.thisMachine[...] } == true && kill(pid, 0) != 0 && errno == ESRCH
+    }
 
     /// Written here by a process that is still running: it may be writing it now, however old it looks.
-    package var isLiveHere: Bool { machine.map { $0 == Self.thisMachine[...] } == true && !(kill(pid, 0) != 0 && errno == ESRCH) }
+    package var isLiveHere: Bool {
+        machine.map { $0 == Self.thisMachine[...] } == true && !(kill(pid, 0) != 0 && errno == ESRCH)
+    }
 }
 
 /// Writes a new file through a temporary name, made visible by `commit()` in one rename.
@@ -340,7 +352,9 @@ package final class AtomicFileWriter {
     /// Cuts the file back to its first `length` bytes (an append that failed part way), buffered bytes included;
     /// a length past what was written is refused (EINVAL).
     package func truncate(to length: Int64) throws {
-        guard length >= 0, length <= bytesWritten else { throw FileError.io(path: temporaryPath, operation: "truncate", errno: EINVAL) }
+        guard length >= 0, length <= bytesWritten else {
+            throw FileError.io(path: temporaryPath, operation: "truncate", errno: EINVAL)
+        }
         let flushed = bytesWritten - Int64(buffer.count)
         if length >= flushed {
             buffer.removeLast(Int(bytesWritten - length))

@@ -12,6 +12,7 @@ public enum RFC3339Date {
 
     /// UTC with milliseconds and `Z`.
     public static func format(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        date.formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
 }

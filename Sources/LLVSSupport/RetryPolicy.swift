@@ -16,11 +16,13 @@ public struct RetryPolicy: Sendable {
     /// A number in 0..<1 for the jitter.
     public var random: @Sendable () -> Double
 
-    public init(maximumAttempts: Int = 5, baseDelay: Duration = .milliseconds(250), maximumDelay: Duration = .seconds(20),
-                maximumRetryAfter: Duration = .seconds(120),
-                sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-                now: @escaping @Sendable () -> Date = { Date() },
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    public init(
+        maximumAttempts: Int = 5, baseDelay: Duration = .milliseconds(250), maximumDelay: Duration = .seconds(20),
+        maximumRetryAfter: Duration = .seconds(120),
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        now: @escaping @Sendable () -> Date = { Date() },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
         self.maximumAttempts = maximumAttempts
         self.baseDelay = baseDelay
         self.maximumDelay = maximumDelay
@@ -62,7 +64,8 @@ public struct RetryPolicy: Sendable {
             do {
                 return try await operation()
             } catch {
-                guard attempt < maximumAttempts, !(error is CancellationError), case .retry(let after) = decide(error) else { throw error }
+                guard attempt < maximumAttempts, !(error is CancellationError), case .retry(let after) = decide(error)
+                else { throw error }
                 try await sleep(delay(beforeRetry: attempt, retryAfter: after))
                 attempt += 1
             }

@@ -4,7 +4,8 @@ import LLVSSupport
 
 /// Rows 7 to 10: `llvs backup` and `llvs restore` against restic, the tool people pick for backups, on a local
 /// tree into a fresh local repository. Each figure is a separate process's time and its own peak resident memory.
-func backupPeerRows(llvs: URL, arguments: [String], rows: Set<Int>, runs: Int, work: URL, table: ComparisonTable) throws {
+func backupPeerRows(llvs: URL, arguments: [String], rows: Set<Int>, runs: Int, work: URL, table: ComparisonTable) throws
+{
     if !rows.isDisjoint(with: [7, 8, 9, 10]) {
         let files = Int(option("restic-files", in: arguments) ?? "") ?? 20_000
         try resticRows(llvs: llvs, files: files, runs: runs, work: work, table: table)
@@ -36,7 +37,8 @@ func makeTree(at root: URL, count: Int, sizes: ClosedRange<Int>, seed: UInt64) t
 
 private func describe(_ runs: [MeasuredRun]) -> String {
     let seconds = runs.map(\.seconds), memory = runs.map(\.peakMiB)
-    return String(format: "%@, peak %.0f MiB", formatSeconds((median(seconds), seconds.min()!, seconds.max()!)), memory.max()!)
+    return String(
+        format: "%@, peak %.0f MiB", formatSeconds((median(seconds), seconds.min()!, seconds.max()!)), memory.max()!)
 }
 
 func resticRows(llvs: URL, files: Int, runs: Int, work: URL, table: ComparisonTable) throws {
@@ -45,21 +47,30 @@ func resticRows(llvs: URL, files: Int, runs: Int, work: URL, table: ComparisonTa
     let bytes = try makeTree(at: tree, count: files, sizes: 100...8192, seed: 23)
     let size = String(format: "%.0f MB", Double(bytes) / 1e6)
     print("  rows 7–10: \(files) files, \(size), llvs against restic \(resticVersion)")
-    let resticEnvironment = ["RESTIC_PASSWORD": "llvs-bench", "XDG_CACHE_HOME": work.appendingPathComponent("restic-cache").path]
-    var llvsRuns: [[MeasuredRun]] = Array(repeating: [], count: 4), resticRuns: [[MeasuredRun]] = Array(repeating: [], count: 4)
+    let resticEnvironment = [
+        "RESTIC_PASSWORD": "llvs-bench", "XDG_CACHE_HOME": work.appendingPathComponent("restic-cache").path,
+    ]
+    var llvsRuns: [[MeasuredRun]] = Array(repeating: [], count: 4),
+        resticRuns: [[MeasuredRun]] = Array(repeating: [], count: 4)
     for run in 0..<runs {
-        let store = work.appendingPathComponent("llvs-store-\(run)").path, repository = work.appendingPathComponent("restic-repo-\(run)").path
+        let store = work.appendingPathComponent("llvs-store-\(run)").path,
+            repository = work.appendingPathComponent("restic-repo-\(run)").path
         _ = try runMeasured([llvs.path, "init", "--store", store])
-        _ = try runMeasured(["/usr/bin/env", "restic", "init", "--repo", repository, "--quiet"], environment: resticEnvironment)
+        _ = try runMeasured(
+            ["/usr/bin/env", "restic", "init", "--repo", repository, "--quiet"], environment: resticEnvironment)
         // The tools take turns going first, so neither always meets the other's page cache or freed inodes.
         func both(_ index: Int) throws {
             let ours = { llvsRuns[index].append(try runMeasured([llvs.path, "backup", tree.path, "--store", store])) }
-            let theirs = { resticRuns[index].append(try runMeasured(["/usr/bin/env", "restic", "backup", tree.path, "--repo", repository, "--quiet"],
-                                                                     environment: resticEnvironment)) }
+            let theirs = {
+                resticRuns[index].append(
+                    try runMeasured(
+                        ["/usr/bin/env", "restic", "backup", tree.path, "--repo", repository, "--quiet"],
+                        environment: resticEnvironment))
+            }
             if run % 2 == 0 { try ours(); try theirs() } else { try theirs(); try ours() }
         }
-        try both(0) // first backup
-        try both(1) // nothing changed
+        try both(0)  // first backup
+        try both(1)  // nothing changed
         // 1% of the files changed (a different 1% each run).
         for i in stride(from: run, to: files, by: 100) {
             let file = tree.appendingPathComponent(String(format: "d%04d", i / 100)).appendingPathComponent("f\(i).bin")
@@ -68,20 +79,33 @@ func resticRows(llvs: URL, files: Int, runs: Int, work: URL, table: ComparisonTa
         try both(2)
         // Restored trees are kept until every run is done: on ext4 without a journal, creating files right after
         // tens of thousands were deleted costs up to ten times more in the inode allocator, whichever tool does it.
-        let ours = work.appendingPathComponent("llvs-restored-\(run)").path, theirs = work.appendingPathComponent("restic-restored-\(run)").path
+        let ours = work.appendingPathComponent("llvs-restored-\(run)").path,
+            theirs = work.appendingPathComponent("restic-restored-\(run)").path
         let restoreOurs = { llvsRuns[3].append(try runMeasured([llvs.path, "restore", ours, "--store", store])) }
-        let restoreTheirs = { resticRuns[3].append(try runMeasured(["/usr/bin/env", "restic", "restore", "latest", "--repo", repository, "--target", theirs, "--quiet"],
-                                                                   environment: resticEnvironment)) }
+        let restoreTheirs = {
+            resticRuns[3].append(
+                try runMeasured(
+                    [
+                        "/usr/bin/env", "restic", "restore", "latest", "--repo", repository, "--target", theirs,
+                        "--quiet",
+                    ],
+                    environment: resticEnvironment))
+        }
         if run % 2 == 0 { try restoreOurs(); try restoreTheirs() } else { try restoreTheirs(); try restoreOurs() }
     }
-    let titles = ["first backup of \(files) files (\(size), 100 B–8 KiB) into a fresh local store / repository",
-                  "the same backup again, nothing changed", "the backup again with 1% of the files changed",
-                  "restore the latest backup into an empty folder"]
+    let titles = [
+        "first backup of \(files) files (\(size), 100 B–8 KiB) into a fresh local store / repository",
+        "the same backup again, nothing changed", "the backup again with 1% of the files changed",
+        "restore the latest backup into an empty folder",
+    ]
     for (index, title) in titles.enumerated() {
         let ratio = median(resticRuns[index].map(\.seconds)) / median(llvsRuns[index].map(\.seconds))
-        table.add(.init(number: 7 + index, what: title, ours: "llvs \(index == 3 ? "restore" : "backup"): \(describe(llvsRuns[index]))",
-                        theirs: "restic \(resticVersion) \(index == 3 ? "restore" : "backup"): \(describe(resticRuns[index]))",
-                        ratio: ratio >= 1 ? String(format: "%.1f× faster", ratio) : String(format: "%.1f× slower", 1 / ratio),
-                        target: "(the ratio a user sees)", met: nil))
+        table.add(
+            .init(
+                number: 7 + index, what: title,
+                ours: "llvs \(index == 3 ? "restore" : "backup"): \(describe(llvsRuns[index]))",
+                theirs: "restic \(resticVersion) \(index == 3 ? "restore" : "backup"): \(describe(resticRuns[index]))",
+                ratio: ratio >= 1 ? String(format: "%.1f× faster", ratio) : String(format: "%.1f× slower", 1 / ratio),
+                target: "(the ratio a user sees)", met: nil))
     }
 }

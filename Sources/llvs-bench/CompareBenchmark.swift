@@ -17,8 +17,12 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let runs = Int(option("runs", in: arguments) ?? "") ?? 3
     let versionCount = Int(option("clone-versions", in: arguments) ?? "") ?? 10_000
     let backupFiles = Int(option("backup-files", in: arguments) ?? "") ?? 2000
-    let rows = Set((option("rows", in: arguments) ?? "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17").split(separator: ",").compactMap { Int($0) })
-    let remotes = Set((option("remotes", in: arguments) ?? "webdav,gdrive,onedrive,pcloud,box").split(separator: ",").map(String.init))
+    let rows = Set(
+        (option("rows", in: arguments) ?? "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17").split(separator: ",").compactMap
+        { Int($0) })
+    let remotes = Set(
+        (option("remotes", in: arguments) ?? "webdav,gdrive,onedrive,pcloud,box").split(separator: ",").map(String.init)
+    )
     for binary in [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, "/usr/bin/curl"] {
         if let reason = RealWebDAVServer.unavailable(binary) { throw BenchmarkError(reason) }
     }
@@ -33,20 +37,34 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let apache = try await RealWebDAVServer.apache()
     let rclone = try rcloneEnvironment(for: apache, peer: peer)
     let table = ComparisonTable()
-    print("Side by side on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; each figure the median of \(runs) runs [min–max]")
-    print("rclone: \(peer.version) (\(peer.path)); " + (peer.unfairness.map { "\($0) (rows 1 and 3 give no ratio)" }
-        ?? "tuned runs add --transfers 8 \(peer.unpaced.joined(separator: " "))"))
+    print(
+        "Side by side on loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores; each figure the median of \(runs) runs [min–max]"
+    )
+    print(
+        "rclone: \(peer.version) (\(peer.path)); "
+            + (peer.unfairness.map { "\($0) (rows 1 and 3 give no ratio)" }
+                ?? "tuned runs add --transfers 8 \(peer.unpaced.joined(separator: " "))"))
 
-    if !rows.isDisjoint(with: [1, 2, 4]) { try await webdavBenchmark(arguments, apache: apache, peer: peer, rclone: rclone, table: table) }
+    if !rows.isDisjoint(with: [1, 2, 4]) {
+        try await webdavBenchmark(arguments, apache: apache, peer: peer, rclone: rclone, table: table)
+    }
     if rows.contains(1) {
         // Row 1 again on the other real server, `rclone serve webdav`.
         let served = try await RealWebDAVServer.rclone()
-        try await smallFilesRow(server: served, label: "rclone serve webdav", peer: peer, rclone: try rcloneEnvironment(for: served, peer: peer),
-                                fileCount: Int(option("files", in: arguments) ?? "") ?? 2000, runs: runs, work: work, table: table)
+        try await smallFilesRow(
+            server: served, label: "rclone serve webdav", peer: peer,
+            rclone: try rcloneEnvironment(for: served, peer: peer),
+            fileCount: Int(option("files", in: arguments) ?? "") ?? 2000, runs: runs, work: work, table: table)
     }
-    if rows.contains(3) { try backupRow(llvs: llvs, apache: apache, peer: peer, rclone: rclone, files: backupFiles, runs: runs, work: work, table: table) }
+    if rows.contains(3) {
+        try backupRow(
+            llvs: llvs, apache: apache, peer: peer, rclone: rclone, files: backupFiles, runs: runs, work: work,
+            table: table)
+    }
     try backupPeerRows(llvs: llvs, arguments: arguments, rows: rows, runs: runs, work: work, table: table)
-    if !rows.isDisjoint(with: 11...17) { try backupScaleRows(llvs: llvs, apache: apache, arguments: arguments, rows: rows, work: work, table: table) }
+    if !rows.isDisjoint(with: 11...17) {
+        try backupScaleRows(llvs: llvs, apache: apache, arguments: arguments, rows: rows, work: work, table: table)
+    }
     guard !rows.isDisjoint(with: [5, 6]) else {
         print("\n" + table.markdown)
         return
@@ -58,7 +76,10 @@ func compareBenchmark(_ arguments: [String]) async throws {
     if remotes.count > 1 {
         let cloneRows = rows.intersection([5, 6]).sorted().map(String.init).joined(separator: ",")
         for remote in cloneRemoteOrder where remotes.contains(remote) {
-            var childArguments = ["compare", "--rows", cloneRows, "--remotes", remote, "--clone-versions", String(versionCount), "--runs", String(runs)]
+            var childArguments = [
+                "compare", "--rows", cloneRows, "--remotes", remote, "--clone-versions", String(versionCount), "--runs",
+                String(runs),
+            ]
             if let rclonePath = option("rclone", in: arguments) { childArguments += ["--rclone", rclonePath] }
             print("  rows \(cloneRows) on \(remote), in a bench process of its own…")
             for line in try runChildBench(childArguments) where line.hasPrefix("| 5 |") || line.hasPrefix("| 6 |") {
@@ -74,25 +95,39 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let source = try StoreCoordinator(store: try Store(creatingAt: work.appendingPathComponent("source")))
     for i in 0..<versionCount {
         // UUIDs, as LLVS apps use: ids sharing a 2-Character prefix share one zip-v1 sub-node, rewritten whole by each version.
-        try await source.save(inserting: [Value(id: Value.ID(UUID().uuidString), data: Data("value \(i) of the benchmark".utf8))])
+        try await source.save(inserting: [
+            Value(id: Value.ID(UUID().uuidString), data: Data("value \(i) of the benchmark".utf8))
+        ])
     }
     let counter = RequestCounter()
     var webdav = RemoteUnderTest(name: "WebDAV (Apache mod_dav)", requests: { counter.count }) {
         var configuration = HTTPClientConfiguration()
         configuration.trace = { line in if line.hasPrefix("→") { counter.add() } }
-        return WebDAVFileSystem(configuration: WebDAVConfiguration(url: apache.url, authentication: .basic(user: apache.user, password: apache.password)),
-                                http: HTTPClient(configuration: configuration))
+        return WebDAVFileSystem(
+            configuration: WebDAVConfiguration(
+                url: apache.url, authentication: .basic(user: apache.user, password: apache.password)),
+            http: HTTPClient(configuration: configuration))
     }
-    webdav.commandLine = (apache.url.absoluteString.replacingOccurrences(of: "http://", with: "webdav://"),
-                          ["XDG_CONFIG_HOME": work.appendingPathComponent("clone-config").path, "LLVS_WEBDAV_USER": apache.user,
-                           "LLVS_WEBDAV_PASSWORD": apache.password])
+    webdav.commandLine = (
+        apache.url.absoluteString.replacingOccurrences(of: "http://", with: "webdav://"),
+        [
+            "XDG_CONFIG_HOME": work.appendingPathComponent("clone-config").path, "LLVS_WEBDAV_USER": apache.user,
+            "LLVS_WEBDAV_PASSWORD": apache.password,
+        ]
+    )
     webdav.curlGets = { paths in
         let config = work.appendingPathComponent("gets-\(UUID().uuidString).curlrc")
         defer { try? FileManager.default.removeItem(at: config) }
-        try paths.map { "url = \"\(apache.url.absoluteString)\($0)\"\noutput = /dev/null\n" }.joined().write(to: config, atomically: true, encoding: .utf8)
-        return try timeProcess(["/usr/bin/curl", "-sS", "-f", "-u", "\(apache.user):\(apache.password)", "-Z", "--parallel-max", "8", "-K", config.path])
+        try paths.map { "url = \"\(apache.url.absoluteString)\($0)\"\noutput = /dev/null\n" }.joined().write(
+            to: config, atomically: true, encoding: .utf8)
+        return try timeProcess([
+            "/usr/bin/curl", "-sS", "-f", "-u", "\(apache.user):\(apache.password)", "-Z", "--parallel-max", "8", "-K",
+            config.path,
+        ])
     }
-    if remotes.contains("webdav") { try await cloneRows(webdav, llvs: llvs, source: source, runs: runs, work: work, table: table) }
+    if remotes.contains("webdav") {
+        try await cloneRows(webdav, llvs: llvs, source: source, runs: runs, work: work, table: table)
+    }
 
     let drive = try MockGoogleDriveServer()
     defer { drive.stop() }
@@ -100,25 +135,36 @@ func compareBenchmark(_ arguments: [String]) async throws {
     try tokenFile.write(drive.issueToken())
     let googleDrive = RemoteUnderTest(name: "Google Drive mock", requests: { drive.log.count }) {
         let http = HTTPClient()
-        let oauth = GoogleDriveConfiguration.oauth(clientId: drive.oauth.settings.clientId, clientSecret: drive.oauth.settings.clientSecret,
-                                                   endpoint: drive.endpoint)
-        return GoogleDriveFileSystem(configuration: GoogleDriveConfiguration(endpoint: drive.endpoint), http: http,
-                                     authorizer: OAuthTokenSource(file: tokenFile, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
+        let oauth = GoogleDriveConfiguration.oauth(
+            clientId: drive.oauth.settings.clientId, clientSecret: drive.oauth.settings.clientSecret,
+            endpoint: drive.endpoint)
+        return GoogleDriveFileSystem(
+            configuration: GoogleDriveConfiguration(endpoint: drive.endpoint), http: http,
+            authorizer: OAuthTokenSource(
+                file: tokenFile, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
     }
-    if remotes.contains("gdrive") { try await cloneRows(googleDrive, llvs: llvs, source: source, runs: runs, work: work, table: table) }
+    if remotes.contains("gdrive") {
+        try await cloneRows(googleDrive, llvs: llvs, source: source, runs: runs, work: work, table: table)
+    }
 
     let graph = try MockOneDriveServer()
     defer { graph.stop() }
     let oneDriveToken = TokenFile(path: work.appendingPathComponent("onedrive.token.json").path)
     try oneDriveToken.write(graph.issueToken())
     // Requests to Graph and to its download/upload host alike.
-    let oneDrive = RemoteUnderTest(name: "OneDrive mock", requests: { graph.log.count }, contentRequests: { graph.contentHost.server.log.count }) {
+    let oneDrive = RemoteUnderTest(
+        name: "OneDrive mock", requests: { graph.log.count }, contentRequests: { graph.contentHost.server.log.count }
+    ) {
         let http = HTTPClient()
         let oauth = OneDriveConfiguration.oauth(clientId: graph.oauth.settings.clientId, endpoint: graph.endpoint)
-        return OneDriveFileSystem(configuration: OneDriveConfiguration(endpoint: graph.endpoint), http: http,
-                                  authorizer: OAuthTokenSource(file: oneDriveToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
+        return OneDriveFileSystem(
+            configuration: OneDriveConfiguration(endpoint: graph.endpoint), http: http,
+            authorizer: OAuthTokenSource(
+                file: oneDriveToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
     }
-    if remotes.contains("onedrive") { try await cloneRows(oneDrive, llvs: llvs, source: source, runs: runs, work: work, table: table) }
+    if remotes.contains("onedrive") {
+        try await cloneRows(oneDrive, llvs: llvs, source: source, runs: runs, work: work, table: table)
+    }
 
     let pcloudMock = try MockPCloudServer()
     defer { pcloudMock.stop() }
@@ -126,28 +172,43 @@ func compareBenchmark(_ arguments: [String]) async throws {
     let pcloudIssued = pcloudMock.issueToken()
     try pcloudToken.write(pcloudIssued)
     // Requests to the API hosts and to the download host alike.
-    let pCloud = RemoteUnderTest(name: "pCloud mock", requests: { pcloudMock.log.count }, contentRequests: { pcloudMock.contentHost.server.log.count }) {
+    let pCloud = RemoteUnderTest(
+        name: "pCloud mock", requests: { pcloudMock.log.count },
+        contentRequests: { pcloudMock.contentHost.server.log.count }
+    ) {
         let http = HTTPClient()
-        let oauth = PCloudConfiguration.oauth(clientId: pcloudMock.settings.clientId, clientSecret: pcloudMock.settings.clientSecret,
-                                              endpoint: pcloudMock.endpoint)
-        return PCloudFileSystem(configuration: try PCloudConfiguration(token: pcloudIssued, endpoint: pcloudMock.endpoint), http: http,
-                                authorizer: OAuthTokenSource(file: pcloudToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
+        let oauth = PCloudConfiguration.oauth(
+            clientId: pcloudMock.settings.clientId, clientSecret: pcloudMock.settings.clientSecret,
+            endpoint: pcloudMock.endpoint)
+        return PCloudFileSystem(
+            configuration: try PCloudConfiguration(token: pcloudIssued, endpoint: pcloudMock.endpoint), http: http,
+            authorizer: OAuthTokenSource(
+                file: pcloudToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
     }
-    if remotes.contains("pcloud") { try await cloneRows(pCloud, llvs: llvs, source: source, runs: runs, work: work, table: table) }
+    if remotes.contains("pcloud") {
+        try await cloneRows(pCloud, llvs: llvs, source: source, runs: runs, work: work, table: table)
+    }
 
     let boxMock = try MockBoxServer()
     defer { boxMock.stop() }
     let boxToken = TokenFile(path: work.appendingPathComponent("box.token.json").path)
     try boxToken.write(boxMock.issueToken())
     // Requests to the API and upload host and to the download host alike.
-    let box = RemoteUnderTest(name: "Box mock", requests: { boxMock.log.count }, contentRequests: { boxMock.contentHost.server.log.count }) {
+    let box = RemoteUnderTest(
+        name: "Box mock", requests: { boxMock.log.count }, contentRequests: { boxMock.contentHost.server.log.count }
+    ) {
         let http = HTTPClient()
-        let oauth = BoxConfiguration.oauth(clientId: boxMock.oauth.settings.clientId, clientSecret: boxMock.oauth.settings.clientSecret ?? "",
-                                           endpoint: boxMock.endpoint)
-        return BoxFileSystem(configuration: BoxConfiguration(endpoint: boxMock.endpoint), http: http,
-                             authorizer: OAuthTokenSource(file: boxToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
+        let oauth = BoxConfiguration.oauth(
+            clientId: boxMock.oauth.settings.clientId, clientSecret: boxMock.oauth.settings.clientSecret ?? "",
+            endpoint: boxMock.endpoint)
+        return BoxFileSystem(
+            configuration: BoxConfiguration(endpoint: boxMock.endpoint), http: http,
+            authorizer: OAuthTokenSource(
+                file: boxToken, configuration: oauth, http: http, reauthorizeCommand: "llvs auth bench"))
     }
-    if remotes.contains("box") { try await cloneRows(box, llvs: llvs, source: source, runs: runs, work: work, table: table) }
+    if remotes.contains("box") {
+        try await cloneRows(box, llvs: llvs, source: source, runs: runs, work: work, table: table)
+    }
 
     print("\n" + table.markdown)
 }
@@ -174,7 +235,8 @@ func runChildBench(_ arguments: [String]) throws -> [String] {
     }
     process.waitUntilExit()
     guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-        throw BenchmarkError("llvs-bench \(arguments.joined(separator: " ")) failed (status \(process.terminationStatus))")
+        throw BenchmarkError(
+            "llvs-bench \(arguments.joined(separator: " ")) failed (status \(process.terminationStatus))")
     }
     return String(decoding: text, as: UTF8.self).split(separator: "\n").map(String.init)
 }
@@ -201,8 +263,10 @@ struct RemoteUnderTest {
     /// HTTP server: the floor the server sets for a full pull's requests.
     var curlGets: ((_ paths: [String]) throws -> Double)?
 
-    init(name: String, requests: @escaping () -> Int, contentRequests: @escaping () -> Int = { 0 },
-         makeFileSystem: @escaping () throws -> any CloudFileSystem) {
+    init(
+        name: String, requests: @escaping () -> Int, contentRequests: @escaping () -> Int = { 0 },
+        makeFileSystem: @escaping () throws -> any CloudFileSystem
+    ) {
         self.name = name
         self.requests = requests
         self.contentRequests = contentRequests
@@ -212,49 +276,82 @@ struct RemoteUnderTest {
 
 /// Row 3: `llvs backup --to` (one version, then a sync) against `rclone copy` of the same tree, as a user runs them:
 /// rclone at its defaults and tuned (8 transfers, pacer off); the ratio is against the tuned one.
-func backupRow(llvs: URL, apache: RealWebDAVServer, peer: RclonePeer, rclone: [String: String], files: Int, runs: Int, work: URL, table: ComparisonTable) throws {
+func backupRow(
+    llvs: URL, apache: RealWebDAVServer, peer: RclonePeer, rclone: [String: String], files: Int, runs: Int, work: URL,
+    table: ComparisonTable
+) throws {
     let tree = work.appendingPathComponent("backup-tree")
     for i in 0..<files {
         let folder = tree.appendingPathComponent("folder-\(i % 20)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ i) }).write(to: folder.appendingPathComponent("file-\(i).txt"))
+        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ i) }).write(
+            to: folder.appendingPathComponent("file-\(i).txt"))
     }
-    let environment = ["XDG_CONFIG_HOME": work.appendingPathComponent("config").path, "LLVS_WEBDAV_USER": apache.user,
-                       "LLVS_WEBDAV_PASSWORD": apache.password]
+    let environment = [
+        "XDG_CONFIG_HOME": work.appendingPathComponent("config").path, "LLVS_WEBDAV_USER": apache.user,
+        "LLVS_WEBDAV_PASSWORD": apache.password,
+    ]
     let remoteURL = apache.url.absoluteString.replacingOccurrences(of: "http://", with: "webdav://")
     var ours: [Double] = [], defaults: [Double] = [], tuned: [Double] = []
     for run in 0..<runs {
         let store = work.appendingPathComponent("backup-store-\(run)").path
         _ = try timeProcess([llvs.path, "init", "--store", store], environment: environment)
-        _ = try timeProcess([llvs.path, "remote", "add", "backup-\(run)", remoteURL, "--base-path", "backup-llvs-\(run)", "--store", store], environment: environment)
-        ours.append(try timeProcess([llvs.path, "backup", tree.path, "--store", store, "--to", "backup-\(run)"], environment: environment))
-        defaults.append(try timeProcess([peer.path, "copy", tree.path, "bench:backup-rclone-\(run)", "--config", "/dev/null"], environment: rclone))
+        _ = try timeProcess(
+            [
+                llvs.path, "remote", "add", "backup-\(run)", remoteURL, "--base-path", "backup-llvs-\(run)", "--store",
+                store,
+            ], environment: environment)
+        ours.append(
+            try timeProcess(
+                [llvs.path, "backup", tree.path, "--store", store, "--to", "backup-\(run)"], environment: environment))
+        defaults.append(
+            try timeProcess(
+                [peer.path, "copy", tree.path, "bench:backup-rclone-\(run)", "--config", "/dev/null"],
+                environment: rclone))
         guard peer.unfairness == nil else { continue }
-        tuned.append(try timeProcess([peer.path, "copy", tree.path, "bench:backup-rclone-tuned-\(run)", "--config", "/dev/null", "--transfers", "8"] + peer.unpaced,
-                                     environment: rclone))
+        tuned.append(
+            try timeProcess(
+                [
+                    peer.path, "copy", tree.path, "bench:backup-rclone-tuned-\(run)", "--config", "/dev/null",
+                    "--transfers", "8",
+                ] + peer.unpaced,
+                environment: rclone))
     }
     let what = "back up a tree of \(files) files of 4 KiB to Apache mod_dav"
-    let ourFigure = "llvs backup --to (one version, then sync): \(formatSeconds((median(ours), ours.min()!, ours.max()!)))"
-    let theirs = "rclone \(peer.version) copy: default \(formatSeconds((median(defaults), defaults.min()!, defaults.max()!)))"
+    let ourFigure =
+        "llvs backup --to (one version, then sync): \(formatSeconds((median(ours), ours.min()!, ours.max()!)))"
+    let theirs =
+        "rclone \(peer.version) copy: default \(formatSeconds((median(defaults), defaults.min()!, defaults.max()!)))"
     if let unfairness = peer.unfairness {
-        table.add(.init(number: 3, what: what, ours: ourFigure, theirs: theirs, ratio: unfairness, target: "(the ratio a user sees)", met: nil))
+        table.add(
+            .init(
+                number: 3, what: what, ours: ourFigure, theirs: theirs, ratio: unfairness,
+                target: "(the ratio a user sees)", met: nil))
         return
     }
     let ratio = median(tuned) / median(ours)
-    table.add(.init(number: 3, what: what, ours: ourFigure,
-                    theirs: theirs + "; --transfers 8 \(peer.unpaced.joined(separator: " ")) \(formatSeconds((median(tuned), tuned.min()!, tuned.max()!)))",
-                    ratio: String(format: "%.1f× faster than the tuned rclone", ratio), target: "(the ratio a user sees)", met: nil))
+    table.add(
+        .init(
+            number: 3, what: what, ours: ourFigure,
+            theirs: theirs
+                + "; --transfers 8 \(peer.unpaced.joined(separator: " ")) \(formatSeconds((median(tuned), tuned.min()!, tuned.max()!)))",
+            ratio: String(format: "%.1f× faster than the tuned rclone", ratio), target: "(the ratio a user sees)",
+            met: nil))
 }
 
 /// Rows 5 and 6 on one remote: a new store cloned by full pull against snapshot bootstrap; then one new version
 /// synced from another device, with the requests and time it costs the sender and the receiver.
-func cloneRows(_ remote: RemoteUnderTest, llvs: URL, source: StoreCoordinator, runs: Int, work: URL, table: ComparisonTable) async throws {
+func cloneRows(
+    _ remote: RemoteUnderTest, llvs: URL, source: StoreCoordinator, runs: Int, work: URL, table: ComparisonTable
+) async throws {
     let count = source.store.history.count
     let base = "clone-bench"
     print("  pushing \(count) versions and a snapshot to the \(remote.name)…")
     let pushing = CloudFileSystemExchange(store: source.store, fileSystem: try remote.makeFileSystem(), basePath: base)
     let pushed = try await pushing.send()
-    guard pushed.failures.isEmpty else { throw BenchmarkError("the push to \(remote.name) failed: \(pushed.failures[0])") }
+    guard pushed.failures.isEmpty else {
+        throw BenchmarkError("the push to \(remote.name) failed: \(pushed.failures[0])")
+    }
     let zipSnapshot = try await pushing.sendSnapshot(format: ZipV1Snapshot.format)
 
     let folder = work.appendingPathComponent(UUID().uuidString)
@@ -270,51 +367,68 @@ func cloneRows(_ remote: RemoteUnderTest, llvs: URL, source: StoreCoordinator, r
         let pulled = try newStore("pull-\(run)")
         settleWriteback()
         let start = DispatchTime.now().uptimeNanoseconds
-        let report = try await pulled.exchange(with: CloudFileSystemExchange(store: pulled.store, fileSystem: try remote.makeFileSystem(), basePath: base))
+        let report = try await pulled.exchange(
+            with: CloudFileSystemExchange(store: pulled.store, fileSystem: try remote.makeFileSystem(), basePath: base))
         pulls.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-        guard report.retrieve.retrieved.count == count else { throw BenchmarkError("the full pull from \(remote.name) missed versions") }
+        guard report.retrieve.retrieved.count == count else {
+            throw BenchmarkError("the full pull from \(remote.name) missed versions")
+        }
 
         let boot = try newStore("boot-\(run)")
         settleWriteback()
         let bootStart = DispatchTime.now().uptimeNanoseconds
-        let outcome = try await boot.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: boot.store, fileSystem: try remote.makeFileSystem(), basePath: base))
+        let outcome = try await boot.bootstrapFromSnapshot(
+            using: CloudFileSystemExchange(store: boot.store, fileSystem: try remote.makeFileSystem(), basePath: base))
         boots.append(Double(DispatchTime.now().uptimeNanoseconds - bootStart) / 1e9)
-        guard case .restored = outcome, boot.store.history.count == count else { throw BenchmarkError("the bootstrap from \(remote.name) did not restore everything") }
+        guard case .restored = outcome, boot.store.history.count == count else {
+            throw BenchmarkError("the bootstrap from \(remote.name) did not restore everything")
+        }
         booted.append(boot)
     }
     // The server's floor for the full pull: the same GETs (every version file and changes file) by curl, 8 at once.
     var curlFigure = ""
     if let curlGets = remote.curlGets {
-        let paths = source.store.history.topologicallySorted().flatMap { ["\(base)/versions/\($0.id.rawValue)", "\(base)/changes/\($0.id.rawValue)"] }
+        let paths = source.store.history.topologicallySorted().flatMap {
+            ["\(base)/versions/\($0.id.rawValue)", "\(base)/changes/\($0.id.rawValue)"]
+        }
         let gets = try (0..<runs).map { _ in try curlGets(paths) }
-        curlFigure = "; curl of the same \(paths.count) GETs, 8 at once: \(formatSeconds((median(gets), gets.min()!, gets.max()!)))"
+        curlFigure =
+            "; curl of the same \(paths.count) GETs, 8 at once: \(formatSeconds((median(gets), gets.min()!, gets.max()!)))"
     }
     // The same clone by the command a user types, where the remote has a URL for it: its own time and peak memory.
     var commandLineFigures = ""
     if let commandLine = remote.commandLine {
-        _ = try runMeasured([llvs.path, "remote", "add", "clone-bench", commandLine.url, "--base-path", base, "--all-stores"],
-                            environment: commandLine.environment)
+        _ = try runMeasured(
+            [llvs.path, "remote", "add", "clone-bench", commandLine.url, "--base-path", base, "--all-stores"],
+            environment: commandLine.environment)
         var clones: [MeasuredRun] = []
         for run in 0..<runs {
             let target = folder.appendingPathComponent("command-\(run)")
             settleWriteback()
-            clones.append(try runMeasured([llvs.path, "clone", "clone-bench", target.path], environment: commandLine.environment))
+            clones.append(
+                try runMeasured([llvs.path, "clone", "clone-bench", target.path], environment: commandLine.environment))
             // Restored from the snapshot (one pack), not pulled version by version.
-            let packs = (try? FileManager.default.contentsOfDirectory(atPath: target.appendingPathComponent("packs").path)) ?? []
+            let packs =
+                (try? FileManager.default.contentsOfDirectory(atPath: target.appendingPathComponent("packs").path))
+                ?? []
             guard try Store(openingAt: target).history.count == count, packs.count == 1 else {
                 throw BenchmarkError("llvs clone from \(remote.name) did not restore the snapshot")
             }
         }
         let seconds = clones.map(\.seconds)
-        commandLineFigures = "; `llvs clone` (a process of its own, start-up included): \(formatSeconds((median(seconds), seconds.min()!, seconds.max()!))), "
+        commandLineFigures =
+            "; `llvs clone` (a process of its own, start-up included): \(formatSeconds((median(seconds), seconds.min()!, seconds.max()!))), "
             + String(format: "peak resident %.0f MiB", clones.map(\.peakMiB).max()!)
     }
     let speedUp = median(pulls) / median(boots)
-    table.add(.init(number: 5, what: "new store cloned from \(count) versions, \(remote.name)",
-                    ours: "zip-v1 snapshot (\(zipSnapshot.totalSize) bytes) bootstrap: \(formatSeconds((median(boots), boots.min()!, boots.max()!)))\(commandLineFigures); peak resident of the whole bench process so far (in-process mocks, source store and full pulls included) \(String(format: "%.0f", peakResidentMiB())) MiB",
-                    theirs: "full pull: \(formatSeconds((median(pulls), pulls.min()!, pulls.max()!)))\(curlFigure)",
-                    ratio: String(format: "%.1f× faster", speedUp), target: "bootstrap ≤ 0.5 s, full pull ≤ 3 s",
-                    met: median(boots) <= 0.5 && median(pulls) <= 3))
+    table.add(
+        .init(
+            number: 5, what: "new store cloned from \(count) versions, \(remote.name)",
+            ours:
+                "zip-v1 snapshot (\(zipSnapshot.totalSize) bytes) bootstrap: \(formatSeconds((median(boots), boots.min()!, boots.max()!)))\(commandLineFigures); peak resident of the whole bench process so far (in-process mocks, source store and full pulls included) \(String(format: "%.0f", peakResidentMiB())) MiB",
+            theirs: "full pull: \(formatSeconds((median(pulls), pulls.min()!, pulls.max()!)))\(curlFigure)",
+            ratio: String(format: "%.1f× faster", speedUp), target: "bootstrap ≤ 0.5 s, full pull ≤ 3 s",
+            met: median(boots) <= 0.5 && median(pulls) <= 3))
 
     // The same clone from this package's own format, to show what keeping it (by choice) is worth.
     let bundlesSnapshot = try await pushing.sendSnapshot(format: SnapshotArchive.format)
@@ -323,36 +437,57 @@ func cloneRows(_ remote: RemoteUnderTest, llvs: URL, source: StoreCoordinator, r
         let boot = try newStore("bundles-\(run)")
         settleWriteback()
         let start = DispatchTime.now().uptimeNanoseconds
-        let outcome = try await boot.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: boot.store, fileSystem: try remote.makeFileSystem(), basePath: base))
+        let outcome = try await boot.bootstrapFromSnapshot(
+            using: CloudFileSystemExchange(store: boot.store, fileSystem: try remote.makeFileSystem(), basePath: base))
         bundleBoots.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-        guard case .restored = outcome, boot.store.history.count == count else { throw BenchmarkError("the llvs-bundles-v1 bootstrap from \(remote.name) did not restore everything") }
+        guard case .restored = outcome, boot.store.history.count == count else {
+            throw BenchmarkError("the llvs-bundles-v1 bootstrap from \(remote.name) did not restore everything")
+        }
     }
     let zipOverBundles = median(boots) / median(bundleBoots)
-    table.add(.init(number: 5, what: "the same clone from an llvs-bundles-v1 snapshot (\(bundlesSnapshot.totalSize) bytes), \(remote.name)",
-                    ours: "zip-v1: \(formatSeconds((median(boots), boots.min()!, boots.max()!)))",
-                    theirs: "llvs-bundles-v1: \(formatSeconds((median(bundleBoots), bundleBoots.min()!, bundleBoots.max()!)))",
-                    ratio: String(format: "zip-v1 takes %.2f× the time", zipOverBundles), target: "(is bundles worth keeping?)", met: nil))
+    table.add(
+        .init(
+            number: 5,
+            what:
+                "the same clone from an llvs-bundles-v1 snapshot (\(bundlesSnapshot.totalSize) bytes), \(remote.name)",
+            ours: "zip-v1: \(formatSeconds((median(boots), boots.min()!, boots.max()!)))",
+            theirs: "llvs-bundles-v1: \(formatSeconds((median(bundleBoots), bundleBoots.min()!, bundleBoots.max()!)))",
+            ratio: String(format: "zip-v1 takes %.2f× the time", zipOverBundles), target: "(is bundles worth keeping?)",
+            met: nil))
 
     // One device makes a version and syncs; another syncs and receives it. Each with a fresh connector, as each
     // `llvs sync` is a new process, and each store keeping its change feed position as `llvs` does: both have
     // synced once before (a full listing that saves the first position), as devices that sync regularly have.
     guard booted.count >= 2 || runs == 1 else { return }
     let sender = booted[0], receiver = booted.count > 1 ? booted[1] : try newStore("receiver")
-    if booted.count < 2 { _ = try await receiver.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: receiver.store, fileSystem: try remote.makeFileSystem(), basePath: base)) }
-    func sync(_ coordinator: StoreCoordinator) async throws -> (requests: Int, content: Int, seconds: Double, listing: RemoteListing.Source) {
+    if booted.count < 2 {
+        _ = try await receiver.bootstrapFromSnapshot(
+            using: CloudFileSystemExchange(
+                store: receiver.store, fileSystem: try remote.makeFileSystem(), basePath: base))
+    }
+    func sync(
+        _ coordinator: StoreCoordinator
+    ) async throws -> (requests: Int, content: Int, seconds: Double, listing: RemoteListing.Source) {
         let fileSystem = try remote.makeFileSystem()
         let before = remote.requests(), contentBefore = remote.contentRequests()
         let start = DispatchTime.now().uptimeNanoseconds
-        let exchange = CloudFileSystemExchange(store: coordinator.store, fileSystem: fileSystem, basePath: base,
-                                               cursorFile: RemoteCursorFile(store: coordinator.store, identity: remote.name + "\n" + base))
+        let exchange = CloudFileSystemExchange(
+            store: coordinator.store, fileSystem: fileSystem, basePath: base,
+            cursorFile: RemoteCursorFile(store: coordinator.store, identity: remote.name + "\n" + base))
         let report = try await coordinator.exchange(with: exchange)
-        guard report.retrieve.failures.isEmpty, report.send.failures.isEmpty else { throw BenchmarkError("an incremental sync with \(remote.name) failed") }
-        return (remote.requests() - before, remote.contentRequests() - contentBefore, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9,
-                report.listing)
+        guard report.retrieve.failures.isEmpty, report.send.failures.isEmpty else {
+            throw BenchmarkError("an incremental sync with \(remote.name) failed")
+        }
+        return (
+            remote.requests() - before, remote.contentRequests() - contentBefore,
+            Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9,
+            report.listing
+        )
     }
     func describe(_ result: (requests: Int, content: Int, seconds: Double, listing: RemoteListing.Source)) -> String {
         let requests = "\(result.requests) request\(result.requests == 1 ? "" : "s")"
-        return requests + (result.content > 0 ? " + \(result.content) to the download host" : "") + String(format: ", %.3f s", result.seconds)
+        return requests + (result.content > 0 ? " + \(result.content) to the download host" : "")
+            + String(format: ", %.3f s", result.seconds)
     }
     _ = try await sync(sender)
     _ = try await sync(receiver)
@@ -360,10 +495,14 @@ func cloneRows(_ remote: RemoteUnderTest, llvs: URL, source: StoreCoordinator, r
     let sent = try await sync(sender)
     let received = try await sync(receiver)
     let idle = try await sync(receiver)
-    guard receiver.store.history.count == count + 1 else { throw BenchmarkError("the receiver did not get the new version") }
+    guard receiver.store.history.count == count + 1 else {
+        throw BenchmarkError("the receiver did not get the new version")
+    }
     let feed = received.listing == .changeFeed ? "change feed" : "listing"
     let met = received.requests <= 3 && idle.requests <= 1
-    table.add(.init(number: 6, what: "incremental sync of 1 new version, \(count) on the remote, \(remote.name)",
-                    ours: "by \(feed): sender \(describe(sent)); receiver \(describe(received)); nothing new \(describe(idle))",
-                    theirs: "—", ratio: "—", target: "receiver ≤ 3 requests (feed + 2 files), nothing new 1", met: met))
+    table.add(
+        .init(
+            number: 6, what: "incremental sync of 1 new version, \(count) on the remote, \(remote.name)",
+            ours: "by \(feed): sender \(describe(sent)); receiver \(describe(received)); nothing new \(describe(idle))",
+            theirs: "—", ratio: "—", target: "receiver ≤ 3 requests (feed + 2 files), nothing new 1", met: met))
 }

@@ -25,7 +25,9 @@ final class ComparisonTable {
 
     /// A row of another bench process's table (`| N | … |`), taken as it printed it.
     func add(markdownLine line: String) {
-        guard let number = Int(line.split(separator: "|").first?.trimmingCharacters(in: .whitespaces) ?? "") else { return }
+        guard let number = Int(line.split(separator: "|").first?.trimmingCharacters(in: .whitespaces) ?? "") else {
+            return
+        }
         printedRows.append((number, line))
     }
 
@@ -34,11 +36,16 @@ final class ComparisonTable {
         var text = "| # | what | LLVS | compared with | ratio | target | met |\n|---|---|---|---|---|---|---|\n"
         var lines: [(number: Int, line: String)] = rows.map { row in
             let met = row.met.map { $0 ? "yes" : "**no**" } ?? "—"
-            return (row.number, "| \(row.number) | \(row.what) | \(row.ours) | \(row.theirs) | \(row.ratio) | \(row.target) | \(met) |")
+            return (
+                row.number,
+                "| \(row.number) | \(row.what) | \(row.ours) | \(row.theirs) | \(row.ratio) | \(row.target) | \(met) |"
+            )
         }
         lines += printedRows
         // Stable: rows of one number stay in the order they were measured.
-        for (_, line) in lines.enumerated().sorted(by: { ($0.element.number, $0.offset) < ($1.element.number, $1.offset) }).map(\.element) {
+        for (_, line) in lines.enumerated().sorted(by: {
+            ($0.element.number, $0.offset) < ($1.element.number, $1.offset)
+        }).map(\.element) {
             text += line + "\n"
         }
         return text

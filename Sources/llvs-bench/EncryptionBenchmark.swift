@@ -14,36 +14,49 @@ func encryptionBenchmark(_ arguments: [String]) throws {
     let mebibytes = Int(option("size-mib", in: arguments) ?? "") ?? 1024
     let runs = Int(option("runs", in: arguments) ?? "") ?? 3
     let llvs = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("llvs")
-    guard FileManager.default.isExecutableFile(atPath: llvs.path) else { throw BenchmarkError("build llvs beside llvs-bench: \(llvs.path) is missing") }
-    let work = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-bench-encryption-\(UUID().uuidString)")
+    guard FileManager.default.isExecutableFile(atPath: llvs.path) else {
+        throw BenchmarkError("build llvs beside llvs-bench: \(llvs.path) is missing")
+    }
+    let work = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "llvs-bench-encryption-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: work) }
     let tree = work.appendingPathComponent("tree")
     let bytes = try makeTree(at: tree, count: files, sizes: 100...8192, seed: 29)
     let large = work.appendingPathComponent("large.bin")
     try writeSeededFile(large, mebibytes: mebibytes)
-    print("Encryption: \(files) files (\(String(format: "%.0f MB", Double(bytes) / 1e6))) backed up, and one \(mebibytes) MiB value pushed and cloned, to a local-folder remote; \(runs) runs")
+    print(
+        "Encryption: \(files) files (\(String(format: "%.0f MB", Double(bytes) / 1e6))) backed up, and one \(mebibytes) MiB value pushed and cloned, to a local-folder remote; \(runs) runs"
+    )
 
     enum Mode: String, CaseIterable { case plain, kept, given }
     var figures: [String: [Mode: [MeasuredRun]]] = [:]
-    func record(_ row: String, _ mode: Mode, _ run: MeasuredRun) { figures[row, default: [:]][mode, default: []].append(run) }
+    func record(_ row: String, _ mode: Mode, _ run: MeasuredRun) {
+        figures[row, default: [:]][mode, default: []].append(run)
+    }
     for run in 0..<runs {
         let modes = Mode.allCases
         for mode in (0..<modes.count).map({ modes[($0 + run) % modes.count] }) {
             let folder = work.appendingPathComponent("\(mode.rawValue)-\(run)")
             var environment = ["XDG_CONFIG_HOME": folder.appendingPathComponent("config").path]
             if mode == .given { environment["LLVS_PASSPHRASE"] = "llvs-bench passphrase" }
-            func llvsCommand(_ words: [String]) throws -> MeasuredRun { try runMeasured([llvs.path] + words, environment: environment) }
+            func llvsCommand(_ words: [String]) throws -> MeasuredRun {
+                try runMeasured([llvs.path] + words, environment: environment)
+            }
             /// Adds a remote for all stores and makes it ready with an empty push from `store`.
             func addRemote(_ name: String, _ url: String, store: String) throws {
                 let add = "\(llvs.path) remote add --all-stores \(name) \(url)"
                 switch mode {
                 case .plain: _ = try runMeasured(["/bin/sh", "-c", add], environment: environment)
-                case .kept: _ = try runMeasured(["/bin/sh", "-c", "printf 'llvs-bench passphrase' | \(add) --encrypt --passphrase-stdin"], environment: environment)
+                case .kept:
+                    _ = try runMeasured(
+                        ["/bin/sh", "-c", "printf 'llvs-bench passphrase' | \(add) --encrypt --passphrase-stdin"],
+                        environment: environment)
                 case .given: _ = try runMeasured(["/bin/sh", "-c", add + " --encrypt"], environment: environment)
                 }
                 _ = try llvsCommand(["push", name, "--store", store])
             }
-            let store = folder.appendingPathComponent("store").path, bigStore = folder.appendingPathComponent("big").path
+            let store = folder.appendingPathComponent("store").path,
+                bigStore = folder.appendingPathComponent("big").path
             _ = try llvsCommand(["init", "--store", store])
             try addRemote("home", "file://" + folder.appendingPathComponent("remote").path, store: store)
             settleWriteback()
@@ -59,19 +72,28 @@ func encryptionBenchmark(_ arguments: [String]) throws {
             try? FileManager.default.removeItem(at: folder)
         }
     }
-    let titles = [("backup", "first `backup --to` of \(files) files", 1.10), ("push", "`push` of one \(mebibytes) MiB value", 1.20),
-                  ("clone", "`clone` of that value into a new store", 1.20)]
-    print("\n| what | plaintext | encrypted, passphrase kept | ratio | encrypted, $LLVS_PASSPHRASE | ratio | target |\n|---|---|---|---|---|---|---|")
+    let titles = [
+        ("backup", "first `backup --to` of \(files) files", 1.10),
+        ("push", "`push` of one \(mebibytes) MiB value", 1.20),
+        ("clone", "`clone` of that value into a new store", 1.20),
+    ]
+    print(
+        "\n| what | plaintext | encrypted, passphrase kept | ratio | encrypted, $LLVS_PASSPHRASE | ratio | target |\n|---|---|---|---|---|---|---|"
+    )
     func describe(_ runs: [MeasuredRun]) -> String {
         let seconds = runs.map(\.seconds)
-        return String(format: "%@, peak %.0f MiB", formatSeconds((median(seconds), seconds.min()!, seconds.max()!)), runs.map(\.peakMiB).max()!)
+        return String(
+            format: "%@, peak %.0f MiB", formatSeconds((median(seconds), seconds.min()!, seconds.max()!)),
+            runs.map(\.peakMiB).max()!)
     }
     for (key, title, target) in titles {
-        guard let plain = figures[key]?[.plain], let kept = figures[key]?[.kept], let given = figures[key]?[.given] else { continue }
+        guard let plain = figures[key]?[.plain], let kept = figures[key]?[.kept], let given = figures[key]?[.given]
+        else { continue }
         let ratios = [kept, given].map { median($0.map(\.seconds)) / median(plain.map(\.seconds)) }
         let met = ratios.map { $0 <= target ? "met" : "**not met**" }
-        print("| \(title) | \(describe(plain)) | \(describe(kept)) | \(String(format: "%.2f", ratios[0])) | \(describe(given)) | \(String(format: "%.2f", ratios[1])) "
-              + "| ≤ \(String(format: "%.2f", target)): \(met[0]), \(met[1]) |")
+        print(
+            "| \(title) | \(describe(plain)) | \(describe(kept)) | \(String(format: "%.2f", ratios[0])) | \(describe(given)) | \(String(format: "%.2f", ratios[1])) "
+                + "| ≤ \(String(format: "%.2f", target)): \(met[0]), \(met[1]) |")
     }
 }
 

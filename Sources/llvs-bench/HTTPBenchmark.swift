@@ -10,7 +10,7 @@ import Glibc
 func peakResidentMiB() -> Double {
     var usage = rusage()
     getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    return Double(usage.ru_maxrss) / 1024 // ru_maxrss is in KiB on Linux
+    return Double(usage.ru_maxrss) / 1024  // ru_maxrss is in KiB on Linux
 }
 
 func httpBenchmark(_ arguments: [String]) async throws {
@@ -26,7 +26,11 @@ func httpBenchmark(_ arguments: [String]) async throws {
         switch request.method {
         case "PUT":
             try? FileManager.default.removeItem(at: stored)
-            if case .file(let url, _) = request.body { try? FileManager.default.moveItem(at: url, to: stored) } else { try? request.bodyData.write(to: stored) }
+            if case .file(let url, _) = request.body {
+                try? FileManager.default.moveItem(at: url, to: stored)
+            } else {
+                try? request.bodyData.write(to: stored)
+            }
             return .empty(201)
         case "GET" where request.path == "/big":
             return .ranged(.file(stored, range: nil), size: Int64(sizeMiB) * 1024 * 1024, rangeHeader: nil)
@@ -49,20 +53,31 @@ func httpBenchmark(_ arguments: [String]) async throws {
     let http = HTTPClient(configuration: configuration)
     let before = peakResidentMiB()
     var start = DispatchTime.now().uptimeNanoseconds
-    let put = try await http.send(HTTPRequest(method: "PUT", url: server.baseURL.appendingPathComponent("big"), body: .file(source)))
+    let put = try await http.send(
+        HTTPRequest(method: "PUT", url: server.baseURL.appendingPathComponent("big"), body: .file(source)))
     let upload = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     guard put.status == 201 else { throw BenchmarkError("the upload answered \(put.status)") }
     start = DispatchTime.now().uptimeNanoseconds
-    let get = try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("big"), destination: .file(back)))
+    let get = try await http.send(
+        HTTPRequest(url: server.baseURL.appendingPathComponent("big"), destination: .file(back)))
     let download = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let size = (try FileManager.default.attributesOfItem(atPath: back.path)[.size] as? Int) ?? 0
-    guard get.status == 200, size == sizeMiB << 20 else { throw BenchmarkError("the download answered \(get.status) with \(size) bytes") }
+    guard get.status == 200, size == sizeMiB << 20 else {
+        throw BenchmarkError("the download answered \(get.status) with \(size) bytes")
+    }
     let peak = peakResidentMiB()
 
     print("HTTP benchmark: HTTPClient (libcurl) against the mock server on loopback, in one process")
-    print(String(format: "upload   %5d MiB from a file: %7.2f s  %7.1f MiB/s", sizeMiB, upload, Double(sizeMiB) / upload))
-    print(String(format: "download %5d MiB to a file:   %7.2f s  %7.1f MiB/s", sizeMiB, download, Double(sizeMiB) / download))
-    print(String(format: "peak resident memory: %.1f MiB (%.1f MiB before the transfers; target under 64 MiB)", peak, before))
+    print(
+        String(format: "upload   %5d MiB from a file: %7.2f s  %7.1f MiB/s", sizeMiB, upload, Double(sizeMiB) / upload))
+    print(
+        String(
+            format: "download %5d MiB to a file:   %7.2f s  %7.1f MiB/s", sizeMiB, download, Double(sizeMiB) / download)
+    )
+    print(
+        String(
+            format: "peak resident memory: %.1f MiB (%.1f MiB before the transfers; target under 64 MiB)", peak, before)
+    )
 
     for concurrency in [1, 8] {
         let url = server.baseURL.appendingPathComponent("small")
@@ -80,7 +95,10 @@ func httpBenchmark(_ arguments: [String]) async throws {
             try await group.waitForAll()
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9
-        print(String(format: "%d small GETs, %d at once: %6.2f s  %7.0f requests/s", requestCount, concurrency, seconds, Double(requestCount) / seconds))
+        print(
+            String(
+                format: "%d small GETs, %d at once: %6.2f s  %7.0f requests/s", requestCount, concurrency, seconds,
+                Double(requestCount) / seconds))
     }
 
     // Answers held in memory: eight at once of a body larger than any limit (as a hostile server's endless ones),
@@ -90,14 +108,24 @@ func httpBenchmark(_ arguments: [String]) async throws {
     let outcomes = await withTaskGroup(of: String.self) { group in
         for _ in 0..<transfers {
             group.addTask {
-                do { return "\(try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("big"))).body.count) bytes" }
-                catch { return "\(error)".contains("budget") || "\(error)".contains("past") ? "over the budget" : "over its limit" }
+                do {
+                    return
+                        "\(try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("big"))).body.count) bytes"
+                } catch {
+                    return "\(error)".contains("budget") || "\(error)".contains("past")
+                        ? "over the budget" : "over its limit"
+                }
             }
         }
         return await group.reduce(into: [String]()) { $0.append($1) }
     }
-    let counts = Dictionary(outcomes.map { ($0, 1) }, uniquingKeysWith: +).map { "\($0.value) \($0.key)" }.sorted().joined(separator: ", ")
-    print(String(format: "%d answers of %d MiB to memory at once (%d MiB each at most, %d MiB for all): held at most %.1f MiB by the budget's count; peak resident %.1f MiB (%.1f before); ",
-                 transfers, sizeMiB, HTTPResponseDestination.defaultMemoryLimit >> 20, configuration.maximumBufferedBytes >> 20,
-                 Double(http.memoryBudget.highWaterMark) / 1_048_576, peakResidentMiB(), memoryBefore) + counts)
+    let counts = Dictionary(outcomes.map { ($0, 1) }, uniquingKeysWith: +).map { "\($0.value) \($0.key)" }.sorted()
+        .joined(separator: ", ")
+    print(
+        String(
+            format:
+                "%d answers of %d MiB to memory at once (%d MiB each at most, %d MiB for all): held at most %.1f MiB by the budget's count; peak resident %.1f MiB (%.1f before); ",
+            transfers, sizeMiB, HTTPResponseDestination.defaultMemoryLimit >> 20,
+            configuration.maximumBufferedBytes >> 20,
+            Double(http.memoryBudget.highWaterMark) / 1_048_576, peakResidentMiB(), memoryBefore) + counts)
 }

@@ -39,20 +39,27 @@ func runMeasured(_ arguments: [String], environment: [String: String] = [:]) thr
     var pid: pid_t = 0
     let start = DispatchTime.now().uptimeNanoseconds
     let spawned = posix_spawnp(&pid, command[0], &actions, nil, argv, envp)
-    guard spawned == 0 else { throw BenchmarkError("cannot run \(arguments[0]): \(String(cString: strerror(spawned)))") }
+    guard spawned == 0 else {
+        throw BenchmarkError("cannot run \(arguments[0]): \(String(cString: strerror(spawned)))")
+    }
     var status: Int32 = 0
     var usage = rusage()
     while wait4(pid, &status, 0, &usage) < 0 {
-        guard errno == EINTR else { throw BenchmarkError("waiting for \(arguments[0]) failed: \(String(cString: strerror(errno)))") }
+        guard errno == EINTR else {
+            throw BenchmarkError("waiting for \(arguments[0]) failed: \(String(cString: strerror(errno)))")
+        }
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     // WIFEXITED and WEXITSTATUS, which Swift does not import.
     guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
         let message = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-        throw BenchmarkError("\(arguments.prefix(3).joined(separator: " ")) failed (status \(status)): \(message.suffix(500))")
+        throw BenchmarkError(
+            "\(arguments.prefix(3).joined(separator: " ")) failed (status \(status)): \(message.suffix(500))")
     }
     if timed {
-        let reported = (try? String(contentsOf: peakFile, encoding: .utf8))?.split(separator: "\n").last.flatMap { Double($0) }
+        let reported = (try? String(contentsOf: peakFile, encoding: .utf8))?.split(separator: "\n").last.flatMap {
+            Double($0)
+        }
         guard let kib = reported else { throw BenchmarkError("\(timeBinary) gave no peak memory for \(arguments[0])") }
         return MeasuredRun(seconds: seconds, peakMiB: kib / 1024)
     }

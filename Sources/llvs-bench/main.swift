@@ -73,7 +73,8 @@ enum IDKind: String, CaseIterable {
     func id(_ i: Int) -> Value.ID {
         switch self {
         case .random: Value.ID(UUID().uuidString)
-        case .sharedPrefix: Value.ID("users/0000000000/documents/archive/2026/" + String(repeating: "p", count: 64) + "/item-\(i)")
+        case .sharedPrefix:
+            Value.ID("users/0000000000/documents/archive/2026/" + String(repeating: "p", count: 64) + "/item-\(i)")
         }
     }
 }
@@ -92,46 +93,55 @@ func storeBenchmark(_ arguments: [String]) throws {
     defer { try? FileManager.default.removeItem(at: root) }
 
     print("Store benchmark: \(saveCount) saves and \(readCount) reads per row (medians; p90 in brackets)")
-    print("storage ids            values   fill(s)   save(ms)            bytes/save   read cold(µs)        read warm(µs)")
+    print(
+        "storage ids            values   fill(s)   save(ms)            bytes/save   read cold(µs)        read warm(µs)")
     var saveMedians: [String: [Int: Double]] = [:]
     for storage in storages {
-    for kind in IDKind.allCases {
-        for size in sizes {
-            let url = root.appendingPathComponent("\(storage)-\(kind.rawValue)-\(size)")
-            let store = try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: SQLiteStorage.storageMaker)
-            var ids = (0..<size).map(kind.id)
-            var head: Version!
-            let payload = Data(repeating: 0x61, count: 100)
-            let fill = try seconds {
-                head = try store.makeVersion(basedOnPredecessor: nil, inserting: ids.map { Value(id: $0, data: payload) })
-            }
-            var saveTimes: [Double] = []
-            var bytes: [Double] = []
-            for i in 0..<saveCount {
-                let updated = Value(id: ids.randomElement()!, data: Data("update \(i)".utf8))
-                let inserted = Value(id: kind.id(size + i), data: payload)
-                ids.append(inserted.id)
-                let t = try seconds {
-                    head = try store.makeVersion(basedOnPredecessor: head.id, inserting: [inserted], updating: [updated])
+        for kind in IDKind.allCases {
+            for size in sizes {
+                let url = root.appendingPathComponent("\(storage)-\(kind.rawValue)-\(size)")
+                let store = try Store(
+                    creatingAt: url, descriptor: StoreDescriptor(storage: storage),
+                    makeStorage: SQLiteStorage.storageMaker)
+                var ids = (0..<size).map(kind.id)
+                var head: Version!
+                let payload = Data(repeating: 0x61, count: 100)
+                let fill = try seconds {
+                    head = try store.makeVersion(
+                        basedOnPredecessor: nil, inserting: ids.map { Value(id: $0, data: payload) })
                 }
-                saveTimes.append(t)
-                if storage == "file" { bytes.append(Double(try versionFileSize(of: head.id, in: url))) }
+                var saveTimes: [Double] = []
+                var bytes: [Double] = []
+                for i in 0..<saveCount {
+                    let updated = Value(id: ids.randomElement()!, data: Data("update \(i)".utf8))
+                    let inserted = Value(id: kind.id(size + i), data: payload)
+                    ids.append(inserted.id)
+                    let t = try seconds {
+                        head = try store.makeVersion(
+                            basedOnPredecessor: head.id, inserting: [inserted], updating: [updated])
+                    }
+                    saveTimes.append(t)
+                    if storage == "file" { bytes.append(Double(try versionFileSize(of: head.id, in: url))) }
+                }
+                // Cold: a freshly opened store, so map nodes come from disk. Warm: the same reads again.
+                let reopened = try Store(openingAt: url, makeStorage: SQLiteStorage.storageMaker)
+                let sample = (0..<readCount).map { _ in ids.randomElement()! }
+                var cold: [Double] = [], warm: [Double] = []
+                for id in sample { cold.append(try seconds { _ = try reopened.value(id: id, at: head.id) }) }
+                for id in sample { warm.append(try seconds { _ = try reopened.value(id: id, at: head.id) }) }
+                saveMedians["\(storage) \(kind.rawValue)", default: [:]][size] = median(saveTimes)
+                print(
+                    storage.padding(toLength: 8, withPad: " ", startingAt: 0)
+                        + kind.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)
+                        + String(
+                            format: "%7d  %8.2f   %6.3f [%6.3f]   %8@    %7.1f [%7.1f]   %7.1f [%7.1f]",
+                            size, fill, median(saveTimes) * 1e3, percentile(saveTimes, 0.9) * 1e3,
+                            bytes.isEmpty ? "-" : String(Int(median(bytes))),
+                            median(cold) * 1e6, percentile(cold, 0.9) * 1e6, median(warm) * 1e6,
+                            percentile(warm, 0.9) * 1e6))
+                try? FileManager.default.removeItem(at: url)
             }
-            // Cold: a freshly opened store, so map nodes come from disk. Warm: the same reads again.
-            let reopened = try Store(openingAt: url, makeStorage: SQLiteStorage.storageMaker)
-            let sample = (0..<readCount).map { _ in ids.randomElement()! }
-            var cold: [Double] = [], warm: [Double] = []
-            for id in sample { cold.append(try seconds { _ = try reopened.value(id: id, at: head.id) }) }
-            for id in sample { warm.append(try seconds { _ = try reopened.value(id: id, at: head.id) }) }
-            saveMedians["\(storage) \(kind.rawValue)", default: [:]][size] = median(saveTimes)
-            print(storage.padding(toLength: 8, withPad: " ", startingAt: 0) + kind.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)
-                  + String(format: "%7d  %8.2f   %6.3f [%6.3f]   %8@    %7.1f [%7.1f]   %7.1f [%7.1f]",
-                           size, fill, median(saveTimes) * 1e3, percentile(saveTimes, 0.9) * 1e3,
-                           bytes.isEmpty ? "-" : String(Int(median(bytes))),
-                           median(cold) * 1e6, percentile(cold, 0.9) * 1e6, median(warm) * 1e6, percentile(warm, 0.9) * 1e6))
-            try? FileManager.default.removeItem(at: url)
         }
-    }
     }
     try historyWalkBenchmark(counts: [1001, 10001])
     if let small = sizes.min(), let large = sizes.max(), small != large {
@@ -158,11 +168,17 @@ func historyWalkBenchmark(counts: [Int]) throws {
         var previous: Version?
         var side: Version?
         for i in 0..<count {
-            let predecessors = previous.map { Version.Predecessors(idOfFirst: $0.id, idOfSecond: i % 10 == 0 ? side?.id : nil) }
-            let version = Version(id: Version.ID(String(format: "version-%06d", i)), predecessors: predecessors, timestamp: TimeInterval(i))
+            let predecessors = previous.map {
+                Version.Predecessors(idOfFirst: $0.id, idOfSecond: i % 10 == 0 ? side?.id : nil)
+            }
+            let version = Version(
+                id: Version.ID(String(format: "version-%06d", i)), predecessors: predecessors,
+                timestamp: TimeInterval(i))
             try history.add(version)
             if i % 10 == 5 {
-                let branch = Version(id: Version.ID(String(format: "branch-%06d", i)), predecessors: predecessors, timestamp: TimeInterval(i))
+                let branch = Version(
+                    id: Version.ID(String(format: "branch-%06d", i)), predecessors: predecessors,
+                    timestamp: TimeInterval(i))
                 try history.add(branch)
                 side = branch
             }
@@ -171,15 +187,19 @@ func historyWalkBenchmark(counts: [Int]) throws {
         var walk: [Double] = [], wholeSort: [Double] = []
         for _ in 0..<30 {
             walk.append(seconds { _ = history.topologicallySorted() })
-            wholeSort.append(seconds {
-                _ = history.versions.values.sorted { a, b in
-                    let ga = history.generation(of: a.id)!, gb = history.generation(of: b.id)!
-                    return ga != gb ? ga < gb : History.isOrderedBefore(a, b)
-                }
-            })
+            wholeSort.append(
+                seconds {
+                    _ = history.versions.values.sorted { a, b in
+                        let ga = history.generation(of: a.id)!, gb = history.generation(of: b.id)!
+                        return ga != gb ? ga < gb : History.isOrderedBefore(a, b)
+                    }
+                })
         }
-        print(String(format: "history walk, %d versions: %.3f ms (the whole-history sort it replaced: %.3f ms), medians of 30",
-                     history.count, median(walk) * 1e3, median(wholeSort) * 1e3))
+        print(
+            String(
+                format:
+                    "history walk, %d versions: %.3f ms (the whole-history sort it replaced: %.3f ms), medians of 30",
+                history.count, median(walk) * 1e3, median(wholeSort) * 1e3))
     }
 }
 
@@ -234,7 +254,11 @@ do {
     case "models":
         try await modelsBenchmark(words)
     case "listing":
-        if option("remote", in: words) == "gdrive" { try await driveListingBenchmark(words) } else { try await listingBenchmark(words) }
+        if option("remote", in: words) == "gdrive" {
+            try await driveListingBenchmark(words)
+        } else {
+            try await listingBenchmark(words)
+        }
     default:
         try await compareBenchmark(words)
     }

@@ -11,7 +11,8 @@ final class BackupFixture {
 
     init() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("backup-walk-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("source"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("source"), withIntermediateDirectories: true)
         store = try Store(rootDirectoryURL: root.appendingPathComponent("store"))
     }
 
@@ -36,18 +37,22 @@ final class BackupFixture {
 
     /// Runs a backup; `stopAfter` commits (checkpoints included) ends it as a kill would, after that commit landed.
     @discardableResult
-    func backup(name: String? = nil, checkpointBytes: Int64 = 64 << 20, stopAfter: Int? = nil,
-                afterOpening: (@Sendable ([UInt8]) -> Void)? = nil) async throws -> BackupWalk.Summary? {
+    func backup(
+        name: String? = nil, checkpointBytes: Int64 = 64 << 20, stopAfter: Int? = nil,
+        afterOpening: (@Sendable ([UInt8]) -> Void)? = nil
+    ) async throws -> BackupWalk.Summary? {
         var options = BackupWalk.Options()
         options.checkpointBytes = checkpointBytes
         options.afterOpening = afterOpening
         let builder = try store.makeVersionBuilder(basedOn: current)
         var commits = 0
-        let walk = BackupWalk(builder: builder, name: name ?? source, directory: LocalPath(source), options: options, onCommit: { version in
-            self.current = version.id
-            commits += 1
-            if let stopAfter, commits >= stopAfter { throw Killed() }
-        })
+        let walk = BackupWalk(
+            builder: builder, name: name ?? source, directory: LocalPath(source), options: options,
+            onCommit: { version in
+                self.current = version.id
+                commits += 1
+                if let stopAfter, commits >= stopAfter { throw Killed() }
+            })
         do { return try await walk.run() } catch is Killed { builder.discard(); return nil }
     }
 
@@ -59,10 +64,13 @@ final class BackupFixture {
         let enumerator = FileManager.default.enumerator(atPath: folder)!
         while let relative = enumerator.nextObject() as? String {
             let full = folder + "/" + relative
-            if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: full) { result[relative] = Data(("-> " + target).utf8); continue }
+            if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: full) {
+                result[relative] = Data(("-> " + target).utf8); continue
+            }
             var isFolder: ObjCBool = false
             _ = FileManager.default.fileExists(atPath: full, isDirectory: &isFolder)
-            result[relative] = isFolder.boolValue ? Data("folder".utf8) : try Data(contentsOf: URL(fileURLWithPath: full))
+            result[relative] =
+                isFolder.boolValue ? Data("folder".utf8) : try Data(contentsOf: URL(fileURLWithPath: full))
         }
         return result
     }
@@ -150,7 +158,9 @@ final class BackupFixture {
         #expect(try fixture.restoredContents(name: "pictures") == ["y.txt": Data("pictures".utf8)])
         let reader = BackupReader(store: fixture.store)
         #expect(try reader.sources(at: try #require(fixture.current)) == ["documents", "pictures"])
-        #expect(throws: BackupError.sourceNeeded(known: ["documents", "pictures"])) { try reader.resolveSource(nil, at: fixture.current!) }
+        #expect(throws: BackupError.sourceNeeded(known: ["documents", "pictures"])) {
+            try reader.resolveSource(nil, at: fixture.current!)
+        }
     }
 
     /// Killed after a random number of checkpoints, at random sizes of checkpoint: the re-run completes a backup equal
@@ -166,7 +176,9 @@ final class BackupFixture {
         var total = 0
         for index in 0..<12 {
             let size = [100, 3000, 700_000, 2_500_000][next(4)]
-            try fixture.write("f\(index % 3)/g\(index % 2)/file\(index)", pseudoRandomData(count: size, seed: seed * 100 + UInt64(index)))
+            try fixture.write(
+                "f\(index % 3)/g\(index % 2)/file\(index)",
+                pseudoRandomData(count: size, seed: seed * 100 + UInt64(index)))
             total += size
         }
         let checkpoint: Int64 = 1 << 20
@@ -178,8 +190,9 @@ final class BackupFixture {
         #expect(try fixture.restoredContents() == BackupFixture.contents(of: fixture.source))
         // Each file's chunks were committed with the checkpoint that followed it: what the re-run stores again is at
         // most what came after the last checkpoint, so the two runs together store the data about once.
-        #expect(storedBeforeResume + resumed.progress.bytesStored <= Int64(total) + 2 * checkpoint + (4 << 20),
-                "first run \(storedBeforeResume), re-run \(resumed.progress.bytesStored), data \(total)")
+        #expect(
+            storedBeforeResume + resumed.progress.bytesStored <= Int64(total) + 2 * checkpoint + (4 << 20),
+            "first run \(storedBeforeResume), re-run \(resumed.progress.bytesStored), data \(total)")
         let record = try #require(try BackupReader(store: fixture.store).record(fixture.source, at: fixture.current!))
         #expect(record.files == 12)
         #expect(try fixture.store.value(id: BackupObjectID.checkpoint(fixture.source), at: fixture.current!) == nil)
@@ -191,7 +204,9 @@ final class BackupFixture {
     @Test func aLargeFolderCostsItsListingOnceAcrossCheckpoints() async throws {
         let fixture = try BackupFixture()
         let count = 6000
-        for index in 0..<count { try fixture.write("big/file-\(index)", pseudoRandomData(count: 300, seed: UInt64(index))) }
+        for index in 0..<count {
+            try fixture.write("big/file-\(index)", pseudoRandomData(count: 300, seed: UInt64(index)))
+        }
         let checkpoint: Int64 = 128 << 10
         #expect(try await fixture.backup(checkpointBytes: checkpoint, stopAfter: 8) == nil)
         let summary = try #require(try await fixture.backup(checkpointBytes: checkpoint))
@@ -202,9 +217,12 @@ final class BackupFixture {
         let record = try #require(try reader.record(fixture.source, at: fixture.current!))
         let big = try #require(try reader.entry(at: [Array("big".utf8)], of: record, at: fixture.current!))
         guard case .tree(let hash) = big.content else { Issue.record("big is not a folder"); return }
-        let listing = Int64(try #require(try fixture.store.value(id: BackupObjectID.tree(hash), at: fixture.current!)).data.count)
+        let listing = Int64(
+            try #require(try fixture.store.value(id: BackupObjectID.tree(hash), at: fixture.current!)).data.count)
         let data = Int64(count * 300)
-        #expect(fixture.storedBytes <= data + 3 * listing, "stored \(fixture.storedBytes) for \(data) bytes of data and a \(listing)-byte listing")
+        #expect(
+            fixture.storedBytes <= data + 3 * listing,
+            "stored \(fixture.storedBytes) for \(data) bytes of data and a \(listing)-byte listing")
     }
 
     /// A file deleted once it is open (its bytes still readable through the open descriptor), small or chunked: it
@@ -215,12 +233,15 @@ final class BackupFixture {
         try fixture.write("keep.txt", Data("kept".utf8))
         try fixture.write("going.bin", pseudoRandomData(count: size, seed: 12))
         let doomed = fixture.source + "/going.bin"
-        let summary = try #require(try await fixture.backup(afterOpening: { name in
-            if name == Array("going.bin".utf8) { unlink(doomed) }
-        }))
+        let summary = try #require(
+            try await fixture.backup(afterOpening: { name in
+                if name == Array("going.bin".utf8) { unlink(doomed) }
+            }))
         #expect(summary.version != nil)
-        #expect(summary.warnings.count == 1 && summary.warnings[0].contains("going.bin") && summary.warnings[0].contains("vanished"),
-                "\(summary.warnings)")
+        #expect(
+            summary.warnings.count == 1 && summary.warnings[0].contains("going.bin")
+                && summary.warnings[0].contains("vanished"),
+            "\(summary.warnings)")
         #expect(try fixture.restoredContents() == ["keep.txt": Data("kept".utf8)])
     }
 }

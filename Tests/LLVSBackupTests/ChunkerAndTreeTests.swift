@@ -104,12 +104,19 @@ func chunks(of data: Data) throws -> [Data] {
         #expect(sizes == Self.pinnedSizes, "\(sizes)")
     }
 
-    static let pinnedSizes = [1_164_100, 1_088_484, 1_083_499, 1_358_339, 1_068_832, 1_313_519, 1_063_202, 838_249, 1_153_859, 1_355_871, 1_094_958]
+    static let pinnedSizes = [
+        1_164_100, 1_088_484, 1_083_499, 1_358_339, 1_068_832, 1_313_519, 1_063_202, 838_249, 1_153_859, 1_355_871,
+        1_094_958,
+    ]
 }
 
 @Suite struct BackupTreeTests {
-    func entry(_ name: String, _ content: BackupTreeEntry.Content, kind: BackupTreeEntry.Kind = .file) -> BackupTreeEntry {
-        BackupTreeEntry(name: Array(name.utf8), kind: kind, mode: 0o644, size: 3, modified: -5, modifiedNanoseconds: 999_999_999, content: content)
+    func entry(
+        _ name: String, _ content: BackupTreeEntry.Content, kind: BackupTreeEntry.Kind = .file
+    ) -> BackupTreeEntry {
+        BackupTreeEntry(
+            name: Array(name.utf8), kind: kind, mode: 0o644, size: 3, modified: -5, modifiedNanoseconds: 999_999_999,
+            content: content)
     }
 
     @Test func aListingRoundTripsExactly() throws {
@@ -117,7 +124,9 @@ func chunks(of data: Data) throws -> [Data] {
             entry("b", .chunks([ContentHash(of: Data("x".utf8)), ContentHash(of: Data("y".utf8))])),
             entry("c", .tree(ContentHash(of: Data())), kind: .directory),
             entry("d", .link(target: Array("../elsewhere".utf8)), kind: .symlink),
-            BackupTreeEntry(name: [0xff, 0x41], kind: .file, mode: 0o4755, size: 3, modified: 1, modifiedNanoseconds: 2, content: .embedded(Data("abc".utf8))),
+            BackupTreeEntry(
+                name: [0xff, 0x41], kind: .file, mode: 0o4755, size: 3, modified: 1, modifiedNanoseconds: 2,
+                content: .embedded(Data("abc".utf8))),
         ])
         let decoded = try BackupTree(decoding: tree.encoded(), id: "t")
         #expect(decoded == tree)
@@ -139,7 +148,9 @@ func chunks(of data: Data) throws -> [Data] {
     }
 
     @Test func everyTruncationIsAnErrorNotACrash() throws {
-        let data = BackupTree(entries: [entry("a", .chunks([ContentHash(of: Data())])), entry("b", .link(target: [1]), kind: .symlink)]).encoded()
+        let data = BackupTree(entries: [
+            entry("a", .chunks([ContentHash(of: Data())])), entry("b", .link(target: [1]), kind: .symlink),
+        ]).encoded()
         for length in 0..<data.count {
             #expect(throws: BackupError.self) { try BackupTree(decoding: data.prefix(length), id: "t") }
         }

@@ -21,8 +21,11 @@ import Testing
         #expect(layout.chunks.count > 2, "9 MiB should be several chunks")
         #expect(layout.size == Int64(data.count) && layout.offsets.first == 0)
         var generator = SeededGenerator(seed: 5)
-        let ranges: [Range<Int64>] = [0..<1, 0..<Int64(data.count), Int64(data.count - 1)..<Int64(data.count),
-                                      layout.offsets[1] - 10..<layout.offsets[1] + 10, layout.offsets[2]..<layout.offsets[2] + 1]
+        let ranges: [Range<Int64>] =
+            [
+                0..<1, 0..<Int64(data.count), Int64(data.count - 1)..<Int64(data.count),
+                layout.offsets[1] - 10..<layout.offsets[1] + 10, layout.offsets[2]..<layout.offsets[2] + 1,
+            ]
             + (0..<20).map { _ in
                 let start = Int64(generator.next() % UInt64(data.count))
                 return start..<min(Int64(data.count), start + Int64(generator.next() % (3 << 20)) + 1)
@@ -33,8 +36,12 @@ import Testing
             #expect(read == data.subdata(in: Int(range.lowerBound)..<Int(range.upperBound)), "\(range)")
             // Only the chunks that hold part of the range, and all of them.
             let touched = layout.chunkIndices(covering: range)
-            #expect(layout.offsets[touched.lowerBound] <= range.lowerBound && layout.offsets[touched.upperBound] >= range.upperBound)
-            #expect(layout.offsets[touched.lowerBound + 1] > range.lowerBound && layout.offsets[touched.upperBound - 1] < range.upperBound)
+            #expect(
+                layout.offsets[touched.lowerBound] <= range.lowerBound
+                    && layout.offsets[touched.upperBound] >= range.upperBound)
+            #expect(
+                layout.offsets[touched.lowerBound + 1] > range.lowerBound
+                    && layout.offsets[touched.upperBound - 1] < range.upperBound)
         }
         var past = Data()
         try reader.read(Int64(data.count)..<Int64(data.count) + 5, of: layout, at: version) { past.append($0) }

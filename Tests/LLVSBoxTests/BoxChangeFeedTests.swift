@@ -11,8 +11,10 @@ import Testing
     func syncsFollowTheEventStream(encrypted: Bool) async throws {
         let fixture = try BoxFixture()
         let tokens = fixture.tokenSource, mock = fixture.mock, http = fixture.http
-        try await expectChangeFeedSync(ChangeFeedHarness(
-            makeFileSystem: { BoxFixture.connector(mock, http: http, tokens: tokens) },
-            expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count }, passphrase: encrypted ? "feed passphrase" : nil, requestsToReadKey: 3), in: fixture.directory)
+        try await expectChangeFeedSync(
+            ChangeFeedHarness(
+                makeFileSystem: { BoxFixture.connector(mock, http: http, tokens: tokens) },
+                expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count },
+                passphrase: encrypted ? "feed passphrase" : nil, requestsToReadKey: 3), in: fixture.directory)
     }
 }

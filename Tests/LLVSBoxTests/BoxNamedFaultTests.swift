@@ -14,8 +14,9 @@ import Testing
         let fault = try #require(MockBoxServer.namedFaults[named: name])
         let fixture = try BoxFixture()
         // Above the chunked-upload minimum, so sessions, parts and commits are met.
-        await expectNamedFaultHandled(fault, fileSystem: fixture.fileSystem, faults: fixture.mock.faults,
-                                      workload: NamedFaultWorkload(largeSize: Int(BoxFixture.testSettings.minimumSessionSize) + 300 * 1024),
-                                      finalReason: Self.finalReasons[name], prepare: { fixture.mock.expireAccessTokens() })
+        await expectNamedFaultHandled(
+            fault, fileSystem: fixture.fileSystem, faults: fixture.mock.faults,
+            workload: NamedFaultWorkload(largeSize: Int(BoxFixture.testSettings.minimumSessionSize) + 300 * 1024),
+            finalReason: Self.finalReasons[name], prepare: { fixture.mock.expireAccessTokens() })
     }
 }

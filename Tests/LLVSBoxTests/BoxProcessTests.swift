@@ -14,9 +14,13 @@ import Glibc
 /// processes refreshing at once, and processes killed around a refresh.
 @Suite(.serialized) struct BoxProcessTests {
     static let binary: URL? = {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for folder in [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent(),
-                       packageRoot.appendingPathComponent(".build/debug")] {
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        for folder in [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            packageRoot.appendingPathComponent(".build/debug"),
+        ] {
             let url = folder.appendingPathComponent("llvs")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
@@ -25,15 +29,19 @@ import Glibc
 
     /// A folder of its own, a Box mock, and `box`, an authorized remote on it.
     final class Setup: Sendable {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-box-process-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-box-process-\(UUID().uuidString)")
         let mock: MockBoxServer
-        var tokenFile: TokenFile { TokenFile(path: folder.appendingPathComponent("config/llvs/accounts/box.token.json").path) }
+        var tokenFile: TokenFile {
+            TokenFile(path: folder.appendingPathComponent("config/llvs/accounts/box.token.json").path)
+        }
 
         init() async throws {
             mock = try MockBoxServer()
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let added = try await llvs("remote", "add", "--all-stores", "box", "box:/LLVS/shared", "--endpoint", mock.endpoint.absoluteString,
-                                       "--client-id", mock.oauth.settings.clientId)
+            let added = try await llvs(
+                "remote", "add", "--all-stores", "box", "box:/LLVS/shared", "--endpoint", mock.endpoint.absoluteString,
+                "--client-id", mock.oauth.settings.clientId)
             #expect(added.status == 0, "\(added.errors)")
             let issued = folder.appendingPathComponent("issued.json")
             try TokenFile(path: issued.path).write(mock.issueToken())
@@ -47,11 +55,15 @@ import Glibc
         }
 
         var environment: [String] {
-            ["XDG_CONFIG_HOME=\(folder.appendingPathComponent("config").path)", "LLVS_BOX_CLIENT_SECRET=\(mock.oauth.settings.clientSecret ?? "")"]
+            [
+                "XDG_CONFIG_HOME=\(folder.appendingPathComponent("config").path)",
+                "LLVS_BOX_CLIENT_SECRET=\(mock.oauth.settings.clientSecret ?? "")",
+            ]
         }
 
         func llvs(_ arguments: String...) async throws -> ProcessOutcome {
-            try await runProgram(URL(fileURLWithPath: "/usr/bin/env"), environment + [BoxProcessTests.binary!.path] + arguments)
+            try await runProgram(
+                URL(fileURLWithPath: "/usr/bin/env"), environment + [BoxProcessTests.binary!.path] + arguments)
         }
 
         func store(_ name: String) -> String { folder.appendingPathComponent(name).path }
@@ -103,7 +115,7 @@ import Glibc
         var lockedOut = 0, killedWhileRefreshing = 0, killed = 0
         for _ in 0..<50 {
             let refreshesBefore = setup.mock.oauth.refreshCount
-            while arrivals.wait(timeout: .now()) == .success {} // an earlier run's
+            while arrivals.wait(timeout: .now()) == .success {}  // an earlier run's
             setup.mock.expireAccessTokens()
             let status = try await runKilled(setup, ["sync", "box", "--store", setup.store("s")], after: arrivals)
             // The helper a killed `llvs` started goes on, holding the token file's lock from before it sent the
@@ -112,21 +124,24 @@ import Glibc
             let after = try #require(try setup.tokenFile.read(), "the token file must always parse")
             if !setup.mock.oauth.isLiveRefreshToken(after.refreshToken ?? "") {
                 lockedOut += 1
-                try setup.tokenFile.write(setup.mock.issueToken()) // what `llvs auth box` again does
+                try setup.tokenFile.write(setup.mock.issueToken())  // what `llvs auth box` again does
             }
             if status != 0 {
                 killed += 1
                 if setup.mock.oauth.refreshCount > refreshesBefore { killedWhileRefreshing += 1 }
             }
         }
-        print("Box refresh under SIGKILL: \(killed) of 50 runs killed, \(killedWhileRefreshing) of them with the refresh sent, " +
-              "\(lockedOut) locked out")
+        print(
+            "Box refresh under SIGKILL: \(killed) of 50 runs killed, \(killedWhileRefreshing) of them with the refresh sent, "
+                + "\(lockedOut) locked out")
         #expect(lockedOut == 0, "a kill lost the rotated refresh token")
         #expect(killedWhileRefreshing >= 10, "the kills must land around refreshes for the run to show anything")
         #expect(setup.mock.oauth.invalidGrantCount == 0, "no refresh used a spent refresh token")
         #expect(try await setup.llvs("sync", "box", "--store", setup.store("s")).status == 0, "the account still works")
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: setup.folder.appendingPathComponent("config/llvs/accounts").path)
-            .filter { $0.hasPrefix(".box.token.json.") }
+        let leftovers = try FileManager.default.contentsOfDirectory(
+            atPath: setup.folder.appendingPathComponent("config/llvs/accounts").path
+        )
+        .filter { $0.hasPrefix(".box.token.json.") }
         #expect(leftovers.isEmpty, "temporary token files are left: \(leftovers)")
     }
 
@@ -140,7 +155,9 @@ import Glibc
         setup.mock.oauth.revokeRefreshTokens()
         setup.mock.expireAccessTokens()
         let sync = try await setup.llvs("sync", "box", "--store", setup.store("s"))
-        #expect(sync.status == 1 && sync.errors.contains("llvs auth box") && sync.errors.contains("invalid_grant"), "\(sync.errors)")
+        #expect(
+            sync.status == 1 && sync.errors.contains("llvs auth box") && sync.errors.contains("invalid_grant"),
+            "\(sync.errors)")
         #expect(try setup.tokenFile.read() == before, "the token file is left as it was")
     }
 
@@ -170,23 +187,32 @@ import Glibc
             let before = fixture.mock.log.count
             let token = try await fixture.tokenSource.refresh(replacing: rejected)
             let sent = fixture.mock.log.dropFirst(before)
-            #expect(sent.count == 1 && sent.first?.target == "/oauth2/token", "a refresh is one request to the token endpoint and nothing else")
+            #expect(
+                sent.count == 1 && sent.first?.target == "/oauth2/token",
+                "a refresh is one request to the token endpoint and nothing else")
             let onDisk = try #require(try fixture.tokenFile.read())
-            #expect(onDisk.accessToken == token.accessToken && onDisk.refreshToken == token.refreshToken,
-                    "the rotated refresh token is on disk before the new access token is handed out")
+            #expect(
+                onDisk.accessToken == token.accessToken && onDisk.refreshToken == token.refreshToken,
+                "the rotated refresh token is on disk before the new access token is handed out")
             #expect(fixture.mock.oauth.isLiveRefreshToken(onDisk.refreshToken ?? ""))
             kept.append(try #require(await fixture.tokenSource.lastRefreshKeptIn))
         }
         #expect(fixture.mock.oauth.refreshCount == 100 && fixture.mock.oauth.invalidGrantCount == 0)
         kept.sort()
-        let milliseconds = { (duration: Duration) in Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000 }
-        print("Box refresh window (answer received → new token file renamed into place), 100 refreshes: median " +
-              String(format: "%.3f ms, 90th %.3f ms, max %.3f ms", milliseconds(kept[50]), milliseconds(kept[90]), milliseconds(kept[99])))
+        let milliseconds = { (duration: Duration) in
+            Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000
+        }
+        print(
+            "Box refresh window (answer received → new token file renamed into place), 100 refreshes: median "
+                + String(
+                    format: "%.3f ms, 90th %.3f ms, max %.3f ms", milliseconds(kept[50]), milliseconds(kept[90]),
+                    milliseconds(kept[99])))
     }
 
     /// Starts `llvs` and kills it with SIGKILL as soon as `event` is signalled, the refresh then in flight for as long
     /// as the mock holds its answer (or lets it finish, when it ends first); its exit status, or -9.
-    private func runKilled(_ setup: Setup, _ arguments: [String], after event: DispatchSemaphore) async throws -> Int32 {
+    private func runKilled(_ setup: Setup, _ arguments: [String], after event: DispatchSemaphore) async throws -> Int32
+    {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = setup.environment + [Self.binary!.path] + arguments
@@ -201,7 +227,8 @@ import Glibc
                 while !seen, process.isRunning { seen = event.wait(timeout: .now() + .milliseconds(100)) == .success }
                 if seen { kill(process.processIdentifier, SIGKILL) }
                 process.waitUntilExit()
-                continuation.resume(returning: process.terminationReason == .uncaughtSignal ? -9 : process.terminationStatus)
+                continuation.resume(
+                    returning: process.terminationReason == .uncaughtSignal ? -9 : process.terminationStatus)
             }
             thread.start()
         }

@@ -24,19 +24,25 @@ final class BoxFixture: Sendable {
         return settings
     }
 
-    init(settings: MockBoxServer.Settings = BoxFixture.testSettings, http: HTTPClient = quickClient(),
-         configure: (inout BoxConfiguration) -> Void = { _ in }) throws {
+    init(
+        settings: MockBoxServer.Settings = BoxFixture.testSettings, http: HTTPClient = quickClient(),
+        configure: (inout BoxConfiguration) -> Void = { _ in }
+    ) throws {
         mock = try MockBoxServer(settings: settings)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-box-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         tokenFile = TokenFile(path: directory.appendingPathComponent("box.token.json").path)
         try tokenFile.write(mock.issueToken())
         self.http = http
-        tokenSource = OAuthTokenSource(file: tokenFile, configuration: Self.oauth(mock), http: http, reauthorizeCommand: "llvs auth box")
+        tokenSource = OAuthTokenSource(
+            file: tokenFile, configuration: Self.oauth(mock), http: http, reauthorizeCommand: "llvs auth box")
         fileSystem = Self.connector(mock, http: http, tokens: tokenSource, configure: configure)
     }
 
-    static func connector(_ mock: MockBoxServer, http: HTTPClient, tokens: OAuthTokenSource, configure: (inout BoxConfiguration) -> Void = { _ in }) -> BoxFileSystem {
+    static func connector(
+        _ mock: MockBoxServer, http: HTTPClient, tokens: OAuthTokenSource,
+        configure: (inout BoxConfiguration) -> Void = { _ in }
+    ) -> BoxFileSystem {
         var configuration = BoxConfiguration(endpoint: mock.endpoint)
         configuration.chunkedUploadMinimum = mock.settings.minimumSessionSize
         configure(&configuration)
@@ -44,7 +50,9 @@ final class BoxFixture: Sendable {
     }
 
     static func oauth(_ mock: MockBoxServer) -> OAuthConfiguration {
-        BoxConfiguration.oauth(clientId: mock.oauth.settings.clientId, clientSecret: mock.oauth.settings.clientSecret ?? "", endpoint: mock.endpoint)
+        BoxConfiguration.oauth(
+            clientId: mock.oauth.settings.clientId, clientSecret: mock.oauth.settings.clientSecret ?? "",
+            endpoint: mock.endpoint)
     }
 
     deinit {
@@ -59,6 +67,7 @@ final class BoxFixture: Sendable {
 
 /// Box's faults on the shared control: 429 with retry-after, expired access tokens, and a refused token.
 func boxFaultControl(mock: MockBoxServer, http: HTTPClient) -> MockFaultControl {
-    MockFaultControl(faults: mock.faults, expireTokens: { mock.expireAccessTokens() }, revokeTokens: { mock.rejectNextRequests(2) },
-                     client: http)
+    MockFaultControl(
+        faults: mock.faults, expireTokens: { mock.expireAccessTokens() }, revokeTokens: { mock.rejectNextRequests(2) },
+        client: http)
 }

@@ -18,8 +18,11 @@ import Testing
         options.listingCount = 250
         await expectConformance(fixture.fileSystem, options: options)
         #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
-        #expect(!fixture.requests("PUT", containing: "/upload_sessions/").isEmpty, "the large file should go up in an upload session")
-        #expect(fixture.mock.log.contains { $0.target.contains("marker=") }, "the listing should have needed a second page")
+        #expect(
+            !fixture.requests("PUT", containing: "/upload_sessions/").isEmpty,
+            "the large file should go up in an upload session")
+        #expect(
+            fixture.mock.log.contains { $0.target.contains("marker=") }, "the listing should have needed a second page")
         #expect(fixture.mock.contentHost.requestsWithCredentials.isEmpty, "the token reached the download host")
     }
 
@@ -36,7 +39,10 @@ import Testing
 
     @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
         let fixture = try BoxFixture { $0.pageSize = 100 }
-        fixture.mock.faults.injectRandomly(rate: 0.1, faults: [.status(429, retryAfter: 0), .status(503, retryAfter: 0), .status(500), .dropBeforeAnswer], seed: 7)
+        fixture.mock.faults.injectRandomly(
+            rate: 0.1,
+            faults: [.status(429, retryAfter: 0), .status(503, retryAfter: 0), .status(500), .dropBeforeAnswer], seed: 7
+        )
         var options = ConformanceOptions()
         options.largeFileSize = 3 * 1024 * 1024
         options.listingCount = 250
@@ -50,8 +56,9 @@ import Testing
     /// cause exactly one refresh; the second reads what the first wrote; the file holds the live refresh token.
     @Test func twoProcessesShareOneRefreshOfASingleUseToken() async throws {
         let fixture = try BoxFixture()
-        let other = OAuthTokenSource(file: fixture.tokenFile, configuration: BoxFixture.oauth(fixture.mock), http: fixture.http,
-                                     reauthorizeCommand: "llvs auth box")
+        let other = OAuthTokenSource(
+            file: fixture.tokenFile, configuration: BoxFixture.oauth(fixture.mock), http: fixture.http,
+            reauthorizeCommand: "llvs auth box")
         let second = BoxFixture.connector(fixture.mock, http: fixture.http, tokens: other)
         try await fixture.fileSystem.upload(Data("1".utf8), to: "t/one")
         fixture.mock.expireAccessTokens()
@@ -73,7 +80,9 @@ import Testing
         let fixture = try BoxFixture()
         let data = bytes(6 * 256 * 1024 + 999, seed: 21)
         // Twice: libcurl itself sends a request again, once, when a reused connection dies before any answer.
-        fixture.mock.faults.inject(.dropBeforeAnswer, times: 2) { $0.method == "PUT" && ($0.headers["Content-Range"] ?? "").hasPrefix("bytes \(2 * 256 * 1024)-") }
+        fixture.mock.faults.inject(.dropBeforeAnswer, times: 2) {
+            $0.method == "PUT" && ($0.headers["Content-Range"] ?? "").hasPrefix("bytes \(2 * 256 * 1024)-")
+        }
         try await fixture.fileSystem.upload(data, to: "big/file.bin")
         #expect(try await fixture.fileSystem.download("big/file.bin") == data)
         #expect(!fixture.requests("GET", containing: "/parts").isEmpty, "the session's parts should have been listed")
@@ -99,7 +108,9 @@ import Testing
         let data = bytes(5 * 256 * 1024, seed: 23)
         try await fixture.fileSystem.upload(data, to: "again.bin")
         #expect(try await fixture.fileSystem.download("again.bin") == data)
-        #expect(fixture.requests("POST", containing: "/upload_sessions").filter { !$0.target.contains("/commit") }.count == 2)
+        #expect(
+            fixture.requests("POST", containing: "/upload_sessions").filter { !$0.target.contains("/commit") }.count
+                == 2)
     }
 
     /// Downloads answer 302 to the download host (reached without the token) or 202 + Retry-After while not ready.
@@ -123,8 +134,12 @@ import Testing
         #expect(try await fixture.fileSystem.listNames("c") == ["A.txt"])
         #expect(try await other.download("C/A.TXT") == Data("lower".utf8))
         #expect(fixture.mock.earlierVersions(of: "c/A.txt") == 1)
-        #expect(fixture.requests("POST", containing: "/files/content").contains { $0.status == 409 }, "the second uploader met the file as a 409")
-        #expect(fixture.requests("OPTIONS", containing: "/files/content").isEmpty, "a small file goes up without a preflight")
+        #expect(
+            fixture.requests("POST", containing: "/files/content").contains { $0.status == 409 },
+            "the second uploader met the file as a 409")
+        #expect(
+            fixture.requests("OPTIONS", containing: "/files/content").isEmpty,
+            "a small file goes up without a preflight")
     }
 
     /// Two clients creating one folder: the second looks for it in a listing that lags behind the first's creation (as
@@ -139,14 +154,18 @@ import Testing
             $0.method == "GET" && $0.path.hasSuffix("/folders/0/items")
         }
         try await other.upload(Data("b".utf8), to: "shared/deeper/b")
-        #expect(fixture.requests("POST", containing: "/folders").contains { $0.status == 409 }, "the second client met the folder as a 409")
+        #expect(
+            fixture.requests("POST", containing: "/folders").contains { $0.status == 409 },
+            "the second client met the folder as a 409")
         #expect(Set(fixture.mock.paths) == ["shared", "shared/deeper", "shared/deeper/a", "shared/deeper/b"])
     }
 
     /// Box refuses `\` and a trailing space: they are stored encoded and listed back as written.
     @Test func namesBoxRefusesRoundTrip() async throws {
         let fixture = try BoxFixture()
-        for name in ["back\\slash", "trailing "] { try await fixture.fileSystem.upload(Data(name.utf8), to: "n/\(name)") }
+        for name in ["back\\slash", "trailing "] {
+            try await fixture.fileSystem.upload(Data(name.utf8), to: "n/\(name)")
+        }
         #expect(Set(try await fixture.fileSystem.listNames("n")) == ["back\\slash", "trailing "])
         #expect(try await fixture.fileSystem.download("n/trailing ") == Data("trailing ".utf8))
     }
@@ -178,10 +197,16 @@ import Testing
     @Test func theMockRefusesTheFileBeforeItsAttributes() async throws {
         let fixture = try BoxFixture()
         let token = try #require(try fixture.tokenFile.read()).accessToken
-        let form = [FormPart(name: "file", filename: "x.txt", contentType: "text/plain", content: .data(Data("x".utf8))),
-                    FormPart(name: "attributes", filename: nil, contentType: nil, content: .data(Data(#"{"name":"x.txt","parent":{"id":"0"}}"#.utf8)))]
-        let response = try await fixture.http.send(HTTPRequest(method: "POST", url: fixture.mock.endpoint.appendingPathComponent("api/2.0/files/content"),
-                                                               headers: ["Authorization": "Bearer \(token)"], body: .form(form)))
+        let form = [
+            FormPart(name: "file", filename: "x.txt", contentType: "text/plain", content: .data(Data("x".utf8))),
+            FormPart(
+                name: "attributes", filename: nil, contentType: nil,
+                content: .data(Data(#"{"name":"x.txt","parent":{"id":"0"}}"#.utf8))),
+        ]
+        let response = try await fixture.http.send(
+            HTTPRequest(
+                method: "POST", url: fixture.mock.endpoint.appendingPathComponent("api/2.0/files/content"),
+                headers: ["Authorization": "Bearer \(token)"], body: .form(form)))
         #expect(response.status == 400)
         #expect(response.text.contains("metadata_after_file_contents"))
     }
@@ -191,14 +216,18 @@ import Testing
     /// `llvs-mock box --state DIR`: a restarted mock still holds the files (small, and one made by an upload
     /// session), not the trashed one, and still accepts the token it issued.
     @Test func aBoxMockRestartedWithItsStateKeepsTheAccountAndTheTokens() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-box-state-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-box-state-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let tokenFile = TokenFile(path: folder.appendingPathExtension("token").path)
         defer { try? FileManager.default.removeItem(atPath: tokenFile.path) }
         let big = bytes(5 * 256 * 1024 + 11, seed: 31)
         func connect(_ mock: MockBoxServer) -> BoxFileSystem {
-            BoxFixture.connector(mock, http: quickClient(), tokens: OAuthTokenSource(file: tokenFile, configuration: BoxFixture.oauth(mock),
-                                                                                   http: quickClient(), reauthorizeCommand: "llvs auth box"))
+            BoxFixture.connector(
+                mock, http: quickClient(),
+                tokens: OAuthTokenSource(
+                    file: tokenFile, configuration: BoxFixture.oauth(mock),
+                    http: quickClient(), reauthorizeCommand: "llvs auth box"))
         }
         do {
             let mock = try MockBoxServer(settings: BoxFixture.testSettings, state: try MockStateDirectory(folder))
@@ -218,7 +247,9 @@ import Testing
         #expect(try await !box.exists("a/gone.txt"))
         #expect(again.oauth.refreshCount == 0, "the saved access token is still accepted")
         try await box.upload(Data("new".utf8), to: "a/new.txt")
-        #expect(Set(again.paths) == ["a", "a/small.txt", "a/big.bin", "a/new.txt"], "new IDs do not collide with restored ones: \(again.paths)")
+        #expect(
+            Set(again.paths) == ["a", "a/small.txt", "a/big.bin", "a/new.txt"],
+            "new IDs do not collide with restored ones: \(again.paths)")
     }
 }
 

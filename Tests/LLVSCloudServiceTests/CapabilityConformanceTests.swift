@@ -14,8 +14,10 @@ struct RefusingFolder: CloudFileSystem {
 
     func stored(_ path: String) throws -> String {
         let components = try CloudPath.components(path).map { encoding?.encode($0) ?? $0 }
-        for component in components where component.contains(where: OneDriveFileSystem.nameEncoding.forbidden.contains)
-            || component.hasSuffix(".") || component.hasSuffix(" ") || component.hasPrefix(" ") {
+        for component in components
+        where component.contains(where: OneDriveFileSystem.nameEncoding.forbidden.contains)
+            || component.hasSuffix(".") || component.hasSuffix(" ") || component.hasPrefix(" ")
+        {
             throw CloudFileSystemError.server(status: 400, message: "the service refuses the name \(component)")
         }
         return components.joined(separator: "/")
@@ -32,9 +34,15 @@ struct RefusingFolder: CloudFileSystem {
     func listNames(_ folder: String) async throws -> [String] { try await namesFromListing(folder) }
     func metadata(_ path: String) async throws -> CloudItem { shown(try await base.metadata(try stored(path))) }
     func stager(for path: String) async throws -> FileStager { .plain }
-    func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws { try await base.upload(source, to: try stored(path), mode: mode) }
-    func read(_ path: String, range: ByteRange?) async throws -> Data { try await base.read(try stored(path), range: range) }
-    func download(_ path: String, to destination: DownloadDestination) async throws { try await base.download(try stored(path), to: destination) }
+    func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
+        try await base.upload(source, to: try stored(path), mode: mode)
+    }
+    func read(_ path: String, range: ByteRange?) async throws -> Data {
+        try await base.read(try stored(path), range: range)
+    }
+    func download(_ path: String, to destination: DownloadDestination) async throws {
+        try await base.download(try stored(path), to: destination)
+    }
     func makeFolder(_ path: String) async throws { try await base.makeFolder(try stored(path)) }
     func removeFile(_ path: String) async throws { try await base.removeFile(try stored(path)) }
     func removeFolder(_ path: String) async throws { try await base.removeFolder(try stored(path)) }
@@ -48,7 +56,8 @@ struct RefusingFolder: CloudFileSystem {
         var options = ConformanceOptions()
         options.listingCount = 20
         options.largeFileSize = 1024
-        return await ConformanceSuite.run(on: RefusingFolder(base: LocalFolderFileSystem(root: root), encoding: encoding), options: options)
+        return await ConformanceSuite.run(
+            on: RefusingFolder(base: LocalFolderFileSystem(root: root), encoding: encoding), options: options)
     }
 
     /// The suite adds names with every character the declared encoding handles, and its look-alikes: an encoding

@@ -45,7 +45,9 @@ import Testing
         let abc = Data("abc".utf8)
         #expect(ChecksumAlgorithm.sha1.text(of: abc) == "a9993e364706816aba3e25717850c26c9cd0d89d")
         #expect(ChecksumAlgorithm.md5.text(of: abc) == "900150983cd24fb0d6963f7d28e17f72")
-        #expect(ChecksumAlgorithm.sha256.text(of: abc) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            ChecksumAlgorithm.sha256.text(of: abc) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        )
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-checksum-\(UUID().uuidString)")
         try abc.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }

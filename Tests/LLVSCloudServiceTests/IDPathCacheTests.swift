@@ -34,7 +34,9 @@ final class MemoryDirectory: IDDirectory, Sendable {
         await gate?.wait()
         return state.withLock { state in
             state.lookups += 1
-            return state.items.filter { $0.parent == folderID && (caseInsensitive ? $0.name.lowercased() == name.lowercased() : $0.name == name) }
+            return state.items.filter {
+                $0.parent == folderID && (caseInsensitive ? $0.name.lowercased() == name.lowercased() : $0.name == name)
+            }
         }
     }
 
@@ -86,7 +88,9 @@ final class MemoryDirectory: IDDirectory, Sendable {
         let seen = Mutex<[String]>([])
         let result = try await cache.withFileID(["a", "file"]) { id in
             seen.withLock { $0.append(id) }
-            if seen.withLock({ $0.count }) == 1 { directory.add(MemoryItem(id: "x2", name: "file", isFolder: false, parent: "f1")) }
+            if seen.withLock({ $0.count }) == 1 {
+                directory.add(MemoryItem(id: "x2", name: "file", isFolder: false, parent: "f1"))
+            }
             return id
         }
         #expect(result == "x1")

@@ -25,7 +25,9 @@ struct KitItem: MockTreeItem {
             configuration.retryPolicy = RetryPolicy(maximumAttempts: 1, sleep: { _ in })
             let http = HTTPClient(configuration: configuration)
             for index in order {
-                for _ in 0..<2 { _ = try? await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("r\(index)"))) }
+                for _ in 0..<2 {
+                    _ = try? await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("r\(index)")))
+                }
             }
             return Dictionary(grouping: server.log, by: \.target).mapValues { $0.map { "\($0.faults)" } }
         }
@@ -37,13 +39,16 @@ struct KitItem: MockTreeItem {
     }
 
     @Test func theTreeIndexesNamesByTheServicesCaseRuleAndLogsChanges() {
-        var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: true)
+        var tree = MockItemTree(
+            root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: true)
         tree.insert(KitItem(id: "1", name: "Docs", parents: ["0"], isFolder: true))
         tree.insert(KitItem(id: "2", name: "a.txt", parents: ["1"], isFolder: false, content: .data(Data("abc".utf8))))
         #expect(tree.children(of: "0", named: "docs").map(\.id) == ["1"])
         #expect(tree.path(of: "2") == "Docs/a.txt")
         #expect(tree.usage == 3)
-        tree.update("2") { $0.name = "B.txt"; $0.content = .data(Data("abcde".utf8)) }
+        tree.update("2") {
+            $0.name = "B.txt"; $0.content = .data(Data("abcde".utf8))
+        }
         #expect(tree.usage == 5, "a replaced file counts at its new size")
         #expect(tree.children(of: "1", named: "a.txt").isEmpty)
         #expect(tree.children(of: "1", named: "b.TXT").map(\.id) == ["2"])
@@ -56,12 +61,14 @@ struct KitItem: MockTreeItem {
         #expect(tree.usage == 0, "removed files hold nothing")
         tree.restore(KitItem(id: "3", name: "c", parents: ["0"], isFolder: false, content: .data(Data("xy".utf8))))
         #expect(tree.usage == 2)
-        let exact = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
+        let exact = MockItemTree(
+            root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
         #expect(exact.children(of: "0", named: "x").isEmpty)
     }
 
     @Test func aFoldersSizeIsEverythingLiveBelowIt() {
-        var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
+        var tree = MockItemTree(
+            root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
         tree.insert(KitItem(id: "1", name: "a", parents: ["0"], isFolder: false, content: .data(Data("abcde".utf8))))
         tree.insert(KitItem(id: "2", name: "Inner", parents: ["0"], isFolder: true))
         tree.insert(KitItem(id: "3", name: "b", parents: ["2"], isFolder: false, content: .data(Data("1234567".utf8))))
@@ -75,7 +82,8 @@ struct KitItem: MockTreeItem {
     /// Pages of a folder's live children join up to the whole list, in creation order, trashed ones left out
     /// wherever they fall, with the same total on every page.
     @Test func pagesOfLiveChildrenJoinUpToTheWholeList() {
-        var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
+        var tree = MockItemTree(
+            root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
         for index in 1...25 { tree.insert(KitItem(id: "\(index)", name: "f\(index)", parents: ["0"], isFolder: false)) }
         tree.insert(KitItem(id: "x", name: "elsewhere", parents: ["1"], isFolder: false))
         for trashed in ["1", "7", "8", "25"] { tree.update(trashed) { $0.trashed = true } }
@@ -98,7 +106,8 @@ struct KitItem: MockTreeItem {
     }
 
     @Test func aTimeFromTheTreesClockIsAlwaysLaterThanTheLast() {
-        var tree = MockItemTree(root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
+        var tree = MockItemTree(
+            root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: false)
         let times = (0..<100).map { _ in tree.tick() }
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
     }
@@ -120,7 +129,9 @@ struct KitItem: MockTreeItem {
         #expect(session.received == 30)
         #expect(session.bytesSent == 40)
         switch session.content(total: 30) {
-        case .data(let data): #expect(data == Data(repeating: 1, count: 10) + Data(repeating: 2, count: 10) + Data(repeating: 3, count: 10))
+        case .data(let data):
+            #expect(
+                data == Data(repeating: 1, count: 10) + Data(repeating: 2, count: 10) + Data(repeating: 3, count: 10))
         case .spooled: Issue.record("a small upload is kept in memory")
         }
         sessions["x"] = nil

@@ -20,14 +20,16 @@ import Testing
         var configuration = HTTPClientConfiguration()
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 5, sleep: { waits.append($0) })
         let clock = ManualClock()
-        let client = ServiceClient(http: HTTPClient(configuration: configuration), authorizer: nil, classifier: PlainClassifier(),
-                                   pacer: RequestPacer(now: { clock.now }))
+        let client = ServiceClient(
+            http: HTTPClient(configuration: configuration), authorizer: nil, classifier: PlainClassifier(),
+            pacer: RequestPacer(now: { clock.now }))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for transfer in 0..<8 {
                 group.addTask {
                     for piece in 0..<10 {
                         let url = server.baseURL.appendingPathComponent("t\(transfer)/p\(piece)")
-                        try await client.checked(HTTPRequest(method: "PUT", url: url, body: .data(Data("x".utf8))), path: url.path)
+                        try await client.checked(
+                            HTTPRequest(method: "PUT", url: url, body: .data(Data("x".utf8))), path: url.path)
                     }
                 }
             }
@@ -42,8 +44,12 @@ import Testing
         let log = server.log
         let refused = try #require(log.firstIndex { $0.status == 429 })
         let resent = try #require(log.indices.first { $0 > refused && log[$0].target == log[refused].target })
-        #expect(waits.values.count >= log.count - resent - 7, "only \(waits.values.count) of the \(log.count - resent) requests from the resend on were held back")
-        #expect(waits.values.allSatisfy { $0 >= .seconds(2) }, "a request went out within the 2 s: \(waits.values.min() ?? .zero)")
+        #expect(
+            waits.values.count >= log.count - resent - 7,
+            "only \(waits.values.count) of the \(log.count - resent) requests from the resend on were held back")
+        #expect(
+            waits.values.allSatisfy { $0 >= .seconds(2) },
+            "a request went out within the 2 s: \(waits.values.min() ?? .zero)")
     }
 
     @Test func thePacerSpacesRequestsAfterARefusalAndEasesBack() async throws {
@@ -73,7 +79,9 @@ import Testing
 final class ManualClock: Sendable {
     private let nanoseconds = Mutex<UInt64>(1_000_000_000)
     var now: UInt64 { nanoseconds.withLock { $0 } }
-    func advance(_ duration: Duration) { nanoseconds.withLock { $0 += UInt64(duration.components.seconds) * 1_000_000_000 } }
+    func advance(_ duration: Duration) {
+        nanoseconds.withLock { $0 += UInt64(duration.components.seconds) * 1_000_000_000 }
+    }
 }
 
 final class Recorder<T: Sendable>: Sendable {

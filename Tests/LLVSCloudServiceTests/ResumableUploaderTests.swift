@@ -37,7 +37,9 @@ final class MemorySessionService: ResumableUploadProtocol, Sendable {
         }
     }
 
-    func send(_ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: Int) async throws -> ResumableProgress<Data> {
+    func send(
+        _ piece: UploadSource, offset: Int64, length: Int64, total: Int64, to session: Int
+    ) async throws -> ResumableProgress<Data> {
         let bytes = try piece.data(offset: offset, length: length)
         return try state.withLock { state in
             state.pieces += 1
@@ -116,7 +118,8 @@ final class MemorySessionService: ResumableUploadProtocol, Sendable {
 
     @Test func failuresStopCountingWhenTheSessionShowsProgress() async throws {
         let service = MemorySessionService(loseAnswerOf: Set(1...100))
-        let uploader = ResumableUploader(chunkSize: 4 * 1024 * 1024, policy: RetryPolicy(maximumAttempts: 3, sleep: { _ in }))
+        let uploader = ResumableUploader(
+            chunkSize: 4 * 1024 * 1024, policy: RetryPolicy(maximumAttempts: 3, sleep: { _ in }))
         // Each lost answer is followed by a status query that shows progress, so the upload still completes.
         #expect(try await uploader.upload(.data(data), with: service, path: "big") == data)
     }

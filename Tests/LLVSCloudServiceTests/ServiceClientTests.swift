@@ -16,17 +16,22 @@ import Testing
         let data = SeededGenerator.bytes(100_000, seed: 3)
         let published = content.publish(.data(data))
         let api = try MockHTTPServer { request in
-            request.headers["Authorization"] == "Bearer secret-token" ? .empty(302, headers: ["Location": published.absoluteString]) : .empty(401)
+            request.headers["Authorization"] == "Bearer secret-token"
+                ? .empty(302, headers: ["Location": published.absoluteString]) : .empty(401)
         }
         defer { api.stop() }
         let client = ServiceClient(http: testClient(), authorizer: BearerAuthorizer(), classifier: PlainClassifier())
-        let body = try await client.checked(HTTPRequest(url: api.baseURL.appendingPathComponent("files/1/content")), path: "f").body
+        let body = try await client.checked(
+            HTTPRequest(url: api.baseURL.appendingPathComponent("files/1/content")), path: "f"
+        ).body
         #expect(body == data)
-        let part = try await client.read(HTTPRequest(url: api.baseURL.appendingPathComponent("files/1/content")), range: .bytes(10, 19), path: "f")
+        let part = try await client.read(
+            HTTPRequest(url: api.baseURL.appendingPathComponent("files/1/content")), range: .bytes(10, 19), path: "f")
         #expect(part == data[10...19])
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-redirect-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        try await client.download(HTTPRequest(url: api.baseURL.appendingPathComponent("files/1/content")), to: file, path: "f")
+        try await client.download(
+            HTTPRequest(url: api.baseURL.appendingPathComponent("files/1/content")), to: file, path: "f")
         #expect(try Data(contentsOf: file) == data)
         _ = try await client.checked(HTTPRequest(url: published), path: "f", authorization: .none)
         #expect(api.log.allSatisfy { $0.headers["Authorization"] != nil })
@@ -36,17 +41,25 @@ import Testing
 
     @Test func aRangeOutsideTheFileIsAnErrorAndAFailedDownloadLeavesNoFile() async throws {
         let server = try MockHTTPServer { request in
-            request.path == "/missing" ? .empty(404) : MockContent.data(Data("0123456789".utf8)).response(range: request.headers["Range"])
+            request.path == "/missing"
+                ? .empty(404) : MockContent.data(Data("0123456789".utf8)).response(range: request.headers["Range"])
         }
         defer { server.stop() }
         let client = ServiceClient(http: testClient(), authorizer: nil, classifier: PlainClassifier())
-        await #expect(throws: CloudFileSystemError.server(status: 416, message: "range bytes=20- is outside the file f")) {
-            _ = try await client.read(HTTPRequest(url: server.baseURL.appendingPathComponent("file")), range: .from(20), path: "f")
+        await #expect(
+            throws: CloudFileSystemError.server(status: 416, message: "range bytes=20- is outside the file f")
+        ) {
+            _ = try await client.read(
+                HTTPRequest(url: server.baseURL.appendingPathComponent("file")), range: .from(20), path: "f")
         }
-        #expect(try await client.read(HTTPRequest(url: server.baseURL.appendingPathComponent("file")), range: .last(3), path: "f") == Data("789".utf8))
+        #expect(
+            try await client.read(
+                HTTPRequest(url: server.baseURL.appendingPathComponent("file")), range: .last(3), path: "f")
+                == Data("789".utf8))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-missing-\(UUID().uuidString)")
         await #expect(throws: CloudFileSystemError.notFound(path: "m")) {
-            try await client.download(HTTPRequest(url: server.baseURL.appendingPathComponent("missing")), to: file, path: "m")
+            try await client.download(
+                HTTPRequest(url: server.baseURL.appendingPathComponent("missing")), to: file, path: "m")
         }
         #expect(!FileManager.default.fileExists(atPath: file.path))
     }
@@ -56,11 +69,16 @@ import Testing
     @Test func aRefusedCreationIsSentAtMostThePolicysAttempts() async throws {
         let server = try MockHTTPServer { _ in .empty(503) }
         defer { server.stop() }
-        let client = ServiceClient(http: testClient(attempts: 5), authorizer: nil, classifier: AlwaysRefusedIsNotActedOn())
+        let client = ServiceClient(
+            http: testClient(attempts: 5), authorizer: nil, classifier: AlwaysRefusedIsNotActedOn())
         let looks = Recorder<Int>()
         await #expect(throws: CloudFileSystemError.self) {
-            _ = try await client.createOnce(HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("folders")), path: "a",
-                                            decode: { _ in "id" }, landed: { looks.append(1); return nil })
+            _ = try await client.createOnce(
+                HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("folders")), path: "a",
+                decode: { _ in "id" },
+                landed: {
+                    looks.append(1); return nil
+                })
         }
         #expect(server.log.filter { $0.method == "POST" }.count == 5)
         #expect(looks.values.count == 4, "it looks before each resend")
@@ -71,8 +89,9 @@ import Testing
         defer { server.stop() }
         server.faults.injectNext(.dropBeforeAnswer)
         let client = ServiceClient(http: testClient(), authorizer: nil, classifier: PlainClassifier())
-        let id = try await client.createOnce(HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("folders")), path: "a",
-                                             decode: { _ in "sent again" }, landed: { "found" })
+        let id = try await client.createOnce(
+            HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("folders")), path: "a",
+            decode: { _ in "sent again" }, landed: { "found" })
         #expect(id == "found")
         #expect(server.log.filter { $0.method == "POST" }.count == 1)
     }
@@ -94,7 +113,9 @@ import Testing
             UploadSource.file(file, size: Int64(contents.count)).formPart(name: "file", filename: "a b.bin"),
         ]
         let client = ServiceClient(http: testClient(), authorizer: nil, classifier: PlainClassifier())
-        try await client.checked(HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("upload"), body: .form(form)), path: "a")
+        try await client.checked(
+            HTTPRequest(method: "POST", url: server.baseURL.appendingPathComponent("upload"), body: .form(form)),
+            path: "a")
         let (type, body) = received.withLock { $0 }
         let boundary = try #require(type?.components(separatedBy: "boundary=").last)
         #expect(type?.hasPrefix("multipart/form-data") == true)
@@ -134,7 +155,8 @@ struct AlwaysRefusedIsNotActedOn: ServiceErrorClassifier {
         var configuration = HTTPClientConfiguration()
         configuration.stallTimeout = .seconds(2)
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 1, sleep: { _ in })
-        let client = ServiceClient(http: HTTPClient(configuration: configuration), authorizer: nil, classifier: PlainClassifier())
+        let client = ServiceClient(
+            http: HTTPClient(configuration: configuration), authorizer: nil, classifier: PlainClassifier())
         // The whole body would take 500 s; what ends it is libcurl's low-speed limit (error 28), not the body's end.
         do {
             _ = try await client.checked(HTTPRequest(url: server.baseURL.appendingPathComponent("slow")), path: "slow")
@@ -159,8 +181,11 @@ struct AlwaysRefusedIsNotActedOn: ServiceErrorClassifier {
         let outcomes = await withTaskGroup(of: Result<Int, any Error>.self) { group in
             for index in 0..<8 {
                 group.addTask {
-                    do { return .success(try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("big\(index)"))).body.count) }
-                    catch { return .failure(error) }
+                    do {
+                        return .success(
+                            try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("big\(index)")))
+                                .body.count)
+                    } catch { return .failure(error) }
                 }
             }
             return await group.reduce(into: []) { $0.append($1) }
@@ -173,6 +198,8 @@ struct AlwaysRefusedIsNotActedOn: ServiceErrorClassifier {
             case .failure(let error): #expect("\(error)".contains("past 33554432 bytes"), "\(error)")
             }
         }
-        #expect(outcomes.contains { if case .failure = $0 { true } else { false } }, "eight 12 MiB answers cannot all be held in 32 MiB at once")
+        #expect(
+            outcomes.contains { if case .failure = $0 { true } else { false } },
+            "eight 12 MiB answers cannot all be held in 32 MiB at once")
     }
 }

@@ -22,7 +22,9 @@ struct BearerAuthorizer: HTTPAuthorizer {
 /// A client whose retries do not wait, unless `realSleep`.
 func testClient(attempts: Int = 5, realSleep: Bool = false) -> HTTPClient {
     var configuration = HTTPClientConfiguration()
-    configuration.retryPolicy = realSleep ? RetryPolicy(maximumAttempts: attempts, baseDelay: .milliseconds(10))
-                                          : RetryPolicy(maximumAttempts: attempts, sleep: { _ in })
+    configuration.retryPolicy =
+        realSleep
+        ? RetryPolicy(maximumAttempts: attempts, baseDelay: .milliseconds(10))
+        : RetryPolicy(maximumAttempts: attempts, sleep: { _ in })
     return HTTPClient(configuration: configuration)
 }

@@ -12,7 +12,9 @@ import Glibc
     init() throws { tests = try CommandLineTests() }
 
     @discardableResult
-    func llvs(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result { try await tests.run(arguments, input: input) }
+    func llvs(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result {
+        try await tests.run(arguments, input: input)
+    }
     var folder: URL { tests.directory }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
@@ -31,7 +33,8 @@ import Glibc
             default:
                 // SHA-256 of every byte, read in pieces (`Data.hashValue` covers the length and the first 80 bytes).
                 let digest = try ChecksumStream.text(ofFileAt: URL(fileURLWithPath: full), .sha256)
-                result[relative] = "file \(mode) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(info.st_size) \(digest)"
+                result[relative] =
+                    "file \(mode) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(info.st_size) \(digest)"
             }
         }
         return result
@@ -101,18 +104,25 @@ import Glibc
         }
 
         // The first backup is still there to restore, deleted file included.
-        let versions = try JSONSerialization.jsonObject(with: try await llvs("history", "modified.txt", "--json", "--store", path("clone")).output) as! [[String: Any]]
+        let versions =
+            try JSONSerialization.jsonObject(
+                with: try await llvs("history", "modified.txt", "--json", "--store", path("clone")).output)
+            as! [[String: Any]]
         #expect(versions.map { $0["change"] as? String } == ["changed", "added"])
         let old = try #require(versions.last?["version"] as? String)
-        #expect(try await llvs("restore", path("old"), "deleted.txt", "--at", old, "--store", path("clone")).status == 0)
+        #expect(
+            try await llvs("restore", path("old"), "deleted.txt", "--at", old, "--store", path("clone")).status == 0)
         #expect(try String(contentsOfFile: path("old") + "/deleted.txt", encoding: .utf8) == "going")
         #expect(!fm.fileExists(atPath: path("old") + "/kept.txt"))
     }
 
     /// Root reads every file, so as root the backup runs as `nobody` (through util-linux's setpriv), for whom a
     /// mode-000 file is unreadable as it is for any user.
-    @Test(.enabled(if: getuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") || CIEnvironment.requiresEveryTest,
-                   "as root, setpriv is needed to run as nobody"))
+    @Test(
+        .enabled(
+            if: getuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                || CIEnvironment.requiresEveryTest,
+            "as root, setpriv is needed to run as nobody"))
     func anUnreadableFileIsReportedAndTheRestIsBackedUp() async throws {
         let source = path("source")
         try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
@@ -141,7 +151,9 @@ import Glibc
         let restored = path("restored")
         #expect(try await tests.run(["restore", restored, "--store", store]).status == 0)
         #expect(try String(contentsOfFile: restored + "/folder/inner.txt", encoding: .utf8) == "also fine")
-        #expect(!FileManager.default.fileExists(atPath: restored + "/secret.txt"), "the unreadable file is not in the backup")
+        #expect(
+            !FileManager.default.fileExists(atPath: restored + "/secret.txt"),
+            "the unreadable file is not in the backup")
     }
 
     /// Linux names are bytes: `café` composed and `café` decomposed are two files, which a backup keeps apart and a
@@ -164,7 +176,9 @@ import Glibc
         closedir(folder)
         #expect(Set(names) == Set(spellings.map { Array($0.0.utf8) }), "two files, each under its own bytes")
         for (name, text) in spellings {
-            #expect(FileManager.default.contents(atPath: path("out") + "/" + name) == Data(text.utf8), "\(Array(name.unicodeScalars))")
+            #expect(
+                FileManager.default.contents(atPath: path("out") + "/" + name) == Data(text.utf8),
+                "\(Array(name.unicodeScalars))")
         }
     }
 
@@ -176,7 +190,8 @@ import Glibc
         try FileManager.default.createDirectory(atPath: source + "/inner", withIntermediateDirectories: true)
         for index in 0..<300 {
             let name = String(format: "file-%03d.txt", index)
-            try Data(repeating: UInt8(index % 251), count: 1 + index * 37).write(to: URL(fileURLWithPath: source + "/" + name))
+            try Data(repeating: UInt8(index % 251), count: 1 + index * 37).write(
+                to: URL(fileURLWithPath: source + "/" + name))
             chmod(source + "/" + name, index.isMultiple(of: 2) ? 0o644 : 0o600)
         }
         try Data("inside".utf8).write(to: URL(fileURLWithPath: source + "/inner/leaf.txt"))
@@ -187,11 +202,19 @@ import Glibc
         #expect(try snapshot(of: path("whole")) == snapshot(of: source))
 
         let blocked = ["file-007.txt", "file-150.txt", "file-299.txt"]
-        for name in blocked { try FileManager.default.createDirectory(atPath: path("blocked") + "/" + name, withIntermediateDirectories: true) }
+        for name in blocked {
+            try FileManager.default.createDirectory(
+                atPath: path("blocked") + "/" + name, withIntermediateDirectories: true)
+        }
         let restore = try await llvs("restore", path("blocked"), "--store", path("store"))
         #expect(restore.status != 0 && restore.error.contains("3 entries were not restored"), "\(restore.error)")
-        let listed = restore.error.split(separator: "\n").filter { $0.contains("not restored: ") && $0.contains("file-") }
-        #expect(listed.count == 3 && zip(listed, blocked).allSatisfy { $0.contains($1) && $0.contains("a folder is in the way") }, "\(listed)")
+        let listed = restore.error.split(separator: "\n").filter {
+            $0.contains("not restored: ") && $0.contains("file-")
+        }
+        #expect(
+            listed.count == 3
+                && zip(listed, blocked).allSatisfy { $0.contains($1) && $0.contains("a folder is in the way") },
+            "\(listed)")
         var expected = try snapshot(of: source)
         for name in blocked { expected[name] = nil }
         let written = try snapshot(of: path("blocked")).filter { !blocked.contains($0.key) }

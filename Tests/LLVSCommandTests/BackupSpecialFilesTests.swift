@@ -24,7 +24,11 @@ extension BackupCommandTests {
             let bytes = Array(path.utf8)
             for (index, byte) in bytes.enumerated() where index < raw.count - 1 { raw[index] = byte }
         }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         try #require(bound == 0)
     }
 
@@ -53,7 +57,9 @@ extension BackupCommandTests {
         #expect(Self.status(out + "/sock") == nil)
         let first = try #require(Self.status(out + "/a/data.bin"))
         #expect(first.st_nlink == 3, "three names, one file")
-        for name in ["/b/same.bin", "/a/again.bin"] { #expect(Self.status(out + name)?.st_ino == first.st_ino, "\(name)") }
+        for name in ["/b/same.bin", "/a/again.bin"] {
+            #expect(Self.status(out + name)?.st_ino == first.st_ino, "\(name)")
+        }
         #expect(Self.status(out + "/b/small-too.txt")?.st_ino == Self.status(out + "/small.txt")?.st_ino)
         #expect(try Data(contentsOf: URL(fileURLWithPath: out + "/b/same.bin")) == Data(repeating: 3, count: 5000))
 
@@ -71,7 +77,8 @@ extension BackupCommandTests {
         let source = path("devices")
         try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
         let null = try #require(Self.status("/dev/null"))
-        #expect(mknod(source + "/null", S_IFCHR | 0o666, null.st_rdev) == 0, "mknod: \(String(cString: strerror(errno)))")
+        #expect(
+            mknod(source + "/null", S_IFCHR | 0o666, null.st_rdev) == 0, "mknod: \(String(cString: strerror(errno)))")
         #expect(try await llvs("init").status == 0)
         #expect(try await llvs("backup", source).status == 0)
         let restored = try await llvs("restore", path("out"))

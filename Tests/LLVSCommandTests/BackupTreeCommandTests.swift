@@ -9,7 +9,8 @@ import Glibc
 /// before any work, a store of the earlier per-path layout, and a backup killed part way then resumed.
 extension BackupCommandTests {
     func write(_ path: String, _ data: Data) throws {
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try data.write(to: URL(fileURLWithPath: path))
     }
 
@@ -54,17 +55,26 @@ extension BackupCommandTests {
         #expect(try await llvs("init").status == 0)
         // An address nothing listens on any more: a mock's, once it has stopped.
         let gone = try MockProcess(["webdav"]).url.replacingOccurrences(of: "http://", with: "webdav://")
-        let added = try await llvs("remote", "add", "down", gone, "--user", "u", "--password-stdin", input: Data("p".utf8))
+        let added = try await llvs(
+            "remote", "add", "down", gone, "--user", "u", "--password-stdin", input: Data("p".utf8))
         #expect(added.status == 0, "\(added.error)")
         let down = try await llvs("backup", path("source"), "--to", "down")
         #expect(down.status != 0 && down.error.contains("127.0.0.1"), "\(down.error)")
         #expect(try await llvs("log").text.isEmpty, "no version was made: \(down.text)")
 
         let remote = "file://" + path("sealed")
-        #expect(try await tests.run(["remote", "add", "--all-stores", "sealed", remote, "--encrypt"], environment: ["LLVS_PASSPHRASE": "right"]).status == 0)
+        #expect(
+            try await tests.run(
+                ["remote", "add", "--all-stores", "sealed", remote, "--encrypt"],
+                environment: ["LLVS_PASSPHRASE": "right"]
+            ).status == 0)
         #expect(try await tests.run(["init", "--store", path("other")]).status == 0)
-        #expect(try await tests.run(["push", "sealed", "--store", path("other")], environment: ["LLVS_PASSPHRASE": "right"]).status == 0)
-        let wrong = try await tests.run(["backup", path("source"), "--to", "sealed"], environment: ["LLVS_PASSPHRASE": "wrong"])
+        #expect(
+            try await tests.run(
+                ["push", "sealed", "--store", path("other")], environment: ["LLVS_PASSPHRASE": "right"]
+            ).status == 0)
+        let wrong = try await tests.run(
+            ["backup", path("source"), "--to", "sealed"], environment: ["LLVS_PASSPHRASE": "wrong"])
         #expect(wrong.status == 1 && wrong.error.contains("passphrase"), "\(wrong.error)")
         #expect(try await llvs("log").text.isEmpty, "no version was made: \(wrong.text)")
     }
@@ -76,15 +86,20 @@ extension BackupCommandTests {
         try write(path("mine/a.txt"), Data("mine".utf8))
         let mock = try MockProcess(["webdav", "--user", "u", "--password", "pw"])
         let url = mock.url.replacingOccurrences(of: "http://", with: "webdav://")
-        #expect(try await llvs("remote", "add", "--all-stores", "home", url, "--user", "u", "--password-stdin", input: Data("pw".utf8)).status == 0)
+        #expect(
+            try await llvs(
+                "remote", "add", "--all-stores", "home", url, "--user", "u", "--password-stdin", input: Data("pw".utf8)
+            ).status == 0)
         #expect(try await tests.run(["init", "--store", path("other")]).status == 0)
         #expect(try await tests.run(["backup", path("theirs"), "--to", "home", "--store", path("other")]).status == 0)
         #expect(try await llvs("init").status == 0)
-        let traced = try await tests.run(["backup", path("mine"), "--to", "home"], environment: ["LLVS_HTTP_TRACE": "1"])
+        let traced = try await tests.run(
+            ["backup", path("mine"), "--to", "home"], environment: ["LLVS_HTTP_TRACE": "1"])
         #expect(traced.status == 0 && traced.text.contains("Sent 1 version"), "\(traced.text) \(traced.error)")
         let downloads = traced.error.split(separator: "\n").filter { $0.contains("→ GET") }
         #expect(downloads.isEmpty, "\(downloads)")
-        #expect(try await llvs("backups").text.contains(path("theirs")) == false, "nothing of the other store was merged")
+        #expect(
+            try await llvs("backups").text.contains(path("theirs")) == false, "nothing of the other store was merged")
         withExtendedLifetime(mock) {}
     }
 
@@ -92,14 +107,17 @@ extension BackupCommandTests {
     /// did; the next backup leaves those values out of its version, and the older version still restores with --at.
     @Test func aStoreOfThePerPathLayoutStillRestoresAndConverts() async throws {
         func meta(_ kind: String, size: Int) -> Data {
-            try! JSONSerialization.data(withJSONObject: ["kind": kind, "size": size, "modified": 1_700_000_000, "modifiedNanoseconds": 5, "mode": 0o640])
+            try! JSONSerialization.data(withJSONObject: [
+                "kind": kind, "size": size, "modified": 1_700_000_000, "modifiedNanoseconds": 5, "mode": 0o640,
+            ])
         }
         #expect(try await llvs("init").status == 0)
         #expect(try await llvs("put", "notes/old.txt", "-", input: Data("old layout".utf8)).status == 0)
         #expect(try await llvs("put", ".llvs-meta/notes/old.txt", "-", input: meta("file", size: 10)).status == 0)
         #expect(try await llvs("put", ".llvs-meta/notes", "-", input: meta("directory", size: 0)).status == 0)
         let old = try await llvs("log", "--json")
-        let oldVersion = try #require((try JSONSerialization.jsonObject(with: old.output) as? [[String: Any]])?.first?["id"] as? String)
+        let oldVersion = try #require(
+            (try JSONSerialization.jsonObject(with: old.output) as? [[String: Any]])?.first?["id"] as? String)
         #expect(try await llvs("restore", path("legacy")).status == 0)
         #expect(try String(contentsOfFile: path("legacy/notes/old.txt"), encoding: .utf8) == "old layout")
 
@@ -139,14 +157,19 @@ extension BackupCommandTests {
             ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).reduce(0) { count, name in
                 guard !name.hasPrefix(".") else { return count }
                 guard FileManager.default.isDirectory(folder + "/" + name) else { return count + 1 }
-                return count + ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/" + name)) ?? []).filter { !$0.hasPrefix(".") }.count
+                return count
+                    + ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/" + name)) ?? []).filter {
+                        !$0.hasPrefix(".")
+                    }.count
             }
         }
         let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = ["backup", path("source"), "--checkpoint-every", "2", "--to", "home"]
         process.currentDirectoryURL = folder
-        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
+        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in
+            new
+        }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -157,7 +180,9 @@ extension BackupCommandTests {
         try FileEvents.wait(in: [watched], until: { files(in: watched) >= events }, while: { process.isRunning })
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal, "the backup ended (status \(process.terminationStatus)) before it could be killed")
+        #expect(
+            process.terminationReason == .uncaughtSignal,
+            "the backup ended (status \(process.terminationStatus)) before it could be killed")
         let onRemote = files(in: path("remote/versions"))
 
         let resumed = try await llvs("backup", path("source"), "--to", "home")
@@ -169,12 +194,16 @@ extension BackupCommandTests {
                 total + ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + file)[.size] as? Int) ?? 0)
             }
         }
-        #expect(bytes(in: path(".llvs/versions")) <= (36 + 3) << 20, "the store holds \(bytes(in: path(".llvs/versions"))) bytes for 36 MiB")
+        #expect(
+            bytes(in: path(".llvs/versions")) <= (36 + 3) << 20,
+            "the store holds \(bytes(in: path(".llvs/versions"))) bytes for 36 MiB")
         // The re-run sends only what the remote lacked.
         let match = try #require(resumed.text.firstMatch(of: /Sent ([0-9]+) version/))
         let sent = try #require(Int(match.1))
         let versions = files(in: path(".llvs/versions"))
-        #expect(sent == versions - onRemote, "sent \(sent) of \(versions) versions, \(onRemote) already on the remote: \(resumed.text)")
+        #expect(
+            sent == versions - onRemote,
+            "sent \(sent) of \(versions) versions, \(onRemote) already on the remote: \(resumed.text)")
         let cloned = try await tests.run(["clone", "home", path("clone")])
         #expect(cloned.status == 0, "\(cloned.error)")
         #expect(try await tests.run(["restore", path("restored"), "--store", path("clone")]).status == 0)

@@ -8,7 +8,9 @@ import Testing
     init() throws { tests = try CommandLineTests() }
 
     @discardableResult
-    func llvs(_ arguments: String..., input: Data? = nil, environment: [String: String] = [:]) async throws -> CommandLineTests.Result {
+    func llvs(
+        _ arguments: String..., input: Data? = nil, environment: [String: String] = [:]
+    ) async throws -> CommandLineTests.Result {
         try await tests.run(arguments, input: input, environment: environment)
     }
 
@@ -24,7 +26,9 @@ import Testing
         #expect(pushed.status == 0, "\(pushed.error)")
     }
 
-    func expectCloned(_ result: CommandLineTests.Result, into store: String, remote: String = "origin", url: String) async throws {
+    func expectCloned(
+        _ result: CommandLineTests.Result, into store: String, remote: String = "origin", url: String
+    ) async throws {
         #expect(result.status == 0, "\(result.error)")
         #expect(try await llvs("get", "greeting", "--store", path(store)).text == "hello")
         let listed = try await llvs("remote", "list", "--store", path(store))
@@ -38,7 +42,8 @@ import Testing
         // The new store keeps the remote as its own: a later sync needs no name and no configuration.
         #expect(try await llvs("put", "more", "-", "--store", path("b"), input: Data("from b".utf8)).status == 0)
         #expect(try await llvs("sync", "--store", path("b")).text.contains("Sent 1 version"))
-        try await expectCloned(try await llvs("clone", url, path("c"), "--name", "upstream"), into: "c", remote: "upstream", url: url)
+        try await expectCloned(
+            try await llvs("clone", url, path("c"), "--name", "upstream"), into: "c", remote: "upstream", url: url)
     }
 
     @Test func aWebDAVURLClones() async throws {
@@ -56,8 +61,10 @@ import Testing
         let url = "gdrive:/stores/shared"
         #expect(try await llvs("init", "--store", path("a")).status == 0)
         #expect(try await llvs("put", "greeting", "-", "--store", path("a"), input: Data("hello".utf8)).status == 0)
-        let added = try await llvs("remote", "add", "--all-stores", "home", url, "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
-                                   "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8))
+        let added = try await llvs(
+            "remote", "add", "--all-stores", "home", url, "--endpoint", mock.url, "--client-id",
+            mock.fields["client_id"] ?? "",
+            "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8))
         #expect(added.status == 0, "\(added.error)")
         #expect(try await llvs("auth", "home", "--token-json", token).status == 0)
         #expect(try await llvs("push", "home", "--store", path("a")).status == 0)
@@ -84,7 +91,9 @@ import Testing
         #expect(cloned.status == 0, "\(cloned.error)")
         #expect(try await llvs("sync", "--store", path("b")).status == 0)
         func requests(_ command: String) async throws -> [String] {
-            #expect(try await llvs("put", "n\(UUID().uuidString)", "-", "--store", path("a"), input: Data("new".utf8)).status == 0)
+            #expect(
+                try await llvs("put", "n\(UUID().uuidString)", "-", "--store", path("a"), input: Data("new".utf8))
+                    .status == 0)
             #expect(try await llvs("push", "home", "--store", path("a")).status == 0)
             let traced = try await llvs(command, "--store", path("b"), environment: ["LLVS_HTTP_TRACE": "1"])
             #expect(traced.status == 0, "\(traced.error)")
@@ -105,7 +114,9 @@ import Testing
         let traced = try await llvs("push", "home", "--store", path("a"), environment: ["LLVS_HTTP_TRACE": "1"])
         #expect(traced.status == 0, "\(traced.error)")
         let requests = traced.error.split(separator: "\n").filter { $0.contains("→ ") }
-        #expect(requests.first?.contains("→ POST") == true && requests.first?.contains("token") == true, "\(requests.prefix(3))")
+        #expect(
+            requests.first?.contains("→ POST") == true && requests.first?.contains("token") == true,
+            "\(requests.prefix(3))")
         #expect(!traced.error.contains("refresh_token="), "the refresh token is redacted")
         withExtendedLifetime(mock) {}
     }
@@ -116,25 +127,33 @@ import Testing
         let kept = path("config/llvs/passphrases")
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: kept))
 
-        let wrong = try await llvs("clone", url, path("b"), "--encrypt", "--passphrase-stdin", input: Data("guess".utf8))
+        let wrong = try await llvs(
+            "clone", url, path("b"), "--encrypt", "--passphrase-stdin", input: Data("guess".utf8))
         #expect(wrong.status == 1 && wrong.error.contains("passphrase"))
         #expect(!FileManager.default.fileExists(atPath: path("b")))
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: kept)) == before, "the wrong passphrase is not kept")
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: kept)) == before, "the wrong passphrase is not kept"
+        )
 
-        try await expectCloned(try await llvs("clone", url, path("b"), "--encrypt", "--passphrase-stdin", input: Data("secret".utf8)), into: "b", url: url)
+        try await expectCloned(
+            try await llvs("clone", url, path("b"), "--encrypt", "--passphrase-stdin", input: Data("secret".utf8)),
+            into: "b", url: url)
         #expect(try await llvs("remote", "show", "origin", "--store", path("b")).text.contains("encrypted: yes"))
         #expect(try await llvs("pull", "--store", path("b")).status == 0, "the kept passphrase serves later commands")
 
         // An empty folder is no store, and cloning it makes no key there.
         try FileManager.default.createDirectory(atPath: path("empty"), withIntermediateDirectories: true)
-        let empty = try await llvs("clone", "file://" + path("empty"), path("c"), "--encrypt", environment: ["LLVS_PASSPHRASE": "p"])
+        let empty = try await llvs(
+            "clone", "file://" + path("empty"), path("c"), "--encrypt", environment: ["LLVS_PASSPHRASE": "p"])
         #expect(empty.status == 3)
         #expect(try FileManager.default.contentsOfDirectory(atPath: path("empty")).isEmpty)
     }
 
     @Test func mistakesGiveClearErrors() async throws {
         let unknown = try await llvs("clone", "nowhere", path("b"))
-        #expect(unknown.status == 3 && unknown.error.contains("llvs clone URL DIR") && !unknown.error.contains("llvs remote add nowhere URL`"))
+        #expect(
+            unknown.status == 3 && unknown.error.contains("llvs clone URL DIR")
+                && !unknown.error.contains("llvs remote add nowhere URL`"))
         #expect(try await llvs("clone", "nowhere", path("b"), "--name", "x").status == 2)
         #expect(try await llvs("clone", "nowhere", path("b"), "--encrypt").status == 2)
         #expect(try await llvs("clone", "ftp://example.com/x", path("b")).status == 2)

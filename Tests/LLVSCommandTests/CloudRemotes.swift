@@ -3,7 +3,9 @@ import Testing
 
 extension CommandLineTests {
     /// Runs `llvs` with these words only (no `--store`).
-    func command(_ arguments: String..., input: Data? = nil) async throws -> Result { try await run(arguments, input: input) }
+    func command(_ arguments: String..., input: Data? = nil) async throws -> Result {
+        try await run(arguments, input: input)
+    }
 
     /// A path in the test's folder.
     func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
@@ -12,32 +14,44 @@ extension CommandLineTests {
     /// authorized with the token the mock issued. `folder` is the remote's folder on the service. `faults`: the
     /// mock's `--faults`; `expiredToken`: the account's access token is already past, so the first request refreshes.
     /// `options` go to `remote add` (`--encrypt`), with `environment` (`LLVS_PASSPHRASE`).
-    func addRemote(_ kind: String, folder: String, faults: String? = nil, expiredToken: Bool = false, options: [String] = [],
-                   environment: [String: String] = [:]) async throws -> MockProcess? {
+    func addRemote(
+        _ kind: String, folder: String, faults: String? = nil, expiredToken: Bool = false, options: [String] = [],
+        environment: [String: String] = [:]
+    ) async throws -> MockProcess? {
         let faultArguments = faults.map { ["--faults", $0] } ?? []
         switch kind {
         case "webdav":
             let mock = try MockProcess(["webdav", "--user", "u", "--password", "pw"] + faultArguments)
-            let added = try await run(["remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://"), "--user", "u",
-                                       "--password-stdin"] + options, input: Data("pw\n".utf8), environment: environment)
+            let added = try await run(
+                [
+                    "remote", "add", "--all-stores", "home",
+                    mock.url.replacingOccurrences(of: "http://", with: "webdav://"), "--user", "u",
+                    "--password-stdin",
+                ] + options, input: Data("pw\n".utf8), environment: environment)
             #expect(added.status == 0, "\(added.error)")
             return mock
         case "gdrive", "onedrive", "pcloud", "box":
             // pCloud's account is in the EU region: the token from the sign-in names its host, and llvs talks only to it.
             let service = kind == "pcloud" ? "pcloud-eu" : kind
-            let url = switch kind {
-            case "gdrive": "gdrive:/" + folder.lowercased()
-            case "onedrive": "onedrive:/" + folder + "?"
-            default: "\(kind):/" + folder
-            }
+            let url =
+                switch kind {
+                case "gdrive": "gdrive:/" + folder.lowercased()
+                case "onedrive": "onedrive:/" + folder + "?"
+                default: "\(kind):/" + folder
+                }
             let token = file("issued-token.json")
             let mock = try MockProcess([service, "--token-out", token] + faultArguments, lineCount: 2)
             if expiredToken {
-                var issued = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: token))) as? [String: Any] ?? [:]
+                var issued =
+                    try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: token)))
+                    as? [String: Any] ?? [:]
                 issued["expires_at"] = "2001-01-01T00:00:00Z"
                 try JSONSerialization.data(withJSONObject: issued).write(to: URL(fileURLWithPath: token))
             }
-            var words = ["remote", "add", "--all-stores", "home", url, "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? ""]
+            var words = [
+                "remote", "add", "--all-stores", "home", url, "--endpoint", mock.url, "--client-id",
+                mock.fields["client_id"] ?? "",
+            ]
             // OneDrive's client is a public one, with no secret.
             let secret = kind == "onedrive" ? nil : Data((mock.fields["client_secret"] ?? "").utf8)
             if secret != nil { words.append("--client-secret-stdin") }
@@ -48,7 +62,11 @@ extension CommandLineTests {
             #expect(auth.status == 0, "\(auth.error)")
             return mock
         default:
-            #expect(try await run(["remote", "add", "--all-stores", "home", "file://" + file("remote")] + options, environment: environment).status == 0)
+            #expect(
+                try await run(
+                    ["remote", "add", "--all-stores", "home", "file://" + file("remote")] + options,
+                    environment: environment
+                ).status == 0)
             return nil
         }
     }

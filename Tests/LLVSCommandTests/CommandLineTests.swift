@@ -22,9 +22,13 @@ import Testing
     }
 
     static let binary: URL = {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for folder in [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent(),
-                       packageRoot.appendingPathComponent(".build/debug")] {
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        for folder in [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            packageRoot.appendingPathComponent(".build/debug"),
+        ] {
             let url = folder.appendingPathComponent("llvs")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
@@ -32,19 +36,25 @@ import Testing
     }()
 
     @discardableResult
-    func llvs(_ arguments: String..., input: Data? = nil, withStore: Bool = true, environment: [String: String] = [:]) async throws -> Result {
+    func llvs(
+        _ arguments: String..., input: Data? = nil, withStore: Bool = true, environment: [String: String] = [:]
+    ) async throws -> Result {
         try await run(arguments + (withStore ? ["--store", store] : []), input: input, environment: environment)
     }
 
     /// The environment children start with: the test's own, less the developer's `LLVS_*` settings (a remote's
     /// password, a trace, a deadline), which would change what the commands do.
     static let cleanEnvironment = clean(ProcessInfo.processInfo.environment)
-    static func clean(_ environment: [String: String]) -> [String: String] { environment.filter { !$0.key.hasPrefix("LLVS_") } }
+    static func clean(_ environment: [String: String]) -> [String: String] {
+        environment.filter { !$0.key.hasPrefix("LLVS_") }
+    }
 
     /// Runs `llvs` with its configuration (remotes) in this test's own folder; `through` is a command that runs it
     /// (`setpriv … ` to run it as another user).
-    func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], through wrapper: [String] = [],
-             executable: URL = CommandLineTests.binary) async throws -> Result {
+    func run(
+        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:], through wrapper: [String] = [],
+        executable: URL = CommandLineTests.binary
+    ) async throws -> Result {
         let process = ChildProcess()
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)
@@ -78,13 +88,19 @@ import Testing
                 let output = out.fileHandleForReading.readDataToEndOfFile()
                 drained.wait()
                 process.waitUntilExit()
-                continuation.resume(returning: Result(status: process.terminationStatus, output: output, error: String(decoding: error, as: UTF8.self)))
+                continuation.resume(
+                    returning: Result(
+                        status: process.terminationStatus, output: output, error: String(decoding: error, as: UTF8.self)
+                    ))
             }.start()
         }
     }
 
     @Test func childrenStartWithoutTheDevelopersLLVSSettings() {
-        let developer = ["PATH": "/usr/bin", "LLVS_WEBDAV_PASSWORD": "secret", "LLVS_HTTP_TRACE": "1", "LLVS_DEADLINE": "1", "HOME": "/root"]
+        let developer = [
+            "PATH": "/usr/bin", "LLVS_WEBDAV_PASSWORD": "secret", "LLVS_HTTP_TRACE": "1", "LLVS_DEADLINE": "1",
+            "HOME": "/root",
+        ]
         #expect(Self.clean(developer) == ["PATH": "/usr/bin", "HOME": "/root"])
     }
 
@@ -92,10 +108,17 @@ import Testing
     /// ends instead of hanging (the time limit turns a hang into a failure).
     @Test(.timeLimit(.minutes(5))) func aTracedCommandDoesNotHangTheHarness() async throws {
         let mock = try MockProcess(["webdav"])
-        #expect(try await run(["remote", "add", "--all-stores", "dav", mock.url.replacingOccurrences(of: "http://", with: "webdav://")]).status == 0)
-        let traced = try await run(["conformance", "dav", "--listing-count", "200", "--large-file-mib", "1"], environment: ["LLVS_HTTP_TRACE": "1"])
+        #expect(
+            try await run([
+                "remote", "add", "--all-stores", "dav", mock.url.replacingOccurrences(of: "http://", with: "webdav://"),
+            ]).status == 0)
+        let traced = try await run(
+            ["conformance", "dav", "--listing-count", "200", "--large-file-mib", "1"],
+            environment: ["LLVS_HTTP_TRACE": "1"])
         #expect(traced.status == 0)
-        #expect(traced.error.utf8.count > 65_536, "the trace should be larger than a pipe's buffer: \(traced.error.utf8.count) bytes")
+        #expect(
+            traced.error.utf8.count > 65_536,
+            "the trace should be larger than a pipe's buffer: \(traced.error.utf8.count) bytes")
         withExtendedLifetime(mock) {}
     }
 
@@ -174,7 +197,7 @@ import Testing
         try await llvs("put", "a", "-", input: Data("main".utf8))
         let side = try await llvs("put", "b", "-", "--on", v1, "--branch", "side", input: Data("side".utf8))
         #expect(side.status == 0)
-        #expect(try await llvs("get", "b").status == 3) // the current version did not move
+        #expect(try await llvs("get", "b").status == 3)  // the current version did not move
         let heads = try JSONSerialization.jsonObject(with: try await llvs("heads", "--json").output) as! [[String: Any]]
         #expect(heads.count == 2)
         #expect(try await llvs("merge", "--branch", "other").text.contains("Already up to date"))
@@ -212,8 +235,14 @@ import Testing
             (["backup", ".", "--checkpoint-every", "0"], "--checkpoint-every needs a number of MiB above 0"),
             (["backup", ".", "--name", ""], "--name is empty"),
             (["restore", "out", "--before", "yesterday"], "--before needs a date and time in ISO 8601"),
-            (["remote", "add", "r", "file:///tmp/r", "--concurrency", "65"], "--concurrency needs a whole number from 1 to 64, not 65"),
-            (["remote", "add", "r", "file:///tmp/r", "--base-path", "a/../b"], "--base-path needs a path on the remote"),
+            (
+                ["remote", "add", "r", "file:///tmp/r", "--concurrency", "65"],
+                "--concurrency needs a whole number from 1 to 64, not 65"
+            ),
+            (
+                ["remote", "add", "r", "file:///tmp/r", "--base-path", "a/../b"],
+                "--base-path needs a path on the remote"
+            ),
             (["snapshot", "r", "--format", "tar"], "--format needs one of zip-v1, llvs-bundles-v1, not tar"),
             (["sync", "--arbiter", "coin"], "--arbiter needs one of change, branch, not coin"),
             (["conformance", "r", "--listing-count", "0"], "--listing-count needs a whole number from 1"),
@@ -225,7 +254,9 @@ import Testing
         }
         #expect(try await llvs("log").status == 0, "the store is untouched")
         let help = try await llvs("backup", "--help").text
-        #expect(help.contains("--checkpoint-every MIB") && help.contains("--store DIR"), "help comes from the same declarations: \(help)")
+        #expect(
+            help.contains("--checkpoint-every MIB") && help.contains("--store DIR"),
+            "help comes from the same declarations: \(help)")
     }
 
     /// `llvs-bench` and `llvs-mock` check their arguments as `llvs` does: an unknown option, a missing value or a
@@ -235,12 +266,17 @@ import Testing
         func runTool(_ tool: String, _ arguments: [String]) async throws -> Result {
             try await run(arguments, executable: folder.appendingPathComponent(tool))
         }
-        for (arguments, expected) in [(["compare", "--rows", "18"], "--rows needs comma-separated whole numbers from 1 to 17"),
-                                      (["store", "--bogus", "1"], "unknown option --bogus"), (["sync", "--runs", "x"], "--runs needs a whole number"),
-                                      (["http", "--requests"], "--requests needs a value"), (["compare", "--remotes", "dropbox"], "--remotes takes box, gdrive"),
-                                      (["frobnicate"], "unknown command frobnicate")] {
+        for (arguments, expected) in [
+            (["compare", "--rows", "18"], "--rows needs comma-separated whole numbers from 1 to 17"),
+            (["store", "--bogus", "1"], "unknown option --bogus"),
+            (["sync", "--runs", "x"], "--runs needs a whole number"),
+            (["http", "--requests"], "--requests needs a value"),
+            (["compare", "--remotes", "dropbox"], "--remotes takes box, gdrive"),
+            (["frobnicate"], "unknown command frobnicate"),
+        ] {
             let result = try await runTool("llvs-bench", arguments)
-            #expect(result.status == 2 && result.error.contains(expected), "\(arguments): \(result.status) \(result.error)")
+            #expect(
+                result.status == 2 && result.error.contains(expected), "\(arguments): \(result.status) \(result.error)")
         }
         let mock = try await runTool("llvs-mock", ["webdav", "--prot", "1"])
         #expect(mock.status == 2 && mock.error.contains("unknown option --prot"), "\(mock.error)")
@@ -264,7 +300,8 @@ import Testing
         try await llvs("put", "a", "-", input: Data("1".utf8))
         let versions = URL(fileURLWithPath: store).appendingPathComponent("versions")
         let shard = try FileManager.default.contentsOfDirectory(atPath: versions.path).first { !$0.hasPrefix(".") }!
-        let file = try FileManager.default.contentsOfDirectory(atPath: versions.appendingPathComponent(shard).path).first!
+        let file = try FileManager.default.contentsOfDirectory(atPath: versions.appendingPathComponent(shard).path)
+            .first!
         let path = versions.appendingPathComponent(shard).appendingPathComponent(file)
         try Data("garbage".utf8).write(to: path)
         let result = try await llvs("log")

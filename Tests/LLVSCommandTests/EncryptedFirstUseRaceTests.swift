@@ -18,17 +18,24 @@ import Testing
             func llvs(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result {
                 try await tests.run(arguments, input: input, environment: Self.passphrase)
             }
-            let mock = try await tests.addRemote(kind, folder: "race", options: ["--encrypt"], environment: Self.passphrase)
+            let mock = try await tests.addRemote(
+                kind, folder: "race", options: ["--encrypt"], environment: Self.passphrase)
             defer { withExtendedLifetime(mock) {} }
             for store in ["a", "b"] {
                 #expect(try await llvs("init", "--store", tests.file(store)).status == 0)
-                #expect(try await llvs("put", "from-\(store)", "-", "--store", tests.file(store), input: Data("written by \(store)".utf8)).status == 0)
+                #expect(
+                    try await llvs(
+                        "put", "from-\(store)", "-", "--store", tests.file(store),
+                        input: Data("written by \(store)".utf8)
+                    ).status == 0)
             }
-            let first = try Self.start(["push", "home", "--store", tests.file("a")], in: tests, errors: tests.file("a.err"))
+            let first = try Self.start(
+                ["push", "home", "--store", tests.file("a")], in: tests, errors: tests.file("a.err"))
             // The offset is the try's input, not an order the test waits for: whichever push ends first, and however
             // the two overlap, every version must stay readable.
             try await Task.sleep(for: .milliseconds(offset))
-            let second = try Self.start(["push", "home", "--store", tests.file("b")], in: tests, errors: tests.file("b.err"))
+            let second = try Self.start(
+                ["push", "home", "--store", tests.file("b")], in: tests, errors: tests.file("b.err"))
             let statuses = [await Self.finish(first), await Self.finish(second)]
             let errors = ["a.err", "b.err"].map { (try? String(contentsOfFile: tests.file($0), encoding: .utf8)) ?? "" }
             #expect(statuses == [0, 0], "try \(attempt), \(offset) ms: \(errors)")
@@ -36,7 +43,8 @@ import Testing
             let cloned = try await llvs("clone", "home", tests.file("c"))
             var readable = cloned.status == 0
             for store in ["a", "b"] where readable {
-                readable = try await llvs("get", "from-\(store)", "--store", tests.file("c")).text == "written by \(store)"
+                readable =
+                    try await llvs("get", "from-\(store)", "--store", tests.file("c")).text == "written by \(store)"
             }
             // Both stores converge on both versions.
             for store in ["a", "b"] where readable {
@@ -55,8 +63,10 @@ import Testing
         process.executableURL = CommandLineTests.binary
         process.arguments = arguments
         process.currentDirectoryURL = tests.directory
-        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.file("config")]) { _, new in new }
-            .merging(passphrase) { _, new in new }
+        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.file("config")]) {
+            _, new in new
+        }
+        .merging(passphrase) { _, new in new }
         _ = FileManager.default.createFile(atPath: errors, contents: nil)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: errors)

@@ -14,22 +14,32 @@ enum FileEvents {
     /// process that ends without making a file is noticed.
     /// With `alsoOnWrites`, every write into a file there wakes it too (a file that grows while it stays open).
     /// Throws when the kernel gives no inotify instance: the caller cannot wait, and must not go on as if it had.
-    static func wait(in folders: [String], until condition: () -> Bool, while stillGoing: () -> Bool, alsoOnWrites: Bool = false) throws {
+    static func wait(
+        in folders: [String], until condition: () -> Bool, while stillGoing: () -> Bool, alsoOnWrites: Bool = false
+    ) throws {
         let fd = inotify_init1(Int32(IN_CLOEXEC))
-        guard fd >= 0 else { throw Unavailable(description: "inotify_init1 failed: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw Unavailable(description: "inotify_init1 failed: \(String(cString: strerror(errno)))")
+        }
         defer { close(fd) }
         var watched = Set<String>()
         func watch(_ path: String) {
-            guard !watched.contains(path), inotify_add_watch(fd, path, UInt32(IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | (alsoOnWrites ? IN_MODIFY : 0))) >= 0 else { return }
+            guard !watched.contains(path),
+                inotify_add_watch(
+                    fd, path, UInt32(IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | (alsoOnWrites ? IN_MODIFY : 0))) >= 0
+            else { return }
             watched.insert(path)
         }
         func watchAll() {
             for folder in folders {
                 var existing = folder
-                while !FileManager.default.fileExists(atPath: existing), existing != "/" { existing = (existing as NSString).deletingLastPathComponent }
+                while !FileManager.default.fileExists(atPath: existing), existing != "/" {
+                    existing = (existing as NSString).deletingLastPathComponent
+                }
                 watch(existing)
                 guard existing == folder else { continue }
-                for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where FileManager.default.isDirectory(folder + "/" + name) {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+                where FileManager.default.isDirectory(folder + "/" + name) {
                     watch(folder + "/" + name)
                 }
             }

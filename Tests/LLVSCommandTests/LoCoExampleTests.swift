@@ -27,7 +27,9 @@ import Testing
         #expect(lines.count == 1, "one JSON line: \(result.text)")
         let outcome = try JSONDecoder().decode(Outcome.self, from: Data(result.text.utf8))
         #expect(outcome.deviceA == outcome.deviceB)
-        #expect(outcome.deviceA.firstName == "Ada" && outcome.deviceA.city == "Paris" && outcome.deviceA.lastName == "Lovelace")
+        #expect(
+            outcome.deviceA.firstName == "Ada" && outcome.deviceA.city == "Paris"
+                && outcome.deviceA.lastName == "Lovelace")
         #expect(outcome.query == [["first_name": "Ada", "last_name": "Lovelace", "city": "Paris"]])
         // It ran in the test's folder and left nothing there (its stores live in a temporary folder it removes).
         #expect(try FileManager.default.contentsOfDirectory(atPath: tests.directory.path).isEmpty)

@@ -9,16 +9,20 @@ import Glibc
 @Suite struct MockProcessStopTests {
     @Test(arguments: [("webdav", SIGTERM), ("gdrive", SIGINT), ("box", SIGTERM)])
     func aStoppedMockRemovesItsStorage(service: String, signal: Int32) async throws {
-        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-stop-\(UUID().uuidString)")
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-mock-stop-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: temporary) }
         let mock = try MockProcess([service], environment: ["TMPDIR": temporary.path])
         #expect(mock.url.hasPrefix("http://127.0.0.1:"))
-        let storage = try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("llvs-mock-\(service)-") }
+        let storage = try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter {
+            $0.hasPrefix("llvs-mock-\(service)-")
+        }
         #expect(storage.count == 1, "the mock keeps its files in TMPDIR: \(storage)")
         // Something stored there, as after an upload.
         if let folder = storage.first {
-            try Data("uploaded".utf8).write(to: temporary.appendingPathComponent(folder).appendingPathComponent("a-file"))
+            try Data("uploaded".utf8).write(
+                to: temporary.appendingPathComponent(folder).appendingPathComponent("a-file"))
         }
 
         kill(mock.process.processIdentifier, signal)
@@ -27,6 +31,8 @@ import Glibc
         #expect(!mock.process.isRunning, "the mock did not stop within 10 s of the signal")
         mock.process.waitUntilExit()
         #expect(mock.process.terminationReason == .exit && mock.process.terminationStatus == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty, "the mock left its storage behind")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty,
+            "the mock left its storage behind")
     }
 }

@@ -13,7 +13,9 @@ import Testing
     @Test func loginFlowThenALargeValueThroughAProxysBodyLimit() async throws {
         // The mock grants each sign-in at once, as a user who opens the page and grants access would
         // (NextcloudTests grants one on the page itself).
-        let mock = try MockProcess(["nextcloud", "--max-body", "10485760", "--approve-devices", "--password", "the-users-own-password"])
+        let mock = try MockProcess([
+            "nextcloud", "--max-body", "10485760", "--approve-devices", "--password", "the-users-own-password",
+        ])
         let url = mock.url.replacingOccurrences(of: "http://", with: "webdav://") + "notes"
         #expect(try await tests.run(["init", "--store", path("a")]).status == 0)
         let added = try await tests.run(["remote", "add", "cloud", url, "--account", "home", "--store", path("a")])
@@ -28,12 +30,15 @@ import Testing
         let secret = tests.directory.appendingPathComponent("config/llvs/accounts/home.secret")
         let attributes = try FileManager.default.attributesOfItem(atPath: secret.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-        #expect(try String(contentsOf: secret, encoding: .utf8) != "the-users-own-password", "an app password, not the user's")
+        #expect(
+            try String(contentsOf: secret, encoding: .utf8) != "the-users-own-password",
+            "an app password, not the user's")
 
         let value = tests.directory.appendingPathComponent("large.bin")
         try Data((0..<(30 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) }).write(to: value)
         #expect(try await tests.run(["put", "large", value.path, "--store", path("a")]).status == 0)
-        let pushed = try await tests.run(["push", "cloud", "--store", path("a")], environment: ["LLVS_HTTP_TRACE": "1"])
+        let pushed = try await tests.run(
+            ["push", "cloud", "--store", path("a")], environment: ["LLVS_HTTP_TRACE": "1"])
         #expect(pushed.status == 0, "\(pushed.error.suffix(2000))")
         #expect(pushed.error.contains("/remote.php/dav/uploads/llvs/"), "the changes file went up in chunks")
         #expect(!pushed.error.contains("← 413 "), "no body passed the proxy's limit")
@@ -44,7 +49,10 @@ import Testing
         #expect(got.output == (try Data(contentsOf: value)))
 
         // Login Flow v2 is Nextcloud's: a WebDAV remote elsewhere says how to sign in instead.
-        #expect(try await tests.run(["remote", "add", "plain", "webdav://127.0.0.1:1/dav/", "--account", "other", "--store", path("a")]).status == 0)
+        #expect(
+            try await tests.run([
+                "remote", "add", "plain", "webdav://127.0.0.1:1/dav/", "--account", "other", "--store", path("a"),
+            ]).status == 0)
         let refused = try await tests.run(["auth", "plain", "--store", path("a")])
         #expect(refused.status != 0 && refused.error.contains("not a Nextcloud files URL"), "\(refused.error)")
     }

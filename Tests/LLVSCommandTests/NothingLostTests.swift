@@ -14,11 +14,15 @@ import Glibc
     init() throws { tests = try CommandLineTests() }
 
     @discardableResult
-    func llvs(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result { try await tests.run(arguments, input: input) }
+    func llvs(_ arguments: String..., input: Data? = nil) async throws -> CommandLineTests.Result {
+        try await tests.run(arguments, input: input)
+    }
     func path(_ name: String) -> String { tests.directory.appendingPathComponent(name).path }
 
     func meta(_ kind: String, mode: Int = 0o644, target: String? = nil) -> Data {
-        var object: [String: Any] = ["kind": kind, "size": 0, "modified": 1_700_000_000, "modifiedNanoseconds": 5, "mode": mode]
+        var object: [String: Any] = [
+            "kind": kind, "size": 0, "modified": 1_700_000_000, "modifiedNanoseconds": 5, "mode": mode,
+        ]
         if let target { object["target"] = target }
         return try! JSONSerialization.data(withJSONObject: object)
     }
@@ -38,7 +42,9 @@ import Glibc
         #expect(restored.error.contains("link/pwned.txt"), "\(restored.error)")
         #expect(!FileManager.default.fileExists(atPath: outside + "/pwned.txt"), "restore wrote outside DEST")
         #expect(try String(contentsOfFile: path("dest/fine.txt"), encoding: .utf8) == "fine")
-        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: path("dest/link")) == outside, "the link itself is restored")
+        #expect(
+            try FileManager.default.destinationOfSymbolicLink(atPath: path("dest/link")) == outside,
+            "the link itself is restored")
     }
 
     /// DEST already holds `sub → OUTSIDE` (and a link where a file goes): nothing is written through either.
@@ -55,13 +61,18 @@ import Glibc
         try FileManager.default.createDirectory(atPath: dest, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: dest + "/sub", withDestinationPath: outside)
         try Data("keep".utf8).write(to: URL(fileURLWithPath: outside + "/victim.txt"))
-        try FileManager.default.createSymbolicLink(atPath: dest + "/top.txt", withDestinationPath: outside + "/victim.txt")
+        try FileManager.default.createSymbolicLink(
+            atPath: dest + "/top.txt", withDestinationPath: outside + "/victim.txt")
         let restored = try await llvs("restore", dest)
         #expect(restored.status == 1)
         #expect(restored.error.contains("sub"), "\(restored.error)")
         #expect(!FileManager.default.fileExists(atPath: outside + "/file.txt"), "restore wrote through a planted link")
-        #expect(try String(contentsOfFile: outside + "/victim.txt", encoding: .utf8) == "keep", "restore wrote through a planted leaf link")
-        #expect(try String(contentsOfFile: dest + "/top.txt", encoding: .utf8) == "top", "the leaf link is replaced by the file")
+        #expect(
+            try String(contentsOfFile: outside + "/victim.txt", encoding: .utf8) == "keep",
+            "restore wrote through a planted leaf link")
+        #expect(
+            try String(contentsOfFile: dest + "/top.txt", encoding: .utf8) == "top",
+            "the leaf link is replaced by the file")
         var info = stat()
         #expect(lstat(dest + "/top.txt", &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
     }
@@ -85,8 +96,10 @@ import Glibc
     @Test func controlCharactersInNamesAreEscaped() async throws {
         #expect(try await llvs("init").status == 0)
         let hostile = "evil\nllvs: all good\u{1B}[31m\u{07}"
-        let first = try await llvs("put", "plain", "-", input: Data("x".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let second = try await llvs("put", hostile, "-", input: Data("x".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let first = try await llvs("put", "plain", "-", input: Data("x".utf8)).text.trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let second = try await llvs("put", hostile, "-", input: Data("x".utf8)).text.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let diff = try await llvs("diff", first, second)
         #expect(diff.status == 0)
         #expect(diff.text == "+ evil\\nllvs: all good\\e[31m\\u{7}\n", "\(diff.text)")
@@ -121,8 +134,10 @@ extension NothingLostTests {
     /// coordinator does; `--merge-branches` merges it.
     @Test func branchHeadsAreLeftUnmergedUnlessAsked() async throws {
         #expect(try await llvs("init").status == 0)
-        let first = try await llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let main = try await llvs("put", "c", "-", input: Data("3".utf8)).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let first = try await llvs("put", "a", "-", input: Data("1".utf8)).text.trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let main = try await llvs("put", "c", "-", input: Data("3".utf8)).text.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let draft = try await llvs("put", "b", "-", "--on", first, "--branch", "draft", input: Data("2".utf8))
         #expect(draft.status == 0, "\(draft.error)")
         #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
@@ -137,7 +152,9 @@ extension NothingLostTests {
 
         #expect(try await tests.run(["init", "--store", path("puller")]).status == 0)
         #expect(try await tests.run(["pull", "home", "--store", path("puller")]).status == 0)
-        #expect(try await tests.run(["log", "--json", "--store", path("puller")]).text.components(separatedBy: "\"id\"").count - 1 == 3)
+        #expect(
+            try await tests.run(["log", "--json", "--store", path("puller")]).text.components(separatedBy: "\"id\"")
+                .count - 1 == 3)
 
         let merged = try await tests.run(["clone", "home", path("merged"), "--merge-branches"])
         #expect(merged.status == 0, "\(merged.error)")
@@ -219,7 +236,9 @@ extension NothingLostTests {
         let roundsAfter = rewriter.rounds
         rewriter.stop()
         #expect(rewriter.couldOpen, "the rewriter could not open \(busy)")
-        #expect(roundsAfter > roundsBefore, "the file was rewritten while the backups ran (\(roundsBefore) → \(roundsAfter) rounds)")
+        #expect(
+            roundsAfter > roundsBefore,
+            "the file was rewritten while the backups ran (\(roundsBefore) → \(roundsAfter) rounds)")
         for result in results {
             #expect(result.status == 0 || result.status == 1, "backup ended \(result.status): \(result.error)")
             #expect(result.status != 5)
@@ -239,7 +258,9 @@ extension NothingLostTests {
             let changes = zip(firsts, firsts.dropFirst()).filter { $0 != $1 }.count
             #expect(changes <= 1, "the file holds more than two passes: \(firsts)")
         } else {
-            #expect(results.contains { $0.error.contains("busy.bin") }, "busy.bin was left out without a word: \(results.map(\.error))")
+            #expect(
+                results.contains { $0.error.contains("busy.bin") },
+                "busy.bin was left out without a word: \(results.map(\.error))")
         }
         #expect(try await llvs("push", "home").status == 0)
         let cloned = try await tests.run(["clone", "home", path("clone")])
@@ -251,12 +272,16 @@ extension NothingLostTests {
     /// One damaged snapshot chunk: clone warns and pulls every version instead of stopping.
     @Test func aDamagedSnapshotChunkFallsBackToAFullPull() async throws {
         #expect(try await llvs("init").status == 0)
-        for index in 0..<5 { #expect(try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 1000)).status == 0) }
+        for index in 0..<5 {
+            #expect(
+                try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 1000)).status == 0)
+        }
         #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
         #expect(try await llvs("push", "home").status == 0)
         #expect(try await llvs("snapshot", "home").status == 0)
         let snapshots = path("remote/snapshots")
-        let chunk = try #require(FileManager.default.subpaths(atPath: snapshots)?.first { !$0.hasSuffix(".json") && $0.contains("/") })
+        let chunk = try #require(
+            FileManager.default.subpaths(atPath: snapshots)?.first { !$0.hasSuffix(".json") && $0.contains("/") })
         var data = try Data(contentsOf: URL(fileURLWithPath: snapshots + "/" + chunk))
         data[data.count / 2] ^= 0xFF
         try data.write(to: URL(fileURLWithPath: snapshots + "/" + chunk))
@@ -272,7 +297,10 @@ extension NothingLostTests {
     @Test(arguments: ["not json at all", "{\"format\": 7}", ""])
     func aDamagedSnapshotManifestFallsBackToAFullPull(manifest: String) async throws {
         #expect(try await llvs("init").status == 0)
-        for index in 0..<3 { #expect(try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 100)).status == 0) }
+        for index in 0..<3 {
+            #expect(
+                try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 100)).status == 0)
+        }
         #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
         #expect(try await llvs("push", "home").status == 0)
         #expect(try await llvs("snapshot", "home").status == 0)
@@ -280,14 +308,18 @@ extension NothingLostTests {
         for attempt in ["clone", "clone-again"] {
             let cloned = try await tests.run(["clone", "home", path(attempt)])
             #expect(cloned.status == 0, "\(cloned.error)")
-            #expect(cloned.error.contains("pulled every version instead") && cloned.error.contains("manifest.json"), "\(cloned.error)")
-            #expect(try await tests.run(["get", "v2", "--store", path(attempt)]).output == Data(repeating: 2, count: 100))
+            #expect(
+                cloned.error.contains("pulled every version instead") && cloned.error.contains("manifest.json"),
+                "\(cloned.error)")
+            #expect(
+                try await tests.run(["get", "v2", "--store", path(attempt)]).output == Data(repeating: 2, count: 100))
         }
         let synced = try await llvs("sync", "home")
         #expect(synced.status == 0, "a damaged manifest does not stop a sync: \(synced.error)")
         #expect(try await llvs("snapshot", "home").status == 0)
         let repaired = try await tests.run(["clone", "home", path("clone-after-snapshot")])
-        #expect(repaired.status == 0 && repaired.text.contains("Restored snapshot"), "\(repaired.text) \(repaired.error)")
+        #expect(
+            repaired.status == 0 && repaired.text.contains("Restored snapshot"), "\(repaired.text) \(repaired.error)")
     }
 }
 
@@ -296,7 +328,10 @@ extension NothingLostTests {
     @Test(.timeLimit(.minutes(5))) func aCommandEndsAtItsDeadlineWhateverTheServerDoes() async throws {
         let mock = try MockProcess(["webdav", "--faults", "trickle:1"])
         #expect(try await llvs("init").status == 0)
-        #expect(try await llvs("remote", "add", "--all-stores", "slow", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        #expect(
+            try await llvs(
+                "remote", "add", "--all-stores", "slow", mock.url.replacingOccurrences(of: "http://", with: "webdav://")
+            ).status == 0)
         // The conformance suite lists folders early; every listing's body comes at 2 bytes a second, so without the
         // deadline the run would take many minutes (and meet the test's time limit). The message says the deadline
         // ended it, which no other ending prints.
@@ -314,15 +349,24 @@ extension NothingLostTests {
     @Test func aKilledCloneResumesAndLeavesNoTemporaries() async throws {
         let mock = try MockProcess(["webdav", "--faults", "latency=100ms"])
         #expect(try await llvs("init").status == 0)
-        for index in 0..<24 { #expect(try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 20_000)).status == 0) }
-        #expect(try await llvs("remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        for index in 0..<24 {
+            #expect(
+                try await llvs("put", "v\(index)", "-", input: Data(repeating: UInt8(index), count: 20_000)).status == 0
+            )
+        }
+        #expect(
+            try await llvs(
+                "remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")
+            ).status == 0)
         #expect(try await llvs("push", "home").status == 0)
 
         let clone = path("clone")
         let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = ["clone", "home", clone]
-        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
+        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CONFIG_HOME": path("config")]) {
+            _, new in new
+        }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -334,21 +378,29 @@ extension NothingLostTests {
             let temporaries = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/tmp")) ?? []
             return !packs.isEmpty || !temporaries.isEmpty
         }
-        try FileEvents.wait(in: [clone, clone + "/packs", clone + "/tmp"], until: underWay, while: { process.isRunning })
+        try FileEvents.wait(
+            in: [clone, clone + "/packs", clone + "/tmp"], until: underWay, while: { process.isRunning })
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal, "the clone finished before it could be killed; slow the mock down")
+        #expect(
+            process.terminationReason == .uncaughtSignal,
+            "the clone finished before it could be killed; slow the mock down")
 
         let resumed = try await tests.run(["clone", "home", clone])
         #expect(resumed.status == 0, "\(resumed.error)")
         #expect(try await tests.run(["get", "v23", "--store", clone]).output == Data(repeating: 23, count: 20_000))
-        #expect(try await tests.run(["log", "--json", "--store", clone]).text.components(separatedBy: "\"id\"").count - 1 == 24)
+        #expect(
+            try await tests.run(["log", "--json", "--store", clone]).text.components(separatedBy: "\"id\"").count - 1
+                == 24)
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: clone + "/tmp")) ?? []
         #expect(leftovers.isEmpty, "left behind: \(leftovers)")
-        let packTemporaries = ((try? FileManager.default.contentsOfDirectory(atPath: clone + "/packs")) ?? []).filter { $0.hasPrefix(".tmp-") }
+        let packTemporaries = ((try? FileManager.default.contentsOfDirectory(atPath: clone + "/packs")) ?? []).filter {
+            $0.hasPrefix(".tmp-")
+        }
         #expect(packTemporaries.isEmpty, "left behind: \(packTemporaries)")
         #expect(!FileManager.default.fileExists(atPath: clone + "/clone-in-progress"))
-        #expect(try await tests.run(["clone", "home", clone]).status == 7, "a finished clone is a store like any other")
+        #expect(
+            try await tests.run(["clone", "home", clone]).status == 7, "a finished clone is a store like any other")
     }
 
     /// What killed writers left on a file:// remote goes with the next push (an hour old, its process gone), and an
@@ -424,13 +476,14 @@ extension NothingLostTests {
         let latin1: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt".utf8)
         let lone: [UInt8] = [0x80, 0x41]
         let folder: [UInt8] = Array("dir".utf8) + [0xFF]
-        let lookAlike = Array("pua-\u{10FF41}".utf8) // a real character of the block the encoding uses
+        let lookAlike = Array("pua-\u{10FF41}".utf8)  // a real character of the block the encoding uses
         RawFiles.write(source + [47] + latin1, Data("latin".utf8))
         RawFiles.write(source + [47] + lone, Data("lone".utf8))
         RawFiles.write(source + [47] + lookAlike, Data("look-alike".utf8))
         mkdir(RawFiles.cString(source + [47] + folder), 0o755)
         RawFiles.write(source + [47] + folder + [47] + latin1, Data("inside".utf8))
-        _ = symlink(RawFiles.cString(Array("target-".utf8) + [0xFE]), RawFiles.cString(source + [47] + Array("link".utf8)))
+        _ = symlink(
+            RawFiles.cString(Array("target-".utf8) + [0xFE]), RawFiles.cString(source + [47] + Array("link".utf8)))
 
         #expect(try await llvs("init").status == 0)
         #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + path("remote")).status == 0)
@@ -448,9 +501,13 @@ extension NothingLostTests {
         #expect(RawFiles.read(out + [47] + lookAlike) == Data("look-alike".utf8))
         #expect(RawFiles.read(out + [47] + folder + [47] + latin1) == Data("inside".utf8))
         var buffer = [CChar](repeating: 0, count: 256)
-        let count = RawFiles.cString(out + [47] + Array("link".utf8)).withUnsafeBufferPointer { readlink($0.baseAddress!, &buffer, 255) }
+        let count = RawFiles.cString(out + [47] + Array("link".utf8)).withUnsafeBufferPointer {
+            readlink($0.baseAddress!, &buffer, 255)
+        }
         #expect(count > 0 && buffer.prefix(count).map { UInt8(bitPattern: $0) } == Array("target-".utf8) + [0xFE])
-        #expect(try await llvs("backup", path("source")).text.contains("Nothing changed"), "a second backup finds every name again")
+        #expect(
+            try await llvs("backup", path("source")).text.contains("Nothing changed"),
+            "a second backup finds every name again")
     }
 }
 
@@ -471,12 +528,12 @@ extension NothingLostTests {
         #expect(try await tests.run(["clone", "home", path("two")]).status == 0)
         // B1 is older than A1: each command is a process of its own that starts after the last one ended, so the
         // wall clock has moved on between the two saves without a pause here.
-        #expect(try await two("put", "x", "-", input: Data("2".utf8)).status == 0)   // B1, older
-        #expect(try await one("put", "y", "-", input: Data("1".utf8)).status == 0)   // A1, newer
+        #expect(try await two("put", "x", "-", input: Data("2".utf8)).status == 0)  // B1, older
+        #expect(try await one("put", "y", "-", input: Data("1".utf8)).status == 0)  // A1, newer
         #expect(try await one("push", "home").status == 0)
         #expect(try await two("push", "home").status == 0)
-        #expect(try await one("pull", "home").status == 0)                           // M1 = A1 + B1
-        #expect(try await two("pull", "home").status == 0)                           // M2 = B1 + A1
+        #expect(try await one("pull", "home").status == 0)  // M1 = A1 + B1
+        #expect(try await two("pull", "home").status == 0)  // M2 = B1 + A1
         // The criss-cross happened: two distinct merges of the same two heads, one in each store.
         func current(_ result: CommandLineTests.Result) throws -> [String: Any] {
             let versions = try #require(try JSONSerialization.jsonObject(with: result.output) as? [[String: Any]])
@@ -485,7 +542,9 @@ extension NothingLostTests {
         let m1 = try current(try await one("log", "--json")), m2 = try current(try await two("log", "--json"))
         let parents1 = Set(m1["predecessors"] as? [String] ?? []), parents2 = Set(m2["predecessors"] as? [String] ?? [])
         #expect(m1["id"] as? String != m2["id"] as? String, "the two stores merged into one version: no criss-cross")
-        #expect(parents1.count == 2 && parents1 == parents2, "M1 and M2 should both merge A1 and B1: \(parents1) \(parents2)")
+        #expect(
+            parents1.count == 2 && parents1 == parents2,
+            "M1 and M2 should both merge A1 and B1: \(parents1) \(parents2)")
         #expect(try await one("rm", "x").status == 0)
         #expect(try await one("sync", "home").status == 0)
         #expect(try await two("sync", "home").status == 0)
@@ -503,10 +562,15 @@ extension NothingLostTests {
         let gone = try Self.endedProcessID()
         let folder = path(".llvs/tmp")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let left = ["\(gone)-00000000-0000-0000-0000-000000000000-send",
-                    ".tmp-\(gone)-11111111-1111-1111-1111-111111111111-\(gone)-22222222-2222-2222-2222-222222222222-snapshot"]
-        let alive = ".tmp-\(getpid())-33333333-3333-3333-3333-333333333333-\(getpid())-44444444-4444-4444-4444-444444444444-snapshot"
-        for name in left + [alive] { try Data(repeating: 7, count: 1 << 20).write(to: URL(fileURLWithPath: folder + "/" + name)) }
+        let left = [
+            "\(gone)-00000000-0000-0000-0000-000000000000-send",
+            ".tmp-\(gone)-11111111-1111-1111-1111-111111111111-\(gone)-22222222-2222-2222-2222-222222222222-snapshot",
+        ]
+        let alive =
+            ".tmp-\(getpid())-33333333-3333-3333-3333-333333333333-\(getpid())-44444444-4444-4444-4444-444444444444-snapshot"
+        for name in left + [alive] {
+            try Data(repeating: 7, count: 1 << 20).write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
         #expect(try await llvs("log").status == 0)
         let remaining = try FileManager.default.contentsOfDirectory(atPath: folder)
         #expect(remaining == [alive], "left behind: \(remaining)")
@@ -545,7 +609,9 @@ extension NothingLostTests {
         #expect(run.status == 0, "\(run.text) \(run.error)")
         #expect(!FileManager.default.fileExists(atPath: left), "the ended run's file stayed")
         #expect(FileManager.default.fileExists(atPath: live), "a live run's file is its own")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [(live as NSString).lastPathComponent], "the run left files")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: temporary) == [(live as NSString).lastPathComponent],
+            "the run left files")
     }
 }
 
@@ -564,7 +630,8 @@ extension NothingLostTests {
         #expect(try await llvs("put", "b", "-", input: Data("2".utf8)).status == 0)
         #expect(try await llvs("push", "home").status == 0)
         #expect(!FileManager.default.fileExists(atPath: ours), "this machine's dead writer's temporary stayed")
-        #expect(FileManager.default.fileExists(atPath: theirs), "another machine's recent temporary may still be written")
+        #expect(
+            FileManager.default.fileExists(atPath: theirs), "another machine's recent temporary may still be written")
     }
 }
 
@@ -585,14 +652,19 @@ extension NothingLostTests {
         #expect(try await llvs("put", "big", "-", input: data).status == 0)
         // Each request waits a second: the upload lasts seconds, whatever else the machine is doing.
         let mock = try MockProcess(["webdav", "--faults", "latency=1000ms"])
-        #expect(try await llvs("remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        #expect(
+            try await llvs(
+                "remote", "add", "--all-stores", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")
+            ).status == 0)
         #expect(try await llvs("push", "home").status == 0)
 
         let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = ["snapshot", "home"]
         process.currentDirectoryURL = tests.directory
-        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
+        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in
+            new
+        }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -602,7 +674,9 @@ extension NothingLostTests {
         // busy for longer than the upload): its record in the store, then its folder on the remote, each PROPFIND
         // itself a wait of the mock's second.
         func recorded() -> String? {
-            ((try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []).first.map { String($0.dropLast(".json".count)) }
+            ((try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []).first.map {
+                String($0.dropLast(".json".count))
+            }
         }
         try FileEvents.wait(in: [records], until: { recorded() != nil }, while: { process.isRunning })
         var folder: String?
@@ -636,21 +710,26 @@ enum WebDAVListing {
     static func folders(in collection: String) throws -> Set<String> {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", """
+        process.arguments = [
+            "python3", "-c",
+            """
             import sys, urllib.request
             request = urllib.request.Request(sys.argv[1], method="PROPFIND", headers={"Depth": "1"})
             try:
                 print(urllib.request.urlopen(request).read().decode())
             except urllib.error.HTTPError as error:
                 if error.code != 404: raise
-            """, collection]
+            """, collection,
+        ]
         let out = Pipe()
         process.standardOutput = out
         try process.run()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         // A PROPFIND that failed (not a 404) would read as an empty folder: that proves nothing.
-        guard process.terminationStatus == 0 else { throw ListingFailed(collection: collection, status: process.terminationStatus) }
+        guard process.terminationStatus == 0 else {
+            throw ListingFailed(collection: collection, status: process.terminationStatus)
+        }
         let base = URL(string: collection)!.path
         var names = Set<String>()
         for match in text.matches(of: /<(?:[A-Za-z]+:)?href>([^<]*)<\/(?:[A-Za-z]+:)?href>/) {
@@ -688,7 +767,9 @@ extension NothingLostTests {
             let process = ChildProcess()
             process.executableURL = CommandLineTests.binary
             process.arguments = ["clone", "home", clone]
-            process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in new }
+            process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) {
+                _, new in new
+            }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -700,7 +781,8 @@ extension NothingLostTests {
                 return packs.reduce(0) { total, data in
                     var offset = 12, count = 0
                     while offset + 8 <= data.count {
-                        let length = data[data.startIndex + offset..<data.startIndex + offset + 8].reversed().reduce(0) { $0 << 8 | Int($1) }
+                        let length = data[data.startIndex + offset..<data.startIndex + offset + 8].reversed().reduce(0)
+                        { $0 << 8 | Int($1) }
                         guard length > 0, offset + 8 + length <= data.count else { break }
                         offset += 8 + length
                         count += 1
@@ -708,18 +790,28 @@ extension NothingLostTests {
                     return total + count
                 }
             }
-            try FileEvents.wait(in: [clone, clone + "/packs"], until: { written() >= killAt }, while: { process.isRunning }, alsoOnWrites: true)
+            try FileEvents.wait(
+                in: [clone, clone + "/packs"], until: { written() >= killAt }, while: { process.isRunning },
+                alsoOnWrites: true)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal, "the clone ended before \(killAt) version files were written")
+            #expect(
+                process.terminationReason == .uncaughtSignal,
+                "the clone ended before \(killAt) version files were written")
 
             let log = try await tests.run(["log", "--json", "--store", clone])
             #expect(log.status == 0, "the killed clone's store does not open: \(log.error)")
             let resumed = try await tests.run(["clone", "home", clone])
             #expect(resumed.status == 0, "\(resumed.error)")
-            #expect(try await tests.run(["get", "v-\(count - 1)", "--store", clone]).output == Data(repeating: UInt8((count - 1) % 251), count: 16))
-            #expect(try await tests.run(["log", "--json", "--store", clone]).text.components(separatedBy: "\"id\"").count - 1 == count)
-            let hidden = ((try? FileManager.default.contentsOfDirectory(atPath: clone + "/packs")) ?? []).filter { $0.hasPrefix(".tmp-") }
+            #expect(
+                try await tests.run(["get", "v-\(count - 1)", "--store", clone]).output
+                    == Data(repeating: UInt8((count - 1) % 251), count: 16))
+            #expect(
+                try await tests.run(["log", "--json", "--store", clone]).text.components(separatedBy: "\"id\"").count
+                    - 1 == count)
+            let hidden = ((try? FileManager.default.contentsOfDirectory(atPath: clone + "/packs")) ?? []).filter {
+                $0.hasPrefix(".tmp-")
+            }
             #expect(hidden.isEmpty, "temporary packs left behind: \(hidden)")
         }
     }
@@ -729,46 +821,60 @@ extension NothingLostTests {
     /// The temporaries a WebDAV upload of a large body goes through (`.llvs-uploads/` on the server), in the mock's
     /// saved state.
     func temporaries(in state: String) throws -> [String] {
-        let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state + "/state.json"))) as? [String: Any]
+        let saved =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state + "/state.json")))
+            as? [String: Any]
         let entries = saved?["entries"] as? [[String: Any]] ?? []
-        return entries.compactMap { $0["path"] as? String }.filter { $0.contains(".llvs-upload") && $0 != ".llvs-uploads" }
+        return entries.compactMap { $0["path"] as? String }.filter {
+            $0.contains(".llvs-upload") && $0 != ".llvs-uploads"
+        }
     }
 
     /// A push killed between a large body's PUT and its MOVE leaves the temporary on the server; the next push of
     /// this machine removes it. The mock answers every MOVE and DELETE 503 (a server busy just then), so the push
     /// holds its temporary while it waits to retry and cannot remove it if it gives up first: the temporary is on the
     /// server when the push ends, killed once the trace shows the refused MOVE or, on a starved machine, given up.
-    @Test(.timeLimit(.minutes(5))) func aWebDAVUploadKilledBeforeItsMoveLeavesNoTemporaryAfterTheNextPush() async throws {
+    @Test(.timeLimit(.minutes(5))) func aWebDAVUploadKilledBeforeItsMoveLeavesNoTemporaryAfterTheNextPush() async throws
+    {
         let state = path("mock-state")
         #expect(try await llvs("init").status == 0)
         let value = Data((0..<(400 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         #expect(try await llvs("put", "large", "-", input: value).status == 0)
         do {
             let busy = try MockProcess(["webdav", "--state", state, "--faults", "503@MOVE*1000,503@DELETE*1000"])
-            #expect(try await llvs("remote", "add", "home", busy.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+            #expect(
+                try await llvs("remote", "add", "home", busy.url.replacingOccurrences(of: "http://", with: "webdav://"))
+                    .status == 0)
             let push = ChildProcess()
             push.executableURL = CommandLineTests.binary
             push.arguments = ["push", "home"]
             push.currentDirectoryURL = tests.directory
-            push.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config"), "LLVS_HTTP_TRACE": "1"]) { _, new in new }
+            push.environment = CommandLineTests.cleanEnvironment.merging([
+                "XDG_CONFIG_HOME": path("config"), "LLVS_HTTP_TRACE": "1",
+            ]) { _, new in new }
             let trace = Pipe()
             push.standardOutput = FileHandle.nullDevice
             push.standardError = trace
             try push.run()
             try trace.fileHandleForWriting.close()
-            for await line in SyncWatchTests.lines(of: trace) where line.hasPrefix("← 503") && line.contains(".llvs-uploads/") {
+            for await line in SyncWatchTests.lines(of: trace)
+            where line.hasPrefix("← 503") && line.contains(".llvs-uploads/") {
                 kill(push.processIdentifier, SIGKILL)
                 break
             }
             push.waitUntilExit()
-            #expect(push.terminationReason == .uncaughtSignal || push.terminationStatus != 0, "the push cannot have succeeded")
+            #expect(
+                push.terminationReason == .uncaughtSignal || push.terminationStatus != 0,
+                "the push cannot have succeeded")
         }
         // The server holds the killed push's temporary; a later push (the server no longer busy) removes it.
         let held = try temporaries(in: state)
         #expect(held.count == 1, "\(held)")
         let mock = try MockProcess(["webdav", "--state", state])
         #expect(try await llvs("remote", "remove", "home").status == 0)
-        #expect(try await llvs("remote", "add", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://")).status == 0)
+        #expect(
+            try await llvs("remote", "add", "home", mock.url.replacingOccurrences(of: "http://", with: "webdav://"))
+                .status == 0)
         #expect(try await llvs("put", "another large", "-", input: value + Data([1])).status == 0)
         let again = try await llvs("push", "home")
         #expect(again.status == 0, "\(again.error)")

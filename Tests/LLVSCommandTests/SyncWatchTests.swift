@@ -21,8 +21,12 @@ import Glibc
     func addPCloudRemote() async throws -> MockProcess {
         let token = tests.directory.appendingPathComponent("issued-token.json").path
         let mock = try MockProcess(["pcloud-eu", "--token-out", token], lineCount: 2)
-        #expect(try await llvs("remote", "add", "--all-stores", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id", mock.fields["client_id"] ?? "",
-                               "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8)).status == 0)
+        #expect(
+            try await llvs(
+                "remote", "add", "--all-stores", "p", "pcloud:/Apps/LLVS", "--endpoint", mock.url, "--client-id",
+                mock.fields["client_id"] ?? "",
+                "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8)
+            ).status == 0)
         #expect(try await llvs("auth", "p", "--token-json", token).status == 0)
         return mock
     }
@@ -71,8 +75,10 @@ import Glibc
         let watcher = ChildProcess()
         watcher.executableURL = CommandLineTests.binary
         watcher.arguments = ["sync", "p", "--watch", "--max-pause", "2", "--store", store("b")]
-        watcher.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path,
-                                                                         "LLVS_HTTP_TRACE": "1"]) { _, new in new }
+        watcher.environment = CommandLineTests.cleanEnvironment.merging([
+            "XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path,
+            "LLVS_HTTP_TRACE": "1",
+        ]) { _, new in new }
         let output = Pipe()
         watcher.standardOutput = output
         watcher.standardError = output
@@ -102,7 +108,9 @@ import Glibc
         #expect(watcher.terminationStatus == 0, "\(seen)")
         #expect(seen.contains { $0.hasPrefix("Watching p for changes") } && seen.last == "Stopped watching.", "\(seen)")
         // Between events it waited on pCloud's long poll (`diff` with `block=1`), rather than syncing at every pause.
-        #expect(seen.contains { $0.hasPrefix("→ ") && $0.contains("/diff?") && $0.contains("block=1") }, "no long poll: \(seen.filter { $0.hasPrefix("→ ") })")
+        #expect(
+            seen.contains { $0.hasPrefix("→ ") && $0.contains("/diff?") && $0.contains("block=1") },
+            "no long poll: \(seen.filter { $0.hasPrefix("→ ") })")
     }
 
     /// A remote without a change feed is looked at by syncing, and those looks back off as a feed's do: an idle watch
@@ -119,8 +127,10 @@ import Glibc
         let watcher = ChildProcess()
         watcher.executableURL = CommandLineTests.binary
         watcher.arguments = ["sync", "home", "--watch", "--store", store("a")]
-        watcher.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path,
-                                                                         "LLVS_HTTP_TRACE": "1"]) { _, new in new }
+        watcher.environment = CommandLineTests.cleanEnvironment.merging([
+            "XDG_CONFIG_HOME": tests.directory.appendingPathComponent("config").path,
+            "LLVS_HTTP_TRACE": "1",
+        ]) { _, new in new }
         let output = Pipe(), trace = Pipe()
         watcher.standardOutput = output
         watcher.standardError = trace
@@ -130,7 +140,9 @@ import Glibc
         defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
         var lines = Self.lines(of: output).makeAsyncIterator()
         let traceLines = Self.lines(of: trace)
-        let requests = Task { var count = 0; for await line in traceLines where line.contains("→ ") { count += 1 }; return count }
+        let requests = Task {
+            var count = 0; for await line in traceLines where line.contains("→ ") { count += 1 }; return count
+        }
         var seen: [String] = []
         #expect(await wait(for: "Watching home for changes; Ctrl-C stops.", in: &lines, seen: &seen), "\(seen)")
         // A window to count in, not an order of events: a request rate has no event to wait for, and the bound below
@@ -142,7 +154,9 @@ import Glibc
         let count = await requests.value
         #expect(watcher.terminationStatus == 0, "\(seen)")
         // Looks at 1, 3 and 7 s (pauses of 1, 2 and 4 s), one listing each; the first sync's requests come before.
-        #expect(seen.filter { $0.hasPrefix("Retrieved") || $0.hasPrefix("Sent") }.count == 2, "only the first sync reports: \(seen)")
+        #expect(
+            seen.filter { $0.hasPrefix("Retrieved") || $0.hasPrefix("Sent") }.count == 2,
+            "only the first sync reports: \(seen)")
         if kind == "webdav" { #expect(count <= 12, "\(count) requests in 10 s of an idle watch") }
     }
 
@@ -179,7 +193,11 @@ import Glibc
 
     @Test func syncWithoutANameUsesTheRemoteTheStoreLastSyncedWith() async throws {
         for name in ["one", "two"] {
-            #expect(try await llvs("remote", "add", "--all-stores", name, "file://" + tests.directory.appendingPathComponent("remote-\(name)").path).status == 0)
+            #expect(
+                try await llvs(
+                    "remote", "add", "--all-stores", name,
+                    "file://" + tests.directory.appendingPathComponent("remote-\(name)").path
+                ).status == 0)
         }
         _ = try await llvs("init", "--store", store("a"))
         _ = try await llvs("put", "k", "-", "--store", store("a"), input: Data("v".utf8))
@@ -189,10 +207,15 @@ import Glibc
         _ = try await llvs("put", "k2", "-", "--store", store("a"), input: Data("w".utf8))
         let remembered = try await llvs("sync", "--store", store("a"))
         #expect(remembered.status == 0 && remembered.text.contains("Sent 1 version"), "\(remembered.error)")
-        #expect(FileManager.default.fileExists(atPath: tests.directory.appendingPathComponent("remote-two/versions").path))
-        #expect(!FileManager.default.fileExists(atPath: tests.directory.appendingPathComponent("remote-one/versions").path), "remote one was never used")
+        #expect(
+            FileManager.default.fileExists(atPath: tests.directory.appendingPathComponent("remote-two/versions").path))
+        #expect(
+            !FileManager.default.fileExists(atPath: tests.directory.appendingPathComponent("remote-one/versions").path),
+            "remote one was never used")
         let status = try await llvs("status", "--store", store("a"))
-        #expect(status.text.contains("Remote two: 2 versions; 0 to retrieve, 0 to send.") && status.text.contains("Last synced with two"), "\(status.text)")
+        #expect(
+            status.text.contains("Remote two: 2 versions; 0 to retrieve, 0 to send.")
+                && status.text.contains("Last synced with two"), "\(status.text)")
         // A clone remembers the remote it came from.
         #expect(try await llvs("clone", "one", store("b")).status != 0, "remote one holds no store")
         #expect(try await llvs("clone", "two", store("c")).status == 0)
@@ -200,27 +223,43 @@ import Glibc
     }
 
     @Test func remoteShowAndRenameKeepWhatBelongsToTheRemote() async throws {
-        #expect(try await llvs("remote", "add", "--all-stores", "drive", "gdrive:/llvs", "--endpoint", "http://127.0.0.1:9", "--client-id", "cid",
-                               "--client-secret-stdin", input: Data("s3cret".utf8)).status == 0)
+        #expect(
+            try await llvs(
+                "remote", "add", "--all-stores", "drive", "gdrive:/llvs", "--endpoint", "http://127.0.0.1:9",
+                "--client-id", "cid",
+                "--client-secret-stdin", input: Data("s3cret".utf8)
+            ).status == 0)
         let shown = try await llvs("remote", "show", "drive")
-        #expect(shown.text.contains("drive: gdrive:/llvs (Google Drive; kept for all stores)") && shown.text.contains("account: gdrive")
-                && shown.text.contains("client-id: cid") && shown.text.contains("not authorized yet: run `llvs auth gdrive`")
+        #expect(
+            shown.text.contains("drive: gdrive:/llvs (Google Drive; kept for all stores)")
+                && shown.text.contains("account: gdrive")
+                && shown.text.contains("client-id: cid")
+                && shown.text.contains("not authorized yet: run `llvs auth gdrive`")
                 && !shown.text.contains("s3cret"), "\(shown.text)")
         let json = try await llvs("remote", "show", "drive", "--json")
-        #expect(json.text.contains("\"secretKept\" : true") && json.text.contains("\"authorized\" : false"), "\(json.text)")
+        #expect(
+            json.text.contains("\"secretKept\" : true") && json.text.contains("\"authorized\" : false"), "\(json.text)")
 
         _ = try await llvs("init", "--store", store("a"))
-        #expect(try await llvs("remote", "add", "other", "file://" + tests.directory.appendingPathComponent("r").path, "--store", store("a")).status == 0)
+        #expect(
+            try await llvs(
+                "remote", "add", "other", "file://" + tests.directory.appendingPathComponent("r").path, "--store",
+                store("a")
+            ).status == 0)
         #expect(try await llvs("sync", "other", "--store", store("a")).status == 0)
         let wrongLevel = try await llvs("remote", "rename", "drive", "cloud", "--store", store("a"))
         #expect(wrongLevel.status == 3 && wrongLevel.error.contains("add --all-stores"), "\(wrongLevel.error)")
         let renamed = try await llvs("remote", "rename", "--all-stores", "drive", "cloud")
         #expect(renamed.status == 0 && renamed.text.contains("Renamed remote drive to cloud"), "\(renamed.error)")
         let accounts = tests.directory.appendingPathComponent("config/llvs/accounts")
-        #expect(FileManager.default.fileExists(atPath: accounts.appendingPathComponent("gdrive.secret").path), "the secret is the account's, not the remote's")
+        #expect(
+            FileManager.default.fileExists(atPath: accounts.appendingPathComponent("gdrive.secret").path),
+            "the secret is the account's, not the remote's")
         #expect(try await llvs("remote", "show", "cloud").text.contains("account: gdrive"))
         #expect(try await llvs("remote", "rename", "other", "moved", "--store", store("a")).status == 0)
-        #expect(try await llvs("status", "--store", store("a")).text.contains("Last synced with moved"), "the store's remembered remote follows the rename")
+        #expect(
+            try await llvs("status", "--store", store("a")).text.contains("Last synced with moved"),
+            "the store's remembered remote follows the rename")
         #expect(try await llvs("remote", "rename", "--all-stores", "nothing", "x").status == 3)
         #expect(try await llvs("remote", "add", "--all-stores", "spare", "file:///tmp/llvs-spare").status == 0)
         #expect(try await llvs("remote", "rename", "--all-stores", "cloud", "spare").status == 1)

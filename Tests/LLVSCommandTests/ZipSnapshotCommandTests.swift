@@ -18,7 +18,9 @@ import Testing
 
     /// expected.json's values: base64, or {sha256, size} for the large one.
     func expectedValues() throws -> (versions: [String], values: [String: [String: Any]]) {
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.fixture.appendingPathComponent("expected.json"))) as! [String: Any]
+        let json =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: Self.fixture.appendingPathComponent("expected.json"))) as! [String: Any]
         let versions = (json["versions"] as! [[String: Any]]).map { $0["id"] as! String }
         return (versions, json["values"] as! [String: [String: Any]])
     }
@@ -62,7 +64,9 @@ import Testing
         #expect(try await llvs("remote", "add", "--all-stores", "app", "file://" + remote).status == 0)
         #expect(try await llvs("clone", "app", path("first")).status == 0)
         let snapshot = try await llvs("snapshot", "app", "--store", path("first"))
-        #expect(snapshot.status == 0 && snapshot.text.contains("(zip-v1): 12 versions"), "\(snapshot.text) \(snapshot.error)")
+        #expect(
+            snapshot.status == 0 && snapshot.text.contains("(zip-v1): 12 versions"),
+            "\(snapshot.text) \(snapshot.error)")
         let folders = try FileManager.default.contentsOfDirectory(atPath: remote + "/snapshots")
         #expect(!folders.contains(Self.appSnapshotId), "the app's snapshot goes once the new manifest is up")
         #expect(folders.count == 2)
@@ -83,10 +87,10 @@ extension ZipSnapshotCommandTests {
         var large = Data("LLZF".utf8)
         large += Data((0..<(5 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
         let values: [String: Data] = [
-            "stream": stored,                       // LLZF + a valid LZFSE stream of other bytes
-            "end": Data("LLZFbvx$".utf8),           // LLZF + an empty stream
-            "large": large,                         // past the size that is streamed on import
-            "four": Data("LLZF".utf8),              // exactly 4 bytes: upstream keeps it
+            "stream": stored,  // LLZF + a valid LZFSE stream of other bytes
+            "end": Data("LLZFbvx$".utf8),  // LLZF + an empty stream
+            "large": large,  // past the size that is streamed on import
+            "four": Data("LLZF".utf8),  // exactly 4 bytes: upstream keeps it
             "plain": Data("plain value".utf8),
         ]
         let remote = path("remote")
@@ -101,10 +105,15 @@ extension ZipSnapshotCommandTests {
         #expect(snapshot.status == 0 && snapshot.text.contains("zip-v1"), "\(snapshot.text) \(snapshot.error)")
 
         // The independent reader, on the chunks as they are on the remote.
-        let folders = try FileManager.default.contentsOfDirectory(atPath: remote + "/snapshots").filter { !$0.hasSuffix(".json") }
+        let folders = try FileManager.default.contentsOfDirectory(atPath: remote + "/snapshots").filter {
+            !$0.hasSuffix(".json")
+        }
         let folder = remote + "/snapshots/" + (try #require(folders.first))
-        let chunks = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("chunk-") }.sorted().map { folder + "/" + $0 }
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/upstream-values.py").path
+        let chunks = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("chunk-") }
+            .sorted().map { folder + "/" + $0 }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Scripts/upstream-values.py"
+        ).path
         let reader = ChildProcess()
         reader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         reader.arguments = ["python3", script] + chunks

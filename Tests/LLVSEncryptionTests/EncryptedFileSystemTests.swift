@@ -13,8 +13,9 @@ import Testing
         var options = ConformanceOptions()
         options.largeFileSize = 5 * 1024 * 1024 + 3
         options.listingCount = 200
-        try await expectConformanceThroughEncryption(LocalFolderFileSystem(root: folder), options: options,
-                                                     skippable: checksNeedingFaults)
+        try await expectConformanceThroughEncryption(
+            LocalFolderFileSystem(root: folder), options: options,
+            skippable: checksNeedingFaults)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
     }
 
@@ -23,8 +24,9 @@ import Testing
     @Test func noPlaintextByteReachesTheRemote() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let encrypted = EncryptedFileSystem(base: LocalFolderFileSystem(root: folder.appendingPathComponent("remote")), folder: "", passphrase: "p",
-                                            scratchFolder: folder.appendingPathComponent("scratch"))
+        let encrypted = EncryptedFileSystem(
+            base: LocalFolderFileSystem(root: folder.appendingPathComponent("remote")), folder: "", passphrase: "p",
+            scratchFolder: folder.appendingPathComponent("scratch"))
         let marker = "MARKER-7f3a-home/user/Documents/taxes.pdf"
         try await encrypted.upload(Data(marker.utf8), to: "versions/small")
         var large = Data()
@@ -44,7 +46,9 @@ import Testing
             #expect(data.range(of: needle) == nil, "\(name) holds plaintext")
         }
         #expect(files == 5, "three sealed files and the key file, in encryption.json and under its own name")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("scratch").path).isEmpty, "sealed copies are removed")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("scratch").path).isEmpty,
+            "sealed copies are removed")
     }
 
     @Test func rangesAcrossChunkBoundariesReadTheRightBytes() async throws {
@@ -80,7 +84,8 @@ import Testing
         let large = SeededGenerator.bytes(300_000, seed: 4)
         // Sealed as a build that took every name as spelled did.
         try await earlier.upload(large, to: "versions/ABCDEF-0001")
-        let now = EncryptedFileSystem(base: IgnoringCase(base: remote), folder: "", passphrase: "p", scratchFolder: folder)
+        let now = EncryptedFileSystem(
+            base: IgnoringCase(base: remote), folder: "", passphrase: "p", scratchFolder: folder)
         #expect(try await now.download("versions/ABCDEF-0001") == large)
         #expect(try await now.read("versions/ABCDEF-0001", range: .bytes(70_000, 70_099)) == large[70_000...70_099])
         try await now.download("versions/ABCDEF-0001", toFileAt: folder.appendingPathComponent("back"))
@@ -88,7 +93,8 @@ import Testing
 
         try await now.upload(Data("sealed lower".utf8), to: "versions/Mixed-Case")
         // The service would serve this file under either spelling; here the folder keeps the one written.
-        let reopened = EncryptedFileSystem(base: IgnoringCase(base: remote), folder: "", passphrase: "p", scratchFolder: folder)
+        let reopened = EncryptedFileSystem(
+            base: IgnoringCase(base: remote), folder: "", passphrase: "p", scratchFolder: folder)
         #expect(try await reopened.download("versions/Mixed-Case") == Data("sealed lower".utf8))
         #expect(try reopened.sealedName("versions/Mixed-Case") == "versions/mixed-case")
     }

@@ -48,12 +48,20 @@ import Testing
         #expect(try await second.listNames("store") == ["versions"], "the key file is not listed")
 
         let wrong = EncryptedFileSystem(base: base, folder: "store", passphrase: "two")
-        await #expect(throws: EncryptionError.wrongPassphrase(keyFile: "store/encryption.json")) { try await wrong.upload(Data(), to: "store/versions/B") }
-        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("store/versions/B").path), "nothing is written before the key is open")
+        await #expect(throws: EncryptionError.wrongPassphrase(keyFile: "store/encryption.json")) {
+            try await wrong.upload(Data(), to: "store/versions/B")
+        }
+        #expect(
+            !FileManager.default.fileExists(atPath: folder.appendingPathComponent("store/versions/B").path),
+            "nothing is written before the key is open")
 
         try await RemoteKeyring.changePassphrase(on: base, folder: "store", from: "one", to: "two")
-        #expect(try await EncryptedFileSystem(base: base, folder: "store", passphrase: "two").download("store/versions/A") == Data("marker-value".utf8))
-        await #expect(throws: EncryptionError.self) { try await EncryptedFileSystem(base: base, folder: "store", passphrase: "one").download("store/versions/A") }
+        #expect(
+            try await EncryptedFileSystem(base: base, folder: "store", passphrase: "two").download("store/versions/A")
+                == Data("marker-value".utf8))
+        await #expect(throws: EncryptionError.self) {
+            try await EncryptedFileSystem(base: base, folder: "store", passphrase: "one").download("store/versions/A")
+        }
     }
 
     /// Two devices that make the folder's key at once: whichever `encryption.json` the folder keeps, what each sealed
@@ -70,9 +78,14 @@ import Testing
         _ = try await second.keyring.key()
         try await first.upload(Data("from the first".utf8), to: "store/versions/A")
         try await second.upload(Data("from the second".utf8), to: "store/versions/B")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("store/encryption-keys").path).count == 2)
+        #expect(
+            try FileManager.default.contentsOfDirectory(
+                atPath: folder.appendingPathComponent("store/encryption-keys").path
+            ).count == 2)
 
-        #expect(try await first.download("store/versions/B") == Data("from the second".utf8), "the first device finds the second's key")
+        #expect(
+            try await first.download("store/versions/B") == Data("from the second".utf8),
+            "the first device finds the second's key")
         let third = EncryptedFileSystem(base: base, folder: "store", passphrase: "p")
         #expect(try await third.download("store/versions/A") == Data("from the first".utf8))
         #expect(try await third.read("store/versions/A", range: .bytes(5, 7)) == Data("the".utf8))
@@ -80,7 +93,9 @@ import Testing
         try await third.download("store/versions/A", toFileAt: local)
         #expect(try Data(contentsOf: local) == Data("from the first".utf8))
         #expect(try await third.listNames("store") == ["versions"], "the key files are not listed")
-        await #expect(throws: EncryptionError.self) { try await third.upload(Data(), to: "store/encryption-keys/x.json") }
+        await #expect(throws: EncryptionError.self) {
+            try await third.upload(Data(), to: "store/encryption-keys/x.json")
+        }
 
         try await RemoteKeyring.changePassphrase(on: base, folder: "store", from: "p", to: "q")
         let later = EncryptedFileSystem(base: base, folder: "store", passphrase: "q")
@@ -88,7 +103,8 @@ import Testing
         #expect(try await later.download("store/versions/B") == Data("from the second".utf8))
 
         // A file no key opens still fails by name.
-        try Data("LLVSENC1 not sealed at all, long enough to hold a chunk".utf8).write(to: folder.appendingPathComponent("store/versions/C"))
+        try Data("LLVSENC1 not sealed at all, long enough to hold a chunk".utf8).write(
+            to: folder.appendingPathComponent("store/versions/C"))
         await #expect(throws: EncryptionError.self) { try await later.download("store/versions/C") }
     }
 
@@ -98,7 +114,9 @@ import Testing
         let base = LocalFolderFileSystem(root: folder)
         try await base.upload(Data("{}".utf8), to: "store/versions/A")
         let encrypted = EncryptedFileSystem(base: base, folder: "store", passphrase: "p")
-        await #expect(throws: EncryptionError.plaintextStore(folder: "store")) { try await encrypted.listNames("store/versions") }
+        await #expect(throws: EncryptionError.plaintextStore(folder: "store")) {
+            try await encrypted.listNames("store/versions")
+        }
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("store/encryption.json").path))
     }
 
@@ -118,7 +136,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let base = LocalFolderFileSystem(root: folder.appendingPathComponent("remote"))
         let opened = OpenedKeyFile(url: folder.appendingPathComponent("opened.key"))
-        try await EncryptedFileSystem(base: base, folder: "", passphrase: "right", openedKey: opened).upload(Data("v".utf8), to: "versions/A")
+        try await EncryptedFileSystem(base: base, folder: "", passphrase: "right", openedKey: opened).upload(
+            Data("v".utf8), to: "versions/A")
         let attributes = try FileManager.default.attributesOfItem(atPath: opened.url.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
 
@@ -127,7 +146,11 @@ import Testing
 
         try await RemoteKeyring.changePassphrase(on: base, folder: "", from: "right", to: "newer")
         let stale = EncryptedFileSystem(base: base, folder: "", passphrase: "not derived", openedKey: opened)
-        await #expect(throws: EncryptionError.wrongPassphrase(keyFile: "encryption.json")) { try await stale.download("versions/A") }
-        #expect(try await EncryptedFileSystem(base: base, folder: "", passphrase: "newer", openedKey: opened).download("versions/A") == Data("v".utf8))
+        await #expect(throws: EncryptionError.wrongPassphrase(keyFile: "encryption.json")) {
+            try await stale.download("versions/A")
+        }
+        #expect(
+            try await EncryptedFileSystem(base: base, folder: "", passphrase: "newer", openedKey: opened).download(
+                "versions/A") == Data("v".utf8))
     }
 }

@@ -35,12 +35,15 @@ import Testing
 
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let source = folder.appendingPathComponent("plain"), sealedFile = folder.appendingPathComponent("sealed"), back = folder.appendingPathComponent("back")
+        let source = folder.appendingPathComponent("plain"), sealedFile = folder.appendingPathComponent("sealed"),
+            back = folder.appendingPathComponent("back")
         try plain.write(to: source)
         let whole = try SealingFileWriter(url: sealedFile, key: key, path: "changes/A")
         try whole.write(try Data(contentsOf: source))
         try whole.finish()
-        #expect(try SealedFileCodec.open(Data(contentsOf: sealedFile), key: key, path: "changes/A", displayPath: "changes/A") == plain)
+        #expect(
+            try SealedFileCodec.open(
+                Data(contentsOf: sealedFile), key: key, path: "changes/A", displayPath: "changes/A") == plain)
         try FileManager.default.copyItem(at: sealedFile, to: back)
         try SealedFileCodec.openInPlace(back, key: key, path: "changes/A", displayPath: "changes/A")
         #expect(try Data(contentsOf: back) == plain)
@@ -55,7 +58,9 @@ import Testing
             piece = piece * 7 + 3
         }
         try writer.finish()
-        #expect(try SealedFileCodec.open(Data(contentsOf: staged), key: key, path: "changes/A", displayPath: "changes/A") == plain)
+        #expect(
+            try SealedFileCodec.open(Data(contentsOf: staged), key: key, path: "changes/A", displayPath: "changes/A")
+                == plain)
         try SealedFileCodec.openInPlace(staged, key: key, path: "changes/A", displayPath: "changes/A")
         #expect(try Data(contentsOf: staged) == plain)
     }
@@ -71,7 +76,9 @@ import Testing
         let plain = bytes(3 * Self.chunk + 10, seed: 1)
         let sealed = SealedFileCodec.seal(plain, key: key, path: "versions/A")
         func refused(_ data: Data, path: String = "versions/A", key: SecretKey? = nil, _ what: String) {
-            #expect(throws: EncryptionError.self, "\(what)") { try SealedFileCodec.open(data, key: key ?? self.key, path: path, displayPath: path) }
+            #expect(throws: EncryptionError.self, "\(what)") {
+                try SealedFileCodec.open(data, key: key ?? self.key, path: path, displayPath: path)
+            }
         }
         for offset in [0, 7, 8, 23, 24, 100, SealedFileLayout.headerSize + Self.chunk + 3, sealed.count - 1] {
             var flipped = sealed
@@ -104,12 +111,14 @@ import Testing
         #expect(throws: EncryptionError.self) {
             try SealedFileCodec.openInPlace(damaged, key: key, path: "changes/A", displayPath: "changes/A")
         }
-        #expect(!FileManager.default.fileExists(atPath: damaged.path), "nothing half-opened is left where the caller looks")
+        #expect(
+            !FileManager.default.fileExists(atPath: damaged.path), "nothing half-opened is left where the caller looks")
     }
 }
 
 func temporaryFolder() throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-encryption-tests-\(UUID().uuidString)")
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "llvs-encryption-tests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     return folder
 }

@@ -11,9 +11,13 @@ import Testing
     func syncsFollowTheChangesFeed(encrypted: Bool) async throws {
         let fixture = try DriveFixture()
         let configuration = fixture.fileSystem.configuration, tokens = fixture.tokenSource, mock = fixture.mock
-        try await expectChangeFeedSync(ChangeFeedHarness(
-            makeFileSystem: { GoogleDriveFileSystem(configuration: configuration, http: quickClient(), authorizer: tokens) },
-            expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count }, requestsToSendOneVersion: 5,
-            passphrase: encrypted ? "feed passphrase" : nil, requestsToReadKey: 3), in: fixture.directory)
+        try await expectChangeFeedSync(
+            ChangeFeedHarness(
+                makeFileSystem: {
+                    GoogleDriveFileSystem(configuration: configuration, http: quickClient(), authorizer: tokens)
+                },
+                expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count },
+                requestsToSendOneVersion: 5,
+                passphrase: encrypted ? "feed passphrase" : nil, requestsToReadKey: 3), in: fixture.directory)
     }
 }

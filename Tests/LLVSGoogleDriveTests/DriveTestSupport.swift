@@ -14,21 +14,27 @@ final class DriveFixture: Sendable {
     let fileSystem: GoogleDriveFileSystem
     let http: HTTPClient
 
-    init(settings: MockGoogleDriveServer.Settings = MockGoogleDriveServer.Settings(), http: HTTPClient = quickClient(),
-         pacer: RequestPacer = RequestPacer(), configure: (inout GoogleDriveConfiguration) -> Void = { _ in }) throws {
+    init(
+        settings: MockGoogleDriveServer.Settings = MockGoogleDriveServer.Settings(), http: HTTPClient = quickClient(),
+        pacer: RequestPacer = RequestPacer(), configure: (inout GoogleDriveConfiguration) -> Void = { _ in }
+    ) throws {
         mock = try MockGoogleDriveServer(settings: settings)
         self.http = http
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-drive-tests-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-drive-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = TokenFile(path: directory.appendingPathComponent("drive.token.json").path)
         try file.write(mock.issueToken())
-        let oauth = GoogleDriveConfiguration.oauth(clientId: mock.oauth.settings.clientId, clientSecret: mock.oauth.settings.clientSecret,
-                                                   endpoint: mock.endpoint)
-        tokenSource = OAuthTokenSource(file: file, configuration: oauth, http: http, reauthorizeCommand: "llvs auth drive")
+        let oauth = GoogleDriveConfiguration.oauth(
+            clientId: mock.oauth.settings.clientId, clientSecret: mock.oauth.settings.clientSecret,
+            endpoint: mock.endpoint)
+        tokenSource = OAuthTokenSource(
+            file: file, configuration: oauth, http: http, reauthorizeCommand: "llvs auth drive")
         var configuration = GoogleDriveConfiguration(endpoint: mock.endpoint)
         configuration.chunkSize = 1024 * 1024
         configure(&configuration)
-        fileSystem = GoogleDriveFileSystem(configuration: configuration, http: http, authorizer: tokenSource, pacer: pacer)
+        fileSystem = GoogleDriveFileSystem(
+            configuration: configuration, http: http, authorizer: tokenSource, pacer: pacer)
     }
 
     func local(_ name: String) -> URL { directory.appendingPathComponent(name) }
@@ -47,6 +53,7 @@ final class DriveFixture: Sendable {
 /// Drive's faults on the shared control: its usual "slow down" is a 403; a revoked token answers 401 before and after
 /// the refresh.
 func driveFaultControl(mock: MockGoogleDriveServer, http: HTTPClient) -> MockFaultControl {
-    MockFaultControl(faults: mock.faults, rateLimitStatus: 403, expireTokens: { mock.expireAccessTokens() },
-                     revokeTokens: { mock.rejectNextRequests(2) }, client: http)
+    MockFaultControl(
+        faults: mock.faults, rateLimitStatus: 403, expireTokens: { mock.expireAccessTokens() },
+        revokeTokens: { mock.rejectNextRequests(2) }, client: http)
 }

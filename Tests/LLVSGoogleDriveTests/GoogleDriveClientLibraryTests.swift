@@ -10,13 +10,22 @@ import Testing
 @Suite struct GoogleDriveClientLibraryTests {
     static let clientInstalled = ClientLibraries.installed("googleapiclient.discovery, google.oauth2.credentials")
 
-    @Test(.enabled(if: clientInstalled || CIEnvironment.requiresEveryTest, "google-api-python-client is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    @Test(
+        .enabled(
+            if: clientInstalled || CIEnvironment.requiresEveryTest,
+            "google-api-python-client is not installed in .build/clients-venv; run scripts/install-client-libraries"))
     func googlesOwnClientWorksAgainstTheMock() async throws {
-        try #require(Self.clientInstalled, "google-api-python-client is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)")
+        try #require(
+            Self.clientInstalled,
+            "google-api-python-client is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)"
+        )
         let mock = try MockGoogleDriveServer()
         defer { mock.stop() }
-        let outcome = try await ClientLibraries.run("google_drive_client_library.py", [mock.endpoint.absoluteString, mock.issueToken().accessToken])
-        #expect(outcome.status == 0, "the client failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
+        let outcome = try await ClientLibraries.run(
+            "google_drive_client_library.py", [mock.endpoint.absoluteString, mock.issueToken().accessToken])
+        #expect(
+            outcome.status == 0,
+            "the client failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
         #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         let multipart = mock.log.first { $0.method == "POST" && $0.target.contains("uploadType=multipart") }
         #expect(multipart != nil, "the client made a multipart upload")
@@ -25,11 +34,19 @@ import Testing
 
     /// Tokens refreshed through the library itself (rotation, single use, a refused refresh token as the library's
     /// own error), against the mock's OAuth endpoints.
-    @Test(.enabled(if: ClientLibraries.installed("google.auth.transport.requests, requests") || CIEnvironment.requiresEveryTest, "the library is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    @Test(
+        .enabled(
+            if: ClientLibraries.installed("google.auth.transport.requests, requests")
+                || CIEnvironment.requiresEveryTest,
+            "the library is not installed in .build/clients-venv; run scripts/install-client-libraries"))
     func googleAuthRefreshesTokensAgainstTheMock() async throws {
-        try #require(ClientLibraries.installed("google.auth.transport.requests, requests"), "the library is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)")
+        try #require(
+            ClientLibraries.installed("google.auth.transport.requests, requests"),
+            "the library is not installed in .build/clients-venv; run scripts/install-client-libraries (CI=true: every test must run)"
+        )
         let mock = try MockGoogleDriveServer()
         defer { mock.stop() }
-        try await ClientLibraries.expectRefreshesThroughTheLibrary("gdrive", endpoint: mock.endpoint, oauth: mock.oauth, refreshes: 2)
+        try await ClientLibraries.expectRefreshesThroughTheLibrary(
+            "gdrive", endpoint: mock.endpoint, oauth: mock.oauth, refreshes: 2)
     }
 }

@@ -12,7 +12,9 @@ import Testing
     }
 
     func save(_ store: Store, _ predecessor: Version.ID?, _ values: [String: String]) throws -> Version {
-        try store.makeVersion(basedOnPredecessor: predecessor, inserting: values.map { Value(id: Value.ID($0.key), data: Data($0.value.utf8)) })
+        try store.makeVersion(
+            basedOnPredecessor: predecessor,
+            inserting: values.map { Value(id: Value.ID($0.key), data: Data($0.value.utf8)) })
     }
 
     @Test func anAccessTokenExpiringInTheMiddleOfASyncIsRefreshedOnceAndTheSyncCompletes() async throws {
@@ -21,8 +23,9 @@ import Testing
         var head: Version.ID?
         for i in 0..<40 { head = try save(source, head, ["k\(i)": "v\(i)"]).id }
         let mock = fixture.mock
-        let exchange = CloudFileSystemExchange(store: source, fileSystem: fixture.fileSystem, basePath: "stores/demo", concurrency: 8,
-                                               progress: { progress in if progress.done == 10 { mock.expireAccessTokens() } })
+        let exchange = CloudFileSystemExchange(
+            store: source, fileSystem: fixture.fileSystem, basePath: "stores/demo", concurrency: 8,
+            progress: { progress in if progress.done == 10 { mock.expireAccessTokens() } })
         let report = try await exchange.send()
         #expect(report.failures.isEmpty)
         #expect(report.sent.count == 40)
@@ -64,7 +67,9 @@ import Testing
         let before = fixture.mock.log.count
         let report = try await exchange.send(remoteVersionIds: [first.id])
         #expect(report.sent == [second.id] && report.failures.isEmpty)
-        let made = fixture.mock.log.dropFirst(before).map { "\($0.method) \($0.target.split(separator: "?").first ?? "")" }
+        let made = fixture.mock.log.dropFirst(before).map {
+            "\($0.method) \($0.target.split(separator: "?").first ?? "")"
+        }
         #expect(made == ["POST /upload/drive/v3/files", "POST /upload/drive/v3/files"], "\(made)")
         #expect(try await exchange.remoteVersionIds() == [first.id, second.id])
     }

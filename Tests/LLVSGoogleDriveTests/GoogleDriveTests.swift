@@ -12,15 +12,21 @@ import Testing
 @Suite struct GoogleDriveConformanceTests {
     @Test(arguments: GoogleDriveConfiguration.Removal.allCases)
     func theConnectorConformsAgainstTheMock(removal: GoogleDriveConfiguration.Removal) async throws {
-        let fixture = try DriveFixture { $0.pageSize = 100; $0.removal = removal }
+        let fixture = try DriveFixture {
+            $0.pageSize = 100; $0.removal = removal
+        }
         var options = ConformanceOptions()
         options.faults = driveFaultControl(mock: fixture.mock, http: fixture.http)
         options.largeFileSize = 6 * 1024 * 1024 + 12_345
         options.listingCount = 250
         await expectConformance(fixture.fileSystem, options: options)
         #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
-        #expect(fixture.requests("PUT", "/upload/drive/v3/files?uploadType=resumable").count >= 7, "the large file should go up in resumable chunks")
-        #expect(fixture.mock.log.contains { $0.target.contains("pageToken=") }, "the listing should have needed a second page")
+        #expect(
+            fixture.requests("PUT", "/upload/drive/v3/files?uploadType=resumable").count >= 7,
+            "the large file should go up in resumable chunks")
+        #expect(
+            fixture.mock.log.contains { $0.target.contains("pageToken=") },
+            "the listing should have needed a second page")
         if removal == .delete { #expect(fixture.mock.itemCount == 0) }
     }
 
@@ -37,12 +43,14 @@ import Testing
 
     @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
         let fixture = try DriveFixture { $0.pageSize = 100 }
-        fixture.mock.faults.injectRandomly(rate: 0.1, faults: [.status(403), .status(429), .status(503), .status(500), .dropBeforeAnswer], seed: 5)
+        fixture.mock.faults.injectRandomly(
+            rate: 0.1, faults: [.status(403), .status(429), .status(503), .status(500), .dropBeforeAnswer], seed: 5)
         var options = ConformanceOptions()
         options.largeFileSize = 6 * 1024 * 1024
         options.listingCount = 250
-        await expectConformance(fixture.fileSystem, options: options,
-                                skippable: checksNeedingFaults)
+        await expectConformance(
+            fixture.fileSystem, options: options,
+            skippable: checksNeedingFaults)
         #expect(fixture.mock.log.filter { !$0.faults.isEmpty }.count > 50)
         #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
         #expect(fixture.mock.count(named: "folder") <= 1, "a folder was created twice")
@@ -51,35 +59,48 @@ import Testing
 
 @Suite struct GoogleDriveBehaviourTests {
     @Test func anInterruptedResumableUploadResumesWithoutSendingAcknowledgedChunksAgain() async throws {
-        let fixture = try DriveFixture { $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024 }
+        let fixture = try DriveFixture {
+            $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024
+        }
         let data = bytes(9 * 256 * 1024 + 100, seed: 3)
         try data.write(to: fixture.local("big.bin"))
         try await fixture.fileSystem.makeFolder("up")
         // The fourth chunk is stored but its answer is lost, and so is the answer to the one resend libcurl makes by
         // itself on a fresh connection: faults chosen by the chunk's Content-Range, not by request numbers.
         let fourth = "bytes \(3 * 256 * 1024)-\(4 * 256 * 1024 - 1)/\(data.count)"
-        fixture.mock.faults.inject(.dropBeforeAnswer, times: 2) { $0.method == "PUT" && $0.headers["Content-Range"] == fourth }
+        fixture.mock.faults.inject(.dropBeforeAnswer, times: 2) {
+            $0.method == "PUT" && $0.headers["Content-Range"] == fourth
+        }
         try await fixture.fileSystem.upload(fileAt: fixture.local("big.bin"), to: "up/big.bin")
 
         #expect(try await fixture.fileSystem.download("up/big.bin") == data)
         let puts = fixture.requests("PUT", "/upload/drive/v3/files?uploadType=resumable")
-        #expect(puts.contains { $0.headers["Content-Range"] == "bytes */\(data.count)" }, "the session was asked what it holds")
+        #expect(
+            puts.contains { $0.headers["Content-Range"] == "bytes */\(data.count)" },
+            "the session was asked what it holds")
         // Offsets never go back to a chunk Drive acknowledged: only the chunk whose answer was lost went twice.
-        let starts = puts.compactMap { $0.headers["Content-Range"].flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) } }
+        let starts = puts.compactMap {
+            $0.headers["Content-Range"].flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) }
+        }
         #expect(starts == starts.sorted())
         #expect(Set(starts).count == 10)
         #expect(fixture.mock.uploadSessionBytes == [Int64(data.count + 256 * 1024)])
-        #expect(fixture.mock.log.filter { $0.faults.contains(.dropBeforeAnswer) }.count == 2, "both faults met their chunk")
+        #expect(
+            fixture.mock.log.filter { $0.faults.contains(.dropBeforeAnswer) }.count == 2, "both faults met their chunk")
     }
 
     @Test func aFailedChunkIsResumedFromWhatTheSessionHolds() async throws {
-        let fixture = try DriveFixture { $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024 }
+        let fixture = try DriveFixture {
+            $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024
+        }
         let data = bytes(5 * 256 * 1024, seed: 4)
-        let second = "bytes \(256 * 1024)-\(2 * 256 * 1024 - 1)/\(data.count)", fourth = "bytes \(3 * 256 * 1024)-\(4 * 256 * 1024 - 1)/\(data.count)"
+        let second = "bytes \(256 * 1024)-\(2 * 256 * 1024 - 1)/\(data.count)",
+            fourth = "bytes \(3 * 256 * 1024)-\(4 * 256 * 1024 - 1)/\(data.count)"
         fixture.mock.faults.inject(.status(503)) { $0.method == "PUT" && $0.headers["Content-Range"] == second }
         fixture.mock.faults.inject(.status(500)) { $0.method == "PUT" && $0.headers["Content-Range"] == fourth }
         try await fixture.fileSystem.upload(data, to: "b.bin")
-        #expect(fixture.mock.log.filter { !$0.faults.isEmpty }.map(\.status) == [503, 500], "both faults met their chunk")
+        #expect(
+            fixture.mock.log.filter { !$0.faults.isEmpty }.map(\.status) == [503, 500], "both faults met their chunk")
         #expect(try await fixture.fileSystem.download("b.bin") == data)
         #expect(fixture.mock.uploadSessionBytes == [Int64(data.count)])
     }
@@ -87,7 +108,9 @@ import Testing
     /// Drive's rate limit can answer any request, a chunk of a resumable upload included (403
     /// userRateLimitExceeded, or 429): the chunk is sent again from what the session holds, not given up on.
     @Test(arguments: [403, 429]) func aRateLimitedChunkIsSentAgain(status: Int) async throws {
-        let fixture = try DriveFixture { $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024 }
+        let fixture = try DriveFixture {
+            $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024
+        }
         let data = bytes(4 * 256 * 1024, seed: 8)
         let third = "bytes \(2 * 256 * 1024)-\(3 * 256 * 1024 - 1)/\(data.count)"
         fixture.mock.faults.inject(.status(status)) { $0.method == "PUT" && $0.headers["Content-Range"] == third }
@@ -105,16 +128,22 @@ import Testing
         fixture.mock.faults.inject(.status(403)) { $0.method == "GET" && $0.path.hasPrefix("/drive/v3/files/") }
         try await fixture.fileSystem.download("d.bin", toFileAt: fixture.local("d.bin"))
         let faulted = fixture.mock.log.filter { !$0.faults.isEmpty }
-        #expect(faulted.map(\.status) == [403] && faulted.allSatisfy { $0.target.contains("alt=media") }, "the fault met the download: \(faulted.map(\.target))")
+        #expect(
+            faulted.map(\.status) == [403] && faulted.allSatisfy { $0.target.contains("alt=media") },
+            "the fault met the download: \(faulted.map(\.target))")
         #expect(FileManager.default.contents(atPath: fixture.local("d.bin").path) == data)
     }
 
     @Test func anExpiredUploadSessionStartsOver() async throws {
-        let fixture = try DriveFixture { $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024 }
+        let fixture = try DriveFixture {
+            $0.chunkSize = 256 * 1024; $0.multipartLimit = 256 * 1024
+        }
         let data = bytes(4 * 256 * 1024, seed: 6)
         fixture.mock.expireUploadSessions(afterChunks: 2)
         try await fixture.fileSystem.upload(data, to: "c.bin")
-        #expect(fixture.mock.uploadSessionBytes.sorted() == [Int64(2 * 256 * 1024), Int64(data.count)], "a second session took the whole file")
+        #expect(
+            fixture.mock.uploadSessionBytes.sorted() == [Int64(2 * 256 * 1024), Int64(data.count)],
+            "a second session took the whole file")
         #expect(try await fixture.fileSystem.download("c.bin") == data)
         #expect(fixture.mock.count(named: "c.bin") == 1)
     }
@@ -123,12 +152,16 @@ import Testing
         let fixture = try DriveFixture()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<8 {
-                group.addTask { try await fixture.fileSystem.upload(Data("file \(i)".utf8), to: "new/nested/folder/f\(i).txt") }
+                group.addTask {
+                    try await fixture.fileSystem.upload(Data("file \(i)".utf8), to: "new/nested/folder/f\(i).txt")
+                }
             }
             try await group.waitForAll()
         }
         #expect(fixture.requests("POST", "/drive/v3/files").count == 3)
-        for name in ["new", "nested", "folder"] { #expect(fixture.mock.count(named: name) == 1, "\(name) created more than once") }
+        for name in ["new", "nested", "folder"] {
+            #expect(fixture.mock.count(named: name) == 1, "\(name) created more than once")
+        }
         #expect(try await fixture.fileSystem.list("new/nested/folder").count == 8)
     }
 
@@ -173,11 +206,13 @@ import Testing
         let waits = Mutex<[Duration]>([])
         let clock = Mutex<UInt64>(1_000_000_000)
         var configuration = HTTPClientConfiguration()
-        configuration.retryPolicy = RetryPolicy(maximumAttempts: 8, sleep: { wait in
-            waits.withLock { $0.append(wait) }
-            let (seconds, attoseconds) = wait.components
-            clock.withLock { $0 += UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000) }
-        })
+        configuration.retryPolicy = RetryPolicy(
+            maximumAttempts: 8,
+            sleep: { wait in
+                waits.withLock { $0.append(wait) }
+                let (seconds, attoseconds) = wait.components
+                clock.withLock { $0 += UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000) }
+            })
         let pacer = RequestPacer(now: { clock.withLock { $0 } })
         let fixture = try DriveFixture(settings: settings, http: HTTPClient(configuration: configuration), pacer: pacer)
         fixture.mock.faults.injectNext(.status(403, retryAfter: 1))
@@ -205,7 +240,9 @@ import Testing
             guard case CloudFileSystemError.unauthorized(let message) = error else { return false }
             return message.contains("llvs auth drive") && message.contains("Token has been expired or revoked")
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.tokenSource.file.path)) == tokenBefore, "the token file is untouched")
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: fixture.tokenSource.file.path)) == tokenBefore,
+            "the token file is untouched")
     }
 
     /// Drive may keep only part of a resumable chunk; its 308 says how much, and the connector sends the rest again.
@@ -240,10 +277,13 @@ import Testing
         try await fixture.fileSystem.makeFolder("feed")
         let start = try await fixture.fileSystem.changeCursor(watching: ["feed"])
         try await fixture.fileSystem.removeFolder("feed")
-        await #expect(throws: CloudFileSystemError.cursorExpired("the remote folder feed was removed on Google Drive")) {
+        await #expect(throws: CloudFileSystemError.cursorExpired("the remote folder feed was removed on Google Drive"))
+        {
             _ = try await fixture.fileSystem.changes(in: ["feed"], since: start)
         }
-        await #expect { _ = try await fixture.fileSystem.changes(in: ["feed"], since: "{\"folders\":{},\"token\":\"0\"}") } throws: { error in
+        await #expect {
+            _ = try await fixture.fileSystem.changes(in: ["feed"], since: "{\"folders\":{},\"token\":\"0\"}")
+        } throws: { error in
             if case CloudFileSystemError.cursorExpired = error { true } else { false }
         }
     }
@@ -259,7 +299,8 @@ import Testing
         options.largeFileSize = 1024
         let honest = await ConformanceSuite.run(on: fixture.fileSystem, options: options)
         #expect(honest.results.first { $0.id == "integrity" }?.status == .passed)
-        let lying = await ConformanceSuite.run(on: MisreportingFileSystem(fixture.fileSystem, lie: .checksums), options: options)
+        let lying = await ConformanceSuite.run(
+            on: MisreportingFileSystem(fixture.fileSystem, lie: .checksums), options: options)
         let integrity = try #require(lying.results.first { $0.id == "integrity" })
         #expect(integrity.status == .failed)
         #expect(integrity.message?.contains("MD5") == true, "\(integrity.message ?? "")")
@@ -281,7 +322,9 @@ import Testing
     func looping(newToken: Bool) throws -> (GoogleDriveFileSystem, MockHTTPServer) {
         let counter = Mutex(0)
         let server = try MockHTTPServer { request in
-            let page = counter.withLock { $0 += 1; return $0 }
+            let page = counter.withLock {
+                $0 += 1; return $0
+            }
             return .json(200, ["files": [], "nextPageToken": newToken ? "token-\(page)" : "same"])
         }
         var configuration = GoogleDriveConfiguration(endpoint: server.baseURL)

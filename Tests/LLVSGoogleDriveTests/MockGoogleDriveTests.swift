@@ -32,17 +32,23 @@ import Testing
     func q(_ text: String) -> String { FormEncoding.escape(text) }
 
     @Test func theQueryLanguageReadsWhatDriveClientsSend() throws {
-        let query = try DriveQuery.parse(#"'root' in parents and (name contains 'rep' or mimeType = 'application/vnd.google-apps.folder') and not trashed = true"#)
+        let query = try DriveQuery.parse(
+            #"'root' in parents and (name contains 'rep' or mimeType = 'application/vnd.google-apps.folder') and not trashed = true"#
+        )
         #expect(query.requiredParent == "root")
         func subject(_ name: String, _ type: String = "text/plain", trashed: Bool = false) -> DriveQuery.Subject {
-            DriveQuery.Subject(name: name, mimeType: type, parents: ["root"], trashed: trashed, createdTime: Date(), modifiedTime: Date())
+            DriveQuery.Subject(
+                name: name, mimeType: type, parents: ["root"], trashed: trashed, createdTime: Date(),
+                modifiedTime: Date())
         }
         #expect(try query.matches(subject("report.txt")))
         #expect(try query.matches(subject("Old Reports")))
         #expect(try !query.matches(subject("prepare.txt")), "contains matches the start of a word, as Drive does")
         #expect(try query.matches(subject("x", "application/vnd.google-apps.folder")))
         #expect(try !query.matches(subject("report.txt", trashed: true)))
-        #expect(try DriveQuery.parse(#"name = 'it\'s \\ here'"#) == .compare(field: "name", op: "=", value: .string(#"it's \ here"#)))
+        #expect(
+            try DriveQuery.parse(#"name = 'it\'s \\ here'"#)
+                == .compare(field: "name", op: "=", value: .string(#"it's \ here"#)))
         #expect(try DriveQuery.parse("name = 'A.TXT'").matches(subject("a.txt")), "name = ignores case")
         for bad in ["name = ", "'x' in", "name ~ 'x'", "(name = 'x'", "name = 'open"] {
             #expect(throws: DriveQuery.Invalid.self, "\(bad)") { try DriveQuery.parse(bad) }
@@ -51,7 +57,9 @@ import Testing
 
     @Test func listingsAnswerWithTheFieldsAskedForAndPageTokensOnlyWhenAsked() async throws {
         for i in 0..<5 { try mock.addFile(named: "f\(i)", data: Data(repeating: 7, count: 1234)) }
-        let all = try await get("/drive/v3/files?q=\(q("'root' in parents and trashed = false"))&pageSize=2&fields=\(q("nextPageToken,files(id,name,size,modifiedTime)"))")
+        let all = try await get(
+            "/drive/v3/files?q=\(q("'root' in parents and trashed = false"))&pageSize=2&fields=\(q("nextPageToken,files(id,name,size,modifiedTime)"))"
+        )
         #expect(all.status == 200)
         let files = all.json["files"] as? [[String: Any]] ?? []
         #expect(files.count == 2)
@@ -92,19 +100,32 @@ import Testing
 
     @Test func uploadsFollowDrivesRules() async throws {
         let big = Data(repeating: 1, count: mock.settings.multipartLimit + 1)
-        let multipart = MultipartRelated(parts: [.init(contentType: "application/json", data: Data(#"{"name":"big"}"#.utf8)),
-                                                 .init(contentType: "application/octet-stream", data: big)])
-        var request = HTTPRequest(method: "POST", url: URL(string: mock.endpoint.absoluteString + "/upload/drive/v3/files?uploadType=multipart")!,
-                                  headers: ["Content-Type": multipart.contentType, "Authorization": "Bearer \(token)"], body: .data(multipart.body))
+        let multipart = MultipartRelated(parts: [
+            .init(contentType: "application/json", data: Data(#"{"name":"big"}"#.utf8)),
+            .init(contentType: "application/octet-stream", data: big),
+        ])
+        var request = HTTPRequest(
+            method: "POST",
+            url: URL(string: mock.endpoint.absoluteString + "/upload/drive/v3/files?uploadType=multipart")!,
+            headers: ["Content-Type": multipart.contentType, "Authorization": "Bearer \(token)"],
+            body: .data(multipart.body))
         #expect(try await http.send(request).status == 400, "multipart is for files up to 5 MB")
 
-        request = HTTPRequest(method: "POST", url: URL(string: mock.endpoint.absoluteString + "/upload/drive/v3/files?uploadType=resumable")!,
-                              headers: ["Content-Type": "application/json", "Authorization": "Bearer \(token)", "X-Upload-Content-Length": "600000"],
-                              body: .data(Data(#"{"name":"r.bin"}"#.utf8)))
+        request = HTTPRequest(
+            method: "POST",
+            url: URL(string: mock.endpoint.absoluteString + "/upload/drive/v3/files?uploadType=resumable")!,
+            headers: [
+                "Content-Type": "application/json", "Authorization": "Bearer \(token)",
+                "X-Upload-Content-Length": "600000",
+            ],
+            body: .data(Data(#"{"name":"r.bin"}"#.utf8)))
         let opened = try await http.send(request)
         let session = try #require(opened.headers["Location"].flatMap(URL.init(string:)))
         func put(_ range: String, _ body: Data) async throws -> HTTPResponse {
-            try await http.send(HTTPRequest(method: "PUT", url: session, headers: ["Content-Range": range, "Authorization": "Bearer \(token)"], body: .data(body)))
+            try await http.send(
+                HTTPRequest(
+                    method: "PUT", url: session, headers: ["Content-Range": range, "Authorization": "Bearer \(token)"],
+                    body: .data(body)))
         }
         let odd = try await put("bytes 0-99999/600000", Data(count: 100_000))
         #expect(odd.status == 400, "an intermediate chunk must be a multiple of 256 KiB")
@@ -122,17 +143,22 @@ import Testing
 
 @Suite struct MockStateTests {
     @Test func aDriveMockRestartedWithItsStateKeepsTheDriveAndTheTokens() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-state-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-mock-state-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let big = bytes(7 * 1024 * 1024 + 3, seed: 9)
         let tokenFile = TokenFile(path: folder.appendingPathExtension("token").path)
         defer { try? FileManager.default.removeItem(atPath: tokenFile.path) }
         func connect(_ mock: MockGoogleDriveServer) -> GoogleDriveFileSystem {
-            let oauth = GoogleDriveConfiguration.oauth(clientId: mock.oauth.settings.clientId, clientSecret: mock.oauth.settings.clientSecret, endpoint: mock.endpoint)
+            let oauth = GoogleDriveConfiguration.oauth(
+                clientId: mock.oauth.settings.clientId, clientSecret: mock.oauth.settings.clientSecret,
+                endpoint: mock.endpoint)
             var configuration = GoogleDriveConfiguration(endpoint: mock.endpoint)
             configuration.chunkSize = 1 << 20
-            return GoogleDriveFileSystem(configuration: configuration, http: quickClient(),
-                                         authorizer: OAuthTokenSource(file: tokenFile, configuration: oauth, http: quickClient(), reauthorizeCommand: "llvs auth x"))
+            return GoogleDriveFileSystem(
+                configuration: configuration, http: quickClient(),
+                authorizer: OAuthTokenSource(
+                    file: tokenFile, configuration: oauth, http: quickClient(), reauthorizeCommand: "llvs auth x"))
         }
         do {
             let mock = try MockGoogleDriveServer(state: try MockStateDirectory(folder))
@@ -164,9 +190,15 @@ import Testing
     init() throws { mock = try MockGoogleDriveServer() }
 
     /// The code from the authorize redirect, or the error answer.
-    func authorize(redirect: String, scope: String = "https://www.googleapis.com/auth/drive.file", extra: [(String, String)] = []) async throws -> (code: String?, response: HTTPResponse) {
-        let url = try URLEscaping.url(mock.endpoint, mock.oauth.authorizePath, [("client_id", mock.oauth.settings.clientId), ("response_type", "code"),
-                                                                                  ("redirect_uri", redirect), ("scope", scope)] + extra)
+    func authorize(
+        redirect: String, scope: String = "https://www.googleapis.com/auth/drive.file", extra: [(String, String)] = []
+    ) async throws -> (code: String?, response: HTTPResponse) {
+        let url = try URLEscaping.url(
+            mock.endpoint, mock.oauth.authorizePath,
+            [
+                ("client_id", mock.oauth.settings.clientId), ("response_type", "code"),
+                ("redirect_uri", redirect), ("scope", scope),
+            ] + extra)
         var request = HTTPRequest(url: url)
         request.followsRedirects = false
         let response = try await http.send(request)
@@ -175,15 +207,21 @@ import Testing
     }
 
     func exchange(_ code: String, redirect: String) async throws -> HTTPResponse {
-        let body = FormEncoding.encode([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
-                                        ("client_id", mock.oauth.settings.clientId), ("client_secret", mock.oauth.settings.clientSecret ?? "")])
-        return try await http.send(HTTPRequest(method: "POST", url: mock.endpoint.appendingPathComponent(mock.oauth.tokenPath),
-                                               headers: ["Content-Type": "application/x-www-form-urlencoded"], body: .data(body)))
+        let body = FormEncoding.encode([
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+            ("client_id", mock.oauth.settings.clientId), ("client_secret", mock.oauth.settings.clientSecret ?? ""),
+        ])
+        return try await http.send(
+            HTTPRequest(
+                method: "POST", url: mock.endpoint.appendingPathComponent(mock.oauth.tokenPath),
+                headers: ["Content-Type": "application/x-www-form-urlencoded"], body: .data(body)))
     }
 
     @Test func loopbackRedirectsWithoutPKCEAndOfflineAccessDecidesTheRefreshToken() async throws {
         let wrong = try await authorize(redirect: "https://example.com/callback")
-        #expect(wrong.code == nil && wrong.response.status == 400 && wrong.response.text.contains("redirect_uri_mismatch"), "\(wrong.response.text)")
+        #expect(
+            wrong.code == nil && wrong.response.status == 400 && wrong.response.text.contains("redirect_uri_mismatch"),
+            "\(wrong.response.text)")
 
         let online = try await authorize(redirect: "http://[::1]:53682/")
         let onlineCode = try #require(online.code, "an IPv6 loopback redirect without PKCE is accepted")
@@ -195,7 +233,9 @@ import Testing
         let answer = try await exchange(try #require(offline.code), redirect: "http://127.0.0.1:53682/")
         #expect(answer.text.contains("refresh_token"), "\(answer.text)")
         let reused = try await exchange(try #require(offline.code), redirect: "http://127.0.0.1:53682/")
-        #expect(reused.status == 400 && reused.headers["Cache-Control"] == "no-store", "an error answer is not cached either")
+        #expect(
+            reused.status == 400 && reused.headers["Cache-Control"] == "no-store",
+            "an error answer is not cached either")
     }
 
     /// A token granted `drive.file` sees what this app made and nothing else; the full `drive` scope sees all.
@@ -205,10 +245,14 @@ import Testing
         func token(_ scope: String) async throws -> String {
             let granted = try await authorize(redirect: "http://127.0.0.1:53682/", scope: scope)
             let answer = try await exchange(try #require(granted.code), redirect: "http://127.0.0.1:53682/")
-            return try #require((try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])?["access_token"] as? String)
+            return try #require(
+                (try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])?["access_token"] as? String)
         }
         func get(_ target: String, _ token: String) async throws -> HTTPResponse {
-            try await http.send(HTTPRequest(url: try #require(URL(string: mock.endpoint.absoluteString + target)), headers: ["Authorization": "Bearer \(token)"]))
+            try await http.send(
+                HTTPRequest(
+                    url: try #require(URL(string: mock.endpoint.absoluteString + target)),
+                    headers: ["Authorization": "Bearer \(token)"]))
         }
         let limited = try await token("https://www.googleapis.com/auth/drive.file")
         let listing = try await get("/drive/v3/files?fields=files(id)", limited)

@@ -11,7 +11,8 @@ final class SleepRecorder: Sendable {
     private let delays = Mutex<[Duration]>([])
     var recorded: [Duration] { delays.withLock { $0 } }
     var policy: RetryPolicy {
-        RetryPolicy(maximumAttempts: 4, sleep: { [self] delay in delays.withLock { $0.append(delay) } }, random: { 0.5 })
+        RetryPolicy(
+            maximumAttempts: 4, sleep: { [self] delay in delays.withLock { $0.append(delay) } }, random: { 0.5 })
     }
 }
 
@@ -47,7 +48,9 @@ func echoServer() throws -> MockHTTPServer {
         }
         // Fifty requests over far fewer connections (about the client's 8 per host): connections are kept and reused.
         let connections = Set(server.log.map(\.connection))
-        #expect(connections.count <= 2 * http.configuration.maximumConnectionsPerHost, "\(connections.count) connections for 50 requests")
+        #expect(
+            connections.count <= 2 * http.configuration.maximumConnectionsPerHost,
+            "\(connections.count) connections for 50 requests")
         #expect(!connections.contains(0))
     }
 
@@ -59,8 +62,11 @@ func echoServer() throws -> MockHTTPServer {
         let server = try MockHTTPServer { request in
             switch request.method {
             case "PUT":
-                if case .file(let url, _) = request.body { try? FileManager.default.moveItem(at: url, to: stored) }
-                else { try? request.bodyData.write(to: stored) }
+                if case .file(let url, _) = request.body {
+                    try? FileManager.default.moveItem(at: url, to: stored)
+                } else {
+                    try? request.bodyData.write(to: stored)
+                }
                 return .empty(201)
             default:
                 let size = (try? FileManager.default.attributesOfItem(atPath: stored.path)[.size] as? Int64) ?? 0
@@ -71,10 +77,12 @@ func echoServer() throws -> MockHTTPServer {
         let data = Data((0..<(12 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         try data.write(to: source)
         let http = client()
-        let put = try await http.send(HTTPRequest(method: "PUT", url: server.baseURL.appendingPathComponent("f"), body: .file(source)))
+        let put = try await http.send(
+            HTTPRequest(method: "PUT", url: server.baseURL.appendingPathComponent("f"), body: .file(source)))
         #expect(put.status == 201)
         let back = folder.appendingPathComponent("back")
-        let get = try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("f"), destination: .file(back)))
+        let get = try await http.send(
+            HTTPRequest(url: server.baseURL.appendingPathComponent("f"), destination: .file(back)))
         #expect(get.status == 200)
         #expect(try Data(contentsOf: back) == data)
         var ranged = HTTPRequest(url: server.baseURL.appendingPathComponent("f"))
@@ -102,7 +110,10 @@ func echoServer() throws -> MockHTTPServer {
         }
         let http = client()
         func get(_ name: String) async throws -> HTTPResponse {
-            try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent(name), destination: .region(target, offset: 10, length: 10)))
+            try await http.send(
+                HTTPRequest(
+                    url: server.baseURL.appendingPathComponent(name),
+                    destination: .region(target, offset: 10, length: 10)))
         }
         func failure(_ name: String) async -> HTTPError? {
             do { _ = try await get(name) } catch let error as HTTPError { return error } catch { return nil }
@@ -114,10 +125,16 @@ func echoServer() throws -> MockHTTPServer {
         #expect(try await get("ten").status == 200)
         #expect(try Data(contentsOf: target) == expected)
         let longer = await failure("twelve")
-        #expect(longer == .unexpectedLength(expected: 10, received: 12, url: server.baseURL.appendingPathComponent("twelve").absoluteString))
+        #expect(
+            longer
+                == .unexpectedLength(
+                    expected: 10, received: 12, url: server.baseURL.appendingPathComponent("twelve").absoluteString))
         #expect(try Data(contentsOf: target) == expected, "nothing of the longer answer is written")
         let shorter = await failure("five")
-        #expect(shorter == .unexpectedLength(expected: 10, received: 5, url: server.baseURL.appendingPathComponent("five").absoluteString))
+        #expect(
+            shorter
+                == .unexpectedLength(
+                    expected: 10, received: 5, url: server.baseURL.appendingPathComponent("five").absoluteString))
         #expect(try Data(contentsOf: target).count == 30, "the file keeps its length")
         #expect(try await get("missing").status == 404)
         #expect(try Data(contentsOf: target).suffix(10) == untouched.suffix(10), "past the region, never a byte")
@@ -129,7 +146,8 @@ func echoServer() throws -> MockHTTPServer {
         server.faults.inject(.status(429, retryAfter: 2), intoRequest: 2)
         server.faults.inject(.status(500), intoRequest: 3)
         let sleeps = SleepRecorder()
-        let response = try await client(sleeps.policy).send(HTTPRequest(url: server.baseURL.appendingPathComponent("x")))
+        let response = try await client(sleeps.policy).send(
+            HTTPRequest(url: server.baseURL.appendingPathComponent("x")))
         #expect(response.status == 200)
         #expect(server.log.count == 4)
         // Retry-After is honoured; without one, full jitter over the third retry's ceiling (0.5 × 1 s).
@@ -140,8 +158,11 @@ func echoServer() throws -> MockHTTPServer {
     @Test func transportFailuresSayWhetherTheServerWasReached() {
         let refused = HTTPError.transport(code: 7, message: "Couldn't connect to server", url: "http://h/x")
         #expect(refused.description == "Could not reach http://h/x: Couldn't connect to server (curl error 7).")
-        let broken = HTTPError.transport(code: 56, message: "Failure when receiving data from the peer", url: "http://h/x")
-        #expect(broken.description == "The transfer with http://h/x failed: Failure when receiving data from the peer (curl error 56).")
+        let broken = HTTPError.transport(
+            code: 56, message: "Failure when receiving data from the peer", url: "http://h/x")
+        #expect(
+            broken.description
+                == "The transfer with http://h/x failed: Failure when receiving data from the peer (curl error 56).")
     }
 
     @Test func retryAfterAsAnHTTPDateAndTheCap() {
@@ -155,7 +176,8 @@ func echoServer() throws -> MockHTTPServer {
     @Test func aRequestThatIsNotSafeToRepeatIsSentOnce() async throws {
         let server = try echoServer()
         server.faults.injectNext(.status(503, retryAfter: 1))
-        let response = try await client().send(HTTPRequest(method: "POST", url: server.baseURL, body: .data(Data("x".utf8))))
+        let response = try await client().send(
+            HTTPRequest(method: "POST", url: server.baseURL, body: .data(Data("x".utf8))))
         #expect(response.status == 503)
         #expect(server.log.count == 1)
         // Marked safe by the caller, it is retried.
@@ -169,7 +191,8 @@ func echoServer() throws -> MockHTTPServer {
         let other = try echoServer()
         let origin = try MockHTTPServer { request in
             switch request.path {
-            case "/elsewhere": .empty(302, headers: ["Location": other.baseURL.appendingPathComponent("download").absoluteString])
+            case "/elsewhere":
+                .empty(302, headers: ["Location": other.baseURL.appendingPathComponent("download").absoluteString])
             case "/here": .empty(307, headers: ["Location": "/final"])
             default: .text(200, request.headers["Authorization"] ?? "none")
             }
@@ -242,7 +265,9 @@ func echoServer() throws -> MockHTTPServer {
     }
 
     @Test func theMockReadsChunkedBodiesAndAnswersExpectContinue() async throws {
-        let server = try MockHTTPServer { request in .text(200, "\(request.bodySize):\(String(decoding: request.bodyData, as: UTF8.self))") }
+        let server = try MockHTTPServer { request in
+            .text(200, "\(request.bodySize):\(String(decoding: request.bodyData, as: UTF8.self))")
+        }
         let socket = try RawSocket(port: server.port)
         try socket.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n")
         #expect(try socket.receive(until: "\r\n\r\n").hasPrefix("HTTP/1.1 100 Continue"))
@@ -279,7 +304,9 @@ func echoServer() throws -> MockHTTPServer {
         }
         // Every request was held back by the latency, by the mock's own record (not by a clock here).
         let log = server.log
-        #expect(log.count == 40 && log.allSatisfy { $0.faults.first == .latency(.milliseconds(20)) }, "\(log.map(\.faults))")
+        #expect(
+            log.count == 40 && log.allSatisfy { $0.faults.first == .latency(.milliseconds(20)) }, "\(log.map(\.faults))"
+        )
         #expect(statuses[0] == 0, "request 1 is dropped")
         #expect(statuses[2] == 500, "request 3 answers 500")
         let unavailable = statuses.filter { $0 == 503 }.count
@@ -307,7 +334,9 @@ final class RawSocket {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else { throw HTTPError.transport(code: 7, message: "connect", url: "raw") }
         // A server that never answers makes `receive` fail after this long instead of hanging the suite.

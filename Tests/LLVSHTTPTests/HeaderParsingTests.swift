@@ -41,10 +41,15 @@ import Testing
     }
 
     @Test func escapingMatchesFoundationsForUnreservedCharacters() {
-        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        let samples = ["plain-name_1.txt~", "a b/c?d#e%f+g&h=i", "café", "e\u{301}", "日本語", "🙂", "", "%41", "\u{7F}\u{1}"]
+        let unreserved = CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let samples = [
+            "plain-name_1.txt~", "a b/c?d#e%f+g&h=i", "café", "e\u{301}", "日本語", "🙂", "", "%41", "\u{7F}\u{1}",
+        ]
         for sample in samples {
-            #expect(URLEscaping.escape(sample) == sample.addingPercentEncoding(withAllowedCharacters: unreserved), "\(sample)")
+            #expect(
+                URLEscaping.escape(sample) == sample.addingPercentEncoding(withAllowedCharacters: unreserved),
+                "\(sample)")
         }
     }
 }

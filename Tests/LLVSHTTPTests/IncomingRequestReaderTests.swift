@@ -18,7 +18,9 @@ import Glibc
         address.sin_port = listener.port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         #expect(status == 0)
         return (listener, try #require(listener.accept()), client)
@@ -53,7 +55,9 @@ import Glibc
         let reader = IncomingRequestReader(connection: server, spoolThreshold: 16, spoolFolder: folder)
         send("PUT /x HTTP/1.1\r\nHost: a\r\nContent-Length: 40\r\n\r\n" + String(repeating: "b", count: 40), to: client)
         let request = try #require(try reader.next())
-        guard case .file(let url, let size) = request.body else { Issue.record("expected a spooled body, got \(request.body)"); return }
+        guard case .file(let url, let size) = request.body else {
+            Issue.record("expected a spooled body, got \(request.body)"); return
+        }
         #expect(size == 40 && url.path.hasPrefix(folder.path + "/"), "\(url.path)")
         #expect(try Data(contentsOf: url) == Data(repeating: UInt8(ascii: "b"), count: 40))
     }

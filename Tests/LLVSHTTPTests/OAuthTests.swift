@@ -16,7 +16,10 @@ struct OAuthFixture {
 
     /// `holdingTokenAnswers`: the token endpoint answers only once the semaphore is signalled (once per answer), so a
     /// test decides when a refresh may end.
-    init(settings: MockOAuthServer.Settings = MockOAuthServer.Settings(), holdingTokenAnswers hold: DispatchSemaphore? = nil) throws {
+    init(
+        settings: MockOAuthServer.Settings = MockOAuthServer.Settings(),
+        holdingTokenAnswers hold: DispatchSemaphore? = nil
+    ) throws {
         let oauth = MockOAuthServer(settings: settings)
         self.oauth = oauth
         server = try MockHTTPServer { request in
@@ -32,7 +35,8 @@ struct OAuthFixture {
     var configuration: OAuthConfiguration { oauth.configuration(baseURL: server.baseURL) }
 
     func source(now: @escaping @Sendable () -> Date = { Date() }) -> OAuthTokenSource {
-        OAuthTokenSource(file: tokenFile, configuration: configuration, http: http, reauthorizeCommand: "llvs auth mock", now: now)
+        OAuthTokenSource(
+            file: tokenFile, configuration: configuration, http: http, reauthorizeCommand: "llvs auth mock", now: now)
     }
 
     var api: HTTPRequest { HTTPRequest(url: server.baseURL.appendingPathComponent("api/hello")) }
@@ -42,22 +46,25 @@ struct OAuthFixture {
     @Test func theTokenFileIsPrivateAtomicAndKeepsExtras() throws {
         let fixture = try OAuthFixture()
         defer { try? FileManager.default.removeItem(at: fixture.folder) }
-        let token = OAuthToken(accessToken: "a", refreshToken: "r", expiresAt: Date(timeIntervalSince1970: 1_800_000_000),
-                               scope: "files", extras: ["hostname": "eapi.pcloud.com"])
+        let token = OAuthToken(
+            accessToken: "a", refreshToken: "r", expiresAt: Date(timeIntervalSince1970: 1_800_000_000),
+            scope: "files", extras: ["hostname": "eapi.pcloud.com"])
         try fixture.tokenFile.write(token)
         let attributes = try FileManager.default.attributesOfItem(atPath: fixture.tokenFile.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         #expect(try fixture.tokenFile.read() == token)
         let text = try String(contentsOfFile: fixture.tokenFile.path, encoding: .utf8)
         #expect(text.contains("\"expires_at\" : \"2027-01-15T08:00:00Z\""))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.folder.path).filter { $0.hasPrefix(".") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: fixture.folder.path).filter { $0.hasPrefix(".") }
+                .isEmpty)
     }
 
     @Test func fourConcurrentRequestsMeetingAnExpiredTokenCauseOneRefresh() async throws {
         let fixture = try OAuthFixture()
         defer { try? FileManager.default.removeItem(at: fixture.folder) }
         try fixture.tokenFile.write(fixture.oauth.issueToken())
-        fixture.oauth.expireAccessTokens() // the service says expired though the file thinks not
+        fixture.oauth.expireAccessTokens()  // the service says expired though the file thinks not
         let source = fixture.source()
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<4 { group.addTask { try await fixture.http.send(fixture.api, authorizer: source).status } }
@@ -71,7 +78,7 @@ struct OAuthFixture {
         let fixture = try OAuthFixture()
         defer { try? FileManager.default.removeItem(at: fixture.folder) }
         var token = fixture.oauth.issueToken()
-        token.expiresAt = Date().addingTimeInterval(30) // within the 60 s margin
+        token.expiresAt = Date().addingTimeInterval(30)  // within the 60 s margin
         try fixture.tokenFile.write(token)
         let response = try await fixture.http.send(fixture.api, authorizer: fixture.source())
         #expect(response.status == 200)
@@ -93,11 +100,15 @@ struct OAuthFixture {
         let probe = try MockHTTPServer { request in
             if let answer = fixture.oauth.handle(request) { return answer }
             seen.withLock { $0.append((try? fixture.tokenFile.read())?.refreshToken) }
-            return fixture.oauth.isAuthorized(request.headers["Authorization"]) ? .text(200, "ok") : fixture.oauth.unauthorizedResponse()
+            return fixture.oauth.isAuthorized(request.headers["Authorization"])
+                ? .text(200, "ok") : fixture.oauth.unauthorizedResponse()
         }
         let configuration = fixture.oauth.configuration(baseURL: probe.baseURL)
-        let source = OAuthTokenSource(file: fixture.tokenFile, configuration: configuration, http: fixture.http, reauthorizeCommand: "llvs auth mock")
-        let response = try await fixture.http.send(HTTPRequest(url: probe.baseURL.appendingPathComponent("api")), authorizer: source)
+        let source = OAuthTokenSource(
+            file: fixture.tokenFile, configuration: configuration, http: fixture.http,
+            reauthorizeCommand: "llvs auth mock")
+        let response = try await fixture.http.send(
+            HTTPRequest(url: probe.baseURL.appendingPathComponent("api")), authorizer: source)
         #expect(response.status == 200)
         let onDisk = try #require(try fixture.tokenFile.read())
         #expect(onDisk.refreshToken != first.refreshToken)
@@ -130,8 +141,11 @@ struct OAuthFixture {
         let file = TokenFile(path: folder.appendingPathComponent("t.json").path)
         try file.write(oauth.issueToken())
         let http = client()
-        let source = OAuthTokenSource(file: file, configuration: oauth.configuration(baseURL: server.baseURL), http: http, reauthorizeCommand: "llvs auth x")
-        let response = try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("api")), authorizer: source)
+        let source = OAuthTokenSource(
+            file: file, configuration: oauth.configuration(baseURL: server.baseURL), http: http,
+            reauthorizeCommand: "llvs auth x")
+        let response = try await http.send(
+            HTTPRequest(url: server.baseURL.appendingPathComponent("api")), authorizer: source)
         #expect(response.status == 401)
         #expect(oauth.refreshCount == 1)
         #expect(server.log.filter { $0.target.hasPrefix("/api") }.count == 2)
@@ -155,8 +169,11 @@ struct OAuthFixture {
         let processes = try (0..<2).map { _ -> (ChildProcess, Pipe) in
             let process = ChildProcess()
             process.executableURL = helper
-            process.arguments = ["refresh", fixture.tokenFile.path, fixture.server.baseURL.appendingPathComponent(fixture.oauth.tokenPath).absoluteString,
-                                 settings.clientId, settings.clientSecret!, barrier.path]
+            process.arguments = [
+                "refresh", fixture.tokenFile.path,
+                fixture.server.baseURL.appendingPathComponent(fixture.oauth.tokenPath).absoluteString,
+                settings.clientId, settings.clientSecret!, barrier.path,
+            ]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
@@ -166,7 +183,10 @@ struct OAuthFixture {
             let handle = pipe.fileHandleForReading
             return try await runBlocking { () -> String in
                 var text = ""
-                while !text.hasSuffix("\n") { let data = handle.readData(ofLength: 1); if data.isEmpty { break }; text += String(decoding: data, as: UTF8.self) }
+                while !text.hasSuffix("\n") {
+                    let data = handle.readData(ofLength: 1); if data.isEmpty { break };
+                    text += String(decoding: data, as: UTF8.self)
+                }
                 return text
             }
         }
@@ -184,7 +204,9 @@ struct OAuthFixture {
             let output = try await runBlocking { handle.readDataToEndOfFile() }
             try await runBlocking { process.waitUntilExit() }
             #expect(process.terminationStatus == 0)
-            let fields = String(decoding: output, as: UTF8.self).split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            let fields = String(decoding: output, as: UTF8.self).split(separator: " ").map {
+                $0.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
             guard fields.count == 3 else { Issue.record("the helper printed \(fields)"); continue }
             tokens.append(fields[0])
         }
@@ -198,7 +220,9 @@ struct OAuthFixture {
     func theAuthorizationCodeFlowEndToEnd(clientAuthentication: OAuthConfiguration.ClientAuthentication) async throws {
         let fixture = try OAuthFixture()
         let http = fixture.http
-        let flow = OAuthAuthorization(configuration: fixture.oauth.configuration(baseURL: fixture.server.baseURL, clientAuthentication: clientAuthentication), http: http)
+        let flow = OAuthAuthorization(
+            configuration: fixture.oauth.configuration(
+                baseURL: fixture.server.baseURL, clientAuthentication: clientAuthentication), http: http)
         // The "browser": opens the authorize URL and follows its redirect to the loopback listener.
         let token = try await flow.authorizeWithLoopback { url in
             let response = try await http.send(HTTPRequest(url: url))
@@ -214,18 +238,21 @@ struct OAuthFixture {
     @Test(.timeLimit(.minutes(2))) func aStrayConnectionOrAHostileRequestCannotDerailTheLoopbackSignIn() async throws {
         let fixture = try OAuthFixture()
         let http = fixture.http
-        let flow = OAuthAuthorization(configuration: fixture.oauth.configuration(baseURL: fixture.server.baseURL), http: http)
+        let flow = OAuthAuthorization(
+            configuration: fixture.oauth.configuration(baseURL: fixture.server.baseURL), http: http)
         let idle = Mutex<RawSocket?>(nil)
         let token = try await flow.authorizeWithLoopback(timeout: .seconds(60)) { url in
             let query = FormEncoding.decode(url.query ?? "")
             let port = try #require(URL(string: query["redirect_uri"] ?? "")?.port)
             idle.withLock { $0 = try? RawSocket(port: UInt16(port)) }  // connects, never sends a byte
-            for request in ["GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-                            "POST /?code=x&state=\(query["state"] ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello",
-                            "GET /?code=stolen&state=another-flow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-                            "GET /?code HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-                            "GET /?error=access_denied&error_description=%1B%5D0%3Bowned%07 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-                            "GET /elsewhere?code=x&state=\(query["state"] ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"] {
+            for request in [
+                "GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                "POST /?code=x&state=\(query["state"] ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello",
+                "GET /?code=stolen&state=another-flow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                "GET /?code HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                "GET /?error=access_denied&error_description=%1B%5D0%3Bowned%07 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                "GET /elsewhere?code=x&state=\(query["state"] ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+            ] {
                 let socket = try RawSocket(port: UInt16(port))
                 try socket.send(request)
                 let answer = try socket.receive(until: "</html>")
@@ -242,13 +269,16 @@ struct OAuthFixture {
     /// without the control characters the service put in its description.
     @Test(.timeLimit(.minutes(2))) func aDenialEndsTheSignInWithAFailurePage() async throws {
         let fixture = try OAuthFixture()
-        let flow = OAuthAuthorization(configuration: fixture.oauth.configuration(baseURL: fixture.server.baseURL), http: fixture.http)
+        let flow = OAuthAuthorization(
+            configuration: fixture.oauth.configuration(baseURL: fixture.server.baseURL), http: fixture.http)
         do {
             _ = try await flow.authorizeWithLoopback(timeout: .seconds(60)) { url in
                 let query = FormEncoding.decode(url.query ?? "")
                 let port = try #require(URL(string: query["redirect_uri"] ?? "")?.port)
                 let socket = try RawSocket(port: UInt16(port))
-                try socket.send("GET /?error=access_denied&error_description=no%1B%5B2J&state=\(query["state"] ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                try socket.send(
+                    "GET /?error=access_denied&error_description=no%1B%5B2J&state=\(query["state"] ?? "") HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                )
                 let answer = try socket.receive(until: "</html>")
                 #expect(answer.contains("not authorized") && !answer.contains("LLVS is authorized"), "\(answer)")
             }
@@ -266,7 +296,9 @@ struct OAuthFixture {
         configuration.enforcesPKCE = false
         let flow = OAuthAuthorization(configuration: configuration, http: fixture.http)
         let attempt = flow.makeAttempt(redirectURI: "http://127.0.0.1:53682/")
-        await #expect(throws: OAuthError.wholeAddressNeeded) { try await flow.finish(attempt, answer: "some-code-from-elsewhere") }
+        await #expect(throws: OAuthError.wholeAddressNeeded) {
+            try await flow.finish(attempt, answer: "some-code-from-elsewhere")
+        }
         await #expect(throws: OAuthError.stateMismatch) { try await flow.finish(attempt, answer: "/?code") }
         #expect(fixture.oauth.refreshCount == 0)
     }
@@ -281,7 +313,9 @@ struct OAuthFixture {
         let file = TokenFile(path: folder.appendingPathComponent("token.json").path)
         try await file.withLock { try file.write(OAuthToken(accessToken: "a", tokenType: "Bearer")) }
         var info = stat()
-        #expect(stat(folder.path, &info) == 0 && info.st_mode & 0o7777 == 0o1777, "the folder is now \(String(info.st_mode & 0o7777, radix: 8))")
+        #expect(
+            stat(folder.path, &info) == 0 && info.st_mode & 0o7777 == 0o1777,
+            "the folder is now \(String(info.st_mode & 0o7777, radix: 8))")
     }
 
     @Test func theHeadlessFlowTakesAPastedRedirectOrCode() async throws {
@@ -319,48 +353,67 @@ struct OAuthFixture {
         let flow = OAuthAuthorization(configuration: oauth.configuration(baseURL: server.baseURL), http: client())
         let waits = Mutex<[Duration]>([])
         let userCode = Mutex("")
-        let token = try await flow.authorizeWithDevice(sleep: { wait in
-            let count = waits.withLock { $0.append(wait); return $0.count }
-            // The second wait is cut short, as if the client were impatient: the service answers that poll slow_down.
-            let moved = count == 2 ? wait / 3 : wait
-            clock.withLock { $0 = $0.addingTimeInterval(Double(moved.components.seconds)) }
-            if count == 3 { oauth.approveDevice(userCode: userCode.withLock { $0 }) }
-        }, show: { code, verification, _ in
-            #expect(verification.hasPrefix("http"))
-            userCode.withLock { $0 = code }
-        })
+        let token = try await flow.authorizeWithDevice(
+            sleep: { wait in
+                let count = waits.withLock {
+                    $0.append(wait); return $0.count
+                }
+                // The second wait is cut short, as if the client were impatient: the service answers that poll slow_down.
+                let moved = count == 2 ? wait / 3 : wait
+                clock.withLock { $0 = $0.addingTimeInterval(Double(moved.components.seconds)) }
+                if count == 3 { oauth.approveDevice(userCode: userCode.withLock { $0 }) }
+            },
+            show: { code, verification, _ in
+                #expect(verification.hasPrefix("http"))
+                userCode.withLock { $0 = code }
+            })
         #expect(oauth.isAuthorized("Bearer \(token.accessToken)"))
         #expect(waits.withLock { $0 } == [.seconds(6), .seconds(6), .seconds(11)])
     }
 
     /// A hostile device endpoint: `interval: 0` is polled every 5 s (RFC 8628's default), not as fast as possible; an
     /// interval past the code's life never sleeps past it; a long life is capped, and `timeout` ends the wait sooner.
-    @Test(arguments: [(0, 12, nil as Int?, [5, 5, 2]), (3600, 5, nil, [5]), (5, 86_400, 11, [5, 5, 1]), (5, 86_400, nil, Array(repeating: 5, count: 360))])
-    func theDeviceFlowPollsWithinBoundsWhateverTheServiceSays(interval: Int, expiresIn: Int, timeout: Int?, expected: [Int]) async throws {
+    @Test(arguments: [
+        (0, 12, nil as Int?, [5, 5, 2]), (3600, 5, nil, [5]), (5, 86_400, 11, [5, 5, 1]),
+        (5, 86_400, nil, Array(repeating: 5, count: 360)),
+    ])
+    func theDeviceFlowPollsWithinBoundsWhateverTheServiceSays(
+        interval: Int, expiresIn: Int, timeout: Int?, expected: [Int]
+    ) async throws {
         let server = try MockHTTPServer { request in
             if request.path.hasSuffix("/device") {
-                return .json(200, ["device_code": "d", "user_code": "U\u{1b}]0;owned\u{07}", "verification_uri": "http://127.0.0.1/device",
-                                   "interval": interval, "expires_in": expiresIn])
+                return .json(
+                    200,
+                    [
+                        "device_code": "d", "user_code": "U\u{1b}]0;owned\u{07}",
+                        "verification_uri": "http://127.0.0.1/device",
+                        "interval": interval, "expires_in": expiresIn,
+                    ])
             }
             return .json(400, ["error": "authorization_pending"])
         }
         defer { server.stop() }
         let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-        var configuration = OAuthConfiguration(authorizationURL: server.baseURL.appendingPathComponent("authorize"),
-                                               tokenURL: server.baseURL.appendingPathComponent("token"), clientId: "c")
+        var configuration = OAuthConfiguration(
+            authorizationURL: server.baseURL.appendingPathComponent("authorize"),
+            tokenURL: server.baseURL.appendingPathComponent("token"), clientId: "c")
         configuration.deviceAuthorizationURL = server.baseURL.appendingPathComponent("device")
         let flow = OAuthAuthorization(configuration: configuration, http: client(), now: { clock.withLock { $0 } })
         let waits = Mutex<[Int]>([])
         let shown = Mutex("")
         await #expect(throws: OAuthError.deviceCodeExpired) {
-            _ = try await flow.authorizeWithDevice(timeout: timeout.map { .seconds($0) }, sleep: { wait in
-                let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
-                waits.withLock { $0.append(Int(seconds.rounded())) }
-                clock.withLock { $0 = $0.addingTimeInterval(seconds) }
-            }, show: { code, _, _ in shown.withLock { $0 = code } })
+            _ = try await flow.authorizeWithDevice(
+                timeout: timeout.map { .seconds($0) },
+                sleep: { wait in
+                    let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+                    waits.withLock { $0.append(Int(seconds.rounded())) }
+                    clock.withLock { $0 = $0.addingTimeInterval(seconds) }
+                }, show: { code, _, _ in shown.withLock { $0 = code } })
         }
         #expect(waits.withLock { $0 } == expected)
-        #expect(!shown.withLock { $0 }.unicodeScalars.contains { $0.value < 0x20 }, "a control character reached the terminal")
+        #expect(
+            !shown.withLock { $0 }.unicodeScalars.contains { $0.value < 0x20 },
+            "a control character reached the terminal")
     }
 
     /// Box's codes live 30 s: one exchanged in time works, one exchanged after 31 s is invalid_grant (on a clock the
@@ -398,23 +451,27 @@ struct OAuthFixture {
         defer { fixture.server.stop() }
         let flow = OAuthAuthorization(configuration: fixture.configuration, http: fixture.http)
         let polls = Mutex(0)
-        let token = try await flow.authorizeWithDevice(sleep: { _ in polls.withLock { $0 += 1 } }, show: { code, verification, _ in
-            #expect(verification.hasPrefix(fixture.server.baseURL.absoluteString), "the verification page is the mock's: \(verification)")
-            // Approved at once, or by a person entering the code on the page.
-            if !atOnce {
-                let page = URL(string: verification)
-                #expect(page != nil)
-                if let page {
-                    let form = try? await fixture.http.send(HTTPRequest(url: page))
-                    #expect(form?.status == 200 && form?.text.contains("<form") == true)
-                    var approval = HTTPRequest(method: "POST", url: page)
-                    approval.headers["Content-Type"] = "application/x-www-form-urlencoded"
-                    approval.body = .data(Data("user_code=\(code)".utf8))
-                    let approved = try? await fixture.http.send(approval)
-                    #expect(approved?.status == 200)
+        let token = try await flow.authorizeWithDevice(
+            sleep: { _ in polls.withLock { $0 += 1 } },
+            show: { code, verification, _ in
+                #expect(
+                    verification.hasPrefix(fixture.server.baseURL.absoluteString),
+                    "the verification page is the mock's: \(verification)")
+                // Approved at once, or by a person entering the code on the page.
+                if !atOnce {
+                    let page = URL(string: verification)
+                    #expect(page != nil)
+                    if let page {
+                        let form = try? await fixture.http.send(HTTPRequest(url: page))
+                        #expect(form?.status == 200 && form?.text.contains("<form") == true)
+                        var approval = HTTPRequest(method: "POST", url: page)
+                        approval.headers["Content-Type"] = "application/x-www-form-urlencoded"
+                        approval.body = .data(Data("user_code=\(code)".utf8))
+                        let approved = try? await fixture.http.send(approval)
+                        #expect(approved?.status == 200)
+                    }
                 }
-            }
-        })
+            })
         #expect(fixture.oauth.isAuthorized("Bearer \(token.accessToken)"))
         #expect(polls.withLock { $0 } == 1, "approved before the first poll")
     }
@@ -432,7 +489,9 @@ struct OAuthFixture {
         func refreshing(secret: String?) async throws -> HTTPResponse {
             var request = HTTPRequest(method: "POST", url: fixture.server.baseURL.appendingPathComponent("oauth/token"))
             request.headers["Content-Type"] = "application/x-www-form-urlencoded"
-            var fields = [("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", settings.clientId)]
+            var fields = [
+                ("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", settings.clientId),
+            ]
             if let secret { fields.append(("client_secret", secret)) }
             request.body = .data(FormEncoding.encode(fields))
             request.maximumAttempts = 1
@@ -445,18 +504,26 @@ struct OAuthFixture {
 
     @Test func importingATokenJSON() throws {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
-        let raw = try OAuthAuthorization.importToken(Data(#"{"access_token":"a","refresh_token":"r","expires_in":3600,"token_type":"Bearer"}"#.utf8), now: now)
+        let raw = try OAuthAuthorization.importToken(
+            Data(#"{"access_token":"a","refresh_token":"r","expires_in":3600,"token_type":"Bearer"}"#.utf8), now: now)
         #expect(raw.expiresAt == now.addingTimeInterval(3600))
-        let rclone = try OAuthAuthorization.importToken(Data(#"{"access_token":"a","token_type":"Bearer","refresh_token":"r","expiry":"2026-12-01T10:00:00.123456789+01:00"}"#.utf8))
+        let rclone = try OAuthAuthorization.importToken(
+            Data(
+                #"{"access_token":"a","token_type":"Bearer","refresh_token":"r","expiry":"2026-12-01T10:00:00.123456789+01:00"}"#
+                    .utf8))
         #expect(rclone.refreshToken == "r" && rclone.expiresAt != nil)
         #expect(throws: OAuthError.self) { try OAuthAuthorization.importToken(Data(#"{"nothing":1}"#.utf8)) }
     }
 }
 
 func helperBinary() -> URL {
-    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    for folder in [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent(),
-                   packageRoot.appendingPathComponent(".build/debug")] {
+    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    for folder in [
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        Bundle.main.bundleURL.deletingLastPathComponent(),
+        packageRoot.appendingPathComponent(".build/debug"),
+    ] {
         let url = folder.appendingPathComponent("llvs-test-helper")
         if FileManager.default.isExecutableFile(atPath: url.path) { return url }
     }

@@ -23,8 +23,10 @@ import Testing
                 capacities.insert(buffer.capacity)
             }
         }
-        #expect(capacities.contains { $0 < ResponseBuffer.mappedFrom } && capacities.contains { $0 >= ResponseBuffer.mappedFrom },
-                "the block grew on the heap and as pages of its own")
+        #expect(
+            capacities.contains { $0 < ResponseBuffer.mappedFrom }
+                && capacities.contains { $0 >= ResponseBuffer.mappedFrom },
+            "the block grew on the heap and as pages of its own")
         #expect(buffer.take() == Data(source))
         #expect(buffer.count == 0 && buffer.capacity == 0)
     }
@@ -50,7 +52,9 @@ import Testing
         let failures = await withTaskGroup(of: Bool.self) { group in
             for index in 0..<8 {
                 group.addTask {
-                    let request = HTTPRequest(url: server.baseURL.appendingPathComponent("endless\(index)"), destination: .memory(limit: 16 << 20))
+                    let request = HTTPRequest(
+                        url: server.baseURL.appendingPathComponent("endless\(index)"),
+                        destination: .memory(limit: 16 << 20))
                     // Refused for its size, and nothing else: any other failure would pass a `try?` as well.
                     do {
                         _ = try await http.send(request)

@@ -9,13 +9,17 @@ import Testing
     /// A contact as an LLVS app stores it, written by hand from the rules upstream follows: the value ID is
     /// "<instance>/<type>", the JSON is JSONEncoder's default (dates as seconds since 2001-01-01, data as base64).
     static let upstreamContactID = "7B4F0C1E-2D9A-4C55-9E0B-3A1C7D2E8F60/Contact"
-    static let upstreamContactJSON = #"{"firstName":"Ada","lastName":"Lovelace","city":"London","tags":["math"],"born":-5838000000,"avatar":"AQID"}"#
+    static let upstreamContactJSON =
+        #"{"firstName":"Ada","lastName":"Lovelace","city":"London","tags":["math"],"born":-5838000000,"avatar":"AQID"}"#
 
     @Test func aModelWrittenByAnAppReadsHereAndOneWrittenHereHasItsShape() async throws {
         let store = try Store(rootDirectoryURL: directory.child("store"))
-        try store.makeVersion(basedOnPredecessor: nil, inserting: [Value(id: Value.ID(Self.upstreamContactID), data: Data(Self.upstreamContactJSON.utf8))])
+        try store.makeVersion(
+            basedOnPredecessor: nil,
+            inserting: [Value(id: Value.ID(Self.upstreamContactID), data: Data(Self.upstreamContactJSON.utf8))])
         let coordinator = try StoreCoordinator(store: store)
-        let read = try #require(try await coordinator.fetchModel(Contact.self, instanceIdentifier: "7B4F0C1E-2D9A-4C55-9E0B-3A1C7D2E8F60"))
+        let read = try #require(
+            try await coordinator.fetchModel(Contact.self, instanceIdentifier: "7B4F0C1E-2D9A-4C55-9E0B-3A1C7D2E8F60"))
         #expect(read.firstName == "Ada")
         #expect(read.born == Date(timeIntervalSince1970: -5838000000 + 978_307_200))
         #expect(read.avatar == Data([1, 2, 3]))
@@ -31,7 +35,8 @@ import Testing
     @Test func saveFetchAllAndRemoveAtTheCurrentVersion() async throws {
         let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: directory.child("store")))
         let first = try await coordinator.save(Contact(firstName: "Ada", city: "London"), instanceIdentifier: "b")
-        try await coordinator.save(Contact(firstName: "Charles", lastName: "Babbage", city: "London"), instanceIdentifier: "a")
+        try await coordinator.save(
+            Contact(firstName: "Charles", lastName: "Babbage", city: "London"), instanceIdentifier: "a")
         try await coordinator.save(Note(title: "not a contact", body: ""), instanceIdentifier: "a")
         var edited = Contact(firstName: "Ada", city: "Paris")
         edited.nickname = "Countess"
@@ -51,7 +56,9 @@ import Testing
     @Test func badIdentifiersAndUndecodableValuesAreClearErrors() async throws {
         struct Slashed: StorableModel { static let modelTypeIdentifier = "a/b" }
         let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: directory.child("store")))
-        await #expect(throws: ModelError.invalidTypeIdentifier("a/b")) { try await coordinator.save(Slashed(), instanceIdentifier: "x") }
+        await #expect(throws: ModelError.invalidTypeIdentifier("a/b")) {
+            try await coordinator.save(Slashed(), instanceIdentifier: "x")
+        }
         await #expect(throws: ModelError.emptyInstanceIdentifier(type: "Contact")) {
             try await coordinator.save(Contact(firstName: "A", city: "B"), instanceIdentifier: "")
         }

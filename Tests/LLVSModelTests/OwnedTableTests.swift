@@ -23,16 +23,20 @@ struct Task_: StorableModel, Mergeable, Equatable {
     let directory = TemporaryDirectory()
 
     static func task(_ title: String, body: String = "", when: TimeInterval = 1_000_000) -> Task_ {
-        Task_(title: title, body: body, done: false, priority: 1, estimate: nil, when: Date(timeIntervalSince1970: when),
-              owner: nil, attachment: nil, labels: [], place: nil)
+        Task_(
+            title: title, body: body, done: false, priority: 1, estimate: nil, when: Date(timeIntervalSince1970: when),
+            owner: nil, attachment: nil, labels: [], place: nil)
     }
 
     @Test func theSchemaOfAModelHasAColumnPerProperty() throws {
         let schema = try Task_.sqliteSchema
         let columns = schema.columns.map { "\($0.property)>\($0.name):\($0.kind.rawValue)\($0.isOptional ? "?" : "")" }
-        #expect(columns == ["title>title:text", "body>body:text", "done>done:boolean", "priority>priority:integer",
-                            "estimate>estimate:real?", "when>when_:date", "owner>owner:uuid?", "attachment>attachment:data?",
-                            "labels>labels:json", "place>place:json?"])
+        #expect(
+            columns == [
+                "title>title:text", "body>body:text", "done>done:boolean", "priority>priority:integer",
+                "estimate>estimate:real?", "when>when_:date", "owner>owner:uuid?", "attachment>attachment:data?",
+                "labels>labels:json", "place>place:json?",
+            ])
         #expect(schema.propertiesWithoutColumns.isEmpty)
         #expect(SQLiteSchema.columnName(forProperty: "avatarJPEGData") == "avatar_jpeg_data")
         #expect(SQLiteSchema.columnName(forProperty: "firstName") == "first_name")
@@ -50,7 +54,8 @@ struct Task_: StorableModel, Mergeable, Equatable {
             init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: Keys.self)
                 name = try container.decode(String.self, forKey: .name)
-                x = try container.nestedContainer(keyedBy: PositionKeys.self, forKey: .position).decode(Int.self, forKey: .x)
+                x = try container.nestedContainer(keyedBy: PositionKeys.self, forKey: .position).decode(
+                    Int.self, forKey: .x)
             }
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: Keys.self)
@@ -75,7 +80,9 @@ struct Task_: StorableModel, Mergeable, Equatable {
             return reason.contains("kind")
         }
         let declared = SQLiteSchema(columns: [.init(property: "kind", kind: .text, isOptional: false)])
-        #expect(try OwnedTable(typeIdentifier: "Tagged", tableName: "tagged", schema: declared).createStatements().count == 7)
+        #expect(
+            try OwnedTable(typeIdentifier: "Tagged", tableName: "tagged", schema: declared).createStatements().count
+                == 7)
     }
 
     @Test func sqlWritesDrainIntoOneVersionOfModels() async throws {
@@ -86,11 +93,16 @@ struct Task_: StorableModel, Mergeable, Equatable {
         try table.create(in: database)
         try database.execute("CREATE INDEX IF NOT EXISTS tasks_when ON tasks(when_)")
 
-        try database.run("INSERT INTO tasks(llvs_id, title, body, done, priority, when_, labels, place, owner, attachment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         [.text("t1"), .text("Write"), .text("the note"), .integer(0), .integer(2), .real(1_700_000_000),
-                          .text(#"["home"]"#), .text(#"{"street":"Ockham","city":"Surrey"}"#),
-                          .text("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"), .blob(Data([9, 8]))])
-        try database.run("INSERT INTO tasks(llvs_id, title, body, done, priority, when_, labels) VALUES ('t2', 'Read', '', 1, 1, 0, '[]')")
+        try database.run(
+            "INSERT INTO tasks(llvs_id, title, body, done, priority, when_, labels, place, owner, attachment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                .text("t1"), .text("Write"), .text("the note"), .integer(0), .integer(2), .real(1_700_000_000),
+                .text(#"["home"]"#), .text(#"{"street":"Ockham","city":"Surrey"}"#),
+                .text("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"), .blob(Data([9, 8])),
+            ])
+        try database.run(
+            "INSERT INTO tasks(llvs_id, title, body, done, priority, when_, labels) VALUES ('t2', 'Read', '', 1, 1, 0, '[]')"
+        )
         #expect(try table.pendingChangeCount(in: database) == 2)
         let first = try #require(try table.drain(in: database, store: store))
         #expect(try table.currentVersion(in: database) == first.id)
@@ -106,10 +118,13 @@ struct Task_: StorableModel, Mergeable, Equatable {
         #expect(t1.attachment == Data([9, 8]))
         #expect(try await coordinator.fetchModel(Task_.self, instanceIdentifier: "t2")?.done == true)
 
-        try database.execute("UPDATE tasks SET title = 'Write well' WHERE llvs_id = 't1'; DELETE FROM tasks WHERE llvs_id = 't2'")
+        try database.execute(
+            "UPDATE tasks SET title = 'Write well' WHERE llvs_id = 't1'; DELETE FROM tasks WHERE llvs_id = 't2'")
         let second = try #require(try table.drain(in: database, store: store))
         #expect(second.predecessors?.idOfFirst == first.id)
-        let changes = try store.valueChanges(madeInVersionIdentifiedBy: second.id).map { "\($0.valueId) \($0.isUpdate ? "update" : "other")" }
+        let changes = try store.valueChanges(madeInVersionIdentifiedBy: second.id).map {
+            "\($0.valueId) \($0.isUpdate ? "update" : "other")"
+        }
         #expect(changes == ["t1/Task update", "t2/Task other"])
         #expect(try store.value(id: "t2/Task", at: second.id) == nil)
 
@@ -120,12 +135,17 @@ struct Task_: StorableModel, Mergeable, Equatable {
 
     @Test func applyBringsChangesFromElsewhereWithoutRecordingThem() throws {
         let store = try Store(rootDirectoryURL: directory.child("store"))
-        let v1 = try store.makeVersion(basedOnPredecessor: nil, inserting: [
-            Value(id: "a/Task", data: try json(Self.task("A"))), Value(id: "b/Task", data: try json(Self.task("B"))),
-            Value(id: "n/Note", data: try json(Note(title: "not a task", body: ""))),
-            Value(id: "bad/Task", data: Data(#"{"title":1}"#.utf8)),
-        ])
-        let v2 = try store.makeVersion(basedOnPredecessor: v1.id, updating: [Value(id: "a/Task", data: try json(Self.task("A2")))], removing: ["b/Task"])
+        let v1 = try store.makeVersion(
+            basedOnPredecessor: nil,
+            inserting: [
+                Value(id: "a/Task", data: try json(Self.task("A"))),
+                Value(id: "b/Task", data: try json(Self.task("B"))),
+                Value(id: "n/Note", data: try json(Note(title: "not a task", body: ""))),
+                Value(id: "bad/Task", data: Data(#"{"title":1}"#.utf8)),
+            ])
+        let v2 = try store.makeVersion(
+            basedOnPredecessor: v1.id, updating: [Value(id: "a/Task", data: try json(Self.task("A2")))],
+            removing: ["b/Task"])
         let database = try SQLiteDatabase(fileURL: directory.child("app.sqlite"))
         let table = try OwnedTable(Task_.self, tableName: "tasks")
         try table.create(in: database)
@@ -161,13 +181,17 @@ struct Task_: StorableModel, Mergeable, Equatable {
             await coordinator.setMergeArbiter(arbiter)
             let database = try SQLiteDatabase(fileURL: directory.child("\(name).sqlite"))
             try table.create(in: database)
-            devices.append(Device(coordinator: coordinator, database: database,
-                                  exchange: FileSystemExchange(rootDirectoryURL: remote, store: coordinator.store)))
+            devices.append(
+                Device(
+                    coordinator: coordinator, database: database,
+                    exchange: FileSystemExchange(rootDirectoryURL: remote, store: coordinator.store)))
         }
         /// Drains local edits, syncs, and applies what the sync brought.
         func sync(_ device: Device) async throws {
-            if let drained = try table.drain(in: device.database, store: device.coordinator.store,
-                                             basedOn: await device.coordinator.currentVersionId) {
+            if let drained = try table.drain(
+                in: device.database, store: device.coordinator.store,
+                basedOn: await device.coordinator.currentVersionId)
+            {
                 try await device.coordinator.setCurrentVersion(drained.id)
             }
             _ = try await device.coordinator.exchange(with: device.exchange)
@@ -176,7 +200,9 @@ struct Task_: StorableModel, Mergeable, Equatable {
             }
         }
         let (a, b) = (devices[0], devices[1])
-        try a.database.execute("INSERT INTO tasks(llvs_id, title, body, done, priority, when_, labels) VALUES ('t', 'Draft', 'Body', 0, 1, 0, '[]')")
+        try a.database.execute(
+            "INSERT INTO tasks(llvs_id, title, body, done, priority, when_, labels) VALUES ('t', 'Draft', 'Body', 0, 1, 0, '[]')"
+        )
         try await sync(a)
         try await sync(b)
         #expect(try table.fetch(Task_.self, in: b.database).map(\.model.title) == ["Draft"])

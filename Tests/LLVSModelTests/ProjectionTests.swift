@@ -9,8 +9,10 @@ import Testing
 @Suite struct ProjectionTests {
     let directory = TemporaryDirectory()
 
-    static let contactColumns = [ProjectedColumn(name: "first_name", declaration: "TEXT"),
-                                 ProjectedColumn(name: "city", declaration: "TEXT")]
+    static let contactColumns = [
+        ProjectedColumn(name: "first_name", declaration: "TEXT"),
+        ProjectedColumn(name: "city", declaration: "TEXT"),
+    ]
 
     static func contacts(table: String = "contacts") -> ProjectedType {
         .model(Contact.self, tableName: table, columns: contactColumns) { contact in
@@ -21,7 +23,8 @@ import Testing
     func rows(_ follower: ProjectionFollower, table: String = "contacts") async throws -> [String] {
         try await follower.query { database in
             var rows: [String] = []
-            try database.forEach(matchingQuery: "SELECT llvs_id, first_name, city FROM \(table) ORDER BY llvs_id") { row in
+            try database.forEach(matchingQuery: "SELECT llvs_id, first_name, city FROM \(table) ORDER BY llvs_id") {
+                row in
                 let values = (0..<3).map { row.value(inColumnAtIndex: $0) }
                 rows.append(values.map { if case .text(let text) = $0 { text } else { "NULL" } }.joined(separator: " "))
             }
@@ -45,8 +48,9 @@ import Testing
         try await coordinator.save(Contact(firstName: "Ada", city: "London"), instanceIdentifier: "ada")
         try await coordinator.save(Contact(firstName: "Charles", city: "London"), instanceIdentifier: "charles")
         try await coordinator.save(Note(title: "n", body: ""), instanceIdentifier: "note")
-        let follower = try ProjectionFollower(databaseURL: directory.child("projection.sqlite"), coordinator: coordinator,
-                                              types: [Self.contacts()])
+        let follower = try ProjectionFollower(
+            databaseURL: directory.child("projection.sqlite"), coordinator: coordinator,
+            types: [Self.contacts()])
         let first = try await follower.projectCurrentVersion()
         #expect(first.rebuilt)
         #expect(first.rowsWritten == 2)
@@ -72,19 +76,25 @@ import Testing
             let follower = try ProjectionFollower(databaseURL: url, coordinator: coordinator, types: [Self.contacts()])
             try await follower.projectCurrentVersion()
             // A row written by hand is gone after a rebuild: the tables hold only what the store says.
-            try await follower.query { try $0.execute("INSERT INTO contacts(llvs_id, first_name) VALUES ('stray', 'x')") }
+            try await follower.query {
+                try $0.execute("INSERT INTO contacts(llvs_id, first_name) VALUES ('stray', 'x')")
+            }
         }
-        let withCountry = ProjectedType.model(Contact.self, tableName: "people",
-                                              columns: Self.contactColumns + [ProjectedColumn(name: "last_name", declaration: "TEXT")]) {
+        let withCountry = ProjectedType.model(
+            Contact.self, tableName: "people",
+            columns: Self.contactColumns + [ProjectedColumn(name: "last_name", declaration: "TEXT")]
+        ) {
             ["first_name": .text($0.firstName), "city": .text($0.city), "last_name": .text($0.lastName)]
         }
-        let follower = try ProjectionFollower(databaseURL: url, coordinator: coordinator, types: [withCountry], schemaVersion: 2)
+        let follower = try ProjectionFollower(
+            databaseURL: url, coordinator: coordinator, types: [withCountry], schemaVersion: 2)
         let result = try await follower.projectCurrentVersion()
         #expect(result.rebuilt)
         #expect(try await rows(follower, table: "people") == ["ada Ada London"])
         let tables = try await follower.query { database in
             var names: [String] = []
-            try database.forEach(matchingQuery: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") { row in
+            try database.forEach(matchingQuery: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
+                row in
                 if case .text(let name) = row.value(inColumnAtIndex: 0) { names.append(name) }
             }
             return names
@@ -93,16 +103,23 @@ import Testing
 
         try FileManager.default.removeItem(at: url)
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
-        let fresh = try ProjectionFollower(databaseURL: url, coordinator: coordinator, types: [withCountry], schemaVersion: 2)
+        let fresh = try ProjectionFollower(
+            databaseURL: url, coordinator: coordinator, types: [withCountry], schemaVersion: 2)
         #expect(try await fresh.projectCurrentVersion().rebuilt)
         #expect(try await rows(fresh, table: "people") == ["ada Ada London"])
     }
 
     @Test func unreadableValuesAreLeftOutAndCountedExactly() async throws {
         let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: directory.child("store")))
-        let unreadable = (0..<(ProjectionResult.unreadableIdLimit + 5)).map { Value(id: Value.ID("bad\($0)/Contact"), data: Data("{}".utf8)) }
-        try await coordinator.save(inserting: unreadable + [Value(id: "ada/Contact", data: try json(Contact(firstName: "Ada", city: "London")))])
-        let follower = try ProjectionFollower(databaseURL: directory.child("p.sqlite"), coordinator: coordinator, types: [Self.contacts()])
+        let unreadable = (0..<(ProjectionResult.unreadableIdLimit + 5)).map {
+            Value(id: Value.ID("bad\($0)/Contact"), data: Data("{}".utf8))
+        }
+        try await coordinator.save(
+            inserting: unreadable + [
+                Value(id: "ada/Contact", data: try json(Contact(firstName: "Ada", city: "London")))
+            ])
+        let follower = try ProjectionFollower(
+            databaseURL: directory.child("p.sqlite"), coordinator: coordinator, types: [Self.contacts()])
         let result = try await follower.projectCurrentVersion()
         #expect(result.unreadableCount == ProjectionResult.unreadableIdLimit + 5)
         #expect(result.unreadableIds.count == ProjectionResult.unreadableIdLimit)
@@ -121,11 +138,15 @@ import Testing
         let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: directory.child("store")))
         let total = 9_000
         let values = try (0..<total).map { index in
-            index % 1_000 == 7 ? Value(id: Value.ID("c\(index)/Contact"), data: Data("{}".utf8))
-                               : Value(id: Value.ID("c\(index)/Contact"), data: try json(Contact(firstName: "N\(index)", city: "C\(index % 3)")))
+            index % 1_000 == 7
+                ? Value(id: Value.ID("c\(index)/Contact"), data: Data("{}".utf8))
+                : Value(
+                    id: Value.ID("c\(index)/Contact"),
+                    data: try json(Contact(firstName: "N\(index)", city: "C\(index % 3)")))
         }
         try await coordinator.save(inserting: values)
-        let follower = try ProjectionFollower(databaseURL: directory.child("p.sqlite"), coordinator: coordinator, types: [Self.contacts()])
+        let follower = try ProjectionFollower(
+            databaseURL: directory.child("p.sqlite"), coordinator: coordinator, types: [Self.contacts()])
         let result = try await follower.projectCurrentVersion()
         #expect(result.rowsWritten == total - 9 && result.unreadableCount == 9)
         #expect(try await count(follower, "contacts WHERE first_name != 'N' || substr(llvs_id, 2)") == 0)
@@ -134,23 +155,35 @@ import Testing
     @Test func badDeclarationsAreClearErrors() async throws {
         let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: directory.child("store")))
         #expect(throws: ProjectionError.invalidName("contacts; DROP")) {
-            try ProjectionFollower(databaseURL: directory.child("a.sqlite"), coordinator: coordinator, types: [Self.contacts(table: "contacts; DROP")])
+            try ProjectionFollower(
+                databaseURL: directory.child("a.sqlite"), coordinator: coordinator,
+                types: [Self.contacts(table: "contacts; DROP")])
         }
         #expect(throws: ProjectionError.duplicateName("contacts")) {
-            try ProjectionFollower(databaseURL: directory.child("b.sqlite"), coordinator: coordinator,
-                                   types: [Self.contacts(), ProjectedType(typeIdentifier: "Other", tableName: "contacts", columns: []) { _ in [:] }])
+            try ProjectionFollower(
+                databaseURL: directory.child("b.sqlite"), coordinator: coordinator,
+                types: [
+                    Self.contacts(),
+                    ProjectedType(typeIdentifier: "Other", tableName: "contacts", columns: []) { _ in [:] },
+                ])
         }
         try await coordinator.save(Contact(firstName: "Ada", city: "London"), instanceIdentifier: "ada")
-        let extra = ProjectedType(typeIdentifier: "Contact", tableName: "contacts", columns: Self.contactColumns) { _ in ["zip": .integer(1)] }
-        let follower = try ProjectionFollower(databaseURL: directory.child("c.sqlite"), coordinator: coordinator, types: [extra])
-        await #expect(throws: ProjectionError.unknownColumn(table: "contacts", column: "zip")) { try await follower.projectCurrentVersion() }
+        let extra = ProjectedType(typeIdentifier: "Contact", tableName: "contacts", columns: Self.contactColumns) { _ in
+            ["zip": .integer(1)]
+        }
+        let follower = try ProjectionFollower(
+            databaseURL: directory.child("c.sqlite"), coordinator: coordinator, types: [extra])
+        await #expect(throws: ProjectionError.unknownColumn(table: "contacts", column: "zip")) {
+            try await follower.projectCurrentVersion()
+        }
         // The failed pass left nothing: the next sees no projected version and still rebuilds.
         #expect(try await count(follower, "llvs_projection_state") == 0)
     }
 
     @Test func followingRunsAPassForEachNewCurrentVersion() async throws {
         let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: directory.child("store")))
-        let follower = try ProjectionFollower(databaseURL: directory.child("p.sqlite"), coordinator: coordinator, types: [Self.contacts()])
+        let follower = try ProjectionFollower(
+            databaseURL: directory.child("p.sqlite"), coordinator: coordinator, types: [Self.contacts()])
         let (results, continuation) = AsyncStream<Result<ProjectionResult, any Error>>.makeStream()
         let task = follower.followUpdates { continuation.yield($0) }
         defer { task.cancel() }
@@ -175,12 +208,17 @@ import Testing
         let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: storeURL))
         try await coordinator.save(Contact(firstName: "Ada", city: "London"), instanceIdentifier: "ada")
         do {
-            let follower = try ProjectionFollower(databaseURL: databaseURL, coordinator: coordinator, types: [Self.contacts()])
+            let follower = try ProjectionFollower(
+                databaseURL: databaseURL, coordinator: coordinator, types: [Self.contacts()])
             try await follower.projectCurrentVersion()
         }
         let before = await coordinator.currentVersionId
-        let many = try (0..<200).map { Value(id: Value.ID("c\($0)/Contact"), data: try json(Contact(firstName: "N\($0)", city: "Paris"))) }
-        try await coordinator.save(inserting: many, updating: [Value(id: "ada/Contact", data: try json(Contact(firstName: "Ada", city: "Paris")))])
+        let many = try (0..<200).map {
+            Value(id: Value.ID("c\($0)/Contact"), data: try json(Contact(firstName: "N\($0)", city: "Paris")))
+        }
+        try await coordinator.save(
+            inserting: many,
+            updating: [Value(id: "ada/Contact", data: try json(Contact(firstName: "Ada", city: "Paris")))])
 
         // The helper projects with an extract that stops after 100 values, inside the pass's transaction, and says so.
         let helper = ChildProcess()
@@ -195,10 +233,12 @@ import Testing
         kill(helper.processIdentifier, SIGKILL)
         helper.waitUntilExit()
 
-        let follower = try ProjectionFollower(databaseURL: databaseURL, coordinator: coordinator, types: [Self.contacts()])
+        let follower = try ProjectionFollower(
+            databaseURL: databaseURL, coordinator: coordinator, types: [Self.contacts()])
         let marker = try await follower.query { database in
             var version: String?
-            try database.forEach(matchingQuery: "SELECT value FROM llvs_projection_state WHERE key = 'version'") { row in
+            try database.forEach(matchingQuery: "SELECT value FROM llvs_projection_state WHERE key = 'version'") {
+                row in
                 if case .text(let id) = row.value(inColumnAtIndex: 0) { version = id }
             }
             return version
@@ -212,12 +252,16 @@ import Testing
 }
 
 func builtProduct(_ name: String) -> URL {
-    let candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-                      Bundle.main.bundleURL.deletingLastPathComponent(), Bundle.main.bundleURL]
-    for folder in candidates where FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent(name).path) {
+    let candidates = [
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        Bundle.main.bundleURL.deletingLastPathComponent(), Bundle.main.bundleURL,
+    ]
+    for folder in candidates
+    where FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent(name).path) {
         return folder.appendingPathComponent(name)
     }
-    return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent(".build/debug/\(name)")
 }
 
@@ -225,7 +269,9 @@ func builtProduct(_ name: String) -> URL {
 func readLine(from handle: FileHandle) throws -> String? {
     var bytes: [UInt8] = []
     while true {
-        guard let byte = try handle.read(upToCount: 1), let first = byte.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+        guard let byte = try handle.read(upToCount: 1), let first = byte.first else {
+            return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+        }
         if first == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
         bytes.append(first)
     }

@@ -14,15 +14,18 @@ import Testing
     }
 
     /// Merges a contact edited on both sides of a fork (first side stored more recently unless told otherwise).
-    func merge(_ edit1: (inout Contact) -> Void, _ edit2: (inout Contact) -> Void, from base: Contact? = nil,
-               firstTime: TimeInterval = 200, secondTime: TimeInterval = 100) throws -> Contact? {
+    func merge(
+        _ edit1: (inout Contact) -> Void, _ edit2: (inout Contact) -> Void, from base: Contact? = nil,
+        firstTime: TimeInterval = 200, secondTime: TimeInterval = 100
+    ) throws -> Contact? {
         let base = base ?? ada
         var one = base, two = base
         edit1(&one)
         edit2(&two)
-        let fork = try ForkedStore(at: directory.child(UUID().uuidString), ancestor: ["c1/Contact": try json(base)],
-                                   first: ["c1/Contact": try json(one)], second: ["c1/Contact": try json(two)],
-                                   firstTime: firstTime, secondTime: secondTime)
+        let fork = try ForkedStore(
+            at: directory.child(UUID().uuidString), ancestor: ["c1/Contact": try json(base)],
+            first: ["c1/Contact": try json(one)], second: ["c1/Contact": try json(two)],
+            firstTime: firstTime, secondTime: secondTime)
         return try model(Contact.self, "c1/Contact", at: try fork.merged(with: arbiter()), in: fork.store)
     }
 
@@ -34,10 +37,16 @@ import Testing
     }
 
     @Test func aPropertyBothSidesChangedGoesToTheMoreRecentlyStoredSide() throws {
-        let firstNewer = try merge({ $0.city = "Rome"; $0.firstName = "Ada" }, { $0.city = "Paris" }, firstTime: 200, secondTime: 100)
+        let firstNewer = try merge(
+            {
+                $0.city = "Rome"; $0.firstName = "Ada"
+            }, { $0.city = "Paris" }, firstTime: 200, secondTime: 100)
         #expect(firstNewer?.city == "Rome")
         #expect(firstNewer?.firstName == "Ada")
-        let secondNewer = try merge({ $0.city = "Rome"; $0.firstName = "Ada" }, { $0.city = "Paris" }, firstTime: 100, secondTime: 200)
+        let secondNewer = try merge(
+            {
+                $0.city = "Rome"; $0.firstName = "Ada"
+            }, { $0.city = "Paris" }, firstTime: 100, secondTime: 200)
         #expect(secondNewer?.city == "Paris")
         #expect(secondNewer?.firstName == "Ada")
         let tie = try merge({ $0.city = "Rome" }, { $0.city = "Paris" }, firstTime: 150, secondTime: 150)
@@ -55,7 +64,8 @@ import Testing
         var base = ada
         base.phone = Phone(country: "44", number: "1")
         // Both sides changed the phone: the more recent side's phone wins whole, not a mix of the two.
-        let merged = try merge({ $0.phone?.country = "33" }, { $0.phone?.number = "2" }, from: base, firstTime: 100, secondTime: 200)
+        let merged = try merge(
+            { $0.phone?.country = "33" }, { $0.phone?.number = "2" }, from: base, firstTime: 100, secondTime: 200)
         #expect(merged?.phone == Phone(country: "44", number: "2"))
     }
 
@@ -75,12 +85,14 @@ import Testing
         base.tags = ["math"]
         let oneSide = try merge({ $0.tags.append("poetry") }, { $0.city = "Paris" }, from: base)
         #expect(oneSide?.tags == ["math", "poetry"])
-        let bothSides = try merge({ $0.tags.append("poetry") }, { $0.tags = ["engines"] }, from: base, firstTime: 100, secondTime: 200)
+        let bothSides = try merge(
+            { $0.tags.append("poetry") }, { $0.tags = ["engines"] }, from: base, firstTime: 100, secondTime: 200)
         #expect(bothSides?.tags == ["engines"])
     }
 
     @Test func datesAndDataMergeAsTheirEncodings() throws {
-        let merged = try merge({ $0.born = Date(timeIntervalSinceReferenceDate: -5_838_000_000) }, { $0.avatar = Data([1, 2, 3]) })
+        let merged = try merge(
+            { $0.born = Date(timeIntervalSinceReferenceDate: -5_838_000_000) }, { $0.avatar = Data([1, 2, 3]) })
         #expect(merged?.born == Date(timeIntervalSinceReferenceDate: -5_838_000_000))
         #expect(merged?.avatar == Data([1, 2, 3]))
     }
@@ -89,8 +101,9 @@ import Testing
         var one = ada, two = ada
         one.firstName = "Ada"
         two.nickname = "Countess"
-        let fork = try ForkedStore(at: directory.child("two-way"), ancestor: [:], first: ["c1/Contact": try json(one)],
-                                   second: ["c1/Contact": try json(two)], firstTime: 200, secondTime: 100)
+        let fork = try ForkedStore(
+            at: directory.child("two-way"), ancestor: [:], first: ["c1/Contact": try json(one)],
+            second: ["c1/Contact": try json(two)], firstTime: 200, secondTime: 100)
         let merged = try model(Contact.self, "c1/Contact", at: try fork.merged(with: arbiter()), in: fork.store)
         // No ancestor: every differing property is a conflict, and the first (more recent) side wins each.
         #expect(merged?.firstName == "Ada")
@@ -105,7 +118,10 @@ import Testing
             at: directory.child("fallback"),
             ancestor: ["c1/Contact": try json(ada), "n1/Note": try json(note), "raw": Data("0".utf8)],
             first: ["c1/Contact": nil, "n1/Note": try json(Note(title: "first", body: "b")), "raw": Data("1".utf8)],
-            second: ["c1/Contact": try json(edited), "n1/Note": try json(Note(title: "t", body: "second")), "raw": Data("2".utf8)],
+            second: [
+                "c1/Contact": try json(edited), "n1/Note": try json(Note(title: "t", body: "second")),
+                "raw": Data("2".utf8),
+            ],
             firstTime: 100, secondTime: 200)
         let merged = try fork.merged(with: arbiter())
         #expect(try model(Contact.self, "c1/Contact", at: merged, in: fork.store)?.city == "Paris")
@@ -117,11 +133,13 @@ import Testing
     @Test func aValueThatIsNotItsRegisteredTypeGoesToTheFallback() throws {
         var edited = ada
         edited.city = "Paris"
-        let fork = try ForkedStore(at: directory.child("unreadable"), ancestor: ["c1/Contact": try json(ada)],
-                                   first: ["c1/Contact": Data(#"{"written":"by a newer app"}"#.utf8)],
-                                   second: ["c1/Contact": try json(edited)], firstTime: 200, secondTime: 100)
+        let fork = try ForkedStore(
+            at: directory.child("unreadable"), ancestor: ["c1/Contact": try json(ada)],
+            first: ["c1/Contact": Data(#"{"written":"by a newer app"}"#.utf8)],
+            second: ["c1/Contact": try json(edited)], firstTime: 200, secondTime: 100)
         let merged = try fork.merged(with: arbiter())
-        #expect(try fork.store.value(id: "c1/Contact", at: merged.id)?.data == Data(#"{"written":"by a newer app"}"#.utf8))
+        #expect(
+            try fork.store.value(id: "c1/Contact", at: merged.id)?.data == Data(#"{"written":"by a newer app"}"#.utf8))
     }
 
     @Test func aMergeThatEqualsOneSideKeepsThatSidesStoredValue() throws {
@@ -133,11 +151,14 @@ import Testing
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let written = try encoder.encode(edited)
-        let fork = try ForkedStore(at: directory.child("preserve"), ancestor: ["c1/Contact": try json(ada)],
-                                   first: ["c1/Contact": written], second: ["c1/Contact": written])
+        let fork = try ForkedStore(
+            at: directory.child("preserve"), ancestor: ["c1/Contact": try json(ada)],
+            first: ["c1/Contact": written], second: ["c1/Contact": written])
         let merged = try fork.merged(with: arbiter())
         let changes = try fork.store.valueChanges(madeInVersionIdentifiedBy: merged.id)
-        guard case .preserve(let reference)? = changes.first else { Issue.record("expected a preserve, got \(changes)"); return }
+        guard case .preserve(let reference)? = changes.first else {
+            Issue.record("expected a preserve, got \(changes)"); return
+        }
         #expect(reference.storedVersionId == fork.first.id)
     }
 
@@ -145,7 +166,9 @@ import Testing
         struct Counter: Codable, Equatable, Mergeable {
             var count: Int
             /// Counts from both sides add up instead of one side winning.
-            static func merged(_ first: Counter, _ second: Counter, ancestor: Counter?, conflictsFavor favored: Value.Fork.Side) throws -> Counter {
+            static func merged(
+                _ first: Counter, _ second: Counter, ancestor: Counter?, conflictsFavor favored: Value.Fork.Side
+            ) throws -> Counter {
                 let base = ancestor?.count ?? 0
                 return Counter(count: first.count + second.count - base)
             }
@@ -156,9 +179,10 @@ import Testing
             var votes: Counter
         }
         let base = Tally(name: "t", votes: Counter(count: 10))
-        let fork = try ForkedStore(at: directory.child("tally"), ancestor: ["t/Tally": try json(base)],
-                                   first: ["t/Tally": try json(Tally(name: "t", votes: Counter(count: 12)))],
-                                   second: ["t/Tally": try json(Tally(name: "renamed", votes: Counter(count: 15)))])
+        let fork = try ForkedStore(
+            at: directory.child("tally"), ancestor: ["t/Tally": try json(base)],
+            first: ["t/Tally": try json(Tally(name: "t", votes: Counter(count: 12)))],
+            second: ["t/Tally": try json(Tally(name: "renamed", votes: Counter(count: 15)))])
         let arbiter = MergeableArbiter()
         arbiter.register(Tally.self)
         let merged = try model(Tally.self, "t/Tally", at: try fork.merged(with: arbiter), in: fork.store)

@@ -60,22 +60,27 @@ struct ForkedStore {
     let first: Version
     let second: Version
 
-    init(at url: URL, ancestor values: [String: Data], first: [String: Data?], second: [String: Data?],
-         firstTime: TimeInterval = 200, secondTime: TimeInterval = 100) throws {
+    init(
+        at url: URL, ancestor values: [String: Data], first: [String: Data?], second: [String: Data?],
+        firstTime: TimeInterval = 200, secondTime: TimeInterval = 100
+    ) throws {
         store = try Store(rootDirectoryURL: url)
         ancestor = try Self.save(values.mapValues { Optional($0) }, on: nil, at: 10, in: store)
         self.first = try Self.save(first, on: ancestor.id, at: firstTime, in: store)
         self.second = try Self.save(second, on: ancestor.id, at: secondTime, in: store)
     }
 
-    private static func save(_ values: [String: Data?], on base: Version.ID?, at time: TimeInterval, in store: Store) throws -> Version {
+    private static func save(
+        _ values: [String: Data?], on base: Version.ID?, at time: TimeInterval, in store: Store
+    ) throws -> Version {
         let changes: [Value.Change] = try values.sorted { $0.key < $1.key }.map { key, data in
             let id = Value.ID(key)
             guard let data else { return .remove(id) }
             let exists = try base.flatMap { try store.value(id: id, at: $0) } != nil
             return exists ? .update(Value(id: id, data: data)) : .insert(Value(id: id, data: data))
         }
-        return try store.makeVersion(basedOn: base.map { Version.Predecessors(idOfFirst: $0) }, storing: changes, timestamp: time)
+        return try store.makeVersion(
+            basedOn: base.map { Version.Predecessors(idOfFirst: $0) }, storing: changes, timestamp: time)
     }
 
     func merged(with arbiter: any MergeArbiter) throws -> Version {

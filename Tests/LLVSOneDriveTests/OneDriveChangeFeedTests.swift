@@ -10,9 +10,12 @@ import Testing
     @Test(arguments: [false, true])
     func syncsFollowTheDeltaFeed(encrypted: Bool) async throws {
         let fixture = try OneDriveFixture()
-        let configuration = fixture.fileSystem.configuration, tokens = fixture.tokenSource, mock = fixture.mock, http = fixture.http
-        try await expectChangeFeedSync(ChangeFeedHarness(
-            makeFileSystem: { OneDriveFileSystem(configuration: configuration, http: http, authorizer: tokens) },
-            expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count }, passphrase: encrypted ? "feed passphrase" : nil), in: fixture.directory)
+        let configuration = fixture.fileSystem.configuration, tokens = fixture.tokenSource, mock = fixture.mock,
+            http = fixture.http
+        try await expectChangeFeedSync(
+            ChangeFeedHarness(
+                makeFileSystem: { OneDriveFileSystem(configuration: configuration, http: http, authorizer: tokens) },
+                expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count },
+                passphrase: encrypted ? "feed passphrase" : nil), in: fixture.directory)
     }
 }

@@ -16,8 +16,9 @@ import Testing
             $0.simpleUploadLimit = 64 * 1024
             $0.fragmentSize = 320 * 1024
         }
-        await expectNamedFaultHandled(fault, fileSystem: fixture.fileSystem, faults: fixture.mock.faults,
-                                      workload: NamedFaultWorkload(largeSize: 2 * 320 * 1024 + 100), finalReason: Self.finalReasons[name],
-                                      prepare: { fixture.mock.expireAccessTokens() })
+        await expectNamedFaultHandled(
+            fault, fileSystem: fixture.fileSystem, faults: fixture.mock.faults,
+            workload: NamedFaultWorkload(largeSize: 2 * 320 * 1024 + 100), finalReason: Self.finalReasons[name],
+            prepare: { fixture.mock.expireAccessTokens() })
     }
 }

@@ -16,14 +16,19 @@ final class OneDriveFixture: Sendable {
     let fileSystem: OneDriveFileSystem
     let http: HTTPClient
 
-    init(settings: MockOneDriveServer.Settings = MockOneDriveServer.Settings(), configure: (inout OneDriveConfiguration) -> Void = { _ in }) throws {
+    init(
+        settings: MockOneDriveServer.Settings = MockOneDriveServer.Settings(),
+        configure: (inout OneDriveConfiguration) -> Void = { _ in }
+    ) throws {
         mock = try MockOneDriveServer(settings: settings)
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-onedrive-tests-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-onedrive-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         tokenFile = TokenFile(path: directory.appendingPathComponent("onedrive.token.json").path)
         try tokenFile.write(mock.issueToken())
         http = quickClient()
-        tokenSource = OAuthTokenSource(file: tokenFile, configuration: Self.oauth(mock), http: http, reauthorizeCommand: "llvs auth onedrive")
+        tokenSource = OAuthTokenSource(
+            file: tokenFile, configuration: Self.oauth(mock), http: http, reauthorizeCommand: "llvs auth onedrive")
         var configuration = OneDriveConfiguration(endpoint: mock.endpoint)
         configuration.fragmentSize = 3 * 320 * 1024
         configure(&configuration)
@@ -46,6 +51,7 @@ final class OneDriveFixture: Sendable {
 
 /// Graph's faults on the shared control.
 func oneDriveFaultControl(mock: MockOneDriveServer, http: HTTPClient) -> MockFaultControl {
-    MockFaultControl(faults: mock.faults, expireTokens: { mock.expireAccessTokens() }, revokeTokens: { mock.rejectNextRequests(2) },
-                     client: http)
+    MockFaultControl(
+        faults: mock.faults, expireTokens: { mock.expireAccessTokens() }, revokeTokens: { mock.rejectNextRequests(2) },
+        client: http)
 }

@@ -20,9 +20,14 @@ import Testing
         options.listingCount = 250
         await expectConformance(fixture.fileSystem, options: options)
         #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
-        #expect(fixture.mock.contentHost.server.log.contains { $0.method == "PUT" }, "the large file should go up in an upload session")
-        #expect(fixture.mock.log.contains { $0.target.contains("skiptoken") }, "the listing should have needed a second page")
-        #expect(fixture.mock.contentHost.requestsWithCredentials.isEmpty, "the token reached the upload or download host")
+        #expect(
+            fixture.mock.contentHost.server.log.contains { $0.method == "PUT" },
+            "the large file should go up in an upload session")
+        #expect(
+            fixture.mock.log.contains { $0.target.contains("skiptoken") },
+            "the listing should have needed a second page")
+        #expect(
+            fixture.mock.contentHost.requestsWithCredentials.isEmpty, "the token reached the upload or download host")
     }
 
     /// The whole suite, failure checks included, through the encryption layer (what an `--encrypt` remote does).
@@ -37,7 +42,10 @@ import Testing
 
     @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
         let fixture = try OneDriveFixture { $0.pageSize = 100 }
-        fixture.mock.faults.injectRandomly(rate: 0.1, faults: [.status(429, retryAfter: 0), .status(503, retryAfter: 0), .status(500), .dropBeforeAnswer], seed: 3)
+        fixture.mock.faults.injectRandomly(
+            rate: 0.1,
+            faults: [.status(429, retryAfter: 0), .status(503, retryAfter: 0), .status(500), .dropBeforeAnswer], seed: 3
+        )
         var options = ConformanceOptions()
         options.largeFileSize = 6 * 1024 * 1024
         options.listingCount = 250
@@ -61,11 +69,14 @@ import Testing
         try await fixture.fileSystem.upload(data, to: "big/file.bin")
         #expect(try await fixture.fileSystem.download("big/file.bin") == data)
         let puts = fixture.mock.contentHost.server.log.filter { $0.method == "PUT" }
-        let starts = puts.compactMap { $0.headers["Content-Range"] }.compactMap { Int64($0.dropFirst(6).prefix { $0 != "-" }) }
+        let starts = puts.compactMap { $0.headers["Content-Range"] }.compactMap {
+            Int64($0.dropFirst(6).prefix { $0 != "-" })
+        }
         #expect(zip(starts, starts.dropFirst()).allSatisfy { $0 <= $1 }, "the upload went back: \(starts)")
         #expect(Set(starts).count == 4, "four fragments: \(starts)")
-        #expect(fixture.mock.contentHost.server.log.contains { $0.method == "GET" && $0.target.hasPrefix("/upload/") },
-                "a lost answer is settled by asking the session")
+        #expect(
+            fixture.mock.contentHost.server.log.contains { $0.method == "GET" && $0.target.hasPrefix("/upload/") },
+            "a lost answer is settled by asking the session")
     }
 
     @Test func anExpiredUploadSessionStartsOver() async throws {
@@ -89,7 +100,10 @@ import Testing
         #expect(try Data(contentsOf: local) == data)
         #expect(fixture.mock.contentHost.server.log.filter { $0.method == "GET" }.count == 3)
         #expect(fixture.mock.contentHost.requestsWithCredentials.isEmpty)
-        #expect(fixture.mock.log.filter { $0.method == "GET" && $0.target.hasSuffix("/content") }.allSatisfy { $0.status == 302 })
+        #expect(
+            fixture.mock.log.filter { $0.method == "GET" && $0.target.hasSuffix("/content") }.allSatisfy {
+                $0.status == 302
+            })
     }
 
     /// Names OneDrive refuses are stored encoded and come back as written; names differing in case are one item.
@@ -117,9 +131,12 @@ import Testing
     /// with a working token, and the file holds the newest refresh token.
     @Test func aRotatedRefreshTokenIsSharedByTwoProcesses() async throws {
         let fixture = try OneDriveFixture()
-        let other = OAuthTokenSource(file: fixture.tokenFile, configuration: OneDriveFixture.oauth(fixture.mock), http: fixture.http,
-                                     reauthorizeCommand: "llvs auth onedrive")
-        let second = OneDriveFileSystem(configuration: OneDriveConfiguration(endpoint: fixture.mock.endpoint), http: fixture.http, authorizer: other)
+        let other = OAuthTokenSource(
+            file: fixture.tokenFile, configuration: OneDriveFixture.oauth(fixture.mock), http: fixture.http,
+            reauthorizeCommand: "llvs auth onedrive")
+        let second = OneDriveFileSystem(
+            configuration: OneDriveConfiguration(endpoint: fixture.mock.endpoint), http: fixture.http, authorizer: other
+        )
         try await fixture.fileSystem.upload(Data("1".utf8), to: "t/one")
         fixture.mock.expireAccessTokens()
         async let a: Void = fixture.fileSystem.upload(Data("a".utf8), to: "t/a")
@@ -139,7 +156,9 @@ import Testing
         var settings = MockOneDriveServer.Settings()
         settings.quotaBytes = 10
         let full = try OneDriveFixture(settings: settings)
-        await #expect(throws: CloudFileSystemError.quotaExceeded("OneDrive has no room for big.txt: Insufficient Space Available")) {
+        await #expect(
+            throws: CloudFileSystemError.quotaExceeded("OneDrive has no room for big.txt: Insufficient Space Available")
+        ) {
             try await full.fileSystem.upload(Data(repeating: 1, count: 100), to: "big.txt")
         }
     }
@@ -155,7 +174,10 @@ import Testing
         }
         var head: Version.ID?
         for index in 0..<12 {
-            head = try a.makeVersion(basedOnPredecessor: head, inserting: [Value(id: Value.ID("what? \(index) "), data: Data("\(index)".utf8))]).id
+            head = try a.makeVersion(
+                basedOnPredecessor: head,
+                inserting: [Value(id: Value.ID("what? \(index) "), data: Data("\(index)".utf8))]
+            ).id
         }
         let big = SeededGenerator.bytes(5 * 1024 * 1024, seed: 9)
         head = try a.makeVersion(basedOnPredecessor: head, inserting: [Value(id: "big", data: big)]).id
@@ -171,23 +193,26 @@ import Testing
 @Suite struct OneDriveMockStateTests {
     /// `llvs-mock onedrive --state DIR`: stopped and started again, the mock still has the files and the tokens.
     @Test func aMockRestartedWithItsStateKeepsTheDriveAndTheTokens() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-onedrive-state-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-onedrive-state-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let big = SeededGenerator.bytes(2 * 1024 * 1024, seed: 12)
         let token: OAuthToken
         do {
             let mock = try MockOneDriveServer(state: try MockStateDirectory(directory))
             token = mock.issueToken()
-            let fileSystem = OneDriveFileSystem(configuration: OneDriveConfiguration(endpoint: mock.endpoint), http: quickClient(),
-                                                authorizer: StaticBearer(token: token.accessToken))
+            let fileSystem = OneDriveFileSystem(
+                configuration: OneDriveConfiguration(endpoint: mock.endpoint), http: quickClient(),
+                authorizer: StaticBearer(token: token.accessToken))
             try await fileSystem.upload(Data("small".utf8), to: "kept/small.txt")
             try await fileSystem.upload(big, to: "kept/big.bin")
             mock.stop()
         }
         let again = try MockOneDriveServer(state: try MockStateDirectory(directory))
         defer { again.stop() }
-        let fileSystem = OneDriveFileSystem(configuration: OneDriveConfiguration(endpoint: again.endpoint), http: quickClient(),
-                                            authorizer: StaticBearer(token: token.accessToken))
+        let fileSystem = OneDriveFileSystem(
+            configuration: OneDriveConfiguration(endpoint: again.endpoint), http: quickClient(),
+            authorizer: StaticBearer(token: token.accessToken))
         #expect(try await fileSystem.download("kept/small.txt") == Data("small".utf8))
         #expect(try await fileSystem.download("kept/big.bin") == big)
         try await fileSystem.upload(Data("new".utf8), to: "kept/new.txt")

@@ -10,9 +10,12 @@ import Testing
     @Test(arguments: [false, true])
     func syncsFollowTheDiffFeed(encrypted: Bool) async throws {
         let fixture = try PCloudFixture()
-        let configuration = fixture.fileSystem.configuration, tokens = fixture.tokenSource, mock = fixture.mock, http = fixture.http
-        try await expectChangeFeedSync(ChangeFeedHarness(
-            makeFileSystem: { PCloudFileSystem(configuration: configuration, http: http, authorizer: tokens) },
-            expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count }, passphrase: encrypted ? "feed passphrase" : nil), in: fixture.directory)
+        let configuration = fixture.fileSystem.configuration, tokens = fixture.tokenSource, mock = fixture.mock,
+            http = fixture.http
+        try await expectChangeFeedSync(
+            ChangeFeedHarness(
+                makeFileSystem: { PCloudFileSystem(configuration: configuration, http: http, authorizer: tokens) },
+                expireCursors: { mock.expireChangeCursors() }, requests: { mock.log.count },
+                passphrase: encrypted ? "feed passphrase" : nil), in: fixture.directory)
     }
 }

@@ -16,7 +16,8 @@ import Testing
             $0.simpleUploadLimit = 64 * 1024
             $0.chunkSize = 256 * 1024
         }
-        await expectNamedFaultHandled(fault, fileSystem: fixture.fileSystem, faults: fixture.mock.faults,
-                                      workload: NamedFaultWorkload(largeSize: 600 * 1024), finalReason: Self.finalReasons[name])
+        await expectNamedFaultHandled(
+            fault, fileSystem: fixture.fileSystem, faults: fixture.mock.faults,
+            workload: NamedFaultWorkload(largeSize: 600 * 1024), finalReason: Self.finalReasons[name])
     }
 }

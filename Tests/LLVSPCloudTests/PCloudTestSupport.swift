@@ -18,22 +18,28 @@ final class PCloudFixture: Sendable {
     let token: OAuthToken
     let tokenSource: OAuthTokenSource
 
-    init(settings: MockPCloudServer.Settings = MockPCloudServer.Settings(), configure: (inout PCloudConfiguration) -> Void = { _ in }) throws {
+    init(
+        settings: MockPCloudServer.Settings = MockPCloudServer.Settings(),
+        configure: (inout PCloudConfiguration) -> Void = { _ in }
+    ) throws {
         mock = try MockPCloudServer(settings: settings)
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-pcloud-tests-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-pcloud-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         tokenFile = TokenFile(path: directory.appendingPathComponent("pcloud.token.json").path)
         token = mock.issueToken()
         try tokenFile.write(token)
         http = quickClient()
-        tokenSource = OAuthTokenSource(file: tokenFile, configuration: Self.oauth(mock), http: http, reauthorizeCommand: "llvs auth pcloud")
+        tokenSource = OAuthTokenSource(
+            file: tokenFile, configuration: Self.oauth(mock), http: http, reauthorizeCommand: "llvs auth pcloud")
         var configuration = try PCloudConfiguration(token: token, endpoint: mock.endpoint)
         configure(&configuration)
         fileSystem = PCloudFileSystem(configuration: configuration, http: http, authorizer: tokenSource)
     }
 
     static func oauth(_ mock: MockPCloudServer) -> OAuthConfiguration {
-        PCloudConfiguration.oauth(clientId: mock.settings.clientId, clientSecret: mock.settings.clientSecret, endpoint: mock.endpoint)
+        PCloudConfiguration.oauth(
+            clientId: mock.settings.clientId, clientSecret: mock.settings.clientSecret, endpoint: mock.endpoint)
     }
 
     deinit {
@@ -56,7 +62,9 @@ struct PCloudFaultControl: FaultControl {
     /// pCloud's 4000 and 5000 name no wait: any the client decides on is right.
     func requestedWait(_ fault: InjectedFault) -> Duration? { nil }
 
-    var supportedFaults: Set<InjectedFault> { [.rateLimited, .serviceUnavailable, .droppedConnection, .droppedMidUpload, .revokedToken] }
+    var supportedFaults: Set<InjectedFault> {
+        [.rateLimited, .serviceUnavailable, .droppedConnection, .droppedMidUpload, .revokedToken]
+    }
 
     func injectOnce(_ fault: InjectedFault) async {
         switch fault {

@@ -24,7 +24,9 @@ import Testing
         #expect(fixture.mock.paths.isEmpty, "left behind: \(fixture.mock.paths.prefix(5))")
         #expect(!fixture.calls("upload_write").isEmpty, "the large file should go up in an upload session")
         #expect(fixture.mock.contentHost.requestsWithCredentials.isEmpty, "the token reached a download host")
-        #expect(!fixture.mock.contentHost.server.log.contains { $0.target.contains("access_token") }, "the token reached a download host")
+        #expect(
+            !fixture.mock.contentHost.server.log.contains { $0.target.contains("access_token") },
+            "the token reached a download host")
     }
 
     /// The whole suite, failure checks included, through the encryption layer (what an `--encrypt` remote does).
@@ -47,7 +49,8 @@ import Testing
             $0.chunkSize = 1024 * 1024
         }
         fixture.mock.failCallsRandomly(rate: 0.07, result: 5000, seed: 5)
-        fixture.mock.faults.injectRandomly(rate: 0.03, faults: [.status(503, retryAfter: 0), .dropBeforeAnswer], seed: 3)
+        fixture.mock.faults.injectRandomly(
+            rate: 0.03, faults: [.status(503, retryAfter: 0), .dropBeforeAnswer], seed: 3)
         var options = ConformanceOptions()
         options.largeFileSize = 5 * 1024 * 1024
         options.listingCount = 250
@@ -79,9 +82,11 @@ import Testing
         settings.region = .eu
         let mock = try MockPCloudServer(settings: settings)
         defer { mock.stop() }
-        let authorization = OAuthAuthorization(configuration: PCloudConfiguration.oauth(clientId: mock.settings.clientId,
-                                                                                         clientSecret: mock.settings.clientSecret, endpoint: mock.endpoint),
-                                               http: quickClient())
+        let authorization = OAuthAuthorization(
+            configuration: PCloudConfiguration.oauth(
+                clientId: mock.settings.clientId,
+                clientSecret: mock.settings.clientSecret, endpoint: mock.endpoint),
+            http: quickClient())
         let attempt = authorization.makeAttempt(redirectURI: "http://127.0.0.1:53682/")
         var visit = HTTPRequest(url: attempt.url)
         visit.followsRedirects = false
@@ -101,8 +106,13 @@ import Testing
     @Test func aRedirectNamingAnotherHostIsRefused() async throws {
         let configuration = PCloudConfiguration.oauth(clientId: "id", clientSecret: "secret")
         #expect(throws: OAuthError.self) { _ = try configuration.regionalTokenURL?(["hostname": "evil.example.com"]) }
-        #expect(try configuration.regionalTokenURL?(["hostname": "eapi.pcloud.com"]) == URL(string: "https://eapi.pcloud.com/oauth2_token"))
-        #expect(throws: OAuthError.self) { _ = try PCloudConfiguration(token: OAuthToken(accessToken: "a", extras: ["hostname": "api.pcloud.com.evil.net"])) }
+        #expect(
+            try configuration.regionalTokenURL?(["hostname": "eapi.pcloud.com"])
+                == URL(string: "https://eapi.pcloud.com/oauth2_token"))
+        #expect(throws: OAuthError.self) {
+            _ = try PCloudConfiguration(
+                token: OAuthToken(accessToken: "a", extras: ["hostname": "api.pcloud.com.evil.net"]))
+        }
     }
 
     /// An upload session whose answer to a write is lost carries on from what `upload_info` says it holds: the
@@ -114,12 +124,16 @@ import Testing
             $0.chunkSize = 512 * 1024
         }
         let data = bytes(5 * 512 * 1024 + 321, seed: 11)
-        fixture.mock.faults.inject(.dropBeforeAnswer, times: 1) { $0.path == "/upload_write" && ($0.headers["Content-Length"] ?? "") == "524288" }
+        fixture.mock.faults.inject(.dropBeforeAnswer, times: 1) {
+            $0.path == "/upload_write" && ($0.headers["Content-Length"] ?? "") == "524288"
+        }
         fixture.mock.faults.inject(.dropBeforeAnswer, times: 1) { $0.path == "/upload_write" }
         try await fixture.fileSystem.upload(data, to: "big/file.bin")
         #expect(try await fixture.fileSystem.download("big/file.bin") == data)
         let offsets = fixture.calls("upload_write").compactMap { entry in
-            entry.target.split(separator: "&").first { $0.hasPrefix("uploadoffset=") }.flatMap { Int($0.dropFirst("uploadoffset=".count)) }
+            entry.target.split(separator: "&").first { $0.hasPrefix("uploadoffset=") }.flatMap {
+                Int($0.dropFirst("uploadoffset=".count))
+            }
         }
         #expect(zip(offsets, offsets.dropFirst()).allSatisfy { $0 <= $1 }, "the upload went back: \(offsets)")
         #expect(Set(offsets).count == 6, "six pieces: \(offsets)")
@@ -207,7 +221,8 @@ import Testing
 
     /// `hash` is a 64-bit unsigned number (often above Int64.max), never a checksum.
     @Test func aHashAboveInt64MaxIsRead() throws {
-        let json = #"{"name":"a","isfolder":false,"fileid":7,"size":3,"hash":18446744073709551615,"modified":1700000000}"#
+        let json =
+            #"{"name":"a","isfolder":false,"fileid":7,"size":3,"hash":18446744073709551615,"modified":1700000000}"#
         let item = try JSONDecoder().decode(PCloudItem.self, from: Data(json.utf8))
         #expect(item.hash == UInt64.max)
         #expect(item.item().checksums.isEmpty)

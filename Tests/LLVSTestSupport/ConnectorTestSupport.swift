@@ -25,26 +25,35 @@ public func quickClient(attempts: Int = 8, faults: HTTPFaultInjector? = nil) -> 
 public func bytes(_ count: Int, seed: UInt64) -> Data { SeededGenerator.bytes(count, seed: seed) }
 
 /// Every check of the conformance suite, in the order it runs them (docs/conformance.md).
-public let expectedConformanceChecks = ["not-found", "folders", "files", "large-file", "large-overwrite", "ranges", "names",
-                                        "case-only-names", "unicode-forms", "listing", "integrity", "failed-upload", "source-fails-part-way",
-                                        "rate-limit", "dropped-connection", "answer-lost", "interrupted-upload", "expired-token",
-                                        "revoked-token", "concurrency", "racing-uploads", "clean-up"]
+public let expectedConformanceChecks = [
+    "not-found", "folders", "files", "large-file", "large-overwrite", "ranges", "names",
+    "case-only-names", "unicode-forms", "listing", "integrity", "failed-upload", "source-fails-part-way",
+    "rate-limit", "dropped-connection", "answer-lost", "interrupted-upload", "expired-token",
+    "revoked-token", "concurrency", "racing-uploads", "clean-up",
+]
 
 /// The checks that need faults injected, skipped (with their reason) by a run without a fault control.
 public let checksNeedingFaults = ConformanceSuite.checksNeedingFaults
 
 /// Runs the conformance suite and records every failure, and every skip not in `skippable`, as an issue.
-public func expectConformance(_ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = [],
-                              sourceLocation: SourceLocation = #_sourceLocation) async {
+public func expectConformance(
+    _ fileSystem: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = [],
+    sourceLocation: SourceLocation = #_sourceLocation
+) async {
     let report = await ConformanceSuite.run(on: fileSystem, options: options)
     // Written out here, not taken from the suite, so a suite that lost checks (or ran none) fails every connector.
-    #expect(report.results.map(\.id) == expectedConformanceChecks, "the checks that ran", sourceLocation: sourceLocation)
+    #expect(
+        report.results.map(\.id) == expectedConformanceChecks, "the checks that ran", sourceLocation: sourceLocation)
     for result in report.results {
         switch result.status {
         case .passed: break
         case .skipped:
-            #expect(skippable.contains(result.id), "\(result.id) skipped: \(result.message ?? "")", sourceLocation: sourceLocation)
-            #expect(!(result.message ?? "").isEmpty, "\(result.id) was skipped without a reason", sourceLocation: sourceLocation)
+            #expect(
+                skippable.contains(result.id), "\(result.id) skipped: \(result.message ?? "")",
+                sourceLocation: sourceLocation)
+            #expect(
+                !(result.message ?? "").isEmpty, "\(result.id) was skipped without a reason",
+                sourceLocation: sourceLocation)
         case .failed: Issue.record("\(result.id) failed: \(result.message ?? "")", sourceLocation: sourceLocation)
         }
     }
@@ -62,8 +71,10 @@ public struct MockFaultControl: FaultControl {
     /// The connector's client's fault injector, for a cut the mock cannot make (mid-body, on the client's side).
     public var clientFaults: HTTPFaultInjector?
 
-    public init(faults: MockFaults, rateLimitStatus: Int = 429, expireTokens: (@Sendable () -> Void)? = nil,
-                revokeTokens: (@Sendable () -> Void)? = nil, clientWaits: HTTPWaitRecord? = nil, client: HTTPClient? = nil) {
+    public init(
+        faults: MockFaults, rateLimitStatus: Int = 429, expireTokens: (@Sendable () -> Void)? = nil,
+        revokeTokens: (@Sendable () -> Void)? = nil, clientWaits: HTTPWaitRecord? = nil, client: HTTPClient? = nil
+    ) {
         self.faults = faults
         self.clientWaits = clientWaits ?? client?.configuration.waitRecord
         clientFaults = client?.configuration.faults
@@ -137,8 +148,10 @@ public func runProgram(_ executable: URL, _ arguments: [String]) async throws ->
             let outputData = output.fileHandleForReading.readDataToEndOfFile()
             drained.wait()
             process.waitUntilExit()
-            continuation.resume(returning: ProcessOutcome(status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-                                                          errors: String(decoding: errorData, as: UTF8.self)))
+            continuation.resume(
+                returning: ProcessOutcome(
+                    status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+                    errors: String(decoding: errorData, as: UTF8.self)))
         }
         thread.start()
     }
@@ -147,7 +160,8 @@ public func runProgram(_ executable: URL, _ arguments: [String]) async throws ->
 /// The services' own client libraries, installed into `.build/clients-venv` by scripts/install-client-libraries
 /// (which scripts/test runs), and the scripts in Tests/Clients that drive a mock with them.
 public enum ClientLibraries {
-    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
     public static let python = packageRoot.appendingPathComponent(".build/clients-venv/bin/python")
 
     /// Whether the venv's Python can import `modules` (comma-separated, as in an import statement).
@@ -165,32 +179,47 @@ public enum ClientLibraries {
 
     /// Runs `Tests/Clients/SCRIPT` with the venv's Python.
     public static func run(_ script: String, _ arguments: [String]) async throws -> ProcessOutcome {
-        try await runProgram(python, [packageRoot.appendingPathComponent("Tests/Clients").appendingPathComponent(script).path] + arguments)
+        try await runProgram(
+            python,
+            [packageRoot.appendingPathComponent("Tests/Clients").appendingPathComponent(script).path] + arguments)
     }
 
     /// Refreshes a token issued by `oauth` through the service's own library (`oauth_refresh_libraries.py SERVICE`),
     /// and records an issue unless every step held and the library refreshed at least `refreshes` times.
-    public static func expectRefreshesThroughTheLibrary(_ service: String, endpoint: URL, oauth: MockOAuthServer, refreshes: Int,
-                                                        sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    public static func expectRefreshesThroughTheLibrary(
+        _ service: String, endpoint: URL, oauth: MockOAuthServer, refreshes: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let token = oauth.issueToken()
-        let outcome = try await run("oauth_refresh_libraries.py", [service, endpoint.absoluteString, oauth.settings.clientId,
-                                                                   oauth.settings.clientSecret ?? "", token.refreshToken ?? ""])
-        #expect(outcome.status == 0, "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))",
-                sourceLocation: sourceLocation)
+        let outcome = try await run(
+            "oauth_refresh_libraries.py",
+            [
+                service, endpoint.absoluteString, oauth.settings.clientId,
+                oauth.settings.clientSecret ?? "", token.refreshToken ?? "",
+            ])
+        #expect(
+            outcome.status == 0,
+            "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))",
+            sourceLocation: sourceLocation)
         #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", sourceLocation: sourceLocation)
-        #expect(oauth.refreshCount >= refreshes, "the library refreshed through the mock", sourceLocation: sourceLocation)
+        #expect(
+            oauth.refreshCount >= refreshes, "the library refreshed through the mock", sourceLocation: sourceLocation)
     }
 }
 
 /// Runs the conformance suite through the encryption layer over `base`, in a folder of its own that is removed
 /// afterwards (with its key file), so every check holds for a sealed remote too.
-public func expectConformanceThroughEncryption(_ base: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = [],
-                                               sourceLocation: SourceLocation = #_sourceLocation) async throws {
+public func expectConformanceThroughEncryption(
+    _ base: any CloudFileSystem, options: ConformanceOptions, skippable: Set<String> = [],
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
     let folder = "encrypted-\(UUID().uuidString.prefix(8).lowercased())"
     let encrypted = RemoteEncryption.encrypting(base, folder: folder, passphrase: "conformance passphrase")
     var options = options
     options.parentFolder = folder
     await expectConformance(encrypted, options: options, skippable: skippable, sourceLocation: sourceLocation)
-    #expect(try await base.exists(CloudPath.join(folder, RemoteKeyFile.name)), "the key file should be in the encrypted folder", sourceLocation: sourceLocation)
+    #expect(
+        try await base.exists(CloudPath.join(folder, RemoteKeyFile.name)),
+        "the key file should be in the encrypted folder", sourceLocation: sourceLocation)
     try await base.removeFolder(folder)
 }

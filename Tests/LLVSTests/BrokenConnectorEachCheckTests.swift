@@ -44,7 +44,9 @@ import Testing
 
         func read(_ path: String, range: ByteRange?) async throws -> Data {
             if range == nil, bug == .missingReadsAsEmpty, try await !base.exists(path) { return Data() }
-            guard bug == .ignoresRangeEnds, case .bytes(let first, _)? = range else { return try await base.read(path, range: range) }
+            guard bug == .ignoresRangeEnds, case .bytes(let first, _)? = range else {
+                return try await base.read(path, range: range)
+            }
             return try await base.read(path, range: .from(first))
         }
 
@@ -84,7 +86,8 @@ import Testing
                 throw CloudFileSystemError.localFile(path: source.path, message: "it does not exist")
             case .padsAShortenedSource where path.contains("/source-fails-part-way/"):
                 guard let size = try? FileManager.default.attributesOfItem(atPath: source.path)[.size] as? Int,
-                      let handle = try? FileHandle(forReadingFrom: source) else {
+                    let handle = try? FileHandle(forReadingFrom: source)
+                else {
                     throw CloudFileSystemError.localFile(path: source.path, message: "cannot read it")
                 }
                 defer { try? handle.close() }
@@ -99,7 +102,8 @@ import Testing
 
     /// Each bug and the check that must catch it.
     static let caught: [(bug: Bug, check: String)] = [
-        (.missingReadsAsEmpty, "not-found"), (.keepsFullFolders, "folders"), (.skipsEmptyFiles, "files"), (.ignoresRangeEnds, "ranges"),
+        (.missingReadsAsEmpty, "not-found"), (.keepsFullFolders, "folders"), (.skipsEmptyFiles, "files"),
+        (.ignoresRangeEnds, "ranges"),
         (.failedUploadLeavesAFile, "failed-upload"), (.padsAShortenedSource, "source-fails-part-way"),
         (.dropsConcurrentUploads, "concurrency"), (.cannotRemoveTheRunsFolder, "clean-up"),
     ]
@@ -116,7 +120,8 @@ import Testing
     @Test(arguments: caught.indices)
     func aBrokenConnectorFailsTheCheckMeantForIt(case index: Int) async throws {
         let (bug, check) = Self.caught[index]
-        let failed = await failedChecks(Broken(base: LocalFolderFileSystem(root: directory.child(bug.rawValue)), bug: bug))
+        let failed = await failedChecks(
+            Broken(base: LocalFolderFileSystem(root: directory.child(bug.rawValue)), bug: bug))
         #expect(failed.contains(check), "\(bug) should fail \(check); failed: \(failed)")
     }
 
@@ -144,12 +149,20 @@ import Testing
         func injectOnce(_ fault: InjectedFault) async { injected.withLock { $0 = true } }
 
         func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
-            if mishandling == .neverRefreshes, injected.withLock({ $0 }) { throw CloudFileSystemError.unauthorized("the token has expired") }
+            if mishandling == .neverRefreshes, injected.withLock({ $0 }) {
+                throw CloudFileSystemError.unauthorized("the token has expired")
+            }
             try await base.upload(source, to: path, mode: mode)
         }
 
         func exists(_ path: String) async throws -> Bool {
-            if mishandling == .hidesRefusals, injected.withLock({ let was = $0; $0 = false; return was }) { return false }
+            if mishandling == .hidesRefusals,
+                injected.withLock({
+                    let was = $0; $0 = false; return was
+                })
+            {
+                return false
+            }
             return try await base.exists(path)
         }
     }

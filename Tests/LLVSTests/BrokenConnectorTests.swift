@@ -56,14 +56,20 @@ import Synchronization
                 try await base.upload(there + data.dropFirst(half), to: path)
             }
         }
-        func read(_ path: String, range: ByteRange?) async throws -> Data { try await base.read(stored(path), range: range) }
-        func download(_ path: String, to destination: DownloadDestination) async throws { try await base.download(stored(path), to: destination) }
+        func read(_ path: String, range: ByteRange?) async throws -> Data {
+            try await base.read(stored(path), range: range)
+        }
+        func download(_ path: String, to destination: DownloadDestination) async throws {
+            try await base.download(stored(path), to: destination)
+        }
         func makeFolder(_ path: String) async throws { try await base.makeFolder(stored(path)) }
         func removeFile(_ path: String) async throws { try await base.removeFile(stored(path)) }
         func removeFolder(_ path: String) async throws { try await base.removeFolder(stored(path)) }
     }
 
-    func failedChecks(_ fileSystem: any CloudFileSystem, options: ConformanceOptions = ConformanceOptions()) async -> Set<String> {
+    func failedChecks(
+        _ fileSystem: any CloudFileSystem, options: ConformanceOptions = ConformanceOptions()
+    ) async -> Set<String> {
         var options = options
         options.largeFileSize = 2 * 1024 * 1024
         options.listingCount = 20
@@ -80,7 +86,8 @@ import Synchronization
     @Test(arguments: caught.indices)
     func aBrokenConnectorFailsTheCheckMeantForIt(case index: Int) async throws {
         let (bug, check) = Self.caught[index]
-        let failed = await failedChecks(Broken(base: LocalFolderFileSystem(root: directory.child("broken-\(index)")), bug: bug))
+        let failed = await failedChecks(
+            Broken(base: LocalFolderFileSystem(root: directory.child("broken-\(index)")), bug: bug))
         #expect(failed.contains(check), "\(bug) should fail \(check); failed: \(failed)")
     }
 

@@ -22,7 +22,8 @@ import LLVSSupport
         var fillers: [Value] = []
         for index in 0..<(count - 1) { fillers.append(Value("filler-\(index)", "f")) }
         let v1 = try store.makeVersion(basedOnPredecessor: nil, inserting: fillers + [Value(Self.composed, "composed")])
-        #expect(try store.value(id: Value.ID(Self.decomposed), at: v1.id) != nil, "the decomposed spelling finds the value")
+        #expect(
+            try store.value(id: Value.ID(Self.decomposed), at: v1.id) != nil, "the decomposed spelling finds the value")
         let v2 = try store.makeVersion(basedOnPredecessor: v1.id, updating: [Value(Self.decomposed, "decomposed")])
         #expect(try store.valueCount(at: v2.id) == count, "an update, not a second value")
         for spelling in [Self.composed, Self.decomposed] {
@@ -38,7 +39,9 @@ import LLVSSupport
     /// A map written by an earlier build placed each ID by the hash of the bytes it was given, so a large store could
     /// hold both spellings as two values. Both spellings now read the composed one's value; the next write of the ID
     /// leaves one value, composed; IDs not written keep their values.
-    @Test(arguments: StorageKind.allCases) func aStoreHoldingBothSpellingsFromAnEarlierBuildEndsWithOne(storage: StorageKind) throws {
+    @Test(arguments: StorageKind.allCases) func aStoreHoldingBothSpellingsFromAnEarlierBuildEndsWithOne(
+        storage: StorageKind
+    ) throws {
         let store = try makeStore(in: directory, name: "legacy-\(storage)", storage: storage)
         var values = (0..<9_998).map { Value("filler-\($0)", "f") }
         values.append(Value(Self.composed, Self.composed))
@@ -47,13 +50,17 @@ import LLVSSupport
         let versionId = Version.ID.random()
         let writer = try store.storage.makeVersionWriter(for: versionId)
         let id = Value.ID(Self.decomposed)
-        let edit = MapEdit(key: .legacy(id, spelling: Self.decomposed),
-                           entry: MapEntry(valueId: id, data: try writer.append(Data(Self.decomposed.utf8), zone: .values)))
+        let edit = MapEdit(
+            key: .legacy(id, spelling: Self.decomposed),
+            entry: MapEntry(valueId: id, data: try writer.append(Data(Self.decomposed.utf8), zone: .values)))
         let stored = try store.storedVersion(base.id)
         let legacy = Version(id: versionId, predecessors: .init(idOfFirst: base.id), timestamp: 1, valueDataSize: 0)
-        try store.commitWritten(legacy, edits: [edit], base: stored.mapRoot, baseCount: stored.valueCount, writer: writer)
+        try store.commitWritten(
+            legacy, edits: [edit], base: stored.mapRoot, baseCount: stored.valueCount, writer: writer)
         #expect(try store.valueCount(at: versionId) == 10_000)
-        #expect(try store.valueReferences(at: versionId).filter { $0.valueId.rawValue.hasPrefix("caf") }.count == 2, "two values, as the earlier build left them")
+        #expect(
+            try store.valueReferences(at: versionId).filter { $0.valueId.rawValue.hasPrefix("caf") }.count == 2,
+            "two values, as the earlier build left them")
         for spelling in [Self.composed, Self.decomposed] {
             #expect(try store.value(id: Value.ID(spelling), at: versionId)?.data == Data(Self.composed.utf8))
         }

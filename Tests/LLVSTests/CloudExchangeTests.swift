@@ -33,9 +33,11 @@ import LLVSSupport
     func aSendInterruptedAtAnyUploadResumesWithNothingLostOrDuplicated(failAt: Int) async throws {
         let source = try populatedStore(name: "source", versions: 6)
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
-        let broken = FaultInjectingFileSystem(remote, rule: { operation, number, _ in
-            operation == .upload && number >= failAt ? .server(status: 500, message: "the link died") : nil
-        })
+        let broken = FaultInjectingFileSystem(
+            remote,
+            rule: { operation, number, _ in
+                operation == .upload && number >= failAt ? .server(status: 500, message: "the link died") : nil
+            })
         let first = try await exchange(source, broken).send()
         #expect(!first.failures.isEmpty)
         let second = try await exchange(source, remote).send()
@@ -55,9 +57,11 @@ import LLVSSupport
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
         _ = try await exchange(source, remote).send()
         let target = try makeStore(in: directory, name: "target")
-        let broken = FaultInjectingFileSystem(remote, rule: { operation, number, _ in
-            operation == .download && number >= failAt ? .transient("connection lost") : nil
-        })
+        let broken = FaultInjectingFileSystem(
+            remote,
+            rule: { operation, number, _ in
+                operation == .download && number >= failAt ? .transient("connection lost") : nil
+            })
         let first = try await exchange(target, broken).retrieve()
         #expect(!first.failures.isEmpty || !first.waitingForPredecessors.isEmpty)
         let second = try await exchange(target, remote).retrieve()
@@ -84,7 +88,9 @@ import LLVSSupport
             let versionData = try await remote.download("sync/versions/\(id)")
             #expect(try RemoteFormat.decodeVersion(versionData, path: "v") == source.version(identifiedBy: id))
             let changesData = try await remote.download("sync/changes/\(id)")
-            #expect(try RemoteFormat.decodeChanges(changesData, path: "c") == source.valueChanges(madeInVersionIdentifiedBy: id))
+            #expect(
+                try RemoteFormat.decodeChanges(changesData, path: "c")
+                    == source.valueChanges(madeInVersionIdentifiedBy: id))
         }
     }
 
@@ -106,9 +112,12 @@ import LLVSSupport
 
     // MARK: Snapshots
 
-    @Test(arguments: [(StorageKind.file, StorageKind.file), (.sqlite, .sqlite), (.file, .sqlite), (.sqlite, .file)],
-          [ZipV1Snapshot.format, SnapshotArchive.format])
-    func aSnapshotBootstrapsAnEmptyStoreThenSyncsWhatCameAfter(storages: (from: StorageKind, to: StorageKind), format: String) async throws {
+    @Test(
+        arguments: [(StorageKind.file, StorageKind.file), (.sqlite, .sqlite), (.file, .sqlite), (.sqlite, .file)],
+        [ZipV1Snapshot.format, SnapshotArchive.format])
+    func aSnapshotBootstrapsAnEmptyStoreThenSyncsWhatCameAfter(
+        storages: (from: StorageKind, to: StorageKind), format: String
+    ) async throws {
         let (from, to) = storages
         let source = try StoreCoordinator(store: try populatedStore(name: "source", versions: 30, storage: from))
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
@@ -146,14 +155,17 @@ import LLVSSupport
     @Test func aReplacedFileStorageV1SnapshotLeavesNoLooseChunks() async throws {
         let store = try populatedStore(name: "source", versions: 3)
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
-        let old = SnapshotManifest(snapshotId: "old", format: "fileStorage-v1", createdAt: 0, latestVersionId: store.mostRecentHead!.id,
-                                   versionCount: 3, chunkCount: 2, totalSize: 10, sha256: nil)
+        let old = SnapshotManifest(
+            snapshotId: "old", format: "fileStorage-v1", createdAt: 0, latestVersionId: store.mostRecentHead!.id,
+            versionCount: 3, chunkCount: 2, totalSize: 10, sha256: nil)
         try await remote.upload(try JSONEncoder().encode(old), to: "sync/snapshots/manifest.json")
         try await remote.upload(Data("12345".utf8), to: "sync/snapshots/chunk-000")
         try await remote.upload(Data("67890".utf8), to: "sync/snapshots/chunk-001")
         try await remote.upload(Data("mine".utf8), to: "sync/snapshots/notes.txt")
         let new = try await exchange(store, remote).sendSnapshot()
-        #expect(try await remote.listNames("sync/snapshots").sorted() == [new.snapshotId, "manifest.json", "notes.txt"].sorted())
+        #expect(
+            try await remote.listNames("sync/snapshots").sorted()
+                == [new.snapshotId, "manifest.json", "notes.txt"].sorted())
     }
 
     /// A store of twelve versions, each adding a megabyte of random bytes (`blob0`…`blob11`), so deflate cannot shrink
@@ -163,7 +175,8 @@ import LLVSSupport
         var head: Version?
         for i in 0..<12 {
             let blob = SeededGenerator.bytes(1_000_000, seed: seed &* 100 &+ UInt64(i))
-            head = try store.makeVersion(basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("blob\(i)"), data: blob)])
+            head = try store.makeVersion(
+                basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("blob\(i)"), data: blob)])
         }
         return (store, try #require(head))
     }
@@ -174,8 +187,11 @@ import LLVSSupport
         let manifest = try await exchange(store, remote).sendSnapshot()
         #expect(manifest.chunkCount == 3)
         for index in 0..<manifest.chunkCount {
-            let item = try await remote.metadata("sync/snapshots/\(manifest.snapshotId)/\(SnapshotManifest.chunkName(index))")
-            #expect(item.size == Int64(index < 2 ? 5_000_000 : manifest.size(ofChunk: 2)), "cut at every 5,000,000 bytes, as LLVS does")
+            let item = try await remote.metadata(
+                "sync/snapshots/\(manifest.snapshotId)/\(SnapshotManifest.chunkName(index))")
+            #expect(
+                item.size == Int64(index < 2 ? 5_000_000 : manifest.size(ofChunk: 2)),
+                "cut at every 5,000,000 bytes, as LLVS does")
         }
         let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
         #expect(try await target.bootstrapFromSnapshot(using: exchange(target.store, remote)) == .restored(manifest))
@@ -184,7 +200,8 @@ import LLVSSupport
         // hashed in order.
         for concurrency in [1, 2] {
             let narrow = try StoreCoordinator(store: try makeStore(in: directory, name: "target-\(concurrency)"))
-            let narrowExchange = CloudFileSystemExchange(store: narrow.store, fileSystem: remote, basePath: "sync", concurrency: concurrency)
+            let narrowExchange = CloudFileSystemExchange(
+                store: narrow.store, fileSystem: remote, basePath: "sync", concurrency: concurrency)
             #expect(try await narrow.bootstrapFromSnapshot(using: narrowExchange) == .restored(manifest))
             #expect(try narrow.store.value(id: "blob11", at: head.id)?.data.count == 1_000_000)
         }
@@ -233,7 +250,8 @@ import LLVSSupport
         #expect(manifest.chunkCount == 3)
         let remote = HoldsTheFirstChunk(base: local, lastChunk: SnapshotManifest.chunkName(2))
         let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
-        let exchange = CloudFileSystemExchange(store: target.store, fileSystem: remote, basePath: "sync", concurrency: 2)
+        let exchange = CloudFileSystemExchange(
+            store: target.store, fileSystem: remote, basePath: "sync", concurrency: 2)
         #expect(try await target.bootstrapFromSnapshot(using: exchange) == .restored(manifest))
         #expect(try target.store.value(id: "blob11", at: head.id)?.data.count == 1_000_000)
     }
@@ -249,7 +267,8 @@ import LLVSSupport
 
         let (target, outcome) = try await bootstrap(from: remote)
         switch outcome {
-        case .fellBackToFullPull(let reason): #expect(reason.contains("SHA-256") || reason.contains("sha256") || reason.contains("checksum"), "\(reason)")
+        case .fellBackToFullPull(let reason):
+            #expect(reason.contains("SHA-256") || reason.contains("sha256") || reason.contains("checksum"), "\(reason)")
         default: Issue.record("expected a fall-back, got \(outcome)")
         }
         #expect(target.store.history.count == store.history.count)
@@ -257,7 +276,9 @@ import LLVSSupport
     }
 
     /// A remote holding `count` versions of a new store and a snapshot of them.
-    private func remoteWithSnapshot(versions count: Int) async throws -> (Store, LocalFolderFileSystem, SnapshotManifest) {
+    private func remoteWithSnapshot(
+        versions count: Int
+    ) async throws -> (Store, LocalFolderFileSystem, SnapshotManifest) {
         let store = try populatedStore(name: "source", versions: count)
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
         _ = try await exchange(store, remote).send()
@@ -283,7 +304,9 @@ import LLVSSupport
         try await remote.upload(try JSONEncoder().encode(manifest), to: "sync/snapshots/manifest.json")
 
         let (target, outcome) = try await bootstrap(from: remote)
-        guard case .fellBackToFullPull(let reason) = outcome else { Issue.record("expected a fall-back, got \(outcome)"); return }
+        guard case .fellBackToFullPull(let reason) = outcome else {
+            Issue.record("expected a fall-back, got \(outcome)"); return
+        }
         #expect(reason.contains("chunk-00") && reason.contains("cut into chunks of 5000000 bytes"), "\(reason)")
         #expect(target.store.history.count == store.history.count)
     }
@@ -310,13 +333,16 @@ import LLVSSupport
         let store = try populatedStore(name: "source", versions: 4)
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
         _ = try await exchange(store, remote).send()
-        let foreign = SnapshotManifest(snapshotId: "../outside", format: "future-v9", createdAt: 0, latestVersionId: store.mostRecentHead!.id,
-                                       versionCount: 4, chunkCount: 2, totalSize: 30_000_000, sha256: nil)
+        let foreign = SnapshotManifest(
+            snapshotId: "../outside", format: "future-v9", createdAt: 0, latestVersionId: store.mostRecentHead!.id,
+            versionCount: 4, chunkCount: 2, totalSize: 30_000_000, sha256: nil)
         try await remote.upload(try JSONEncoder().encode(foreign), to: "sync/snapshots/manifest.json")
         try await remote.upload(Data("keep".utf8), to: "outside/keep.txt")
 
         let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
-        #expect(try await target.bootstrapFromSnapshot(using: exchange(target.store, remote)) == .skippedUnreadableFormat("future-v9"))
+        #expect(
+            try await target.bootstrapFromSnapshot(using: exchange(target.store, remote))
+                == .skippedUnreadableFormat("future-v9"))
         #expect(try sameContents(store, target.store))
         let replaced = try await exchange(store, remote).sendSnapshot()
         #expect(replaced.isReadable)
@@ -371,8 +397,9 @@ import LLVSSupport
 
     @Test func hostileManifestsAreRefused() throws {
         func manifest(id: String = "ok", chunks: Int = 1, size: Int64 = 10) -> SnapshotManifest {
-            SnapshotManifest(snapshotId: id, format: SnapshotArchive.format, createdAt: 0, latestVersionId: "v",
-                             versionCount: 1, chunkCount: chunks, totalSize: size, sha256: nil)
+            SnapshotManifest(
+                snapshotId: id, format: SnapshotArchive.format, createdAt: 0, latestVersionId: "v",
+                versionCount: 1, chunkCount: chunks, totalSize: size, sha256: nil)
         }
         #expect(throws: ExchangeError.self) { try manifest(id: "../escape").validate(path: "m") }
         #expect(throws: ExchangeError.self) { try manifest(id: "").validate(path: "m") }
@@ -397,9 +424,18 @@ import LLVSSupport
 
         let policy = SnapshotPolicy(isEnabled: true, minimumInterval: 7 * 86_400, minimumNewVersions: 20)
         let last = first.snapshot!
-        #expect(!policy.isDue(lastSnapshot: last, versionCount: last.versionCount + 30, now: Date(timeIntervalSinceReferenceDate: last.createdAt + 86_400)))
-        #expect(!policy.isDue(lastSnapshot: last, versionCount: last.versionCount + 5, now: Date(timeIntervalSinceReferenceDate: last.createdAt + 8 * 86_400)))
-        #expect(policy.isDue(lastSnapshot: last, versionCount: last.versionCount + 20, now: Date(timeIntervalSinceReferenceDate: last.createdAt + 7 * 86_400)))
+        #expect(
+            !policy.isDue(
+                lastSnapshot: last, versionCount: last.versionCount + 30,
+                now: Date(timeIntervalSinceReferenceDate: last.createdAt + 86_400)))
+        #expect(
+            !policy.isDue(
+                lastSnapshot: last, versionCount: last.versionCount + 5,
+                now: Date(timeIntervalSinceReferenceDate: last.createdAt + 8 * 86_400)))
+        #expect(
+            policy.isDue(
+                lastSnapshot: last, versionCount: last.versionCount + 20,
+                now: Date(timeIntervalSinceReferenceDate: last.createdAt + 7 * 86_400)))
         #expect(!SnapshotPolicy.disabled.isDue(lastSnapshot: nil, versionCount: 1000, now: Date()))
     }
 }

@@ -18,7 +18,9 @@ import Testing
         var kind: String { base.kind }
         func newlyCommittedVersions() throws -> [StoredVersion] {
             let all = try base.newlyCommittedVersions()
-            let held = hidden.withLock { hidden in defer { hidden = [] }; return hidden }
+            let held = hidden.withLock { hidden in
+                defer { hidden = [] }; return hidden
+            }
             guard !held.isEmpty else { return all }
             // Seen later: the held-back versions come with the next listing.
             let shown = all.filter { !held.contains($0.version.id) }
@@ -26,9 +28,15 @@ import Testing
             return shown
         }
         let heldBack = Mutex<[StoredVersion]>([])
-        func releaseHeldBack() -> [StoredVersion] { heldBack.withLock { held in defer { held = [] }; return held } }
+        func releaseHeldBack() -> [StoredVersion] {
+            heldBack.withLock { held in
+                defer { held = [] }; return held
+            }
+        }
         func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter { try base.makeVersionWriter(for: id) }
-        func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data { try base.readRecord(at: location, zone: zone) }
+        func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
+            try base.readRecord(at: location, zone: zone)
+        }
     }
 
     @Test func aVersionSeenBeforeItsPredecessorWaitsForTheNextListing() throws {
@@ -67,6 +75,8 @@ import Testing
             return try racing.newlyCommittedVersions() + released
         }
         func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter { try racing.makeVersionWriter(for: id) }
-        func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data { try racing.readRecord(at: location, zone: zone) }
+        func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
+            try racing.readRecord(at: location, zone: zone)
+        }
     }
 }

@@ -21,7 +21,8 @@ import LLVSSupport
         let root = directory.child("remote")
         let report = await ConformanceSuite.run(on: LocalFolderFileSystem(root: root))
         expectAllPassed(report, skippable: ConformanceSuite.checksNeedingFaults)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty, "the suite left something behind")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty, "the suite left something behind")
     }
 
     @Test func aFlakyFolderBehindTheRetryPolicyConforms() async throws {
@@ -39,11 +40,14 @@ import LLVSSupport
         /// Reports every listing without its last entry, as a buggy paginator would.
         struct DroppingLastEntry: ForwardingFileSystem {
             let base: any CloudFileSystem
-            func list(_ folder: String) async throws -> [CloudItem] { Array(try await base.list(folder).sorted { $0.name < $1.name }.dropLast()) }
+            func list(_ folder: String) async throws -> [CloudItem] {
+                Array(try await base.list(folder).sorted { $0.name < $1.name }.dropLast())
+            }
         }
         var options = ConformanceOptions()
         options.listingCount = 50
-        let report = await ConformanceSuite.run(on: DroppingLastEntry(base: LocalFolderFileSystem(root: directory.child("remote"))), options: options)
+        let report = await ConformanceSuite.run(
+            on: DroppingLastEntry(base: LocalFolderFileSystem(root: directory.child("remote"))), options: options)
         let failed = Set(report.results.filter { $0.status == .failed }.map(\.id))
         #expect(failed.contains("listing"))
         #expect(failed.contains("names"))

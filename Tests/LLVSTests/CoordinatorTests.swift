@@ -50,7 +50,9 @@ import Testing
         #expect(seen == [nil, first.id, second.id])
     }
 
-    @Test(arguments: StorageKind.allCases) func reloadingPicksUpAnotherProcesssVersions(storage: StorageKind) async throws {
+    @Test(arguments: StorageKind.allCases) func reloadingPicksUpAnotherProcesssVersions(
+        storage: StorageKind
+    ) async throws {
         let url = directory.child("store")
         let coordinator = try StoreCoordinator(store: try makeStore(at: url, storage: storage))
         let other = try openStore(url)

@@ -19,10 +19,13 @@ import LLVSSupport
             return stores.map { FileSystemExchange(rootDirectoryURL: folder, store: $0, concurrency: 4) }
         case .cloudFolder:
             let fileSystem = LocalFolderFileSystem(root: directory.child("cloud"))
-            return stores.map { CloudFileSystemExchange(store: $0, fileSystem: fileSystem, basePath: "apps/notes", concurrency: 4) }
+            return stores.map {
+                CloudFileSystemExchange(store: $0, fileSystem: fileSystem, basePath: "apps/notes", concurrency: 4)
+            }
         case .flakyCloudFolder:
             // One operation in ten fails (503, dropped connections, 429); the shared retry policy absorbs them.
-            let flaky = FaultInjectingFileSystem(LocalFolderFileSystem(root: directory.child("cloud")), failureRate: 0.1, seed: 42)
+            let flaky = FaultInjectingFileSystem(
+                LocalFolderFileSystem(root: directory.child("cloud")), failureRate: 0.1, seed: 42)
             let fileSystem = RetryingFileSystem(flaky, policy: RetryPolicy(maximumAttempts: 8, sleep: { _ in }))
             return stores.map { CloudFileSystemExchange(store: $0, fileSystem: fileSystem, concurrency: 4) }
         }
@@ -57,7 +60,9 @@ import LLVSSupport
 
     @Test(arguments: Kind.allCases, StorageKind.allCases)
     func threeStoresConverge(kind: Kind, storage: StorageKind) async throws {
-        let coordinators = try (0..<3).map { try StoreCoordinator(store: try makeStore(in: directory, name: "s\($0)", storage: storage)) }
+        let coordinators = try (0..<3).map {
+            try StoreCoordinator(store: try makeStore(in: directory, name: "s\($0)", storage: storage))
+        }
         let ex = exchanges(kind, stores: coordinators.map(\.store))
         for (i, c) in coordinators.enumerated() {
             try await c.save(inserting: (0..<20).map { Value("s\(i)-\($0)", "\($0)") } + [Value("common", "\(i)")])
@@ -68,7 +73,9 @@ import LLVSSupport
         #expect(states.allSatisfy { $0 == states[0] })
     }
 
-    @Test(arguments: StorageKind.allCases) func aVersionWhosePredecessorNeverArrivesDoesNotBlockOthers(storage: StorageKind) async throws {
+    @Test(arguments: StorageKind.allCases) func aVersionWhosePredecessorNeverArrivesDoesNotBlockOthers(
+        storage: StorageKind
+    ) async throws {
         let source = try makeStore(in: directory, name: "source", storage: storage)
         let root = try source.save(nil, insert: ["a": "1"])
         let child = try source.save(root.id, insert: ["b": "2"])
@@ -78,7 +85,9 @@ import LLVSSupport
         // Take the root away from the remote: its child can never be placed, the unrelated root can.
         let damaged = MemoryRemote()
         for id in [child.id, other.id] {
-            await damaged.put(source.version(identifiedBy: id)!, changes: try RemoteFormat.encodeChanges(try source.valueChanges(madeInVersionIdentifiedBy: id)))
+            await damaged.put(
+                source.version(identifiedBy: id)!,
+                changes: try RemoteFormat.encodeChanges(try source.valueChanges(madeInVersionIdentifiedBy: id)))
         }
         let target = try makeStore(in: directory, name: "target", storage: storage)
         let report = try await MemoryExchange(store: target, remote: damaged).retrieve()
@@ -90,7 +99,9 @@ import LLVSSupport
     /// A listing that misses a version (one that lags behind the service's writes) does not keep its descendants
     /// out: the version they name as predecessor is read by its name; one the remote does not serve at all is
     /// reported as not readable yet, not as a failure.
-    @Test(arguments: StorageKind.allCases) func aPredecessorTheListingMissedIsReadByName(storage: StorageKind) async throws {
+    @Test(arguments: StorageKind.allCases) func aPredecessorTheListingMissedIsReadByName(
+        storage: StorageKind
+    ) async throws {
         let source = try makeStore(in: directory, name: "source", storage: storage)
         let root = try source.save(nil, insert: ["a": "1"])
         let child = try source.save(root.id, insert: ["b": "2"])
@@ -98,14 +109,17 @@ import LLVSSupport
         let remote = MemoryRemote()
         _ = try await MemoryExchange(store: source, remote: remote).send()
         let target = try makeStore(in: directory, name: "target", storage: storage)
-        let lagging = ListingLeavingOut(inner: MemoryExchange(store: target, remote: remote), hidden: [root.id, child.id])
+        let lagging = ListingLeavingOut(
+            inner: MemoryExchange(store: target, remote: remote), hidden: [root.id, child.id])
         let report = try await lagging.retrieve()
         #expect(Set(report.retrieved) == [root.id, child.id, grandchild.id])
         #expect(report.failures.isEmpty && report.notYetReadable.isEmpty && report.waitingForPredecessors.isEmpty)
         #expect(try target.strings(at: grandchild.id) == ["a": "1", "b": "2", "c": "3"])
 
         let damaged = MemoryRemote()
-        await damaged.put(source.version(identifiedBy: child.id)!, changes: try RemoteFormat.encodeChanges(try source.valueChanges(madeInVersionIdentifiedBy: child.id)))
+        await damaged.put(
+            source.version(identifiedBy: child.id)!,
+            changes: try RemoteFormat.encodeChanges(try source.valueChanges(madeInVersionIdentifiedBy: child.id)))
         let other = try makeStore(in: directory, name: "other", storage: storage)
         let partial = try await MemoryExchange(store: other, remote: damaged).retrieve()
         #expect(partial.failures.isEmpty)
@@ -113,7 +127,9 @@ import LLVSSupport
         #expect(partial.waitingForPredecessors == [child.id])
     }
 
-    @Test(arguments: StorageKind.allCases) func aMalformedRemoteFileIsNamedAndOtherVersionsStillArrive(storage: StorageKind) async throws {
+    @Test(arguments: StorageKind.allCases) func aMalformedRemoteFileIsNamedAndOtherVersionsStillArrive(
+        storage: StorageKind
+    ) async throws {
         let source = try makeStore(in: directory, name: "source", storage: storage)
         let good = try source.save(nil, insert: ["a": "1"])
         let bad = try source.save(nil, insert: ["b": "2"])
@@ -141,7 +157,8 @@ import LLVSSupport
         let version = object["version"] as! [String: Any]
         #expect(version["identifier"] as? String == v1.id.rawValue)
         #expect(version["metadata"] as? [Any] != nil)
-        let changes = try parsedJSON(Data(contentsOf: folder.appendingPathComponent("changes/\(v1.id)"))) as! [[String: Any]]
+        let changes =
+            try parsedJSON(Data(contentsOf: folder.appendingPathComponent("changes/\(v1.id)"))) as! [[String: Any]]
         let insert = changes[0]["insert"] as! [String: Any]
         #expect(insert["id"] as? String == "x/y")
         #expect(insert["data"] as? String == "MQ==")
@@ -150,12 +167,16 @@ import LLVSSupport
         #expect(try await FileSystemExchange(rootDirectoryURL: folder, store: store).send().sent.isEmpty)
     }
 
-    @Test(arguments: StorageKind.allCases) func unsafeVersionIdsAreRefusedAsFileNames(storage: StorageKind) async throws {
+    @Test(arguments: StorageKind.allCases) func unsafeVersionIdsAreRefusedAsFileNames(storage: StorageKind) async throws
+    {
         let folder = directory.child("remote")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("versions"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("versions"), withIntermediateDirectories: true)
         let store = try makeStore(in: directory, storage: storage)
         let exchange = FileSystemExchange(rootDirectoryURL: folder, store: store)
-        await #expect(throws: ExchangeError.unsafeIdentifier("../escape")) { try await exchange.fetchVersion("../escape") }
+        await #expect(throws: ExchangeError.unsafeIdentifier("../escape")) {
+            try await exchange.fetchVersion("../escape")
+        }
     }
 }
 
@@ -167,7 +188,9 @@ import LLVSSupport
     let v3 = Version.ID("00000000-0000-0000-0000-000000000003")
     let v4 = Version.ID("00000000-0000-0000-0000-000000000004")
 
-    @Test(arguments: StorageKind.allCases) func pullingTheExampleGivesTheExpectedValues(storage: StorageKind) async throws {
+    @Test(arguments: StorageKind.allCases) func pullingTheExampleGivesTheExpectedValues(
+        storage: StorageKind
+    ) async throws {
         let store = try makeStore(in: directory, storage: storage)
         let report = try await FileSystemExchange(rootDirectoryURL: TestPaths.exampleRemote, store: store).retrieve()
         #expect(report.failures.isEmpty)
@@ -180,19 +203,26 @@ import LLVSSupport
             #expect(Dictionary(uniqueKeysWithValues: actual.map { ($0.id.rawValue, $0.storedVersionId!) }) == stored)
         }
         let one = Array("one".utf8), two = Array("two".utf8), binary: [UInt8] = [0, 255, 16]
-        try expect(v1, ["alpha": one, "beta": two, "notes/today": binary], stored: ["alpha": v1, "beta": v1, "notes/today": v1])
+        try expect(
+            v1, ["alpha": one, "beta": two, "notes/today": binary],
+            stored: ["alpha": v1, "beta": v1, "notes/today": v1])
         try expect(v2, ["alpha": Array("uno".utf8), "notes/today": binary], stored: ["alpha": v2, "notes/today": v1])
-        try expect(v3, ["alpha": Array("eins".utf8), "beta": two, "gamma": Array("three".utf8), "notes/today": binary],
-                   stored: ["alpha": v3, "beta": v1, "gamma": v3, "notes/today": v1])
-        try expect(v4, ["alpha": Array("eins".utf8), "gamma": Array("three".utf8), "notes/today": binary],
-                   stored: ["alpha": v3, "gamma": v3, "notes/today": v1])
+        try expect(
+            v3, ["alpha": Array("eins".utf8), "beta": two, "gamma": Array("three".utf8), "notes/today": binary],
+            stored: ["alpha": v3, "beta": v1, "gamma": v3, "notes/today": v1])
+        try expect(
+            v4, ["alpha": Array("eins".utf8), "gamma": Array("three".utf8), "notes/today": binary],
+            stored: ["alpha": v3, "gamma": v3, "notes/today": v1])
         #expect(store.version(identifiedBy: v3)?.branch == "import")
         #expect(store.heads.compactMap(store.version(identifiedBy:)).filter { $0.branch == "import" }.isEmpty)
     }
 
-    @Test(arguments: StorageKind.allCases) func pullingTheExampleThroughACloudFileSystem(storage: StorageKind) async throws {
+    @Test(arguments: StorageKind.allCases) func pullingTheExampleThroughACloudFileSystem(
+        storage: StorageKind
+    ) async throws {
         let store = try makeStore(in: directory, storage: storage)
-        let exchange = CloudFileSystemExchange(store: store, fileSystem: LocalFolderFileSystem(root: TestPaths.exampleRemote))
+        let exchange = CloudFileSystemExchange(
+            store: store, fileSystem: LocalFolderFileSystem(root: TestPaths.exampleRemote))
         let report = try await exchange.retrieve()
         #expect(report.failures.isEmpty)
         #expect(store.heads == [v4])
@@ -201,7 +231,9 @@ import LLVSSupport
         #expect(try await exchange.snapshotManifest()?.format == "zip-v1")
     }
 
-    @Test(arguments: StorageKind.allCases) func sendingThePulledStoreReproducesTheExample(storage: StorageKind) async throws {
+    @Test(arguments: StorageKind.allCases) func sendingThePulledStoreReproducesTheExample(
+        storage: StorageKind
+    ) async throws {
         let store = try makeStore(in: directory, storage: storage)
         _ = try await FileSystemExchange(rootDirectoryURL: TestPaths.exampleRemote, store: store).retrieve()
         let copy = directory.child("copy")
@@ -241,5 +273,7 @@ struct ListingLeavingOut: Exchange {
     func remoteVersionIds() async throws -> Set<Version.ID> { try await inner.remoteVersionIds().subtracting(hidden) }
     func fetchVersion(_ id: Version.ID) async throws -> Version { try await inner.fetchVersion(id) }
     func fetchChanges(of id: Version.ID) async throws -> EncodedChanges { try await inner.fetchChanges(of: id) }
-    func send(_ version: Version, changes: EncodedChanges) async throws { try await inner.send(version, changes: changes) }
+    func send(_ version: Version, changes: EncodedChanges) async throws {
+        try await inner.send(version, changes: changes)
+    }
 }

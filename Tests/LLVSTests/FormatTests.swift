@@ -35,19 +35,22 @@ import Testing
 
     @Test func decodesEveryChangesFile() throws {
         let root = try RemoteFormat.decodeChanges(try file("changes", v1), path: "c1")
-        #expect(root == [
-            .insert(Value(id: "alpha", data: Data("one".utf8), storedVersionId: v1)),
-            .insert(Value(id: "beta", data: Data("two".utf8), storedVersionId: v1)),
-            .insert(Value(id: "notes/today", data: Data([0x00, 0xff, 0x10]), storedVersionId: v1)),
-        ])
-        #expect(try RemoteFormat.decodeChanges(try file("changes", v2), path: "c2") == [
-            .update(Value(id: "alpha", data: Data("uno".utf8), storedVersionId: v2)), .remove("beta"),
-        ])
-        #expect(try RemoteFormat.decodeChanges(try file("changes", v4), path: "c4") == [
-            .preserve(Value.Reference(valueId: "alpha", storedVersionId: v3)),
-            .preserveRemoval("beta"),
-            .preserve(Value.Reference(valueId: "gamma", storedVersionId: v3)),
-        ])
+        #expect(
+            root == [
+                .insert(Value(id: "alpha", data: Data("one".utf8), storedVersionId: v1)),
+                .insert(Value(id: "beta", data: Data("two".utf8), storedVersionId: v1)),
+                .insert(Value(id: "notes/today", data: Data([0x00, 0xff, 0x10]), storedVersionId: v1)),
+            ])
+        #expect(
+            try RemoteFormat.decodeChanges(try file("changes", v2), path: "c2") == [
+                .update(Value(id: "alpha", data: Data("uno".utf8), storedVersionId: v2)), .remove("beta"),
+            ])
+        #expect(
+            try RemoteFormat.decodeChanges(try file("changes", v4), path: "c4") == [
+                .preserve(Value.Reference(valueId: "alpha", storedVersionId: v3)),
+                .preserveRemoval("beta"),
+                .preserve(Value.Reference(valueId: "gamma", storedVersionId: v3)),
+            ])
     }
 
     @Test func reEncodingGivesTheSameParsedJSON() throws {
@@ -65,7 +68,9 @@ import Testing
     @Test func acceptsBothSlashSpellingsAndIntegerTimestamps() throws {
         let escaped = #"[{"insert":{"data":"AA==","id":"a\/b"}}]"#
         let plain = #"[{"insert":{"data":"AA==","id":"a/b"}}]"#
-        #expect(try RemoteFormat.decodeChanges(Data(escaped.utf8), path: "x") == RemoteFormat.decodeChanges(Data(plain.utf8), path: "y"))
+        #expect(
+            try RemoteFormat.decodeChanges(Data(escaped.utf8), path: "x")
+                == RemoteFormat.decodeChanges(Data(plain.utf8), path: "y"))
         let version = #"{"version":{"identifier":"x","timestamp":12.5}}"#
         let decoded = try RemoteFormat.decodeVersion(Data(version.utf8), path: "v")
         #expect(decoded.timestamp == 12.5)
@@ -74,11 +79,17 @@ import Testing
     }
 
     @Test func encodesLikeLLVS() throws {
-        let version = Version(id: "v", predecessors: .init(idOfFirst: "p"), timestamp: 800000000, valueDataSize: 3,
-                              metadata: [.branch: try .init("import")])
+        let version = Version(
+            id: "v", predecessors: .init(idOfFirst: "p"), timestamp: 800000000, valueDataSize: 3,
+            metadata: [.branch: try .init("import")])
         let json = String(decoding: try RemoteFormat.encodeVersion(version), as: UTF8.self)
-        #expect(json == #"{"version":{"identifier":"v","metadata":["__llvs_branch",{"data":"ImltcG9ydCI="}],"predecessors":{"idOfFirst":"p"},"timestamp":800000000,"valueDataSize":3}}"#)
-        let change = String(decoding: try RemoteFormat.encodeChanges([.insert(Value(id: "a", data: Data([0, 255, 16])))]), as: UTF8.self)
+        #expect(
+            json
+                == #"{"version":{"identifier":"v","metadata":["__llvs_branch",{"data":"ImltcG9ydCI="}],"predecessors":{"idOfFirst":"p"},"timestamp":800000000,"valueDataSize":3}}"#
+        )
+        let change = String(
+            decoding: try RemoteFormat.encodeChanges([.insert(Value(id: "a", data: Data([0, 255, 16])))]), as: UTF8.self
+        )
         #expect(change == #"[{"insert":{"data":"AP8Q","id":"a"}}]"#)
     }
 
@@ -97,7 +108,9 @@ import Testing
     }
 
     @Test func malformedFilesAreNamed() throws {
-        #expect(throws: ExchangeError.malformedFile(path: "versions/bad", reason: "missing key \"identifier\" at version")) {
+        #expect(
+            throws: ExchangeError.malformedFile(path: "versions/bad", reason: "missing key \"identifier\" at version")
+        ) {
             try RemoteFormat.decodeVersion(Data(#"{"version":{"timestamp":1}}"#.utf8), path: "versions/bad")
         }
         #expect(throws: ExchangeError.self) {

@@ -16,8 +16,11 @@ import Testing
                 predecessors = Version.Predecessors(idOfFirst: first, idOfSecond: second == first ? nil : second)
             }
             // Few distinct timestamps, so ties fall to the ID.
-            made.append(Version(id: Version.ID(String(format: "v%05d-%llu", i, generator.next() % 1000)), predecessors: predecessors,
-                                timestamp: TimeInterval(generator.next() % 50)))
+            made.append(
+                Version(
+                    id: Version.ID(String(format: "v%05d-%llu", i, generator.next() % 1000)),
+                    predecessors: predecessors,
+                    timestamp: TimeInterval(generator.next() % 50)))
         }
         var history = History()
         var shuffled = made
@@ -37,7 +40,8 @@ import Testing
         for (index, version) in walk.enumerated() { position[version.id] = index }
         for version in walk {
             for predecessor in version.predecessors?.ids ?? [] {
-                #expect(position[predecessor]! < position[version.id]!, "\(predecessor) after its successor \(version.id)")
+                #expect(
+                    position[predecessor]! < position[version.id]!, "\(predecessor) after its successor \(version.id)")
             }
         }
         let reference = history.versions.values.sorted { a, b in
@@ -55,7 +59,8 @@ import Testing
         let walk = history.topologicallySorted()
         var generator = SeededGenerator(seed: seed)
         let aThird = Set(walk.map(\.id).shuffled(using: &generator).prefix(200))
-        #expect(history.topologicallySorted { aThird.contains($0.id) }.map(\.id) == walk.map(\.id).filter(aThird.contains))
+        #expect(
+            history.topologicallySorted { aThird.contains($0.id) }.map(\.id) == walk.map(\.id).filter(aThird.contains))
         let lastFew = Set(walk.suffix(5).map(\.id))
         #expect(history.topologicallySorted { lastFew.contains($0.id) }.map(\.id) == walk.suffix(5).map(\.id))
         #expect(history.topologicallySorted { _ in false }.isEmpty)

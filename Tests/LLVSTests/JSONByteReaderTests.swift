@@ -6,7 +6,9 @@ import LLVSSupport
 /// The eight-bytes-at-a-time test that passes over plain string bytes flags a word exactly when one of its bytes is
 /// not plain, and strings read through it end where they should.
 @Suite struct JSONByteReaderTests {
-    func isPlain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") }
+    func isPlain(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+    }
 
     func word(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } }
 
@@ -15,7 +17,8 @@ import LLVSSupport
             for value in 0...255 {
                 var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: 8)
                 bytes[place] = UInt8(value)
-                #expect(JSONByteReader.anyNonPlainByte(word(bytes)) == !isPlain(UInt8(value)), "byte \(value) at \(place)")
+                #expect(
+                    JSONByteReader.anyNonPlainByte(word(bytes)) == !isPlain(UInt8(value)), "byte \(value) at \(place)")
             }
         }
     }
@@ -25,7 +28,10 @@ import LLVSSupport
         let plain = (0...255).map(UInt8.init).filter(isPlain)
         for _ in 0..<20_000 {
             // Mostly plain bytes, some words with one or more that are not.
-            let bytes = (0..<8).map { _ in Int.random(in: 0..<10, using: &generator) == 0 ? UInt8.random(in: 0...255, using: &generator) : plain.randomElement(using: &generator)! }
+            let bytes = (0..<8).map { _ in
+                Int.random(in: 0..<10, using: &generator) == 0
+                    ? UInt8.random(in: 0...255, using: &generator) : plain.randomElement(using: &generator)!
+            }
             #expect(JSONByteReader.anyNonPlainByte(word(bytes)) == !bytes.allSatisfy(isPlain), "\(bytes)")
         }
     }

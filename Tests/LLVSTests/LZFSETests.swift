@@ -35,10 +35,13 @@ import LLVSSupport
     func everyTruncationIsAnError(name: String) throws {
         let stream = try Self.stream(name)
         // Every cut near the start and the end, and a spread in between.
-        let cuts = Set(Array(0..<min(48, stream.count)) + Array(max(0, stream.count - 16)..<stream.count)
-                       + stride(from: 0, to: stream.count, by: max(1, stream.count / 29)))
+        let cuts = Set(
+            Array(0..<min(48, stream.count)) + Array(max(0, stream.count - 16)..<stream.count)
+                + stride(from: 0, to: stream.count, by: max(1, stream.count / 29)))
         for cut in cuts.sorted() {
-            #expect(throws: LZFSEError.self, "cut at \(cut) of \(stream.count)") { try LZFSE.decode(Array(stream[0..<cut])) }
+            #expect(throws: LZFSEError.self, "cut at \(cut) of \(stream.count)") {
+                try LZFSE.decode(Array(stream[0..<cut]))
+            }
         }
     }
 
@@ -74,7 +77,9 @@ import LLVSSupport
     }
 
     @Test func errorsNameWhatIsWrong() {
-        #expect(throws: LZFSEError.unknownBlock(offset: 0, magic: 0x6f6c6c65)) { try LZFSE.decode(Array("ello world".utf8)) }
+        #expect(throws: LZFSEError.unknownBlock(offset: 0, magic: 0x6f6c6c65)) {
+            try LZFSE.decode(Array("ello world".utf8))
+        }
         #expect(throws: LZFSEError.truncated(offset: 0)) { try LZFSE.decode([0x62, 0x76]) }
         #expect("\(LZFSEError.truncated(offset: 12))".contains("truncated"))
     }

@@ -4,7 +4,9 @@ import Testing
 
 /// The map node cache keeps what is in use across turnovers and stays within two generations of its limit.
 @Suite struct MapNodeCacheTests {
-    func location(_ index: Int) -> RecordLocation { RecordLocation(versionId: Version.ID("V\(index)"), offset: Int64(index), length: 1) }
+    func location(_ index: Int) -> RecordLocation {
+        RecordLocation(versionId: Version.ID("V\(index)"), offset: Int64(index), length: 1)
+    }
 
     @Test func aNodeInUseOutlivesTurnoversAndAnUnusedOneGoes() {
         let cache = MapNodeCache(limit: 10)

@@ -41,8 +41,12 @@ import Synchronization
         for i in 0..<count {
             let big = i % 5 == 4
             if big { large += 1 }
-            let data = big ? Data(repeating: UInt8(i % 251), count: Int(CloudFileSystemExchange.inMemoryChangesLimit) + 1) : Data("value \(i)".utf8)
-            head = try source.makeVersion(basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("v\(i)"), data: data)])
+            let data =
+                big
+                ? Data(repeating: UInt8(i % 251), count: Int(CloudFileSystemExchange.inMemoryChangesLimit) + 1)
+                : Data("value \(i)".utf8)
+            head = try source.makeVersion(
+                basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("v\(i)"), data: data)])
         }
         let fileSystem = LocalFolderFileSystem(root: directory.child("remote"))
         let sent = try await CloudFileSystemExchange(store: source, fileSystem: fileSystem, basePath: "sync").send()
@@ -54,7 +58,9 @@ import Synchronization
         let (source, base, large) = try await remote(versions: 40)
         let counting = CountingDownloads(base: base)
         let target = try makeStore(in: directory, name: "target")
-        let report = try await CloudFileSystemExchange(store: target, fileSystem: counting, basePath: "sync", concurrency: 4).retrieve()
+        let report = try await CloudFileSystemExchange(
+            store: target, fileSystem: counting, basePath: "sync", concurrency: 4
+        ).retrieve()
         #expect(report.failures.isEmpty && report.retrieved.count == 40)
         #expect(counting.counts.withLock { $0 } == (inMemory: 40 - large, toFile: large))
         let head = try #require(source.heads.first)
@@ -65,7 +71,9 @@ import Synchronization
         let (source, base, large) = try await remote(versions: 20)
         let counting = CountingDownloads(base: base, failInMemory: true)
         let target = try makeStore(in: directory, name: "target")
-        let report = try await CloudFileSystemExchange(store: target, fileSystem: counting, basePath: "sync", concurrency: 4).retrieve()
+        let report = try await CloudFileSystemExchange(
+            store: target, fileSystem: counting, basePath: "sync", concurrency: 4
+        ).retrieve()
         #expect(report.failures.isEmpty && report.retrieved.count == 20)
         #expect(counting.counts.withLock { $0 } == (inMemory: 20 - large, toFile: 20))
         #expect(target.history.count == source.history.count)
@@ -82,13 +90,16 @@ import Synchronization
         var consumed: [Int] = []
         var failures: [Int] = []
         var mostAhead = 0
-        await forEachConcurrentlyInOrder(items, limit: limit, ahead: ahead, { (item: Int) async throws -> Int in
-            started.withLock { $0 += 1 }
-            // Later items finish first as often as not, so order is the pipeline's doing, not the scheduler's.
-            for _ in 0..<(item * 7919 % 13) { await Task.yield() }
-            if item % 50 == 49 { throw CloudFileSystemError.notFound(path: "item \(item)") }
-            return item * 2
-        }) { item, result in
+        await forEachConcurrentlyInOrder(
+            items, limit: limit, ahead: ahead,
+            { (item: Int) async throws -> Int in
+                started.withLock { $0 += 1 }
+                // Later items finish first as often as not, so order is the pipeline's doing, not the scheduler's.
+                for _ in 0..<(item * 7919 % 13) { await Task.yield() }
+                if item % 50 == 49 { throw CloudFileSystemError.notFound(path: "item \(item)") }
+                return item * 2
+            }
+        ) { item, result in
             mostAhead = max(mostAhead, started.withLock { $0 } - consumed.count - failures.count)
             switch result {
             case .success(let doubled): #expect(doubled == item * 2); consumed.append(item)

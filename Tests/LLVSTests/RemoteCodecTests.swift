@@ -15,14 +15,19 @@ import Testing
         static func invert(_ data: Data) -> Data { Data(data.map { ~$0 }) }
 
         func encodeVersion(_ version: Version) throws -> Data { Self.invert(try upstream.encodeVersion(version)) }
-        func decodeVersion(_ data: Data, path: String) throws -> Version { try upstream.decodeVersion(Self.invert(data), path: path) }
-        func encodeChanges(madeInVersionIdentifiedBy id: Version.ID, in store: Store, stager: FileStager?) throws -> EncodedChanges {
+        func decodeVersion(_ data: Data, path: String) throws -> Version {
+            try upstream.decodeVersion(Self.invert(data), path: path)
+        }
+        func encodeChanges(
+            madeInVersionIdentifiedBy id: Version.ID, in store: Store, stager: FileStager?
+        ) throws -> EncodedChanges {
             let encoded = try store.encodedChanges(madeInVersionIdentifiedBy: id)
             defer { encoded.discard() }
             return .data(Self.invert(try encoded.data()))
         }
         func decodeChanges(_ encoded: EncodedChanges, path: String, temporaryDirectory: URL) throws -> ReceivedChanges {
-            try upstream.decodeChanges(.data(Self.invert(try encoded.data())), path: path, temporaryDirectory: temporaryDirectory)
+            try upstream.decodeChanges(
+                .data(Self.invert(try encoded.data())), path: path, temporaryDirectory: temporaryDirectory)
         }
     }
 
@@ -34,7 +39,8 @@ import Testing
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
         let a = try makeStore(in: directory, name: "a"), b = try makeStore(in: directory, name: "b")
         let base = try a.makeVersion(basedOnPredecessor: nil, inserting: [Value(id: "shared", data: Data("base".utf8))])
-        _ = try a.makeVersion(basedOnPredecessor: base.id, inserting: [Value(id: "large", data: Data(repeating: 7, count: 300_000))])
+        _ = try a.makeVersion(
+            basedOnPredecessor: base.id, inserting: [Value(id: "large", data: Data(repeating: 7, count: 300_000))])
         #expect(try await exchange(a, remote, codec: InvertingCodec()).send().sent.count == 2)
         let received = try await exchange(b, remote, codec: InvertingCodec()).retrieve()
         #expect(received.retrieved.count == 2 && received.failures.isEmpty)
@@ -47,6 +53,13 @@ import Testing
         let c = try makeStore(in: directory, name: "c")
         let upstream = try await exchange(c, remote, codec: UpstreamRemoteCodec()).retrieve()
         #expect(upstream.retrieved.isEmpty && upstream.failures.count == 2)
-        #expect(upstream.failures.allSatisfy { if case ExchangeError.malformedFile(let path, _) = $0.error { path.contains("versions/") } else { false } })
+        #expect(
+            upstream.failures.allSatisfy {
+                if case ExchangeError.malformedFile(let path, _) = $0.error {
+                    path.contains("versions/")
+                } else {
+                    false
+                }
+            })
     }
 }

@@ -37,7 +37,9 @@ final class FeedingFolder: CloudChangeFeed {
         try record(path, present: true)
     }
     func read(_ path: String, range: ByteRange?) async throws -> Data { try await base.read(path, range: range) }
-    func download(_ path: String, to destination: DownloadDestination) async throws { try await base.download(path, to: destination) }
+    func download(_ path: String, to destination: DownloadDestination) async throws {
+        try await base.download(path, to: destination)
+    }
     func makeFolder(_ path: String) async throws { try await base.makeFolder(path) }
     func removeFile(_ path: String) async throws { try await base.removeFile(path); try record(path, present: false) }
     func removeFolder(_ path: String) async throws { try await base.removeFolder(path) }
@@ -49,10 +51,14 @@ final class FeedingFolder: CloudChangeFeed {
 
     func changes(in folders: [String], since cursor: String) async throws -> CloudChangeSet {
         feedCalls.add(1, ordering: .relaxed)
-        guard let start = Int(cursor), start >= oldestAccepted.load(ordering: .relaxed) else { throw CloudFileSystemError.cursorExpired("refused \(cursor)") }
+        guard let start = Int(cursor), start >= oldestAccepted.load(ordering: .relaxed) else {
+            throw CloudFileSystemError.cursorExpired("refused \(cursor)")
+        }
         return feed.withLock { entries in
             var set = CloudChangeSet(cursor: String(entries.count))
-            for entry in entries.dropFirst(start) where folders.contains(entry.folder) { set.note(entry.name, in: entry.folder, present: entry.present) }
+            for entry in entries.dropFirst(start) where folders.contains(entry.folder) {
+                set.note(entry.name, in: entry.folder, present: entry.present)
+            }
             return set
         }
     }
@@ -65,9 +71,12 @@ final class FeedingFolder: CloudChangeFeed {
         try StoreCoordinator(store: try makeStore(in: directory, name: name))
     }
 
-    func exchange(_ coordinator: StoreCoordinator, _ remote: FeedingFolder, identity: String = "remote") -> CloudFileSystemExchange {
-        CloudFileSystemExchange(store: coordinator.store, fileSystem: remote, basePath: "sync", concurrency: 4,
-                                cursorFile: RemoteCursorFile(store: coordinator.store, identity: identity))
+    func exchange(
+        _ coordinator: StoreCoordinator, _ remote: FeedingFolder, identity: String = "remote"
+    ) -> CloudFileSystemExchange {
+        CloudFileSystemExchange(
+            store: coordinator.store, fileSystem: remote, basePath: "sync", concurrency: 4,
+            cursorFile: RemoteCursorFile(store: coordinator.store, identity: identity))
     }
 
     @Test func theFeedReplacesTheListingOnceAPositionIsSaved() async throws {
@@ -95,7 +104,9 @@ final class FeedingFolder: CloudChangeFeed {
         try await a.save(inserting: [Value(id: "k2", data: Data("2".utf8))])
         _ = try await a.exchange(with: exchange(a, remote))
         let received = try await b.exchange(with: exchange(b, remote))
-        #expect(received.listing == .fullListingAfterExpiredCursor("refused 2"), "b's position was taken after a's first two uploads")
+        #expect(
+            received.listing == .fullListingAfterExpiredCursor("refused 2"),
+            "b's position was taken after a's first two uploads")
         #expect(received.retrieve.retrieved.count == 1)
     }
 
@@ -106,7 +117,7 @@ final class FeedingFolder: CloudChangeFeed {
         let remote = FeedingFolder(root: directory.child("remote"))
         let a = try coordinator("a"), b = try coordinator("b")
         try await a.save(inserting: [Value(id: "k", data: Data("1".utf8))])
-        _ = try await b.exchange(with: exchange(b, remote)) // b's position predates a's version
+        _ = try await b.exchange(with: exchange(b, remote))  // b's position predates a's version
         let version = try await a.save(inserting: [Value(id: "k2", data: Data("2".utf8))])
         _ = try await a.exchange(with: exchange(a, remote))
         try await remote.removeSilently("sync/versions/\(version.id.rawValue)")
@@ -120,7 +131,9 @@ final class FeedingFolder: CloudChangeFeed {
             #expect(again.retrieve.notYetReadable == [version.id], "asked for again at miss \(miss)")
         }
         let after = try await b.exchange(with: exchange(b, remote))
-        #expect(after.retrieve.notYetReadable.isEmpty && after.retrieve.failures.isEmpty, "the missing version is not asked for again")
+        #expect(
+            after.retrieve.notYetReadable.isEmpty && after.retrieve.failures.isEmpty,
+            "the missing version is not asked for again")
     }
 
     @Test func aPositionFileOfAnotherRemoteOrDamagedIsIgnored() throws {

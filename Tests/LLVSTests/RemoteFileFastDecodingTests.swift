@@ -7,8 +7,11 @@ import LLVSSupport
 /// answer they agree, and what they do not take (nil) is left to JSONDecoder, whose result or error then stands.
 @Suite struct RemoteFileFastDecodingTests {
     static func randomChange(_ generator: inout SeededGenerator) -> Value.Change {
-        let id = Value.ID(Bool.random(using: &generator) ? UUID().uuidString : "notes/ünï \"quoted\" \\ \(Int.random(in: 0...99, using: &generator))")
-        let data = Data((0..<Int.random(in: 0..<200, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let id = Value.ID(
+            Bool.random(using: &generator)
+                ? UUID().uuidString : "notes/ünï \"quoted\" \\ \(Int.random(in: 0...99, using: &generator))")
+        let data = Data(
+            (0..<Int.random(in: 0..<200, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let stored: Version.ID? = Bool.random(using: &generator) ? .random() : nil
         return switch Int.random(in: 0..<5, using: &generator) {
         case 0: .insert(Value(id: id, data: data, storedVersionId: stored))
@@ -24,7 +27,8 @@ import LLVSSupport
         for _ in 0..<300 {
             let changes = (0..<Int.random(in: 0..<6, using: &generator)).map { _ in Self.randomChange(&generator) }
             let data = try RemoteFormat.encodeChanges(changes)
-            let fast = try #require(Value.Change.fastDecodedList(from: data), "\(String(decoding: data, as: UTF8.self))")
+            let fast = try #require(
+                Value.Change.fastDecodedList(from: data), "\(String(decoding: data, as: UTF8.self))")
             #expect(fast == changes)
             #expect(fast == (try JSONDecoder().decode([Value.Change].self, from: data)))
         }
@@ -64,7 +68,8 @@ import LLVSSupport
         for _ in 0..<200 {
             let version = try VersionFastDecodingTests.randomVersion(&generator)
             let data = try JSONEncoder().encode(["version": version])
-            let fast = try #require(Version.fastDecodedRemoteFile(from: data), "\(String(decoding: data, as: UTF8.self))")
+            let fast = try #require(
+                Version.fastDecodedRemoteFile(from: data), "\(String(decoding: data, as: UTF8.self))")
             #expect(fast == version)
             #expect(fast == (try JSONDecoder().decode([String: Version].self, from: data))["version"])
         }
@@ -83,7 +88,11 @@ import LLVSSupport
 
     /// What a reader refuses still gets the reference's error, naming the file.
     @Test func aMalformedFileStillSaysWhatAndWhere() {
-        #expect(throws: ExchangeError.self) { try RemoteFormat.decodeChanges(Data(#"[{"insert":{"data":"aGk="}}]"#.utf8), path: "changes/V") }
-        #expect(throws: ExchangeError.self) { try RemoteFormat.decodeVersion(Data(#"{"version":{"identifier":"A"}}"#.utf8), path: "versions/V.json") }
+        #expect(throws: ExchangeError.self) {
+            try RemoteFormat.decodeChanges(Data(#"[{"insert":{"data":"aGk="}}]"#.utf8), path: "changes/V")
+        }
+        #expect(throws: ExchangeError.self) {
+            try RemoteFormat.decodeVersion(Data(#"{"version":{"identifier":"A"}}"#.utf8), path: "versions/V.json")
+        }
     }
 }

@@ -24,7 +24,9 @@ import Testing
             }
         }
         func write(_ new: [UInt8], at offset: Int) throws {
-            if offset + new.count > model.count { model += [UInt8](repeating: 0, count: offset + new.count - model.count) }
+            if offset + new.count > model.count {
+                model += [UInt8](repeating: 0, count: offset + new.count - model.count)
+            }
             model.replaceSubrange(offset..<(offset + new.count), with: new)
             try storage.write(new, at: Int64(offset))
         }
@@ -34,8 +36,12 @@ import Testing
             case 5: try write(bytes(Int.random(in: (1 << 20)...(1 << 20) + 5000, using: &generator)), at: model.count)
             case 6, 7:
                 let offset = Int.random(in: 0..<model.count, using: &generator)
-                try write(bytes(Int.random(in: 1...min(20_000, model.count - offset + 100), using: &generator)), at: offset)
-            case 8: try write(bytes(Int.random(in: 1...100, using: &generator)), at: model.count + Int.random(in: 1...50, using: &generator))
+                try write(
+                    bytes(Int.random(in: 1...min(20_000, model.count - offset + 100), using: &generator)), at: offset)
+            case 8:
+                try write(
+                    bytes(Int.random(in: 1...100, using: &generator)),
+                    at: model.count + Int.random(in: 1...50, using: &generator))
             case 9, 10:
                 // Near the end, where the bytes are usually still buffered: within them, or from them past the end.
                 let offset = max(0, model.count - Int.random(in: 1...4000, using: &generator))
@@ -43,7 +49,9 @@ import Testing
             default:
                 let offset = Int.random(in: 0..<model.count, using: &generator)
                 let count = Int.random(in: 1...(model.count - offset), using: &generator)
-                #expect([UInt8](try storage.read(at: Int64(offset), count: count)) == Array(model[offset..<(offset + count)]))
+                #expect(
+                    [UInt8](try storage.read(at: Int64(offset), count: count))
+                        == Array(model[offset..<(offset + count)]))
             }
         }
         #expect([UInt8](try storage.read(at: 0, count: model.count)) == model)
@@ -56,14 +64,24 @@ import Testing
     /// the bundles and headers the storage kept, so restoring need not walk it.
     @Test func theFinishedArchiveIsWhereItsWriterSaysItIs() throws {
         let storage = try StagingArchiveStorage(path: directory.child("staged.bundles").path)
-        let store = try Store(creatingAt: directory.child("staging-store"), descriptor: StoreDescriptor(storage: "staging"),
-                              mapNodeCacheLimit: 16) { _, _, _ in storage }
+        let store = try Store(
+            creatingAt: directory.child("staging-store"), descriptor: StoreDescriptor(storage: "staging"),
+            mapNodeCacheLimit: 16
+        ) { _, _, _ in storage }
         var previous: Version.ID?
         for index in 0..<120 {
-            let version = Version(id: Version.ID("v\(index)"), predecessors: previous.map { .init(idOfFirst: $0) }, timestamp: Double(index))
+            let version = Version(
+                id: Version.ID("v\(index)"), predecessors: previous.map { .init(idOfFirst: $0) },
+                timestamp: Double(index))
             // Every tenth version carries a value larger than the buffer, so bundles reach the file both ways.
             let size = index % 10 == 9 ? (1 << 20) + index : index * 7
-            try store.addVersion(version, storing: [.insert(Value(id: "value-\(index % 40)-\(index)", data: Data(repeating: UInt8(index % 251), count: size)))])
+            try store.addVersion(
+                version,
+                storing: [
+                    .insert(
+                        Value(
+                            id: "value-\(index % 40)-\(index)", data: Data(repeating: UInt8(index % 251), count: size)))
+                ])
             previous = version.id
         }
         let (headers, entries) = try storage.finish()
@@ -74,6 +92,8 @@ import Testing
         let known = try SnapshotArchiveReader(url: URL(fileURLWithPath: storage.path), entries: entries)
         #expect(try known.bundle(known.entries[59]) == walked.bundle(walked.entries[59]))
         // A reader told other places than the file's finds its end marker wrong.
-        #expect(throws: StoreError.self) { try SnapshotArchiveReader(url: URL(fileURLWithPath: storage.path), entries: Array(entries.dropLast())) }
+        #expect(throws: StoreError.self) {
+            try SnapshotArchiveReader(url: URL(fileURLWithPath: storage.path), entries: Array(entries.dropLast()))
+        }
     }
 }

@@ -35,7 +35,7 @@ import LLVSSupport
         let v1 = try store.save(nil, insert: ["a": String(repeating: "z", count: 100)])
         let path = versionFile(store, v1.id)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        bytes[RecordFraming.recordHeaderSize + 10] ^= 0xff // inside the value's data, the file's first record
+        bytes[RecordFraming.recordHeaderSize + 10] ^= 0xff  // inside the value's data, the file's first record
         try bytes.write(to: URL(fileURLWithPath: path))
         let reopened = try Store(openingAt: store.rootURL)
         #expect {
@@ -62,7 +62,8 @@ import LLVSSupport
     }
 
     /// 300 values of growing sizes, stored one after the other in a version's file.
-    static let runOfValues = Dictionary(uniqueKeysWithValues: (0..<300).map { (String(format: "v%03d", $0), String(repeating: "x", count: $0 * 7)) })
+    static let runOfValues = Dictionary(
+        uniqueKeysWithValues: (0..<300).map { (String(format: "v%03d", $0), String(repeating: "x", count: $0 * 7)) })
 
     /// A damaged byte inside a run of records read together is found by that record's checksum.
     @Test func aDamagedRecordInsideARunReadTogetherIsNamed() throws {
@@ -70,7 +71,7 @@ import LLVSSupport
         let v1 = try store.save(nil, insert: Self.runOfValues)
         let path = versionFile(store, v1.id)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        bytes[RecordFraming.recordHeaderSize * 3 + 50] ^= 0xff // inside one of the first records, read within a span
+        bytes[RecordFraming.recordHeaderSize * 3 + 50] ^= 0xff  // inside one of the first records, read within a span
         try bytes.write(to: URL(fileURLWithPath: path))
         let reopened = try Store(openingAt: store.rootURL)
         let list = try reopened.valueChangeList(madeBetween: nil, and: v1.id)
@@ -84,7 +85,9 @@ import LLVSSupport
 
     /// Versions committed in a group (a bulk receive) are readable at once in this process, and in place and
     /// durable for any process after the group ends, including those of a batch made durable before the end.
-    @Test(arguments: StorageKind.allCases) func groupedCommitsAreReadableAtOnceAndInPlaceAfterTheGroup(storage: StorageKind) throws {
+    @Test(arguments: StorageKind.allCases) func groupedCommitsAreReadableAtOnceAndInPlaceAfterTheGroup(
+        storage: StorageKind
+    ) throws {
         let store = try makeStore(in: directory, storage: storage)
         store.storage.beginGroupedCommits()
         var head: Version.ID?
@@ -105,7 +108,9 @@ import LLVSSupport
             // Two packs (the first batch, then the rest), no version files, and nothing left under a temporary name.
             let packs = try FileManager.default.contentsOfDirectory(atPath: store.rootURL.path + "/packs")
             #expect(packs.count == 2 && packs.allSatisfy { $0.hasSuffix(FileStorage.packExtension) }, "\(packs)")
-            let files = try FileManager.default.subpathsOfDirectory(atPath: store.rootURL.path + "/versions").filter { $0.contains("/") }
+            let files = try FileManager.default.subpathsOfDirectory(atPath: store.rootURL.path + "/versions").filter {
+                $0.contains("/")
+            }
             #expect(files.isEmpty, "\(files)")
         }
     }
@@ -138,8 +143,9 @@ import LLVSSupport
         store.storage.beginGroupedCommits()
         let large = Data((0..<(SpillingBundle.memoryLimit + 12345)).map { UInt8(truncatingIfNeeded: $0 &* 7 >> 3) })
         let first = try store.save(nil, insert: ["small": "1"])
-        try store.addVersion(Version(id: "big", predecessors: .init(idOfFirst: first.id), valueDataSize: Int64(large.count)),
-                             storing: [.insert(Value(id: "large", data: large))])
+        try store.addVersion(
+            Version(id: "big", predecessors: .init(idOfFirst: first.id), valueDataSize: Int64(large.count)),
+            storing: [.insert(Value(id: "large", data: large))])
         let last = try store.save("big", insert: ["after": "2"])
         #expect(try store.value(id: "large", at: last.id)?.data == large)
         #expect(throws: StoreError.versionAlreadyExists("big")) {
@@ -148,7 +154,9 @@ import LLVSSupport
         try store.storage.endGroupedCommits()
         let packs = try FileManager.default.contentsOfDirectory(atPath: store.rootURL.path + "/packs")
         #expect(packs.count == 2 && packs.allSatisfy { $0.hasSuffix(FileStorage.packExtension) }, "\(packs)")
-        let files = try FileManager.default.subpathsOfDirectory(atPath: store.rootURL.path + "/versions").filter { $0.contains("/") }
+        let files = try FileManager.default.subpathsOfDirectory(atPath: store.rootURL.path + "/versions").filter {
+            $0.contains("/")
+        }
         #expect(files.count == 1 && !files[0].contains(".tmp-"), "\(files)")
         let reopened = try openStore(store.rootURL)
         #expect(reopened.history.count == 3)
@@ -212,8 +220,10 @@ import LLVSSupport
             // The store takes new saves after the crash, and the killed writer's temporary file is gone.
             _ = try store.save(head.id, insert: ["after": "crash"])
             if storage == .file {
-                let leftovers = try FileManager.default.subpathsOfDirectory(atPath: url.appendingPathComponent("versions").path)
-                    .filter { ($0 as NSString).lastPathComponent.hasPrefix(".tmp-") }
+                let leftovers = try FileManager.default.subpathsOfDirectory(
+                    atPath: url.appendingPathComponent("versions").path
+                )
+                .filter { ($0 as NSString).lastPathComponent.hasPrefix(".tmp-") }
                 #expect(leftovers.isEmpty)
             }
         }
@@ -241,7 +251,8 @@ import LLVSSupport
         let url = directory.child("store")
         _ = try makeStore(at: url, storage: .sqlite)
         let database = url.appendingPathComponent(SQLiteStorage.fileName)
-        for file in try FileManager.default.contentsOfDirectory(atPath: url.path) where file.hasPrefix(SQLiteStorage.fileName) {
+        for file in try FileManager.default.contentsOfDirectory(atPath: url.path)
+        where file.hasPrefix(SQLiteStorage.fileName) {
             try FileManager.default.removeItem(at: url.appendingPathComponent(file))
         }
         let garbage = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31) })

@@ -23,7 +23,8 @@ import LLVSSupport
     @Test(arguments: StorageKind.allCases) func aValueIsWrittenToAFileInPieces(storage: StorageKind) throws {
         let store = try makeStore(in: directory, storage: storage)
         let big = Data((0..<(3 << 20) + 17).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let version = try store.makeVersion(basedOnPredecessor: nil, inserting: [Value(id: "big", data: big), Value("small", "x")])
+        let version = try store.makeVersion(
+            basedOnPredecessor: nil, inserting: [Value(id: "big", data: big), Value("small", "x")])
         let out = directory.child("out-\(storage)")
         #expect(try store.writeValue(id: "big", at: version.id, to: out))
         #expect(try Data(contentsOf: out) == big)
@@ -36,18 +37,21 @@ import LLVSSupport
         let source = directory.child("source-\(storage)")
         let data = Data((0..<(2 << 20) + 5).map { UInt8(truncatingIfNeeded: $0 &* 13) })
         try data.write(to: source)
-        let v1 = try store.makeVersion(basedOn: nil, storing: [.insert(Value("meta", "m"))], files: [("file", source, false)])
+        let v1 = try store.makeVersion(
+            basedOn: nil, storing: [.insert(Value("meta", "m"))], files: [("file", source, false)])
         #expect(v1.valueDataSize == Int64(data.count) + 1)
         #expect(try store.value(id: "file", at: v1.id)?.data == data)
         #expect(try store.valueChanges(madeInVersionIdentifiedBy: v1.id).count == 2)
         #expect(throws: StoreError.self) {
-            try store.makeVersion(basedOn: .init(idOfFirst: v1.id), storing: [.remove("file")], files: [("file", source, true)])
+            try store.makeVersion(
+                basedOn: .init(idOfFirst: v1.id), storing: [.remove("file")], files: [("file", source, true)])
         }
     }
 
     @Test func aDamagedValueIsNotWrittenOut() throws {
         let store = try makeStore(in: directory)
-        let version = try store.makeVersion(basedOnPredecessor: nil, inserting: [Value(id: "v", data: Data(repeating: 1, count: 5000))])
+        let version = try store.makeVersion(
+            basedOnPredecessor: nil, inserting: [Value(id: "v", data: Data(repeating: 1, count: 5000))])
         let path = (store.storage as! FileStorage).path(for: version.id)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         bytes[4000] ^= 0xff
@@ -70,15 +74,17 @@ import LLVSSupport
         let store = try makeStore(in: directory, storage: storage)
         let v1 = try store.save(nil, insert: ["a": "1", "b": "2"])
         let v2 = try store.save(v1.id, insert: ["c": "3"], update: ["a": "x"], remove: ["b"])
-        #expect(try store.valueChanges(madeInVersionIdentifiedBy: v1.id) == [
-            .insert(Value(id: "a", data: Data("1".utf8), storedVersionId: v1.id)),
-            .insert(Value(id: "b", data: Data("2".utf8), storedVersionId: v1.id)),
-        ])
-        #expect(try store.valueChanges(madeInVersionIdentifiedBy: v2.id) == [
-            .update(Value(id: "a", data: Data("x".utf8), storedVersionId: v2.id)),
-            .remove("b"),
-            .insert(Value(id: "c", data: Data("3".utf8), storedVersionId: v2.id)),
-        ])
+        #expect(
+            try store.valueChanges(madeInVersionIdentifiedBy: v1.id) == [
+                .insert(Value(id: "a", data: Data("1".utf8), storedVersionId: v1.id)),
+                .insert(Value(id: "b", data: Data("2".utf8), storedVersionId: v1.id)),
+            ])
+        #expect(
+            try store.valueChanges(madeInVersionIdentifiedBy: v2.id) == [
+                .update(Value(id: "a", data: Data("x".utf8), storedVersionId: v2.id)),
+                .remove("b"),
+                .insert(Value(id: "c", data: Data("3".utf8), storedVersionId: v2.id)),
+            ])
         #expect(try store.valueChanges(madeBetween: v2.id, and: v1.id).count == 3)
     }
 
@@ -96,7 +102,9 @@ import LLVSSupport
         #expect(try store.greatestCommonAncestor(left.id, left.id) == left.id)
     }
 
-    @Test(arguments: StorageKind.allCases) func greatestCommonAncestorOfACrissCrossIsDeterministic(storage: StorageKind) throws {
+    @Test(arguments: StorageKind.allCases) func greatestCommonAncestorOfACrissCrossIsDeterministic(
+        storage: StorageKind
+    ) throws {
         let store = try makeStore(in: directory, storage: storage)
         let root = try store.save(nil, insert: ["x": "0"], timestamp: 1)
         let a = try store.save(root.id, insert: ["a": "a"], timestamp: 2)
@@ -104,11 +112,13 @@ import LLVSSupport
         // Criss-cross: each side merges the other, so a and b are both greatest common ancestors.
         let ab = try store.makeVersion(basedOn: .init(idOfFirst: a.id, idOfSecond: b.id), storing: [], timestamp: 4)
         let ba = try store.makeVersion(basedOn: .init(idOfFirst: b.id, idOfSecond: a.id), storing: [], timestamp: 5)
-        #expect(try store.greatestCommonAncestor(ab.id, ba.id) == b.id) // the later of the two candidates
+        #expect(try store.greatestCommonAncestor(ab.id, ba.id) == b.id)  // the later of the two candidates
         #expect(try store.greatestCommonAncestor(ba.id, ab.id) == b.id)
     }
 
-    @Test(arguments: StorageKind.allCases) func unknownPredecessorAndDuplicateChangesAreRefused(storage: StorageKind) throws {
+    @Test(arguments: StorageKind.allCases) func unknownPredecessorAndDuplicateChangesAreRefused(
+        storage: StorageKind
+    ) throws {
         let store = try makeStore(in: directory, storage: storage)
         #expect(throws: StoreError.missingPredecessor("nope", of: "v")) {
             try store.addVersion(Version(id: "v", predecessors: .init(idOfFirst: "nope")), storing: [])
@@ -131,10 +141,14 @@ import LLVSSupport
         #expect(reopened.history.count == 2)
         #expect(try reopened.strings(at: v2.id) == ["a": "1", "b": "2"])
         #expect(throws: StoreError.alreadyAStore(path: url.path)) { try makeStore(at: url, storage: storage) }
-        #expect(throws: StoreError.notAStore(path: directory.child("none").path)) { try Store(openingAt: directory.child("none")) }
+        #expect(throws: StoreError.notAStore(path: directory.child("none").path)) {
+            try Store(openingAt: directory.child("none"))
+        }
     }
 
-    @Test(arguments: StorageKind.allCases) func versionsSavedByAnotherStoreInstanceAppearAfterReload(storage: StorageKind) throws {
+    @Test(arguments: StorageKind.allCases) func versionsSavedByAnotherStoreInstanceAppearAfterReload(
+        storage: StorageKind
+    ) throws {
         let url = directory.child("store")
         let first = try makeStore(at: url, storage: storage)
         let second = try openStore(url)
@@ -158,16 +172,22 @@ import LLVSSupport
         #expect(store.heads.count == 16)
     }
 
-    @Test(arguments: StorageKind.allCases) func receivedChangesAreCheckedAgainstTheirVersion(storage: StorageKind) throws {
+    @Test(arguments: StorageKind.allCases) func receivedChangesAreCheckedAgainstTheirVersion(
+        storage: StorageKind
+    ) throws {
         let store = try makeStore(in: directory, storage: storage)
-        #expect(throws: StoreError.invalidChanges("v", reason: "the version declares 10 bytes of value data but its changes carry 1")) {
+        #expect(
+            throws: StoreError.invalidChanges(
+                "v", reason: "the version declares 10 bytes of value data but its changes carry 1")
+        ) {
             try store.addVersion(Version(id: "v", valueDataSize: 10), storing: [.insert(Value("a", "1"))])
         }
         #expect(throws: StoreError.self) {
             try store.addVersion(Version(id: "v"), storing: [.remove("a")])
         }
         #expect(throws: StoreError.self) {
-            try store.addVersion(Version(id: "v"), storing: [.preserve(.init(valueId: "a", storedVersionId: "elsewhere"))])
+            try store.addVersion(
+                Version(id: "v"), storing: [.preserve(.init(valueId: "a", storedVersionId: "elsewhere"))])
         }
         #expect(store.history.isEmpty)
         try store.addVersion(Version(id: "v", valueDataSize: 1), storing: [.insert(Value("a", "1"))])
@@ -176,10 +196,12 @@ import LLVSSupport
 
     /// User data that happens to begin with `LLZF` (the marker older LLVS builds put before LZFSE data) is taken as
     /// it is, as LLVS does with anything that is not a valid LZFSE stream: never refused for its first four bytes.
-    @Test(arguments: StorageKind.allCases) func dataBeginningWithTheLZFSEMarkerIsKeptAsItIs(storage: StorageKind) throws {
+    @Test(arguments: StorageKind.allCases) func dataBeginningWithTheLZFSEMarkerIsKeptAsItIs(storage: StorageKind) throws
+    {
         let store = try makeStore(in: directory, storage: storage)
         let data = Data("LLZF".utf8) + Data(repeating: 7, count: 80)
-        try store.addVersion(Version(id: "v", valueDataSize: Int64(data.count)), storing: [.insert(Value(id: "z", data: data))])
+        try store.addVersion(
+            Version(id: "v", valueDataSize: Int64(data.count)), storing: [.insert(Value(id: "z", data: data))])
         #expect(try store.value(id: "z", at: "v")?.data == data)
     }
 }
@@ -195,10 +217,13 @@ import LLVSSupport
         let data = Data(repeating: 7, count: 3 << 20)
         try data.write(to: file)
         #expect(throws: StoreError.sourceChanged(path: file.path)) {
-            try store.makeVersion(basedOn: nil, storing: [], files: [(Value.ID("f"), file, false)], expectedSHA256: ["f": SHA256.hex(Data("other".utf8))])
+            try store.makeVersion(
+                basedOn: nil, storing: [], files: [(Value.ID("f"), file, false)],
+                expectedSHA256: ["f": SHA256.hex(Data("other".utf8))])
         }
         #expect(store.history.isEmpty)
-        let version = try store.makeVersion(basedOn: nil, storing: [], files: [(Value.ID("f"), file, false)], expectedSHA256: ["f": SHA256.hex(data)])
+        let version = try store.makeVersion(
+            basedOn: nil, storing: [], files: [(Value.ID("f"), file, false)], expectedSHA256: ["f": SHA256.hex(data)])
         #expect(try store.value(id: "f", at: version.id)?.data == data)
     }
 }

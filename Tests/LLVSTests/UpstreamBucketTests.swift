@@ -10,9 +10,15 @@ import LLVSSupport
     typealias References = [(id: String, stored: String)]
 
     func json(_ references: References, escapedByJSONEncoder: Bool) throws -> Data {
-        let node = UpstreamMapNode(reference: UpstreamNodeReference(key: "ab", version: "V"), children: .values(references.map {
-            .init(key: .init(keyString: $0.id), valueReference: Value.Reference(valueId: Value.ID($0.id), storedVersionId: Version.ID($0.stored)))
-        }))
+        let node = UpstreamMapNode(
+            reference: UpstreamNodeReference(key: "ab", version: "V"),
+            children: .values(
+                references.map {
+                    .init(
+                        key: .init(keyString: $0.id),
+                        valueReference: Value.Reference(
+                            valueId: Value.ID($0.id), storedVersionId: Version.ID($0.stored)))
+                }))
         // JSONEncoder writes "/" as "\/"; the hand-written encoder writes it raw.
         return escapedByJSONEncoder ? try JSONEncoder().encode(node) : node.encodedJSON()
     }
@@ -27,16 +33,24 @@ import LLVSSupport
 
     @Test func bytesAndStringsGiveTheSameDifferences() throws {
         var generator = SeededGenerator(seed: 31)
-        let idPool = (0..<40).map { "AB\($0)-\(UUID().uuidString)" } + ["ab/slash", "caf\u{E9}", "cafe\u{301}", "a\"quote"]
+        let idPool =
+            (0..<40).map { "AB\($0)-\(UUID().uuidString)" } + ["ab/slash", "caf\u{E9}", "cafe\u{301}", "a\"quote"]
         let versions = ["V1", "V2", "V3"]
         var plainCompared = 0
         for round in 0..<400 {
             let ids = idPool.shuffled(using: &generator)
             let onlyASCII = round % 2 == 0
-            let pool = onlyASCII ? ids.filter { $0.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "\"") } } : ids
-            var before: References = pool.prefix(Int.random(in: 0...20, using: &generator)).map { ($0, versions.randomElement(using: &generator)!) }
+            let pool =
+                onlyASCII
+                ? ids.filter { $0.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "\"") } }
+                : ids
+            var before: References = pool.prefix(Int.random(in: 0...20, using: &generator)).map {
+                ($0, versions.randomElement(using: &generator)!)
+            }
             var after = before.filter { _ in Int.random(in: 0..<5, using: &generator) > 0 }
-            for index in after.indices where Int.random(in: 0..<6, using: &generator) == 0 { after[index].stored = "V9" }
+            for index in after.indices where Int.random(in: 0..<6, using: &generator) == 0 {
+                after[index].stored = "V9"
+            }
             after += pool.dropFirst(20).prefix(Int.random(in: 0...3, using: &generator)).map { ($0, "V9") }
             if round % 7 == 0, let repeated = after.first { after.append((repeated.id, "V8")) }
             after.shuffle(using: &generator)
@@ -61,7 +75,9 @@ import LLVSSupport
     /// inside an entry that begins like LLVS's is refused.
     @Test func entriesInOtherSpellingsReadTheSame() throws {
         func bucket(_ entries: [String]) -> Data {
-            Data((#"{"reference":{"key":"ab","version":"V"},"children":{"values":["# + entries.joined(separator: ",") + "]}}").utf8)
+            Data(
+                (#"{"reference":{"key":"ab","version":"V"},"children":{"values":["# + entries.joined(separator: ",")
+                    + "]}}").utf8)
         }
         let entries = [
             #"{"key":{"keyString":"a"},"valueReference":{"valueId":"a","storedVersionId":"V1"}}"#,
@@ -74,10 +90,14 @@ import LLVSSupport
         ]
         let after = try UpstreamBucket(json: bucket(entries))
         let (changed, removed) = after.differences(from: try UpstreamBucket(json: bucket([])))
-        #expect(changed.map { "\($0.id.rawValue)=\($0.stored.rawValue) \($0.existed)" } == ["a", "b", "c", "d", "e", "f", "g"].map { "\($0)=V1 false" })
+        #expect(
+            changed.map { "\($0.id.rawValue)=\($0.stored.rawValue) \($0.existed)" }
+                == ["a", "b", "c", "d", "e", "f", "g"].map { "\($0)=V1 false" })
         #expect(removed.isEmpty)
         #expect(throws: JSONByteReader.Failure.self) {
-            try UpstreamBucket(json: Data(#"{"reference":{"key":"ab","version":"V"},"children":{"values":[{"key":{"keyString":"a"#.utf8))
+            try UpstreamBucket(
+                json: Data(
+                    #"{"reference":{"key":"ab","version":"V"},"children":{"values":[{"key":{"keyString":"a"#.utf8))
         }
     }
 
@@ -91,9 +111,12 @@ import LLVSSupport
     }
 
     @Test func aRootIsNotABucket() {
-        let root = UpstreamMapNode(reference: UpstreamNodeReference(key: UpstreamLayout.rootNodeKey, version: "V"),
-                                   children: .nodes([UpstreamNodeReference(key: "ab", version: "V")]))
+        let root = UpstreamMapNode(
+            reference: UpstreamNodeReference(key: UpstreamLayout.rootNodeKey, version: "V"),
+            children: .nodes([UpstreamNodeReference(key: "ab", version: "V")]))
         #expect(throws: UpstreamBucket.NotValues.self) { try UpstreamBucket(json: root.encodedJSON()) }
-        #expect(throws: JSONByteReader.Failure.self) { try UpstreamBucket(json: Data(#"{"children":{"values":[]}}"#.utf8)) }
+        #expect(throws: JSONByteReader.Failure.self) {
+            try UpstreamBucket(json: Data(#"{"children":{"values":[]}}"#.utf8))
+        }
     }
 }

@@ -35,7 +35,13 @@ import LLVSSupport
             for _ in 0..<30 {
                 let id = ids.randomElement(using: &generator)!
                 if insert[id] != nil || update[id] != nil || remove.contains(id) { continue }
-                if expected[id] == nil { insert[id] = "v\(round)" } else if Bool.random(using: &generator) { update[id] = "v\(round)" } else { remove.append(id) }
+                if expected[id] == nil {
+                    insert[id] = "v\(round)"
+                } else if Bool.random(using: &generator) {
+                    update[id] = "v\(round)"
+                } else {
+                    remove.append(id)
+                }
             }
             head = try store.save(previous, insert: insert, update: update, remove: remove)
             let before = expected

@@ -7,20 +7,24 @@ import LLVSSupport
 /// what it does not take (nil) is left to JSONDecoder.
 @Suite struct VersionFastDecodingTests {
     static func randomVersion(_ generator: inout SeededGenerator) throws -> Version {
-        let predecessors: Version.Predecessors? = switch Int.random(in: 0..<3, using: &generator) {
-        case 0: nil
-        case 1: .init(idOfFirst: .random())
-        default: .init(idOfFirst: .random(), idOfSecond: .random())
-        }
+        let predecessors: Version.Predecessors? =
+            switch Int.random(in: 0..<3, using: &generator) {
+            case 0: nil
+            case 1: .init(idOfFirst: .random())
+            default: .init(idOfFirst: .random(), idOfSecond: .random())
+            }
         var metadata = Version.Metadata()
         for index in 0..<Int.random(in: 0..<3, using: &generator) {
-            metadata[Version.MetadataKey(index == 0 ? "__llvs_branch" : "key/\(index) ☕")] = try Version.MetadataValue("value \(index) \"quoted\"")
+            metadata[Version.MetadataKey(index == 0 ? "__llvs_branch" : "key/\(index) ☕")] = try Version.MetadataValue(
+                "value \(index) \"quoted\"")
         }
-        return Version(id: Version.ID(UUID().uuidString), predecessors: predecessors,
-                       timestamp: Bool.random(using: &generator) ? Double(Int.random(in: 0...900_000_000, using: &generator))
-                                                                 : Double.random(in: 0...900_000_000, using: &generator),
-                       valueDataSize: Bool.random(using: &generator) ? Int64.random(in: 0...1 << 40, using: &generator) : nil,
-                       metadata: metadata)
+        return Version(
+            id: Version.ID(UUID().uuidString), predecessors: predecessors,
+            timestamp: Bool.random(using: &generator)
+                ? Double(Int.random(in: 0...900_000_000, using: &generator))
+                : Double.random(in: 0...900_000_000, using: &generator),
+            valueDataSize: Bool.random(using: &generator) ? Int64.random(in: 0...1 << 40, using: &generator) : nil,
+            metadata: metadata)
     }
 
     @Test func agreesWithJSONDecoderOnWhatLLVSWrites() throws {
@@ -28,7 +32,9 @@ import LLVSSupport
         for _ in 0..<500 {
             let data = try JSONEncoder().encode(try Self.randomVersion(&generator))
             let fast = try #require(Version.fastDecoded(from: data), "\(String(decoding: data, as: UTF8.self))")
-            #expect(fast == (try JSONDecoder().decode(Version.self, from: data)), "\(String(decoding: data, as: UTF8.self))")
+            #expect(
+                fast == (try JSONDecoder().decode(Version.self, from: data)), "\(String(decoding: data, as: UTF8.self))"
+            )
         }
     }
 

@@ -13,13 +13,19 @@ import Testing
     final class RecordingFileSystem: CloudFileSystem, Sendable {
         let calls = Mutex<[String]>([])
         private func called(_ member: String) { calls.withLock { $0.append(member) } }
-        func take() -> [String] { calls.withLock { let taken = $0; $0 = []; return taken } }
+        func take() -> [String] {
+            calls.withLock {
+                let taken = $0; $0 = []; return taken
+            }
+        }
 
         var capabilities: CloudCapabilities { called("capabilities"); return .plain }
         func exists(_ path: String) async throws -> Bool { called("exists"); return true }
         func list(_ folder: String) async throws -> [CloudItem] { called("list"); return [] }
         func listNames(_ folder: String) async throws -> [String] { called("listNames"); return [] }
-        func metadata(_ path: String) async throws -> CloudItem { called("metadata"); return CloudItem(name: "x", isFolder: false) }
+        func metadata(_ path: String) async throws -> CloudItem {
+            called("metadata"); return CloudItem(name: "x", isFolder: false)
+        }
         func stager(for path: String) async throws -> FileStager { called("stager"); return .plain }
         func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
             switch source {
@@ -28,7 +34,9 @@ import Testing
             case .staged: called("upload(staged)")
             }
         }
-        func read(_ path: String, range: ByteRange?) async throws -> Data { called(range == nil ? "read(whole)" : "read(range)"); return Data() }
+        func read(_ path: String, range: ByteRange?) async throws -> Data {
+            called(range == nil ? "read(whole)" : "read(range)"); return Data()
+        }
         func download(_ path: String, to destination: DownloadDestination) async throws {
             switch destination {
             case .file: called("download(file)")
@@ -45,7 +53,9 @@ import Testing
     }
 
     /// Each requirement, called through `wrapper`, with the member the base must see.
-    static func callEach(_ wrapper: any CloudFileSystem, base: RecordingFileSystem, scratch: URL) async throws -> [(String, [String])] {
+    static func callEach(
+        _ wrapper: any CloudFileSystem, base: RecordingFileSystem, scratch: URL
+    ) async throws -> [(String, [String])] {
         var seen: [(String, [String])] = []
         func check(_ member: String, _ call: () async throws -> Void) async throws {
             _ = base.take()
@@ -60,11 +70,17 @@ import Testing
         try await check("metadata") { _ = try await wrapper.metadata("a") }
         try await check("stager") { _ = try await wrapper.stager(for: "a") }
         try await check("upload(data)") { try await wrapper.upload(.data(Data("x".utf8)), to: "a", mode: .replace) }
-        try await check("upload(file)") { try await wrapper.upload(try UploadSource(file: file), to: "a", mode: .newName) }
-        try await check("upload(staged)") { try await wrapper.upload(try UploadSource(staged: file), to: "a", mode: .replace) }
+        try await check("upload(file)") {
+            try await wrapper.upload(try UploadSource(file: file), to: "a", mode: .newName)
+        }
+        try await check("upload(staged)") {
+            try await wrapper.upload(try UploadSource(staged: file), to: "a", mode: .replace)
+        }
         try await check("read(whole)") { _ = try await wrapper.read("a", range: nil) }
         try await check("read(range)") { _ = try await wrapper.read("a", range: .bytes(0, 0)) }
-        try await check("download(file)") { try await wrapper.download("a", to: .file(scratch.appendingPathComponent("out"))) }
+        try await check("download(file)") {
+            try await wrapper.download("a", to: .file(scratch.appendingPathComponent("out")))
+        }
         try await check("download(region)") { try await wrapper.download("a", to: .region(file, offset: 0, length: 1)) }
         try await check("makeFolder") { try await wrapper.makeFolder("a") }
         try await check("removeFile") { try await wrapper.removeFile("a") }
@@ -72,16 +88,19 @@ import Testing
         return seen
     }
 
-    @Test(arguments: ["RetryingFileSystem", "ForwardingFileSystem", "FaultInjectingFileSystem", "MisreportingFileSystem"])
+    @Test(arguments: [
+        "RetryingFileSystem", "ForwardingFileSystem", "FaultInjectingFileSystem", "MisreportingFileSystem",
+    ])
     func everyRequirementReachesTheBase(wrapper name: String) async throws {
         let scratch = TemporaryDirectory()
         let base = RecordingFileSystem()
-        let wrapper: any CloudFileSystem = switch name {
-        case "RetryingFileSystem": RetryingFileSystem(base)
-        case "ForwardingFileSystem": PlainForwarding(base: base)
-        case "FaultInjectingFileSystem": FaultInjectingFileSystem(base)
-        default: MisreportingFileSystem(base, lie: .checksums)
-        }
+        let wrapper: any CloudFileSystem =
+            switch name {
+            case "RetryingFileSystem": RetryingFileSystem(base)
+            case "ForwardingFileSystem": PlainForwarding(base: base)
+            case "FaultInjectingFileSystem": FaultInjectingFileSystem(base)
+            default: MisreportingFileSystem(base, lie: .checksums)
+            }
         for (member, calls) in try await Self.callEach(wrapper, base: base, scratch: scratch.url) {
             #expect(calls == [member], "\(name).\(member) reached the base as \(calls)")
         }

@@ -55,7 +55,8 @@ import LLVSSupport
         var generator = SeededGenerator(seed: 21)
         for index in 0..<1_000 {
             let name = "f\(index % 7)/g\(index % 3)/file-\(index).json"
-            let data = Data(String(repeating: "entry \(index) ", count: Int.random(in: 0...300, using: &generator)).utf8)
+            let data = Data(
+                String(repeating: "entry \(index) ", count: Int.random(in: 0...300, using: &generator)).utf8)
             switch index % 250 {
             case 100:
                 try writer.addFile(name, size: Int64(data.count)) { write in try write(data) }
@@ -86,7 +87,9 @@ import LLVSSupport
             let folder = String(entry.name[...entry.name.lastIndex(of: "/")!])
             #expect(seenFolders.contains(folder), "\(entry.name) before its folder's entry")
         }
-        for (entry, file) in zip(files, added) where !entry.isDirectory { #expect(try reader.data(entry) == file.data, "\(entry.name)") }
+        for (entry, file) in zip(files, added) where !entry.isDirectory {
+            #expect(try reader.data(entry) == file.data, "\(entry.name)")
+        }
     }
 
     /// 70,000 folders and a file: more entries than the classic end record counts.
@@ -117,7 +120,9 @@ import LLVSSupport
         let (url, _) = try smallArchive()
         let bytes = try Data(contentsOf: url)
         let cut = directory.child("cut.zip")
-        for length in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 60)) + Array(bytes.count - 30..<bytes.count) {
+        for length in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 60))
+            + Array(bytes.count - 30..<bytes.count)
+        {
             try bytes.prefix(length).write(to: cut)
             // Either the directory is refused, or (when only the end record survives) each entry fails its checks.
             do {
@@ -156,7 +161,9 @@ import LLVSSupport
         let signature: [UInt8] = [0x50, 0x4b, 0x01, 0x02]
         let nameBytes = Array(name.utf8)
         for offset in 0..<(bytes.count - 46 - nameBytes.count)
-        where bytes[offset..<offset + 4].elementsEqual(signature) && bytes[offset + 46..<offset + 46 + nameBytes.count].elementsEqual(nameBytes) {
+        where bytes[offset..<offset + 4].elementsEqual(signature)
+            && bytes[offset + 46..<offset + 46 + nameBytes.count].elementsEqual(nameBytes)
+        {
             return offset
         }
         throw ZipError.notAZip(path: name, reason: "no directory record in the test archive")
@@ -178,7 +185,9 @@ import LLVSSupport
         ]
         for lie in lies {
             var bytes = original
-            withUnsafeBytes(of: lie.value.littleEndian) { bytes.replaceSubrange(record + lie.field..<record + lie.field + 4, with: $0) }
+            withUnsafeBytes(of: lie.value.littleEndian) {
+                bytes.replaceSubrange(record + lie.field..<record + lie.field + 4, with: $0)
+            }
             let lying = directory.child("lying.zip")
             try bytes.write(to: lying)
             let reader = try ZipArchiveReader(path: lying.path)
@@ -194,7 +203,9 @@ import LLVSSupport
     @Test func notAZipAtAll() throws {
         let url = directory.child("plain.txt")
         try Data(String(repeating: "not a zip ", count: 100).utf8).write(to: url)
-        #expect(throws: ZipError.notAZip(path: url.path, reason: "it has no end of central directory record")) { try ZipArchiveReader(path: url.path) }
+        #expect(throws: ZipError.notAZip(path: url.path, reason: "it has no end of central directory record")) {
+            try ZipArchiveReader(path: url.path)
+        }
     }
 
     /// A snapshot whose zip is damaged (its manifest's hash matching, as a buggy writer would leave it) is refused
@@ -202,7 +213,11 @@ import LLVSSupport
     @Test func aDamagedZipSnapshotFallsBackToAFullPull() async throws {
         let source = try makeStore(in: directory, name: "source")
         var head: Version?
-        for index in 0..<5 { head = try source.makeVersion(basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("v\(index)"), data: Data("\(index)".utf8))]) }
+        for index in 0..<5 {
+            head = try source.makeVersion(
+                basedOnPredecessor: head?.id, inserting: [Value(id: Value.ID("v\(index)"), data: Data("\(index)".utf8))]
+            )
+        }
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
         let exchange = CloudFileSystemExchange(store: source, fileSystem: remote, basePath: "sync")
         _ = try await exchange.send()
@@ -218,8 +233,11 @@ import LLVSSupport
         try await remote.upload(try encoder.encode(manifest), to: "sync/snapshots/manifest.json")
 
         let target = try StoreCoordinator(store: try makeStore(in: directory, name: "target"))
-        let outcome = try await target.bootstrapFromSnapshot(using: CloudFileSystemExchange(store: target.store, fileSystem: remote, basePath: "sync"))
-        guard case .fellBackToFullPull(let reason) = outcome else { Issue.record("expected a fall-back, got \(outcome)"); return }
+        let outcome = try await target.bootstrapFromSnapshot(
+            using: CloudFileSystemExchange(store: target.store, fileSystem: remote, basePath: "sync"))
+        guard case .fellBackToFullPull(let reason) = outcome else {
+            Issue.record("expected a fall-back, got \(outcome)"); return
+        }
         #expect(reason.contains("map node") && reason.contains("missing"), "\(reason)")
         #expect(target.store.history.count == 5)
     }

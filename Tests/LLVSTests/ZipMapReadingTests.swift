@@ -17,13 +17,19 @@ import LLVSSupport
         let zip = try ZipArchiveWriter(destination: url.path)
         let v1 = Version(id: "V1", timestamp: 800_000_000, valueDataSize: 1)
         let v2 = Version(id: "V2", predecessors: .init(idOfFirst: "V1"), timestamp: 800_000_001, valueDataSize: 0)
-        for version in [v1, v2] { try zip.addFile(UpstreamLayout.versionPath(version.id), data: try JSONEncoder().encode(version)) }
+        for version in [v1, v2] {
+            try zip.addFile(UpstreamLayout.versionPath(version.id), data: try JSONEncoder().encode(version))
+        }
         try zip.addFile(UpstreamLayout.valuePath("ab1", storedIn: "V1"), data: Data("x".utf8))
         func node(_ key: String, _ version: Version.ID, _ children: UpstreamMapNode.Children) throws {
-            try zip.addFile(UpstreamLayout.nodePath(key, version: version),
-                            data: UpstreamMapNode(reference: .init(key: key, version: version), children: children).encodedJSON())
+            try zip.addFile(
+                UpstreamLayout.nodePath(key, version: version),
+                data: UpstreamMapNode(reference: .init(key: key, version: version), children: children).encodedJSON())
         }
-        try node("ab", "V1", .values([.init(key: .init(keyString: "ab1"), valueReference: .init(valueId: "ab1", storedVersionId: "V1"))]))
+        try node(
+            "ab", "V1",
+            .values([.init(key: .init(keyString: "ab1"), valueReference: .init(valueId: "ab1", storedVersionId: "V1"))])
+        )
         try node(UpstreamLayout.rootNodeKey, "V1", .nodes([.init(key: "ab", version: "V1")]))
         if upstreamRule {
             try node("ab", "V2", .values([]))
@@ -38,7 +44,8 @@ import LLVSSupport
     @Test(arguments: [true, false])
     func aRemovalThatEmptiesABucketIsImported(upstreamRule: Bool) throws {
         let store = try makeStore(in: directory, name: "store-\(upstreamRule)", storage: .file)
-        let importer = try ZipV1Importer(archive: try ZipArchiveReader(path: try twoVersionArchive(upstreamRule: upstreamRule).path))
+        let importer = try ZipV1Importer(
+            archive: try ZipArchiveReader(path: try twoVersionArchive(upstreamRule: upstreamRule).path))
         #expect(importer.writtenSubNodes["V2"] == (upstreamRule ? ["ab"] : nil))
         #expect(try importer.importAll(into: store, expectedCount: 2) == 2)
         #expect(try store.value(id: "ab1", at: "V1")?.data == Data("x".utf8))
@@ -59,18 +66,28 @@ import LLVSSupport
             let present = Set(try base.map { try store.valueReferences(at: $0).map(\.valueId) } ?? [])
             var changes: [Value.Change] = []
             for id in ids.shuffled(using: &generator).prefix(Int.random(in: 1...4, using: &generator)) {
-                if !present.contains(id) { changes.append(.insert(Value(id: id, data: Data("\(step)".utf8)))) }
-                else if step % 3 == 0 { changes.append(.remove(id)) } else { changes.append(.update(Value(id: id, data: Data("\(step)".utf8)))) }
+                if !present.contains(id) {
+                    changes.append(.insert(Value(id: id, data: Data("\(step)".utf8))))
+                } else if step % 3 == 0 {
+                    changes.append(.remove(id))
+                } else {
+                    changes.append(.update(Value(id: id, data: Data("\(step)".utf8))))
+                }
             }
             let version = try store.makeVersion(basedOn: base.map { .init(idOfFirst: $0) }, storing: changes)
-            if let index = tips.firstIndex(of: base), Int.random(in: 0..<4, using: &generator) > 0 { tips[index] = version.id } else { tips.append(version.id) }
+            if let index = tips.firstIndex(of: base), Int.random(in: 0..<4, using: &generator) > 0 {
+                tips[index] = version.id
+            } else {
+                tips.append(version.id)
+            }
         }
         let url = directory.child("cache.zip")
         _ = try store.writeSnapshot(to: url, format: ZipV1Snapshot.format)
         let importer = try ZipV1Importer(archive: try ZipArchiveReader(path: url.path))
         let versions = try importer.versions(expectedCount: store.history.count)
         func read(budget: Int) throws -> [String] {
-            var reader = UpstreamMapReader(importer: importer, versions: versions, source: .writtenSubNodes, bucketCacheBudget: budget)
+            var reader = UpstreamMapReader(
+                importer: importer, versions: versions, source: .writtenSubNodes, bucketCacheBudget: budget)
             return try versions.map { version in
                 let changes = try reader.changes(of: version) { self.directory.child(UUID().uuidString) }
                 defer { changes.received.discard() }
@@ -93,17 +110,24 @@ import LLVSSupport
         let importer = try ZipV1Importer(archive: archive)
         #expect(importer.writtenSubNodes["V2"] == ["ab"])
         let root = try importer.node(UpstreamLayout.rootNodeKey, version: "V2")
-        let references = try #require({ if case .nodes(let references) = root.children { references } else { nil } }(), "the root lists values")
+        let references = try #require(
+            { if case .nodes(let references) = root.children { references } else { nil } }(), "the root lists values")
         #expect(references == [UpstreamNodeReference(key: "ab", version: "V2")])
         let subNode = try importer.node("ab", version: "V2")
-        let values = try #require({ if case .values(let values) = subNode.children { values } else { nil } }(), "the sub-node lists nodes")
+        let values = try #require(
+            { if case .values(let values) = subNode.children { values } else { nil } }(), "the sub-node lists nodes")
         #expect(values.isEmpty)
     }
 
     @Test func nodePathsReadBackwards() {
-        for (key, version) in [("ab", "3ADB8B6F-0000"), ("x", "V"), ("a/", "V2"), ("a:", "V2"), (UpstreamLayout.rootNodeKey, "V9"), ("デー", "5CA")] {
+        for (key, version) in [
+            ("ab", "3ADB8B6F-0000"), ("x", "V"), ("a/", "V2"), ("a:", "V2"), (UpstreamLayout.rootNodeKey, "V9"),
+            ("デー", "5CA"),
+        ] {
             let path = UpstreamLayout.nodePath(key, version: Version.ID(version))
-            #expect(UpstreamLayout.nodeLocation(ofPath: path) == UpstreamNodeReference(key: key, version: Version.ID(version)), "\(path)")
+            #expect(
+                UpstreamLayout.nodeLocation(ofPath: path)
+                    == UpstreamNodeReference(key: key, version: Version.ID(version)), "\(path)")
         }
         #expect(UpstreamLayout.nodeLocation(ofPath: "values/ab/0/V.json") == nil)
         #expect(UpstreamLayout.nodeLocation(ofPath: "maps/__llvs_values/ab/V.json") == nil)
@@ -115,11 +139,16 @@ import LLVSSupport
         var generator = SeededGenerator(seed: 77)
         let alphabet = Array("aZ09:/.-_L") + ["LLVSSLASH", "LLVSCOLON", "LLVS"].flatMap { [Character]($0) }
         func randomText(_ range: ClosedRange<Int>) -> String {
-            String((0..<Int.random(in: range, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+            String(
+                (0..<Int.random(in: range, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
         }
         var paths: [String] = []
         for _ in 0..<3_000 {
-            let key = Bool.random(using: &generator) ? randomText(1...12) : ["LLVSSLASH/", "a", "ab", "abc", "/", ":", UpstreamLayout.rootNodeKey].randomElement(using: &generator)!
+            let key =
+                Bool.random(using: &generator)
+                ? randomText(1...12)
+                : ["LLVSSLASH/", "a", "ab", "abc", "/", ":", UpstreamLayout.rootNodeKey].randomElement(
+                    using: &generator)!
             let version = randomText(1...6)
             let path = UpstreamLayout.nodePath(key, version: Version.ID(version))
             paths.append(path)
@@ -133,8 +162,11 @@ import LLVSSupport
             }
             paths.append(String(decoding: bytes, as: UTF8.self))
         }
-        paths += ["maps/__llvs_values/.json", "maps/__llvs_values/a/b/.json", "maps/__llvs_values//b/c.json", "maps/__llvs_values/ab/c/d/e.json",
-                  "maps/__llvs_values/ab\r\n/c/d.json"]
+        paths += [
+            "maps/__llvs_values/.json", "maps/__llvs_values/a/b/.json", "maps/__llvs_values//b/c.json",
+            "maps/__llvs_values/ab/c/d/e.json",
+            "maps/__llvs_values/ab\r\n/c/d.json",
+        ]
         var fastlyRead = 0
         for path in paths {
             guard let ascii = UpstreamLayout.asciiNodeLocation(ofPath: path) else { continue }

@@ -7,7 +7,8 @@ import LLVSSupport
 /// files, decomposed names, two chunks) restores on both storages to the values upstream's Store returns.
 @Suite struct ZipSnapshotReadTests {
     let directory = TemporaryDirectory()
-    static let fixture = TestPaths.packageRoot.appendingPathComponent("Tests/LLVSTests/Fixtures/llvs-zip-snapshot-small")
+    static let fixture = TestPaths.packageRoot.appendingPathComponent(
+        "Tests/LLVSTests/Fixtures/llvs-zip-snapshot-small")
 
     /// expected.json: per version, each value as base64 (or sha256 and size for the large one) and its stored version.
     struct Expected: Decodable {
@@ -47,13 +48,21 @@ import LLVSSupport
         for info in versions {
             let id = Version.ID(info.id)
             let references = try store.valueReferences(at: id)
-            #expect(Set(references.map(\.valueId.rawValue)) == Set(expected.values[info.id]?.keys ?? [:].keys), "\(info.label)")
+            #expect(
+                Set(references.map(\.valueId.rawValue)) == Set(expected.values[info.id]?.keys ?? [:].keys),
+                "\(info.label)")
             for reference in references {
                 let value = try #require(try store.value(id: reference.valueId, at: id))
-                let content: Expected.Content = value.data.count >= 65_536
+                let content: Expected.Content =
+                    value.data.count >= 65_536
                     ? .large(sha256: SHA256.hex(value.data), size: value.data.count) : .bytes(value.data)
-                #expect(content == expected.values[info.id]?[reference.valueId.rawValue], "\(info.label) \(reference.valueId)")
-                #expect(reference.storedVersionId.rawValue == expected.storedVersionIds[info.id]?[reference.valueId.rawValue], "\(info.label) \(reference.valueId)")
+                #expect(
+                    content == expected.values[info.id]?[reference.valueId.rawValue],
+                    "\(info.label) \(reference.valueId)")
+                #expect(
+                    reference.storedVersionId.rawValue
+                        == expected.storedVersionIds[info.id]?[reference.valueId.rawValue],
+                    "\(info.label) \(reference.valueId)")
             }
         }
     }
@@ -62,9 +71,12 @@ import LLVSSupport
     func aCloneOfTheFixtureUsesItsSnapshotAndGivesUpstreamsValues(storage: StorageKind) async throws {
         let expected = try Self.expected()
         let coordinator = try StoreCoordinator(store: try makeStore(in: directory, name: "clone", storage: storage))
-        let exchange = CloudFileSystemExchange(store: coordinator.store, fileSystem: try remoteCopy(), basePath: "", concurrency: 4)
+        let exchange = CloudFileSystemExchange(
+            store: coordinator.store, fileSystem: try remoteCopy(), basePath: "", concurrency: 4)
         let outcome = try await coordinator.bootstrapFromSnapshot(using: exchange)
-        let manifest = try #require({ if case .restored(let manifest) = outcome { manifest } else { nil } }(), "not restored: \(outcome.message)")
+        let manifest = try #require(
+            { if case .restored(let manifest) = outcome { manifest } else { nil } }(),
+            "not restored: \(outcome.message)")
         #expect(manifest.format == "zip-v1")
         #expect(coordinator.store.history.count == 12)
         #expect(coordinator.store.heads.map(\.rawValue) == expected.heads)
@@ -76,14 +88,19 @@ import LLVSSupport
         let adopted = coordinator.store.history, readBack = reopened.history
         #expect(adopted.versions == readBack.versions)
         #expect(adopted.heads == readBack.heads)
-        #expect(adopted.versions.keys.allSatisfy { adopted.generation(of: $0) == readBack.generation(of: $0)
-            && Set(adopted.successors(of: $0)) == Set(readBack.successors(of: $0)) })
+        #expect(
+            adopted.versions.keys.allSatisfy {
+                adopted.generation(of: $0) == readBack.generation(of: $0)
+                    && Set(adopted.successors(of: $0)) == Set(readBack.successors(of: $0))
+            })
         // The staged archive became the file storage's pack (or was read into SQLite): nothing is left behind.
-        let left = (try? FileManager.default.contentsOfDirectory(atPath: coordinator.store.temporaryDirectory.path)) ?? []
+        let left =
+            (try? FileManager.default.contentsOfDirectory(atPath: coordinator.store.temporaryDirectory.path)) ?? []
         #expect(left.isEmpty, "\(left)")
         if storage == .file {
             // One pack is the snapshot's 10 versions; the 2 pulled after it, received in bulk, are a second one.
-            let packs = try FileManager.default.contentsOfDirectory(atPath: (coordinator.store.storage as! FileStorage).packsPath)
+            let packs = try FileManager.default.contentsOfDirectory(
+                atPath: (coordinator.store.storage as! FileStorage).packsPath)
             #expect(manifest.versionCount == 10)
             #expect(packs.filter { $0.hasSuffix(FileStorage.packExtension) }.count == 2 && packs.count == 2, "\(packs)")
         }

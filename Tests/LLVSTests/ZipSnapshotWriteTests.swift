@@ -18,18 +18,25 @@ import LLVSSupport
         let store = try makeStore(in: directory, name: "source", storage: storage)
         var generator = SeededGenerator(seed: 5)
         let big = Data((0..<5_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
-        let v1 = try store.makeVersion(basedOnPredecessor: nil, inserting: [
-            Value(id: "settings.json", data: Data(#"{"a":1}"#.utf8)), Value(id: "x", data: Data("one".utf8)),
-            Value(id: "café/naïve ☕", data: Data("crème".utf8)), Value(id: "nfd/re\u{301}sume\u{301}.txt", data: Data("cv".utf8)),
-            Value(id: "a:b", data: Data("colon".utf8)), Value(id: "Ελληνικά/άλφα", data: Data("α".utf8)),
-            Value(id: "emoji/👩‍👩‍👧‍👦 family", data: Data("🏠".utf8)), Value(id: "empty", data: Data()),
-            Value(id: "big", data: big), Value(id: "se", data: Data("same bucket".utf8)),
-        ])
-        let v2 = try store.makeVersion(basedOnPredecessor: v1.id, updating: [Value(id: "settings.json", data: Data(#"{"a":2}"#.utf8))], removing: ["x"])
-        let v3 = try store.makeVersion(basedOnPredecessor: v1.id, inserting: [Value(id: "drafts/idea", data: Data("idea".utf8))],
-                                       updating: [Value(id: "café/naïve ☕", data: Data("crème brûlée".utf8))])
+        let v1 = try store.makeVersion(
+            basedOnPredecessor: nil,
+            inserting: [
+                Value(id: "settings.json", data: Data(#"{"a":1}"#.utf8)), Value(id: "x", data: Data("one".utf8)),
+                Value(id: "café/naïve ☕", data: Data("crème".utf8)),
+                Value(id: "nfd/re\u{301}sume\u{301}.txt", data: Data("cv".utf8)),
+                Value(id: "a:b", data: Data("colon".utf8)), Value(id: "Ελληνικά/άλφα", data: Data("α".utf8)),
+                Value(id: "emoji/👩‍👩‍👧‍👦 family", data: Data("🏠".utf8)), Value(id: "empty", data: Data()),
+                Value(id: "big", data: big), Value(id: "se", data: Data("same bucket".utf8)),
+            ])
+        let v2 = try store.makeVersion(
+            basedOnPredecessor: v1.id, updating: [Value(id: "settings.json", data: Data(#"{"a":2}"#.utf8))],
+            removing: ["x"])
+        let v3 = try store.makeVersion(
+            basedOnPredecessor: v1.id, inserting: [Value(id: "drafts/idea", data: Data("idea".utf8))],
+            updating: [Value(id: "café/naïve ☕", data: Data("crème brûlée".utf8))])
         let v4 = try store.merge(version: v2.id, with: v3.id)
-        _ = try store.makeVersion(basedOnPredecessor: v4.id, inserting: [Value(id: "after", data: Data("merge".utf8))], removing: ["big"])
+        _ = try store.makeVersion(
+            basedOnPredecessor: v4.id, inserting: [Value(id: "after", data: Data("merge".utf8))], removing: ["big"])
         return store
     }
 
@@ -67,8 +74,10 @@ import LLVSSupport
     func oneValueUnderTwoSpellingsIsOneEntryInTheSnapshot() throws {
         let store = try makeStore(in: directory, name: "spellings", storage: .file)
         let fillers = (0..<41).map { Value(id: Value.ID("filler-\($0)"), data: Data("f".utf8)) }
-        let v1 = try store.makeVersion(basedOnPredecessor: nil, inserting: fillers + [Value(id: "caf\u{E9}/x", data: Data("composed".utf8))])
-        let v2 = try store.makeVersion(basedOnPredecessor: v1.id, updating: [Value(id: "cafe\u{301}/x", data: Data("decomposed".utf8))])
+        let v1 = try store.makeVersion(
+            basedOnPredecessor: nil, inserting: fillers + [Value(id: "caf\u{E9}/x", data: Data("composed".utf8))])
+        let v2 = try store.makeVersion(
+            basedOnPredecessor: v1.id, updating: [Value(id: "cafe\u{301}/x", data: Data("decomposed".utf8))])
         let result = try run("/usr/bin/python3", [Self.reader.path, try snapshot(of: store).path])
         #expect(result.status == 0)
         struct Read: Decodable {
@@ -80,7 +89,9 @@ import LLVSSupport
         #expect(try store.valueCount(at: v2.id) == 42, "one value in the store")
         #expect(last.count == 42, "\(last.keys.sorted())")
         let spelled = last.filter { $0.key.precomposedStringWithCanonicalMapping == "caf\u{E9}/x" }
-        #expect(spelled.count == 1 && spelled.first?.value.data == Data("decomposed".utf8).base64EncodedString(), "\(spelled)")
+        #expect(
+            spelled.count == 1 && spelled.first?.value.data == Data("decomposed".utf8).base64EncodedString(),
+            "\(spelled)")
     }
 
     @Test(.enabled(if: hasPython || CIEnvironment.requiresEveryTest, "needs python3 (scripts/test installs it)"))
@@ -105,7 +116,9 @@ import LLVSSupport
             #expect(Set(seenValues.keys) == Set(values.map(\.id)), "\(version.id)")
             for value in values {
                 #expect(seenValues[value.id]?.data == value.data.base64EncodedString(), "\(version.id) \(value.id)")
-                #expect(seenValues[value.id]?.storedVersionId == value.storedVersionId?.rawValue, "\(version.id) \(value.id)")
+                #expect(
+                    seenValues[value.id]?.storedVersionId == value.storedVersionId?.rawValue,
+                    "\(version.id) \(value.id)")
             }
         }
     }
@@ -115,7 +128,9 @@ import LLVSSupport
         let store = try awkwardStore()
         let url = try snapshot(of: store)
         let target = try makeStore(in: directory, name: "target", storage: storage)
-        #expect(try target.restoreSnapshot(from: url, format: "zip-v1", versionCount: store.history.count) == store.history.count)
+        #expect(
+            try target.restoreSnapshot(from: url, format: "zip-v1", versionCount: store.history.count)
+                == store.history.count)
         #expect(target.heads == store.heads)
         for version in store.history.topologicallySorted() {
             let expected = try store.values(at: version.id).sorted { $0.id < $1.id }
@@ -124,7 +139,9 @@ import LLVSSupport
         }
         // The merge keeps its changes: the same preserve entries go to a remote as before.
         for version in store.history.topologicallySorted() {
-            #expect(try target.valueChanges(madeInVersionIdentifiedBy: version.id).count == store.valueChanges(madeInVersionIdentifiedBy: version.id).count)
+            #expect(
+                try target.valueChanges(madeInVersionIdentifiedBy: version.id).count
+                    == store.valueChanges(madeInVersionIdentifiedBy: version.id).count)
         }
     }
 }
@@ -133,11 +150,18 @@ import LLVSSupport
 @Suite struct UpstreamMapNodeJSONTests {
     @Test func nodesWrittenByHandParseBackEverywhere() throws {
         let awkward = "q\"b\\s/c\u{1}t\tn\nr\r é ☕ 👩‍👩‍👧‍👦"
-        let sub = UpstreamMapNode(reference: UpstreamNodeReference(key: "q\"", version: "V1"), children: .values([
-            .init(key: .init(keyString: awkward), valueReference: Value.Reference(valueId: Value.ID(awkward), storedVersionId: "V\\0")),
-        ]))
-        let root = UpstreamMapNode(reference: UpstreamNodeReference(key: "__llvs_root", version: "V1"),
-                                   children: .nodes([UpstreamNodeReference(key: "q\"", version: "V1"), UpstreamNodeReference(key: "ab", version: "V0")]))
+        let sub = UpstreamMapNode(
+            reference: UpstreamNodeReference(key: "q\"", version: "V1"),
+            children: .values([
+                .init(
+                    key: .init(keyString: awkward),
+                    valueReference: Value.Reference(valueId: Value.ID(awkward), storedVersionId: "V\\0"))
+            ]))
+        let root = UpstreamMapNode(
+            reference: UpstreamNodeReference(key: "__llvs_root", version: "V1"),
+            children: .nodes([
+                UpstreamNodeReference(key: "q\"", version: "V1"), UpstreamNodeReference(key: "ab", version: "V0"),
+            ]))
         for node in [sub, root] {
             let json = node.encodedJSON()
             let byFoundation = try JSONDecoder().decode(UpstreamMapNode.self, from: json)
@@ -154,14 +178,22 @@ import LLVSSupport
             }
         }
         // Any key order, whitespace, escapes, unknown keys; and what is not a node is refused.
-        let reordered = Data(#" { "children" : { "extra": [1, {"a": null}], "nodes" : [ { "version" : "V\u00e9\ud83d\ude00", "key" : "k\/" } ] }, "reference": {"version": "V", "key": "__llvs_root", "more": true} } "#.utf8)
+        let reordered = Data(
+            #" { "children" : { "extra": [1, {"a": null}], "nodes" : [ { "version" : "V\u00e9\ud83d\ude00", "key" : "k\/" } ] }, "reference": {"version": "V", "key": "__llvs_root", "more": true} } "#
+                .utf8)
         let parsed = try UpstreamMapNodeParser.parse(reordered)
         #expect(parsed.reference == UpstreamNodeReference(key: "__llvs_root", version: "V"))
         guard case .nodes(let nodes) = parsed.children else { Issue.record("not nodes"); return }
         #expect(nodes == [UpstreamNodeReference(key: "k/", version: "Vé😀")])
-        for bad in [#"{"reference":{"key":1}}"#, "{\"refer", #"{"reference":{"key":"a","version":"b"}}"#, #"{"reference":{"key":"a","version":"b"},"children":{"nodes":[]}} x"#,
-                    #"{"reference":{"key":"a\ud800","version":"b"},"children":{"nodes":[]}}"#, String(repeating: "[", count: 100)] {
-            #expect(throws: UpstreamMapNodeParser.Failure.self, "\(bad)") { try UpstreamMapNodeParser.parse(Data(bad.utf8)) }
+        for bad in [
+            #"{"reference":{"key":1}}"#, "{\"refer", #"{"reference":{"key":"a","version":"b"}}"#,
+            #"{"reference":{"key":"a","version":"b"},"children":{"nodes":[]}} x"#,
+            #"{"reference":{"key":"a\ud800","version":"b"},"children":{"nodes":[]}}"#,
+            String(repeating: "[", count: 100),
+        ] {
+            #expect(throws: UpstreamMapNodeParser.Failure.self, "\(bad)") {
+                try UpstreamMapNodeParser.parse(Data(bad.utf8))
+            }
         }
     }
 }

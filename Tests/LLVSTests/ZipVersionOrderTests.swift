@@ -16,19 +16,29 @@ import Testing
     }
 
     @Test func aMissingPredecessorIsNamed() {
-        let versions = [Version(id: "A", timestamp: 1), Version(id: "B", predecessors: .init(idOfFirst: "A"), timestamp: 2),
-                        Version(id: "C", predecessors: .init(idOfFirst: "B", idOfSecond: "gone"), timestamp: 3)]
-        #expect(throws: StoreError.versionNotFound("C")) { try ZipV1Importer.predecessorsFirst(versions) { .versionNotFound($0) } }
+        let versions = [
+            Version(id: "A", timestamp: 1), Version(id: "B", predecessors: .init(idOfFirst: "A"), timestamp: 2),
+            Version(id: "C", predecessors: .init(idOfFirst: "B", idOfSecond: "gone"), timestamp: 3),
+        ]
+        #expect(throws: StoreError.versionNotFound("C")) {
+            try ZipV1Importer.predecessorsFirst(versions) { .versionNotFound($0) }
+        }
     }
 
     @Test func aCycleIsNamed() {
-        let versions = [Version(id: "A", timestamp: 1), Version(id: "B", predecessors: .init(idOfFirst: "C"), timestamp: 2),
-                        Version(id: "C", predecessors: .init(idOfFirst: "B"), timestamp: 3)]
-        #expect(throws: StoreError.versionNotFound("B")) { try ZipV1Importer.predecessorsFirst(versions) { .versionNotFound($0) } }
+        let versions = [
+            Version(id: "A", timestamp: 1), Version(id: "B", predecessors: .init(idOfFirst: "C"), timestamp: 2),
+            Version(id: "C", predecessors: .init(idOfFirst: "B"), timestamp: 3),
+        ]
+        #expect(throws: StoreError.versionNotFound("B")) {
+            try ZipV1Importer.predecessorsFirst(versions) { .versionNotFound($0) }
+        }
     }
 
     @Test func aRepeatedVersionIsRefused() {
         let versions = [Version(id: "A", timestamp: 1), Version(id: "A", timestamp: 2)]
-        #expect(throws: StoreError.versionAlreadyExists("A")) { try ZipV1Importer.predecessorsFirst(versions) { .versionNotFound($0) } }
+        #expect(throws: StoreError.versionAlreadyExists("A")) {
+            try ZipV1Importer.predecessorsFirst(versions) { .versionNotFound($0) }
+        }
     }
 }

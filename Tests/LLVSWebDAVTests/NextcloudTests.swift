@@ -11,17 +11,22 @@ import Testing
 /// The connector against the Nextcloud mock: recognized from its files URL, large files in chunks (v2) whatever
 /// the proxy's body limit, the SHA-1 it sends kept and listed, and Nextcloud's failures met.
 @Suite struct NextcloudTests {
-    func connector(_ mock: MockWebDAVServer, password: String = "p", chunkSize: Int64? = nil, http: HTTPClient = quickClient()) -> WebDAVFileSystem {
+    func connector(
+        _ mock: MockWebDAVServer, password: String = "p", chunkSize: Int64? = nil, http: HTTPClient = quickClient()
+    ) -> WebDAVFileSystem {
         var configuration = WebDAVConfiguration(url: mock.url, authentication: .basic(user: "llvs", password: password))
         if let chunkSize { configuration.nextcloudChunkSize = chunkSize }
         return WebDAVFileSystem(configuration: configuration, http: http)
     }
 
     @Test func theLayoutIsRecognizedFromAFilesURL() throws {
-        let layout = try #require(NextcloudLayout(filesURL: URL(string: "https://cloud.example/nc/remote.php/dav/files/ada/Notes/llvs")!))
+        let layout = try #require(
+            NextcloudLayout(filesURL: URL(string: "https://cloud.example/nc/remote.php/dav/files/ada/Notes/llvs")!))
         #expect(layout.uploadsURL.absoluteString == "https://cloud.example/nc/remote.php/dav/uploads/ada/")
         #expect(layout.serverURL.absoluteString == "https://cloud.example/nc")
-        #expect(NextcloudLayout(filesURL: URL(string: "http://127.0.0.1:8080/remote.php/dav/files/ada/")!)?.serverURL.absoluteString == "http://127.0.0.1:8080")
+        #expect(
+            NextcloudLayout(filesURL: URL(string: "http://127.0.0.1:8080/remote.php/dav/files/ada/")!)?.serverURL
+                .absoluteString == "http://127.0.0.1:8080")
         #expect(NextcloudLayout(filesURL: URL(string: "https://cloud.example/remote.php/webdav/Notes")!) == nil)
         #expect(NextcloudLayout(filesURL: URL(string: "https://dav.example/dav/")!) == nil)
     }
@@ -59,7 +64,9 @@ import Testing
         let item = try await fileSystem.metadata("values/large.bin")
         #expect(item.checksums[.sha1] == DigestStream.hex(large, .sha1))
         let puts = mock.server.log.filter { $0.method == "PUT" }
-        #expect(puts.count == 3 && puts.allSatisfy { $0.target.contains("/remote.php/dav/uploads/llvs/") }, "\(puts.map(\.target))")
+        #expect(
+            puts.count == 3 && puts.allSatisfy { $0.target.contains("/remote.php/dav/uploads/llvs/") },
+            "\(puts.map(\.target))")
         #expect(!mock.server.log.contains { $0.status == 413 })
     }
 
@@ -136,7 +143,9 @@ import Testing
         let large = Data((0..<(3 * 1024 * 1024 + 5)).map { UInt8(truncatingIfNeeded: $0 &* 5) })
         try await fileSystem.upload(large, to: "d/large.bin")
         #expect(try await fileSystem.download("d/large.bin") == large)
-        #expect(mock.server.log.filter { $0.method == method && $0.target.contains("/remote.php/dav/uploads/") }.count >= 2, "the step was sent again")
+        #expect(
+            mock.server.log.filter { $0.method == method && $0.target.contains("/remote.php/dav/uploads/") }.count >= 2,
+            "the step was sent again")
     }
 
     /// An assembly that answers 423 while the server merges, then finds the upload gone: the file is in place.
@@ -156,9 +165,10 @@ import Testing
         let fault = try #require(MockWebDAVServer.nextcloudFaults[named: name])
         let mock = try MockWebDAVServer.nextcloud(password: "p")
         defer { mock.stop() }
-        await expectNamedFaultHandled(fault, fileSystem: connector(mock, chunkSize: 512 * 1024), faults: mock.faults,
-                                      workload: NamedFaultWorkload(largeSize: 1024 * 1024 + 17),
-                                      finalReason: ["insufficient-storage": "no room", "too-large": "body limit"][name])
+        await expectNamedFaultHandled(
+            fault, fileSystem: connector(mock, chunkSize: 512 * 1024), faults: mock.faults,
+            workload: NamedFaultWorkload(largeSize: 1024 * 1024 + 17),
+            finalReason: ["insufficient-storage": "no room", "too-large": "body limit"][name])
     }
 
     /// SEARCH as Nextcloud answers it (by file ID: NextcloudClientLibraryTests): `like` with `%` and `_`, sizes, an unknown
@@ -172,7 +182,8 @@ import Testing
         try await fileSystem.upload(Data(count: 20), to: "s/deep/abd.txt")
         let http = quickClient()
         func search(_ condition: String, depth: String = "infinity") async throws -> (status: Int, names: [String]) {
-            let body = #"<?xml version="1.0"?><d:searchrequest xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:basicsearch>"#
+            let body =
+                #"<?xml version="1.0"?><d:searchrequest xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:basicsearch>"#
                 + #"<d:select><d:prop><d:displayname/><oc:fileid/></d:prop></d:select>"#
                 + #"<d:from><d:scope><d:href>/files/llvs/s</d:href><d:depth>\#(depth)</d:depth></d:scope></d:from>"#
                 + "<d:where>\(condition)</d:where></d:basicsearch></d:searchrequest>"
@@ -180,14 +191,20 @@ import Testing
             request.body = .data(Data(body.utf8))
             request.credentials = HTTPCredentials(user: "llvs", password: "p", scheme: .basic)
             let response = try await http.send(request)
-            let names = response.text.components(separatedBy: "<d:href>").dropFirst().compactMap { $0.components(separatedBy: "</d:href>").first?.split(separator: "/").last.map(String.init) }
+            let names = response.text.components(separatedBy: "<d:href>").dropFirst().compactMap {
+                $0.components(separatedBy: "</d:href>").first?.split(separator: "/").last.map(String.init)
+            }
             return (response.status, names.sorted())
         }
-        func like(_ pattern: String) -> String { "<d:like><d:prop><d:displayname/></d:prop><d:literal>\(pattern)</d:literal></d:like>" }
+        func like(_ pattern: String) -> String {
+            "<d:like><d:prop><d:displayname/></d:prop><d:literal>\(pattern)</d:literal></d:like>"
+        }
         #expect(try await search(like("a_c%")) == (207, ["abc.txt", "axc.bin"]))
         #expect(try await search(like("%.TXT")) == (207, ["abc.txt", "abd.txt"]))
         #expect(try await search(like("%.txt"), depth: "1") == (207, ["abc.txt"]))
-        #expect(try await search("<d:gt><d:prop><oc:size/></d:prop><d:literal>100</d:literal></d:gt>") == (207, ["axc.bin"]))
+        #expect(
+            try await search("<d:gt><d:prop><oc:size/></d:prop><d:literal>100</d:literal></d:gt>") == (207, ["axc.bin"])
+        )
         #expect(try await search("<d:not>" + like("%.txt") + "</d:not>").names == ["axc.bin", "deep"])
         #expect(try await search("<d:eq><d:prop><oc:nothing/></d:prop><d:literal>1</d:literal></d:eq>").status == 400)
         let hostile = String(repeating: "%a", count: 40) + "b"
@@ -198,7 +215,8 @@ import Testing
         let mock = try MockWebDAVServer.nextcloud(password: "p")
         defer { mock.stop() }
         let http = quickClient()
-        let started = try await http.send(HTTPRequest(method: "POST", url: mock.serverURL.appendingPathComponent("index.php/login/v2")))
+        let started = try await http.send(
+            HTTPRequest(method: "POST", url: mock.serverURL.appendingPathComponent("index.php/login/v2")))
         let flow = try #require(try JSONSerialization.jsonObject(with: started.body) as? [String: Any])
         let poll = try #require(flow["poll"] as? [String: String])
         let login = try #require((flow["login"] as? String).flatMap(URL.init(string:)))
@@ -227,8 +245,14 @@ import Testing
     func aLoginFlowOnAnotherOriginIsRefused(endpoint: String) async throws {
         let server = try MockHTTPServer { request in
             let base = "http://127.0.0.1:\(request.headers["Host"]?.split(separator: ":").last ?? "")"
-            return .json(200, ["poll": ["token": "t", "endpoint": endpoint.replacingOccurrences(of: "SERVER", with: base.dropFirst(7))],
-                               "login": base + "/login/v2/flow/x"])
+            return .json(
+                200,
+                [
+                    "poll": [
+                        "token": "t", "endpoint": endpoint.replacingOccurrences(of: "SERVER", with: base.dropFirst(7)),
+                    ],
+                    "login": base + "/login/v2/flow/x",
+                ])
         }
         defer { server.stop() }
         let flow = NextcloudLoginFlow(server: server.baseURL, http: quickClient())

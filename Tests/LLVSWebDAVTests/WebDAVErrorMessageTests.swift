@@ -30,13 +30,18 @@ import Testing
 
     @Test func a507FromApacheSaysStatusReasonAndPathWithoutItsPage() {
         let message = failure(507, Self.apachePage)
-        #expect(message.contains("507") && message.contains("Insufficient Storage") && message.contains("/backups/changes/ABC"), "\(message)")
+        #expect(
+            message.contains("507") && message.contains("Insufficient Storage")
+                && message.contains("/backups/changes/ABC"), "\(message)")
         #expect(!message.contains("<") && !message.contains("Apache/2.4"), "\(message)")
     }
 
     @Test func anotherStatusWithAnHTMLPageIsShortToo() {
-        let message = failure(403, Self.apachePage.replacingOccurrences(of: "507 Insufficient Storage", with: "403 Forbidden"))
-        #expect(message.contains("403") && message.contains("Forbidden") && message.contains("/backups/changes/ABC"), "\(message)")
+        let message = failure(
+            403, Self.apachePage.replacingOccurrences(of: "507 Insufficient Storage", with: "403 Forbidden"))
+        #expect(
+            message.contains("403") && message.contains("Forbidden") && message.contains("/backups/changes/ABC"),
+            "\(message)")
         #expect(!message.contains("<"), "\(message)")
     }
 

@@ -16,7 +16,8 @@ import Testing
         let mock = try MockWebDAVServer()
         defer { mock.stop() }
         let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient())
-        await expectNamedFaultHandled(fault, fileSystem: fileSystem, faults: mock.faults, workload: NamedFaultWorkload(largeSize: 600 * 1024),
-                                      finalReason: Self.finalReasons[name])
+        await expectNamedFaultHandled(
+            fault, fileSystem: fileSystem, faults: mock.faults, workload: NamedFaultWorkload(largeSize: 600 * 1024),
+            finalReason: Self.finalReasons[name])
     }
 }

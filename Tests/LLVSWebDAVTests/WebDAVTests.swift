@@ -21,7 +21,9 @@ import Testing
         options.listingCount = 20
         let report = await ConformanceSuite.run(on: fileSystem, options: options)
         let rateLimit = report.results.first { $0.id == "rate-limit" }
-        #expect(rateLimit?.status == .failed && rateLimit?.message?.contains("should have waited") == true, "\(String(describing: rateLimit))")
+        #expect(
+            rateLimit?.status == .failed && rateLimit?.message?.contains("should have waited") == true,
+            "\(String(describing: rateLimit))")
     }
 
     @Test(arguments: MockWebDAVServer.Flavor.allCases)
@@ -29,7 +31,9 @@ import Testing
         let mock = try MockWebDAVServer(flavor: flavor, user: "u", password: "p")
         defer { mock.stop() }
         let http = quickClient()
-        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: http)
+        let fileSystem = WebDAVFileSystem(
+            configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")),
+            http: http)
         var options = ConformanceOptions()
         options.faults = MockFaultControl(faults: mock.faults, client: http)
         options.largeFileSize = 10 * 1024 * 1024
@@ -45,8 +49,9 @@ import Testing
     func aPutIntoAMissingFolderMakesItAfterOneAttempt(flavor: MockWebDAVServer.Flavor) async throws {
         let mock = try MockWebDAVServer(flavor: flavor)
         defer { mock.stop() }
-        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url.appendingPathComponent("new remote/", isDirectory: true)),
-                                          http: quickClient())
+        let fileSystem = WebDAVFileSystem(
+            configuration: WebDAVConfiguration(url: mock.url.appendingPathComponent("new remote/", isDirectory: true)),
+            http: quickClient())
         try await fileSystem.upload(Data("x".utf8), to: "versions/one")
         let puts = mock.log.filter { $0.method == "PUT" }
         #expect(puts.count == 2, "\(puts.map(\.status))")
@@ -61,8 +66,9 @@ import Testing
     func namesSurviveEachServersWayOfEscapingHrefs(flavor: MockWebDAVServer.Flavor) async throws {
         let mock = try MockWebDAVServer(flavor: flavor)
         defer { mock.stop() }
-        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url.appendingPathComponent("sp ace[1]/", isDirectory: true)),
-                                          http: quickClient())
+        let fileSystem = WebDAVFileSystem(
+            configuration: WebDAVConfiguration(url: mock.url.appendingPathComponent("sp ace[1]/", isDirectory: true)),
+            http: quickClient())
         let names = ["brackets[]{}().txt", "it's 100%.txt", "a&b;c=d.txt"]
         for name in names { try await fileSystem.upload(Data(name.utf8), to: "b/" + name) }
         #expect(Set(try await fileSystem.listNames("b")) == Set(names))
@@ -74,7 +80,9 @@ import Testing
         let mock = try MockWebDAVServer(user: "u", password: "p")
         defer { mock.stop() }
         let http = quickClient()
-        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: http)
+        let fileSystem = WebDAVFileSystem(
+            configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")),
+            http: http)
         var options = ConformanceOptions()
         options.faults = MockFaultControl(faults: mock.faults, client: http)
         options.largeFileSize = 3 * 1024 * 1024 + 12_345
@@ -83,14 +91,20 @@ import Testing
         // method it does not know: if it says it answered none, another server took these requests on its port.
         let log = mock.log
         let refused = log.filter { $0.status == 501 }
-        #expect(refused.isEmpty, "the mock (port \(mock.server.port), \(log.count) requests) answered 501 to \(refused.prefix(5).map { "\($0.method) \($0.target)" })")
-        #expect(log.count > 100, "the mock on port \(mock.server.port) saw only \(log.count) requests: another server answered in its place")
+        #expect(
+            refused.isEmpty,
+            "the mock (port \(mock.server.port), \(log.count) requests) answered 501 to \(refused.prefix(5).map { "\($0.method) \($0.target)" })"
+        )
+        #expect(
+            log.count > 100,
+            "the mock on port \(mock.server.port) saw only \(log.count) requests: another server answered in its place")
     }
 
     @Test func theConnectorConformsWhenOneRequestInTenFails() async throws {
         let mock = try MockWebDAVServer()
         defer { mock.stop() }
-        mock.faults.injectRandomly(rate: 0.1, faults: [.status(500), .status(503, retryAfter: 1), .dropBeforeAnswer], seed: 11)
+        mock.faults.injectRandomly(
+            rate: 0.1, faults: [.status(500), .status(503, retryAfter: 1), .dropBeforeAnswer], seed: 11)
         let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient())
         var options = ConformanceOptions()
         options.listingCount = 400
@@ -106,7 +120,8 @@ import Testing
         let mock = try MockWebDAVServer()
         defer { mock.stop() }
         let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient())
-        let bytes = Data((0..<300 * 1024).map { UInt8(truncatingIfNeeded: $0 &* 7) }) // above the 256 KiB direct-PUT limit
+        // Above the 256 KiB direct-PUT limit.
+        let bytes = Data((0..<300 * 1024).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         try await fileSystem.upload(Data("old".utf8), to: "d/big.bin")
         mock.faults.inject(fault) { $0.method == "MOVE" }
         try await fileSystem.upload(bytes, to: "d/big.bin")
@@ -127,7 +142,8 @@ import Testing
     }
 
     @Test func aMockRestartedWithItsStateKeepsItsFiles() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-state-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-mock-state-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let big = SeededGenerator.bytes(9 << 20, seed: 12)
         do {
@@ -147,13 +163,16 @@ import Testing
         #expect(try await fileSystem.download("a/big.bin") == big)
         #expect(try await fileSystem.metadata("empty").isFolder)
         #expect(try await !fileSystem.exists("gone"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("files").path).count == 2)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("files").path).count == 2)
     }
 
     @Test func wrongCredentialsAreUnauthorized() async throws {
         let mock = try MockWebDAVServer(user: "u", password: "right")
         defer { mock.stop() }
-        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "wrong")), http: quickClient())
+        let fileSystem = WebDAVFileSystem(
+            configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "wrong")),
+            http: quickClient())
         await #expect {
             _ = try await fileSystem.list("")
         } throws: { error in
@@ -162,8 +181,12 @@ import Testing
     }
 
     @Test func credentialsComeFromTheEnvironment() {
-        #expect(WebDAVConfiguration.authentication(from: ["LLVS_WEBDAV_USER": "u", "LLVS_WEBDAV_PASSWORD": "p"]) == .basic(user: "u", password: "p"))
-        #expect(WebDAVConfiguration.authentication(from: ["LLVS_WEBDAV_USER": "u", "LLVS_WEBDAV_AUTH": "digest"]) == .digest(user: "u", password: ""))
+        #expect(
+            WebDAVConfiguration.authentication(from: ["LLVS_WEBDAV_USER": "u", "LLVS_WEBDAV_PASSWORD": "p"])
+                == .basic(user: "u", password: "p"))
+        #expect(
+            WebDAVConfiguration.authentication(from: ["LLVS_WEBDAV_USER": "u", "LLVS_WEBDAV_AUTH": "digest"])
+                == .digest(user: "u", password: ""))
         #expect(WebDAVConfiguration.authentication(from: ["LLVS_WEBDAV_BEARER_TOKEN": "t"]) == .bearer(token: "t"))
         #expect(WebDAVConfiguration.authentication(from: [:]) == .none)
     }
@@ -203,25 +226,33 @@ import Testing
     }
 
     @Test func entityExpansionIsRefused() async throws {
-        let laughs = #"<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>"#
+        let laughs =
+            #"<?xml version="1.0"?><!DOCTYPE m [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>"#
             + #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/folder/&c;</D:href></D:response></D:multistatus>"#
         try await expectRefused(laughs, containing: "DTD")
     }
 
     @Test func anExternalEntityIsRefusedAndNoFileIsRead() async throws {
-        let external = #"<?xml version="1.0"?><!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/passwd">]>"#
+        let external =
+            #"<?xml version="1.0"?><!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/passwd">]>"#
             + #"<D:multistatus xmlns:D="DAV:"><D:response><D:href>/dav/folder/&x;</D:href></D:response></D:multistatus>"#
         try await expectRefused(external, containing: "DTD")
         // An entity declared alone, at the very end of the answer, is found too.
-        try await expectRefused(Self.multistatus(Self.response("/dav/folder/", collection: true)) + "<!ENTITY", containing: "DTD")
+        try await expectRefused(
+            Self.multistatus(Self.response("/dav/folder/", collection: true)) + "<!ENTITY", containing: "DTD")
     }
 
     @Test func hrefsLeavingTheCollectionAreRefused() async throws {
-        try await expectRefused(Self.multistatus(Self.response("/dav/folder/", collection: true) + Self.response("/dav/folder/../../etc/passwd")),
-                                containing: "outside the listed collection")
-        try await expectRefused(Self.multistatus(Self.response("/dav/folder/", collection: true) + Self.response("http://evil.example/dav/folder/x")),
-                                containing: "another host")
-        try await expectRefused(Self.multistatus(Self.response("/elsewhere/x")), containing: "outside the listed collection")
+        try await expectRefused(
+            Self.multistatus(
+                Self.response("/dav/folder/", collection: true) + Self.response("/dav/folder/../../etc/passwd")),
+            containing: "outside the listed collection")
+        try await expectRefused(
+            Self.multistatus(
+                Self.response("/dav/folder/", collection: true) + Self.response("http://evil.example/dav/folder/x")),
+            containing: "another host")
+        try await expectRefused(
+            Self.multistatus(Self.response("/elsewhere/x")), containing: "outside the listed collection")
     }
 
     @Test func brokenXMLAndHugeAnswersAreClearErrors() async throws {
@@ -234,16 +265,22 @@ import Testing
     @Test func everyHrefFormIsUnderstood() async throws {
         // Full URLs and absolute paths, upper- and lowercase hex, &amp; and %26, the collection itself not first,
         // with and without a trailing slash, a default namespace, and mixed propstats.
-        let body = #"<?xml version="1.0"?><multistatus xmlns="DAV:">"#
+        let body =
+            #"<?xml version="1.0"?><multistatus xmlns="DAV:">"#
             + "<response><href>/dav/folder/a%20b%c3%a9.txt</href><propstat><prop><getcontentlength>3</getcontentlength><getetag>W/\"x\"</getetag></prop><status>HTTP/1.1 200 OK</status></propstat><propstat><prop><quota/></prop><status>HTTP/1.1 404 Not Found</status></propstat></response>"
             + "<response><href>HOST/dav/folder</href><propstat><prop><resourcetype><collection/></resourcetype></prop><status>HTTP/1.1 200 OK</status></propstat></response>"
             + "<response><href>/dav/folder/x%26y&amp;z</href><propstat><prop><getcontentlength>1</getcontentlength><getlastmodified>Wed, 27 Sep 2017 14:28:34 GMT</getlastmodified></prop><status>HTTP/1.1 200 OK</status></propstat></response>"
             + "<response><href>/dav/folder/sub%2Fdir/</href><propstat><prop><resourcetype><collection/></resourcetype></prop><status>HTTP/1.1 200 OK</status></propstat></response>"
             + "<response><href>/dav/folder/Caf%C3%A9</href><propstat><prop><resourcetype/></prop><status>HTTP/1.1 200 OK</status></propstat></response>"
             + "</multistatus>"
-        let server = try MockHTTPServer { request in .text(207, body.replacingOccurrences(of: "HOST", with: "http://\(request.headers["Host"] ?? "")"), contentType: "application/xml") }
+        let server = try MockHTTPServer { request in
+            .text(
+                207, body.replacingOccurrences(of: "HOST", with: "http://\(request.headers["Host"] ?? "")"),
+                contentType: "application/xml")
+        }
         defer { server.stop() }
-        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: server.baseURL.appendingPathComponent("dav/")), http: quickClient())
+        let fileSystem = WebDAVFileSystem(
+            configuration: WebDAVConfiguration(url: server.baseURL.appendingPathComponent("dav/")), http: quickClient())
         let items = try await fileSystem.list("folder")
         let byName = Dictionary(uniqueKeysWithValues: items.map { ($0.name, $0) })
         #expect(Set(byName.keys) == ["a béé.txt".replacingOccurrences(of: "éé", with: "é"), "x&y&z", "Café"])
@@ -254,22 +291,32 @@ import Testing
 
 /// Apache, nginx and `rclone serve webdav` are installed by scripts/test; elsewhere a missing one is a skip that says
 /// why. In CI they must be there: the tests run and fail.
-let realServersMissing: String? = [RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, RealWebDAVServer.nginxBinary, RealWebDAVServer.phpBinary]
-    .lazy.compactMap(RealWebDAVServer.unavailable).first
+let realServersMissing: String? = [
+    RealWebDAVServer.apacheBinary, RealWebDAVServer.rcloneBinary, RealWebDAVServer.nginxBinary,
+    RealWebDAVServer.phpBinary,
+]
+.lazy.compactMap(RealWebDAVServer.unavailable).first
 
-@Suite(.serialized, .enabled(if: realServersMissing == nil || CIEnvironment.requiresEveryTest,
-                             "a real WebDAV server is missing (\(realServersMissing ?? "")); scripts/test installs Apache, nginx and rclone"))
+@Suite(
+    .serialized,
+    .enabled(
+        if: realServersMissing == nil || CIEnvironment.requiresEveryTest,
+        "a real WebDAV server is missing (\(realServersMissing ?? "")); scripts/test installs Apache, nginx and rclone")
+)
 struct WebDAVRealServerTests {
     enum Kind: String, CaseIterable { case apache, nginx, rclone, sabre }
 
     func start(_ kind: Kind) async throws -> RealWebDAVServer {
-        let binary = switch kind {
-        case .apache: RealWebDAVServer.apacheBinary
-        case .nginx: RealWebDAVServer.nginxBinary
-        case .rclone: RealWebDAVServer.rcloneBinary
-        case .sabre: RealWebDAVServer.phpBinary
+        let binary =
+            switch kind {
+            case .apache: RealWebDAVServer.apacheBinary
+            case .nginx: RealWebDAVServer.nginxBinary
+            case .rclone: RealWebDAVServer.rcloneBinary
+            case .sabre: RealWebDAVServer.phpBinary
+            }
+        if let reason = RealWebDAVServer.unavailable(binary) {
+            throw CloudFileSystemError.server(status: 0, message: "CI must have \(kind.rawValue): \(reason)")
         }
-        if let reason = RealWebDAVServer.unavailable(binary) { throw CloudFileSystemError.server(status: 0, message: "CI must have \(kind.rawValue): \(reason)") }
         return switch kind {
         case .apache: try await RealWebDAVServer.apache()
         case .nginx: try await RealWebDAVServer.nginx()
@@ -282,8 +329,10 @@ struct WebDAVRealServerTests {
     /// that needs escaping and the brackets nginx writes raw in hrefs).
     func fileSystem(_ server: RealWebDAVServer, faults: HTTPFaultInjector? = nil) -> WebDAVFileSystem {
         let url = server.url.appendingPathComponent("not yet/sp ace[1]", isDirectory: true)
-        return WebDAVFileSystem(configuration: WebDAVConfiguration(url: url, authentication: .basic(user: server.user, password: server.password)),
-                                http: quickClient(faults: faults))
+        return WebDAVFileSystem(
+            configuration: WebDAVConfiguration(
+                url: url, authentication: .basic(user: server.user, password: server.password)),
+            http: quickClient(faults: faults))
     }
 
     @Test(arguments: Kind.allCases)
@@ -297,23 +346,33 @@ struct WebDAVRealServerTests {
         options.faults = HTTPFaultControl(injector: injector, renewsCredentials: false)
         await expectConformance(fileSystem(server, faults: injector), options: options, skippable: ["expired-token"])
         let injected = injector.injectedCounts
-        #expect(injected[.rateLimited] == 1 && injected[.serviceUnavailable] == 1 && injected[.droppedAfterServerActed] == 6 && injected[.droppedMidBody] == 2
+        #expect(
+            injected[.rateLimited] == 1 && injected[.serviceUnavailable] == 1 && injected[.droppedAfterServerActed] == 6
+                && injected[.droppedMidBody] == 2
                 && injected[.revoked] == 1, "faults met: \(injected)")
     }
 
     /// The port Apache is given is taken by another test's mock (which answers every request) before Apache binds
     /// it: the start is not fooled by the mock's answers, and Apache comes up on another port, serving its own folder.
     @Test func aServerWhosePortIsTakenStartsOnAnotherAndIsNotConfusedWithWhatAnswersThere() async throws {
-        if let reason = RealWebDAVServer.unavailable(RealWebDAVServer.apacheBinary) { throw CloudFileSystemError.server(status: 0, message: reason) }
+        if let reason = RealWebDAVServer.unavailable(RealWebDAVServer.apacheBinary) {
+            throw CloudFileSystemError.server(status: 0, message: reason)
+        }
         let squatter = try MockWebDAVServer()
         defer { squatter.stop() }
         let server = try await RealWebDAVServer.apache(firstPort: UInt16(squatter.url.port!))
         #expect(server.url.port != squatter.url.port)
-        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: server.url, authentication: .basic(user: server.user, password: server.password)),
-                                          http: quickClient())
+        let fileSystem = WebDAVFileSystem(
+            configuration: WebDAVConfiguration(
+                url: server.url, authentication: .basic(user: server.user, password: server.password)),
+            http: quickClient())
         try await fileSystem.upload(Data("apache".utf8), to: "proof.txt")
-        #expect(FileManager.default.contents(atPath: server.dataFolder.appendingPathComponent("proof.txt").path) == Data("apache".utf8))
-        #expect(try await fileSystem.listNames("").filter { $0.hasPrefix(".llvs-ready") }.isEmpty, "the readiness file is removed")
+        #expect(
+            FileManager.default.contents(atPath: server.dataFolder.appendingPathComponent("proof.txt").path)
+                == Data("apache".utf8))
+        #expect(
+            try await fileSystem.listNames("").filter { $0.hasPrefix(".llvs-ready") }.isEmpty,
+            "the readiness file is removed")
     }
 
     @Test(arguments: Kind.allCases)
@@ -327,7 +386,8 @@ struct WebDAVRealServerTests {
     @Test func storesConvergeThroughTheMockAndASnapshotBootstrapsAThirdStore() async throws {
         let mock = try MockWebDAVServer()
         defer { mock.stop() }
-        try await convergeAndBootstrap(through: WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient()))
+        try await convergeAndBootstrap(
+            through: WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url), http: quickClient()))
     }
 }
 
@@ -387,7 +447,9 @@ func convergeAndBootstrap(through fileSystem: any CloudFileSystem) async throws 
     @Test func basicCredentialsGoWithTheFirstRequest() async throws {
         let mock = try MockWebDAVServer(user: "u", password: "p")
         defer { mock.stop() }
-        let fileSystem = WebDAVFileSystem(configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")), http: quickClient())
+        let fileSystem = WebDAVFileSystem(
+            configuration: WebDAVConfiguration(url: mock.url, authentication: .basic(user: "u", password: "p")),
+            http: quickClient())
         try await fileSystem.upload(Data("one".utf8), to: "a/b/one.txt")
         #expect(try await fileSystem.download("a/b/one.txt") == Data("one".utf8))
         #expect(try await fileSystem.list("a/b").map(\.name) == ["one.txt"])
@@ -402,10 +464,16 @@ func convergeAndBootstrap(through fileSystem: any CloudFileSystem) async throws 
 /// again, turns `%7B` into `%257B`. The connector reads hrefs itself.
 @Suite struct WebDAVHrefTests {
     @Test func rawAndEscapedCharactersDecodeOnceWhateverTheServerEscaped() {
-        #expect(Href("/dav/sp%20ace[1]/brackets[]%7B%7D().txt", relativeTo: "/dav/").segments == ["dav", "sp ace[1]", "brackets[]{}().txt"])
+        #expect(
+            Href("/dav/sp%20ace[1]/brackets[]%7B%7D().txt", relativeTo: "/dav/").segments == [
+                "dav", "sp ace[1]", "brackets[]{}().txt",
+            ])
         #expect(Href("/dav/it's%2520", relativeTo: "/dav/").segments == ["dav", "it's%20"], "one decoding only")
-        #expect(Href("/dav/100%", relativeTo: "/dav/").segments == ["dav", "100%"], "a malformed escape is kept as written")
-        #expect(Href("/dav/x%A9%80", relativeTo: "/dav/").segments == ["dav", "x%A9%80"], "so are escapes of bytes that are not UTF-8")
+        #expect(
+            Href("/dav/100%", relativeTo: "/dav/").segments == ["dav", "100%"], "a malformed escape is kept as written")
+        #expect(
+            Href("/dav/x%A9%80", relativeTo: "/dav/").segments == ["dav", "x%A9%80"],
+            "so are escapes of bytes that are not UTF-8")
         #expect(Href("a%20b", relativeTo: "/dav/x/").path == "/dav/x/a b")
         #expect(Href("/dav/x/?q=1#f", relativeTo: "/").path == "/dav/x")
     }
@@ -422,11 +490,16 @@ func convergeAndBootstrap(through fileSystem: any CloudFileSystem) async throws 
     /// some broken UTF-8 into U+FFFD (`%A9`, though `%80` gives nil), the segment is kept as written, not made lossy.
     @Test func segmentsDecodeAsFoundationDecodesThem() {
         var generator = SeededGenerator(seed: 11)
-        let pieces = ["a", "Z", "0", " ", "%", "%2", "%20", "%25", "%2F", "%2f", "%C3", "%A9", "%c3%a9", "%E3%83%87", "%FF", "%80",
-                      "%00", "%G1", "%4", "é", "デ", "[", "'", "+", ":"]
+        let pieces = [
+            "a", "Z", "0", " ", "%", "%2", "%20", "%25", "%2F", "%2f", "%C3", "%A9", "%c3%a9", "%E3%83%87", "%FF",
+            "%80",
+            "%00", "%G1", "%4", "é", "デ", "[", "'", "+", ":",
+        ]
         var disagreements: [String] = []
         for _ in 0..<3000 {
-            let segment = (0..<Int.random(in: 1...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let segment = (0..<Int.random(in: 1...8, using: &generator)).map { _ in
+                pieces.randomElement(using: &generator)!
+            }.joined()
             let foundation = segment.removingPercentEncoding
             let expected = foundation?.unicodeScalars.contains("\u{FFFD}") == true ? nil : foundation
             if Href.percentDecoded(Substring(segment)) != expected { disagreements.append(segment) }

@@ -20,7 +20,9 @@ import Testing
 
     @Test func libxml2ParsesADocument() {
         let xml = "<a xmlns='DAV:'><b/></a>"
-        let document = xml.withCString { xmlReadMemory($0, Int32(xml.utf8.count), nil, nil, Int32(XML_PARSE_NONET.rawValue)) }
+        let document = xml.withCString {
+            xmlReadMemory($0, Int32(xml.utf8.count), nil, nil, Int32(XML_PARSE_NONET.rawValue))
+        }
         #expect(document != nil)
         xmlFreeDoc(document)
     }
@@ -57,7 +59,9 @@ import Testing
         defer { libdeflate_free_decompressor(decompressor) }
         var output = [UInt8](repeating: 0, count: text.count)
         var produced = 0
-        #expect(libdeflate_deflate_decompress(decompressor, compressed, size, &output, output.count, &produced) == LIBDEFLATE_SUCCESS)
+        #expect(
+            libdeflate_deflate_decompress(decompressor, compressed, size, &output, output.count, &produced)
+                == LIBDEFLATE_SUCCESS)
         #expect(produced == text.count && output == text)
     }
 

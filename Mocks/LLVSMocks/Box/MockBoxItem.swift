@@ -28,8 +28,9 @@ struct MockBoxItem: MockTreeItem, Codable {
     var content: MockContent?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, parents, isFolder, trashed, created, modified, size, sha1, sequence, versionID, earlierVersions, contentCreated,
-             contentModified, trashedAt
+        case id, name, parents, isFolder, trashed, created, modified, size, sha1, sequence, versionID, earlierVersions,
+            contentCreated,
+            contentModified, trashedAt
     }
 
     init(id: String, name: String, parents: [String], isFolder: Bool, created: Date) {
@@ -63,7 +64,8 @@ struct MockBoxItem: MockTreeItem, Codable {
 /// nothing unprintable, at most 255 characters.
 enum MockBoxNames {
     static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\\") && !name.hasSuffix(" ")
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\\")
+            && !name.hasSuffix(" ")
             && !name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } && name.count <= 255
     }
 }
@@ -71,7 +73,9 @@ enum MockBoxNames {
 /// Box's times: RFC 3339 with an offset, to the second (`2012-12-12T10:53:43-08:00`; the mock writes UTC as `+00:00`).
 enum MockBoxTime {
     static func format(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .colon)).replacingOccurrences(of: "Z", with: "+00:00")
+        date.formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .colon)
+        ).replacingOccurrences(of: "Z", with: "+00:00")
     }
 }
 

@@ -15,8 +15,12 @@ extension MockBoxServer {
         if wants("name") { object["name"] = item.name }
         if wants("created_at") { object["created_at"] = MockBoxTime.format(item.created) }
         if wants("modified_at") { object["modified_at"] = MockBoxTime.format(item.modified) }
-        if wants("content_created_at") { object["content_created_at"] = MockBoxTime.format(item.contentCreated ?? item.created) }
-        if wants("content_modified_at") { object["content_modified_at"] = MockBoxTime.format(item.contentModified ?? item.modified) }
+        if wants("content_created_at") {
+            object["content_created_at"] = MockBoxTime.format(item.contentCreated ?? item.created)
+        }
+        if wants("content_modified_at") {
+            object["content_modified_at"] = MockBoxTime.format(item.contentModified ?? item.modified)
+        }
         if wants("item_status") { object["item_status"] = state.tree.isTrashed(item.id) ? "trashed" : "active" }
         if wants("trashed_at") { object["trashed_at"] = item.trashedAt.map(MockBoxTime.format) ?? NSNull() }
         if wants("purged_at") { object["purged_at"] = NSNull() }
@@ -27,17 +31,25 @@ extension MockBoxServer {
         if wants("size") { object["size"] = item.isFolder ? state.tree.liveSize(of: item.id) : item.size }
         if wants("parent"), let parentID = item.parents.first, let parent = state.tree[parentID] {
             let parentSequence: Any = parent.id == MockBoxState.rootID ? NSNull() : String(parent.sequence)
-            object["parent"] = ["type": "folder", "id": parent.id, "name": parent.name, "etag": parentSequence, "sequence_id": parentSequence] as [String: Any]
+            object["parent"] =
+                [
+                    "type": "folder", "id": parent.id, "name": parent.name, "etag": parentSequence,
+                    "sequence_id": parentSequence,
+                ] as [String: Any]
         }
         if !item.isFolder {
             if wants("sha1") { object["sha1"] = item.sha1 }
-            if wants("file_version") { object["file_version"] = ["type": "file_version", "id": item.versionID, "sha1": item.sha1] }
+            if wants("file_version") {
+                object["file_version"] = ["type": "file_version", "id": item.versionID, "sha1": item.sha1]
+            }
         }
         return object
     }
 
     /// The account's user, as Box names the creator, modifier and owner of every item.
-    static var user: [String: Any] { ["type": "user", "id": "4242", "name": "LLVS Mock", "login": "llvs-mock@example.com"] }
+    static var user: [String: Any] {
+        ["type": "user", "id": "4242", "name": "LLVS Mock", "login": "llvs-mock@example.com"]
+    }
 
     /// The folders from the root down to the item's parent; an item in the trash is in Box's "Trash" folder.
     func pathCollection(_ item: MockBoxItem, in state: MockBoxState) -> [String: Any] {
@@ -49,7 +61,8 @@ extension MockBoxServer {
         var current = item.parents.first.flatMap { state.tree[$0] }
         while let folder = current, entries.count < 256 {
             let sequence: Any = folder.id == MockBoxState.rootID ? NSNull() : String(folder.sequence)
-            entries.insert(mini(folder.id, folder.id == MockBoxState.rootID ? "All Files" : folder.name, sequence), at: 0)
+            entries.insert(
+                mini(folder.id, folder.id == MockBoxState.rootID ? "All Files" : folder.name, sequence), at: 0)
             current = folder.parents.first.flatMap { state.tree[$0] }
         }
         return ["total_count": entries.count, "entries": entries]
@@ -71,9 +84,11 @@ extension MockBoxServer {
 
     /// The 409 for a name in use; Box names the item there (an array for folders, one object for uploads).
     func nameInUse(_ existing: MockBoxItem, asArray: Bool, in state: MockBoxState) -> MockBoxError {
-        let conflict = render(existing, fields: ["type", "id", "name", "sha1", "file_version", "sequence_id"], in: state)
-        return MockBoxError(409, "item_name_in_use", "Item with the same name already exists",
-                            context: ["conflicts": asArray ? [conflict] as Any : conflict as Any])
+        let conflict = render(
+            existing, fields: ["type", "id", "name", "sha1", "file_version", "sequence_id"], in: state)
+        return MockBoxError(
+            409, "item_name_in_use", "Item with the same name already exists",
+            context: ["conflicts": asArray ? [conflict] as Any : conflict as Any])
     }
 
     static func jsonBody(_ request: IncomingRequest) throws -> [String: Any] {
@@ -91,8 +106,13 @@ extension MockBoxServer {
 
     func userInfo() -> MockResponse {
         let used = state.withLock { $0.tree.usage }
-        return .json(200, ["type": "user", "id": "4242", "name": "LLVS Mock", "login": "llvs-mock@example.com",
-                           "space_amount": settings.quotaBytes, "space_used": used, "max_upload_size": 5 * 1024 * 1024 * 1024, "status": "active"])
+        return .json(
+            200,
+            [
+                "type": "user", "id": "4242", "name": "LLVS Mock", "login": "llvs-mock@example.com",
+                "space_amount": settings.quotaBytes, "space_used": used, "max_upload_size": 5 * 1024 * 1024 * 1024,
+                "status": "active",
+            ])
     }
 
     func createFolder(_ request: IncomingRequest) throws -> MockResponse {
@@ -106,12 +126,16 @@ extension MockBoxServer {
             let parent = try liveFolder(parentID, state)
             if raced, state.child(named: name, of: parent.id) == nil {
                 // Another client made the same folder a moment before this request arrived.
-                let other = MockBoxItem(id: state.newID(), name: name, parents: [parent.id], isFolder: true, created: state.tree.tick())
+                let other = MockBoxItem(
+                    id: state.newID(), name: name, parents: [parent.id], isFolder: true, created: state.tree.tick())
                 state.tree.insert(other)
                 state.log("ITEM_CREATE", other.id)
             }
-            if let existing = state.child(named: name, of: parent.id) { throw nameInUse(existing, asArray: true, in: state) }
-            let folder = MockBoxItem(id: state.newID(), name: name, parents: [parent.id], isFolder: true, created: state.tree.tick())
+            if let existing = state.child(named: name, of: parent.id) {
+                throw nameInUse(existing, asArray: true, in: state)
+            }
+            let folder = MockBoxItem(
+                id: state.newID(), name: name, parents: [parent.id], isFolder: true, created: state.tree.tick())
             state.tree.insert(folder)
             state.log("ITEM_CREATE", folder.id)
             return .json(201, render(folder, fields: Self.fields(request), in: state))
@@ -124,8 +148,12 @@ extension MockBoxServer {
             var object = render(folder, fields: Self.fields(request), in: state)
             if Self.fields(request) == nil {
                 let (page, total) = state.tree.liveChildren(of: id, from: 0, limit: 100)
-                object["item_collection"] = ["total_count": total, "offset": 0, "limit": 100,
-                                             "entries": page.map { render($0, fields: ["type", "id", "name", "sequence_id", "etag"], in: state) }]
+                object["item_collection"] = [
+                    "total_count": total, "offset": 0, "limit": 100,
+                    "entries": page.map {
+                        render($0, fields: ["type", "id", "name", "sequence_id", "etag"], in: state)
+                    },
+                ]
             }
             return .json(200, object)
         }
@@ -140,14 +168,20 @@ extension MockBoxServer {
 
         init(_ query: [String: String]) throws {
             limit = min(1000, max(1, Int(query["limit"] ?? "") ?? 100))
-            useMarker = query["usemarker"]?.lowercased() == "true" // Box reads booleans without regard to case (the SDK sends "True")
+            // Box reads booleans without regard to case (the SDK sends "True")
+            useMarker = query["usemarker"]?.lowercased() == "true"
             if let marker = query["marker"], !marker.isEmpty {
-                guard let data = Data(base64Encoded: marker), let value = Int(String(decoding: data, as: UTF8.self)), value >= 0 else {
-                    throw MockBoxError(400, "invalid_parameter", "Invalid value '\(marker)' for query parameter 'marker'")
+                guard let data = Data(base64Encoded: marker), let value = Int(String(decoding: data, as: UTF8.self)),
+                    value >= 0
+                else {
+                    throw MockBoxError(
+                        400, "invalid_parameter", "Invalid value '\(marker)' for query parameter 'marker'")
                 }
                 start = value
             } else if let offset = query["offset"] {
-                guard let value = Int(offset), value >= 0 else { throw MockBoxError(400, "invalid_parameter", "Invalid value for 'offset'") }
+                guard let value = Int(offset), value >= 0 else {
+                    throw MockBoxError(400, "invalid_parameter", "Invalid value for 'offset'")
+                }
                 start = value
             }
         }
@@ -175,20 +209,31 @@ extension MockBoxServer {
             let (page, total) = state.tree.liveChildren(of: id, from: start, limit: limit)
             let entries = page.map { render($0, fields: fields, in: state) }
             if paging.useMarker { return .json(200, paging.answer(entries, total: total)) }
-            return .json(200, ["entries": entries, "total_count": total, "offset": start, "limit": limit,
-                               "order": [["by": "type", "direction": "ASC"], ["by": "name", "direction": "ASC"]]])
+            return .json(
+                200,
+                [
+                    "entries": entries, "total_count": total, "offset": start, "limit": limit,
+                    "order": [["by": "type", "direction": "ASC"], ["by": "name", "direction": "ASC"]],
+                ])
         }
     }
 
     /// To the trash; a folder with anything live in it needs `recursive=true`.
     func deleteFolder(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
         try state.withLock { state in
-            guard id != MockBoxState.rootID else { throw MockBoxError(403, "access_denied_insufficient_permissions", "Access denied - insufficient permission") }
+            guard id != MockBoxState.rootID else {
+                throw MockBoxError(
+                    403, "access_denied_insufficient_permissions", "Access denied - insufficient permission")
+            }
             let folder = try liveFolder(id, state)
             let live = state.tree.children(of: id).contains { !$0.trashed }
-            guard !live || request.query["recursive"]?.lowercased() == "true" else { throw MockBoxError(400, "folder_not_empty", "Cannot delete - folder not empty") }
+            guard !live || request.query["recursive"]?.lowercased() == "true" else {
+                throw MockBoxError(400, "folder_not_empty", "Cannot delete - folder not empty")
+            }
             let now = state.tree.tick()
-            state.tree.update(folder.id) { $0.trashed = true; $0.trashedAt = now }
+            state.tree.update(folder.id) {
+                $0.trashed = true; $0.trashedAt = now
+            }
             state.log("ITEM_TRASH", folder.id)
             return .empty(204)
         }
@@ -197,7 +242,9 @@ extension MockBoxServer {
     // MARK: Files
 
     func file(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
-        try state.withLock { state in .json(200, render(try liveFile(id, state), fields: Self.fields(request), in: state)) }
+        try state.withLock { state in
+            .json(200, render(try liveFile(id, state), fields: Self.fields(request), in: state))
+        }
     }
 
     /// A 302 to the download host (a fresh pre-authenticated URL), or 202 + Retry-After while "not ready".
@@ -218,7 +265,9 @@ extension MockBoxServer {
         try state.withLock { state in
             let file = try liveFile(id, state)
             let now = state.tree.tick()
-            state.tree.update(file.id) { $0.trashed = true; $0.trashedAt = now }
+            state.tree.update(file.id) {
+                $0.trashed = true; $0.trashedAt = now
+            }
             state.log("ITEM_TRASH", file.id)
             return .empty(204)
         }
@@ -234,9 +283,18 @@ extension MockBoxServer {
         let size = (body["size"] as? NSNumber)?.int64Value ?? 0
         return try state.withLock { state in
             let parent = try liveFolder(parentID, state)
-            if let existing = state.child(named: name, of: parent.id) { throw nameInUse(existing, asArray: false, in: state) }
-            guard state.tree.usage + size <= settings.quotaBytes else { throw MockBoxError(403, "storage_limit_exceeded", "Account storage limit reached") }
-            return .json(200, ["upload_url": endpoint.appendingPathComponent("api/2.0/files/content").absoluteString, "upload_token": NSNull()])
+            if let existing = state.child(named: name, of: parent.id) {
+                throw nameInUse(existing, asArray: false, in: state)
+            }
+            guard state.tree.usage + size <= settings.quotaBytes else {
+                throw MockBoxError(403, "storage_limit_exceeded", "Account storage limit reached")
+            }
+            return .json(
+                200,
+                [
+                    "upload_url": endpoint.appendingPathComponent("api/2.0/files/content").absoluteString,
+                    "upload_token": NSNull(),
+                ])
         }
     }
 
@@ -250,26 +308,51 @@ extension MockBoxServer {
         return try state.withLock { state in
             let position: Int
             switch query["stream_position"] {
-            case nil, "now"?: return .json(200, ["chunk_size": 0, "next_stream_position": state.eventBase + state.events.count, "entries": [Any]()])
+            case nil, "now"?:
+                return .json(
+                    200,
+                    ["chunk_size": 0, "next_stream_position": state.eventBase + state.events.count, "entries": [Any]()])
             case let text?:
-                guard let value = Int(text), value >= state.eventBase else { throw MockBoxError(400, "invalid_parameter", "Invalid stream_position") }
+                guard let value = Int(text), value >= state.eventBase else {
+                    throw MockBoxError(400, "invalid_parameter", "Invalid stream_position")
+                }
                 position = min(value - state.eventBase, state.events.count)
             }
             let chunk = state.events[position...].prefix(limit)
             let entries = chunk.map { event -> [String: Any] in
-                ["type": "event", "event_id": event.id, "event_type": event.type, "created_at": MockBoxTime.format(event.created),
-                 "recorded_at": MockBoxTime.format(event.created), "session_id": NSNull(),
-                 "created_by": ["type": "user", "id": "4242", "name": "LLVS Mock", "login": "llvs-mock@example.com"],
-                 "source": render(event.item, fields: nil, in: state)]
+                [
+                    "type": "event", "event_id": event.id, "event_type": event.type,
+                    "created_at": MockBoxTime.format(event.created),
+                    "recorded_at": MockBoxTime.format(event.created), "session_id": NSNull(),
+                    "created_by": [
+                        "type": "user", "id": "4242", "name": "LLVS Mock", "login": "llvs-mock@example.com",
+                    ],
+                    "source": render(event.item, fields: nil, in: state),
+                ]
             }
-            return .json(200, ["chunk_size": entries.count, "next_stream_position": state.eventBase + position + entries.count, "entries": entries])
+            return .json(
+                200,
+                [
+                    "chunk_size": entries.count, "next_stream_position": state.eventBase + position + entries.count,
+                    "entries": entries,
+                ])
         }
     }
 
     /// `OPTIONS /events`: where to long-poll for the next change.
     func longPollURL() -> MockResponse {
-        .json(200, ["chunk_size": 1, "entries": [["type": "realtime_server", "url": endpoint.appendingPathComponent("2.0/events/subscribe").absoluteString + "?channel=llvs",
-                                                  "ttl": "10", "max_retries": "10", "retry_timeout": 610]]])
+        .json(
+            200,
+            [
+                "chunk_size": 1,
+                "entries": [
+                    [
+                        "type": "realtime_server",
+                        "url": endpoint.appendingPathComponent("2.0/events/subscribe").absoluteString + "?channel=llvs",
+                        "ttl": "10", "max_retries": "10", "retry_timeout": 610,
+                    ]
+                ],
+            ])
     }
 
     /// The long poll: answers `new_change` once the stream is past `stream_position`, or `reconnect` after
@@ -278,7 +361,9 @@ extension MockBoxServer {
         let position = Int(request.query["stream_position"] ?? "") ?? state.withLock { $0.eventBase + $0.events.count }
         let deadline = Date().addingTimeInterval(Double(request.query["timeout"] ?? "") ?? 60)
         while Date() < deadline {
-            if state.withLock({ $0.eventBase + $0.events.count > position }) { return .json(200, ["message": "new_change"]) }
+            if state.withLock({ $0.eventBase + $0.events.count > position }) {
+                return .json(200, ["message": "new_change"])
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
         return .json(200, ["message": "reconnect"])

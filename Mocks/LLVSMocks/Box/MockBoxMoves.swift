@@ -11,41 +11,53 @@ extension MockBoxServer {
         let body = try Self.jsonBody(request)
         let times = try MockBoxContentTimes(body)
         return try state.withLock { state in
-            guard id != MockBoxState.rootID else { throw MockBoxError(403, "access_denied_insufficient_permissions", "Access denied - insufficient permission") }
+            guard id != MockBoxState.rootID else {
+                throw MockBoxError(
+                    403, "access_denied_insufficient_permissions", "Access denied - insufficient permission")
+            }
             let item = folder ? try liveFolder(id, state) : try liveFile(id, state)
             if let expected = request.headers["If-Match"], expected != String(item.sequence) {
-                throw MockBoxError(412, "precondition_failed", "The resource has been modified. Please retrieve the resource again and retry")
+                throw MockBoxError(
+                    412, "precondition_failed",
+                    "The resource has been modified. Please retrieve the resource again and retry")
             }
             let name = body["name"] as? String ?? item.name
             guard MockBoxNames.isValid(name) else { throw MockBoxError(400, "item_name_invalid", "Item name invalid") }
             let parentID = Self.parentID(body) ?? item.parents.first ?? MockBoxState.rootID
             let parent = try liveFolder(parentID, state)
             if folder { try refuseCycle(moving: item.id, into: parent.id, state) }
-            if let other = state.child(named: name, of: parent.id), other.id != item.id { throw nameInUse(other, asArray: true, in: state) }
+            if let other = state.child(named: name, of: parent.id), other.id != item.id {
+                throw nameInUse(other, asArray: true, in: state)
+            }
             let moved = parent.id != item.parents.first
             let renamed = name != item.name
             let now = state.tree.tick()
-            let updated = state.tree.update(item.id) { changed in
-                changed.name = name
-                changed.parents = [parent.id]
-                if let times, !folder { changed.apply(times) }
-                changed.modified = now
-                changed.sequence += 1
-            } ?? item
+            let updated =
+                state.tree.update(item.id) { changed in
+                    changed.name = name
+                    changed.parents = [parent.id]
+                    if let times, !folder { changed.apply(times) }
+                    changed.modified = now
+                    changed.sequence += 1
+                } ?? item
             if moved { state.log("ITEM_MOVE", updated.id) } else if renamed { state.log("ITEM_RENAME", updated.id) }
             return .json(200, render(updated, fields: Self.fields(request), in: state))
         }
     }
 
     private func refuseCycle(moving id: String, into parentID: String, _ state: MockBoxState) throws {
-        if state.tree.isSameOrInside(parentID, id) { throw MockBoxError(400, "bad_request", "A folder cannot be moved or copied into itself or below itself") }
+        if state.tree.isSameOrInside(parentID, id) {
+            throw MockBoxError(400, "bad_request", "A folder cannot be moved or copied into itself or below itself")
+        }
     }
 
     /// `POST /files/{id}/copy` or `/folders/{id}/copy` `{"parent":{"id"}, "name"}`: 201 with the copy (a folder
     /// with everything inside); 409 `item_name_in_use` onto a name in use.
     func copyItem(_ id: String, folder: Bool, _ request: IncomingRequest) throws -> MockResponse {
         let body = try Self.jsonBody(request)
-        guard let parentID = Self.parentID(body) else { throw MockBoxError(400, "bad_request", "parent.id is required") }
+        guard let parentID = Self.parentID(body) else {
+            throw MockBoxError(400, "bad_request", "parent.id is required")
+        }
         return try state.withLock { state in
             let item = folder ? try liveFolder(id, state) : try liveFile(id, state)
             let name = body["name"] as? String ?? item.name
@@ -53,7 +65,8 @@ extension MockBoxServer {
             let parent = try liveFolder(parentID, state)
             if folder { try refuseCycle(moving: item.id, into: parent.id, state) }
             if let other = state.child(named: name, of: parent.id) { throw nameInUse(other, asArray: true, in: state) }
-            guard state.tree.usage + (folder ? state.tree.liveSize(of: item.id) : item.size) <= settings.quotaBytes else {
+            guard state.tree.usage + (folder ? state.tree.liveSize(of: item.id) : item.size) <= settings.quotaBytes
+            else {
                 throw MockBoxError(403, "storage_limit_exceeded", "Account storage limit reached")
             }
             let copy = copyTree(item.id, into: parent.id, named: name, &state)
@@ -61,9 +74,14 @@ extension MockBoxServer {
         }
     }
 
-    private func copyTree(_ id: String, into parentID: String, named name: String, _ state: inout MockBoxState) -> MockBoxItem {
-        guard let source = state.tree[id] else { return MockBoxItem(id: id, name: name, parents: [parentID], isFolder: false, created: Date()) }
-        var copy = MockBoxItem(id: state.newID(), name: name, parents: [parentID], isFolder: source.isFolder, created: state.tree.tick())
+    private func copyTree(
+        _ id: String, into parentID: String, named name: String, _ state: inout MockBoxState
+    ) -> MockBoxItem {
+        guard let source = state.tree[id] else {
+            return MockBoxItem(id: id, name: name, parents: [parentID], isFolder: false, created: Date())
+        }
+        var copy = MockBoxItem(
+            id: state.newID(), name: name, parents: [parentID], isFolder: source.isFolder, created: state.tree.tick())
         if let content = source.content {
             copy.store(content, sha1: source.sha1, versionID: state.newID(), at: copy.created)
         }
@@ -86,8 +104,12 @@ extension MockBoxServer {
         let paging = try Paging(request.query)
         let fields = Self.fields(request)
         return state.withLock { state in
-            let trashed = state.tree.items.values.filter { $0.trashed }.sorted { ($0.trashedAt ?? $0.modified, $0.id) < ($1.trashedAt ?? $1.modified, $1.id) }
-            let page = trashed.dropFirst(paging.start).prefix(paging.limit).map { render($0, fields: fields, in: state) }
+            let trashed = state.tree.items.values.filter { $0.trashed }.sorted {
+                ($0.trashedAt ?? $0.modified, $0.id) < ($1.trashedAt ?? $1.modified, $1.id)
+            }
+            let page = trashed.dropFirst(paging.start).prefix(paging.limit).map {
+                render($0, fields: fields, in: state)
+            }
             return .json(200, paging.answer(Array(page), total: trashed.count))
         }
     }
@@ -102,7 +124,9 @@ extension MockBoxServer {
 
     /// `GET /files/{id}/trash` or `/folders/{id}/trash`.
     func trashedInfo(_ id: String, folder: Bool, _ request: IncomingRequest) throws -> MockResponse {
-        try state.withLock { state in .json(200, render(try trashedItem(id, folder: folder, state), fields: Self.fields(request), in: state)) }
+        try state.withLock { state in
+            .json(200, render(try trashedItem(id, folder: folder, state), fields: Self.fields(request), in: state))
+        }
     }
 
     /// `POST /files/{id}` or `/folders/{id}` (optional `name`, `parent.id`): back from the trash, 201 with the item.
@@ -114,18 +138,20 @@ extension MockBoxServer {
             guard MockBoxNames.isValid(name) else { throw MockBoxError(400, "item_name_invalid", "Item name invalid") }
             let parentID = Self.parentID(body) ?? item.parents.first ?? MockBoxState.rootID
             guard let parent = state.live(parentID), parent.isFolder else {
-                throw MockBoxError(404, "not_found", "The folder the item was in is gone; give parent.id to restore it elsewhere")
+                throw MockBoxError(
+                    404, "not_found", "The folder the item was in is gone; give parent.id to restore it elsewhere")
             }
             if let other = state.child(named: name, of: parent.id) { throw nameInUse(other, asArray: true, in: state) }
             let now = state.tree.tick()
-            let restored = state.tree.update(item.id) { changed in
-                changed.trashed = false
-                changed.trashedAt = nil
-                changed.name = name
-                changed.parents = [parent.id]
-                changed.modified = now
-                changed.sequence += 1
-            } ?? item
+            let restored =
+                state.tree.update(item.id) { changed in
+                    changed.trashed = false
+                    changed.trashedAt = nil
+                    changed.name = name
+                    changed.parents = [parent.id]
+                    changed.modified = now
+                    changed.sequence += 1
+                } ?? item
             state.log("ITEM_UNDELETE_VIA_TRASH", restored.id)
             return .json(201, render(restored, fields: Self.fields(request), in: state))
         }

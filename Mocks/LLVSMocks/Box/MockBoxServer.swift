@@ -41,12 +41,17 @@ public final class MockBoxServer: Sendable, MockOAuthService {
 
     /// `state`: a folder to keep the account (and the issued tokens) in between runs, loaded now and written after
     /// every change.
-    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(), state saved: MockStateDirectory? = nil) throws {
+    public init(
+        settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(),
+        state saved: MockStateDirectory? = nil
+    ) throws {
         self.settings = settings
         oauth = MockOAuthServer(settings: settings.oauth)
         stateDirectory = saved
         var account = MockBoxState()
-        if let loaded = try saved?.loadTree(into: &account.tree, counter: Int.self, attach: { $0.content = .spooled($1, size: $0.size) }) {
+        if let loaded = try saved?.loadTree(
+            into: &account.tree, counter: Int.self, attach: { $0.content = .spooled($1, size: $0.size) })
+        {
             account.counter = loaded.counter
             oauth.restore(loaded.tokens)
         }
@@ -54,7 +59,9 @@ public final class MockBoxServer: Sendable, MockOAuthService {
         storage = try MockStorageFolder.make("box")
         let box = MockBackReference<MockBoxServer>()
         contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "localhost")
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request) } }
+        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in
+            box.answer { $0.handle(request) }
+        }
         box.attach(self)
     }
 
@@ -82,14 +89,22 @@ public final class MockBoxServer: Sendable, MockOAuthService {
     public var paths: [String] { state.withLock { $0.tree.livePaths } }
     /// Versions kept before the current one, for the file at `path`.
     public func earlierVersions(of path: String) -> Int {
-        state.withLock { state in state.tree.items.values.first { state.tree.path(of: $0.id) == path && !state.tree.isTrashed($0.id) }?.earlierVersions ?? 0 }
+        state.withLock { state in
+            state.tree.items.values.first { state.tree.path(of: $0.id) == path && !state.tree.isTrashed($0.id) }?
+                .earlierVersions ?? 0
+        }
     }
 
     // MARK: Errors
 
-    static func error(_ status: Int, _ code: String, _ message: String, context: [String: Any]? = nil, headers: HTTPHeaders = [:]) -> MockResponse {
-        var object: [String: Any] = ["type": "error", "status": status, "code": code, "message": message,
-                                     "help_url": "http://developers.box.com/docs/#errors", "request_id": String(UUID().uuidString.prefix(13)).lowercased()]
+    static func error(
+        _ status: Int, _ code: String, _ message: String, context: [String: Any]? = nil, headers: HTTPHeaders = [:]
+    ) -> MockResponse {
+        var object: [String: Any] = [
+            "type": "error", "status": status, "code": code, "message": message,
+            "help_url": "http://developers.box.com/docs/#errors",
+            "request_id": String(UUID().uuidString.prefix(13)).lowercased(),
+        ]
         if let context { object["context_info"] = context }
         var response = MockResponse.json(status, object)
         for field in headers { response.headers[field.name] = field.value }
@@ -106,7 +121,8 @@ public final class MockBoxServer: Sendable, MockOAuthService {
     }
 
     static let unauthorizedHeaders: HTTPHeaders = [
-        "WWW-Authenticate": #"Bearer realm="Service", error="invalid_token", error_description="The access token provided is invalid.""#,
+        "WWW-Authenticate":
+            #"Bearer realm="Service", error="invalid_token", error_description="The access token provided is invalid.""#
     ]
 
     // MARK: Serving
@@ -116,35 +132,47 @@ public final class MockBoxServer: Sendable, MockOAuthService {
         guard let directory = stateDirectory else { return }
         let tokens = oauth.tokens
         state.withLock { state in
-            directory.saveTree(state.tree, counter: state.counter, tokens: tokens, order: { ($0.created, $0.id) < ($1.created, $1.id) }) { "\($0.id)-\($0.versionID)" }
+            directory.saveTree(
+                state.tree, counter: state.counter, tokens: tokens, order: { ($0.created, $0.id) < ($1.created, $1.id) }
+            ) { "\($0.id)-\($0.versionID)" }
         }
     }
 
     func handle(_ request: IncomingRequest) -> MockResponse {
         let answer = respond(request)
         // Anything that changed the account, or issued tokens, is written out when a state folder is kept.
-        if stateDirectory != nil, request.method != "GET", request.method != "OPTIONS", answer.status < 300 { persist() }
+        if stateDirectory != nil, request.method != "GET", request.method != "OPTIONS", answer.status < 300 {
+            persist()
+        }
         return answer
     }
 
     private func respond(_ request: IncomingRequest) -> MockResponse {
         var oauthRequest = request
-        if request.path == "/api/oauth2/token" { oauthRequest.target = "/oauth2/token" } // where older clients send it
+        if request.path == "/api/oauth2/token" { oauthRequest.target = "/oauth2/token" }  // where older clients send it
         if let answer = oauth.handle(oauthRequest) { return answer }
         if let limit = settings.requestsPerWindow, !admit(limit) {
-            return Self.error(429, "rate_limit_exceeded", "Request rate limit exceeded, please try again later",
-                              headers: ["retry-after": String(Int(settings.rateWindow.rounded(.up)))])
+            return Self.error(
+                429, "rate_limit_exceeded", "Request rate limit exceeded, please try again later",
+                headers: ["retry-after": String(Int(settings.rateWindow.rounded(.up)))])
         }
         let rejected = state.withLock { state -> Bool in
             guard state.rejectRemaining > 0 else { return false }
             state.rejectRemaining -= 1
             return true
         }
-        guard !rejected, oauth.isAuthorized(request.headers["Authorization"]) else { return MockResponse(status: 401, headers: Self.unauthorizedHeaders) }
+        guard !rejected, oauth.isAuthorized(request.headers["Authorization"]) else {
+            return MockResponse(status: 401, headers: Self.unauthorizedHeaders)
+        }
         let path = request.path
         do {
-            if path.hasPrefix("/api/2.0/") { return try upload(request, Array(path.dropFirst("/api/2.0/".count).split(separator: "/").map(String.init))) }
-            if path.hasPrefix("/2.0/") { return try api(request, Array(path.dropFirst("/2.0/".count).split(separator: "/").map(String.init))) }
+            if path.hasPrefix("/api/2.0/") {
+                return try upload(
+                    request, Array(path.dropFirst("/api/2.0/".count).split(separator: "/").map(String.init)))
+            }
+            if path.hasPrefix("/2.0/") {
+                return try api(request, Array(path.dropFirst("/2.0/".count).split(separator: "/").map(String.init)))
+            }
             throw MockBoxError.notFound
         } catch let failure as MockBoxError {
             return Self.error(failure.status, failure.code, failure.message, context: failure.context)
@@ -197,13 +225,18 @@ public final class MockBoxServer: Sendable, MockOAuthService {
         guard parts.first == "files" else { throw MockBoxError.notFound }
         switch (request.method, Array(parts.dropFirst())) {
         case ("POST", ["content"]): return try uploadFile(request, existing: nil)
-        case ("POST", let rest) where rest.count == 2 && rest[1] == "content": return try uploadFile(request, existing: rest[0])
+        case ("POST", let rest) where rest.count == 2 && rest[1] == "content":
+            return try uploadFile(request, existing: rest[0])
         case ("POST", ["upload_sessions"]): return try openSession(request, existing: nil)
-        case ("POST", let rest) where rest.count == 2 && rest[1] == "upload_sessions": return try openSession(request, existing: rest[0])
-        case ("PUT", let rest) where rest.count == 2 && rest[0] == "upload_sessions": return try uploadPart(rest[1], request)
+        case ("POST", let rest) where rest.count == 2 && rest[1] == "upload_sessions":
+            return try openSession(request, existing: rest[0])
+        case ("PUT", let rest) where rest.count == 2 && rest[0] == "upload_sessions":
+            return try uploadPart(rest[1], request)
         case ("GET", let rest) where rest.count == 2 && rest[0] == "upload_sessions": return try sessionStatus(rest[1])
-        case ("GET", let rest) where rest.count == 3 && rest[0] == "upload_sessions" && rest[2] == "parts": return try listParts(rest[1], request)
-        case ("POST", let rest) where rest.count == 3 && rest[0] == "upload_sessions" && rest[2] == "commit": return try commit(rest[1], request)
+        case ("GET", let rest) where rest.count == 3 && rest[0] == "upload_sessions" && rest[2] == "parts":
+            return try listParts(rest[1], request)
+        case ("POST", let rest) where rest.count == 3 && rest[0] == "upload_sessions" && rest[2] == "commit":
+            return try commit(rest[1], request)
         case ("DELETE", let rest) where rest.count == 2 && rest[0] == "upload_sessions": return try abort(rest[1])
         default: throw MockBoxError(405, "method_not_allowed", "Method Not Allowed")
         }
@@ -225,7 +258,9 @@ struct MockBoxError: Error {
         self.contextJSON = context.flatMap { try? JSONSerialization.data(withJSONObject: $0) }
     }
 
-    var context: [String: Any]? { contextJSON.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } }
+    var context: [String: Any]? {
+        contextJSON.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+    }
 
     static let notFound = MockBoxError(404, "not_found", "Not Found")
 }

@@ -20,8 +20,9 @@ struct MockBoxState: Sendable {
     static let rootID = "0"
 
     init() {
-        tree = MockItemTree(root: MockBoxItem(id: Self.rootID, name: "All Files", parents: [], isFolder: true, created: Date()),
-                            caseInsensitiveNames: true)
+        tree = MockItemTree(
+            root: MockBoxItem(id: Self.rootID, name: "All Files", parents: [], isFolder: true, created: Date()),
+            caseInsensitiveNames: true)
     }
 
     mutating func newID() -> String {

@@ -86,40 +86,67 @@ struct DriveSchema: Sendable {
     var fields: [String: DriveSchema?]
 
     /// Drive v3's File resource, every field (the objects among them kept whole: their parts are not checked).
-    static let file = DriveSchema(fields: Dictionary(uniqueKeysWithValues: [
-        "kind", "driveId", "fileExtension", "copyRequiresWriterPermission", "md5Checksum", "contentHints", "writersCanShare",
-        "viewedByMe", "mimeType", "exportLinks", "parents", "thumbnailLink", "iconLink", "shared", "lastModifyingUser", "owners",
-        "headRevisionId", "sharingUser", "webViewLink", "webContentLink", "size", "viewersCanCopyContent", "permissions",
-        "hasThumbnail", "spaces", "folderColorRgb", "id", "name", "description", "starred", "trashed", "explicitlyTrashed",
-        "createdTime", "modifiedTime", "modifiedByMeTime", "viewedByMeTime", "sharedWithMeTime", "quotaBytesUsed", "version",
-        "originalFilename", "ownedByMe", "fullFileExtension", "properties", "appProperties", "isAppAuthorized", "teamDriveId",
-        "capabilities", "hasAugmentedPermissions", "trashingUser", "thumbnailVersion", "trashedTime", "modifiedByMe",
-        "permissionIds", "imageMediaMetadata", "videoMediaMetadata", "shortcutDetails", "contentRestrictions", "resourceKey",
-        "linkShareMetadata", "labelInfo", "sha1Checksum", "sha256Checksum", "inheritedPermissionsDisabled", "downloadRestrictions",
-    ].map { ($0, DriveSchema?.none) }))
-    static let fileList = DriveSchema(fields: ["kind": nil, "incompleteSearch": nil, "nextPageToken": nil, "files": file])
-    static let drive = DriveSchema(fields: Dictionary(uniqueKeysWithValues: [
-        "id", "name", "colorRgb", "kind", "backgroundImageLink", "capabilities", "themeId", "backgroundImageFile", "createdTime",
-        "hidden", "restrictions", "orgUnitId",
-    ].map { ($0, DriveSchema?.none) }))
-    static let change = DriveSchema(fields: ["kind": nil, "changeType": nil, "time": nil, "removed": nil, "fileId": nil, "file": file,
-                                             "driveId": nil, "drive": drive, "teamDriveId": nil, "teamDrive": nil])
-    static let changeList = DriveSchema(fields: ["kind": nil, "nextPageToken": nil, "newStartPageToken": nil, "changes": change])
-    static let about = DriveSchema(fields: Dictionary(uniqueKeysWithValues: [
-        "kind", "user", "storageQuota", "driveThemes", "canCreateDrives", "importFormats", "exportFormats", "appInstalled",
-        "maxImportSizes", "maxUploadSize", "folderColorPalette", "teamDriveThemes", "canCreateTeamDrives",
-    ].map { ($0, DriveSchema?.none) }))
+    static let file = DriveSchema(
+        fields: Dictionary(
+            uniqueKeysWithValues: [
+                "kind", "driveId", "fileExtension", "copyRequiresWriterPermission", "md5Checksum", "contentHints",
+                "writersCanShare",
+                "viewedByMe", "mimeType", "exportLinks", "parents", "thumbnailLink", "iconLink", "shared",
+                "lastModifyingUser", "owners",
+                "headRevisionId", "sharingUser", "webViewLink", "webContentLink", "size", "viewersCanCopyContent",
+                "permissions",
+                "hasThumbnail", "spaces", "folderColorRgb", "id", "name", "description", "starred", "trashed",
+                "explicitlyTrashed",
+                "createdTime", "modifiedTime", "modifiedByMeTime", "viewedByMeTime", "sharedWithMeTime",
+                "quotaBytesUsed", "version",
+                "originalFilename", "ownedByMe", "fullFileExtension", "properties", "appProperties", "isAppAuthorized",
+                "teamDriveId",
+                "capabilities", "hasAugmentedPermissions", "trashingUser", "thumbnailVersion", "trashedTime",
+                "modifiedByMe",
+                "permissionIds", "imageMediaMetadata", "videoMediaMetadata", "shortcutDetails", "contentRestrictions",
+                "resourceKey",
+                "linkShareMetadata", "labelInfo", "sha1Checksum", "sha256Checksum", "inheritedPermissionsDisabled",
+                "downloadRestrictions",
+            ].map { ($0, DriveSchema?.none) }))
+    static let fileList = DriveSchema(fields: [
+        "kind": nil, "incompleteSearch": nil, "nextPageToken": nil, "files": file,
+    ])
+    static let drive = DriveSchema(
+        fields: Dictionary(
+            uniqueKeysWithValues: [
+                "id", "name", "colorRgb", "kind", "backgroundImageLink", "capabilities", "themeId",
+                "backgroundImageFile", "createdTime",
+                "hidden", "restrictions", "orgUnitId",
+            ].map { ($0, DriveSchema?.none) }))
+    static let change = DriveSchema(fields: [
+        "kind": nil, "changeType": nil, "time": nil, "removed": nil, "fileId": nil, "file": file,
+        "driveId": nil, "drive": drive, "teamDriveId": nil, "teamDrive": nil,
+    ])
+    static let changeList = DriveSchema(fields: [
+        "kind": nil, "nextPageToken": nil, "newStartPageToken": nil, "changes": change,
+    ])
+    static let about = DriveSchema(
+        fields: Dictionary(
+            uniqueKeysWithValues: [
+                "kind", "user", "storageQuota", "driveThemes", "canCreateDrives", "importFormats", "exportFormats",
+                "appInstalled",
+                "maxImportSizes", "maxUploadSize", "folderColorPalette", "teamDriveThemes", "canCreateTeamDrives",
+            ].map { ($0, DriveSchema?.none) }))
 
     /// A field sent whole (no mask of its own).
     static let whole: DriveFieldMask? = nil
 
     /// What Drive sends when `fields` is not given.
     static let defaultFile = DriveFieldMask(fields: ["kind": whole, "id": whole, "name": whole, "mimeType": whole])
-    static let defaultFileList = DriveFieldMask(fields: ["kind": whole, "incompleteSearch": whole, "nextPageToken": whole,
-                                                         "files": defaultFile])
+    static let defaultFileList = DriveFieldMask(fields: [
+        "kind": whole, "incompleteSearch": whole, "nextPageToken": whole,
+        "files": defaultFile,
+    ])
     static let defaultChangeList = DriveFieldMask(fields: [
         "kind": whole, "nextPageToken": whole, "newStartPageToken": whole,
-        "changes": DriveFieldMask(fields: ["kind": whole, "changeType": whole, "time": whole, "removed": whole,
-                                           "fileId": whole, "file": defaultFile]),
+        "changes": DriveFieldMask(fields: [
+            "kind": whole, "changeType": whole, "time": whole, "removed": whole,
+            "fileId": whole, "file": defaultFile,
+        ]),
     ])
 }

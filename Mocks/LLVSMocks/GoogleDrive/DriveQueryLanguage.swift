@@ -33,7 +33,9 @@ indirect enum DriveQuery: Sendable, Equatable {
     static func parse(_ text: String) throws -> DriveQuery {
         var parser = Parser(tokens: try tokenize(text))
         let query = try parser.expression()
-        guard parser.atEnd else { throw Invalid(description: "unexpected \(parser.peek.map { "\($0)" } ?? "end") in the query") }
+        guard parser.atEnd else {
+            throw Invalid(description: "unexpected \(parser.peek.map { "\($0)" } ?? "end") in the query")
+        }
         return query
     }
 
@@ -75,7 +77,9 @@ indirect enum DriveQuery: Sendable, Equatable {
                 default: throw Invalid(description: "\(field) takes = or !=")
                 }
             case ("modifiedTime", .string(let text)), ("createdTime", .string(let text)):
-                guard let date = RFC3339Date.parse(text) else { throw Invalid(description: "\(text) is not an RFC 3339 time") }
+                guard let date = RFC3339Date.parse(text) else {
+                    throw Invalid(description: "\(text) is not an RFC 3339 time")
+                }
                 let actual = field == "modifiedTime" ? item.modifiedTime : item.createdTime
                 switch op {
                 case "=": return actual == date
@@ -94,7 +98,9 @@ indirect enum DriveQuery: Sendable, Equatable {
 
     /// `name =` ignores case; `name contains` matches the start of the name or of a word in it (Drive's prefix
     /// matching); `mimeType` compares exactly.
-    private static func compareText(_ actual: String, _ op: String, _ text: String, caseInsensitive: Bool, prefixContains: Bool) throws -> Bool {
+    private static func compareText(
+        _ actual: String, _ op: String, _ text: String, caseInsensitive: Bool, prefixContains: Bool
+    ) throws -> Bool {
         let a = caseInsensitive ? actual.lowercased() : actual, b = caseInsensitive ? text.lowercased() : text
         switch op {
         case "=": return a == b
@@ -211,10 +217,14 @@ indirect enum DriveQuery: Sendable, Equatable {
         mutating func term() throws -> DriveQuery {
             switch try next() {
             case .string(let value):
-                guard case .word(let inWord) = try next(), inWord.lowercased() == "in", case .word(let collection) = try next() else {
+                guard case .word(let inWord) = try next(), inWord.lowercased() == "in",
+                    case .word(let collection) = try next()
+                else {
                     throw Invalid(description: "'\(value)' must be followed by `in parents`")
                 }
-                guard collection == "parents" else { return .compare(field: collection, op: "in", value: .string(value)) }
+                guard collection == "parents" else {
+                    return .compare(field: collection, op: "in", value: .string(value))
+                }
                 return .inParents(value)
             case .word(let field):
                 let op: String
@@ -225,7 +235,8 @@ indirect enum DriveQuery: Sendable, Equatable {
                 }
                 switch try next() {
                 case .string(let text): return .compare(field: field, op: op, value: .string(text))
-                case .word(let w) where ["true", "false"].contains(w.lowercased()): return .compare(field: field, op: op, value: .bool(w.lowercased() == "true"))
+                case .word(let w) where ["true", "false"].contains(w.lowercased()):
+                    return .compare(field: field, op: op, value: .bool(w.lowercased() == "true"))
                 case let other: throw Invalid(description: "\(field) \(op) is followed by \(other), not a value")
                 }
             case let other:

@@ -40,7 +40,8 @@ struct MockDriveItem: MockTreeItem {
     /// The full resource, as Drive writes it (`size` as a string, times in RFC 3339 with milliseconds).
     func json(trashed effective: Bool) -> [String: Any] {
         var object: [String: Any] = [
-            "kind": "drive#file", "id": id, "name": name, "mimeType": mimeType, "parents": parents, "trashed": effective,
+            "kind": "drive#file", "id": id, "name": name, "mimeType": mimeType, "parents": parents,
+            "trashed": effective,
             "explicitlyTrashed": trashed, "createdTime": createdText,
             "modifiedTime": modifiedText, "version": String(version), "spaces": ["drive"], "starred": false,
         ]
@@ -89,15 +90,24 @@ struct MockDriveMetadata: Sendable {
         if object["parents"] != nil, parents == nil { throw MockDriveError.badRequest("parents must be a list of IDs") }
         description = object["description"] as? String
         if let text = object["modifiedTime"] as? String {
-            guard let date = RFC3339Date.parse(text) else { throw MockDriveError.invalidParameter(location: "modifiedTime", message: "Invalid value for modifiedTime: \(text)") }
+            guard let date = RFC3339Date.parse(text) else {
+                throw MockDriveError.invalidParameter(
+                    location: "modifiedTime", message: "Invalid value for modifiedTime: \(text)")
+            }
             modifiedTime = date
         }
-        for (key, target) in [("appProperties", \MockDriveMetadata.appProperties), ("properties", \MockDriveMetadata.properties)] {
+        for (key, target) in [
+            ("appProperties", \MockDriveMetadata.appProperties), ("properties", \MockDriveMetadata.properties),
+        ] {
             guard let value = object[key] else { continue }
-            guard let map = value as? [String: Any] else { throw MockDriveError.badRequest("\(key) must be an object of strings") }
+            guard let map = value as? [String: Any] else {
+                throw MockDriveError.badRequest("\(key) must be an object of strings")
+            }
             self[keyPath: target] = try map.mapValues { value -> String? in
                 if value is NSNull { return nil }
-                guard let text = value as? String else { throw MockDriveError.badRequest("\(key) values must be strings") }
+                guard let text = value as? String else {
+                    throw MockDriveError.badRequest("\(key) values must be strings")
+                }
                 return text
             }
         }
@@ -135,8 +145,10 @@ struct MockDriveState: Sendable {
 
     init(rootID: String) {
         let now = Date()
-        tree = MockItemTree(root: MockDriveItem(id: rootID, name: "My Drive", mimeType: MockDriveItem.folderType, parents: [],
-                                                createdTime: now, modifiedTime: now), caseInsensitiveNames: true)
+        tree = MockItemTree(
+            root: MockDriveItem(
+                id: rootID, name: "My Drive", mimeType: MockDriveItem.folderType, parents: [],
+                createdTime: now, modifiedTime: now), caseInsensitiveNames: true)
     }
 
     var rootID: String { tree.rootID }
@@ -165,7 +177,9 @@ struct MockDriveState: Sendable {
     func json(_ item: MockDriveItem) -> [String: Any] { item.json(trashed: isTrashed(item.id)) }
 
     /// A new item in a folder; Drive never refuses a duplicate name.
-    mutating func create(_ metadata: MockDriveMetadata, content: MockContent?, md5: String?, defaultName: String = "Untitled") throws -> MockDriveItem {
+    mutating func create(
+        _ metadata: MockDriveMetadata, content: MockContent?, md5: String?, defaultName: String = "Untitled"
+    ) throws -> MockDriveItem {
         let parents = (metadata.parents ?? [rootID]).map(resolve)
         // Since 2020 an item has exactly one parent.
         guard parents.count <= 1 else { throw Self.cannotAddParent }
@@ -175,8 +189,9 @@ struct MockDriveState: Sendable {
         }
         let mimeType = metadata.mimeType ?? "application/octet-stream"
         let time = tick()
-        var item = MockDriveItem(id: "1" + MockDriveID.make(), name: metadata.name ?? defaultName, mimeType: mimeType, parents: parents,
-                                 createdTime: time, modifiedTime: time)
+        var item = MockDriveItem(
+            id: "1" + MockDriveID.make(), name: metadata.name ?? defaultName, mimeType: mimeType, parents: parents,
+            createdTime: time, modifiedTime: time)
         if mimeType != MockDriveItem.folderType {
             item.content = content ?? .data(Data())
             item.md5 = md5 ?? DigestStream.hex(Data(), .md5)
@@ -186,7 +201,9 @@ struct MockDriveState: Sendable {
         return item
     }
 
-    mutating func update(_ id: String, _ metadata: MockDriveMetadata, content: MockContent?, md5: String?) throws -> MockDriveItem {
+    mutating func update(
+        _ id: String, _ metadata: MockDriveMetadata, content: MockContent?, md5: String?
+    ) throws -> MockDriveItem {
         let id = try item(id).id
         let time = tick()
         return tree.update(id) { item in
@@ -213,7 +230,11 @@ struct MockDriveState: Sendable {
         for parent in adding {
             var ancestor: String? = parent
             while let next = ancestor {
-                if next == id { throw MockDriveError.forbidden(reason: "cannotMoveFolderIntoItself", message: "A folder cannot be moved into itself or one of its descendants.") }
+                if next == id {
+                    throw MockDriveError.forbidden(
+                        reason: "cannotMoveFolderIntoItself",
+                        message: "A folder cannot be moved into itself or one of its descendants.")
+                }
                 ancestor = tree[next]?.parents.first
             }
         }
@@ -223,7 +244,8 @@ struct MockDriveState: Sendable {
         }
     }
 
-    static let cannotAddParent = MockDriveError.forbidden(reason: "cannotAddParent", message: "Increasing the number of parents is not allowed.")
+    static let cannotAddParent = MockDriveError.forbidden(
+        reason: "cannotAddParent", message: "Increasing the number of parents is not allowed.")
 
     /// Deletes every trashed item for good (`files.emptyTrash`); returns spooled files to remove.
     mutating func emptyTrash() -> [URL] {
@@ -234,7 +256,9 @@ struct MockDriveState: Sendable {
     /// Deletes an item for good, and everything inside it when it is a folder; returns spooled files to remove.
     mutating func delete(_ id: String) throws -> [URL] {
         let item = try item(id)
-        guard item.id != rootID else { throw MockDriveError.forbidden(reason: "cannotDeleteRoot", message: "The root folder cannot be deleted.") }
+        guard item.id != rootID else {
+            throw MockDriveError.forbidden(reason: "cannotDeleteRoot", message: "The root folder cannot be deleted.")
+        }
         _ = tick()
         return tree.remove(item.id).compactMap { removed in
             if case .spooled(let url, _) = removed.content { return url }
@@ -250,12 +274,17 @@ struct MockDriveState: Sendable {
         } else if let parent = query?.requiredParent {
             candidates = tree.children(of: resolve(parent))
         } else {
-            candidates = items.values.filter { $0.id != rootID }.sorted { ($0.createdTime, $0.id) < ($1.createdTime, $1.id) }
+            candidates = items.values.filter { $0.id != rootID }.sorted {
+                ($0.createdTime, $0.id) < ($1.createdTime, $1.id)
+            }
         }
         guard let query else { return candidates }
         return try candidates.filter { item in
-            try query.matches(DriveQuery.Subject(name: item.name, mimeType: item.mimeType, parents: item.parents.map { $0 == rootID ? "root" : $0 } + item.parents,
-                                                 trashed: isTrashed(item.id), createdTime: item.createdTime, modifiedTime: item.modifiedTime))
+            try query.matches(
+                DriveQuery.Subject(
+                    name: item.name, mimeType: item.mimeType,
+                    parents: item.parents.map { $0 == rootID ? "root" : $0 } + item.parents,
+                    trashed: isTrashed(item.id), createdTime: item.createdTime, modifiedTime: item.modifiedTime))
         }
     }
 

@@ -32,7 +32,10 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
 
     /// `state`: a folder to keep the drive (and the issued tokens) in between runs, loaded now and written after
     /// every change.
-    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(), state saved: MockStateDirectory? = nil) throws {
+    public init(
+        settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(),
+        state saved: MockStateDirectory? = nil
+    ) throws {
         self.settings = settings
         oauth = MockOAuthServer(settings: settings.oauth)
         stateDirectory = saved
@@ -46,7 +49,9 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
         state = Mutex(drive)
         storage = try MockStorageFolder.make("gdrive")
         let box = MockBackReference<MockGoogleDriveServer>()
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request) } }
+        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in
+            box.answer { $0.handle(request) }
+        }
         box.attach(self)
     }
 
@@ -75,7 +80,9 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
     /// Refuses every changes page token handed out so far (400 invalid value, as for a token Drive does not know).
     public func expireChangeCursors() { state.withLock { $0.tree.forgetChanges() } }
     /// Forgets every upload session once this many more chunks have been stored (a deterministic mid-upload expiry).
-    public func expireUploadSessions(afterChunks count: Int) { state.withLock { $0.sessions.piecesUntilExpiry = count } }
+    public func expireUploadSessions(afterChunks count: Int) {
+        state.withLock { $0.sessions.piecesUntilExpiry = count }
+    }
     /// Bytes sent to each upload session so far, repeats included, in no particular order.
     public var uploadSessionBytes: [Int64] { state.withLock { $0.sessions.bytesSent } }
     /// Paths of items not in the trash (folders included), for tests.
@@ -89,7 +96,9 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
     /// Adds a file directly (for duplicate-name tests); returns its ID. `byThisApp: false` makes it as another app
     /// or the Drive web page would: a `drive.file` token does not see it.
     @discardableResult
-    public func addFile(named name: String, in parentID: String = "root", data: Data, byThisApp: Bool = true) throws -> String {
+    public func addFile(
+        named name: String, in parentID: String = "root", data: Data, byThisApp: Bool = true
+    ) throws -> String {
         try state.withLock { state in
             var metadata = try MockDriveMetadata(json: Data())
             metadata.name = name
@@ -133,7 +142,7 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
 
     func handle(_ request: IncomingRequest) -> MockResponse {
         if let answer = oauth.handle(request) {
-            if stateDirectory != nil, request.method == "POST", answer.status == 200 { persist() } // new tokens
+            if stateDirectory != nil, request.method == "POST", answer.status == 200 { persist() }  // new tokens
             return answer
         }
         let path = request.path
@@ -144,14 +153,18 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
             guard state.rejectRemaining > 0 else { return false }
             state.rejectRemaining -= 1
             return true
-        }) { return unauthorized() }
+        }) {
+            return unauthorized()
+        }
         // A token granted only `drive.file` sees the items this app made, nothing else (Drive's least privilege).
         let scopes = oauth.grantedScopes(request.headers["Authorization"])
         let restricted = scopes.map { !$0.contains("https://www.googleapis.com/auth/drive") } ?? false
         do {
             if restricted { try hideOtherAppsItems(request, path: path) }
-            let answer = if isUpload { try upload(request, String(path.dropFirst("/upload/drive/v3".count)), restricted: restricted) }
-                         else { try api(request, String(path.dropFirst("/drive/v3".count)), restricted: restricted) }
+            let answer =
+                if isUpload {
+                    try upload(request, String(path.dropFirst("/upload/drive/v3".count)), restricted: restricted)
+                } else { try api(request, String(path.dropFirst("/drive/v3".count)), restricted: restricted) }
             if stateDirectory != nil, request.method != "GET", answer.status < 300 { persist() }
             return answer
         } catch let error as MockDriveError {
@@ -217,12 +230,21 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
         case ("GET", 1, "changes"): return try changes(query, restricted: restricted)
         case ("GET", 1, "about"):
             // Drive requires `fields` here (and nowhere else).
-            guard let fields = query["fields"] else { throw MockDriveError.invalidParameter(location: "fields", message: "The 'fields' parameter is required for this method.") }
+            guard let fields = query["fields"] else {
+                throw MockDriveError.invalidParameter(
+                    location: "fields", message: "The 'fields' parameter is required for this method.")
+            }
             let usage = state.withLock { $0.usage }
-            var quota: [String: Any] = ["usage": String(usage), "usageInDrive": String(usage), "usageInDriveTrash": "0"]
+            var quota: [String: Any] = [
+                "usage": String(usage), "usageInDrive": String(usage), "usageInDriveTrash": "0",
+            ]
             if let limit = settings.quotaBytes { quota["limit"] = String(limit) }
-            let about: [String: Any] = ["kind": "drive#about", "storageQuota": quota, "maxUploadSize": "5242880000000",
-                                        "user": ["kind": "drive#user", "displayName": "Mock User", "emailAddress": "mock@example.com", "me": true]]
+            let about: [String: Any] = [
+                "kind": "drive#about", "storageQuota": quota, "maxUploadSize": "5242880000000",
+                "user": [
+                    "kind": "drive#user", "displayName": "Mock User", "emailAddress": "mock@example.com", "me": true,
+                ],
+            ]
             return .json(200, try DriveFieldMask.parse(fields).apply(to: about, schema: .about))
         default:
             return Self.error(404, "notFound", "Not Found")
@@ -238,12 +260,17 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
     }
 
     private func list(_ query: [String: String], restricted: Bool) throws -> MockResponse {
-        let pageSize = try query["pageSize"].map { text -> Int in
-            guard let size = Int(text), (1...settings.maximumPageSize).contains(size) else {
-                throw MockDriveError.invalidParameter(location: "pageSize", message: "Invalid value '\(text)'. Values must be within the range: [1, \(settings.maximumPageSize)]")
-            }
-            return size
-        } ?? settings.defaultPageSize
+        let pageSize =
+            try query["pageSize"].map { text -> Int in
+                guard let size = Int(text), (1...settings.maximumPageSize).contains(size) else {
+                    throw MockDriveError.invalidParameter(
+                        location: "pageSize",
+                        message:
+                            "Invalid value '\(text)'. Values must be within the range: [1, \(settings.maximumPageSize)]"
+                    )
+                }
+                return size
+            } ?? settings.defaultPageSize
         let mask = try query["fields"].map(DriveFieldMask.parse) ?? DriveSchema.defaultFileList
         let q = query["q"] ?? ""
         let parsed = q.isEmpty ? nil : try DriveQuery.parse(q)
@@ -258,11 +285,15 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
                 matches = saved.ids
             } else {
                 if let parent = parsed?.requiredParent { state.tree.listingServed(of: state.resolve(parent)) }
-                let found = try state.search(parsed).filter { (!restricted || $0.createdByThisApp) && state.tree.lagging[$0.id] == nil }
+                let found = try state.search(parsed).filter {
+                    (!restricted || $0.createdByThisApp) && state.tree.lagging[$0.id] == nil
+                }
                 matches = ArraySlice((order.map { $0.sorted(found) } ?? found).map(\.id))
             }
             let page = matches.prefix(pageSize).compactMap { state.items[$0] }
-            var object: [String: Any] = ["kind": "drive#fileList", "incompleteSearch": false, "files": page.map { state.json($0) }]
+            var object: [String: Any] = [
+                "kind": "drive#fileList", "incompleteSearch": false, "files": page.map { state.json($0) },
+            ]
             if matches.count > pageSize {
                 let token = "~!!~" + MockDriveID.make()
                 state.pageTokens[token] = (q, matches.dropFirst(pageSize))
@@ -275,13 +306,21 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
 
     /// `files.generateIds`: IDs a client may give new files (`count` 1…1000, 10 by default).
     private func generateIDs(_ query: [String: String]) throws -> MockResponse {
-        let count = try query["count"].map { text -> Int in
-            guard let count = Int(text), (1...1000).contains(count) else {
-                throw MockDriveError.invalidParameter(location: "count", message: "Invalid value '\(text)'. Values must be within the range: [1, 1000]")
-            }
-            return count
-        } ?? 10
-        return .json(200, ["kind": "drive#generatedIds", "space": query["space"] ?? "drive", "ids": (0..<count).map { _ in "1" + MockDriveID.make() }])
+        let count =
+            try query["count"].map { text -> Int in
+                guard let count = Int(text), (1...1000).contains(count) else {
+                    throw MockDriveError.invalidParameter(
+                        location: "count",
+                        message: "Invalid value '\(text)'. Values must be within the range: [1, 1000]")
+                }
+                return count
+            } ?? 10
+        return .json(
+            200,
+            [
+                "kind": "drive#generatedIds", "space": query["space"] ?? "drive",
+                "ids": (0..<count).map { _ in "1" + MockDriveID.make() },
+            ])
     }
 
     /// `files.copy` of a file (not a folder): same contents under a new ID, in the parent given or the source's.
@@ -290,20 +329,24 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
         try checkParents(metadata, restricted: restricted)
         let item = try state.withLock { state -> MockDriveItem in
             let source = try state.item(id)
-            guard !source.isFolder else { throw MockDriveError.forbidden(reason: "fileNotCopyable", message: "The file cannot be copied: folders cannot be copied.") }
+            guard !source.isFolder else {
+                throw MockDriveError.forbidden(
+                    reason: "fileNotCopyable", message: "The file cannot be copied: folders cannot be copied.")
+            }
             var copy = metadata
             copy.name = metadata.name ?? source.name
             copy.mimeType = metadata.mimeType ?? source.mimeType
             copy.parents = metadata.parents ?? source.parents
-            let content: MockContent? = switch source.content {
-            case .data(let data)?: .data(data)
-            case .spooled(let url, let size)?:
-                { () -> MockContent? in
-                    let kept = url.deletingLastPathComponent().appendingPathComponent(UUID().uuidString)
-                    return (try? FileManager.default.copyItem(at: url, to: kept)).map { .spooled(kept, size: size) }
-                }()
-            case nil: nil
-            }
+            let content: MockContent? =
+                switch source.content {
+                case .data(let data)?: .data(data)
+                case .spooled(let url, let size)?:
+                    { () -> MockContent? in
+                        let kept = url.deletingLastPathComponent().appendingPathComponent(UUID().uuidString)
+                        return (try? FileManager.default.copyItem(at: url, to: kept)).map { .spooled(kept, size: size) }
+                    }()
+                case nil: nil
+                }
             return try state.create(copy, content: content, md5: source.md5)
         }
         return try fileAnswer(item, fields: request.query["fields"])
@@ -331,8 +374,9 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
     private func download(_ id: String, _ request: IncomingRequest) throws -> MockResponse {
         let item = try state.withLock { try $0.item(id) }
         guard !item.isFolder, let content = item.content else {
-            throw MockDriveError.forbidden(reason: "fileNotDownloadable",
-                                           message: "Only files with binary content can be downloaded. Use Export with Docs Editors files.")
+            throw MockDriveError.forbidden(
+                reason: "fileNotDownloadable",
+                message: "Only files with binary content can be downloaded. Use Export with Docs Editors files.")
         }
         return content.response(range: request.headers["Range"], headers: ["Content-Type": item.mimeType])
     }
@@ -342,7 +386,9 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
         guard let token = query["pageToken"], let position = Int(token), position >= 1 else {
             throw MockDriveError.invalidParameter(location: "pageToken", message: "Invalid Value")
         }
-        let pageSize = query["pageSize"].flatMap(Int.init).map { min(max($0, 1), settings.maximumPageSize) } ?? settings.defaultPageSize
+        let pageSize =
+            query["pageSize"].flatMap(Int.init).map { min(max($0, 1), settings.maximumPageSize) }
+            ?? settings.defaultPageSize
         let mask = try query["fields"].map(DriveFieldMask.parse) ?? DriveSchema.defaultChangeList
         let object: [String: Any] = try state.withLock { state in
             guard let index = state.tree.changeIndex(atFeedPosition: position - 1) else {
@@ -354,9 +400,13 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
             if start - 1 < end {
                 // Drive reports each file once, in its latest state: a change superseded later is left out.
                 for (offset, change) in state.changes[(start - 1)..<end].enumerated()
-                where state.latestChange[change.id] == start - 1 + offset && (!restricted || state.items[change.id]?.createdByThisApp != false) {
-                    var entry: [String: Any] = ["kind": "drive#change", "changeType": "file", "fileId": change.id,
-                                                "time": RFC3339Date.format(change.time), "removed": change.removed]
+                where state.latestChange[change.id] == start - 1 + offset
+                    && (!restricted || state.items[change.id]?.createdByThisApp != false)
+                {
+                    var entry: [String: Any] = [
+                        "kind": "drive#change", "changeType": "file", "fileId": change.id,
+                        "time": RFC3339Date.format(change.time), "removed": change.removed,
+                    ]
                     if !change.removed, let item = state.items[change.id] { entry["file"] = state.json(item) }
                     list.append(entry)
                 }
@@ -392,7 +442,9 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
             var createdElsewhere: Bool?
 
             func item(in directory: MockStateDirectory) -> MockDriveItem {
-                var item = MockDriveItem(id: id, name: name, mimeType: mimeType, parents: parents, createdTime: createdTime, modifiedTime: modifiedTime)
+                var item = MockDriveItem(
+                    id: id, name: name, mimeType: mimeType, parents: parents, createdTime: createdTime,
+                    modifiedTime: modifiedTime)
                 item.trashed = trashed
                 item.md5 = md5
                 item.version = version
@@ -416,19 +468,27 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
             let live = state.items.values.filter { $0.id != rootID }
             let files = directory.keepContents(of: live) { "\($0.id)-\($0.version)" }
             let items = live.map { item in
-                Saved.Item(id: item.id, name: item.name, mimeType: item.mimeType, parents: item.parents, trashed: item.trashed,
-                           createdTime: item.createdTime, modifiedTime: item.modifiedTime, md5: item.md5, version: item.version,
-                           file: files[item.id], size: item.content?.size, description: item.description,
-                           appProperties: item.appProperties.isEmpty ? nil : item.appProperties, properties: item.properties.isEmpty ? nil : item.properties,
-                           createdElsewhere: item.createdByThisApp ? nil : true)
+                Saved.Item(
+                    id: item.id, name: item.name, mimeType: item.mimeType, parents: item.parents, trashed: item.trashed,
+                    createdTime: item.createdTime, modifiedTime: item.modifiedTime, md5: item.md5,
+                    version: item.version,
+                    file: files[item.id], size: item.content?.size, description: item.description,
+                    appProperties: item.appProperties.isEmpty ? nil : item.appProperties,
+                    properties: item.properties.isEmpty ? nil : item.properties,
+                    createdElsewhere: item.createdByThisApp ? nil : true)
             }
-            try? directory.save(Saved(rootID: rootID, items: items.sorted { ($0.createdTime, $0.id) < ($1.createdTime, $1.id) }, tokens: tokens))
+            try? directory.save(
+                Saved(
+                    rootID: rootID, items: items.sorted { ($0.createdTime, $0.id) < ($1.createdTime, $1.id) },
+                    tokens: tokens))
         }
     }
 
     // MARK: Errors in Drive's shape
 
-    static func error(_ status: Int, _ reason: String, _ message: String, domain: String = "global", location: String? = nil) -> MockResponse {
+    static func error(
+        _ status: Int, _ reason: String, _ message: String, domain: String = "global", location: String? = nil
+    ) -> MockResponse {
         var detail: [String: Any] = ["domain": domain, "reason": reason, "message": message]
         if let location {
             detail["locationType"] = "parameter"
@@ -441,8 +501,10 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
         switch error {
         case .badRequest(let message): Self.error(400, "badRequest", message)
         case .notFound(let id): Self.error(404, "notFound", "File not found: \(id).", location: "fileId")
-        case .forbidden(let reason, let message): Self.error(403, reason, message, domain: reason == "storageQuotaExceeded" ? "usageLimits" : "global")
-        case .invalidParameter(let location, let message): Self.error(400, "invalidParameter", message, location: location)
+        case .forbidden(let reason, let message):
+            Self.error(403, reason, message, domain: reason == "storageQuotaExceeded" ? "usageLimits" : "global")
+        case .invalidParameter(let location, let message):
+            Self.error(400, "invalidParameter", message, location: location)
         }
     }
 
@@ -471,15 +533,18 @@ extension MockOAuthServer.Settings {
         settings.tokenType = "Bearer"
         settings.accessTokenLifetime = 3599
         settings.scope = "https://www.googleapis.com/auth/drive.file"
-        settings.deviceScopes = ["https://www.googleapis.com/auth/drive.file", "https://www.googleapis.com/auth/drive.appdata",
-                                 "openid", "email", "profile"]
+        settings.deviceScopes = [
+            "https://www.googleapis.com/auth/drive.file", "https://www.googleapis.com/auth/drive.appdata",
+            "openid", "email", "profile",
+        ]
         settings.invalidGrantDescription = "Token has been expired or revoked."
         settings.refreshTokenNeedsOfflineAccess = true
         // PKCE is optional at Google (a confidential client may do without); the redirect URI is always repeated.
         settings.requiresPKCE = false
         settings.exchangeNeedsRedirectURI = true
         settings.deviceVerificationField = "verification_url"
-        settings.unauthorizedBody = #"{"error":{"errors":[{"domain":"global","reason":"authError","message":"Invalid Credentials","locationType":"header","location":"Authorization"}],"code":401,"message":"Invalid Credentials"}}"#
+        settings.unauthorizedBody =
+            #"{"error":{"errors":[{"domain":"global","reason":"authError","message":"Invalid Credentials","locationType":"header","location":"Authorization"}],"code":401,"message":"Invalid Credentials"}}"#
         return settings
     }
 }
@@ -490,14 +555,18 @@ extension MockOAuthServer.Settings {
 struct DriveOrder {
     var keys: [(name: String, descending: Bool)]
 
-    static let known: Set<String> = ["createdTime", "folder", "modifiedByMeTime", "modifiedTime", "name", "name_natural",
-                                     "quotaBytesUsed", "recency", "sharedWithMeTime", "starred", "viewedByMeTime"]
+    static let known: Set<String> = [
+        "createdTime", "folder", "modifiedByMeTime", "modifiedTime", "name", "name_natural",
+        "quotaBytesUsed", "recency", "sharedWithMeTime", "starred", "viewedByMeTime",
+    ]
 
     static func parse(_ text: String) throws -> DriveOrder {
         var keys: [(String, Bool)] = []
         for part in text.split(separator: ",") {
             let words = part.split(separator: " ").map(String.init)
-            guard let name = words.first, known.contains(name), words.count == 1 || (words.count == 2 && words[1].lowercased() == "desc") else {
+            guard let name = words.first, known.contains(name),
+                words.count == 1 || (words.count == 2 && words[1].lowercased() == "desc")
+            else {
                 throw MockDriveError.invalidParameter(location: "orderBy", message: "Invalid Value")
             }
             keys.append((name, words.count == 2))
@@ -508,20 +577,23 @@ struct DriveOrder {
     func sorted(_ items: [MockDriveItem]) -> [MockDriveItem] {
         items.sorted { a, b in
             for key in keys {
-                let order: ComparisonResult = switch key.name {
-                case "name": compare(a.name, b.name)
-                case "name_natural": a.name.localizedStandardCompare(b.name)
-                case "createdTime": compare(a.createdTime, b.createdTime)
-                case "modifiedTime", "modifiedByMeTime", "recency": compare(a.modifiedTime, b.modifiedTime)
-                case "folder": compare(a.isFolder ? 0 : 1, b.isFolder ? 0 : 1)
-                case "quotaBytesUsed": compare(a.content?.size ?? 0, b.content?.size ?? 0)
-                default: .orderedSame
-                }
+                let order: ComparisonResult =
+                    switch key.name {
+                    case "name": compare(a.name, b.name)
+                    case "name_natural": a.name.localizedStandardCompare(b.name)
+                    case "createdTime": compare(a.createdTime, b.createdTime)
+                    case "modifiedTime", "modifiedByMeTime", "recency": compare(a.modifiedTime, b.modifiedTime)
+                    case "folder": compare(a.isFolder ? 0 : 1, b.isFolder ? 0 : 1)
+                    case "quotaBytesUsed": compare(a.content?.size ?? 0, b.content?.size ?? 0)
+                    default: .orderedSame
+                    }
                 if order != .orderedSame { return (order == .orderedAscending) != key.descending }
             }
             return false
         }
     }
 
-    private func compare<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult { a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame }
+    private func compare<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
+        a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
+    }
 }

@@ -25,7 +25,9 @@ extension MockContent {
     }
 
     /// A download of the content: whole, or the part a Range header asks for.
-    public func response(range: String?, headers: HTTPHeaders = ["Content-Type": "application/octet-stream"]) -> MockResponse {
+    public func response(
+        range: String?, headers: HTTPHeaders = ["Content-Type": "application/octet-stream"]
+    ) -> MockResponse {
         .ranged(body, size: size, rangeHeader: range, headers: headers)
     }
 }
@@ -50,7 +52,9 @@ extension MockContent {
         case .data(let data): streams.forEach { $0.1.update(data) }
         case .spooled(let url, _):
             if let handle = try? FileHandle(forReadingFrom: url) {
-                while let piece = try? handle.read(upToCount: 1 << 20), !piece.isEmpty { streams.forEach { $0.1.update(piece) } }
+                while let piece = try? handle.read(upToCount: 1 << 20), !piece.isEmpty {
+                    streams.forEach { $0.1.update(piece) }
+                }
                 try? handle.close()
             }
         }

@@ -22,19 +22,30 @@ public final class MockContentHost: Sendable {
     /// `hostName` is how its URLs name it: `localhost` makes it another host than the API's `127.0.0.1` for clients
     /// that decide by host name, not port, where a token may go (as the real hosts differ by name).
     /// `namedFaultsFrom`: the API host's faults, whose named faults reach this host too.
-    public init(faults: MockFaults = MockFaults(), namedFaultsFrom: MockFaults? = nil, hostName: String = "127.0.0.1", refusesCredentials: Bool = false,
-                extra: (@Sendable (IncomingRequest) -> MockResponse?)? = nil) throws {
+    public init(
+        faults: MockFaults = MockFaults(), namedFaultsFrom: MockFaults? = nil, hostName: String = "127.0.0.1",
+        refusesCredentials: Bool = false,
+        extra: (@Sendable (IncomingRequest) -> MockResponse?)? = nil
+    ) throws {
         let published = Published()
         self.published = published
         self.hostName = hostName
         server = try MockHTTPServer(faults: faults, namedFaultsFrom: namedFaultsFrom) { request in
             if refusesCredentials, request.headers["Authorization"] != nil {
-                return .json(401, ["error": ["code": "unauthenticated", "message": "This URL is pre-authenticated; do not send an Authorization header."]])
+                return .json(
+                    401,
+                    [
+                        "error": [
+                            "code": "unauthenticated",
+                            "message": "This URL is pre-authenticated; do not send an Authorization header.",
+                        ]
+                    ])
             }
             if let answer = extra?(request) { return answer }
             let token = request.path.split(separator: "/").last.map(String.init) ?? ""
             guard request.method == "GET" || request.method == "HEAD",
-                  let link = published.contents.withLock({ $0[token] }) else { return .empty(404) }
+                let link = published.contents.withLock({ $0[token] })
+            else { return .empty(404) }
             // A link past its time is refused as gone, as pCloud's content hosts refuse a stale link.
             if let expires = link.expires, expires <= Date() { return .empty(410) }
             return link.content.response(range: request.headers["Range"])

@@ -76,13 +76,16 @@ public final class MockFaults: Sendable {
     }
     /// Faults the next `times` requests `rule` matches, by what they are rather than by their number (which
     /// depends on how many requests came before, libcurl's own silent resends included).
-    public func inject(_ fault: MockFault, times: Int = 1, where rule: @escaping @Sendable (MockRequestSummary) -> Bool) {
+    public func inject(_ fault: MockFault, times: Int = 1, where rule: @escaping @Sendable (MockRequestSummary) -> Bool)
+    {
         state.withLock { $0.matching.append((rule, fault, times)) }
     }
     /// Puts a named fault in force: into the `at`th request in its scope (from 1) and the `times - 1` after it, or
     /// into each request in its scope with probability `rate` (drawn per request, from the seed).
     public func inject(_ fault: MockNamedFault, at position: Int = 1, times: Int = 1) {
-        state.withLock { $0.named.append(NamedRule(fault: fault, skip: max(0, position - 1), remaining: max(1, times), rate: 0)) }
+        state.withLock {
+            $0.named.append(NamedRule(fault: fault, skip: max(0, position - 1), remaining: max(1, times), rate: 0))
+        }
     }
     public func inject(_ fault: MockNamedFault, rate: Double) {
         state.withLock { $0.named.append(NamedRule(fault: fault, skip: 0, remaining: nil, rate: rate)) }
@@ -95,7 +98,8 @@ public final class MockFaults: Sendable {
     /// as fired when it does.
     public func fires(_ name: String, method: String, path: String) -> Bool {
         state.withLock { state in
-            guard let index = state.named.firstIndex(where: { $0.fault.name == name && $0.fault.effect == .behavior }) else { return false }
+            guard let index = state.named.firstIndex(where: { $0.fault.name == name && $0.fault.effect == .behavior })
+            else { return false }
             return Self.take(&state, index, MockRequestSummary(method: method, path: path, headers: [:]))
         }
     }
@@ -117,7 +121,8 @@ public final class MockFaults: Sendable {
             let identity = request.method.uppercased() + " " + request.path
             let attempt = rule.attempts[identity, default: 0]
             rule.attempts[identity] = attempt + 1
-            var generator = SeededGenerator(seed: identityHash(seed: state.seed, identity: rule.fault.name + " " + identity, attempt: attempt))
+            var generator = SeededGenerator(
+                seed: identityHash(seed: state.seed, identity: rule.fault.name + " " + identity, attempt: attempt))
             hit = Double.random(in: 0..<1, using: &generator) < rule.rate
         }
         if hit { state.fired[rule.fault.name, default: 0] += 1 }
@@ -133,7 +138,8 @@ public final class MockFaults: Sendable {
     func decideNamed(_ summary: MockRequestSummary) -> MockFault? {
         state.withLock { state in
             for index in state.named.indices {
-                guard case .answer(let fault) = state.named[index].fault.effect, Self.take(&state, index, summary) else { continue }
+                guard case .answer(let fault) = state.named[index].fault.effect, Self.take(&state, index, summary)
+                else { continue }
                 return fault
             }
             return nil
@@ -162,7 +168,8 @@ public final class MockFaults: Sendable {
                 let identity = method.uppercased() + " " + path
                 let attempt = state.attempts[identity, default: 0]
                 state.attempts[identity] = attempt + 1
-                var generator = SeededGenerator(seed: Self.identityHash(seed: state.seed, identity: identity, attempt: attempt))
+                var generator = SeededGenerator(
+                    seed: Self.identityHash(seed: state.seed, identity: identity, attempt: attempt))
                 if Double.random(in: 0..<1, using: &generator) < state.randomRate {
                     faults.append(state.randomFaults[Int.random(in: 0..<state.randomFaults.count, using: &generator)])
                 }
@@ -226,7 +233,9 @@ public final class MockFaults: Sendable {
                 seed = value
             } else if item.hasPrefix("latency=") {
                 let text = item.dropFirst(8)
-                guard let milliseconds = Int(text.hasSuffix("ms") ? text.dropLast(2) : text) else { throw SpecError(item) }
+                guard let milliseconds = Int(text.hasSuffix("ms") ? text.dropLast(2) : text) else {
+                    throw SpecError(item)
+                }
                 faults.setLatency(.milliseconds(milliseconds))
             } else if let at = item.firstIndex(of: "@") {
                 let target = item[item.index(after: at)...]
@@ -238,11 +247,15 @@ public final class MockFaults: Sendable {
                     let parts = target.split(separator: "*", maxSplits: 1)
                     let method = String(parts.first ?? "").uppercased()
                     let times = parts.count == 2 ? Int(parts[1]) : 1
-                    guard !method.isEmpty, method.allSatisfy(\.isLetter), let times, times > 0 else { throw SpecError(item) }
+                    guard !method.isEmpty, method.allSatisfy(\.isLetter), let times, times > 0 else {
+                        throw SpecError(item)
+                    }
                     faults.inject(try fault(String(item[..<at])), times: times) { $0.method.uppercased() == method }
                 }
             } else if let colon = item.firstIndex(of: ":") {
-                guard let rate = Double(item[item.index(after: colon)...]), (0...1).contains(rate) else { throw SpecError(item) }
+                guard let rate = Double(item[item.index(after: colon)...]), (0...1).contains(rate) else {
+                    throw SpecError(item)
+                }
                 random.append((try fault(String(item[..<colon])), rate))
             } else {
                 throw SpecError(item)
@@ -253,7 +266,9 @@ public final class MockFaults: Sendable {
             // One overall rate, the kinds weighted by their share of it.
             let total = min(1, random.reduce(0) { $0 + $1.1 })
             var weighted: [MockFault] = []
-            for (fault, rate) in random { weighted += Array(repeating: fault, count: max(1, Int((rate / total * 100).rounded()))) }
+            for (fault, rate) in random {
+                weighted += Array(repeating: fault, count: max(1, Int((rate / total * 100).rounded())))
+            }
             faults.injectRandomly(rate: total, faults: weighted, seed: seed)
         }
         return faults

@@ -29,17 +29,22 @@ public final class MockHTTPServer: Sendable {
     /// Starts serving on 127.0.0.1:`port` (0 picks a free port) on background threads.
     /// `namedFaultsFrom`: for a mock's second host, the API host's faults, whose named faults (which say what they
     /// meet) reach this host too; its own `faults` number its own requests.
-    public init(port: UInt16 = 0, faults: MockFaults = MockFaults(), namedFaultsFrom: MockFaults? = nil, faultBody: FaultBody? = nil,
-                handler: @escaping Handler) throws {
+    public init(
+        port: UInt16 = 0, faults: MockFaults = MockFaults(), namedFaultsFrom: MockFaults? = nil,
+        faultBody: FaultBody? = nil,
+        handler: @escaping Handler
+    ) throws {
         self.namedFaultsFrom = namedFaultsFrom
         listener = try TCPListener(port: port)
         self.port = listener.port
         self.faults = faults
         self.handler = handler
-        self.faultBody = faultBody ?? { status in
-            MockResponse(status: status, headers: ["Content-Type": "application/json"],
-                         body: .data(Data(#"{"error":"injected fault","status":\#(status)}"#.utf8)))
-        }
+        self.faultBody =
+            faultBody ?? { status in
+                MockResponse(
+                    status: status, headers: ["Content-Type": "application/json"],
+                    body: .data(Data(#"{"error":"injected fault","status":\#(status)}"#.utf8)))
+            }
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "mock-accept-\(listener.port)"
         thread.start()
@@ -88,7 +93,9 @@ public final class MockHTTPServer: Sendable {
             } catch {
                 // The reason goes in the body, so a client that meets it (and a test that fails on it) says why.
                 let reason = Array("the mock could not read the request: \(error)".utf8)
-                try? connection.write("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: \(reason.count)\r\nConnection: close\r\n\r\n")
+                try? connection.write(
+                    "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: \(reason.count)\r\nConnection: close\r\n\r\n"
+                )
                 try? reason.withUnsafeBytes { try connection.write($0) }
                 return
             }
@@ -103,22 +110,31 @@ public final class MockHTTPServer: Sendable {
                 return due
             }
             for continuation in ready { continuation.resume() }
-            let shared = namedFaultsFrom?.decideNamed(MockRequestSummary(method: request.method, path: request.path, headers: request.headers))
-            let faults = shared.map { [$0] } ?? self.faults.decide(number: number, method: request.method, path: request.path, headers: request.headers)
-            var entry = MockLogEntry(number: number, method: request.method, target: request.target, headers: request.headers,
-                                     status: nil, faults: faults)
+            let shared = namedFaultsFrom?.decideNamed(
+                MockRequestSummary(method: request.method, path: request.path, headers: request.headers))
+            let faults =
+                shared.map { [$0] }
+                ?? self.faults.decide(
+                    number: number, method: request.method, path: request.path, headers: request.headers)
+            var entry = MockLogEntry(
+                number: number, method: request.method, target: request.target, headers: request.headers,
+                status: nil, faults: faults)
             entry.connection = connectionNumber
             var response: MockResponse?
             var ending: MockFault?
             for fault in faults {
                 switch fault {
-                case .latency(let duration): Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+                case .latency(let duration):
+                    Thread.sleep(
+                        forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds)
+                            / 1e18)
                 case .status(let status, let retryAfter):
                     var answer = faultBody(status)
                     answer.status = status
                     if let retryAfter { answer.headers["Retry-After"] = String(retryAfter) }
                     response = answer
-                case .answer(let status, let headers, let body): response = MockResponse(status: status, headers: headers, body: .data(body))
+                case .answer(let status, let headers, let body):
+                    response = MockResponse(status: status, headers: headers, body: .data(body))
                 case .dropBeforeAnswer, .dropMidBody, .truncateBody, .trickle: ending = fault
                 }
             }
@@ -155,8 +171,10 @@ public final class MockHTTPServer: Sendable {
         }
     }
 
-    private func write(_ response: MockResponse, for request: IncomingRequest, to connection: TCPConnection,
-                       keepAlive: Bool, cutShort: MockFault?) throws {
+    private func write(
+        _ response: MockResponse, for request: IncomingRequest, to connection: TCPConnection,
+        keepAlive: Bool, cutShort: MockFault?
+    ) throws {
         let length = response.bodyLength
         var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n"
         var headers = response.headers
@@ -168,18 +186,20 @@ public final class MockHTTPServer: Sendable {
         try connection.write(head)
         guard hasBody, request.method.uppercased() != "HEAD" else { return }
         // How much of the body to send: all, half (dropped mid-body) or all but the last byte (truncated).
-        let limit: Int64 = switch cutShort {
-        case .dropMidBody?: length / 2
-        case .truncateBody?: max(0, length - 1)
-        default: length
-        }
+        let limit: Int64 =
+            switch cutShort {
+            case .dropMidBody?: length / 2
+            case .truncateBody?: max(0, length - 1)
+            default: length
+            }
         var sent: Int64 = 0
         if case .trickle(let rate)? = cutShort {
             // A byte at a time, spaced to the rate, until the body is out or the client gives up (the write fails).
-            let body: Data = switch response.body {
-            case .data(let data): data
-            case .file(let url, _): (try? Data(contentsOf: url)) ?? Data()
-            }
+            let body: Data =
+                switch response.body {
+                case .data(let data): data
+                case .file(let url, _): (try? Data(contentsOf: url)) ?? Data()
+                }
             for byte in body.prefix(Int(limit)) {
                 Thread.sleep(forTimeInterval: 1 / Double(max(1, rate)))
                 try connection.write(Data([byte]))

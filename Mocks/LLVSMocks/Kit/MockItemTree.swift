@@ -48,12 +48,16 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
     public private(set) var lagging: [String: Int] = [:]
 
     /// Leaves a new file out of its folder's next `listings` listings.
-    public mutating func lagInListings(_ id: String, listings: Int = MockNamedFault.lagListings) { lagging[id] = listings }
+    public mutating func lagInListings(_ id: String, listings: Int = MockNamedFault.lagListings) {
+        lagging[id] = listings
+    }
 
     /// A listing of `folderID` was served from its start: each lagging file in it is a listing closer to showing.
     public mutating func listingServed(of folderID: String) {
         guard !lagging.isEmpty else { return }
-        for (id, left) in lagging where items[id]?.parents.contains(folderID) == true { lagging[id] = left > 1 ? left - 1 : nil }
+        for (id, left) in lagging where items[id]?.parents.contains(folderID) == true {
+            lagging[id] = left > 1 ? left - 1 : nil
+        }
     }
 
     /// Lets go of every position handed out so far.
@@ -102,7 +106,9 @@ public struct MockItemTree<Item: MockTreeItem>: Sendable {
         var page: [Item] = []
         var total = 0
         for id in children[folderID] ?? [] {
-            guard let index = items.index(forKey: id), !items.values[index].trashed, lagging[id] == nil else { continue }
+            guard let index = items.index(forKey: id), !items.values[index].trashed, lagging[id] == nil else {
+                continue
+            }
             if total >= start, page.count < limit { page.append(items.values[index]) }
             total += 1
         }

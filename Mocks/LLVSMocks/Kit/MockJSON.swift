@@ -27,7 +27,9 @@ enum MockJSON {
             out += number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
             return true
         }
-        if kind == [String: Any].self { return writeObject(value as! [String: Any], into: &out, sortedKeys: sortedKeys) }
+        if kind == [String: Any].self {
+            return writeObject(value as! [String: Any], into: &out, sortedKeys: sortedKeys)
+        }
         if kind == [Any].self { return writeArray(value as! [Any], into: &out, sortedKeys: sortedKeys) }
         // Anything else by cast; a number last, as casting a collection to NSNumber bridges it to Foundation first.
         switch value {
@@ -37,7 +39,9 @@ enum MockJSON {
         case is NSNull: out += "null"
         case let number as NSNumber:
             // Numbers from JSON parsing or Foundation: let Foundation write the one fragment.
-            guard let data = try? JSONSerialization.data(withJSONObject: [number]), let text = String(data: data, encoding: .utf8) else { return false }
+            guard let data = try? JSONSerialization.data(withJSONObject: [number]),
+                let text = String(data: data, encoding: .utf8)
+            else { return false }
             out += text.dropFirst().dropLast()
         default:
             return false
@@ -74,7 +78,7 @@ enum MockJSON {
         out += "\""
         defer { out += "\"" }
         guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
-            out += text // the common case: nothing to escape
+            out += text  // the common case: nothing to escape
             return
         }
         for scalar in text.unicodeScalars {
@@ -85,7 +89,9 @@ enum MockJSON {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20:
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                    + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -30,28 +30,34 @@ public struct MockNamedFault: Sendable {
     }
 
     /// An answer with a JSON body, as most services send their errors.
-    public static func json(_ name: String, _ summary: String, transient: Bool, scope: MockFaultScope, status: Int,
-                            headers: HTTPHeaders = [:], body: String) -> MockNamedFault {
+    public static func json(
+        _ name: String, _ summary: String, transient: Bool, scope: MockFaultScope, status: Int,
+        headers: HTTPHeaders = [:], body: String
+    ) -> MockNamedFault {
         var all = headers
         all["Content-Type"] = "application/json"
-        return MockNamedFault(name, summary, transient: transient, scope: scope,
-                              effect: .answer(.answer(status: status, headers: all, body: Data(body.utf8))))
+        return MockNamedFault(
+            name, summary, transient: transient, scope: scope,
+            effect: .answer(.answer(status: status, headers: all, body: Data(body.utf8))))
     }
 
     /// The refusal of a refresh token the user revoked (or that was used up): `400 invalid_grant` on the token
     /// endpoint, as every OAuth 2 service answers it. Final: only a new sign-in helps.
     public static func invalidGrant(tokenPaths: [String], description: String) -> MockNamedFault {
         let body = #"{"error":"invalid_grant","error_description":"\#(description)"}"#
-        return json("invalid-grant", "400 {\"error\":\"invalid_grant\"} from the token endpoint: the refresh token was revoked",
-                    transient: false, scope: MockFaultScope(methods: ["POST"], paths: tokenPaths, describe: "token refreshes"),
-                    status: 400, body: body)
+        return json(
+            "invalid-grant", "400 {\"error\":\"invalid_grant\"} from the token endpoint: the refresh token was revoked",
+            transient: false, scope: MockFaultScope(methods: ["POST"], paths: tokenPaths, describe: "token refreshes"),
+            status: 400, body: body)
     }
 
     /// Eventual consistency: a new file is readable at once (by its ID or path) but left out of its folder's next
     /// two listings, as services whose listings come from an index updated a little later do.
     public static func listingLag(scope: MockFaultScope) -> MockNamedFault {
-        MockNamedFault("listing-lag", "a new file is readable at once but missing from its folder's next 2 listings (eventual consistency)",
-                       transient: true, scope: scope, effect: .behavior)
+        MockNamedFault(
+            "listing-lag",
+            "a new file is readable at once but missing from its folder's next 2 listings (eventual consistency)",
+            transient: true, scope: scope, effect: .behavior)
     }
 
     /// How many listings of its folder a lagging new file stays out of.

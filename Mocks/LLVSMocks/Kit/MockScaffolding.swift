@@ -33,7 +33,8 @@ final class MockBackReference<Mock: AnyObject & Sendable>: Sendable {
 /// the service, removed by the mock's `stop()`.
 enum MockStorageFolder {
     static func make(_ service: String) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mock-\(service)-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-mock-\(service)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder
     }

@@ -10,7 +10,8 @@ public struct MockStateDirectory: Sendable {
 
     public init(_ url: URL) throws {
         self.url = url
-        try FileManager.default.createDirectory(at: url.appendingPathComponent("files"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: url.appendingPathComponent("files"), withIntermediateDirectories: true)
     }
 
     var stateFile: URL { url.appendingPathComponent("state.json") }
@@ -56,7 +57,8 @@ public struct MockStateDirectory: Sendable {
     /// Removes content files no item names any more.
     func prune(keeping names: Set<String>) {
         let folder = url.appendingPathComponent("files")
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where !names.contains(name) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        where !names.contains(name) {
             try? FileManager.default.removeItem(at: folder.appendingPathComponent(name))
         }
     }
@@ -70,7 +72,8 @@ struct MockStateError: Error, CustomStringConvertible {
 extension MockStateDirectory {
     /// Keeps the contents of `items` under `files/` (each named by `fileName`, so an unchanged content is not
     /// written again), removes files no item names any more, and returns each item's file name by ID.
-    func keepContents<Item: MockTreeItem>(of items: some Sequence<Item>, fileName: (Item) -> String) -> [String: String] {
+    func keepContents<Item: MockTreeItem>(of items: some Sequence<Item>, fileName: (Item) -> String) -> [String: String]
+    {
         var files: [String: String] = [:]
         for item in items {
             guard let content = item.content else { continue }
@@ -98,8 +101,10 @@ struct MockSavedTree<Item: MockTreeItem & Codable, Counter: Codable>: Codable {
 extension MockStateDirectory {
     /// Writes every item but the root, in `order` (parents before children, so a load can restore them in turn), with
     /// the contents kept under the names `fileName` gives.
-    func saveTree<Item: MockTreeItem & Codable, Counter: Codable>(_ tree: MockItemTree<Item>, counter: Counter, tokens: MockOAuthServer.Tokens,
-                                                                  order: (Item, Item) -> Bool, fileName: (Item) -> String) {
+    func saveTree<Item: MockTreeItem & Codable, Counter: Codable>(
+        _ tree: MockItemTree<Item>, counter: Counter, tokens: MockOAuthServer.Tokens,
+        order: (Item, Item) -> Bool, fileName: (Item) -> String
+    ) {
         let items = tree.items.values.filter { $0.id != tree.rootID }
         let files = keepContents(of: items, fileName: fileName)
         try? save(MockSavedTree(items: items.sorted(by: order), files: files, counter: counter, tokens: tokens))
@@ -107,8 +112,10 @@ extension MockStateDirectory {
 
     /// Puts a saved tree back into `tree`, each content read from its file (`attach` gives it to the item); nil when
     /// nothing was saved.
-    func loadTree<Item: MockTreeItem & Codable, Counter: Codable>(into tree: inout MockItemTree<Item>, counter: Counter.Type,
-                                                                  attach: (inout Item, URL) -> Void) throws -> (counter: Counter, tokens: MockOAuthServer.Tokens)? {
+    func loadTree<Item: MockTreeItem & Codable, Counter: Codable>(
+        into tree: inout MockItemTree<Item>, counter: Counter.Type,
+        attach: (inout Item, URL) -> Void
+    ) throws -> (counter: Counter, tokens: MockOAuthServer.Tokens)? {
         guard let loaded = try load(MockSavedTree<Item, Counter>.self) else { return nil }
         for var item in loaded.items {
             if let name = loaded.files[item.id] { attach(&item, file(name)) }

@@ -36,13 +36,19 @@ public struct MockUploadSession<Target: Sendable>: Sendable {
         case .file(let url, _):
             let reader = try FileHandle(forReadingFrom: url)
             defer { try? reader.close() }
-            while let piece = try reader.read(upToCount: 1 << 20), !piece.isEmpty { try handle.write(contentsOf: piece) }
+            while let piece = try reader.read(upToCount: 1 << 20), !piece.isEmpty {
+                try handle.write(contentsOf: piece)
+            }
         }
         extents.append(offset..<(offset + length))
         extents.sort { $0.lowerBound < $1.lowerBound }
         var remaining: [Range<Int64>] = []
         for extent in extents {
-            if extent.lowerBound <= received { received = max(received, extent.upperBound) } else { remaining.append(extent) }
+            if extent.lowerBound <= received {
+                received = max(received, extent.upperBound)
+            } else {
+                remaining.append(extent)
+            }
         }
         extents = remaining
     }
@@ -67,7 +73,9 @@ public struct MockUploadSessions<Target: Sendable>: Sendable {
     public init() {}
 
     /// A new session spooling into `directory`.
-    public mutating func open(_ target: Target, total: Int64?, in directory: URL, id: String = UUID().uuidString) -> MockUploadSession<Target> {
+    public mutating func open(
+        _ target: Target, total: Int64?, in directory: URL, id: String = UUID().uuidString
+    ) -> MockUploadSession<Target> {
         let spool = directory.appendingPathComponent("session-\(id)")
         // A spool that cannot be made fails the session's first write, which opens it.
         _ = FileManager.default.createFile(atPath: spool.path, contents: nil)

@@ -13,9 +13,11 @@ enum MockZipArchive {
             let crc = CRC32.checksum(data)
             let offset = UInt32(archive.count)
             archive.append(le32(0x0403_4b50))
-            archive.append(le16(20)); archive.append(le16(0x0800)); archive.append(le16(0)) // version, UTF-8 names, stored
-            archive.append(le16(0)); archive.append(le16(0x21)) // 1980-01-01 00:00
-            archive.append(le32(crc)); archive.append(le32(UInt32(data.count))); archive.append(le32(UInt32(data.count)))
+            // Version, UTF-8 names, stored.
+            archive.append(le16(20)); archive.append(le16(0x0800)); archive.append(le16(0))
+            archive.append(le16(0)); archive.append(le16(0x21))  // 1980-01-01 00:00
+            archive.append(le32(crc)); archive.append(le32(UInt32(data.count)));
+            archive.append(le32(UInt32(data.count)))
             archive.append(le16(UInt16(nameBytes.count))); archive.append(le16(0))
             archive.append(nameBytes)
             archive.append(data)
@@ -23,7 +25,8 @@ enum MockZipArchive {
             central.append(le32(0x0201_4b50))
             central.append(le16(20)); central.append(le16(20)); central.append(le16(0x0800)); central.append(le16(0))
             central.append(le16(0)); central.append(le16(0x21))
-            central.append(le32(crc)); central.append(le32(UInt32(data.count))); central.append(le32(UInt32(data.count)))
+            central.append(le32(crc)); central.append(le32(UInt32(data.count)));
+            central.append(le32(UInt32(data.count)))
             central.append(le16(UInt16(nameBytes.count))); central.append(le16(0)); central.append(le16(0))
             central.append(le16(0)); central.append(le16(0)); central.append(le32(0))
             central.append(le32(offset))

@@ -11,9 +11,11 @@ enum MockIDToken {
     static func make(issuer: String, audience: String, issuedAt: Date, lifetime: TimeInterval) -> String {
         let header = ["typ": "JWT", "alg": "none"]
         let issued = Int(issuedAt.timeIntervalSince1970)
-        let claims: [String: Any] = ["iss": issuer, "aud": audience, "iat": issued, "nbf": issued, "exp": issued + Int(lifetime),
-                                     "sub": "llvs-mock-subject", "oid": objectID, "tid": tenant, "ver": "2.0",
-                                     "name": "LLVS Mock", "preferred_username": "llvs-mock@example.com"]
+        let claims: [String: Any] = [
+            "iss": issuer, "aud": audience, "iat": issued, "nbf": issued, "exp": issued + Int(lifetime),
+            "sub": "llvs-mock-subject", "oid": objectID, "tid": tenant, "ver": "2.0",
+            "name": "LLVS Mock", "preferred_username": "llvs-mock@example.com",
+        ]
         return [header as [String: Any], claims].map { part in
             PKCE.base64URL((try? JSONSerialization.data(withJSONObject: part, options: [.sortedKeys])) ?? Data())
         }.joined(separator: ".") + "."
@@ -21,6 +23,8 @@ enum MockIDToken {
 
     /// `client_info`: base64url of `{"uid","utid"}` (the user's object ID and tenant), msal's home account ID.
     static var clientInfo: String {
-        PKCE.base64URL((try? JSONSerialization.data(withJSONObject: ["uid": objectID, "utid": tenant], options: [.sortedKeys])) ?? Data())
+        PKCE.base64URL(
+            (try? JSONSerialization.data(withJSONObject: ["uid": objectID, "utid": tenant], options: [.sortedKeys]))
+                ?? Data())
     }
 }

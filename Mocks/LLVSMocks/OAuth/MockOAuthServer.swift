@@ -48,7 +48,8 @@ public final class MockOAuthServer: Sendable {
         /// The name of the verification address in a device code answer (Google writes `verification_url`).
         public var deviceVerificationField = "verification_uri"
         /// The 401 answer the service's API gives a missing, expired or revoked access token.
-        public var unauthorizedBody = #"{"error":"invalid_token","error_description":"The access token expired or is invalid"}"#
+        public var unauthorizedBody =
+            #"{"error":"invalid_token","error_description":"The access token expired or is invalid"}"#
         /// How long an authorization code may wait before it is exchanged (Box: 30 s); nil: until used.
         public var codeLifetime: TimeInterval?
         /// Whether a client secret sent by a public client (one registered without a secret) is refused, as the
@@ -96,11 +97,15 @@ public final class MockOAuthServer: Sendable {
     public var devicePath: String { settings.devicePath ?? settings.pathPrefix + "/device/code" }
 
     /// The client configuration that talks to this server at `baseURL`.
-    public func configuration(baseURL: URL, clientAuthentication: OAuthConfiguration.ClientAuthentication = .body) -> OAuthConfiguration {
-        OAuthConfiguration(authorizationURL: baseURL.appendingPathComponent(authorizePath), tokenURL: baseURL.appendingPathComponent(tokenPath),
-                           deviceAuthorizationURL: settings.supportsDeviceFlow ? baseURL.appendingPathComponent(devicePath) : nil,
-                           clientId: settings.clientId, clientSecret: settings.clientSecret, scopes: [settings.scope],
-                           clientAuthentication: clientAuthentication)
+    public func configuration(
+        baseURL: URL, clientAuthentication: OAuthConfiguration.ClientAuthentication = .body
+    ) -> OAuthConfiguration {
+        OAuthConfiguration(
+            authorizationURL: baseURL.appendingPathComponent(authorizePath),
+            tokenURL: baseURL.appendingPathComponent(tokenPath),
+            deviceAuthorizationURL: settings.supportsDeviceFlow ? baseURL.appendingPathComponent(devicePath) : nil,
+            clientId: settings.clientId, clientSecret: settings.clientSecret, scopes: [settings.scope],
+            clientAuthentication: clientAuthentication)
     }
 
     // MARK: For tests
@@ -109,19 +114,25 @@ public final class MockOAuthServer: Sendable {
     public func issueToken() -> OAuthToken {
         state.withLock { state in
             let (access, refresh, expires) = mint(&state)
-            return OAuthToken(accessToken: access, refreshToken: refresh, tokenType: settings.tokenType, expiresAt: expires, scope: settings.scope,
-                              extras: settings.extraTokenFields)
+            return OAuthToken(
+                accessToken: access, refreshToken: refresh, tokenType: settings.tokenType, expiresAt: expires,
+                scope: settings.scope,
+                extras: settings.extraTokenFields)
         }
     }
 
     /// Makes every access token issued so far expired, as time passing would.
-    public func expireAccessTokens() { state.withLock { state in for key in state.accessTokens.keys { state.accessTokens[key] = .distantPast } } }
+    public func expireAccessTokens() {
+        state.withLock { state in for key in state.accessTokens.keys { state.accessTokens[key] = .distantPast } }
+    }
     /// Revokes every refresh token, so the next refresh answers invalid_grant.
     public func revokeRefreshTokens() { state.withLock { $0.refreshTokens = [] } }
     /// Approves a pending device code, as the user would on another device.
     public func approveDevice(userCode: String) {
         state.withLock { state in
-            for (code, device) in state.devices where device.userCode == userCode { state.devices[code]?.approved = true }
+            for (code, device) in state.devices where device.userCode == userCode {
+                state.devices[code]?.approved = true
+            }
         }
     }
     public var refreshCount: Int { state.withLock { $0.refreshCount } }
@@ -139,7 +150,11 @@ public final class MockOAuthServer: Sendable {
     }
 
     public var tokens: Tokens {
-        get { state.withLock { Tokens(access: $0.accessTokens, refresh: Array($0.refreshTokens), scopes: $0.grantedScopes) } }
+        get {
+            state.withLock {
+                Tokens(access: $0.accessTokens, refresh: Array($0.refreshTokens), scopes: $0.grantedScopes)
+            }
+        }
     }
 
     public func restore(_ tokens: Tokens) {
@@ -168,8 +183,10 @@ public final class MockOAuthServer: Sendable {
 
     /// The 401 answer a service gives a missing, expired or revoked token.
     public func unauthorizedResponse() -> MockResponse {
-        MockResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer error="invalid_token""#, "Content-Type": "application/json"],
-                     body: .data(Data(settings.unauthorizedBody.utf8)))
+        MockResponse(
+            status: 401,
+            headers: ["WWW-Authenticate": #"Bearer error="invalid_token""#, "Content-Type": "application/json"],
+            body: .data(Data(settings.unauthorizedBody.utf8)))
     }
 
     /// Trades a code for a new access token where a service's token endpoint is its own (pCloud's `oauth2_token`
@@ -207,13 +224,16 @@ public final class MockOAuthServer: Sendable {
         return (access, refresh, expires)
     }
 
-    private func tokenAnswer(_ access: String, _ refresh: String?, scope: String? = nil, form: [String: String] = [:]) -> MockResponse {
+    private func tokenAnswer(
+        _ access: String, _ refresh: String?, scope: String? = nil, form: [String: String] = [:]
+    ) -> MockResponse {
         var object: [String: Any] = ["access_token": access, "token_type": settings.tokenType, "scope": settings.scope]
         if settings.issuesRefreshTokens { object["expires_in"] = Int(settings.accessTokenLifetime) }
         if let refresh { object["refresh_token"] = refresh }
         if settings.issuesIDTokens, let scope, scope.split(separator: " ").contains("openid") {
-            object["id_token"] = MockIDToken.make(issuer: "https://login.microsoftonline.com/\(MockIDToken.tenant)/v2.0", audience: settings.clientId,
-                                                  issuedAt: now(), lifetime: settings.accessTokenLifetime)
+            object["id_token"] = MockIDToken.make(
+                issuer: "https://login.microsoftonline.com/\(MockIDToken.tenant)/v2.0", audience: settings.clientId,
+                issuedAt: now(), lifetime: settings.accessTokenLifetime)
             if form["client_info"] == "1" { object["client_info"] = MockIDToken.clientInfo }
         }
         for (key, value) in settings.extraTokenFields { object[key] = value }
@@ -241,7 +261,8 @@ public final class MockOAuthServer: Sendable {
         case ("POST", tokenPath): return token(request)
         case ("POST", devicePath) where settings.supportsDeviceFlow: return deviceCode(request)
         case ("GET", settings.deviceApprovalPath) where settings.supportsDeviceFlow,
-             ("POST", settings.deviceApprovalPath) where settings.supportsDeviceFlow: return deviceApproval(request)
+            ("POST", settings.deviceApprovalPath) where settings.supportsDeviceFlow:
+            return deviceApproval(request)
         case ("GET", let path) where path == settings.openIDConfigurationPath: return openIDConfiguration(request)
         default: return nil
         }
@@ -258,45 +279,68 @@ public final class MockOAuthServer: Sendable {
     /// The OpenID Connect discovery document: where to authorize, exchange, start a device flow.
     private func openIDConfiguration(_ request: IncomingRequest) -> MockResponse {
         let base = Self.origin(request)
-        return .json(200, ["issuer": "https://login.microsoftonline.com/\(MockIDToken.tenant)/v2.0",
-                           "authorization_endpoint": base + authorizePath, "token_endpoint": base + tokenPath,
-                           "device_authorization_endpoint": base + devicePath, "jwks_uri": base + "/discovery/v2.0/keys",
-                           "response_types_supported": ["code", "id_token", "code id_token", "id_token token"],
-                           "scopes_supported": ["openid", "profile", "email", "offline_access"],
-                           "token_endpoint_auth_methods_supported": ["client_secret_post", "private_key_jwt", "client_secret_basic"],
-                           "subject_types_supported": ["pairwise"], "id_token_signing_alg_values_supported": ["RS256"],
-                           "request_uri_parameter_supported": false, "tenant_region_scope": NSNull(), "cloud_instance_name": "microsoftonline.com"])
+        return .json(
+            200,
+            [
+                "issuer": "https://login.microsoftonline.com/\(MockIDToken.tenant)/v2.0",
+                "authorization_endpoint": base + authorizePath, "token_endpoint": base + tokenPath,
+                "device_authorization_endpoint": base + devicePath, "jwks_uri": base + "/discovery/v2.0/keys",
+                "response_types_supported": ["code", "id_token", "code id_token", "id_token token"],
+                "scopes_supported": ["openid", "profile", "email", "offline_access"],
+                "token_endpoint_auth_methods_supported": [
+                    "client_secret_post", "private_key_jwt", "client_secret_basic",
+                ],
+                "subject_types_supported": ["pairwise"], "id_token_signing_alg_values_supported": ["RS256"],
+                "request_uri_parameter_supported": false, "tenant_region_scope": NSNull(),
+                "cloud_instance_name": "microsoftonline.com",
+            ])
     }
 
     /// The page a person opens to finish a device flow: a form for the code, and the approval of the code it sends
     /// (`?user_code=` or a posted form), so a device flow can be finished from outside the mock's process.
     private func deviceApproval(_ request: IncomingRequest) -> MockResponse {
-        let form = request.method == "POST" ? FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self)) : request.query
+        let form =
+            request.method == "POST"
+            ? FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self)) : request.query
         guard let userCode = form["user_code"] ?? form["otc"], !userCode.isEmpty else {
-            let page = #"<!DOCTYPE html><html><body><h1>Enter code</h1><form method="post"><input name="user_code"><button>Next</button></form></body></html>"#
-            return MockResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: .data(Data(page.utf8)))
+            let page =
+                #"<!DOCTYPE html><html><body><h1>Enter code</h1><form method="post"><input name="user_code"><button>Next</button></form></body></html>"#
+            return MockResponse(
+                status: 200, headers: ["Content-Type": "text/html; charset=utf-8"], body: .data(Data(page.utf8)))
         }
         let approved = state.withLock { state -> Bool in
             let pending = state.devices.filter { $0.value.userCode == userCode.uppercased() }.map(\.key)
             for code in pending { state.devices[code]?.approved = true }
             return !pending.isEmpty
         }
-        guard approved else { return MockResponse(status: 404, headers: ["Content-Type": "text/html; charset=utf-8"],
-                                                  body: .data(Data("<!DOCTYPE html><html><body><h1>That code is not pending</h1></body></html>".utf8))) }
-        return MockResponse(status: 200, headers: ["Content-Type": "text/html; charset=utf-8"],
-                            body: .data(Data("<!DOCTYPE html><html><body><h1>Approved</h1><p>You can return to your device.</p></body></html>".utf8)))
+        guard approved else {
+            return MockResponse(
+                status: 404, headers: ["Content-Type": "text/html; charset=utf-8"],
+                body: .data(Data("<!DOCTYPE html><html><body><h1>That code is not pending</h1></body></html>".utf8)))
+        }
+        return MockResponse(
+            status: 200, headers: ["Content-Type": "text/html; charset=utf-8"],
+            body: .data(
+                Data(
+                    "<!DOCTYPE html><html><body><h1>Approved</h1><p>You can return to your device.</p></body></html>"
+                        .utf8)))
     }
 
     private func authorize(_ request: IncomingRequest) -> MockResponse {
         let query = request.query
         guard query["client_id"] == settings.clientId else { return error(400, "invalid_client", "unknown client_id") }
         let challenge = query["code_challenge_method"] == "S256" ? query["code_challenge"] : nil
-        guard query["response_type"] == "code", let redirect = query["redirect_uri"], challenge != nil || !settings.requiresPKCE else {
-            return error(400, "invalid_request", "response_type=code, redirect_uri and an S256 code_challenge are required")
+        guard query["response_type"] == "code", let redirect = query["redirect_uri"],
+            challenge != nil || !settings.requiresPKCE
+        else {
+            return error(
+                400, "invalid_request", "response_type=code, redirect_uri and an S256 code_challenge are required")
         }
         // Loopback redirects on any port are registered for installed apps (IPv4, IPv6 and localhost); others are not.
         guard ["http://127.0.0.1:", "http://[::1]:", "http://localhost:"].contains(where: redirect.hasPrefix) else {
-            return error(400, "redirect_uri_mismatch", "The redirect URI in the request, \(redirect), does not match the ones registered")
+            return error(
+                400, "redirect_uri_mismatch",
+                "The redirect URI in the request, \(redirect), does not match the ones registered")
         }
         let code = "code-" + PKCE.base64URL(PKCE.randomBytes(12))
         let offline = !settings.refreshTokenNeedsOfflineAccess || query["access_type"] == "offline"
@@ -304,7 +348,9 @@ public final class MockOAuthServer: Sendable {
         state.withLock { $0.codes[code] = (challenge ?? "", redirect, offline, query["scope"], issued) }
         var location = redirect + (redirect.contains("?") ? "&" : "?") + "code=\(code)"
         if let stateValue = query["state"] { location += "&state=" + FormEncoding.escape(stateValue) }
-        for (name, value) in settings.extraRedirectFields { location += "&\(FormEncoding.escape(name))=\(FormEncoding.escape(value))" }
+        for (name, value) in settings.extraRedirectFields {
+            location += "&\(FormEncoding.escape(name))=\(FormEncoding.escape(value))"
+        }
         return .empty(302, headers: ["Location": location])
     }
 
@@ -312,8 +358,9 @@ public final class MockOAuthServer: Sendable {
     private func authenticateClient(_ request: IncomingRequest, _ form: [String: String]) -> Bool {
         var id = form["client_id"], secret = form["client_secret"]
         if let header = request.headers["Authorization"], header.hasPrefix("Basic "),
-           let decoded = Data(base64Encoded: String(header.dropFirst(6))).map({ String(decoding: $0, as: UTF8.self) }),
-           let colon = decoded.firstIndex(of: ":") {
+            let decoded = Data(base64Encoded: String(header.dropFirst(6))).map({ String(decoding: $0, as: UTF8.self) }),
+            let colon = decoded.firstIndex(of: ":")
+        {
             id = String(decoded[..<colon]).removingPercentEncoding
             secret = String(decoded[decoded.index(after: colon)...]).removingPercentEncoding
         }
@@ -323,14 +370,19 @@ public final class MockOAuthServer: Sendable {
     /// The refusal of a secret a public client sent, where the service refuses one.
     private func publicClientSentSecret(_ request: IncomingRequest, _ form: [String: String]) -> MockResponse? {
         guard settings.refusesSecretFromPublicClient, settings.clientSecret == nil,
-              form["client_secret"] != nil || request.headers["Authorization"]?.hasPrefix("Basic ") == true else { return nil }
-        return error(401, "invalid_client", "AADSTS700025: Client is public so neither 'client_assertion' nor 'client_secret' should be presented.")
+            form["client_secret"] != nil || request.headers["Authorization"]?.hasPrefix("Basic ") == true
+        else { return nil }
+        return error(
+            401, "invalid_client",
+            "AADSTS700025: Client is public so neither 'client_assertion' nor 'client_secret' should be presented.")
     }
 
     private func token(_ request: IncomingRequest) -> MockResponse {
         let form = FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self))
         if let refused = publicClientSentSecret(request, form) { return refused }
-        guard authenticateClient(request, form) else { return error(401, "invalid_client", "client authentication failed") }
+        guard authenticateClient(request, form) else {
+            return error(401, "invalid_client", "client authentication failed")
+        }
         switch form["grant_type"] {
         case "authorization_code":
             return state.withLock { state -> MockResponse in
@@ -343,11 +395,17 @@ public final class MockOAuthServer: Sendable {
                     return error(400, "invalid_grant", "The authorization code has expired")
                 }
                 // Box and pCloud do not ask for the redirect URI again; when it is sent it must match.
-                guard form["redirect_uri"].map({ $0 == issued.redirectURI }) ?? !(settings.exchangeNeedsRedirectURI ?? settings.requiresPKCE) else {
+                guard
+                    form["redirect_uri"].map({ $0 == issued.redirectURI })
+                        ?? !(settings.exchangeNeedsRedirectURI ?? settings.requiresPKCE)
+                else {
                     return error(400, "invalid_grant", "redirect_uri does not match")
                 }
                 // Services without PKCE (Box, pCloud) issued the code without a challenge; a verifier then proves nothing.
-                guard issued.challenge.isEmpty || form["code_verifier"].map({ PKCE(verifier: $0).challenge == issued.challenge }) == true else {
+                guard
+                    issued.challenge.isEmpty
+                        || form["code_verifier"].map({ PKCE(verifier: $0).challenge == issued.challenge }) == true
+                else {
                     return error(400, "invalid_grant", "the PKCE code_verifier does not match the challenge")
                 }
                 let (access, refresh, _) = mint(&state, scope: issued.scope)
@@ -364,17 +422,23 @@ public final class MockOAuthServer: Sendable {
                 let (access, newRefresh, _) = mint(&state, scope: state.grantedScopes[refresh])
                 if !settings.rotatesRefreshTokens, let newRefresh { state.refreshTokens.remove(newRefresh) }
                 state.lastRefreshAnswered = now()
-                return tokenAnswer(access, settings.rotatesRefreshTokens ? newRefresh : nil, scope: form["scope"] ?? state.grantedScopes[refresh], form: form)
+                return tokenAnswer(
+                    access, settings.rotatesRefreshTokens ? newRefresh : nil,
+                    scope: form["scope"] ?? state.grantedScopes[refresh], form: form)
             }
         case "urn:ietf:params:oauth:grant-type:device_code":
             return state.withLock { state -> MockResponse in
-                guard let code = form["device_code"], let device = state.devices[code] else { return error(400, "expired_token", "unknown device code") }
+                guard let code = form["device_code"], let device = state.devices[code] else {
+                    return error(400, "expired_token", "unknown device code")
+                }
                 if let last = device.lastPoll, now().timeIntervalSince(last) < Double(settings.deviceInterval) - 0.05 {
                     state.devices[code]?.lastPoll = now()
                     return error(400, "slow_down", "polling too fast")
                 }
                 state.devices[code]?.lastPoll = now()
-                guard device.approved else { return error(400, "authorization_pending", "the user has not approved yet") }
+                guard device.approved else {
+                    return error(400, "authorization_pending", "the user has not approved yet")
+                }
                 state.devices[code] = nil
                 let (access, refresh, _) = mint(&state, scope: device.scope)
                 return tokenAnswer(access, refresh, scope: device.scope, form: form)
@@ -386,16 +450,25 @@ public final class MockOAuthServer: Sendable {
 
     private func deviceCode(_ request: IncomingRequest) -> MockResponse {
         let form = FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self))
-        guard authenticateClient(request, form) else { return error(401, "invalid_client", "client authentication failed") }
-        if let allowed = settings.deviceScopes, let refused = (form["scope"] ?? "").split(separator: " ").first(where: { !allowed.contains(String($0)) }) {
+        guard authenticateClient(request, form) else {
+            return error(401, "invalid_client", "client authentication failed")
+        }
+        if let allowed = settings.deviceScopes,
+            let refused = (form["scope"] ?? "").split(separator: " ").first(where: { !allowed.contains(String($0)) })
+        {
             return error(400, "invalid_scope", "Invalid device flow scope: \(refused)")
         }
         let deviceCode = "device-" + PKCE.base64URL(PKCE.randomBytes(12))
         let userCode = String(PKCE.base64URL(PKCE.randomBytes(6)).uppercased().prefix(8))
         state.withLock { $0.devices[deviceCode] = (userCode, settings.approvesDevicesAtOnce, nil, form["scope"]) }
         let page = Self.origin(request) + settings.deviceApprovalPath
-        return .json(200, ["device_code": deviceCode, "user_code": userCode, settings.deviceVerificationField: page,
-                           "expires_in": 900, "interval": settings.deviceInterval,
-                           "message": "To sign in, use a web browser to open the page \(page) and enter the code \(userCode) to authenticate."])
+        return .json(
+            200,
+            [
+                "device_code": deviceCode, "user_code": userCode, settings.deviceVerificationField: page,
+                "expires_in": 900, "interval": settings.deviceInterval,
+                "message":
+                    "To sign in, use a web browser to open the page \(page) and enter the code \(userCode) to authenticate.",
+            ])
     }
 }

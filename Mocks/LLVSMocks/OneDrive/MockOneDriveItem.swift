@@ -28,8 +28,9 @@ struct MockOneDriveItem: MockTreeItem, Codable {
     var content: MockContent?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, parents, isFolder, trashed, created, modified, version, contentVersion, size, quickXorHash, sha1Hash, sha256Hash,
-             fileSystemCreated, fileSystemModified
+        case id, name, parents, isFolder, trashed, created, modified, version, contentVersion, size, quickXorHash,
+            sha1Hash, sha256Hash,
+            fileSystemCreated, fileSystemModified
     }
 
     init(id: String, name: String, parents: [String], isFolder: Bool, created: Date, modified: Date) {
@@ -45,9 +46,12 @@ struct MockOneDriveItem: MockTreeItem, Codable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(id: try container.decode(String.self, forKey: .id), name: try container.decode(String.self, forKey: .name),
-                  parents: try container.decode([String].self, forKey: .parents), isFolder: try container.decode(Bool.self, forKey: .isFolder),
-                  created: try container.decode(Date.self, forKey: .created), modified: try container.decode(Date.self, forKey: .modified))
+        self.init(
+            id: try container.decode(String.self, forKey: .id), name: try container.decode(String.self, forKey: .name),
+            parents: try container.decode([String].self, forKey: .parents),
+            isFolder: try container.decode(Bool.self, forKey: .isFolder),
+            created: try container.decode(Date.self, forKey: .created),
+            modified: try container.decode(Date.self, forKey: .modified))
         trashed = try container.decode(Bool.self, forKey: .trashed)
         version = try container.decode(Int.self, forKey: .version)
         contentVersion = try container.decode(Int.self, forKey: .contentVersion)
@@ -61,8 +65,10 @@ struct MockOneDriveItem: MockTreeItem, Codable {
 
     /// Graph's `fileSystemInfo`: the client's times where one was given, the drive's otherwise.
     var fileSystemInfo: [String: Any] {
-        ["createdDateTime": fileSystemCreated.map(MockGraphTime.format) ?? createdText,
-         "lastModifiedDateTime": fileSystemModified.map(MockGraphTime.format) ?? modifiedText]
+        [
+            "createdDateTime": fileSystemCreated.map(MockGraphTime.format) ?? createdText,
+            "lastModifiedDateTime": fileSystemModified.map(MockGraphTime.format) ?? modifiedText,
+        ]
     }
 
     /// Takes the times of a `fileSystemInfo` a client sent.
@@ -92,7 +98,8 @@ enum MockOneDriveNames {
 /// Graph's times: ISO 8601 with milliseconds and `Z`.
 enum MockGraphTime {
     static func format(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        date.formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
 
     /// A time a client sent: ISO 8601 with or without fractional seconds, `Z` or an offset.
@@ -112,7 +119,9 @@ struct MockFileSystemInfo: Sendable {
         func time(_ key: String) throws -> Date? {
             guard let text = object[key] as? String else { return nil }
             guard let date = MockGraphTime.parse(text) else {
-                throw MockGraphError(400, "invalidRequest", "Cannot convert the literal '\(text)' to the expected type 'Edm.DateTimeOffset'.")
+                throw MockGraphError(
+                    400, "invalidRequest",
+                    "Cannot convert the literal '\(text)' to the expected type 'Edm.DateTimeOffset'.")
             }
             return date
         }

@@ -20,8 +20,11 @@ extension MockOneDriveServer {
             return try put(request, address)
         case ("GET", "content"):
             let item = try resolve(address)
-            guard !item.isFolder, let content = item.content else { throw MockGraphError(400, "invalidRequest", "The item is a folder and has no content.") }
-            return .empty(302, headers: ["Location": contentHost.publish(content).absoluteString, "Content-Length": "0"])
+            guard !item.isFolder, let content = item.content else {
+                throw MockGraphError(400, "invalidRequest", "The item is a folder and has no content.")
+            }
+            return .empty(
+                302, headers: ["Location": contentHost.publish(content).absoluteString, "Content-Length": "0"])
         case ("PATCH", ""):
             return try update(request, address)
         case ("POST", "copy"):
@@ -32,7 +35,9 @@ extension MockOneDriveServer {
             return try createUploadSession(request, address)
         case ("DELETE", ""):
             let item = try resolve(address)
-            guard item.id != MockOneDriveState.rootID else { throw MockGraphError(403, "accessDenied", "The root cannot be deleted.") }
+            guard item.id != MockOneDriveState.rootID else {
+                throw MockGraphError(403, "accessDenied", "The root cannot be deleted.")
+            }
             try ifMatch(request, item)
             state.withLock { state in
                 _ = state.tree.tick()
@@ -46,7 +51,9 @@ extension MockOneDriveServer {
             }
             return try delta(request, drivePrefix: drivePrefix)
         default:
-            throw MockGraphError(400, "invalidRequest", "\(request.method) \(address.action.isEmpty ? "on an item" : address.action) is not supported.")
+            throw MockGraphError(
+                400, "invalidRequest",
+                "\(request.method) \(address.action.isEmpty ? "on an item" : address.action) is not supported.")
         }
     }
 
@@ -57,11 +64,15 @@ extension MockOneDriveServer {
             switch address.anchor {
             case .root: id = MockOneDriveState.rootID
             case .item(let itemID):
-                guard state.live(itemID) != nil else { throw MockGraphError(404, "itemNotFound", "The resource could not be found.") }
+                guard state.live(itemID) != nil else {
+                    throw MockGraphError(404, "itemNotFound", "The resource could not be found.")
+                }
                 id = itemID
             }
             for name in address.relative {
-                guard let child = state.child(named: name, of: id) else { throw MockGraphError(404, "itemNotFound", "The resource could not be found.") }
+                guard let child = state.child(named: name, of: id) else {
+                    throw MockGraphError(404, "itemNotFound", "The resource could not be found.")
+                }
                 id = child.id
             }
             return state.live(id)!
@@ -95,13 +106,17 @@ extension MockOneDriveServer {
             object["parentReference"] = ["driveId": settings.driveId, "driveType": settings.driveType.rawValue]
         } else if wants("parentReference"), let parent = item.parents.first {
             let parentPath = state.path(of: parent)
-            object["parentReference"] = ["driveId": settings.driveId, "driveType": settings.driveType.rawValue, "id": parent,
-                                         "path": "/drive/root:" + (parentPath.isEmpty ? "" : "/" + parentPath)]
+            object["parentReference"] = [
+                "driveId": settings.driveId, "driveType": settings.driveType.rawValue, "id": parent,
+                "path": "/drive/root:" + (parentPath.isEmpty ? "" : "/" + parentPath),
+            ]
         }
         if item.isFolder {
             guard wants("folder") || wants("size") else { return object }
-            object["folder"] = ["childCount": state.tree.children(of: item.id).filter { !state.tree.isTrashed($0.id) }.count]
-            object["size"] = state.tree.liveSize(of: item.id) // Graph: the total of everything inside
+            object["folder"] = [
+                "childCount": state.tree.children(of: item.id).filter { !state.tree.isTrashed($0.id) }.count
+            ]
+            object["size"] = state.tree.liveSize(of: item.id)  // Graph: the total of everything inside
         } else {
             var hashes: [String: String] = [:]
             if let hash = item.quickXorHash { hashes["quickXorHash"] = hash }
@@ -112,17 +127,24 @@ extension MockOneDriveServer {
         return object
     }
 
-    private func children(_ request: IncomingRequest, of folder: MockOneDriveItem, drivePrefix: String) throws -> MockResponse {
+    private func children(
+        _ request: IncomingRequest, of folder: MockOneDriveItem, drivePrefix: String
+    ) throws -> MockResponse {
         guard folder.isFolder else { throw MockGraphError(400, "invalidRequest", "The item is not a folder.") }
         let query = request.query
-        let top = try query["$top"].map { text -> Int in
-            guard let value = Int(text), value > 0 else { throw MockGraphError(400, "invalidRequest", "Invalid value for $top: \(text)") }
-            return min(value, 1000)
-        } ?? 200
+        let top =
+            try query["$top"].map { text -> Int in
+                guard let value = Int(text), value > 0 else {
+                    throw MockGraphError(400, "invalidRequest", "Invalid value for $top: \(text)")
+                }
+                return min(value, 1000)
+            } ?? 200
         let skip = Int(query["$skiptoken"] ?? "0") ?? 0
         return try state.withLock { state in
             // A live folder's child is trashed exactly when it was trashed itself.
-            guard state.live(folder.id) != nil else { throw MockGraphError(404, "itemNotFound", "The resource could not be found.") }
+            guard state.live(folder.id) != nil else {
+                throw MockGraphError(404, "itemNotFound", "The resource could not be found.")
+            }
             if skip == 0 { state.tree.listingServed(of: folder.id) }
             let (page, total) = state.tree.liveChildren(of: folder.id, from: skip, limit: top)
             let wanted = Self.selection(query["$select"])
@@ -130,7 +152,9 @@ extension MockOneDriveServer {
             if skip + top < total {
                 var items = [("$top", String(top)), ("$skiptoken", String(skip + top))]
                 if let select = query["$select"] { items.append(("$select", select)) }
-                object["@odata.nextLink"] = endpoint.absoluteString + "/v1.0" + drivePrefix + "/items/" + URLEscaping.escape(folder.id) + "/children?" + URLEscaping.query(items)
+                object["@odata.nextLink"] =
+                    endpoint.absoluteString + "/v1.0" + drivePrefix + "/items/" + URLEscaping.escape(folder.id)
+                    + "/children?" + URLEscaping.query(items)
             }
             return .json(200, object)
         }
@@ -161,13 +185,16 @@ extension MockOneDriveServer {
         if let problem = MockOneDriveNames.problem(name) { throw MockGraphError(400, "invalidRequest", problem) }
         let parentPath = state.path(of: parentID)
         if parentPath.count + 1 + name.count > Self.maximumPathLength {
-            throw MockGraphError(400, "invalidRequest", "The path is too long (over \(Self.maximumPathLength) characters).")
+            throw MockGraphError(
+                400, "invalidRequest", "The path is too long (over \(Self.maximumPathLength) characters).")
         }
     }
 
     private func createFolder(_ request: IncomingRequest, in parent: MockOneDriveItem) throws -> MockResponse {
         guard parent.isFolder else { throw MockGraphError(400, "invalidRequest", "The parent is not a folder.") }
-        guard let object = (try? JSONSerialization.jsonObject(with: request.bodyData)) as? [String: Any], let name = object["name"] as? String else {
+        guard let object = (try? JSONSerialization.jsonObject(with: request.bodyData)) as? [String: Any],
+            let name = object["name"] as? String
+        else {
             throw MockGraphError(400, "invalidRequest", "The request body must be an item with a name.")
         }
         let behavior = Self.conflictBehavior(object) ?? "fail"
@@ -188,8 +215,9 @@ extension MockOneDriveServer {
                 }
             }
             let time = state.tree.tick()
-            var item = MockOneDriveItem(id: state.newID(), name: finalName, parents: [parent.id], isFolder: object["file"] == nil,
-                                        created: time, modified: time)
+            var item = MockOneDriveItem(
+                id: state.newID(), name: finalName, parents: [parent.id], isFolder: object["file"] == nil,
+                created: time, modified: time)
             if let info { item.apply(info) }
             state.tree.insert(item)
             return .json(201, json(item, state))
@@ -199,12 +227,15 @@ extension MockOneDriveServer {
     func hashes(_ content: MockContent) -> (quickXor: String, sha1: String?, sha256: String?) {
         let values = content.checksums([.quickXor, .sha1, .sha256])
         // Business drives promise only QuickXorHash.
-        return settings.driveType == .personal ? (values[.quickXor]!, values[.sha1], values[.sha256]) : (values[.quickXor]!, nil, nil)
+        return settings.driveType == .personal
+            ? (values[.quickXor]!, values[.sha1], values[.sha256]) : (values[.quickXor]!, nil, nil)
     }
 
     /// Stores contents as a new file in `parentID` or as new contents of the item of that name (or `replaceID`).
-    func storeFile(named name: String, in parentID: String, replacing replaceID: String?, behavior: String,
-                   content: MockContent, fileSystemInfo: MockFileSystemInfo? = nil) throws -> (item: MockOneDriveItem, created: Bool) {
+    func storeFile(
+        named name: String, in parentID: String, replacing replaceID: String?, behavior: String,
+        content: MockContent, fileSystemInfo: MockFileSystemInfo? = nil
+    ) throws -> (item: MockOneDriveItem, created: Bool) {
         let (quickXor, sha1, sha256) = hashes(content)
         return try state.withLock { state in
             let existing = replaceID.flatMap { state.live($0) } ?? state.child(named: name, of: parentID)
@@ -214,8 +245,12 @@ extension MockOneDriveServer {
             }
             let time = state.tree.tick()
             if let existing {
-                guard !existing.isFolder else { throw MockGraphError(409, "nameAlreadyExists", "A folder with that name already exists.") }
-                guard behavior != "fail" else { throw MockGraphError(409, "nameAlreadyExists", "The specified item name already exists.") }
+                guard !existing.isFolder else {
+                    throw MockGraphError(409, "nameAlreadyExists", "A folder with that name already exists.")
+                }
+                guard behavior != "fail" else {
+                    throw MockGraphError(409, "nameAlreadyExists", "The specified item name already exists.")
+                }
                 let item = state.tree.update(existing.id) { item in
                     item.content = content
                     item.size = content.size
@@ -232,7 +267,8 @@ extension MockOneDriveServer {
                 return (item, false)
             }
             try checkName(name, in: parentID, state)
-            var item = MockOneDriveItem(id: state.newID(), name: name, parents: [parentID], isFolder: false, created: time, modified: time)
+            var item = MockOneDriveItem(
+                id: state.newID(), name: name, parents: [parentID], isFolder: false, created: time, modified: time)
             item.content = content
             item.size = content.size
             item.quickXorHash = quickXor
@@ -259,13 +295,16 @@ extension MockOneDriveServer {
             var id = anchorItem.id
             for name in parent.relative {
                 if let child = state.child(named: name, of: id) {
-                    guard child.isFolder else { throw MockGraphError(400, "invalidRequest", "\(name) is a file, not a folder.") }
+                    guard child.isFolder else {
+                        throw MockGraphError(400, "invalidRequest", "\(name) is a file, not a folder.")
+                    }
                     id = child.id
                     continue
                 }
                 try checkName(name, in: id, state)
                 let time = state.tree.tick()
-                let folder = MockOneDriveItem(id: state.newID(), name: name, parents: [id], isFolder: true, created: time, modified: time)
+                let folder = MockOneDriveItem(
+                    id: state.newID(), name: name, parents: [id], isFolder: true, created: time, modified: time)
                 state.tree.insert(folder)
                 id = folder.id
             }
@@ -278,8 +317,11 @@ extension MockOneDriveServer {
             throw MockGraphError(413, "requestTooLarge", "Files over 250 MB must be uploaded with an upload session.")
         }
         let (parentID, name, replaceID) = try target(of: address)
-        let behavior = request.query["@microsoft.graph.conflictBehavior"] ?? request.query["@name.conflictBehavior"] ?? "replace"
-        let (item, created) = try storeFile(named: name ?? "", in: parentID, replacing: replaceID, behavior: behavior, content: try MockContent.keeping(request.body, in: storage))
+        let behavior =
+            request.query["@microsoft.graph.conflictBehavior"] ?? request.query["@name.conflictBehavior"] ?? "replace"
+        let (item, created) = try storeFile(
+            named: name ?? "", in: parentID, replacing: replaceID, behavior: behavior,
+            content: try MockContent.keeping(request.body, in: storage))
         lagIfAsked(created ? item.id : nil, request)
         return .json(created ? 201 : 200, json(item))
     }
@@ -296,36 +338,49 @@ extension MockOneDriveServer {
         let query = request.query
         // `token=latest`: no items, only a delta link for now (Graph's way to start from the present).
         let latest = query["token"] == "latest"
-        let start = try query["token"].map { text -> Int in
-            try state.withLock { state in
-                if latest { return state.tree.changes.count }
-                guard let value = Int(text), let index = state.tree.changeIndex(atFeedPosition: value) else {
-                    throw MockGraphError(410, "resyncRequired", "The delta token is not valid; resync.")
+        let start =
+            try query["token"].map { text -> Int in
+                try state.withLock { state in
+                    if latest { return state.tree.changes.count }
+                    guard let value = Int(text), let index = state.tree.changeIndex(atFeedPosition: value) else {
+                        throw MockGraphError(410, "resyncRequired", "The delta token is not valid; resync.")
+                    }
+                    return index
                 }
-                return index
-            }
-        } ?? 0
+            } ?? 0
         let top = min(Int(query["$top"] ?? "200") ?? 200, 1000)
         let skip = Int(query["$skiptoken"] ?? "0") ?? 0
         return state.withLock { state in
-            guard start <= state.tree.changes.count else { return Self.error(410, "resyncRequired", "The delta token is not valid; resync.") }
+            guard start <= state.tree.changes.count else {
+                return Self.error(410, "resyncRequired", "The delta token is not valid; resync.")
+            }
             var seen = Set<String>()
             var entries: [[String: Any]] = []
-            for (offset, change) in state.tree.changes.enumerated().dropFirst(start) where state.tree.latestChange[change.id] == offset {
+            for (offset, change) in state.tree.changes.enumerated().dropFirst(start)
+            where state.tree.latestChange[change.id] == offset {
                 guard seen.insert(change.id).inserted else { continue }
                 if let item = state.live(change.id) {
                     entries.append(json(item, state))
                 } else {
-                    entries.append(["id": change.id, "deleted": ["state": "deleted"], "parentReference": ["driveId": settings.driveId]])
+                    entries.append([
+                        "id": change.id, "deleted": ["state": "deleted"],
+                        "parentReference": ["driveId": settings.driveId],
+                    ])
                 }
             }
             let page = entries.dropFirst(skip).prefix(top)
             let base = endpoint.absoluteString + "/v1.0" + drivePrefix + "/root/delta?"
             var object: [String: Any] = ["value": Array(page)]
             if skip + top < entries.count {
-                object["@odata.nextLink"] = base + URLEscaping.query([("token", String(state.tree.feedPosition(start))), ("$top", String(top)), ("$skiptoken", String(skip + top))])
+                object["@odata.nextLink"] =
+                    base
+                    + URLEscaping.query([
+                        ("token", String(state.tree.feedPosition(start))), ("$top", String(top)),
+                        ("$skiptoken", String(skip + top)),
+                    ])
             } else {
-                object["@odata.deltaLink"] = base + URLEscaping.query([("token", String(state.tree.feedPosition(state.tree.changes.count)))])
+                object["@odata.deltaLink"] =
+                    base + URLEscaping.query([("token", String(state.tree.feedPosition(state.tree.changes.count)))])
             }
             return .json(200, object)
         }

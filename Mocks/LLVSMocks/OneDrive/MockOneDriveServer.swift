@@ -32,20 +32,29 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
 
     /// `state`: a folder to keep the drive (and the issued tokens) in between runs, loaded now and written after
     /// every change.
-    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(), state saved: MockStateDirectory? = nil) throws {
+    public init(
+        settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(),
+        state saved: MockStateDirectory? = nil
+    ) throws {
         self.settings = settings
         oauth = MockOAuthServer(settings: settings.oauth)
         stateDirectory = saved
         var drive = MockOneDriveState()
-        if let loaded = try saved?.loadTree(into: &drive.tree, counter: Int.self, attach: { $0.content = .spooled($1, size: $0.size) }) {
+        if let loaded = try saved?.loadTree(
+            into: &drive.tree, counter: Int.self, attach: { $0.content = .spooled($1, size: $0.size) })
+        {
             drive.counter = loaded.counter
             oauth.restore(loaded.tokens)
         }
         state = Mutex(drive)
         storage = try MockStorageFolder.make("onedrive")
         let box = MockBackReference<MockOneDriveServer>()
-        contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "localhost", refusesCredentials: true) { request in box.answer { $0.answerUploadHost(request) } }
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request) } }
+        contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "localhost", refusesCredentials: true) {
+            request in box.answer { $0.answerUploadHost(request) }
+        }
+        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in
+            box.answer { $0.handle(request) }
+        }
         box.attach(self)
     }
 
@@ -61,7 +70,9 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
     public func expireUploadSessions() { state.withLock { $0.sessions.expireAll() } }
     /// Refuses every delta link handed out so far with 410 `resyncRequired`, as Graph does when it lets one go.
     public func expireChangeCursors() { state.withLock { $0.tree.forgetChanges() } }
-    public func expireUploadSessions(afterFragments count: Int) { state.withLock { $0.sessions.piecesUntilExpiry = count } }
+    public func expireUploadSessions(afterFragments count: Int) {
+        state.withLock { $0.sessions.piecesUntilExpiry = count }
+    }
     /// Bytes sent to each upload session, repeats included.
     public var uploadSessionBytes: [Int64] { state.withLock { $0.sessions.bytesSent } }
     /// Live paths (not in the recycle bin).
@@ -71,8 +82,14 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
     // MARK: Errors
 
     static func error(_ status: Int, _ code: String, _ message: String, headers: HTTPHeaders = [:]) -> MockResponse {
-        var response = MockResponse.json(status, ["error": ["code": code, "message": message,
-                                                            "innerError": ["date": MockGraphTime.format(Date()), "request-id": UUID().uuidString.lowercased()]]])
+        var response = MockResponse.json(
+            status,
+            [
+                "error": [
+                    "code": code, "message": message,
+                    "innerError": ["date": MockGraphTime.format(Date()), "request-id": UUID().uuidString.lowercased()],
+                ]
+            ])
         for field in headers { response.headers[field.name] = field.value }
         return response
     }
@@ -94,7 +111,9 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
         guard let directory = stateDirectory else { return }
         let tokens = oauth.tokens
         state.withLock { state in
-            directory.saveTree(state.tree, counter: state.counter, tokens: tokens, order: { ($0.created, $0.id) < ($1.created, $1.id) }) {
+            directory.saveTree(
+                state.tree, counter: state.counter, tokens: tokens, order: { ($0.created, $0.id) < ($1.created, $1.id) }
+            ) {
                 "\($0.id.replacingOccurrences(of: "!", with: "-"))-\($0.contentVersion)"
             }
         }
@@ -109,15 +128,21 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
     private func answer(_ request: IncomingRequest) -> MockResponse {
         if let answer = oauth.handle(Self.anyTenant(request)) { return answer }
         let path = request.path
-        guard path.hasPrefix("/v1.0/") else { return Self.error(404, "itemNotFound", "The resource could not be found.") }
+        guard path.hasPrefix("/v1.0/") else {
+            return Self.error(404, "itemNotFound", "The resource could not be found.")
+        }
         let rejected = state.withLock { state -> Bool in
             guard state.rejectRemaining > 0 else { return false }
             state.rejectRemaining -= 1
             return true
         }
         guard !rejected, oauth.isAuthorized(request.headers["Authorization"]) else {
-            return Self.error(401, "InvalidAuthenticationToken", "Access token has expired or is not yet valid.",
-                              headers: ["WWW-Authenticate": #"Bearer realm="", authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize""#])
+            return Self.error(
+                401, "InvalidAuthenticationToken", "Access token has expired or is not yet valid.",
+                headers: [
+                    "WWW-Authenticate":
+                        #"Bearer realm="", authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize""#
+                ])
         }
         do {
             return try route(request, String(path.dropFirst("/v1.0".count)))
@@ -131,7 +156,9 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
     /// The identity platform takes any tenant in the path (`common`, `consumers`, `organizations`, an ID).
     static func anyTenant(_ request: IncomingRequest) -> IncomingRequest {
         let parts = request.target.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[2].hasPrefix("oauth2/v2.0/") || parts[2].hasPrefix("v2.0/.well-known/") else { return request }
+        guard parts.count == 3, parts[2].hasPrefix("oauth2/v2.0/") || parts[2].hasPrefix("v2.0/.well-known/") else {
+            return request
+        }
         var request = request
         request.target = "/common/" + parts[2]
         return request
@@ -139,9 +166,14 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
 
     var driveJSON: [String: Any] {
         let used = state.withLock { $0.tree.usage }
-        return ["id": settings.driveId, "driveType": settings.driveType.rawValue, "name": "OneDrive",
-                "owner": ["user": ["displayName": "LLVS Mock", "id": "llvs-mock-user"]],
-                "quota": ["total": settings.quotaBytes, "used": used, "remaining": settings.quotaBytes - used, "deleted": 0, "state": "normal"]]
+        return [
+            "id": settings.driveId, "driveType": settings.driveType.rawValue, "name": "OneDrive",
+            "owner": ["user": ["displayName": "LLVS Mock", "id": "llvs-mock-user"]],
+            "quota": [
+                "total": settings.quotaBytes, "used": used, "remaining": settings.quotaBytes - used, "deleted": 0,
+                "state": "normal",
+            ],
+        ]
     }
 
     private func route(_ request: IncomingRequest, _ path: String) throws -> MockResponse {
@@ -154,14 +186,18 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
         } else if path.hasPrefix("/drives/") {
             let afterDrives = path.dropFirst("/drives/".count)
             let id = afterDrives.prefix { $0 != "/" }
-            guard id == settings.driveId else { throw MockGraphError(404, "itemNotFound", "The drive \(id) could not be found.") }
+            guard id == settings.driveId else {
+                throw MockGraphError(404, "itemNotFound", "The drive \(id) could not be found.")
+            }
             rest = afterDrives.dropFirst(id.count)
             drivePrefix = "/drives/\(id)"
         } else {
             throw MockGraphError(400, "invalidRequest", "Unsupported segment in \(path)")
         }
         if rest.isEmpty || rest == "/" {
-            guard request.method == "GET" else { throw MockGraphError(405, "invalidRequest", "The method is not allowed.") }
+            guard request.method == "GET" else {
+                throw MockGraphError(405, "invalidRequest", "The method is not allowed.")
+            }
             return .json(200, driveJSON)
         }
         let address = try MockGraphAddress(String(rest))
@@ -234,8 +270,10 @@ extension MockOAuthServer.Settings {
         settings.accessTokenLifetime = 3599
         settings.rotatesRefreshTokens = true
         settings.scope = "Files.ReadWrite offline_access"
-        settings.invalidGrantDescription = "AADSTS70000: The provided value for the 'refresh_token' is not valid. The refresh token has expired or been revoked."
-        settings.unauthorizedBody = #"{"error":{"code":"InvalidAuthenticationToken","message":"Access token has expired or is not yet valid.","innerError":{}}}"#
+        settings.invalidGrantDescription =
+            "AADSTS70000: The provided value for the 'refresh_token' is not valid. The refresh token has expired or been revoked."
+        settings.unauthorizedBody =
+            #"{"error":{"code":"InvalidAuthenticationToken","message":"Access token has expired or is not yet valid.","innerError":{}}}"#
         settings.openIDConfigurationPath = "/common/v2.0/.well-known/openid-configuration"
         settings.issuesIDTokens = true
         settings.refusesSecretFromPublicClient = true

@@ -27,8 +27,10 @@ struct MockOneDriveState: Sendable {
 
     init() {
         let now = Date()
-        tree = MockItemTree(root: MockOneDriveItem(id: Self.rootID, name: "root", parents: [], isFolder: true, created: now, modified: now),
-                            caseInsensitiveNames: true, canonicallyEquivalentNamesCollide: true)
+        tree = MockItemTree(
+            root: MockOneDriveItem(
+                id: Self.rootID, name: "root", parents: [], isFolder: true, created: now, modified: now),
+            caseInsensitiveNames: true, canonicallyEquivalentNamesCollide: true)
     }
 
     mutating func newID() -> String {

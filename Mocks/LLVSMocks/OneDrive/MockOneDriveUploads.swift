@@ -25,17 +25,26 @@ extension MockOneDriveServer {
                     throw MockGraphError(409, "nameAlreadyExists", "The specified item name already exists.")
                 }
             }
-            let upload = MockOneDriveUpload(parentID: parentID, name: finalName, replaceID: replaceID, conflictBehavior: behavior, expires: expires,
-                                            fileSystemInfo: info)
+            let upload = MockOneDriveUpload(
+                parentID: parentID, name: finalName, replaceID: replaceID, conflictBehavior: behavior, expires: expires,
+                fileSystemInfo: info)
             return state.sessions.open(upload, total: nil, in: storage).id
         }
-        return .json(200, ["uploadUrl": uploadURL(id), "expirationDateTime": MockGraphTime.format(expires), "nextExpectedRanges": ["0-"]])
+        return .json(
+            200,
+            [
+                "uploadUrl": uploadURL(id), "expirationDateTime": MockGraphTime.format(expires),
+                "nextExpectedRanges": ["0-"],
+            ])
     }
 
     func uploadURL(_ id: String) -> String { contentHost.baseURL.absoluteString + "/upload/" + id }
 
     static func sessionStatus(_ session: MockUploadSession<MockOneDriveUpload>) -> [String: Any] {
-        ["expirationDateTime": MockGraphTime.format(session.target.expires), "nextExpectedRanges": ["\(session.received)-"]]
+        [
+            "expirationDateTime": MockGraphTime.format(session.target.expires),
+            "nextExpectedRanges": ["\(session.received)-"],
+        ]
     }
 
     /// The content host's upload URLs; nil for anything else (published downloads).
@@ -49,7 +58,9 @@ extension MockOneDriveServer {
     func handleUploadHost(_ request: IncomingRequest) -> MockResponse? {
         let parts = request.path.split(separator: "/")
         if parts.count == 2, parts[0] == "monitor" {
-            guard request.method == "GET" else { return Self.error(405, "invalidRequest", "The method is not allowed on a monitor.") }
+            guard request.method == "GET" else {
+                return Self.error(405, "invalidRequest", "The method is not allowed on a monitor.")
+            }
             return copyStatus(String(parts[1]))
         }
         guard parts.count == 2, parts[0] == "upload" else { return nil }
@@ -77,29 +88,41 @@ extension MockOneDriveServer {
         }
     }
 
-    private func fragment(_ request: IncomingRequest, _ session: MockUploadSession<MockOneDriveUpload>) throws -> MockResponse {
+    private func fragment(
+        _ request: IncomingRequest, _ session: MockUploadSession<MockOneDriveUpload>
+    ) throws -> MockResponse {
         var session = session
         guard let header = request.headers["Content-Range"], header.hasPrefix("bytes ") else {
             throw MockGraphError(400, "invalidRequest", "Content-Range is required.")
         }
         let spec = header.dropFirst(6).split(separator: "/")
         let bounds = spec.first?.split(separator: "-").compactMap { Int64($0) } ?? []
-        guard spec.count == 2, bounds.count == 2, let total = Int64(spec[1]), bounds[0] <= bounds[1], bounds[1] < total else {
+        guard spec.count == 2, bounds.count == 2, let total = Int64(spec[1]), bounds[0] <= bounds[1], bounds[1] < total
+        else {
             throw MockGraphError(400, "invalidRequest", "Content-Range \(header) is malformed.")
         }
         let (start, end) = (bounds[0], bounds[1])
         let length = end - start + 1
         guard length == request.bodySize else {
-            throw MockGraphError(400, "invalidRequest", "Content-Range covers \(length) bytes but the body has \(request.bodySize).")
+            throw MockGraphError(
+                400, "invalidRequest", "Content-Range covers \(length) bytes but the body has \(request.bodySize).")
         }
-        if let known = session.total, known != total { throw MockGraphError(400, "invalidRequest", "The total size changed from \(known) to \(total).") }
+        if let known = session.total, known != total {
+            throw MockGraphError(400, "invalidRequest", "The total size changed from \(known) to \(total).")
+        }
         guard start == session.received else {
-            throw MockGraphError(416, "invalidRange", "The uploaded fragment overlaps with data that has already been received (the session expects \(session.received)-).")
+            throw MockGraphError(
+                416, "invalidRange",
+                "The uploaded fragment overlaps with data that has already been received (the session expects \(session.received)-)."
+            )
         }
-        guard length <= Self.maximumFragment else { throw MockGraphError(400, "invalidRequest", "A fragment may not exceed 60 MiB.") }
+        guard length <= Self.maximumFragment else {
+            throw MockGraphError(400, "invalidRequest", "A fragment may not exceed 60 MiB.")
+        }
         let last = end + 1 == total
         guard last || length % Self.fragmentGranularity == 0 else {
-            throw MockGraphError(400, "invalidRequest", "Fragments must be multiples of 320 KiB (327,680 bytes), except the last.")
+            throw MockGraphError(
+                400, "invalidRequest", "Fragments must be multiples of 320 KiB (327,680 bytes), except the last.")
         }
         session.total = total
         try session.write(request.body, at: start)
@@ -113,8 +136,9 @@ extension MockOneDriveServer {
         let content = session.content(total: total)
         let upload = session.target
         state.withLock { $0.sessions[session.id] = nil }
-        let (item, created) = try storeFile(named: upload.name, in: upload.parentID, replacing: upload.replaceID,
-                                            behavior: upload.conflictBehavior, content: content, fileSystemInfo: upload.fileSystemInfo)
+        let (item, created) = try storeFile(
+            named: upload.name, in: upload.parentID, replacing: upload.replaceID,
+            behavior: upload.conflictBehavior, content: content, fileSystemInfo: upload.fileSystemInfo)
         lagIfAsked(created ? item.id : nil, request)
         return .json(created ? 201 : 200, json(item))
     }

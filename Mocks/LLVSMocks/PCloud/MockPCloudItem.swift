@@ -70,11 +70,12 @@ enum MockPCloudTime {
     }
 
     /// One formatter, made once: making one per item would dominate a large listing.
-    private static let formatter = Mutex<DateFormatter>({
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
-        return formatter
-    }())
+    private static let formatter = Mutex<DateFormatter>(
+        {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss Z"
+            return formatter
+        }())
 }

@@ -12,7 +12,8 @@ extension MockPCloudServer {
         case "createfolder": return try createFolder(call, ifNotExists: false)
         case "createfolderifnotexists": return try createFolder(call, ifNotExists: true)
         case "uploadfile": return try uploadFile(call, request)
-        case "upload_create", "upload_write", "upload_info", "upload_save", "upload_delete": return try uploadSession(call, request)
+        case "upload_create", "upload_write", "upload_info", "upload_save", "upload_delete":
+            return try uploadSession(call, request)
         case "stat": return try stat(call)
         case "checksumfile": return try checksumFile(call)
         case "getfilelink": return try fileLink(call)
@@ -39,7 +40,9 @@ extension MockPCloudServer {
     }
 
     /// pCloud's metadata of an item; a folder's `contents` when asked.
-    func metadata(_ item: MockPCloudItem, _ call: MockPCloudCall, in state: MockPCloudState, contents depth: Int = 0) -> [String: Any] {
+    func metadata(
+        _ item: MockPCloudItem, _ call: MockPCloudCall, in state: MockPCloudState, contents depth: Int = 0
+    ) -> [String: Any] {
         var object: [String: Any] = [
             "name": item.name, "isfolder": item.isFolder, "id": item.id, "parentfolderid": item.parentNumber,
             "created": MockPCloudTime.format(item.created, asTimestamp: call.timestamps),
@@ -51,9 +54,13 @@ extension MockPCloudServer {
             object["folderid"] = item.number
             if item.id == MockPCloudState.rootID { object["path"] = "/"; object.removeValue(forKey: "parentfolderid") }
             if depth > 0 {
-                let children = state.tree.children(of: item.id).filter { !$0.trashed && state.tree.lagging[$0.id] == nil }
-                    .filter { !(call.flag("nofiles") && !$0.isFolder) }
-                object["contents"] = children.map { metadata($0, call, in: state, contents: call.flag("recursive") ? depth : 0) }
+                let children = state.tree.children(of: item.id).filter {
+                    !$0.trashed && state.tree.lagging[$0.id] == nil
+                }
+                .filter { !(call.flag("nofiles") && !$0.isFolder) }
+                object["contents"] = children.map {
+                    metadata($0, call, in: state, contents: call.flag("recursive") ? depth : 0)
+                }
             }
         } else {
             object["fileid"] = item.number
@@ -68,7 +75,9 @@ extension MockPCloudServer {
     // MARK: Finding items
 
     /// The folder a call names by `folderid` or `path` (`/a/b`).
-    func folder(_ call: MockPCloudCall, _ state: MockPCloudState, idName: String = "folderid", pathName: String = "path") throws -> MockPCloudItem {
+    func folder(
+        _ call: MockPCloudCall, _ state: MockPCloudState, idName: String = "folderid", pathName: String = "path"
+    ) throws -> MockPCloudItem {
         if let number = try call.number(idName) {
             guard let folder = state.live("d\(number)"), folder.isFolder else { throw MockPCloudError.folderMissing }
             return folder
@@ -100,17 +109,23 @@ extension MockPCloudServer {
     }
 
     /// The folder and name a creation or upload names: `folderid`/`path` of the parent and `name`, or a full `path`.
-    private func placement(_ call: MockPCloudCall, _ state: MockPCloudState, nameField: String) throws -> (MockPCloudItem, String) {
+    private func placement(
+        _ call: MockPCloudCall, _ state: MockPCloudState, nameField: String
+    ) throws -> (MockPCloudItem, String) {
         if let name = call.parameters[nameField] {
             guard MockPCloudNames.isValid(name) else { throw MockPCloudError.invalidName }
-            do { return (try folder(call, state), name) } catch let error as MockPCloudError where error.code == 2005 && call.parameters["path"] != nil {
+            do { return (try folder(call, state), name) } catch let error as MockPCloudError
+                where error.code == 2005 && call.parameters["path"] != nil
+            {
                 throw MockPCloudError.parentMissing
             }
         }
         guard let path = call.parameters["path"], path.hasPrefix("/") else { throw MockPCloudError.noFolder }
         let parts = path.split(separator: "/").map(String.init)
         guard let name = parts.last, MockPCloudNames.isValid(name) else { throw MockPCloudError.invalidName }
-        guard let parent = try resolve("/" + parts.dropLast().joined(separator: "/"), state), parent.isFolder else { throw MockPCloudError.parentMissing }
+        guard let parent = try resolve("/" + parts.dropLast().joined(separator: "/"), state), parent.isFolder else {
+            throw MockPCloudError.parentMissing
+        }
         return (parent, name)
     }
 
@@ -118,8 +133,10 @@ extension MockPCloudServer {
 
     private func userinfo() -> MockResponse {
         let used = state.withLock { $0.tree.usage }
-        return Self.ok(["email": "llvs-mock@example.com", "emailverified": true, "premium": false, "quota": settings.quotaBytes,
-                        "usedquota": used, "userid": 4242, "locationid": locationID, "language": "en"])
+        return Self.ok([
+            "email": "llvs-mock@example.com", "emailverified": true, "premium": false, "quota": settings.quotaBytes,
+            "usedquota": used, "userid": 4242, "locationid": locationID, "language": "en",
+        ])
     }
 
     private func listFolder(_ call: MockPCloudCall) throws -> MockResponse {
@@ -138,7 +155,8 @@ extension MockPCloudServer {
                 return Self.ok(["metadata": metadata(existing, call, in: state), "created": false])
             }
             let now = state.tree.tick()
-            let folder = MockPCloudItem(id: state.newID(folder: true), name: name, parents: [parent.id], isFolder: true, created: now)
+            let folder = MockPCloudItem(
+                id: state.newID(folder: true), name: name, parents: [parent.id], isFolder: true, created: now)
             state.tree.insert(folder)
             state.log("createfolder", folder.id)
             return Self.ok(["metadata": metadata(folder, call, in: state), "created": true])
@@ -147,7 +165,9 @@ extension MockPCloudServer {
 
     /// Stores contents under a name in a folder: a new file, or new contents of the file there (same ID, the old
     /// contents kept as a revision). A folder of that name refuses.
-    func store(_ content: MockContent, named name: String, in parent: MockPCloudItem, state: inout MockPCloudState) throws -> MockPCloudItem {
+    func store(
+        _ content: MockContent, named name: String, in parent: MockPCloudItem, state: inout MockPCloudState
+    ) throws -> MockPCloudItem {
         let existing = state.child(named: name, of: parent.id)
         if existing?.isFolder == true { throw MockPCloudError.exists }
         let growth = content.size - (existing?.size ?? 0)
@@ -158,7 +178,8 @@ extension MockPCloudServer {
             state.log("modifyfile", updated.id)
             return updated
         }
-        var file = MockPCloudItem(id: state.newID(folder: false), name: name, parents: [parent.id], isFolder: false, created: now)
+        var file = MockPCloudItem(
+            id: state.newID(folder: false), name: name, parents: [parent.id], isFolder: false, created: now)
         file.store(content, at: now)
         state.tree.insert(file)
         state.log("createfile", file.id)
@@ -175,8 +196,12 @@ extension MockPCloudServer {
     private func uploadFile(_ call: MockPCloudCall, _ request: IncomingRequest) throws -> MockResponse {
         var uploads: [(String, MockContent)] = []
         if request.method == "PUT" {
-            guard request.headers["Content-Length"] != nil else { throw MockPCloudError(1000, "Content-Length is required; chunked uploads are refused.") }
-            guard let name = call.parameters["filename"], MockPCloudNames.isValid(name) else { throw MockPCloudError.invalidName }
+            guard request.headers["Content-Length"] != nil else {
+                throw MockPCloudError(1000, "Content-Length is required; chunked uploads are refused.")
+            }
+            guard let name = call.parameters["filename"], MockPCloudNames.isValid(name) else {
+                throw MockPCloudError.invalidName
+            }
             uploads = [(name, try MockContent.keeping(request.body, in: storage))]
         } else {
             guard !call.files.isEmpty else { throw MockPCloudError(2000, "No files were sent.") }
@@ -203,8 +228,10 @@ extension MockPCloudServer {
                 if let times { file = state.tree.update(file.id) { Self.apply(times, to: &$0) } ?? file }
                 stored.append(file)
             }
-            return Self.ok(["fileids": stored.map(\.number), "metadata": stored.map { metadata($0, call, in: state) },
-                            "checksums": stored.map(checksums)])
+            return Self.ok([
+                "fileids": stored.map(\.number), "metadata": stored.map { metadata($0, call, in: state) },
+                "checksums": stored.map(checksums),
+            ])
         }
     }
 
@@ -218,10 +245,14 @@ extension MockPCloudServer {
         }
         guard let id = call.parameters["uploadid"] else { throw MockPCloudError(1000, "Please provide 'uploadid'.") }
         return try state.withLock { state in
-            guard var session = state.sessions[id], !session.expired, session.finishedID == nil else { throw MockPCloudError.uploadMissing }
+            guard var session = state.sessions[id], !session.expired, session.finishedID == nil else {
+                throw MockPCloudError.uploadMissing
+            }
             switch call.method {
             case "upload_write":
-                guard let offset = try call.number("uploadoffset") else { throw MockPCloudError(1000, "Please provide 'uploadoffset'.") }
+                guard let offset = try call.number("uploadoffset") else {
+                    throw MockPCloudError(1000, "Please provide 'uploadoffset'.")
+                }
                 try session.write(request.body, at: Int64(offset))
                 state.sessions[id] = session
                 state.sessions.pieceStored()
@@ -232,9 +263,13 @@ extension MockPCloudServer {
                 let (parent, name) = try placement(call, state, nameField: "name")
                 let isNew = state.child(named: name, of: parent.id) == nil
                 var file = try store(session.content(total: session.received), named: name, in: parent, state: &state)
-                if isNew, faults.fires("listing-lag", method: request.method, path: request.path) { state.tree.lagInListings(file.id) }
-                if let times = try Self.clientTimes(call) { file = state.tree.update(file.id) { Self.apply(times, to: &$0) } ?? file }
-                session.finishedID = file.id // kept for its byte count; a later call on it is 2067, as on pCloud
+                if isNew, faults.fires("listing-lag", method: request.method, path: request.path) {
+                    state.tree.lagInListings(file.id)
+                }
+                if let times = try Self.clientTimes(call) {
+                    file = state.tree.update(file.id) { Self.apply(times, to: &$0) } ?? file
+                }
+                session.finishedID = file.id  // kept for its byte count; a later call on it is 2067, as on pCloud
                 state.sessions[id] = session
                 return Self.ok(["metadata": metadata(file, call, in: state)])
             default:
@@ -248,7 +283,9 @@ extension MockPCloudServer {
 
     private func stat(_ call: MockPCloudCall) throws -> MockResponse {
         try state.withLock { state in
-            if call.parameters["folderid"] != nil { return Self.ok(["metadata": metadata(try folder(call, state), call, in: state)]) }
+            if call.parameters["folderid"] != nil {
+                return Self.ok(["metadata": metadata(try folder(call, state), call, in: state)])
+            }
             return Self.ok(["metadata": metadata(try file(call, state), call, in: state)])
         }
     }
@@ -272,26 +309,32 @@ extension MockPCloudServer {
         let url = contentHost.publish(content, expires: expires)
         _ = name
         let port = contentHost.server.port
-        return Self.ok(["path": url.path, "hosts": ["127.0.0.1:\(port)", "localhost:\(port)"],
-                        "expires": MockPCloudTime.format(expires, asTimestamp: false)])
+        return Self.ok([
+            "path": url.path, "hosts": ["127.0.0.1:\(port)", "localhost:\(port)"],
+            "expires": MockPCloudTime.format(expires, asTimestamp: false),
+        ])
     }
 
     /// `getzip`: the named files in a zip archive (stored, not compressed), as the client library downloads files.
     private func zip(_ call: MockPCloudCall) throws -> MockResponse {
-        let ids = (call.parameters["fileids"] ?? call.parameters["fileid"] ?? "").split(separator: ",").compactMap { UInt64($0) }
+        let ids = (call.parameters["fileids"] ?? call.parameters["fileid"] ?? "").split(separator: ",").compactMap {
+            UInt64($0)
+        }
         guard !ids.isEmpty else { throw MockPCloudError.noFile }
         let entries = try state.withLock { state in
             try ids.map { id -> (String, Data) in
                 guard let found = state.live("f\(id)") else { throw MockPCloudError.fileMissing }
-                let data: Data = switch found.content {
-                case .data(let data)?: data
-                case .spooled(let url, _)?: (try? Data(contentsOf: url)) ?? Data()
-                case nil: Data()
-                }
+                let data: Data =
+                    switch found.content {
+                    case .data(let data)?: data
+                    case .spooled(let url, _)?: (try? Data(contentsOf: url)) ?? Data()
+                    case nil: Data()
+                    }
                 return (found.name, data)
             }
         }
-        return MockResponse(status: 200, headers: ["Content-Type": "application/zip"], body: .data(MockZipArchive.stored(entries)))
+        return MockResponse(
+            status: 200, headers: ["Content-Type": "application/zip"], body: .data(MockZipArchive.stored(entries)))
     }
 
     private func deleteFile(_ call: MockPCloudCall) throws -> MockResponse {
@@ -351,13 +394,21 @@ extension MockPCloudServer {
                 if entries.isEmpty, call.flag("block"), call.parameters["last"] == nil { return nil }
                 let rendered = entries.map { index -> [String: Any] in
                     let entry = state.diff[index]
-                    return ["event": entry.event, "diffid": state.diffBase + index + 1, "time": MockPCloudTime.format(entry.time, asTimestamp: call.timestamps),
-                            "metadata": metadata(entry.item, call, in: state)]
+                    return [
+                        "event": entry.event, "diffid": state.diffBase + index + 1,
+                        "time": MockPCloudTime.format(entry.time, asTimestamp: call.timestamps),
+                        "metadata": metadata(entry.item, call, in: state),
+                    ]
                 }
-                return Self.ok(["diffid": state.diffBase + (entries.last.map { $0 + 1 } ?? max(after, state.diff.count)), "entries": rendered])
+                return Self.ok([
+                    "diffid": state.diffBase + (entries.last.map { $0 + 1 } ?? max(after, state.diff.count)),
+                    "entries": rendered,
+                ])
             }
             if let answer { return answer }
-            guard Date() < deadline else { return Self.ok(["diffid": state.withLock { $0.diffBase } + after, "entries": [Any]()]) }
+            guard Date() < deadline else {
+                return Self.ok(["diffid": state.withLock { $0.diffBase } + after, "entries": [Any]()])
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }

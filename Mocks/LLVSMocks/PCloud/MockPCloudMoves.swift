@@ -7,7 +7,9 @@ import LLVSSupport
 extension MockPCloudServer {
     /// Where a rename or copy goes: `tofolderid` (or the item's own folder) and `toname` (or its own name), or
     /// `topath`, a full path, or a folder when it ends in `/` (the name kept).
-    func destination(_ call: MockPCloudCall, of item: MockPCloudItem, _ state: MockPCloudState) throws -> (MockPCloudItem, String) {
+    func destination(
+        _ call: MockPCloudCall, of item: MockPCloudItem, _ state: MockPCloudState
+    ) throws -> (MockPCloudItem, String) {
         if let path = call.parameters["topath"] {
             guard path.hasPrefix("/") else { throw MockPCloudError.invalidPath }
             let parts = path.split(separator: "/").map(String.init)
@@ -16,7 +18,9 @@ extension MockPCloudServer {
                 return (folder, item.name)
             }
             guard let name = parts.last, MockPCloudNames.isValid(name) else { throw MockPCloudError.invalidName }
-            guard let folder = try resolveFolder(Array(parts.dropLast()), state) else { throw MockPCloudError.parentMissing }
+            guard let folder = try resolveFolder(Array(parts.dropLast()), state) else {
+                throw MockPCloudError.parentMissing
+            }
             return (folder, name)
         }
         let folder: MockPCloudItem
@@ -24,7 +28,9 @@ extension MockPCloudServer {
             guard let found = state.live("d\(number)"), found.isFolder else { throw MockPCloudError.folderMissing }
             folder = found
         } else {
-            guard let parentID = item.parents.first, let parent = state.live(parentID) else { throw MockPCloudError.folderMissing }
+            guard let parentID = item.parents.first, let parent = state.live(parentID) else {
+                throw MockPCloudError.folderMissing
+            }
             folder = parent
         }
         let name = call.parameters["toname"] ?? item.name
@@ -53,10 +59,11 @@ extension MockPCloudServer {
                 state.tree.update(existing.id) { $0.trashed = true }
                 state.log("deletefile", existing.id)
             }
-            let moved = state.tree.update(found.id) { item in
-                item.name = name
-                item.parents = [folder.id]
-            } ?? found
+            let moved =
+                state.tree.update(found.id) { item in
+                    item.name = name
+                    item.parents = [folder.id]
+                } ?? found
             state.log("modifyfile", moved.id)
             return Self.ok(["metadata": metadata(moved, call, in: state)])
         }
@@ -66,15 +73,22 @@ extension MockPCloudServer {
     func renameFolder(_ call: MockPCloudCall) throws -> MockResponse {
         try state.withLock { state in
             let found = try folder(call, state)
-            guard found.id != MockPCloudState.rootID else { throw MockPCloudError(2003, "Access denied. You do not have permissions to perform this operation.") }
+            guard found.id != MockPCloudState.rootID else {
+                throw MockPCloudError(2003, "Access denied. You do not have permissions to perform this operation.")
+            }
             let (target, name) = try destination(call, of: found, state)
             // The reference names no code for this refusal; the one here is the mock's (a final 2xxx, as pCloud's are).
-            if state.tree.isSameOrInside(target.id, found.id) { throw MockPCloudError(2043, "Cannot move a folder to a subfolder of itself.") }
-            if let existing = state.child(named: name, of: target.id), existing.id != found.id { throw MockPCloudError.exists }
-            let moved = state.tree.update(found.id) { item in
-                item.name = name
-                item.parents = [target.id]
-            } ?? found
+            if state.tree.isSameOrInside(target.id, found.id) {
+                throw MockPCloudError(2043, "Cannot move a folder to a subfolder of itself.")
+            }
+            if let existing = state.child(named: name, of: target.id), existing.id != found.id {
+                throw MockPCloudError.exists
+            }
+            let moved =
+                state.tree.update(found.id) { item in
+                    item.name = name
+                    item.parents = [target.id]
+                } ?? found
             state.log("modifyfolder", moved.id)
             return Self.ok(["metadata": metadata(moved, call, in: state)])
         }
@@ -119,15 +133,21 @@ extension MockPCloudServer {
     func trashList(_ call: MockPCloudCall) throws -> MockResponse {
         try state.withLock { state in
             let folder = try call.number("folderid") == nil ? nil : try trashed(call, state)
-            let contents = folder.map { state.tree.children(of: $0.id) } ?? state.tree.items.values.filter(\.trashed).sorted { $0.id < $1.id }
-            let listing: [String: Any] = ["name": folder?.name ?? "Trash", "isfolder": true, "folderid": folder?.number ?? 0,
-                                          "id": folder?.id ?? "d0", "contents": contents.map { metadata($0, call, in: state) }]
+            let contents =
+                folder.map { state.tree.children(of: $0.id) }
+                ?? state.tree.items.values.filter(\.trashed).sorted { $0.id < $1.id }
+            let listing: [String: Any] = [
+                "name": folder?.name ?? "Trash", "isfolder": true, "folderid": folder?.number ?? 0,
+                "id": folder?.id ?? "d0", "contents": contents.map { metadata($0, call, in: state) },
+            ]
             return Self.ok(["metadata": listing])
         }
     }
 
     /// The folder a restored item goes to: `restoreto`, else its own folder while that is there, else the root.
-    private func restoreDestination(_ item: MockPCloudItem, _ call: MockPCloudCall, _ state: MockPCloudState) throws -> MockPCloudItem {
+    private func restoreDestination(
+        _ item: MockPCloudItem, _ call: MockPCloudCall, _ state: MockPCloudState
+    ) throws -> MockPCloudItem {
         if let number = try call.number("restoreto") {
             guard let folder = state.live("d\(number)"), folder.isFolder else { throw MockPCloudError.folderMissing }
             return folder
@@ -147,10 +167,11 @@ extension MockPCloudServer {
             guard let item = try trashed(call, state) else { throw MockPCloudError.noFile }
             let destination = try restoreDestination(item, call, state)
             if state.child(named: item.name, of: destination.id) != nil { throw MockPCloudError.exists }
-            let restored = state.tree.update(item.id) { changed in
-                changed.trashed = false
-                changed.parents = [destination.id]
-            } ?? item
+            let restored =
+                state.tree.update(item.id) { changed in
+                    changed.trashed = false
+                    changed.parents = [destination.id]
+                } ?? item
             state.log(item.isFolder ? "createfolder" : "createfile", restored.id)
             return Self.ok(["metadata": metadata(restored, call, in: state)])
         }

@@ -37,20 +37,29 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
 
     /// `state`: a folder to keep the account (and the issued tokens) in between runs, loaded now and written after
     /// every change.
-    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(), state saved: MockStateDirectory? = nil) throws {
+    public init(
+        settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(),
+        state saved: MockStateDirectory? = nil
+    ) throws {
         self.settings = settings
         stateDirectory = saved
         var account = MockPCloudState()
         var tokens: MockOAuthServer.Tokens?
-        if let loaded = try saved?.loadTree(into: &account.tree, counter: UInt64.self, attach: { $0.content = .spooled($1, size: $0.size) }) {
+        if let loaded = try saved?.loadTree(
+            into: &account.tree, counter: UInt64.self, attach: { $0.content = .spooled($1, size: $0.size) })
+        {
             account.counter = loaded.counter
             tokens = loaded.tokens
         }
         state = Mutex(account)
         storage = try MockStorageFolder.make("pcloud")
         let box = MockBackReference<MockPCloudServer>()
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request, host: .us) } }
-        euServer = try MockHTTPServer(port: port == 0 ? 0 : port &+ 1, faults: faults, faultBody: Self.faultBody) { request in box.answer { $0.handle(request, host: .eu) } }
+        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in
+            box.answer { $0.handle(request, host: .us) }
+        }
+        euServer = try MockHTTPServer(port: port == 0 ? 0 : port &+ 1, faults: faults, faultBody: Self.faultBody) {
+            request in box.answer { $0.handle(request, host: .eu) }
+        }
         contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "127.0.0.1")
         var oauthSettings = MockOAuthServer.Settings()
         oauthSettings.clientId = settings.clientId
@@ -62,7 +71,9 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
         oauthSettings.tokenPath = "/oauth2_token"
         oauthSettings.scope = ""
         let home = settings.region == .us ? server : euServer
-        oauthSettings.extraRedirectFields = [("locationid", settings.region == .us ? "1" : "2"), ("hostname", "127.0.0.1:\(home.port)")]
+        oauthSettings.extraRedirectFields = [
+            ("locationid", settings.region == .us ? "1" : "2"), ("hostname", "127.0.0.1:\(home.port)"),
+        ]
         oauth = MockOAuthServer(settings: oauthSettings)
         if let tokens { oauth.restore(tokens) }
         box.attach(self)
@@ -96,7 +107,9 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
     /// Revokes every token, as a user removing the app's access would: later calls answer 2094.
     public func revokeTokens() { oauth.revokeAccessTokens() }
     /// The next `count` calls fail with `result` (HTTP 200), as pCloud answers 5000 when it cannot serve one.
-    public func failNextCalls(_ count: Int, result: Int = 5000) { state.withLock { $0.failingResults += Array(repeating: result, count: count) } }
+    public func failNextCalls(_ count: Int, result: Int = 5000) {
+        state.withLock { $0.failingResults += Array(repeating: result, count: count) }
+    }
     /// A share of calls fail with `result` (HTTP 200).
     public func failCallsRandomly(rate: Double, result: Int = 5000, seed: UInt64 = 1) {
         state.withLock { $0.randomResult = (result, rate, SeededGenerator(seed: seed)) }
@@ -105,14 +118,19 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
     public func expireDownloadLinks() { contentHost.expireAll() }
     /// Refuses every `diffid` handed out so far.
     public func expireChangeCursors() { state.withLock { $0.diffBase += 1_000_000_000 } }
-    public func expireUploadSessions(afterWrites count: Int) { state.withLock { $0.sessions.piecesUntilExpiry = count } }
+    public func expireUploadSessions(afterWrites count: Int) {
+        state.withLock { $0.sessions.piecesUntilExpiry = count }
+    }
     /// Bytes written to each upload session, repeats included.
     public var uploadSessionBytes: [Int64] { state.withLock { $0.sessions.bytesSent } }
     /// Live paths (not in the trash).
     public var paths: [String] { state.withLock { $0.tree.livePaths } }
     /// Revisions an overwrite kept for the file at `path`.
     public func revisions(of path: String) -> Int {
-        state.withLock { state in state.tree.items.values.first { state.tree.path(of: $0.id) == path && !state.tree.isTrashed($0.id) }?.revisions.count ?? 0 }
+        state.withLock { state in
+            state.tree.items.values.first { state.tree.path(of: $0.id) == path && !state.tree.isTrashed($0.id) }?
+                .revisions.count ?? 0
+        }
     }
 
     // MARK: Answers
@@ -136,18 +154,26 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
         guard let directory = stateDirectory else { return }
         let tokens = oauth.tokens
         state.withLock { state in
-            directory.saveTree(state.tree, counter: state.counter, tokens: tokens, order: { ($0.created, $0.id) < ($1.created, $1.id) }) { "\($0.id)-\($0.hash)" }
+            directory.saveTree(
+                state.tree, counter: state.counter, tokens: tokens, order: { ($0.created, $0.id) < ($1.created, $1.id) }
+            ) { "\($0.id)-\($0.hash)" }
         }
     }
 
     func handle(_ request: IncomingRequest, host: Host) -> MockResponse {
         let answer = answer(request, host: host)
-        if stateDirectory != nil, answer.status == 200, MockPCloudCall.changingMethods.contains(String(request.path.dropFirst())) { persist() }
+        if stateDirectory != nil, answer.status == 200,
+            MockPCloudCall.changingMethods.contains(String(request.path.dropFirst()))
+        {
+            persist()
+        }
         return answer
     }
 
     private func answer(_ request: IncomingRequest, host: Host) -> MockResponse {
-        if host == .us, request.method == "GET", request.path == oauth.authorizePath { return oauth.handle(request) ?? .empty(404) }
+        if host == .us, request.method == "GET", request.path == oauth.authorizePath {
+            return oauth.handle(request) ?? .empty(404)
+        }
         let call: MockPCloudCall
         do {
             call = try MockPCloudCall(request)
@@ -156,8 +182,12 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
         }
         if call.method == "oauth2_token" { return exchange(call, host: host) }
         guard let token = call.accessToken else { return Self.failure(1000, "Log in required.") }
-        guard oauth.isLive(token), host == (settings.region == .us ? .us : .eu) else { return Self.failure(2094, "Invalid 'access_token' provided.") }
-        if let code = state.withLock({ $0.injectedResult() }) { return Self.failure(code, MockPCloudError.message(for: code)) }
+        guard oauth.isLive(token), host == (settings.region == .us ? .us : .eu) else {
+            return Self.failure(2094, "Invalid 'access_token' provided.")
+        }
+        if let code = state.withLock({ $0.injectedResult() }) {
+            return Self.failure(code, MockPCloudError.message(for: code))
+        }
         do {
             return try serve(call, request)
         } catch let failure as MockPCloudError {
@@ -169,12 +199,21 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
 
     /// `oauth2_token` on the region's host: the code for a token that never expires, in the result envelope.
     private func exchange(_ call: MockPCloudCall, host: Host) -> MockResponse {
-        guard call.parameters["client_id"] == settings.clientId else { return Self.failure(2011, "Invalid 'client_id' provided.") }
-        guard call.parameters["client_secret"] == settings.clientSecret else { return Self.failure(2012, "Invalid 'client_secret' provided.") }
-        guard let code = call.parameters["code"], !code.isEmpty else { return Self.failure(1022, "Please provide 'code'.") }
-        guard host == (settings.region == .us ? .us : .eu) else { return Self.failure(2012, "Invalid 'code' provided.") }
+        guard call.parameters["client_id"] == settings.clientId else {
+            return Self.failure(2011, "Invalid 'client_id' provided.")
+        }
+        guard call.parameters["client_secret"] == settings.clientSecret else {
+            return Self.failure(2012, "Invalid 'client_secret' provided.")
+        }
+        guard let code = call.parameters["code"], !code.isEmpty else {
+            return Self.failure(1022, "Please provide 'code'.")
+        }
+        guard host == (settings.region == .us ? .us : .eu) else {
+            return Self.failure(2012, "Invalid 'code' provided.")
+        }
         guard let access = oauth.redeem(code: code) else { return Self.failure(2012, "Invalid 'code' provided.") }
-        return .json(200, ["result": 0, "access_token": access, "token_type": "bearer", "uid": 4242, "locationid": locationID])
+        return .json(
+            200, ["result": 0, "access_token": access, "token_type": "bearer", "uid": 4242, "locationid": locationID])
     }
 }
 
@@ -224,15 +263,19 @@ struct MockPCloudCall {
     var accessToken: String?
 
     /// Methods after which a `--state` mock writes what it holds.
-    static let changingMethods: Set<String> = ["createfolder", "createfolderifnotexists", "uploadfile", "upload_save", "deletefile",
-                                               "renamefile", "renamefolder", "copyfile", "trash_restore", "trash_clear", "deletefolder", "deletefolderrecursive", "oauth2_token"]
+    static let changingMethods: Set<String> = [
+        "createfolder", "createfolderifnotexists", "uploadfile", "upload_save", "deletefile",
+        "renamefile", "renamefolder", "copyfile", "trash_restore", "trash_clear", "deletefolder",
+        "deletefolderrecursive", "oauth2_token",
+    ]
 
     init(_ request: IncomingRequest) throws {
         method = String(request.path.dropFirst())
         parameters = request.query
         let contentType = request.headers["Content-Type"] ?? ""
         if request.method == "POST", contentType.lowercased().hasPrefix("application/x-www-form-urlencoded") {
-            parameters.merge(FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self))) { query, _ in query }
+            parameters.merge(FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self))) { query, _ in query
+            }
         } else if request.method == "POST", contentType.lowercased().hasPrefix("multipart/form-data") {
             guard let parts = MultipartParts.parse(request.bodyData, contentType: contentType) else {
                 throw MockPCloudError(1000, "the multipart body is malformed")
@@ -262,4 +305,3 @@ struct MockPCloudCall {
         return value
     }
 }
-

@@ -27,8 +27,9 @@ struct MockPCloudState: Sendable {
     static let rootID = "d0"
 
     init() {
-        tree = MockItemTree(root: MockPCloudItem(id: Self.rootID, name: "/", parents: [], isFolder: true, created: Date()),
-                            caseInsensitiveNames: false)
+        tree = MockItemTree(
+            root: MockPCloudItem(id: Self.rootID, name: "/", parents: [], isFolder: true, created: Date()),
+            caseInsensitiveNames: false)
     }
 
     mutating func newID(folder: Bool) -> String {

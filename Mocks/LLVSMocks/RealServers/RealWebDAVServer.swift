@@ -31,7 +31,8 @@ public final class RealWebDAVServer: Sendable {
     /// Why a real server cannot run here, or nil when it can. In CI a missing server is a failure, not a skip.
     public static func unavailable(_ binary: String) -> String? {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            return "\(binary) is not installed (apt-get install apache2 apache2-utils rclone nginx-core libnginx-mod-http-dav-ext php-cli php-sabre-dav)"
+            return
+                "\(binary) is not installed (apt-get install apache2 apache2-utils rclone nginx-core libnginx-mod-http-dav-ext php-cli php-sabre-dav)"
         }
         if binary == phpBinary, !FileManager.default.fileExists(atPath: sabreAutoload) {
             return "\(sabreAutoload) is not installed (apt-get install php-sabre-dav)"
@@ -84,20 +85,25 @@ public final class RealWebDAVServer: Sendable {
     /// a file of random contents put in its data folder, which another process that took the port (another test's
     /// mock) cannot. A server that could not bind (the port was taken in between) ends or never serves the file; it
     /// is stopped and started again on another port.
-    static func start(_ name: String, folder: URL, firstPort: UInt16?, attempts: Int = 5, make: (UInt16) throws -> Started) async throws -> RealWebDAVServer {
+    static func start(
+        _ name: String, folder: URL, firstPort: UInt16?, attempts: Int = 5, make: (UInt16) throws -> Started
+    ) async throws -> RealWebDAVServer {
         var failure = ""
         for attempt in 0..<attempts {
             let started = try make(attempt == 0 ? try firstPort ?? freePort() : try freePort())
             do {
                 try await waitUntilReady(name, started)
-                return RealWebDAVServer(name: name, url: started.url, dataFolder: started.dataFolder, process: started.process, folder: folder)
+                return RealWebDAVServer(
+                    name: name, url: started.url, dataFolder: started.dataFolder, process: started.process,
+                    folder: folder)
             } catch {
                 failure = "\(error)"
                 started.process.stop()
             }
         }
         try? FileManager.default.removeItem(at: folder)
-        throw HTTPError.transport(code: 7, message: "\(name) did not start in \(attempts) attempts: \(failure)", url: "")
+        throw HTTPError.transport(
+            code: 7, message: "\(name) did not start in \(attempts) attempts: \(failure)", url: "")
     }
 
     /// Waits until the server serves the readiness file from its data folder (then removed), giving up when its
@@ -112,7 +118,9 @@ public final class RealWebDAVServer: Sendable {
         try token.write(to: marker)
         defer { try? FileManager.default.removeItem(at: marker) }
         for _ in 0..<100 {
-            guard process.isRunning else { throw HTTPError.transport(code: 7, message: "\(name) ended on start", url: url.absoluteString) }
+            guard process.isRunning else {
+                throw HTTPError.transport(code: 7, message: "\(name) ended on start", url: url.absoluteString)
+            }
             var request = HTTPRequest(method: "GET", url: url.appendingPathComponent(file))
             request.credentials = HTTPCredentials(user: user, password: password, scheme: .any)
             if let response = try? await http.send(request), response.status == 200, response.body == token { return }
@@ -173,7 +181,9 @@ public final class RealWebDAVServer: Sendable {
     /// Bytes Apache has received so far (request lines, headers and bodies, aborted requests included), from its
     /// log: what a client sent, counted at the server. Zero for the other servers, which keep no such log.
     public func bytesReceived() -> Int64 {
-        guard let text = try? String(contentsOf: folder.appendingPathComponent("received.log"), encoding: .utf8) else { return 0 }
+        guard let text = try? String(contentsOf: folder.appendingPathComponent("received.log"), encoding: .utf8) else {
+            return 0
+        }
         return text.split(separator: "\n").reduce(0) { $0 + (Int64($1) ?? 0) }
     }
 
@@ -220,7 +230,9 @@ public final class RealWebDAVServer: Sendable {
             let configPath = folder.appendingPathComponent("nginx.conf")
             try config.write(to: configPath, atomically: true, encoding: .utf8)
             if runAsRoot { try run("/bin/chown", ["-R", "www-data:www-data", folder.path]) }
-            let process = try SpawnedProcess([nginxBinary, "-c", configPath.path, "-p", folder.path + "/", "-e", folder.path + "/error.log"])
+            let process = try SpawnedProcess([
+                nginxBinary, "-c", configPath.path, "-p", folder.path + "/", "-e", folder.path + "/error.log",
+            ])
             return Started(process: process, url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data)
         }
     }
@@ -232,8 +244,12 @@ public final class RealWebDAVServer: Sendable {
     public static func sabre() async throws -> RealWebDAVServer {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-sabre-\(UUID().uuidString)")
         let data = folder.appendingPathComponent("data"), empty = folder.appendingPathComponent("docroot")
-        for made in [data, empty, folder.appendingPathComponent("tmp")] { try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true) }
-        func quoted(_ path: String) -> String { "'" + path.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
+        for made in [data, empty, folder.appendingPathComponent("tmp")] {
+            try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
+        }
+        func quoted(_ path: String) -> String {
+            "'" + path.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+        }
         let script = """
             <?php
             require_once 'Sabre/autoload.php';
@@ -251,19 +267,27 @@ public final class RealWebDAVServer: Sendable {
         let router = folder.appendingPathComponent("server.php")
         try script.write(to: router, atomically: true, encoding: .utf8)
         return try await start("SabreDAV (PHP)", folder: folder, firstPort: nil) { port in
-            let process = try SpawnedProcess(["/usr/bin/env", "PHP_CLI_SERVER_WORKERS=4", phpBinary, "-d", "memory_limit=256M", "-S", "127.0.0.1:\(port)",
-                                              "-t", empty.path, router.path])
+            let process = try SpawnedProcess([
+                "/usr/bin/env", "PHP_CLI_SERVER_WORKERS=4", phpBinary, "-d", "memory_limit=256M", "-S",
+                "127.0.0.1:\(port)",
+                "-t", empty.path, router.path,
+            ])
             return Started(process: process, url: URL(string: "http://127.0.0.1:\(port)/dav/")!, dataFolder: data)
         }
     }
 
     public static func rclone() async throws -> RealWebDAVServer {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-rclone-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("data"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("data"), withIntermediateDirectories: true)
         return try await start("rclone serve webdav", folder: folder, firstPort: nil) { port in
-            let process = try SpawnedProcess(["/usr/bin/rclone", "serve", "webdav", folder.appendingPathComponent("data").path,
-                                              "--addr", "127.0.0.1:\(port)", "--user", "llvs", "--pass", "s3cret-pass", "--config", "/dev/null"])
-            return Started(process: process, url: URL(string: "http://127.0.0.1:\(port)/")!, dataFolder: folder.appendingPathComponent("data"))
+            let process = try SpawnedProcess([
+                "/usr/bin/rclone", "serve", "webdav", folder.appendingPathComponent("data").path,
+                "--addr", "127.0.0.1:\(port)", "--user", "llvs", "--pass", "s3cret-pass", "--config", "/dev/null",
+            ])
+            return Started(
+                process: process, url: URL(string: "http://127.0.0.1:\(port)/")!,
+                dataFolder: folder.appendingPathComponent("data"))
         }
     }
 }
@@ -288,7 +312,8 @@ public final class SpawnedProcess: Sendable {
         sigaddset(&defaults, SIGPIPE)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -298,7 +323,9 @@ public final class SpawnedProcess: Sendable {
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
-        guard result == 0 else { throw HTTPError.localFile(path: arguments[0], message: String(cString: strerror(result))) }
+        guard result == 0 else {
+            throw HTTPError.localFile(path: arguments[0], message: String(cString: strerror(result)))
+        }
         self.pid = pid
     }
 

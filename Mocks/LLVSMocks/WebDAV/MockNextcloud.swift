@@ -63,10 +63,13 @@ final class MockNextcloudState: Sendable {
 
 extension MockWebDAVServer {
     /// A Nextcloud mock: files at `/remote.php/dav/files/USER/`, signing in with `password` or an app password.
-    public static func nextcloud(_ settings: MockNextcloudSettings = MockNextcloudSettings(), password: String, port: UInt16 = 0,
-                                 faults: MockFaults = MockFaults(), state: MockStateDirectory? = nil) throws -> MockWebDAVServer {
-        try MockWebDAVServer(flavor: .nextcloud, port: port, rootPath: "/remote.php/dav/files/\(settings.user)", user: settings.user,
-                             password: password, faults: faults, state: state, nextcloud: settings)
+    public static func nextcloud(
+        _ settings: MockNextcloudSettings = MockNextcloudSettings(), password: String, port: UInt16 = 0,
+        faults: MockFaults = MockFaults(), state: MockStateDirectory? = nil
+    ) throws -> MockWebDAVServer {
+        try MockWebDAVServer(
+            flavor: .nextcloud, port: port, rootPath: "/remote.php/dav/files/\(settings.user)", user: settings.user,
+            password: password, faults: faults, state: state, nextcloud: settings)
     }
 
     /// The server's own address (`status.php`, Login Flow v2), without the WebDAV path.
@@ -75,15 +78,20 @@ extension MockWebDAVServer {
     /// The login pages of Login Flow v2 sign-ins not granted yet, for a test to grant one as a user would (POST).
     public var loginPages: [URL] {
         nextcloud?.logins.withLock { logins in
-            logins.values.filter { $0.appPassword == nil }.map { serverURL.appendingPathComponent("index.php/login/v2/flow/\($0.code)") }
+            logins.values.filter { $0.appPassword == nil }.map {
+                serverURL.appendingPathComponent("index.php/login/v2/flow/\($0.code)")
+            }
         } ?? []
     }
 
     var uploadsRoot: String { "/remote.php/dav/uploads/\(nextcloud?.settings.user ?? "")" }
 
     /// A Sabre DAV error, as Nextcloud writes every refusal.
-    static func sabreError(_ status: Int, exception: String, message: String, headers: HTTPHeaders = [:]) -> MockResponse {
-        var response = MockResponse.text(status, sabreXML(exception: exception, message: message), contentType: "application/xml; charset=utf-8")
+    static func sabreError(
+        _ status: Int, exception: String, message: String, headers: HTTPHeaders = [:]
+    ) -> MockResponse {
+        var response = MockResponse.text(
+            status, sabreXML(exception: exception, message: message), contentType: "application/xml; charset=utf-8")
         for (name, value) in headers { response.headers[name] = value }
         return response
     }
@@ -97,19 +105,30 @@ extension MockWebDAVServer {
     /// What is answered before signing in: the proxy's body limit, `status.php`, and Login Flow v2.
     func nextcloudBeforeSignIn(_ request: IncomingRequest, _ nextcloud: MockNextcloudState) -> MockResponse? {
         if let limit = nextcloud.settings.maximumBody, request.bodySize > limit {
-            return .text(413, "<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity Too Large</h1></center><hr><center>nginx</center></body></html>",
-                         contentType: "text/html")
+            return .text(
+                413,
+                "<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity Too Large</h1></center><hr><center>nginx</center></body></html>",
+                contentType: "text/html")
         }
         switch (request.method, request.rawPath) {
         case ("GET", "/status.php"):
-            return .json(200, ["installed": true, "maintenance": false, "needsDbUpgrade": false, "version": "29.0.4.1", "versionstring": "29.0.4",
-                               "edition": "", "productname": nextcloud.settings.productName, "extendedSupport": false], sortedKeys: true)
+            return .json(
+                200,
+                [
+                    "installed": true, "maintenance": false, "needsDbUpgrade": false, "version": "29.0.4.1",
+                    "versionstring": "29.0.4",
+                    "edition": "", "productname": nextcloud.settings.productName, "extendedSupport": false,
+                ], sortedKeys: true)
         case ("POST", "/index.php/login/v2"):
             let token = randomToken(), code = randomToken()
             let granted = nextcloud.settings.approvesLoginsAtOnce ? issueAppPassword(nextcloud) : nil
             nextcloud.logins.withLock { $0[token] = MockLoginFlow(code: code, appPassword: granted) }
-            return .json(200, ["poll": ["token": token, "endpoint": serverURL.absoluteString + "/index.php/login/v2/poll"],
-                               "login": serverURL.absoluteString + "/index.php/login/v2/flow/" + code], sortedKeys: true)
+            return .json(
+                200,
+                [
+                    "poll": ["token": token, "endpoint": serverURL.absoluteString + "/index.php/login/v2/poll"],
+                    "login": serverURL.absoluteString + "/index.php/login/v2/flow/" + code,
+                ], sortedKeys: true)
         case ("POST", "/index.php/login/v2/poll"):
             let form = FormEncoding.decode(String(decoding: request.bodyData, as: UTF8.self))
             guard let token = form["token"] else { return .empty(404) }
@@ -120,7 +139,10 @@ extension MockWebDAVServer {
                 return password
             }
             guard let password else { return .json(404, [String: String]()) }
-            return .json(200, ["server": serverURL.absoluteString, "loginName": nextcloud.settings.user, "appPassword": password], sortedKeys: true)
+            return .json(
+                200,
+                ["server": serverURL.absoluteString, "loginName": nextcloud.settings.user, "appPassword": password],
+                sortedKeys: true)
         default:
             break
         }
@@ -128,16 +150,24 @@ extension MockWebDAVServer {
         if request.rawPath.hasPrefix(flowPrefix) {
             let code = String(request.rawPath.dropFirst(flowPrefix.count))
             let known = nextcloud.logins.withLock { $0.values.contains { $0.code == code } }
-            guard known else { return .text(404, "This link has expired or was already used.", contentType: "text/plain") }
+            guard known else {
+                return .text(404, "This link has expired or was already used.", contentType: "text/plain")
+            }
             if request.method == "POST" {
                 let password = issueAppPassword(nextcloud)
                 nextcloud.logins.withLock { logins in
-                    for (token, flow) in logins where flow.code == code && flow.appPassword == nil { logins[token]?.appPassword = password }
+                    for (token, flow) in logins where flow.code == code && flow.appPassword == nil {
+                        logins[token]?.appPassword = password
+                    }
                 }
-                return .text(200, "<html><body><p>Account connected. You can close this window.</p></body></html>", contentType: "text/html")
+                return .text(
+                    200, "<html><body><p>Account connected. You can close this window.</p></body></html>",
+                    contentType: "text/html")
             }
-            return .text(200, "<html><body><form method=\"post\"><p>Grant access to your account?</p><button type=\"submit\">Grant access</button></form></body></html>",
-                         contentType: "text/html")
+            return .text(
+                200,
+                "<html><body><form method=\"post\"><p>Grant access to your account?</p><button type=\"submit\">Grant access</button></form></body></html>",
+                contentType: "text/html")
         }
         return nil
     }
@@ -159,20 +189,37 @@ extension MockWebDAVServer {
         guard path.hasPrefix("/ocs/v1.php/") || path.hasPrefix("/ocs/v2.php/") else { return nil }
         let v2 = path.hasPrefix("/ocs/v2.php/")
         func ocs(_ data: Any) -> MockResponse {
-            .json(200, ["ocs": ["meta": ["status": "ok", "statuscode": v2 ? 200 : 100, "message": "OK"], "data": data]], sortedKeys: true)
+            .json(
+                200, ["ocs": ["meta": ["status": "ok", "statuscode": v2 ? 200 : 100, "message": "OK"], "data": data]],
+                sortedKeys: true)
         }
         switch path.dropFirst("/ocs/v1.php".count) {
         case "/cloud/user":
             let user = nextcloud.settings.user
-            return ocs(["id": user, "display-name": user, "displayname": user, "email": NSNull(), "enabled": true,
-                        "quota": ["quota": nextcloud.settings.quota ?? -3, "used": quotaFigures(nextcloud).used]])
+            return ocs([
+                "id": user, "display-name": user, "displayname": user, "email": NSNull(), "enabled": true,
+                "quota": ["quota": nextcloud.settings.quota ?? -3, "used": quotaFigures(nextcloud).used],
+            ])
         case "/cloud/capabilities":
-            return ocs(["version": ["major": 29, "minor": 0, "micro": 4, "string": "29.0.4", "edition": "", "extendedSupport": false],
-                        "capabilities": ["core": ["pollinterval": 60, "webdav-root": "remote.php/webdav"],
-                                         "dav": ["chunking": "1.0", "bulkupload": "1.0"],
-                                         "files": ["bigfilechunking": true, "versioning": false, "undelete": false]]])
+            return ocs([
+                "version": [
+                    "major": 29, "minor": 0, "micro": 4, "string": "29.0.4", "edition": "", "extendedSupport": false,
+                ],
+                "capabilities": [
+                    "core": ["pollinterval": 60, "webdav-root": "remote.php/webdav"],
+                    "dav": ["chunking": "1.0", "bulkupload": "1.0"],
+                    "files": ["bigfilechunking": true, "versioning": false, "undelete": false],
+                ],
+            ])
         default:
-            return .json(404, ["ocs": ["meta": ["status": "failure", "statuscode": 998, "message": "Invalid query"], "data": [String]()]], sortedKeys: true)
+            return .json(
+                404,
+                [
+                    "ocs": [
+                        "meta": ["status": "failure", "statuscode": 998, "message": "Invalid query"],
+                        "data": [String](),
+                    ]
+                ], sortedKeys: true)
         }
     }
 
@@ -186,7 +233,11 @@ extension MockWebDAVServer {
         case ("MKCOL", 1):
             let destination = request.headers["Destination"]
             return nextcloud.uploads.withLock { uploads in
-                guard uploads[id] == nil else { return Self.sabreError(405, exception: "Sabre\\DAV\\Exception\\MethodNotAllowed", message: "The resource you tried to create already exists") }
+                guard uploads[id] == nil else {
+                    return Self.sabreError(
+                        405, exception: "Sabre\\DAV\\Exception\\MethodNotAllowed",
+                        message: "The resource you tried to create already exists")
+                }
                 uploads[id] = MockChunkedUpload(destination: destination)
                 return .empty(201)
             }
@@ -197,15 +248,24 @@ extension MockWebDAVServer {
             return .empty(204)
         case ("PUT", 2):
             guard let number = Int(parts[1]), (1...10_000).contains(number) else {
-                return Self.sabreError(400, exception: "Sabre\\DAV\\Exception\\BadRequest", message: "Chunk name must be a number between 1 and 10000")
+                return Self.sabreError(
+                    400, exception: "Sabre\\DAV\\Exception\\BadRequest",
+                    message: "Chunk name must be a number between 1 and 10000")
             }
-            if let total = request.headers["OC-Total-Length"].flatMap(Int64.init), let refusal = quotaRefusal(adding: total, replacing: nil, nextcloud) {
+            if let total = request.headers["OC-Total-Length"].flatMap(Int64.init),
+                let refusal = quotaRefusal(adding: total, replacing: nil, nextcloud)
+            {
                 return refusal
             }
             guard let content = try? MockContent.keeping(request.body, in: storage) else { return .empty(500) }
             return nextcloud.uploads.withLock { uploads in
-                guard uploads[id] != nil else { return Self.sabreError(404, exception: "Sabre\\DAV\\Exception\\NotFound", message: "Upload \(id) not found") }
-                if case .spooled(let url, _)? = uploads[id]?.chunks[number] { try? FileManager.default.removeItem(at: url) }
+                guard uploads[id] != nil else {
+                    return Self.sabreError(
+                        404, exception: "Sabre\\DAV\\Exception\\NotFound", message: "Upload \(id) not found")
+                }
+                if case .spooled(let url, _)? = uploads[id]?.chunks[number] {
+                    try? FileManager.default.removeItem(at: url)
+                }
                 uploads[id]?.chunks[number] = content
                 return .empty(201)
             }
@@ -218,30 +278,43 @@ extension MockWebDAVServer {
 
     /// The assembly `MOVE …/ID/.file`: the chunks in order become the destination's file.
     private func assemble(_ id: String, request: IncomingRequest, _ nextcloud: MockNextcloudState) -> MockResponse {
-        guard let destinationHeader = request.headers["Destination"], let target = treePath(ofDestination: destinationHeader), !target.isEmpty else {
-            return Self.sabreError(400, exception: "Sabre\\DAV\\Exception\\BadRequest", message: "The destination header was not supplied or is invalid")
+        guard let destinationHeader = request.headers["Destination"],
+            let target = treePath(ofDestination: destinationHeader), !target.isEmpty
+        else {
+            return Self.sabreError(
+                400, exception: "Sabre\\DAV\\Exception\\BadRequest",
+                message: "The destination header was not supplied or is invalid")
         }
         guard let upload = nextcloud.uploads.withLock({ $0[id] }) else {
-            return Self.sabreError(404, exception: "Sabre\\DAV\\Exception\\NotFound", message: "File with name .file could not be located")
+            return Self.sabreError(
+                404, exception: "Sabre\\DAV\\Exception\\NotFound", message: "File with name .file could not be located")
         }
         if let named = upload.destination, treePath(ofDestination: named) != target {
-            return Self.sabreError(400, exception: "Sabre\\DAV\\Exception\\BadRequest", message: "The upload was started for another destination")
+            return Self.sabreError(
+                400, exception: "Sabre\\DAV\\Exception\\BadRequest",
+                message: "The upload was started for another destination")
         }
         let chunks = upload.chunks.sorted { $0.key < $1.key }.map(\.value)
         let size = upload.chunks.values.reduce(Int64(0)) { $0 + $1.size }
         if let total = request.headers["OC-Total-Length"].flatMap(Int64.init), total != size {
-            return Self.sabreError(400, exception: "Sabre\\DAV\\Exception\\BadRequest", message: "Chunks on server do not sum up to \(total) but to \(size) bytes")
+            return Self.sabreError(
+                400, exception: "Sabre\\DAV\\Exception\\BadRequest",
+                message: "Chunks on server do not sum up to \(total) but to \(size) bytes")
         }
         if let refusal = quotaRefusal(adding: size, replacing: target, nextcloud) { return refusal }
         let assembled = storage.appendingPathComponent("assembled-\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: assembled.path, contents: nil), let output = try? FileHandle(forWritingTo: assembled) else { return .empty(500) }
+        guard FileManager.default.createFile(atPath: assembled.path, contents: nil),
+            let output = try? FileHandle(forWritingTo: assembled)
+        else { return .empty(500) }
         do {
             for chunk in chunks {
                 switch chunk {
                 case .data(let data): try output.write(contentsOf: data)
                 case .spooled(let url, _):
                     let input = try FileHandle(forReadingFrom: url)
-                    while let piece = try input.read(upToCount: 1 << 20), !piece.isEmpty { try output.write(contentsOf: piece) }
+                    while let piece = try input.read(upToCount: 1 << 20), !piece.isEmpty {
+                        try output.write(contentsOf: piece)
+                    }
                     try input.close()
                 }
             }
@@ -256,11 +329,14 @@ extension MockWebDAVServer {
             return placed
         }
         let removed = nextcloud.uploads.withLock { $0.removeValue(forKey: id) }
-        for case .spooled(let url, _) in removed.map({ Array($0.chunks.values) }) ?? [] { try? FileManager.default.removeItem(at: url) }
+        for case .spooled(let url, _) in removed.map({ Array($0.chunks.values) }) ?? [] {
+            try? FileManager.default.removeItem(at: url)
+        }
         // Assembling a large file takes a while: a server that is still merging answers 423, and then the upload is
         // gone (404) by the time the client asks again, with the file in place.
         if server.faults.fires("assembly-locked", method: "MOVE", path: request.path) {
-            return Self.sabreError(423, exception: "OCA\\DAV\\Connector\\Sabre\\Exception\\FileLocked", message: "\"\(target)\" is locked")
+            return Self.sabreError(
+                423, exception: "OCA\\DAV\\Connector\\Sabre\\Exception\\FileLocked", message: "\"\(target)\" is locked")
         }
         return placed
     }
@@ -282,7 +358,9 @@ extension MockWebDAVServer {
 
     /// Places `content` at `path` as a PUT does, then keeps `OC-Checksum` and `X-OC-Mtime` and answers with the file's
     /// ID and ETag.
-    private func store(_ content: MockContent, at path: String, request: IncomingRequest, _ nextcloud: MockNextcloudState) -> MockResponse {
+    private func store(
+        _ content: MockContent, at path: String, request: IncomingRequest, _ nextcloud: MockNextcloudState
+    ) -> MockResponse {
         var response = place(content, at: path, request: request)
         guard response.status < 300 else { return response }
         nextcloud.checksums.withLock { $0[path] = request.headers["OC-Checksum"] }
@@ -294,7 +372,9 @@ extension MockWebDAVServer {
             }
             response.headers["X-OC-MTime"] = "accepted"
         }
-        if case .file(let stored, _, let version)? = tree.withLock({ $0[path] }), let etag = flavor.etag(version, stored.size) {
+        if case .file(let stored, _, let version)? = tree.withLock({ $0[path] }),
+            let etag = flavor.etag(version, stored.size)
+        {
             response.headers["ETag"] = etag
             response.headers["OC-Etag"] = etag
         }
@@ -303,13 +383,16 @@ extension MockWebDAVServer {
     }
 
     /// 507 with the numbers when `adding` bytes (in place of what is at `replacing`) would pass the quota.
-    private func quotaRefusal(adding bytes: Int64, replacing path: String?, _ nextcloud: MockNextcloudState) -> MockResponse? {
+    private func quotaRefusal(
+        adding bytes: Int64, replacing path: String?, _ nextcloud: MockNextcloudState
+    ) -> MockResponse? {
         guard let quota = nextcloud.settings.quota else { return nil }
         let (used, replaced) = storedBytes(replacing: path)
         let available = max(0, quota - used + replaced)
         guard bytes > available else { return nil }
-        return Self.sabreError(507, exception: "Sabre\\DAV\\Exception\\InsufficientStorage",
-                               message: "Insufficient space in \(path.map { "/" + $0 } ?? "/"), \(bytes) required, \(available) available")
+        return Self.sabreError(
+            507, exception: "Sabre\\DAV\\Exception\\InsufficientStorage",
+            message: "Insufficient space in \(path.map { "/" + $0 } ?? "/"), \(bytes) required, \(available) available")
     }
 
     /// Bytes used by every file, and what the quota leaves (RFC 4331's properties).
@@ -335,28 +418,53 @@ extension MockWebDAVServer {
 extension MockWebDAVServer {
     /// Nextcloud's failures by name, with the Sabre bodies it sends.
     public static var nextcloudFaults: [MockNamedFault] {
-        let writes = MockFaultScope(methods: ["PUT", "MKCOL", "MOVE"], describe: "uploads, chunks, assemblies and new folders")
+        let writes = MockFaultScope(
+            methods: ["PUT", "MKCOL", "MOVE"], describe: "uploads, chunks, assemblies and new folders")
         let changes = MockFaultScope(methods: ["PUT", "DELETE", "MOVE"], describe: "uploads, removals and moves")
         let any = MockFaultScope(describe: "every request")
-        func sabre(_ status: Int, _ exception: String, _ message: String, _ headers: HTTPHeaders = [:]) -> MockNamedFault.Effect {
+        func sabre(
+            _ status: Int, _ exception: String, _ message: String, _ headers: HTTPHeaders = [:]
+        ) -> MockNamedFault.Effect {
             var headers = headers
             headers["Content-Type"] = "application/xml; charset=utf-8"
-            return .answer(.answer(status: status, headers: headers, body: Data(sabreXML(exception: exception, message: message).utf8)))
+            return .answer(
+                .answer(
+                    status: status, headers: headers, body: Data(sabreXML(exception: exception, message: message).utf8))
+            )
         }
         return [
-            MockNamedFault("insufficient-storage", "507 with Sabre's InsufficientStorage: the user's quota is full", transient: false, scope: writes,
-                           effect: sabre(507, "Sabre\\DAV\\Exception\\InsufficientStorage", "Insufficient space in /, 5255006 required, 3350118 available")),
-            MockNamedFault("locked", "423 with Nextcloud's FileLocked: another client or the server's own work holds the file", transient: true,
-                           scope: changes, effect: sabre(423, "OCA\\DAV\\Connector\\Sabre\\Exception\\FileLocked", "\"file\" is locked")),
-            MockNamedFault("assembly-locked", "a chunked upload's assembly (MOVE …/.file) completes but answers 423 FileLocked, and the upload is gone after",
-                           transient: true, scope: MockFaultScope(methods: ["MOVE"], describe: "assemblies"), effect: .behavior),
-            MockNamedFault("too-large", "413 Request Entity Too Large from the reverse proxy's body limit", transient: false,
-                           scope: MockFaultScope(methods: ["PUT"], describe: "uploads and chunks"),
-                           effect: .answer(.answer(status: 413, headers: ["Content-Type": "text/html"], body: Data("<html><body><h1>413 Request Entity Too Large</h1></body></html>".utf8)))),
-            MockNamedFault("maintenance", "503 with Sabre's ServiceUnavailable: the server is in maintenance mode", transient: true, scope: any,
-                           effect: sabre(503, "Sabre\\DAV\\Exception\\ServiceUnavailable", "System is in maintenance mode.", ["Retry-After": "1"])),
-            MockNamedFault("too-many-requests", "429 from brute-force protection or rate limiting", transient: true, scope: any,
-                           effect: sabre(429, "Sabre\\DAV\\Exception\\TooManyRequests", "Reached maximum delay", ["Retry-After": "1"])),
+            MockNamedFault(
+                "insufficient-storage", "507 with Sabre's InsufficientStorage: the user's quota is full",
+                transient: false, scope: writes,
+                effect: sabre(
+                    507, "Sabre\\DAV\\Exception\\InsufficientStorage",
+                    "Insufficient space in /, 5255006 required, 3350118 available")),
+            MockNamedFault(
+                "locked", "423 with Nextcloud's FileLocked: another client or the server's own work holds the file",
+                transient: true,
+                scope: changes,
+                effect: sabre(423, "OCA\\DAV\\Connector\\Sabre\\Exception\\FileLocked", "\"file\" is locked")),
+            MockNamedFault(
+                "assembly-locked",
+                "a chunked upload's assembly (MOVE …/.file) completes but answers 423 FileLocked, and the upload is gone after",
+                transient: true, scope: MockFaultScope(methods: ["MOVE"], describe: "assemblies"), effect: .behavior),
+            MockNamedFault(
+                "too-large", "413 Request Entity Too Large from the reverse proxy's body limit", transient: false,
+                scope: MockFaultScope(methods: ["PUT"], describe: "uploads and chunks"),
+                effect: .answer(
+                    .answer(
+                        status: 413, headers: ["Content-Type": "text/html"],
+                        body: Data("<html><body><h1>413 Request Entity Too Large</h1></body></html>".utf8)))),
+            MockNamedFault(
+                "maintenance", "503 with Sabre's ServiceUnavailable: the server is in maintenance mode",
+                transient: true, scope: any,
+                effect: sabre(
+                    503, "Sabre\\DAV\\Exception\\ServiceUnavailable", "System is in maintenance mode.",
+                    ["Retry-After": "1"])),
+            MockNamedFault(
+                "too-many-requests", "429 from brute-force protection or rate limiting", transient: true, scope: any,
+                effect: sabre(
+                    429, "Sabre\\DAV\\Exception\\TooManyRequests", "Reached maximum delay", ["Retry-After": "1"])),
             .listingLag(scope: MockFaultScope(methods: ["PUT", "MOVE"], describe: "uploads and assemblies")),
         ]
     }

@@ -15,27 +15,42 @@ extension MockWebDAVServer {
             Self.sabreError(400, exception: "Sabre\\DAV\\Exception\\BadRequest", message: message)
         }
         guard let root = MockXMLElement.parse(request.bodyData), root.namespace == "DAV:", root.name == "searchrequest",
-              let search = root.child("DAV:", "basicsearch") else { return refused("The body is not a DAV:searchrequest with a basicsearch") }
-        let selected = search.child("DAV:", "select")?.child("DAV:", "prop")?.elements.map { DAVPropertyName(namespace: $0.namespace, name: $0.name) } ?? []
-        guard let scope = search.child("DAV:", "from")?.child("DAV:", "scope"), let scopeHref = scope.child("DAV:", "href")?.text else {
+            let search = root.child("DAV:", "basicsearch")
+        else { return refused("The body is not a DAV:searchrequest with a basicsearch") }
+        let selected =
+            search.child("DAV:", "select")?.child("DAV:", "prop")?.elements.map {
+                DAVPropertyName(namespace: $0.namespace, name: $0.name)
+            } ?? []
+        guard let scope = search.child("DAV:", "from")?.child("DAV:", "scope"),
+            let scopeHref = scope.child("DAV:", "href")?.text
+        else {
             return refused("The search has no scope")
         }
         let prefix = "/files/\(nextcloud.settings.user)"
-        let scopePath = scopeHref.hasPrefix("/remote.php/dav") ? String(scopeHref.dropFirst("/remote.php/dav".count)) : scopeHref
+        let scopePath =
+            scopeHref.hasPrefix("/remote.php/dav") ? String(scopeHref.dropFirst("/remote.php/dav".count)) : scopeHref
         guard scopePath == prefix || scopePath.hasPrefix(prefix + "/") else {
-            return Self.sabreError(404, exception: "Sabre\\DAV\\Exception\\NotFound", message: "The scope \(scopeHref) is not one of the user's folders")
+            return Self.sabreError(
+                404, exception: "Sabre\\DAV\\Exception\\NotFound",
+                message: "The scope \(scopeHref) is not one of the user's folders")
         }
-        let folder = scopePath.dropFirst(prefix.count).split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }.joined(separator: "/")
+        let folder = scopePath.dropFirst(prefix.count).split(separator: "/").map {
+            String($0).removingPercentEncoding ?? String($0)
+        }.joined(separator: "/")
         let infinite = scope.child("DAV:", "depth")?.text.lowercased() != "1"
         let condition = search.child("DAV:", "where")?.elements.first
         let candidates: [(String, Node)]? = tree.withLock { tree in
             guard case .folder? = tree[folder] else { return nil }
             let under = folder.isEmpty ? "" : folder + "/"
             return tree.filter { key, _ in
-                !key.isEmpty && key != folder && key.hasPrefix(under) && (infinite || !key.dropFirst(under.count).contains("/"))
+                !key.isEmpty && key != folder && key.hasPrefix(under)
+                    && (infinite || !key.dropFirst(under.count).contains("/"))
             }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         }
-        guard let candidates else { return Self.sabreError(404, exception: "Sabre\\DAV\\Exception\\NotFound", message: "The scope \(scopeHref) does not exist") }
+        guard let candidates else {
+            return Self.sabreError(
+                404, exception: "Sabre\\DAV\\Exception\\NotFound", message: "The scope \(scopeHref) does not exist")
+        }
         var matches: [(String, Node)] = []
         for (path, node) in candidates {
             switch Self.holds(condition, path: path, node: node, fileId: nextcloud.fileNumber(path)) {
@@ -45,11 +60,15 @@ extension MockWebDAVServer {
             }
         }
         let p = flavor.prefix
-        var xml = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\"\(flavor.extraNamespaces)>"
+        var xml =
+            #"<?xml version="1.0" encoding="utf-8"?>"#
+            + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\"\(flavor.extraNamespaces)>"
         for (path, node) in matches {
             var href = href(path)
             if case .folder = node { href += "/" }
-            xml += "<\(p):response><\(p):href>\(Self.xmlEscape(href))</\(p):href>" + propstats(node, path: path, request: .some(selected)) + "</\(p):response>"
+            xml +=
+                "<\(p):response><\(p):href>\(Self.xmlEscape(href))</\(p):href>"
+                + propstats(node, path: path, request: .some(selected)) + "</\(p):response>"
         }
         xml += "</\(p):multistatus>"
         return .text(207, xml, contentType: "application/xml; charset=utf-8")
@@ -74,8 +93,10 @@ extension MockWebDAVServer {
             if case .folder = node { return true }
             return false
         case "eq", "like", "gt", "gte", "lt", "lte":
-            guard let property = condition.child("DAV:", "prop")?.elements.first, let literal = condition.child("DAV:", "literal")?.text,
-                  let value = searchValue(property, path: path, node: node, fileId: fileId) else { return nil }
+            guard let property = condition.child("DAV:", "prop")?.elements.first,
+                let literal = condition.child("DAV:", "literal")?.text,
+                let value = searchValue(property, path: path, node: node, fileId: fileId)
+            else { return nil }
             return compare(value, literal, condition.name)
         default:
             return nil
@@ -120,8 +141,10 @@ extension MockWebDAVServer {
             // A literal is a number, or (for times) an ISO 8601 date. Like PHP's intval, which Nextcloud reads it with,
             // a number may be followed by other text: an `OC-FileId` (`00000123ocinstance`) finds file 123.
             let leadingDigits = literal.prefix { $0.isASCII && $0.isNumber }
-            guard let other = Double(literal) ?? ISO8601DateFormatter().date(from: literal)?.timeIntervalSince1970
-                    ?? (leadingDigits.isEmpty ? nil : Double(leadingDigits)) else { return nil }
+            guard
+                let other = Double(literal) ?? ISO8601DateFormatter().date(from: literal)?.timeIntervalSince1970
+                    ?? (leadingDigits.isEmpty ? nil : Double(leadingDigits))
+            else { return nil }
             switch operation {
             case "eq": return number == other
             case "gt": return number > other

@@ -15,11 +15,14 @@ extension MockWebDAVServer {
             destinationPath = url.path(percentEncoded: true)
         }
         guard let target = relativePath(destinationPath), !target.isEmpty, !path.isEmpty,
-              !target.split(separator: "/").contains("..") else { return .empty(403) }
+            !target.split(separator: "/").contains("..")
+        else { return .empty(403) }
         let overwrite = request.headers["Overwrite"]?.uppercased() != "F"
         let depth = request.headers["Depth"]?.lowercased() ?? "infinity"
         guard depth == "infinity" || (keepingSource && depth == "0") else { return .empty(400) }
-        if let refusal = writeRefusal(request, paths: keepingSource ? [target] : [path, target], subtree: keepingSource ? nil : path) {
+        if let refusal = writeRefusal(
+            request, paths: keepingSource ? [target] : [path, target], subtree: keepingSource ? nil : path)
+        {
             return refusal
         }
         return tree.withLock { tree in
@@ -45,7 +48,7 @@ extension MockWebDAVServer {
                 }
             }
             transferProperties(from: path, to: target, keepingSource: keepingSource)
-            if !keepingSource { removeLocks(under: path) } // a moved resource leaves its locks behind (RFC 4918 9.9.4)
+            if !keepingSource { removeLocks(under: path) }  // a moved resource leaves its locks behind (RFC 4918 9.9.4)
             return .empty(replaced ? 204 : 201)
         }
     }

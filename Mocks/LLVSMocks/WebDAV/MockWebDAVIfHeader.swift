@@ -77,11 +77,16 @@ struct MockIfHeader: Equatable {
 
     /// Whether the header holds. `resolve` turns a tagged resource into a tree path (nil when it is not on this
     /// server); `holds` says whether a token names a lock on a resource, `etag` gives a resource's current tag.
-    func evaluate(requestPath: String, resolve: (String) -> String?, holds: (String, String) -> Bool, etag: (String) -> String?) -> Bool {
+    func evaluate(
+        requestPath: String, resolve: (String) -> String?, holds: (String, String) -> Bool, etag: (String) -> String?
+    ) -> Bool {
         lists.contains { list in
             guard let path = list.resource.map(resolve) ?? requestPath else { return false }
             return list.conditions.allSatisfy { condition in
-                let matched = if let token = condition.stateToken { holds(token, path) } else { condition.entityTag == etag(path) }
+                let matched =
+                    if let token = condition.stateToken { holds(token, path) } else {
+                        condition.entityTag == etag(path)
+                    }
                 return matched != condition.negated
             }
         }

@@ -19,7 +19,13 @@ public final class MockWebDAVServer: Sendable, MockService {
         var putReplaceStatus: Int { self == .rclone ? 201 : 204 }
         var mkcolExistingStatus: Int { self == .rclone ? 201 : 405 }
         /// What a PUT into a missing folder answers (tests hold the client to each).
-        public var putParentMissingStatus: Int { switch self { case .apache, .nextcloud: 409; case .rclone: 404; case .nginx: 500 } }
+        public var putParentMissingStatus: Int {
+            switch self {
+            case .apache, .nextcloud: 409;
+            case .rclone: 404;
+            case .nginx: 500
+            }
+        }
         var allowsInfiniteDepth: Bool { self == .rclone }
         func etag(_ version: Int, _ size: Int64) -> String? {
             switch self {
@@ -33,9 +39,17 @@ public final class MockWebDAVServer: Sendable, MockService {
         /// Namespaces the multistatus element declares besides `DAV:`: Nextcloud's (clients such as nc-py-api read
         /// its properties by these prefixes).
         var extraNamespaces: String {
-            self == .nextcloud ? #" xmlns:s="http://sabredav.org/ns" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns""# : ""
+            self == .nextcloud
+                ? #" xmlns:s="http://sabredav.org/ns" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns""#
+                : ""
         }
-        var prefix: String { switch self { case .apache: "D"; case .rclone, .nextcloud: "d"; case .nginx: "ns0" } }
+        var prefix: String {
+            switch self {
+            case .apache: "D";
+            case .rclone, .nextcloud: "d";
+            case .nginx: "ns0"
+            }
+        }
     }
 
     public let server: MockHTTPServer
@@ -63,8 +77,11 @@ public final class MockWebDAVServer: Sendable, MockService {
     typealias Content = MockContent
 
     /// `state`: a folder to keep the files in between runs (loaded now, written after every change).
-    public init(flavor: Flavor = .apache, port: UInt16 = 0, rootPath: String = "/dav", user: String? = nil, password: String? = nil,
-                faults: MockFaults = MockFaults(), state: MockStateDirectory? = nil, nextcloud: MockNextcloudSettings? = nil) throws {
+    public init(
+        flavor: Flavor = .apache, port: UInt16 = 0, rootPath: String = "/dav", user: String? = nil,
+        password: String? = nil,
+        faults: MockFaults = MockFaults(), state: MockStateDirectory? = nil, nextcloud: MockNextcloudSettings? = nil
+    ) throws {
         self.flavor = flavor
         self.nextcloud = nextcloud.map(MockNextcloudState.init)
         self.rootPath = rootPath
@@ -96,17 +113,27 @@ public final class MockWebDAVServer: Sendable, MockService {
         if let nextcloud, let answer = nextcloudBeforeSignIn(request, nextcloud) { return answer }
         if let credentials {
             guard let header = request.headers["Authorization"], header.hasPrefix("Basic "),
-                  let decoded = Data(base64Encoded: String(header.dropFirst(6))).map({ String(decoding: $0, as: UTF8.self) }),
-                  decoded == "\(credentials.user):\(credentials.password)"
-                    || nextcloud?.appPasswords.withLock({ $0.contains(String(decoded.dropFirst(credentials.user.count + 1))) }) == true
-                        && decoded.hasPrefix(credentials.user + ":") else {
+                let decoded = Data(base64Encoded: String(header.dropFirst(6))).map({
+                    String(decoding: $0, as: UTF8.self)
+                }),
+                decoded == "\(credentials.user):\(credentials.password)"
+                    || nextcloud?.appPasswords.withLock({
+                        $0.contains(String(decoded.dropFirst(credentials.user.count + 1)))
+                    }) == true
+                        && decoded.hasPrefix(credentials.user + ":")
+            else {
                 return flavor == .nextcloud
-                    ? Self.sabreError(401, exception: "Sabre\\DAV\\Exception\\NotAuthenticated", message: "No public access to this resource., Username or password was incorrect",
-                                      headers: ["WWW-Authenticate": #"Basic realm="Nextcloud", charset="UTF-8""#])
+                    ? Self.sabreError(
+                        401, exception: "Sabre\\DAV\\Exception\\NotAuthenticated",
+                        message: "No public access to this resource., Username or password was incorrect",
+                        headers: ["WWW-Authenticate": #"Basic realm="Nextcloud", charset="UTF-8""#])
                     : MockResponse(status: 401, headers: ["WWW-Authenticate": #"Basic realm="llvs mock""#])
             }
         }
-        if let nextcloud, let answer = nextcloudUploads(request, nextcloud) ?? nextcloudOCS(request, nextcloud) ?? nextcloudSearch(request, nextcloud) {
+        if let nextcloud,
+            let answer = nextcloudUploads(request, nextcloud) ?? nextcloudOCS(request, nextcloud)
+                ?? nextcloudSearch(request, nextcloud)
+        {
             return answer
         }
         guard let path = relativePath(request.rawPath) else { return .empty(404) }
@@ -122,7 +149,8 @@ public final class MockWebDAVServer: Sendable, MockService {
         }
         // Writes to what a lock covers need its token; an If header must hold.
         if ["PUT", "MKCOL", "PROPPATCH", "DELETE"].contains(request.method),
-           let refusal = writeRefusal(request, paths: [path], subtree: request.method == "DELETE" ? path : nil) {
+            let refusal = writeRefusal(request, paths: [path], subtree: request.method == "DELETE" ? path : nil)
+        {
             return refusal
         }
         switch request.method {
@@ -132,18 +160,26 @@ public final class MockWebDAVServer: Sendable, MockService {
             // Nextcloud names the new folder's ID (clients read it, as nc-py-api's mkdir does).
             if let nextcloud, made.status == 201 { made.headers["OC-FileId"] = nextcloud.fileId(path) }
             return persisting(made)
-        case "PUT": return persisting(nextcloud.map { nextcloudPut(path, request: request, $0) } ?? put(path, request: request))
+        case "PUT":
+            return persisting(nextcloud.map { nextcloudPut(path, request: request, $0) } ?? put(path, request: request))
         case "GET", "HEAD": return get(path, request: request)
         case "DELETE": return persisting(delete(path, trailingSlash: trailingSlash))
         case "MOVE", "COPY":
             var moved = transfer(path, request: request, keepingSource: request.method == "COPY")
             // Nextcloud names the item at the destination (a moved one keeps its ID); clients look it up by it.
-            if let nextcloud, moved.status < 300, let target = request.headers["Destination"].flatMap(treePath(ofDestination:)) {
+            if let nextcloud, moved.status < 300,
+                let target = request.headers["Destination"].flatMap(treePath(ofDestination:))
+            {
                 moved.headers["OC-FileId"] = nextcloud.fileId(target)
             }
             return persisting(moved)
         case "OPTIONS":
-            return .empty(200, headers: ["DAV": "1,2", "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK"])
+            return .empty(
+                200,
+                headers: [
+                    "DAV": "1,2",
+                    "Allow": "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK",
+                ])
         case "PROPPATCH": return proppatch(path, request: request)
         case "LOCK": return lock(path, request: request)
         case "UNLOCK": return unlock(path, request: request)
@@ -156,7 +192,8 @@ public final class MockWebDAVServer: Sendable, MockService {
     func relativePath(_ rawPath: String) -> String? {
         guard rawPath == rootPath || rawPath.hasPrefix(rootPath + "/") else { return nil }
         let encodedRelative = String(rawPath.dropFirst(rootPath.count))
-        return encodedRelative.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }.joined(separator: "/")
+        return encodedRelative.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }.joined(
+            separator: "/")
     }
 
     func parent(_ path: String) -> String {
@@ -184,11 +221,15 @@ public final class MockWebDAVServer: Sendable, MockService {
         guard var listing else { return .empty(404) }
         if depth != "0" { listing = leavingOutLaggingFiles(listing, listedFolder: path) }
         let p = flavor.prefix
-        var xml = #"<?xml version="1.0" encoding="utf-8"?>"# + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\"\(flavor.extraNamespaces)>"
+        var xml =
+            #"<?xml version="1.0" encoding="utf-8"?>"#
+            + "\n<\(p):multistatus xmlns:\(p)=\"DAV:\"\(flavor.extraNamespaces)>"
         for (itemPath, node) in listing {
             var href = href(itemPath)
             if case .folder = node, !itemPath.isEmpty { href += "/" }
-            xml += "<\(p):response><\(p):href>\(Self.xmlEscape(href))</\(p):href>" + propstats(node, path: itemPath, request: wanted) + "</\(p):response>"
+            xml +=
+                "<\(p):response><\(p):href>\(Self.xmlEscape(href))</\(p):href>"
+                + propstats(node, path: itemPath, request: wanted) + "</\(p):response>"
         }
         xml += "</\(p):multistatus>"
         return .text(207, xml, contentType: "application/xml; charset=utf-8")
@@ -197,14 +238,16 @@ public final class MockWebDAVServer: Sendable, MockService {
     /// Percent-encodes a name as the imitated server does in hrefs: nginx leaves `[ ] ( ) '` raw, rclone escapes
     /// `'`, `&` is left for the XML's `&amp;`.
     static func encode(_ name: String, flavor: Flavor = .apache) -> String {
-        var allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$()*+,;=:@&")
+        var allowed = CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$()*+,;=:@&")
         if flavor != .rclone { allowed.insert("'") }
         if flavor == .nginx { allowed.insert(charactersIn: "[]") }
         return name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name
     }
 
     static func xmlEscape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
             .replacingOccurrences(of: "\"", with: "&quot;")
     }
 
@@ -240,7 +283,8 @@ public final class MockWebDAVServer: Sendable, MockService {
         var tree: MockDAVTree = ["": .folder(modified: Date())]
         for entry in try state.load(Saved.self)?.entries ?? [] {
             if let name = entry.file, let version = entry.version {
-                tree[entry.path] = .file(.spooled(state.file(name), size: entry.size ?? 0), modified: entry.modified, version: version)
+                tree[entry.path] = .file(
+                    .spooled(state.file(name), size: entry.size ?? 0), modified: entry.modified, version: version)
             } else {
                 tree[entry.path] = .folder(modified: entry.modified)
             }
@@ -265,7 +309,8 @@ public final class MockWebDAVServer: Sendable, MockService {
                     case .spooled(let url, _): _ = try? state.keep(nil, orFileAt: url, as: name)
                     }
                     names.insert(name)
-                    entries.append(Saved.Entry(path: path, modified: modified, version: version, file: name, size: content.size))
+                    entries.append(
+                        Saved.Entry(path: path, modified: modified, version: version, file: name, size: content.size))
                 }
             }
             try? state.save(Saved(entries: entries.sorted { $0.path < $1.path }))
@@ -297,7 +342,9 @@ public final class MockWebDAVServer: Sendable, MockService {
             if request.headers["If-None-Match"] == "*", tree[path] != nil { return .empty(412) }
             if let wanted = request.headers["If-Match"] {
                 guard case .file(let old, _, let oldVersion)? = tree[path],
-                      wanted == "*" || wanted.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }).contains(flavor.etag(oldVersion, old.size) ?? "")
+                    wanted == "*"
+                        || wanted.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }).contains(
+                            flavor.etag(oldVersion, old.size) ?? "")
                 else { return .empty(412) }
             }
             var version = 1
@@ -335,16 +382,20 @@ public final class MockWebDAVServer: Sendable, MockService {
         case .folder:
             switch flavor {
             case .rclone: return .text(200, "<html><body>directory listing</body></html>", contentType: "text/html")
-            case .nextcloud: return Self.sabreError(501, exception: "Sabre\\DAV\\Exception\\NotImplemented", message: "GET is only implemented on File objects")
+            case .nextcloud:
+                return Self.sabreError(
+                    501, exception: "Sabre\\DAV\\Exception\\NotImplemented",
+                    message: "GET is only implemented on File objects")
             case .apache, .nginx: return .empty(403)
             }
         case .file(let content, let modified, let version):
             var headers: HTTPHeaders = ["Last-Modified": HTTPDate.format(modified)]
             if let etag = flavor.etag(version, content.size) { headers["ETag"] = etag }
-            let body: MockResponse.Body = switch content {
-            case .data(let data): .data(data)
-            case .spooled(let url, _): .file(url, range: nil)
-            }
+            let body: MockResponse.Body =
+                switch content {
+                case .data(let data): .data(data)
+                case .spooled(let url, _): .file(url, range: nil)
+                }
             return .ranged(body, size: content.size, rangeHeader: request.headers["Range"], headers: headers)
         }
     }
@@ -355,7 +406,9 @@ public final class MockWebDAVServer: Sendable, MockService {
             if case .folder = node {
                 let prefix = path + "/"
                 for key in tree.keys where key.hasPrefix(prefix) {
-                    if case .file(.spooled(let url, _), _, _)? = tree[key] { try? FileManager.default.removeItem(at: url) }
+                    if case .file(.spooled(let url, _), _, _)? = tree[key] {
+                        try? FileManager.default.removeItem(at: url)
+                    }
                     tree[key] = nil
                 }
             } else if case .file(.spooled(let url, _), _, _) = node {
@@ -368,4 +421,3 @@ public final class MockWebDAVServer: Sendable, MockService {
         }
     }
 }
-

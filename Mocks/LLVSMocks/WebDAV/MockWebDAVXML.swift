@@ -21,7 +21,8 @@ struct MockXMLElement: Sendable, Equatable {
 
     /// The text directly inside, without the blanks around it.
     var text: String {
-        children.compactMap { if case .text(let text) = $0 { text } else { nil } }.joined().trimmingCharacters(in: .whitespacesAndNewlines)
+        children.compactMap { if case .text(let text) = $0 { text } else { nil } }.joined().trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }
 
     func child(_ namespace: String, _ name: String) -> MockXMLElement? {
@@ -47,13 +48,16 @@ struct MockXMLElement: Sendable, Equatable {
         switch child {
         case .text(let text): return escape(text)
         case .element(let element):
-            let attributes = element.attributes.sorted { $0.key < $1.key }.map { " \($0.key)=\"\(escape($0.value))\"" }.joined()
-            return "<\(element.name) xmlns=\"\(escape(element.namespace))\"\(attributes)>\(element.innerXML)</\(element.name)>"
+            let attributes = element.attributes.sorted { $0.key < $1.key }.map { " \($0.key)=\"\(escape($0.value))\"" }
+                .joined()
+            return
+                "<\(element.name) xmlns=\"\(escape(element.namespace))\"\(attributes)>\(element.innerXML)</\(element.name)>"
         }
     }
 
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
             .replacingOccurrences(of: "\"", with: "&quot;")
     }
 
@@ -62,13 +66,19 @@ struct MockXMLElement: Sendable, Equatable {
         var root: MockXMLElement?
         var failed = false
 
-        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
-            stack.append(MockXMLElement(namespace: namespaceURI ?? "", name: elementName,
-                                        attributes: attributes.filter { !$0.key.hasPrefix("xmlns") }))
+        func parser(
+            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
+            stack.append(
+                MockXMLElement(
+                    namespace: namespaceURI ?? "", name: elementName,
+                    attributes: attributes.filter { !$0.key.hasPrefix("xmlns") }))
         }
 
-        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+        func parser(
+            _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?
+        ) {
             guard let element = stack.popLast() else { failed = true; return }
             if stack.isEmpty { root = element } else { stack[stack.count - 1].children.append(.element(element)) }
         }

@@ -19,8 +19,10 @@ public struct CloudCapabilities: Sendable, Equatable {
     /// Pieces of a resumable upload are multiples of this many bytes (Drive 256 KiB, OneDrive 320 KiB).
     public var chunkGranularity: Int64?
 
-    public init(checksums: Set<ChecksumAlgorithm> = [], caseInsensitiveNames: Bool = false, nameEncoding: NameEncoding? = nil,
-                simpleUploadLimit: Int64? = nil, chunkGranularity: Int64? = nil) {
+    public init(
+        checksums: Set<ChecksumAlgorithm> = [], caseInsensitiveNames: Bool = false, nameEncoding: NameEncoding? = nil,
+        simpleUploadLimit: Int64? = nil, chunkGranularity: Int64? = nil
+    ) {
         self.checksums = checksums
         self.caseInsensitiveNames = caseInsensitiveNames
         self.nameEncoding = nameEncoding

@@ -12,7 +12,10 @@ public struct CloudItem: Hashable, Sendable {
     /// QuickXorHash); empty where it reports none.
     public var checksums: [ChecksumAlgorithm: String]
 
-    public init(name: String, isFolder: Bool, size: Int64? = nil, modified: Date? = nil, checksums: [ChecksumAlgorithm: String] = [:]) {
+    public init(
+        name: String, isFolder: Bool, size: Int64? = nil, modified: Date? = nil,
+        checksums: [ChecksumAlgorithm: String] = [:]
+    ) {
         self.name = name
         self.isFolder = isFolder
         self.size = size
@@ -144,7 +147,9 @@ public enum DownloadDestination: Sendable, Hashable {
                 throw CloudFileSystemError.sizeMismatch(path: path, expected: length, received: Int64(data.count))
             }
             let fd = open(url.path, O_WRONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw CloudFileSystemError.localFile(path: url.path, message: String(cString: strerror(errno))) }
+            guard fd >= 0 else {
+                throw CloudFileSystemError.localFile(path: url.path, message: String(cString: strerror(errno)))
+            }
             defer { close(fd) }
             do {
                 try data.withUnsafeBytes { try POSIX.write($0, at: offset, to: fd, path: url.path) }
@@ -203,7 +208,8 @@ public enum CloudPath {
     public static func components(_ path: String) throws -> [String] {
         let slash = UInt8(ascii: "/")
         let bytes = path.utf8
-        guard let first = bytes.firstIndex(where: { $0 != slash }), let last = bytes.lastIndex(where: { $0 != slash }) else { return [] }
+        guard let first = bytes.firstIndex(where: { $0 != slash }), let last = bytes.lastIndex(where: { $0 != slash })
+        else { return [] }
         let parts = bytes[first...last].split(separator: slash, omittingEmptySubsequences: false)
         var components: [String] = []
         components.reserveCapacity(parts.count)
@@ -217,7 +223,8 @@ public enum CloudPath {
     }
 
     public static func join(_ parts: String...) -> String {
-        parts.flatMap { $0.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) } }.joined(separator: "/")
+        parts.flatMap { $0.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) } }.joined(
+            separator: "/")
     }
 
     public static func parent(_ path: String) throws -> String {
@@ -225,7 +232,8 @@ public enum CloudPath {
     }
 
     /// A file's components split into its folder's and its name; the root names no file (`invalidPath(path)`).
-    public static func folderAndName(_ components: [String], of path: String) throws -> (folder: [String], name: String) {
+    public static func folderAndName(_ components: [String], of path: String) throws -> (folder: [String], name: String)
+    {
         guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
         return (Array(components.dropLast()), name)
     }

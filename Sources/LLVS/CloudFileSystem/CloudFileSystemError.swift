@@ -35,7 +35,8 @@ public enum CloudFileSystemError: Error, Equatable, Sendable, CustomStringConver
         case .notFound(let path): "Nothing at \(path) on the remote."
         case .alreadyExists(let path): "Something is already at \(path) on the remote."
         case .parentMissing(let path): "The folder that should hold \(path) is missing on the remote."
-        case .wrongKind(let path, let expectedFolder): "\(path) on the remote is \(expectedFolder ? "a file, not a folder" : "a folder, not a file")."
+        case .wrongKind(let path, let expectedFolder):
+            "\(path) on the remote is \(expectedFolder ? "a file, not a folder" : "a folder, not a file")."
         case .invalidPath(let path): "\(path) is not a valid remote path (no empty, `.` or `..` components)."
         case .unauthorized(let message): "The remote refused the credentials: \(message)"
         case .rateLimited(let delay): "The remote asked to slow down\(delay.map { " for \($0)" } ?? "")."
@@ -46,7 +47,8 @@ public enum CloudFileSystemError: Error, Equatable, Sendable, CustomStringConver
         case .cursorExpired(let message): "The remote's change feed no longer accepts the saved position: \(message)"
         case .sizeMismatch(let path, let expected, let received):
             "\(path) on the remote holds \(received > expected ? "more than \(expected)" : "\(received)") bytes, where \(expected) were expected."
-        case .tooLargeForMemory(let path, let limit): "\(path) on the remote is over the \(limit)-byte limit of a read into memory."
+        case .tooLargeForMemory(let path, let limit):
+            "\(path) on the remote is over the \(limit)-byte limit of a read into memory."
         }
     }
 

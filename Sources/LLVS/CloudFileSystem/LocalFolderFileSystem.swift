@@ -56,7 +56,8 @@ public struct LocalFolderFileSystem: CloudFileSystem {
 
     private func item(named name: String, _ info: stat) -> CloudItem {
         let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
-        let modified = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
+        let modified = Date(
+            timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
         return CloudItem(name: name, isFolder: isFolder, size: isFolder ? nil : Int64(info.st_size), modified: modified)
     }
 
@@ -72,13 +73,15 @@ public struct LocalFolderFileSystem: CloudFileSystem {
     public func list(_ folder: String) async throws -> [CloudItem] {
         let local = try localPath(folder)
         guard let info = try status(folder) else { throw CloudFileSystemError.notFound(path: folder) }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true)
+        }
         let names: [String]
         do { names = try POSIX.listNames(local, includingHidden: true) } catch { throw failure(folder) }
         var items: [CloudItem] = []
         for name in names where !name.hasPrefix(AtomicFileWriter.temporaryPrefix) {
             var entry = stat()
-            guard lstat(local + "/" + name, &entry) == 0 else { continue } // removed meanwhile
+            guard lstat(local + "/" + name, &entry) == 0 else { continue }  // removed meanwhile
             if (entry.st_mode & S_IFMT) == S_IFLNK { guard stat(local + "/" + name, &entry) == 0 else { continue } }
             items.append(item(named: name, entry))
         }
@@ -128,9 +131,13 @@ public struct LocalFolderFileSystem: CloudFileSystem {
     /// The names alone, without a `stat` of each entry.
     public func listNames(_ folder: String) async throws -> [String] {
         guard let info = try status(folder) else { return [] }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true)
+        }
         do {
-            return try POSIX.listNames(try localPath(folder), includingHidden: true).filter { !$0.hasPrefix(AtomicFileWriter.temporaryPrefix) }
+            return try POSIX.listNames(try localPath(folder), includingHidden: true).filter {
+                !$0.hasPrefix(AtomicFileWriter.temporaryPrefix)
+            }
         } catch {
             throw failure(folder)
         }
@@ -169,7 +176,9 @@ public struct LocalFolderFileSystem: CloudFileSystem {
 
     private func open(_ path: String) throws -> ReadableFile {
         guard let info = try status(path) else { throw CloudFileSystemError.notFound(path: path) }
-        guard (info.st_mode & S_IFMT) != S_IFDIR else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+        guard (info.st_mode & S_IFMT) != S_IFDIR else {
+            throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
+        }
         do { return try ReadableFile(path: try localPath(path)) } catch { throw failure(path) }
     }
 
@@ -179,7 +188,8 @@ public struct LocalFolderFileSystem: CloudFileSystem {
             do { return try file.read(at: 0, count: Int(file.size)) } catch { throw failure(path) }
         }
         guard let span = range.resolved(size: file.size) else {
-            throw CloudFileSystemError.server(status: 416, message: "range \(range.httpValue) is outside the \(file.size)-byte file \(path)")
+            throw CloudFileSystemError.server(
+                status: 416, message: "range \(range.httpValue) is outside the \(file.size)-byte file \(path)")
         }
         do { return try file.read(at: span.lowerBound, count: Int(span.count)) } catch { throw failure(path) }
     }
@@ -201,9 +211,13 @@ public struct LocalFolderFileSystem: CloudFileSystem {
                 throw CloudFileSystemError.localFile(path: url.path, message: "\(error)")
             }
         case .region(let url, let offset, let length):
-            guard file.size == length else { throw CloudFileSystemError.sizeMismatch(path: path, expected: length, received: file.size) }
+            guard file.size == length else {
+                throw CloudFileSystemError.sizeMismatch(path: path, expected: length, received: file.size)
+            }
             let fd = Glibc.open(url.path, O_WRONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw CloudFileSystemError.localFile(path: url.path, message: String(cString: strerror(errno))) }
+            guard fd >= 0 else {
+                throw CloudFileSystemError.localFile(path: url.path, message: String(cString: strerror(errno)))
+            }
             defer { close(fd) }
             var written: Int64 = 0
             do {
@@ -238,9 +252,12 @@ public struct LocalFolderFileSystem: CloudFileSystem {
 
     public func removeFolder(_ path: String) async throws {
         guard let info = try status(path) else { return }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true)
+        }
         do { try FileManager.default.removeItem(atPath: try localPath(path)) } catch {
-            throw CloudFileSystemError.server(status: Int(EIO), message: "could not remove the folder \(path): \(error.localizedDescription)")
+            throw CloudFileSystemError.server(
+                status: Int(EIO), message: "could not remove the folder \(path): \(error.localizedDescription)")
         }
     }
 
@@ -250,7 +267,8 @@ public struct LocalFolderFileSystem: CloudFileSystem {
     /// always recent.
     private func removeAbandonedTemporaries(in folder: String) {
         guard cleanedFolders.insert(folder), let local = try? localPath(folder),
-              let names = try? FileManager.default.contentsOfDirectory(atPath: local) else { return }
+            let names = try? FileManager.default.contentsOfDirectory(atPath: local)
+        else { return }
         let cutoff = Date().timeIntervalSince1970 - 3600
         for name in names where name.hasPrefix(AtomicFileWriter.temporaryPrefix) {
             guard let writer = TemporaryWriter(name.dropFirst(AtomicFileWriter.temporaryPrefix.count)) else { continue }

@@ -13,8 +13,12 @@ public struct NameEncoding: Sendable, Equatable {
     public var trailingSpace: Bool
     public var trailingDot: Bool
 
-    public init(forbidden: Set<Character>, leadingSpace: Bool = false, trailingSpace: Bool = false, trailingDot: Bool = false) {
-        precondition(forbidden.allSatisfy { $0.isASCII && $0 != " " && !$0.isLetter && !$0.isNumber }, "only ASCII punctuation can be encoded")
+    public init(
+        forbidden: Set<Character>, leadingSpace: Bool = false, trailingSpace: Bool = false, trailingDot: Bool = false
+    ) {
+        precondition(
+            forbidden.allSatisfy { $0.isASCII && $0 != " " && !$0.isLetter && !$0.isNumber },
+            "only ASCII punctuation can be encoded")
         self.forbidden = forbidden
         self.leadingSpace = leadingSpace
         self.trailingSpace = trailingSpace

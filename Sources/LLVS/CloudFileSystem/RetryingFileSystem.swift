@@ -27,14 +27,24 @@ public struct RetryingFileSystem: CloudFileSystem {
     public var capabilities: CloudCapabilities { base.capabilities }
 
     public func exists(_ path: String) async throws -> Bool { try await retrying { try await base.exists(path) } }
-    public func list(_ folder: String) async throws -> [CloudItem] { try await retrying { try await base.list(folder) } }
-    public func listNames(_ folder: String) async throws -> [String] { try await retrying { try await base.listNames(folder) } }
-    public func metadata(_ path: String) async throws -> CloudItem { try await retrying { try await base.metadata(path) } }
-    public func stager(for path: String) async throws -> FileStager { try await retrying { try await base.stager(for: path) } }
+    public func list(_ folder: String) async throws -> [CloudItem] {
+        try await retrying { try await base.list(folder) }
+    }
+    public func listNames(_ folder: String) async throws -> [String] {
+        try await retrying { try await base.listNames(folder) }
+    }
+    public func metadata(_ path: String) async throws -> CloudItem {
+        try await retrying { try await base.metadata(path) }
+    }
+    public func stager(for path: String) async throws -> FileStager {
+        try await retrying { try await base.stager(for: path) }
+    }
     public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         try await retrying { try await base.upload(source, to: path, mode: mode) }
     }
-    public func read(_ path: String, range: ByteRange?) async throws -> Data { try await retrying { try await base.read(path, range: range) } }
+    public func read(_ path: String, range: ByteRange?) async throws -> Data {
+        try await retrying { try await base.read(path, range: range) }
+    }
     public func download(_ path: String, to destination: DownloadDestination) async throws {
         try await retrying { try await base.download(path, to: destination) }
     }

@@ -37,7 +37,9 @@ public final class PlainStagedFileWriter: StagedFileWriter {
     deinit { try? handle.close() }
 
     public func write(_ data: Data) throws {
-        do { try handle.write(contentsOf: data) } catch { throw FileError.io(path: url.path, operation: "write", errno: EIO) }
+        do { try handle.write(contentsOf: data) } catch {
+            throw FileError.io(path: url.path, operation: "write", errno: EIO)
+        }
     }
 
     public func finish() throws { try? handle.close() }

@@ -14,9 +14,11 @@ public enum UploadSource: Sendable {
     /// size check afterwards.
     public init(file: URL) throws {
         guard FileManager.default.isReadableFile(atPath: file.path),
-              let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
-              (attributes[.type] as? FileAttributeType) == .typeRegular else {
-            throw CloudFileSystemError.localFile(path: file.path, message: "it is missing, unreadable or not a regular file")
+            let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
+            (attributes[.type] as? FileAttributeType) == .typeRegular
+        else {
+            throw CloudFileSystemError.localFile(
+                path: file.path, message: "it is missing, unreadable or not a regular file")
         }
         self = .file(file, size: (attributes[.size] as? NSNumber)?.int64Value ?? 0)
     }
@@ -53,7 +55,10 @@ public enum UploadSource: Sendable {
                 try handle.seek(toOffset: UInt64(offset))
                 let piece = try handle.read(upToCount: Int(length)) ?? Data()
                 guard piece.count == Int(length) else {
-                    throw CloudFileSystemError.localFile(path: url.path, message: "it ended at \(offset + Int64(piece.count)) bytes, before the \(offset + length) expected")
+                    throw CloudFileSystemError.localFile(
+                        path: url.path,
+                        message:
+                            "it ended at \(offset + Int64(piece.count)) bytes, before the \(offset + length) expected")
                 }
                 return piece
             } catch let error as CloudFileSystemError {
@@ -82,7 +87,9 @@ public enum UploadSource: Sendable {
             do {
                 let handle = try FileHandle(forReadingFrom: url)
                 defer { try? handle.close() }
-                while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty { streams.forEach { $0.1.update(piece) } }
+                while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty {
+                    streams.forEach { $0.1.update(piece) }
+                }
             } catch {
                 throw CloudFileSystemError.localFile(path: url.path, message: error.localizedDescription)
             }
@@ -94,14 +101,19 @@ public enum UploadSource: Sendable {
 extension UploadSource {
     /// Checks a service's own account of what it stored against what was sent: the size, and every checksum it
     /// reported (hashed in one more read of the source). A mismatch is a server failure naming the service and path.
-    public func verify(storedSize: Int64?, checksums reported: [ChecksumAlgorithm: String], service: String, path: String) throws {
+    public func verify(
+        storedSize: Int64?, checksums reported: [ChecksumAlgorithm: String], service: String, path: String
+    ) throws {
         if let storedSize, storedSize != size {
-            throw CloudFileSystemError.server(status: 200, message: "\(service) stored \(storedSize) bytes for \(path), not the \(size) sent")
+            throw CloudFileSystemError.server(
+                status: 200, message: "\(service) stored \(storedSize) bytes for \(path), not the \(size) sent")
         }
         guard !reported.isEmpty else { return }
         let computed = try checksums(Set(reported.keys))
-        for (algorithm, value) in reported.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !algorithm.matches(value, computed[algorithm] ?? "") {
-            throw CloudFileSystemError.server(status: 200, message: "\(service)'s \(algorithm) of \(path) does not match the data sent")
+        for (algorithm, value) in reported.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where !algorithm.matches(value, computed[algorithm] ?? "") {
+            throw CloudFileSystemError.server(
+                status: 200, message: "\(service)'s \(algorithm) of \(path) does not match the data sent")
         }
     }
 }

@@ -34,7 +34,8 @@ public actor StoreCoordinator {
             do {
                 current = try JSONDecoder().decode(PersistedState.self, from: data).currentVersionId
             } catch {
-                throw StoreError.corruptFile(path: statePath, reason: "it does not hold the coordinator's state (\(error))")
+                throw StoreError.corruptFile(
+                    path: statePath, reason: "it does not hold the coordinator's state (\(error))")
             }
         }
         if let id = current, store.version(identifiedBy: id) == nil { current = nil }
@@ -61,27 +62,36 @@ public actor StoreCoordinator {
     public func save(_ changes: [Value.Change], branch: Branch? = nil) throws -> Version {
         var metadata = Version.Metadata()
         if let branch { metadata[.branch] = try Version.MetadataValue(branch.name) }
-        let version = try store.makeVersion(basedOn: currentVersionId.map { Version.Predecessors(idOfFirst: $0) },
-                                            storing: changes, metadata: metadata)
+        let version = try store.makeVersion(
+            basedOn: currentVersionId.map { Version.Predecessors(idOfFirst: $0) },
+            storing: changes, metadata: metadata)
         try setCurrentVersion(version.id)
         return version
     }
 
     /// Saves changes plus local files stored as values (read in pieces), on top of the current version.
     @discardableResult
-    public func save(_ changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)], expectedSHA256: [Value.ID: String] = [:],
-                     branch: Branch? = nil) throws -> Version {
+    public func save(
+        _ changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)],
+        expectedSHA256: [Value.ID: String] = [:],
+        branch: Branch? = nil
+    ) throws -> Version {
         var metadata = Version.Metadata()
         if let branch { metadata[.branch] = try Version.MetadataValue(branch.name) }
-        let version = try store.makeVersion(basedOn: currentVersionId.map { Version.Predecessors(idOfFirst: $0) },
-                                            storing: changes, files: files, expectedSHA256: expectedSHA256, metadata: metadata)
+        let version = try store.makeVersion(
+            basedOn: currentVersionId.map { Version.Predecessors(idOfFirst: $0) },
+            storing: changes, files: files, expectedSHA256: expectedSHA256, metadata: metadata)
         try setCurrentVersion(version.id)
         return version
     }
 
     @discardableResult
-    public func save(inserting: [Value] = [], updating: [Value] = [], removing: [Value.ID] = [], branch: Branch? = nil) throws -> Version {
-        try save(inserting.map(Value.Change.insert) + updating.map(Value.Change.update) + removing.map(Value.Change.remove), branch: branch)
+    public func save(
+        inserting: [Value] = [], updating: [Value] = [], removing: [Value.ID] = [], branch: Branch? = nil
+    ) throws -> Version {
+        try save(
+            inserting.map(Value.Change.insert) + updating.map(Value.Change.update) + removing.map(Value.Change.remove),
+            branch: branch)
     }
 
     /// A value at the current version.
@@ -101,11 +111,14 @@ public actor StoreCoordinator {
     /// Merges the selected heads into the current version and makes the result current. By default only heads on no
     /// named branch: a branch's head stays apart until it is merged on purpose.
     @discardableResult
-    public func mergeHeads(selection: HeadSelection = .unbranched,
-                           resolvingWith arbiter: (any MergeArbiter)? = nil) throws -> Version? {
+    public func mergeHeads(
+        selection: HeadSelection = .unbranched,
+        resolvingWith arbiter: (any MergeArbiter)? = nil
+    ) throws -> Version? {
         guard let current = currentVersionId else {
             // An empty working state adopts the most recent selected head (any head when none is), then merges the rest.
-            let selected = store.heads.compactMap(store.version(identifiedBy:)).filter(selection.includes).max(by: History.isOrderedBefore)
+            let selected = store.heads.compactMap(store.version(identifiedBy:)).filter(selection.includes).max(
+                by: History.isOrderedBefore)
             guard let head = selected ?? store.mostRecentHead else { return nil }
             try setCurrentVersion(head.id)
             return try mergeHeads(selection: selection, resolvingWith: arbiter)
@@ -132,17 +145,24 @@ public actor StoreCoordinator {
     /// (the merge included). The remote is listed once, or read from its change feed; a feed position is saved only
     /// after the send. With an automatic snapshot policy and an exchange that carries snapshots, a snapshot follows
     /// when the policy says one is due.
-    public func exchange(with exchange: any Exchange, selection: HeadSelection = .unbranched,
-                         resolvingWith arbiter: (any MergeArbiter)? = nil) async throws -> ExchangeReport {
-        try await self.exchange(with: exchange, listing: try await exchange.remoteListing(), selection: selection,
-                                resolvingWith: arbiter ?? mergeArbiter)
+    public func exchange(
+        with exchange: any Exchange, selection: HeadSelection = .unbranched,
+        resolvingWith arbiter: (any MergeArbiter)? = nil
+    ) async throws -> ExchangeReport {
+        try await self.exchange(
+            with: exchange, listing: try await exchange.remoteListing(), selection: selection,
+            resolvingWith: arbiter ?? mergeArbiter)
     }
 
     /// An exchange from a listing of the remote already made.
-    private func exchange(with exchange: any Exchange, listing: RemoteListing, selection: HeadSelection,
-                          resolvingWith arbiter: any MergeArbiter) async throws -> ExchangeReport {
+    private func exchange(
+        with exchange: any Exchange, listing: RemoteListing, selection: HeadSelection,
+        resolvingWith arbiter: any MergeArbiter
+    ) async throws -> ExchangeReport {
         // What arrives is made durable in batches (one sync of many version files), not version by version.
-        let retrieved = try await store.receivingInBulk { try await exchange.retrieve(remoteVersionIds: listing.versionIds) }
+        let retrieved = try await store.receivingInBulk {
+            try await exchange.retrieve(remoteVersionIds: listing.versionIds)
+        }
         try mergeHeads(selection: selection, resolvingWith: arbiter)
         let sent = try await exchange.send(remoteVersionIds: listing.versionIds)
         try await exchange.syncCompleted(listing, retrieved: retrieved, sent: sent)
@@ -150,7 +170,9 @@ public actor StoreCoordinator {
         if snapshotPolicy.isEnabled, let snapshots = exchange as? any SnapshotExchange {
             // A damaged manifest is replaced by the next snapshot, as a missing one would be.
             let manifest: SnapshotManifest?
-            do { manifest = try await snapshots.snapshotManifest() } catch ExchangeError.malformedFile { manifest = nil }
+            do { manifest = try await snapshots.snapshotManifest() } catch ExchangeError.malformedFile {
+                manifest = nil
+            }
             if snapshotPolicy.isDue(lastSnapshot: manifest, versionCount: store.history.count, now: Date()) {
                 report.snapshot = try await snapshots.sendSnapshot()
             }
@@ -161,8 +183,10 @@ public actor StoreCoordinator {
     /// Starts an empty store from the remote's snapshot, then syncs what came after it. A snapshot in a format this
     /// build does not read is skipped (the outcome says so) and every version is pulled instead. Fails with
     /// `storeNotEmpty` when the store has versions; a failed restore leaves the store empty.
-    public func bootstrapFromSnapshot(using exchange: any SnapshotExchange, selection: HeadSelection = .unbranched,
-                                      resolvingWith arbiter: (any MergeArbiter)? = nil) async throws -> BootstrapOutcome {
+    public func bootstrapFromSnapshot(
+        using exchange: any SnapshotExchange, selection: HeadSelection = .unbranched,
+        resolvingWith arbiter: (any MergeArbiter)? = nil
+    ) async throws -> BootstrapOutcome {
         try store.reloadHistory()
         guard store.history.isEmpty else { throw StoreError.storeNotEmpty(path: store.rootURL.path) }
         var outcome: BootstrapOutcome = .noSnapshot
@@ -188,7 +212,8 @@ public actor StoreCoordinator {
                 defer { try? FileManager.default.removeItem(at: temporary) }
                 do {
                     try await exchange.downloadSnapshot(manifest, to: temporary)
-                    try store.restoreSnapshot(from: temporary, format: manifest.format, versionCount: manifest.versionCount)
+                    try store.restoreSnapshot(
+                        from: temporary, format: manifest.format, versionCount: manifest.versionCount)
                     outcome = .restored(manifest)
                 } catch let error as CancellationError {
                     throw error
@@ -201,10 +226,13 @@ public actor StoreCoordinator {
                 outcome = .skippedUnreadableFormat(manifest.format)
             }
         }
-        let report = try await self.exchange(with: exchange, listing: try await earlyListing, selection: selection,
-                                             resolvingWith: arbiter ?? mergeArbiter)
+        let report = try await self.exchange(
+            with: exchange, listing: try await earlyListing, selection: selection,
+            resolvingWith: arbiter ?? mergeArbiter)
         let failures = report.retrieve.failures + report.send.failures
-        if let first = failures.first { throw ExchangeError.incomplete(failures: failures.count, first: first.description) }
+        if let first = failures.first {
+            throw ExchangeError.incomplete(failures: failures.count, first: first.description)
+        }
         return outcome
     }
 

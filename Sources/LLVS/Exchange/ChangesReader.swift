@@ -26,8 +26,10 @@ public struct ReceivedChanges: Sendable {
 /// kept. Everything else about the format (key order, `\/`, one-key objects) is JSONDecoder's business.
 public enum ChangesReader {
     /// `temporaryDirectory` is where large values are decoded to (the system's by default).
-    public static func read(_ encoded: EncodedChanges, path: String, inlineLimit: Int = Int(Store.inlineValueLimit),
-                            temporaryDirectory: URL = FileManager.default.temporaryDirectory) throws -> ReceivedChanges {
+    public static func read(
+        _ encoded: EncodedChanges, path: String, inlineLimit: Int = Int(Store.inlineValueLimit),
+        temporaryDirectory: URL = FileManager.default.temporaryDirectory
+    ) throws -> ReceivedChanges {
         switch encoded {
         case .data(let data):
             return ReceivedChanges(changes: try RemoteFormat.decodeChanges(data, path: path))
@@ -38,7 +40,8 @@ public enum ChangesReader {
                 throw FileError.io(path: url.path, operation: "open", errno: errno)
             }
             defer { try? input.close() }
-            var parser = ChangesStreamParser(path: path, inlineLimit: inlineLimit, temporaryDirectory: temporaryDirectory)
+            var parser = ChangesStreamParser(
+                path: path, inlineLimit: inlineLimit, temporaryDirectory: temporaryDirectory)
             do {
                 while let piece = try input.read(upToCount: 1 << 20), !piece.isEmpty {
                     try piece.withUnsafeBytes { try parser.feed($0.bindMemory(to: UInt8.self)) }
@@ -150,10 +153,12 @@ struct ChangesStreamParser {
                 index += 1
                 if let sink {
                     // Base64 holds no character JSON must escape except `/`, which encoders may write as `\/`.
-                    guard byte == UInt8(ascii: "/") else { throw malformed("a large data string has the escape \\\(Character(UnicodeScalar(byte)))") }
+                    guard byte == UInt8(ascii: "/") else {
+                        throw malformed("a large data string has the escape \\\(Character(UnicodeScalar(byte)))")
+                    }
                     try sink.write(CollectionOfOne(byte))
                 } else if byte == UInt8(ascii: "/") {
-                    element.append(byte) // `\/` is `/`, which JSON need not escape; so buffered data holds base64 only
+                    element.append(byte)  // `\/` is `/`, which JSON need not escape; so buffered data holds base64 only
                 } else {
                     element.append(UInt8(ascii: "\\"))
                     element.append(byte)
@@ -243,7 +248,8 @@ struct ChangesStreamParser {
             change = try JSONDecoder().decode(Value.Change.self, from: Data(element))
         } catch {
             if let streamedFile { try? FileManager.default.removeItem(at: streamedFile) }
-            throw malformed("change \(received.changes.count + received.files.count + 1): \(RemoteFormat.describe(error))")
+            throw malformed(
+                "change \(received.changes.count + received.files.count + 1): \(RemoteFormat.describe(error))")
         }
         guard let streamedFile else {
             received.changes.append(change)
@@ -276,7 +282,8 @@ final class Base64FileSink {
     init(path: String, in directory: URL) throws {
         self.path = path
         // Named after the process, as the store's temporaries are, so a later run removes it if this one is killed.
-        url = directory.appendingPathComponent("\(TemporaryWriter.tag)-\(UUID.drawn().uuidString)-receive", isDirectory: false)
+        url = directory.appendingPathComponent(
+            "\(TemporaryWriter.tag)-\(UUID.drawn().uuidString)-receive", isDirectory: false)
         out = try POSIX.createFile(url.path)
         pending.reserveCapacity(4 << 20)
     }

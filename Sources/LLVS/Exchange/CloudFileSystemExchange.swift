@@ -16,9 +16,11 @@ public struct CloudFileSystemExchange: Exchange {
     public let cursorFile: RemoteCursorFile?
     public let codec: any RemoteCodec
 
-    public init(store: Store, fileSystem: any CloudFileSystem, basePath: String = "", concurrency: Int = 8,
-                cursorFile: RemoteCursorFile? = nil, codec: any RemoteCodec = UpstreamRemoteCodec(),
-                progress: (@Sendable (ExchangeProgress) -> Void)? = nil) {
+    public init(
+        store: Store, fileSystem: any CloudFileSystem, basePath: String = "", concurrency: Int = 8,
+        cursorFile: RemoteCursorFile? = nil, codec: any RemoteCodec = UpstreamRemoteCodec(),
+        progress: (@Sendable (ExchangeProgress) -> Void)? = nil
+    ) {
         self.store = store
         self.codec = codec
         self.fileSystem = fileSystem
@@ -50,7 +52,9 @@ public struct CloudFileSystemExchange: Exchange {
     /// position, plus the version files added since, minus those removed. Otherwise (first sync, no feed, a
     /// position the service refuses) a full listing, with a new position taken just before it.
     public func remoteListing() async throws -> RemoteListing {
-        guard let cursorFile, let feed = fileSystem as? any CloudChangeFeed else { return RemoteListing(versionIds: try await remoteVersionIds()) }
+        guard let cursorFile, let feed = fileSystem as? any CloudChangeFeed else {
+            return RemoteListing(versionIds: try await remoteVersionIds())
+        }
         let versions = watchedFolders[0]
         var expired: String?
         if let state = cursorFile.load() {
@@ -66,7 +70,9 @@ public struct CloudFileSystemExchange: Exchange {
         }
         let cursor = try await feed.changeCursor(watching: watchedFolders)
         let ids = try await remoteVersionIds()
-        return RemoteListing(versionIds: ids, source: expired.map(RemoteListing.Source.fullListingAfterExpiredCursor) ?? .fullListing, cursor: cursor)
+        return RemoteListing(
+            versionIds: ids, source: expired.map(RemoteListing.Source.fullListingAfterExpiredCursor) ?? .fullListing,
+            cursor: cursor)
     }
 
     /// Waits up to `timeout` for the remote's change feed to report something after the saved position (a long poll
@@ -77,7 +83,7 @@ public struct CloudFileSystemExchange: Exchange {
         do {
             return try await feed.waitForChanges(in: watchedFolders, since: state.cursor, timeout: timeout)
         } catch CloudFileSystemError.cursorExpired {
-            return true // the next sync lists in full and saves a new position
+            return true  // the next sync lists in full and saves a new position
         }
     }
 
@@ -122,7 +128,9 @@ public struct CloudFileSystemExchange: Exchange {
     /// fails on (changes far larger than their values, as a merge's thousands of preserves, may pass the connector's
     /// in-memory limit) to a temporary file.
     public func fetchChanges(of version: Version) async throws -> EncodedChanges {
-        guard let size = version.valueDataSize, size <= Self.inMemoryChangesLimit else { return try await fetchChanges(of: version.id) }
+        guard let size = version.valueDataSize, size <= Self.inMemoryChangesLimit else {
+            return try await fetchChanges(of: version.id)
+        }
         // Retries are the HTTP client's; only an answer too long for memory (changes far larger than their values)
         // is read again, into a file.
         do {
@@ -155,12 +163,15 @@ public struct CloudFileSystemExchange: Exchange {
     /// look for a file to replace.
     public func send(_ version: Version, changes: EncodedChanges) async throws {
         let changesPath = try file(RemoteFormat.changesFolder, version.id)
-        let source: UploadSource = switch changes {
-        case .data(let data): .data(data)
-        case .file(let url, _): try UploadSource(file: url)
-        case .staged(let url): try UploadSource(staged: url)
-        }
+        let source: UploadSource =
+            switch changes {
+            case .data(let data): .data(data)
+            case .file(let url, _): try UploadSource(file: url)
+            case .staged(let url): try UploadSource(staged: url)
+            }
         try await fileSystem.upload(source, to: changesPath, mode: .newName)
-        try await fileSystem.upload(.data(try codec.encodeVersion(version)), to: try file(RemoteFormat.versionsFolder, version.id), mode: .newName)
+        try await fileSystem.upload(
+            .data(try codec.encodeVersion(version)), to: try file(RemoteFormat.versionsFolder, version.id),
+            mode: .newName)
     }
 }

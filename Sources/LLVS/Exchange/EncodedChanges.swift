@@ -38,8 +38,10 @@ extension Store {
     /// limit is copied out of storage and written as base64 in pieces, so sending a version costs bounded memory
     /// whatever it holds. The bytes equal JSONEncoder's with sorted keys either way.
     /// With a `stager`, the file is written through it for one upload and returned as `.staged`.
-    public func encodedChanges(madeInVersionIdentifiedBy id: Version.ID, inlineLimit: Int64 = Store.inlineValueLimit,
-                               stager: FileStager? = nil) throws -> EncodedChanges {
+    public func encodedChanges(
+        madeInVersionIdentifiedBy id: Version.ID, inlineLimit: Int64 = Store.inlineValueLimit,
+        stager: FileStager? = nil
+    ) throws -> EncodedChanges {
         let planned = try plannedChanges(madeInVersionIdentifiedBy: id)
         // Many values below the limit (a backup's chunks) are streamed too: encoded whole, they would sit in memory
         // several times over (data, base64, JSON) for each version in flight.
@@ -63,8 +65,10 @@ extension Store {
                 try out.write(Data(#"{"\#(kind)":{"data":""#.utf8))
                 try storage.copyRecord(at: entry.data, zone: .values, to: raw)
                 try Base64Stream.encode(fileAt: raw, to: out)
-                try out.write(Data(#"","id":"#.utf8) + RemoteFormat.jsonString(entry.valueId.rawValue)
-                              + Data(#","storedVersionId":"#.utf8) + RemoteFormat.jsonString(entry.storedVersionId.rawValue) + Data("}}".utf8))
+                try out.write(
+                    Data(#"","id":"#.utf8) + RemoteFormat.jsonString(entry.valueId.rawValue)
+                        + Data(#","storedVersionId":"#.utf8) + RemoteFormat.jsonString(entry.storedVersionId.rawValue)
+                        + Data("}}".utf8))
             }
             try out.write(Data("]".utf8))
             try out.finish()

@@ -93,9 +93,13 @@ extension Exchange {
     }
 
     public var progress: (@Sendable (ExchangeProgress) -> Void)? { nil }
-    public func fetchChanges(of version: Version) async throws -> EncodedChanges { try await fetchChanges(of: version.id) }
+    public func fetchChanges(of version: Version) async throws -> EncodedChanges {
+        try await fetchChanges(of: version.id)
+    }
     public func changesLocation(of id: Version.ID) -> String { "\(RemoteFormat.changesFolder)/\(id.rawValue)" }
-    public func remoteListing() async throws -> RemoteListing { RemoteListing(versionIds: try await remoteVersionIds()) }
+    public func remoteListing() async throws -> RemoteListing {
+        RemoteListing(versionIds: try await remoteVersionIds())
+    }
     public func syncCompleted(_ listing: RemoteListing, retrieved: RetrieveReport, sent: SendReport) async throws {}
 
     /// How many versions are prepared at a time: enough to keep every transfer busy, few enough to bound memory.
@@ -125,16 +129,25 @@ extension Exchange {
         var asked = Set(missing)
         while !wanted.isEmpty {
             var arrived: [Version] = []
-            for (id, result) in zip(wanted, await mapConcurrently(wanted, limit: concurrency, { try await self.fetchVersion($0) })) {
+            for (id, result) in zip(
+                wanted, await mapConcurrently(wanted, limit: concurrency, { try await self.fetchVersion($0) }))
+            {
                 switch result {
                 case .success(let version) where version.id == id: arrived.append(version)
-                case .success(let version): report.failures.append(ExchangeFailure(versionId: id, error: ExchangeError.mismatchedVersion(file: id, contains: version.id)))
+                case .success(let version):
+                    report.failures.append(
+                        ExchangeFailure(
+                            versionId: id, error: ExchangeError.mismatchedVersion(file: id, contains: version.id)))
                 case .failure(let error) where Self.isAbsence(error): report.notYetReadable.append(id)
                 case .failure(let error): report.failures.append(ExchangeFailure(versionId: id, error: error))
                 }
             }
             fetched += arrived
-            wanted = Array(Set(arrived.flatMap { $0.predecessors?.ids ?? [] }).filter { !local.contains($0) && !asked.contains($0) }).sorted()
+            wanted = Array(
+                Set(arrived.flatMap { $0.predecessors?.ids ?? [] }).filter {
+                    !local.contains($0) && !asked.contains($0)
+                }
+            ).sorted()
             asked.formUnion(wanted)
         }
 
@@ -150,11 +163,14 @@ extension Exchange {
         let codec = self.codec
         // Changes are fetched `concurrency` at a time and added in order as they arrive, so writing one version
         // overlaps the transfers of the next ones; at most `window` fetched changes wait to be added.
-        await forEachConcurrentlyInOrder(placeable, limit: concurrency, ahead: window, { try await self.fetchChanges(of: $0) }) { version, result in
+        await forEachConcurrentlyInOrder(
+            placeable, limit: concurrency, ahead: window, { try await self.fetchChanges(of: $0) }
+        ) { version, result in
             if let blocked = version.predecessors?.ids.first(where: failed.contains) {
                 (try? result.get())?.discard()
                 failed.insert(version.id)
-                report.failures.append(ExchangeFailure(versionId: version.id, error: ExchangeError.predecessorFailed(blocked)))
+                report.failures.append(
+                    ExchangeFailure(versionId: version.id, error: ExchangeError.predecessorFailed(blocked)))
                 return
             }
             if version.predecessors?.ids.contains(where: deferred.contains) == true {
@@ -166,14 +182,17 @@ extension Exchange {
             do {
                 let encoded = try result.get()
                 defer { encoded.discard() }
-                let received = try codec.decodeChanges(encoded, path: changesLocation(of: version.id), temporaryDirectory: temporaryDirectory)
+                let received = try codec.decodeChanges(
+                    encoded, path: changesLocation(of: version.id), temporaryDirectory: temporaryDirectory)
                 defer { received.discard() }
                 try store.addVersion(version, receiving: received)
                 report.retrieved.append(version.id)
                 doneBytes += version.valueDataSize ?? 0
-                progress?(ExchangeProgress(direction: .retrieving, done: report.retrieved.count, total: placeable.count,
-                                           bytes: doneBytes, totalBytes: totalBytes))
-            } catch where Self.isAbsence(error) {
+                progress?(
+                    ExchangeProgress(
+                        direction: .retrieving, done: report.retrieved.count, total: placeable.count,
+                        bytes: doneBytes, totalBytes: totalBytes))
+            } catch  where Self.isAbsence(error) {
                 // The version file is served but its changes file not yet: both are asked for again later.
                 deferred.insert(version.id)
                 report.notYetReadable.append(version.id)
@@ -250,7 +269,9 @@ extension Exchange {
                 sent.bytes += version.valueDataSize ?? 0
                 return sent
             }
-            progress?(ExchangeProgress(direction: .sending, done: done.count, total: total, bytes: done.bytes, totalBytes: totalBytes))
+            progress?(
+                ExchangeProgress(
+                    direction: .sending, done: done.count, total: total, bytes: done.bytes, totalBytes: totalBytes))
         }
         for (version, result) in zip(pending, results) {
             switch result {

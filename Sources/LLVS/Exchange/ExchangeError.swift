@@ -20,12 +20,15 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .malformedFile(let path, let reason): "The remote file \(path) is malformed: \(reason)."
-        case .mismatchedVersion(let file, let contains): "The remote file for version \(file) holds version \(contains)."
+        case .mismatchedVersion(let file, let contains):
+            "The remote file for version \(file) holds version \(contains)."
         case .predecessorFailed(let id): "Its predecessor \(id) could not be retrieved."
         case .unsafeIdentifier(let id): "The identifier \"\(id)\" cannot be used as a remote file name."
         case .missingOnRemote(let id): "The remote has no version \(id)."
-        case .incomplete(let failures, let first): "\(failures) version(s) could not be moved (the first: \(first)); run the exchange again once the cause is fixed."
-        case .stagedChangesNotReadable(let path): "The changes staged at \(path) are for one remote's upload only and cannot be read here."
+        case .incomplete(let failures, let first):
+            "\(failures) version(s) could not be moved (the first: \(first)); run the exchange again once the cause is fixed."
+        case .stagedChangesNotReadable(let path):
+            "The changes staged at \(path) are for one remote's upload only and cannot be read here."
         }
     }
 }

@@ -30,7 +30,9 @@ public struct FileSystemExchange: Exchange {
         return try codec.decodeVersion(try POSIX.readFile(path), path: path)
     }
 
-    public func changesLocation(of id: Version.ID) -> String { rootURL.path + "/" + RemoteFormat.changesFolder + "/" + id.rawValue }
+    public func changesLocation(of id: Version.ID) -> String {
+        rootURL.path + "/" + RemoteFormat.changesFolder + "/" + id.rawValue
+    }
 
     public func fetchChanges(of id: Version.ID) async throws -> EncodedChanges {
         let path = try path(RemoteFormat.changesFolder, id)

@@ -41,6 +41,10 @@ public struct MemoryExchange: Exchange {
 
     public func remoteVersionIds() async throws -> Set<Version.ID> { await remote.versionIds }
     public func fetchVersion(_ id: Version.ID) async throws -> Version { try await remote.version(id) }
-    public func fetchChanges(of id: Version.ID) async throws -> EncodedChanges { .data(try await remote.changes(of: id)) }
-    public func send(_ version: Version, changes: EncodedChanges) async throws { await remote.put(version, changes: try changes.data()) }
+    public func fetchChanges(of id: Version.ID) async throws -> EncodedChanges {
+        .data(try await remote.changes(of: id))
+    }
+    public func send(_ version: Version, changes: EncodedChanges) async throws {
+        await remote.put(version, changes: try changes.data())
+    }
 }

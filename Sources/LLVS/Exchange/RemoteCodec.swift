@@ -18,7 +18,9 @@ public protocol RemoteCodec: Sendable {
     func decodeVersion(_ data: Data, path: String) throws -> Version
     /// The changes a version made, encoded for sending: in memory when small, else in a file written through
     /// `stager` (the file system's, so an encrypted remote's file is sealed as it is written) or a plain one.
-    func encodeChanges(madeInVersionIdentifiedBy id: Version.ID, in store: Store, stager: FileStager?) throws -> EncodedChanges
+    func encodeChanges(
+        madeInVersionIdentifiedBy id: Version.ID, in store: Store, stager: FileStager?
+    ) throws -> EncodedChanges
     /// A received changes file, read as a stream: large values go to files in `temporaryDirectory`, so receiving a
     /// version costs bounded memory whatever it holds.
     /// - Throws: `ExchangeError.malformedFile(path:reason:)` naming `path` when the bytes are not changes.
@@ -40,11 +42,15 @@ public struct UpstreamRemoteCodec: RemoteCodec {
         try RemoteFormat.decodeVersion(data, path: path)
     }
 
-    public func encodeChanges(madeInVersionIdentifiedBy id: Version.ID, in store: Store, stager: FileStager?) throws -> EncodedChanges {
+    public func encodeChanges(
+        madeInVersionIdentifiedBy id: Version.ID, in store: Store, stager: FileStager?
+    ) throws -> EncodedChanges {
         try store.encodedChanges(madeInVersionIdentifiedBy: id, stager: stager)
     }
 
-    public func decodeChanges(_ encoded: EncodedChanges, path: String, temporaryDirectory: URL) throws -> ReceivedChanges {
+    public func decodeChanges(
+        _ encoded: EncodedChanges, path: String, temporaryDirectory: URL
+    ) throws -> ReceivedChanges {
         try ChangesReader.read(encoded, path: path, temporaryDirectory: temporaryDirectory)
     }
 }

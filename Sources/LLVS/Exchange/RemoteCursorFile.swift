@@ -45,15 +45,19 @@ public struct RemoteCursorFile: Sendable {
     /// then rebuilds it, so a damaged file costs one listing, nothing more).
     public func load() -> State? {
         guard POSIX.fileExists(path), let data = try? POSIX.readFile(path),
-              let contents = try? JSONDecoder().decode(Contents.self, from: data), contents.remote == identity else { return nil }
+            let contents = try? JSONDecoder().decode(Contents.self, from: data), contents.remote == identity
+        else { return nil }
         let misses = Dictionary((contents.misses ?? [:]).map { (Version.ID($0.key), $0.value) }, uniquingKeysWith: max)
         return State(cursor: contents.cursor, versionIds: Set(contents.versions.map(Version.ID.init)), misses: misses)
     }
 
     public func save(_ state: State) throws {
         try POSIX.makeDirectories((path as NSString).deletingLastPathComponent)
-        let misses = state.misses.isEmpty ? nil : Dictionary(uniqueKeysWithValues: state.misses.map { ($0.key.rawValue, $0.value) })
-        let contents = Contents(remote: identity, cursor: state.cursor, versions: state.versionIds.map(\.rawValue).sorted(), misses: misses)
+        let misses =
+            state.misses.isEmpty
+            ? nil : Dictionary(uniqueKeysWithValues: state.misses.map { ($0.key.rawValue, $0.value) })
+        let contents = Contents(
+            remote: identity, cursor: state.cursor, versions: state.versionIds.map(\.rawValue).sorted(), misses: misses)
         try POSIX.writeAtomically(try JSONEncoder().encode(contents), to: path)
     }
 

@@ -52,7 +52,9 @@ public enum RemoteFormat {
     /// Checks that an identifier can name a remote file: not empty, not hidden, no path separator.
     public static func checkFileName(_ id: String) throws {
         let bytes = id.utf8
-        guard let first = bytes.first, first != UInt8(ascii: "."), !bytes.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 }) else {
+        guard let first = bytes.first, first != UInt8(ascii: "."),
+            !bytes.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 })
+        else {
             throw ExchangeError.unsafeIdentifier(id)
         }
     }

@@ -75,7 +75,11 @@ public struct History: Sendable {
         var stranded: [Version] = []
         while let version = ready.popLast() {
             if let missing = version.predecessors?.ids.first(where: { versions[$0] == nil }) {
-                if pending.contains(missing) { waiting[missing, default: []].append(version) } else { stranded.append(version) }
+                if pending.contains(missing) {
+                    waiting[missing, default: []].append(version)
+                } else {
+                    stranded.append(version)
+                }
                 continue
             }
             try add(version)
@@ -156,7 +160,10 @@ public struct History: Sendable {
     /// made every sync's cost grow with the history rather than with what changed.
     public func topologicallySorted(where isIncluded: (Version) -> Bool) -> [Version] {
         versions.values.filter(isIncluded).map { (generation: generations[$0.id] ?? 0, version: $0) }
-            .sorted { $0.generation != $1.generation ? $0.generation < $1.generation : Self.isOrderedBefore($0.version, $1.version) }
+            .sorted {
+                $0.generation != $1.generation
+                    ? $0.generation < $1.generation : Self.isOrderedBefore($0.version, $1.version)
+            }
             .map(\.version)
     }
 }

@@ -22,7 +22,9 @@ extension Value.ID {
         guard !rawValue.utf8.allSatisfy({ $0 < 0x80 }) else { return [] }
         var spellings: [String] = []
         for spelling in [rawValue.decomposedStringWithCanonicalMapping, rawValue]
-        where !spelling.utf8.elementsEqual(canonical.utf8) && !spellings.contains(where: { $0.utf8.elementsEqual(spelling.utf8) }) {
+        where !spelling.utf8.elementsEqual(canonical.utf8)
+            && !spellings.contains(where: { $0.utf8.elementsEqual(spelling.utf8) })
+        {
             spellings.append(spelling)
         }
         return spellings

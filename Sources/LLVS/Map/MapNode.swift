@@ -113,13 +113,16 @@ extension MapNode {
         switch self {
         case .leaf(let entries):
             entries.reduce(1 + ByteWriter.varintSize(UInt64(entries.count))) { size, entry in
-                size + ByteWriter.stringSize(entry.valueId.rawValue) + ByteWriter.stringSize(entry.storedVersionId.rawValue)
-                    + ByteWriter.varintSize(UInt64(entry.data.offset)) + ByteWriter.varintSize(UInt64(entry.data.length))
+                size + ByteWriter.stringSize(entry.valueId.rawValue)
+                    + ByteWriter.stringSize(entry.storedVersionId.rawValue)
+                    + ByteWriter.varintSize(UInt64(entry.data.offset))
+                    + ByteWriter.varintSize(UInt64(entry.data.length))
             }
         case .branch(let children):
             children.reduce(3) { size, child in
                 guard let child else { return size }
-                return size + ByteWriter.stringSize(child.versionId.rawValue) + ByteWriter.varintSize(UInt64(child.offset))
+                return size + ByteWriter.stringSize(child.versionId.rawValue)
+                    + ByteWriter.varintSize(UInt64(child.offset))
                     + ByteWriter.varintSize(UInt64(child.length))
             }
         }
@@ -137,7 +140,8 @@ extension MapNode {
                 let stored = Version.ID(try reader.string())
                 let offset = Int64(try reader.int(limit: Int.max))
                 let length = Int64(try reader.int(limit: Int.max))
-                entries.append(MapEntry(valueId: valueId, data: RecordLocation(versionId: stored, offset: offset, length: length)))
+                entries.append(
+                    MapEntry(valueId: valueId, data: RecordLocation(versionId: stored, offset: offset, length: length)))
             }
             self = .leaf(entries)
         case 1:

@@ -41,7 +41,9 @@ struct ValueMap: Sendable {
         do {
             node = try MapNode(decoding: data)
         } catch let failure as ByteReader.Failure {
-            throw StoreError.corruptFile(path: "map record of version \(location.versionId) at offset \(location.offset)", reason: failure.description)
+            throw StoreError.corruptFile(
+                path: "map record of version \(location.versionId) at offset \(location.offset)",
+                reason: failure.description)
         }
         cache.insert(node, at: location)
         return node
@@ -96,15 +98,19 @@ struct ValueMap: Sendable {
 
     /// Applies edits to the map at `root`, writing new nodes through `writer`; returns the new root and
     /// how the number of values changed. Nodes off the edited paths are shared, not copied.
-    func apply(_ edits: [MapEdit], to root: RecordLocation?, writer: any VersionWriter) throws -> (root: RecordLocation?, countChange: Int) {
+    func apply(
+        _ edits: [MapEdit], to root: RecordLocation?, writer: any VersionWriter
+    ) throws -> (root: RecordLocation?, countChange: Int) {
         let sorted = edits.sorted { $0.key.digest.lexicographicallyPrecedes($1.key.digest) }
         var countChange = 0
         let newRoot = try apply(sorted[...], to: root, depth: 0, writer: writer, countChange: &countChange)
         return (newRoot, countChange)
     }
 
-    private func apply(_ edits: ArraySlice<MapEdit>, to location: RecordLocation?, depth: Int,
-                       writer: any VersionWriter, countChange: inout Int) throws -> RecordLocation? {
+    private func apply(
+        _ edits: ArraySlice<MapEdit>, to location: RecordLocation?, depth: Int,
+        writer: any VersionWriter, countChange: inout Int
+    ) throws -> RecordLocation? {
         guard !edits.isEmpty else { return location }
         switch try location.map(node(at:)) ?? .leaf([]) {
         case .leaf(let entries) where edits.count > Self.inPlaceEditLimit:
@@ -166,8 +172,9 @@ struct ValueMap: Sendable {
                 let slot = edits[start].key.slot(atDepth: depth)
                 var end = start + 1
                 while end < edits.endIndex, edits[end].key.slot(atDepth: depth) == slot { end += 1 }
-                children[slot] = try apply(edits[start..<end], to: children[slot], depth: depth + 1,
-                                           writer: writer, countChange: &countChange)
+                children[slot] = try apply(
+                    edits[start..<end], to: children[slot], depth: depth + 1,
+                    writer: writer, countChange: &countChange)
                 start = end
             }
             return try finishBranch(children, writer: writer)

@@ -87,7 +87,8 @@ extension Store {
         for valueId in candidates {
             let old = try base.entry(valueId, in: self)
             let a = try first.entry(valueId, in: self), b = try second.entry(valueId, in: self)
-            let changedA = a?.storedVersionId != old?.storedVersionId, changedB = b?.storedVersionId != old?.storedVersionId
+            let changedA = a?.storedVersionId != old?.storedVersionId,
+                changedB = b?.storedVersionId != old?.storedVersionId
             switch (changedA, changedB) {
             case (false, false):
                 continue

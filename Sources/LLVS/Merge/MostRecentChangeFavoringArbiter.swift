@@ -9,7 +9,9 @@ public struct MostRecentChangeFavoringArbiter: MergeArbiter {
         for (valueId, fork) in merge.forksByValueIdentifier {
             switch fork {
             case .twiceInserted, .twiceUpdated:
-                changes.append(try merge.keep(valueId, from: try Self.favoredSide(for: valueId, in: merge, store: store), in: store))
+                changes.append(
+                    try merge.keep(
+                        valueId, from: try Self.favoredSide(for: valueId, in: merge, store: store), in: store))
             case .removedAndUpdated(let removedOn):
                 changes.append(try merge.keep(valueId, from: removedOn.opposite, in: store))
             case .inserted, .updated, .removed, .twiceRemoved:
@@ -27,9 +29,11 @@ public struct MostRecentChangeFavoringArbiter: MergeArbiter {
         return first >= second ? .first : .second
     }
 
-    private static func storedTimestamp(of valueId: Value.ID, at version: Version.ID, in store: Store) throws -> Double {
+    private static func storedTimestamp(of valueId: Value.ID, at version: Version.ID, in store: Store) throws -> Double
+    {
         guard let stored = try store.value(id: valueId, at: version)?.storedVersionId,
-              let storingVersion = store.version(identifiedBy: stored) else { return -.infinity }
+            let storingVersion = store.version(identifiedBy: stored)
+        else { return -.infinity }
         return storingVersion.timestamp
     }
 }

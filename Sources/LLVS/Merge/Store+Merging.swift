@@ -24,12 +24,16 @@ public enum HeadSelection: Sendable, Equatable {
 
 extension Store {
     /// How each value forked between `first` and `second` since `ancestor` (nil: the empty store, a two-way merge).
-    public func forks(between first: Version.ID, and second: Version.ID, commonAncestor ancestor: Version.ID?) throws -> [Value.ID: Value.Fork] {
+    public func forks(
+        between first: Version.ID, and second: Version.ID, commonAncestor ancestor: Version.ID?
+    ) throws -> [Value.ID: Value.Fork] {
         let ancestorRoot = try ancestor.map { try storedVersion($0).mapRoot } ?? nil
         let firstRoot = try storedVersion(first).mapRoot
         let secondRoot = try storedVersion(second).mapRoot
         var firstChanges: [Value.ID: MapDifference] = [:]
-        for difference in try map.differences(from: ancestorRoot, to: firstRoot) { firstChanges[difference.valueId] = difference }
+        for difference in try map.differences(from: ancestorRoot, to: firstRoot) {
+            firstChanges[difference.valueId] = difference
+        }
         var forks: [Value.ID: Value.Fork] = [:]
         for b in try map.differences(from: ancestorRoot, to: secondRoot) {
             guard let a = firstChanges.removeValue(forKey: b.valueId) else {
@@ -61,9 +65,11 @@ extension Store {
     /// from their common ancestor (a virtual one merged from several after a criss-cross, so the result does not
     /// depend on which of them wins a tie), or two-way when they share no history.
     @discardableResult
-    public func merge(version first: Version.ID, with second: Version.ID,
-                      resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter(),
-                      metadata: Version.Metadata = [:]) throws -> Version {
+    public func merge(
+        version first: Version.ID, with second: Version.ID,
+        resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter(),
+        metadata: Version.Metadata = [:]
+    ) throws -> Version {
         guard let firstVersion = version(identifiedBy: first) else { throw StoreError.versionNotFound(first) }
         guard let secondVersion = version(identifiedBy: second) else { throw StoreError.versionNotFound(second) }
         if isAncestor(second, of: first) { return firstVersion }
@@ -71,11 +77,13 @@ extension Store {
 
         // One best common ancestor: the plain three-way merge. Several (a criss-cross): a virtual base merged from them.
         let base = try mergeBase(first, second)
-        let forks = base.overlay.isEmpty
+        let forks =
+            base.overlay.isEmpty
             ? try forks(between: first, and: second, commonAncestor: base.version)
             : try forks(MergeBase(version: first), MergeBase(version: second), over: base)
-        let merge = Merge(firstVersion: firstVersion, secondVersion: secondVersion,
-                          commonAncestor: base.version.flatMap(version(identifiedBy:)), forksByValueIdentifier: forks)
+        let merge = Merge(
+            firstVersion: firstVersion, secondVersion: secondVersion,
+            commonAncestor: base.version.flatMap(version(identifiedBy:)), forksByValueIdentifier: forks)
         var changes: [Value.ID: Value.Change] = [:]
         for change in try arbiter.changes(toResolve: merge, in: self) { changes[change.valueId] = change }
 
@@ -90,18 +98,21 @@ extension Store {
             case .removed(.second):
                 changes[valueId] = .remove(valueId)
             default:
-                continue // The first version's values are the base already.
+                continue  // The first version's values are the base already.
             }
         }
         let ordered = changes.values.sorted { $0.valueId < $1.valueId }
-        return try makeVersion(basedOn: Version.Predecessors(idOfFirst: first, idOfSecond: second), storing: ordered, metadata: metadata)
+        return try makeVersion(
+            basedOn: Version.Predecessors(idOfFirst: first, idOfSecond: second), storing: ordered, metadata: metadata)
     }
 
     /// Merges the selected heads into `version`, one at a time in timestamp-then-ID order, so the result depends
     /// only on the versions involved. Returns the final version (unchanged when there was nothing to merge).
     @discardableResult
-    public func mergeHeads(into version: Version.ID, selection: HeadSelection = .all,
-                           resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()) throws -> Version {
+    public func mergeHeads(
+        into version: Version.ID, selection: HeadSelection = .all,
+        resolvingWith arbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()
+    ) throws -> Version {
         guard var result = self.version(identifiedBy: version) else { throw StoreError.versionNotFound(version) }
         let others = heads.compactMap(self.version(identifiedBy:))
             .filter { $0.id != version && selection.includes($0) }

@@ -3,7 +3,8 @@ import LLVSSupport
 ///
 /// Version and value identifiers are distinct types so one cannot be passed where the other is meant.
 public protocol StringIdentifier: RawRepresentable, Hashable, Comparable, Codable, Sendable,
-    CustomStringConvertible, ExpressibleByStringLiteral where RawValue == String {
+    CustomStringConvertible, ExpressibleByStringLiteral
+where RawValue == String {
     init(_ rawValue: String)
 }
 

@@ -52,7 +52,8 @@ extension Version.Metadata: Codable {
         while !container.isAtEnd {
             let key = try container.decode(Version.MetadataKey.self)
             guard !container.isAtEnd else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "metadata key \(key) has no value")
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "metadata key \(key) has no value")
             }
             entries[key] = try container.decode(Version.MetadataValue.self)
         }

@@ -35,20 +35,25 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .notAStore(let path): "There is no LLVS store at \(path); create one with `llvs init`."
         case .alreadyAStore(let path): "There is already an LLVS store at \(path)."
-        case .unsupportedStorage(let kind, let path): "The store at \(path) uses \(kind) storage, which this build cannot open."
+        case .unsupportedStorage(let kind, let path):
+            "The store at \(path) uses \(kind) storage, which this build cannot open."
         case .corruptFile(let path, let reason): "The file \(path) is corrupt: \(reason)."
-        case .database(let path, let code, let message): "The database \(path) failed (SQLite code \(code)): \(message)."
+        case .database(let path, let code, let message):
+            "The database \(path) failed (SQLite code \(code)): \(message)."
         case .versionNotFound(let id): "The store has no version \(id)."
         case .versionAlreadyExists(let id): "The store already has a version \(id)."
-        case .missingPredecessor(let predecessor, let version): "Version \(version) needs predecessor \(predecessor), which the store does not have."
+        case .missingPredecessor(let predecessor, let version):
+            "Version \(version) needs predecessor \(predecessor), which the store does not have."
         case .invalidChanges(let id, let reason): "The changes of version \(id) are invalid: \(reason)."
-        case .unresolvedConflicts(let ids): "The merge arbiter left conflicts unresolved for: \(ids.map(\.rawValue).sorted().joined(separator: ", "))."
-        case .storeNotEmpty(let path): "The store at \(path) already has versions; a snapshot can only start an empty store."
+        case .unresolvedConflicts(let ids):
+            "The merge arbiter left conflicts unresolved for: \(ids.map(\.rawValue).sorted().joined(separator: ", "))."
+        case .storeNotEmpty(let path):
+            "The store at \(path) already has versions; a snapshot can only start an empty store."
         case .snapshotsUnsupported(let kind): "The \(kind) storage cannot make or restore snapshots."
         case .sourceChanged(let path): "The file \(path) changed while it was being stored; nothing was saved."
         case .valueTooLarge(let bytes, let limit, let storage):
-            "A value of \(bytes) bytes is more than \(storage) storage keeps in one record (at most \(limit) bytes); nothing was saved. " +
-            "File storage (`llvs init --storage file`) keeps values of any size."
+            "A value of \(bytes) bytes is more than \(storage) storage keeps in one record (at most \(limit) bytes); nothing was saved. "
+                + "File storage (`llvs init --storage file`) keeps values of any size."
         }
     }
 }

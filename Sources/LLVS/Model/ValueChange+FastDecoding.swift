@@ -49,7 +49,9 @@ extension JSONByteReader {
 
     private mutating func llvsValue() throws -> Value {
         let members = try llvsStringMembers(["id", "data", "storedVersionId"])
-        guard let id = members[0], let base64 = members[1], let data = Data(base64Encoded: base64) else { throw NotTheUsualShape() }
+        guard let id = members[0], let base64 = members[1], let data = Data(base64Encoded: base64) else {
+            throw NotTheUsualShape()
+        }
         return Value(id: Value.ID(id), data: data, storedVersionId: members[2].map(Version.ID.init))
     }
 

@@ -55,8 +55,11 @@ extension Value.Change: Codable {
         } else if let id = try container.decodeIfPresent(Value.ID.self, forKey: .preserveRemoval) {
             self = .preserveRemoval(id)
         } else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                debugDescription: "a change must have one of the keys insert, update, remove, preserve, preserveRemoval"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription:
+                        "a change must have one of the keys insert, update, remove, preserve, preserveRemoval"))
         }
     }
 

@@ -62,7 +62,9 @@ extension JSONByteReader {
             }
         }
         guard let id, let timestamp else { throw NotTheUsualShape() }
-        return Version(id: Version.ID(id), predecessors: predecessors, timestamp: timestamp, valueDataSize: valueDataSize, metadata: metadata ?? [:])
+        return Version(
+            id: Version.ID(id), predecessors: predecessors, timestamp: timestamp, valueDataSize: valueDataSize,
+            metadata: metadata ?? [:])
     }
 
     private mutating func llvsPredecessors() throws -> Version.Predecessors {
@@ -92,7 +94,9 @@ extension JSONByteReader {
                 var data: Data?
                 try reader.object { reader, name in
                     if name == "data" {
-                        guard data == nil, let decoded = Data(base64Encoded: try reader.string()) else { throw NotTheUsualShape() }
+                        guard data == nil, let decoded = Data(base64Encoded: try reader.string()) else {
+                            throw NotTheUsualShape()
+                        }
                         data = decoded
                     } else {
                         try reader.skipValue()

@@ -34,8 +34,11 @@ public struct Version: Hashable, Sendable, Identifiable {
     public var valueDataSize: Int64?
     public var metadata: Metadata
 
-    public init(id: ID = .random(), predecessors: Predecessors? = nil, timestamp: TimeInterval = Date().timeIntervalSinceReferenceDate,
-                valueDataSize: Int64? = nil, metadata: Metadata = [:]) {
+    public init(
+        id: ID = .random(), predecessors: Predecessors? = nil,
+        timestamp: TimeInterval = Date().timeIntervalSinceReferenceDate,
+        valueDataSize: Int64? = nil, metadata: Metadata = [:]
+    ) {
         self.id = id
         self.predecessors = predecessors
         self.timestamp = timestamp

@@ -29,10 +29,14 @@ public enum SnapshotArchive {
 
     /// Checks an archive's first 12 bytes: the marker, then a format version this build reads.
     static func checkHeader(of file: ReadableFile, corrupt: (String) -> StoreError) throws {
-        guard file.size >= 12, Array(try file.read(at: 0, count: 8)) == magic else { throw corrupt("it is not an LLVS snapshot") }
+        guard file.size >= 12, Array(try file.read(at: 0, count: 8)) == magic else {
+            throw corrupt("it is not an LLVS snapshot")
+        }
         var reader = ByteReader(try file.read(at: 8, count: 4))
         let version = try reader.uint32()
-        guard version == formatVersion else { throw corrupt("snapshot archive version \(version) is not readable by this build") }
+        guard version == formatVersion else {
+            throw corrupt("snapshot archive version \(version) is not readable by this build")
+        }
     }
 }
 
@@ -106,7 +110,9 @@ public struct SnapshotArchiveReader {
         func corrupt(_ reason: String) -> StoreError { .corruptFile(path: url.path, reason: reason) }
         let end = (entries.last.map { $0.offset + $0.length } ?? 12) + 8
         try SnapshotArchive.checkHeader(of: file, corrupt: corrupt)
-        guard file.size == end + 8, try file.read(at: end - 8, count: 16) == Data(SnapshotArchive.endMarker(count: entries.count)) else {
+        guard file.size == end + 8,
+            try file.read(at: end - 8, count: 16) == Data(SnapshotArchive.endMarker(count: entries.count))
+        else {
             throw corrupt("the snapshot's end marker does not match its \(entries.count) versions")
         }
         self.file = file
@@ -134,7 +140,9 @@ public struct SnapshotArchiveReader {
             let length = try number(at: offset)
             offset += 8
             if length == 0 { break }
-            guard length <= UInt64(file.size - offset) else { throw corrupt("a version of \(length) bytes runs past the end of the snapshot") }
+            guard length <= UInt64(file.size - offset) else {
+                throw corrupt("a version of \(length) bytes runs past the end of the snapshot")
+            }
             found.append(Entry(offset: offset, length: Int64(length)))
             offset += Int64(length)
         }
@@ -152,7 +160,8 @@ public struct SnapshotArchiveReader {
 
     /// The header of one bundle, read from its end without reading its records.
     public func header(_ entry: Entry) throws -> StoredVersion {
-        try VersionBundle.readHeader(size: entry.length, source: "\(file.path) at offset \(entry.offset)") { offset, count in
+        try VersionBundle.readHeader(size: entry.length, source: "\(file.path) at offset \(entry.offset)") {
+            offset, count in
             try file.read(at: entry.offset + offset, count: count)
         }.0
     }
@@ -191,7 +200,8 @@ extension SnapshotCapable {
         var history = History()
         let stranded = try history.add(unordered: headers.map(\.version))
         if let version = stranded.first {
-            throw StoreError.corruptFile(path: archive.file.path, reason: "version \(version.id) in the snapshot lacks a predecessor")
+            throw StoreError.corruptFile(
+                path: archive.file.path, reason: "version \(version.id) in the snapshot lacks a predecessor")
         }
         return headers
     }

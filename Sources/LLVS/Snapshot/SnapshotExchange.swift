@@ -33,10 +33,13 @@ public enum BootstrapOutcome: Sendable, Equatable {
 
     public var message: String {
         switch self {
-        case .restored(let manifest): "Restored snapshot \(manifest.snapshotId) (\(manifest.versionCount) versions), then synced what came after."
+        case .restored(let manifest):
+            "Restored snapshot \(manifest.snapshotId) (\(manifest.versionCount) versions), then synced what came after."
         case .noSnapshot: "The remote has no snapshot; pulled every version instead."
-        case .skippedUnreadableFormat(let format): "Skipped the remote's snapshot: its format \(format) is not one this build reads; pulled every version instead."
-        case .fellBackToFullPull(let reason): "Warning: the remote's snapshot could not be used (\(reason)); pulled every version instead."
+        case .skippedUnreadableFormat(let format):
+            "Skipped the remote's snapshot: its format \(format) is not one this build reads; pulled every version instead."
+        case .fellBackToFullPull(let reason):
+            "Warning: the remote's snapshot could not be used (\(reason)); pulled every version instead."
         }
     }
 }
@@ -60,16 +63,18 @@ extension CloudFileSystemExchange: SnapshotExchange {
         defer { try? FileManager.default.removeItem(at: temporary) }
         let summary = try store.writeSnapshot(to: temporary, format: format)
         let previous = try? await snapshotManifest()
-        let manifest = SnapshotManifest(snapshotId: UUID().uuidString, format: summary.format, createdAt: Date().timeIntervalSinceReferenceDate,
-                                        latestVersionId: summary.latestVersionId, versionCount: summary.versionCount,
-                                        chunkCount: SnapshotManifest.chunkCount(forTotalSize: summary.size), totalSize: summary.size,
-                                        sha256: summary.sha256)
+        let manifest = SnapshotManifest(
+            snapshotId: UUID().uuidString, format: summary.format, createdAt: Date().timeIntervalSinceReferenceDate,
+            latestVersionId: summary.latestVersionId, versionCount: summary.versionCount,
+            chunkCount: SnapshotManifest.chunkCount(forTotalSize: summary.size), totalSize: summary.size,
+            sha256: summary.sha256)
         let snapshotId = manifest.snapshotId
         let file = try ReadableFile(path: temporary.path)
         let fileSystem = self.fileSystem
         let folder = path("snapshots", snapshotId)
         await removeAbandonedSnapshotUploads()
-        let record = SnapshotUploadRecord(snapshotId: snapshotId, folder: folder, remote: remoteIdentity, writer: TemporaryWriter.tag)
+        let record = SnapshotUploadRecord(
+            snapshotId: snapshotId, folder: folder, remote: remoteIdentity, writer: TemporaryWriter.tag)
         try record.save(in: store)
         // Chunks first, many at once; each is read from the local file only when its upload starts. The manifest,
         // which names them, goes up only after all of them.
@@ -137,7 +142,8 @@ extension CloudFileSystemExchange: SnapshotExchange {
 
     public func downloadSnapshot(_ manifest: SnapshotManifest, to url: URL) async throws {
         guard manifest.isReadable else {
-            throw ExchangeError.malformedFile(path: manifestPath, reason: "its format \(manifest.format) is not one this build reads")
+            throw ExchangeError.malformedFile(
+                path: manifestPath, reason: "its format \(manifest.format) is not one this build reads")
         }
         try manifest.validate(path: manifestPath)
         let folder = path("snapshots", manifest.snapshotId)
@@ -161,11 +167,16 @@ extension CloudFileSystemExchange: SnapshotExchange {
                     group.addTask {
                         let chunkPath = CloudPath.join(folder, SnapshotManifest.chunkName(index))
                         do {
-                            try await fileSystem.download(chunkPath, into: destination, at: manifest.offset(ofChunk: index), length: Int64(manifest.size(ofChunk: index)))
+                            try await fileSystem.download(
+                                chunkPath, into: destination, at: manifest.offset(ofChunk: index),
+                                length: Int64(manifest.size(ofChunk: index)))
                         } catch CloudFileSystemError.sizeMismatch(_, let expected, let received) {
                             let held = received > expected ? "more than \(expected)" : "\(received)"
-                            throw ExchangeError.malformedFile(path: chunkPath, reason: "\(held) bytes; a snapshot of \(manifest.totalSize) bytes " +
-                                "cut into chunks of \(SnapshotManifest.maximumChunkSize) bytes has \(expected) here")
+                            throw ExchangeError.malformedFile(
+                                path: chunkPath,
+                                reason: "\(held) bytes; a snapshot of \(manifest.totalSize) bytes "
+                                    + "cut into chunks of \(SnapshotManifest.maximumChunkSize) bytes has \(expected) here"
+                            )
                         }
                         return index
                     }
@@ -190,7 +201,8 @@ extension CloudFileSystemExchange: SnapshotExchange {
             }
             let digest = hash.finalizeHex()
             if let expected = manifest.sha256, expected.lowercased() != digest {
-                throw ExchangeError.malformedFile(path: folder, reason: "the snapshot's SHA-256 is \(digest), the manifest says \(expected)")
+                throw ExchangeError.malformedFile(
+                    path: folder, reason: "the snapshot's SHA-256 is \(digest), the manifest says \(expected)")
             }
             try writer.commit(durable: false)
         } catch {

@@ -19,8 +19,10 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
 
     public static let maximumChunkSize = 5_000_000
 
-    public init(snapshotId: String, format: String, createdAt: TimeInterval, latestVersionId: Version.ID,
-                versionCount: Int, chunkCount: Int, totalSize: Int64, sha256: String?) {
+    public init(
+        snapshotId: String, format: String, createdAt: TimeInterval, latestVersionId: Version.ID,
+        versionCount: Int, chunkCount: Int, totalSize: Int64, sha256: String?
+    ) {
         self.snapshotId = snapshotId
         self.format = format
         self.createdAt = createdAt
@@ -41,7 +43,9 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
     /// Whether `snapshotId` is safe to use as a folder name on the remote (1 to 128 ASCII letters, digits, - or _).
     public var hasSafeID: Bool {
         !snapshotId.isEmpty && snapshotId.count <= 128
-            && snapshotId.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_") }
+            && snapshotId.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_")
+            }
     }
 
     /// The rules LLVS applies before trusting a manifest of a format this build reads, plus bounds that keep a
@@ -53,10 +57,13 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
         guard hasSafeID else {
             throw invalid("snapshotId must be 1 to 128 ASCII letters, digits, - or _")
         }
-        guard totalSize >= 0, versionCount >= 0, chunkCount >= 0 else { throw invalid("sizes and counts must not be negative") }
+        guard totalSize >= 0, versionCount >= 0, chunkCount >= 0 else {
+            throw invalid("sizes and counts must not be negative")
+        }
         let needed = Self.chunkCount(forTotalSize: totalSize)
         guard chunkCount >= needed, Int64(chunkCount) <= max(1, totalSize) else {
-            throw invalid("\(chunkCount) chunks cannot hold \(totalSize) bytes at most \(Self.maximumChunkSize) bytes each")
+            throw invalid(
+                "\(chunkCount) chunks cannot hold \(totalSize) bytes at most \(Self.maximumChunkSize) bytes each")
         }
         if let sha256, !(sha256.count == 64 && sha256.allSatisfy { $0.isHexDigit }) {
             throw invalid("sha256 must be 64 hex digits")

@@ -30,7 +30,9 @@ struct SnapshotUploadRecord: Codable {
     static func all(in store: Store) -> [SnapshotUploadRecord] {
         guard let names = try? POSIX.listNames(folder(of: store)) else { return [] }
         return names.filter { $0.hasSuffix(".json") }.compactMap { name in
-            (try? POSIX.readFile(folder(of: store) + "/" + name)).flatMap { try? JSONDecoder().decode(Self.self, from: $0) }
+            (try? POSIX.readFile(folder(of: store) + "/" + name)).flatMap {
+                try? JSONDecoder().decode(Self.self, from: $0)
+            }
         }
     }
 

@@ -14,7 +14,9 @@ public struct SnapshotSummary: Sendable, Equatable {
 
 extension Store {
     private func snapshotStorage() throws -> any SnapshotCapable {
-        guard let storage = storage as? any SnapshotCapable else { throw StoreError.snapshotsUnsupported(storage: storage.kind) }
+        guard let storage = storage as? any SnapshotCapable else {
+            throw StoreError.snapshotsUnsupported(storage: storage.kind)
+        }
         return storage
     }
 
@@ -24,7 +26,9 @@ extension Store {
     public func writeSnapshot(to url: URL, format: String = ZipV1Snapshot.format) throws -> SnapshotSummary {
         let history = self.history
         let versions = history.topologicallySorted()
-        guard let latest = versions.max(by: History.isOrderedBefore) else { throw StoreError.versionNotFound("(the store is empty)") }
+        guard let latest = versions.max(by: History.isOrderedBefore) else {
+            throw StoreError.versionNotFound("(the store is empty)")
+        }
         switch format {
         case SnapshotArchive.format:
             let storage = try snapshotStorage()
@@ -32,7 +36,9 @@ extension Store {
             do {
                 try storage.writeBundles(of: versions.map(\.id), to: writer)
                 let (size, sha256) = try writer.finish()
-                return SnapshotSummary(format: format, versionCount: versions.count, latestVersionId: latest.id, size: size, sha256: sha256)
+                return SnapshotSummary(
+                    format: format, versionCount: versions.count, latestVersionId: latest.id, size: size, sha256: sha256
+                )
             } catch {
                 writer.discard()
                 throw error
@@ -47,10 +53,13 @@ extension Store {
                 zip.discard()
                 throw error
             }
-            return SnapshotSummary(format: format, versionCount: versions.count, latestVersionId: latest.id, size: size,
-                                   sha256: try ChecksumStream.text(ofFileAt: url, .sha256))
+            return SnapshotSummary(
+                format: format, versionCount: versions.count, latestVersionId: latest.id, size: size,
+                sha256: try ChecksumStream.text(ofFileAt: url, .sha256))
         default:
-            throw StoreError.corruptFile(path: url.path, reason: "snapshot format \(format) is not one this build writes (zip-v1, llvs-bundles-v1)")
+            throw StoreError.corruptFile(
+                path: url.path,
+                reason: "snapshot format \(format) is not one this build writes (zip-v1, llvs-bundles-v1)")
         }
     }
 
@@ -93,7 +102,8 @@ extension Store {
             releaseInBackground(importer)
             return count
         default:
-            throw StoreError.corruptFile(path: url.path, reason: "snapshot format \(format) is not one this build reads")
+            throw StoreError.corruptFile(
+                path: url.path, reason: "snapshot format \(format) is not one this build reads")
         }
     }
 }

@@ -75,7 +75,9 @@ extension FileStorage {
             }
             registerPacked(id, inPackAt: current.writer.temporaryPath, offset: start + 8, length: bundle.bytesWritten)
             current.versions.append(id)
-            if current.versions.count >= GroupedCommits.batchSize || current.writer.bytesWritten >= GroupedCommits.batchBytes {
+            if current.versions.count >= GroupedCommits.batchSize
+                || current.writer.bytesWritten >= GroupedCommits.batchBytes
+            {
                 try placeGroupPack(&pack)
             }
         }
@@ -104,7 +106,8 @@ extension Store {
     /// Runs a bulk receive (a retrieve: clone, pull, sync): the versions committed meanwhile are made durable
     /// together, as `Storage.beginGroupedCommits` says, and all of them before this returns or throws.
     nonisolated(nonsending)
-    public func receivingInBulk<T>(_ body: () async throws -> T) async throws -> T {
+        public func receivingInBulk<T>(_ body: () async throws -> T) async throws -> T
+    {
         storage.beginGroupedCommits()
         let result: T
         do {

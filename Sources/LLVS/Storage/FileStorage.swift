@@ -68,14 +68,17 @@ public final class FileStorage: Storage {
                 let path = versionsPath + "/" + folder + "/" + name
                 let header = try RecordFraming.readHeader(of: try ReadableFile(path: path))
                 guard self.path(for: header.version.id) == path else {
-                    throw StoreError.corruptFile(path: path, reason: "it holds version \(header.version.id), whose file name differs")
+                    throw StoreError.corruptFile(
+                        path: path, reason: "it holds version \(header.version.id), whose file name differs")
                 }
                 loaded.append(header)
                 newNames.append(name)
             }
         }
         for name in try POSIX.listNames(packsPath) where name.hasSuffix(Self.packExtension) && !known.contains(name) {
-            loaded.append(contentsOf: try register(pack: SnapshotArchiveReader(url: URL(fileURLWithPath: packsPath + "/" + name))))
+            loaded.append(
+                contentsOf: try register(pack: SnapshotArchiveReader(url: URL(fileURLWithPath: packsPath + "/" + name)))
+            )
             newNames.append(name)
         }
         loadedNames.withLock { $0.formUnion(newNames) }
@@ -117,7 +120,9 @@ public final class FileStorage: Storage {
         openPacks.alias(path, to: temporaryPath)
         packed.withLock { packed in
             for id in versions {
-                if let old = packed[id] { packed[id] = PackedVersion(pack: path, offset: old.offset, length: old.length) }
+                if let old = packed[id] {
+                    packed[id] = PackedVersion(pack: path, offset: old.offset, length: old.length)
+                }
             }
         }
     }
@@ -126,11 +131,13 @@ public final class FileStorage: Storage {
     func markLoaded(_ name: String) { loadedNames.withLock { _ = $0.insert(name) } }
 
     /// Makes a pack's versions readable; returns their headers.
-    private func register(pack: SnapshotArchiveReader, headers known: [StoredVersion]? = nil) throws -> [StoredVersion] {
+    private func register(pack: SnapshotArchiveReader, headers known: [StoredVersion]? = nil) throws -> [StoredVersion]
+    {
         let headers = try known ?? pack.entries.map(pack.header)
         packed.withLock { packed in
             for (entry, header) in zip(pack.entries, headers) {
-                packed[header.version.id] = PackedVersion(pack: pack.file.path, offset: entry.offset, length: entry.length)
+                packed[header.version.id] = PackedVersion(
+                    pack: pack.file.path, offset: entry.offset, length: entry.length)
             }
         }
         return headers
@@ -167,20 +174,25 @@ public final class FileStorage: Storage {
                 let next = locations[end]
                 let nextEnd = next.offset + Int64(RecordFraming.recordHeaderSize) + next.length
                 guard next.versionId == first.versionId, next.offset >= spanEnd, next.offset - spanEnd <= Self.spanGap,
-                      nextEnd - first.offset <= Self.spanLimit else { break }
+                    nextEnd - first.offset <= Self.spanLimit
+                else { break }
                 spanEnd = nextEnd
                 end += 1
             }
             let (file, base, limit) = try fileAndBase(of: first.versionId)
             guard first.offset >= 0, base + spanEnd <= limit else {
-                throw StoreError.corruptFile(path: file.path, reason: "a record of version \(first.versionId) at offset \(first.offset) runs past its bundle")
+                throw StoreError.corruptFile(
+                    path: file.path,
+                    reason: "a record of version \(first.versionId) at offset \(first.offset) runs past its bundle")
             }
             let span = try file.read(at: base + first.offset, count: Int(spanEnd - first.offset))
             for location in locations[start..<end] {
                 let from = span.startIndex + Int(location.offset - first.offset)
                 let framed = span[from..<(from + RecordFraming.recordHeaderSize + Int(location.length))]
-                results.append(try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: file.path,
-                                                         offset: base + location.offset))
+                results.append(
+                    try RecordFraming.unframe(
+                        framed, expectedLength: location.length, zone: zone, path: file.path,
+                        offset: base + location.offset))
             }
             start = end
         }
@@ -193,7 +205,9 @@ public final class FileStorage: Storage {
 
     /// The file holding a version's records, where its bundle starts in it (0 unless it is packed) and where it ends.
     private func fileAndBase(of id: Version.ID) throws -> (file: ReadableFile, base: Int64, limit: Int64) {
-        if let pack = packed.withLock({ $0[id] }) { return (try packFile(pack.pack), pack.offset, pack.offset + pack.length) }
+        if let pack = packed.withLock({ $0[id] }) {
+            return (try packFile(pack.pack), pack.offset, pack.offset + pack.length)
+        }
         let file = try openFile(id)
         return (file, 0, file.size)
     }
@@ -202,8 +216,13 @@ public final class FileStorage: Storage {
         // Where the record's frame starts, in which file.
         let file: ReadableFile, start: Int64
         if let pack = packed.withLock({ $0[location.versionId] }) {
-            guard location.offset >= 0, location.offset + Int64(RecordFraming.recordHeaderSize) + location.length <= pack.length else {
-                throw StoreError.corruptFile(path: pack.pack, reason: "a record of version \(location.versionId) at offset \(location.offset) runs past its bundle")
+            guard location.offset >= 0,
+                location.offset + Int64(RecordFraming.recordHeaderSize) + location.length <= pack.length
+            else {
+                throw StoreError.corruptFile(
+                    path: pack.pack,
+                    reason:
+                        "a record of version \(location.versionId) at offset \(location.offset) runs past its bundle")
             }
             (file, start) = (try packFile(pack.pack), pack.offset + location.offset)
         } else {
@@ -213,17 +232,25 @@ public final class FileStorage: Storage {
         var reader = ByteReader(header)
         let storedZone = try reader.byte(), length = Int64(try reader.uint32()), expectedCRC = try reader.uint32()
         guard storedZone == zone.rawValue, length == location.length else {
-            throw StoreError.corruptFile(path: file.path, reason: "record at offset \(start): zone \(storedZone), length \(length), expected zone \(zone.rawValue), length \(location.length)")
+            throw StoreError.corruptFile(
+                path: file.path,
+                reason:
+                    "record at offset \(start): zone \(storedZone), length \(length), expected zone \(zone.rawValue), length \(location.length)"
+            )
         }
         var crc = CRC32.Running()
         var done: Int64 = 0
         while done < length {
-            let piece = try file.read(at: start + Int64(RecordFraming.recordHeaderSize) + done, count: Int(min(Int64(1 << 20), length - done)))
+            let piece = try file.read(
+                at: start + Int64(RecordFraming.recordHeaderSize) + done, count: Int(min(Int64(1 << 20), length - done))
+            )
             crc.update(piece)
             try write(piece)
             done += Int64(piece.count)
         }
-        guard crc.value == expectedCRC else { throw StoreError.corruptFile(path: file.path, reason: "record at offset \(start): checksum mismatch") }
+        guard crc.value == expectedCRC else {
+            throw StoreError.corruptFile(path: file.path, reason: "record at offset \(start): checksum mismatch")
+        }
     }
 
     private func openFile(_ id: Version.ID) throws -> ReadableFile {
@@ -246,9 +273,13 @@ extension FileStorage: SnapshotCapable {
     }
 
     /// Copies the archive in as one pack (synced once), after checking that its versions form a closed history.
-    public func restoreBundles(from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool) throws {
+    public func restoreBundles(
+        from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool
+    ) throws {
         let headers = try known ?? checkedHeaders(of: archive)
-        let hasVersions = try POSIX.listNames(versionsPath).contains { try !POSIX.listNames(versionsPath + "/" + $0).isEmpty }
+        let hasVersions = try POSIX.listNames(versionsPath).contains {
+            try !POSIX.listNames(versionsPath + "/" + $0).isEmpty
+        }
         guard !hasVersions, try POSIX.listNames(packsPath).isEmpty, packed.withLock({ $0.isEmpty }) else {
             throw StoreError.storeNotEmpty(path: (versionsPath as NSString).deletingLastPathComponent)
         }
@@ -299,7 +330,8 @@ final class FileVersionWriter: VersionWriter {
     func append(contentsOf source: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
         let input = try ReadableFile(path: source.path)
         guard input.size <= Int64(UInt32.max) else {
-            throw StoreError.invalidChanges(versionId, reason: "\(source.path) is \(input.size) bytes; a value holds at most 4 GiB")
+            throw StoreError.invalidChanges(
+                versionId, reason: "\(source.path) is \(input.size) bytes; a value holds at most 4 GiB")
         }
         let start = file.bytesWritten
         var frame = ByteWriter()
@@ -311,7 +343,9 @@ final class FileVersionWriter: VersionWriter {
         var offset: Int64 = 0
         while offset < input.size {
             let piece: Data
-            do { piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset))) } catch FileError.endedEarly {
+            do {
+                piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset)))
+            } catch FileError.endedEarly {
                 throw StoreError.sourceChanged(path: source.path)
             }
             crc.update(piece)
@@ -328,7 +362,9 @@ final class FileVersionWriter: VersionWriter {
     func commit(_ header: StoredVersion) throws {
         let encoded = header.encoded()
         try file.write(encoded)
-        try file.write(RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
+        try file.write(
+            RecordFraming.trailer(
+                headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
         switch file {
         case .grouped(let bundle):
             try storage.appendToGroupPack(versionId, bundle: bundle)

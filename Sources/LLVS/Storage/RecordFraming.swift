@@ -28,22 +28,34 @@ enum RecordFraming {
         payload.withUnsafeBytes { raw in
             let crc = CRC32.checksum(raw)
             bytes.append(zone.rawValue)
-            for shift in stride(from: UInt32(0), to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: length >> shift)) }
-            for shift in stride(from: UInt32(0), to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: crc >> shift)) }
+            for shift in stride(from: UInt32(0), to: 32, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: length >> shift))
+            }
+            for shift in stride(from: UInt32(0), to: 32, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: crc >> shift))
+            }
             bytes.append(contentsOf: raw)
         }
     }
 
     /// Checks a framed record read from `path` and returns its payload.
-    static func unframe(_ framed: Data, expectedLength: Int64, zone: StorageZone, path: String, offset: Int64) throws -> Data {
+    static func unframe(
+        _ framed: Data, expectedLength: Int64, zone: StorageZone, path: String, offset: Int64
+    ) throws -> Data {
         var reader = ByteReader(framed.prefix(recordHeaderSize))
-        func corrupt(_ reason: String) -> StoreError { .corruptFile(path: path, reason: "record at offset \(offset): \(reason)") }
+        func corrupt(_ reason: String) -> StoreError {
+            .corruptFile(path: path, reason: "record at offset \(offset): \(reason)")
+        }
         do {
             let storedZone = try reader.byte()
             let length = try reader.uint32()
             let crc = try reader.uint32()
-            guard storedZone == zone.rawValue else { throw corrupt("expected zone \(zone.rawValue), found \(storedZone)") }
-            guard Int64(length) == expectedLength else { throw corrupt("length \(length) where \(expectedLength) was expected") }
+            guard storedZone == zone.rawValue else {
+                throw corrupt("expected zone \(zone.rawValue), found \(storedZone)")
+            }
+            guard Int64(length) == expectedLength else {
+                throw corrupt("length \(length) where \(expectedLength) was expected")
+            }
             let payload = framed.dropFirst(recordHeaderSize)
             guard payload.withUnsafeBytes({ CRC32.checksum($0) }) == crc else { throw corrupt("checksum mismatch") }
             return Data(payload)

@@ -28,7 +28,6 @@ public struct StoredVersion: Sendable, Equatable {
     }
 }
 
-
 /// The place a store keeps its versions. A version is written as a set of records in two zones (value data and
 /// map nodes) and becomes visible, all at once, when its writer commits; a crash before that leaves nothing.
 ///
@@ -65,7 +64,9 @@ extension VersionWriter {
     /// Stores a file's contents read whole into memory, for storages that keep each record in one piece.
     public func appendWhole(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
         let data: Data
-        do { data = try POSIX.readFile(file.path) } catch FileError.endedEarly { throw StoreError.sourceChanged(path: file.path) }
+        do { data = try POSIX.readFile(file.path) } catch FileError.endedEarly {
+            throw StoreError.sourceChanged(path: file.path)
+        }
         digest?.update(data)
         return try append(data, zone: zone)
     }

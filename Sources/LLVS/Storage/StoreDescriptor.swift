@@ -25,7 +25,9 @@ public struct StoreDescriptor: Codable, Sendable, Equatable {
             throw StoreError.corruptFile(path: path, reason: "it is not a store descriptor (\(error))")
         }
         guard descriptor.format <= currentFormat else {
-            throw StoreError.corruptFile(path: path, reason: "store format \(descriptor.format) is newer than this build reads (\(currentFormat))")
+            throw StoreError.corruptFile(
+                path: path,
+                reason: "store format \(descriptor.format) is newer than this build reads (\(currentFormat))")
         }
         return descriptor
     }

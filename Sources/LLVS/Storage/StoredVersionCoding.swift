@@ -42,7 +42,9 @@ enum StoredVersionCoding {
     static func decode(_ data: Data) throws -> StoredVersion {
         var reader = ByteReader(data)
         let format = try reader.byte()
-        guard format == formatVersion else { throw ByteReader.Failure(description: "header format \(format) is not readable by this build") }
+        guard format == formatVersion else {
+            throw ByteReader.Failure(description: "header format \(format) is not readable by this build")
+        }
         let id = Version.ID(try reader.string())
         let predecessorCount = try reader.byte()
         guard predecessorCount <= 2 else { throw ByteReader.Failure(description: "\(predecessorCount) predecessors") }
@@ -57,14 +59,18 @@ enum StoredVersionCoding {
         }
         var root: RecordLocation?
         if try reader.byte() == 1 {
-            root = RecordLocation(versionId: Version.ID(try reader.string()), offset: Int64(try reader.int(limit: Int.max)),
-                                  length: Int64(try reader.int(limit: Int.max)))
+            root = RecordLocation(
+                versionId: Version.ID(try reader.string()), offset: Int64(try reader.int(limit: Int.max)),
+                length: Int64(try reader.int(limit: Int.max)))
         }
         let valueCount = try reader.int(limit: Int.max)
         guard reader.isAtEnd else { throw ByteReader.Failure(description: "extra bytes after the header") }
-        let version = Version(id: id,
-                              predecessors: predecessors.first.map { Version.Predecessors(idOfFirst: $0, idOfSecond: predecessors.count == 2 ? predecessors[1] : nil) },
-                              timestamp: timestamp, valueDataSize: valueDataSize, metadata: metadata)
+        let version = Version(
+            id: id,
+            predecessors: predecessors.first.map {
+                Version.Predecessors(idOfFirst: $0, idOfSecond: predecessors.count == 2 ? predecessors[1] : nil)
+            },
+            timestamp: timestamp, valueDataSize: valueDataSize, metadata: metadata)
         return StoredVersion(version: version, mapRoot: root, valueCount: valueCount)
     }
 }

@@ -36,31 +36,39 @@ public struct VersionBundle: Sendable {
         }
         let encoded = header.encoded()
         bundle.append(encoded)
-        bundle.append(contentsOf: RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
+        bundle.append(
+            contentsOf: RecordFraming.trailer(
+                headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) }))
         return bundle
     }
 
     /// Decodes and checks a whole bundle; `source` names it in errors.
     public static func decode(_ data: Data, source: String) throws -> VersionBundle {
         let (header, bodyLength) = try readHeader(size: Int64(data.count), source: source) { offset, count in
-            Data(data[data.startIndex + Int(offset) ..< data.startIndex + Int(offset) + count])
+            Data(data[data.startIndex + Int(offset)..<data.startIndex + Int(offset) + count])
         }
         var records: [Record] = []
         var offset: Int64 = 0
         while offset < bodyLength {
             guard bodyLength - offset >= Int64(RecordFraming.recordHeaderSize) else {
-                throw StoreError.corruptFile(path: source, reason: "a record header at offset \(offset) runs into the version header")
+                throw StoreError.corruptFile(
+                    path: source, reason: "a record header at offset \(offset) runs into the version header")
             }
-            var reader = ByteReader(data[data.startIndex + Int(offset) ..< data.startIndex + Int(offset) + RecordFraming.recordHeaderSize])
+            var reader = ByteReader(
+                data[data.startIndex + Int(offset)..<data.startIndex + Int(offset) + RecordFraming.recordHeaderSize])
             let zoneByte = try reader.byte()
             let length = Int64(try reader.uint32())
             guard let zone = StorageZone(rawValue: zoneByte) else {
-                throw StoreError.corruptFile(path: source, reason: "record at offset \(offset) has unknown zone \(zoneByte)")
+                throw StoreError.corruptFile(
+                    path: source, reason: "record at offset \(offset) has unknown zone \(zoneByte)")
             }
             let end = offset + Int64(RecordFraming.recordHeaderSize) + length
-            guard end <= bodyLength else { throw StoreError.corruptFile(path: source, reason: "record at offset \(offset) runs past the records") }
-            let framed = data[data.startIndex + Int(offset) ..< data.startIndex + Int(end)]
-            let payload = try RecordFraming.unframe(Data(framed), expectedLength: length, zone: zone, path: source, offset: offset)
+            guard end <= bodyLength else {
+                throw StoreError.corruptFile(path: source, reason: "record at offset \(offset) runs past the records")
+            }
+            let framed = data[data.startIndex + Int(offset)..<data.startIndex + Int(end)]
+            let payload = try RecordFraming.unframe(
+                Data(framed), expectedLength: length, zone: zone, path: source, offset: offset)
             records.append(Record(offset: offset, zone: zone, data: payload))
             offset = end
         }
@@ -69,7 +77,9 @@ public struct VersionBundle: Sendable {
 
     /// Reads the header from the end of a bundle of `size` bytes through `read(offset, count)`; returns it and the
     /// length of the records before it.
-    static func readHeader(size: Int64, source: String, read: (Int64, Int) throws -> Data) throws -> (StoredVersion, Int64) {
+    static func readHeader(
+        size: Int64, source: String, read: (Int64, Int) throws -> Data
+    ) throws -> (StoredVersion, Int64) {
         func corrupt(_ reason: String) -> StoreError { .corruptFile(path: source, reason: reason) }
         let trailerSize = Int64(RecordFraming.trailerSize)
         guard size >= trailerSize else { throw corrupt("only \(size) bytes, too short for a version") }
@@ -80,9 +90,13 @@ public struct VersionBundle: Sendable {
         var reader = ByteReader(trailer.prefix(8))
         let headerLength = Int64(try reader.uint32())
         let headerCRC = try reader.uint32()
-        guard headerLength > 0, headerLength <= size - trailerSize else { throw corrupt("header length \(headerLength) does not fit") }
+        guard headerLength > 0, headerLength <= size - trailerSize else {
+            throw corrupt("header length \(headerLength) does not fit")
+        }
         let header = try read(size - trailerSize - headerLength, Int(headerLength))
-        guard header.withUnsafeBytes({ CRC32.checksum($0) }) == headerCRC else { throw corrupt("header checksum mismatch") }
+        guard header.withUnsafeBytes({ CRC32.checksum($0) }) == headerCRC else {
+            throw corrupt("header checksum mismatch")
+        }
         return (try StoredVersion(decoding: header, source: source), size - trailerSize - headerLength)
     }
 }

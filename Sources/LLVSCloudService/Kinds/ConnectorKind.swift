@@ -37,10 +37,13 @@ public struct ConnectorKind: Sendable {
     /// Makes the file system for one remote.
     public var makeFileSystem: @Sendable (_ access: RemoteAccess) throws -> any CloudFileSystem
 
-    public init(name: String, schemes: [String]? = nil, serviceName: String, address: Address, options: [ConnectorOption] = [],
-                secret: ConnectorSecret? = nil, oauth: ConnectorOAuth? = nil, extraEnvironment: [(name: String, help: String)] = [],
-                accountDefaults: @escaping @Sendable (SettingValues) -> [String: String] = { _ in [:] },
-                makeFileSystem: @escaping @Sendable (RemoteAccess) throws -> any CloudFileSystem) {
+    public init(
+        name: String, schemes: [String]? = nil, serviceName: String, address: Address, options: [ConnectorOption] = [],
+        secret: ConnectorSecret? = nil, oauth: ConnectorOAuth? = nil,
+        extraEnvironment: [(name: String, help: String)] = [],
+        accountDefaults: @escaping @Sendable (SettingValues) -> [String: String] = { _ in [:] },
+        makeFileSystem: @escaping @Sendable (RemoteAccess) throws -> any CloudFileSystem
+    ) {
         self.name = name
         self.schemes = schemes ?? [name]
         self.serviceName = serviceName
@@ -66,9 +69,12 @@ public struct ConnectorKind: Sendable {
     public var allOptions: [ConnectorOption] {
         guard oauth != nil else { return options }
         return [
-            ConnectorOption("client-id", "ID", "the OAuth client ID you registered with \(serviceName)", level: .account),
-            ConnectorOption("endpoint", "URL", "send every request of the service to this base URL instead, e.g. a mock from `llvs-mock \(name)`",
-                            level: .account, type: .httpURL),
+            ConnectorOption(
+                "client-id", "ID", "the OAuth client ID you registered with \(serviceName)", level: .account),
+            ConnectorOption(
+                "endpoint", "URL",
+                "send every request of the service to this base URL instead, e.g. a mock from `llvs-mock \(name)`",
+                level: .account, type: .httpURL),
         ] + options
     }
 
@@ -93,9 +99,11 @@ public struct ConnectorKind: Sendable {
     public func checkURL(_ url: URL, text: String) throws {
         switch address {
         case .localFolder where url.path.isEmpty || url.host.map({ !$0.isEmpty }) == true:
-            throw ConnectorKindError.usage("a \(serviceName) remote needs an absolute path, as \(name):///srv/llvs, not \(text)")
+            throw ConnectorKindError.usage(
+                "a \(serviceName) remote needs an absolute path, as \(name):///srv/llvs, not \(text)")
         case .server where (url.host ?? "").isEmpty:
-            throw ConnectorKindError.usage("a \(serviceName) remote needs a host, as \(schemes.last ?? name)://dav.example.com/llvs, not \(text)")
+            throw ConnectorKindError.usage(
+                "a \(serviceName) remote needs a host, as \(schemes.last ?? name)://dav.example.com/llvs, not \(text)")
         case .servicePath where url.host != nil:
             throw ConnectorKindError.usage("a \(serviceName) remote is \(name):/path (one slash), not \(text)")
         default:
@@ -120,9 +128,11 @@ public struct ConnectorOAuth: Sendable {
     /// Why the device flow cannot be used with an account's options (Google refuses it for the full Drive scope).
     public var deviceFlowRefusal: @Sendable (_ account: SettingValues) -> String?
 
-    public init(hasDeviceFlow: Bool, refreshesTokens: Bool = true,
-                configuration: @escaping @Sendable (OAuthClient, SettingValues) throws -> OAuthConfiguration,
-                deviceFlowRefusal: @escaping @Sendable (SettingValues) -> String? = { _ in nil }) {
+    public init(
+        hasDeviceFlow: Bool, refreshesTokens: Bool = true,
+        configuration: @escaping @Sendable (OAuthClient, SettingValues) throws -> OAuthConfiguration,
+        deviceFlowRefusal: @escaping @Sendable (SettingValues) -> String? = { _ in nil }
+    ) {
         self.hasDeviceFlow = hasDeviceFlow
         self.refreshesTokens = refreshesTokens
         self.configuration = configuration

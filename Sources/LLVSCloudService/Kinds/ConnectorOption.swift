@@ -26,7 +26,10 @@ public struct ConnectorOption: Sendable {
     /// compared with a new remote's options.
     public var defaultValue: String?
 
-    public init(_ name: String, _ valueName: String, _ help: String, level: Level, type: ValueType = .text, defaultValue: String? = nil) {
+    public init(
+        _ name: String, _ valueName: String, _ help: String, level: Level, type: ValueType = .text,
+        defaultValue: String? = nil
+    ) {
         self.name = name
         self.valueName = valueName
         self.help = help
@@ -47,15 +50,20 @@ public struct ConnectorOption: Sendable {
         case .text:
             problem = value.isEmpty || value.contains(where: \.isNewline) ? "a non-empty line of text" : nil
         case .number(let range):
-            problem = Int(value).map(range.contains) == true ? nil : "a whole number from \(range.lowerBound) to \(range.upperBound)"
+            problem =
+                Int(value).map(range.contains) == true
+                ? nil : "a whole number from \(range.lowerBound) to \(range.upperBound)"
         case .httpURL:
             let url = URL(string: value)
-            problem = url.map { ["http", "https"].contains($0.scheme?.lowercased() ?? "") && $0.host != nil } == true ? nil : "an http:// or https:// URL"
+            problem =
+                url.map { ["http", "https"].contains($0.scheme?.lowercased() ?? "") && $0.host != nil } == true
+                ? nil : "an http:// or https:// URL"
         case .choice(let allowed):
             problem = allowed.contains(value) ? nil : allowed.joined(separator: " or ")
         }
         if let problem {
-            throw ConnectorKindError.usage("--\(name) of a \(kind.serviceName) remote (\(kind.name):) is \(problem), not '\(value)'")
+            throw ConnectorKindError.usage(
+                "--\(name) of a \(kind.serviceName) remote (\(kind.name):) is \(problem), not '\(value)'")
         }
     }
 

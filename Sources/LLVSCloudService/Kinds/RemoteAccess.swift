@@ -15,8 +15,10 @@ public struct AccountAccess: Sendable {
     /// How a refresh is finished when the process is killed during it (`llvs` runs itself as a helper).
     public let detachedRefresh: DetachedRefresh?
 
-    public init(kind: ConnectorKind, name: String?, options: SettingValues, secret: String?, tokenFile: TokenFile?,
-                detachedRefresh: DetachedRefresh? = nil) {
+    public init(
+        kind: ConnectorKind, name: String?, options: SettingValues, secret: String?, tokenFile: TokenFile?,
+        detachedRefresh: DetachedRefresh? = nil
+    ) {
         self.kind = kind
         self.name = name
         self.options = options
@@ -32,25 +34,35 @@ public struct AccountAccess: Sendable {
     public func oauthClient() throws -> OAuthClient {
         let prefix = ConnectorKind.environmentPrefix(kind.name)
         guard let id = options["client-id"] else {
-            throw ConnectorKindError.usage("the account \(authName) has no OAuth client; set \(prefix)CLIENT_ID, or add the remote on a new account with --client-id")
+            throw ConnectorKindError.usage(
+                "the account \(authName) has no OAuth client; set \(prefix)CLIENT_ID, or add the remote on a new account with --client-id"
+            )
         }
         if let spec = kind.secret, spec.required, secret == nil {
-            throw ConnectorKindError.usage("the account \(authName) has no OAuth client secret, which \(kind.serviceName) requires; set \(spec.environmentName(kind: kind.name)), or add the remote on a new account with --\(spec.optionName)")
+            throw ConnectorKindError.usage(
+                "the account \(authName) has no OAuth client secret, which \(kind.serviceName) requires; set \(spec.environmentName(kind: kind.name)), or add the remote on a new account with --\(spec.optionName)"
+            )
         }
         return OAuthClient(id: id, secret: secret)
     }
 
     public func oauthConfiguration() throws -> OAuthConfiguration {
-        guard let oauth = kind.oauth else { throw ConnectorKindError.usage("\(kind.serviceName) accounts do not sign in with OAuth") }
+        guard let oauth = kind.oauth else {
+            throw ConnectorKindError.usage("\(kind.serviceName) accounts do not sign in with OAuth")
+        }
         return try oauth.configuration(try oauthClient(), options)
     }
 
     /// The token source every request goes through: it reads the account's token file, refreshes the token when
     /// near expiry and writes it back before use.
     public func tokenSource(http: HTTPClient) throws -> OAuthTokenSource {
-        guard let tokenFile else { throw ConnectorKindError.usage("\(kind.serviceName) accounts do not sign in with OAuth") }
-        return OAuthTokenSource(file: tokenFile, configuration: try oauthConfiguration(), http: http, reauthorizeCommand: "llvs auth \(authName)",
-                                detached: detachedRefresh)
+        guard let tokenFile else {
+            throw ConnectorKindError.usage("\(kind.serviceName) accounts do not sign in with OAuth")
+        }
+        return OAuthTokenSource(
+            file: tokenFile, configuration: try oauthConfiguration(), http: http,
+            reauthorizeCommand: "llvs auth \(authName)",
+            detached: detachedRefresh)
     }
 
     /// The token kept for the account, if any; a damaged token file is an error that says to authorize again.
@@ -58,7 +70,9 @@ public struct AccountAccess: Sendable {
         do {
             return try tokenFile?.read()
         } catch {
-            throw ConnectorKindError.failed("The token file of the account \(authName) cannot be read (\(error)); run `llvs auth \(authName)` again.")
+            throw ConnectorKindError.failed(
+                "The token file of the account \(authName) cannot be read (\(error)); run `llvs auth \(authName)` again."
+            )
         }
     }
 }
@@ -75,8 +89,10 @@ public struct RemoteAccess: Sendable {
     /// injects.
     public var http = HTTPClientConfiguration()
 
-    public init(remoteName: String, url: URL, remote: SettingValues, signIn: AccountAccess, environment: [String: String],
-                http: HTTPClientConfiguration = HTTPClientConfiguration()) {
+    public init(
+        remoteName: String, url: URL, remote: SettingValues, signIn: AccountAccess, environment: [String: String],
+        http: HTTPClientConfiguration = HTTPClientConfiguration()
+    ) {
         self.remoteName = remoteName
         self.url = url
         self.remote = remote

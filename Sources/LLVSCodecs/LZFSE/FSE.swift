@@ -29,7 +29,9 @@ package struct FSEBackwardBits {
     package mutating func refill() throws(LZFSEError) {
         let bytes = (63 - available) / 8
         guard bytes > 0 else { return }
-        guard position - bytes >= lowerBound else { throw .corrupt(offset: position, reason: "a bit stream runs past its start") }
+        guard position - bytes >= lowerBound else {
+            throw .corrupt(offset: position, reason: "a bit stream runs past its start")
+        }
         position -= bytes
         var incoming: UInt64 = 0
         for index in 0..<bytes { incoming |= UInt64(input[position + index]) << UInt64(8 * index) }
@@ -59,7 +61,9 @@ package struct FSEEntry {
 package enum FSE {
     /// Builds the table of `states` entries for `frequencies` (sum at most `states`, checked by the header);
     /// symbol i emits `bases[i]` plus `extra[i]` extra bits (for literals, base is the byte and extra is 0).
-    package static func table(states: Int, frequencies: [UInt16], extra: [UInt8]? = nil, bases: [Int32]? = nil) -> [FSEEntry] {
+    package static func table(
+        states: Int, frequencies: [UInt16], extra: [UInt8]? = nil, bases: [Int32]? = nil
+    ) -> [FSEEntry] {
         var table = [FSEEntry](repeating: FSEEntry(), count: states)
         let statesLeadingZeros = UInt32(states).leadingZeroBitCount
         var index = 0
@@ -70,9 +74,12 @@ package enum FSE {
             let extraBits = extra?[symbol] ?? 0
             let base = bases?[symbol] ?? Int32(symbol)
             for j in 0..<f {
-                table[index] = j < j0
-                    ? FSEEntry(stateBits: UInt8(k), extraBits: extraBits, delta: Int32(((f + j) << k) - states), base: base)
-                    : FSEEntry(stateBits: UInt8(k - 1), extraBits: extraBits, delta: Int32((j - j0) << (k - 1)), base: base)
+                table[index] =
+                    j < j0
+                    ? FSEEntry(
+                        stateBits: UInt8(k), extraBits: extraBits, delta: Int32(((f + j) << k) - states), base: base)
+                    : FSEEntry(
+                        stateBits: UInt8(k - 1), extraBits: extraBits, delta: Int32((j - j0) << (k - 1)), base: base)
                 index += 1
             }
         }
@@ -80,11 +87,15 @@ package enum FSE {
     }
 
     /// Emits the value of `state` and moves it to the next state.
-    package static func decode(_ state: inout Int, _ table: [FSEEntry], _ bits: inout FSEBackwardBits) throws(LZFSEError) -> Int {
+    package static func decode(
+        _ state: inout Int, _ table: [FSEEntry], _ bits: inout FSEBackwardBits
+    ) throws(LZFSEError) -> Int {
         let entry = table[state]
         let read = try bits.take(Int(entry.stateBits) + Int(entry.extraBits))
         state = Int(entry.delta) + Int(read >> UInt64(entry.extraBits))
-        guard state >= 0, state < table.count else { throw .corrupt(offset: bits.position, reason: "an FSE state leaves its table") }
+        guard state >= 0, state < table.count else {
+            throw .corrupt(offset: bits.position, reason: "an FSE state leaves its table")
+        }
         return Int(entry.base) + Int(read & ((1 << UInt64(entry.extraBits)) - 1))
     }
 }

@@ -8,11 +8,11 @@ import LLVSSupport
 /// `bvx1`/`bvx2` (LZFSE with plain or packed tables), ending with `bvx$`. Matches may reach back into the output
 /// of earlier blocks.
 public enum LZFSE {
-    package static let endOfStream: UInt32 = 0x2478_7662      // bvx$
-    package static let stored: UInt32 = 0x2d78_7662           // bvx-
-    package static let lzfseV1: UInt32 = 0x3178_7662          // bvx1
-    package static let lzfseV2: UInt32 = 0x3278_7662          // bvx2
-    package static let lzvn: UInt32 = 0x6e78_7662             // bvxn
+    package static let endOfStream: UInt32 = 0x2478_7662  // bvx$
+    package static let stored: UInt32 = 0x2d78_7662  // bvx-
+    package static let lzfseV1: UInt32 = 0x3178_7662  // bvx1
+    package static let lzfseV2: UInt32 = 0x3278_7662  // bvx2
+    package static let lzvn: UInt32 = 0x6e78_7662  // bvxn
 
     /// Decodes a whole LZFSE stream. Bytes after the end-of-stream marker are an error, as they would be data
     /// the decoder silently dropped.
@@ -25,7 +25,9 @@ public enum LZFSE {
             switch magic {
             case endOfStream:
                 guard position + 4 == input.count else {
-                    throw .corrupt(offset: position + 4, reason: "\(input.count - position - 4) bytes follow the end of the stream")
+                    throw .corrupt(
+                        offset: position + 4, reason: "\(input.count - position - 4) bytes follow the end of the stream"
+                    )
                 }
                 return output
             case stored:
@@ -42,7 +44,9 @@ public enum LZFSE {
                 guard position + 12 + payloadCount <= input.count else { throw .truncated(offset: input.count) }
                 // An LZVN opcode of 2 bytes writes at most 271, so a larger claim is not believed until it is decoded.
                 try reserve(rawCount, plausible: payloadCount * 136, in: &output, limit: limit)
-                try LZVN.decodeBlock(input, from: position + 12, count: payloadCount, rawCount: rawCount, into: &output, blockOffset: position)
+                try LZVN.decodeBlock(
+                    input, from: position + 12, count: payloadCount, rawCount: rawCount, into: &output,
+                    blockOffset: position)
                 position += 12 + payloadCount
             case lzfseV1, lzfseV2:
                 let header = try LZFSEBlockHeader(input, at: position, magic: magic)
@@ -66,7 +70,8 @@ public enum LZFSE {
 extension [UInt8] {
     /// A little-endian 32-bit integer at `offset` (the caller has checked the bounds).
     package func loadUInt32(at offset: Int) -> UInt32 {
-        UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16 | UInt32(self[offset + 3]) << 24
+        UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16 | UInt32(self[offset + 3])
+            << 24
     }
 
     package func loadUInt16(at offset: Int) -> UInt16 {

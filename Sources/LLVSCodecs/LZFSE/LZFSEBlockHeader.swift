@@ -34,8 +34,11 @@ package struct LZFSEBlockHeader {
         if magic == LZFSE.lzfseV2 {
             guard offset + 32 <= input.count else { throw .truncated(offset: offset) }
             rawCount = input.loadUInt32(at: offset + 4)
-            let v0 = input.loadUInt64(at: offset + 8), v1 = input.loadUInt64(at: offset + 16), v2 = input.loadUInt64(at: offset + 24)
-            func field(_ v: UInt64, _ start: Int, _ bits: Int) -> Int { Int((v >> UInt64(start)) & ((1 << UInt64(bits)) - 1)) }
+            let v0 = input.loadUInt64(at: offset + 8), v1 = input.loadUInt64(at: offset + 16),
+                v2 = input.loadUInt64(at: offset + 24)
+            func field(_ v: UInt64, _ start: Int, _ bits: Int) -> Int {
+                Int((v >> UInt64(start)) & ((1 << UInt64(bits)) - 1))
+            }
             literalCount = field(v0, 0, 20)
             literalPayloadCount = field(v0, 20, 20)
             matchCount = field(v0, 40, 20)
@@ -47,9 +50,13 @@ package struct LZFSEBlockHeader {
             lState = field(v2, 32, 10)
             mState = field(v2, 42, 10)
             dState = field(v2, 52, 10)
-            guard headerSize >= 32 else { throw corrupt("header size \(headerSize) is under the 32 bytes of its fixed fields") }
+            guard headerSize >= 32 else {
+                throw corrupt("header size \(headerSize) is under the 32 bytes of its fixed fields")
+            }
             guard offset + headerSize <= input.count else { throw .truncated(offset: offset) }
-            if headerSize > 32 { try unpackFrequencies(input, from: offset + 32, to: offset + headerSize, blockOffset: offset) }
+            if headerSize > 32 {
+                try unpackFrequencies(input, from: offset + 32, to: offset + headerSize, blockOffset: offset)
+            }
             payloadStart = offset + headerSize
         } else {
             // bvx1: every field as a little-endian integer, then the four tables as 16-bit counts (772 bytes with padding).
@@ -79,21 +86,35 @@ package struct LZFSEBlockHeader {
         }
         payloadEnd = payloadStart + literalPayloadCount + lmdPayloadCount
         guard payloadEnd <= input.count else { throw .truncated(offset: input.count) }
-        guard literalCount <= Self.maximumLiterals else { throw corrupt("\(literalCount) literals, over the \(Self.maximumLiterals) a block holds") }
-        guard matchCount <= Self.maximumMatches else { throw corrupt("\(matchCount) matches, over the \(Self.maximumMatches) a block holds") }
-        guard literalStates.allSatisfy({ $0 < Self.literalStates }), lState < Self.lStates, mState < Self.mStates, dState < Self.dStates else {
+        guard literalCount <= Self.maximumLiterals else {
+            throw corrupt("\(literalCount) literals, over the \(Self.maximumLiterals) a block holds")
+        }
+        guard matchCount <= Self.maximumMatches else {
+            throw corrupt("\(matchCount) matches, over the \(Self.maximumMatches) a block holds")
+        }
+        guard literalStates.allSatisfy({ $0 < Self.literalStates }), lState < Self.lStates, mState < Self.mStates,
+            dState < Self.dStates
+        else {
             throw corrupt("an initial state is out of range")
         }
-        for (name, table, states) in [("literal", literalFrequencies, Self.literalStates), ("L", lFrequencies, Self.lStates),
-                                      ("M", mFrequencies, Self.mStates), ("D", dFrequencies, Self.dStates)] {
-            guard table.reduce(0, { $0 + Int($1) }) <= states else { throw corrupt("the \(name) frequencies add up to more than \(states) states") }
+        for (name, table, states) in [
+            ("literal", literalFrequencies, Self.literalStates), ("L", lFrequencies, Self.lStates),
+            ("M", mFrequencies, Self.mStates), ("D", dFrequencies, Self.dStates),
+        ] {
+            guard table.reduce(0, { $0 + Int($1) }) <= states else {
+                throw corrupt("the \(name) frequencies add up to more than \(states) states")
+            }
         }
-        guard (-7...0).contains(literalBits), (-7...0).contains(lmdBits) else { throw corrupt("a bit count is out of range") }
+        guard (-7...0).contains(literalBits), (-7...0).contains(lmdBits) else {
+            throw corrupt("a bit count is out of range")
+        }
     }
 
     /// Reads the four frequency tables of a `bvx2` header: each count is a prefix code of 2 to 14 bits, read from the
     /// least significant bit; the tables must end exactly at the header's end.
-    private mutating func unpackFrequencies(_ input: [UInt8], from start: Int, to end: Int, blockOffset: Int) throws(LZFSEError) {
+    private mutating func unpackFrequencies(
+        _ input: [UInt8], from start: Int, to end: Int, blockOffset: Int
+    ) throws(LZFSEError) {
         var position = start
         var accumulator: UInt32 = 0
         var available = 0
@@ -106,12 +127,16 @@ package struct LZFSEBlockHeader {
                 position += 1
             }
             let (value, bits) = Self.frequencyCode(accumulator)
-            guard bits <= available else { throw .corrupt(offset: blockOffset, reason: "the frequency tables end early") }
+            guard bits <= available else {
+                throw .corrupt(offset: blockOffset, reason: "the frequency tables end early")
+            }
             counts.append(value)
             accumulator >>= UInt32(bits)
             available -= bits
         }
-        guard available < 8, position == end else { throw .corrupt(offset: blockOffset, reason: "the frequency tables do not end at the header's end") }
+        guard available < 8, position == end else {
+            throw .corrupt(offset: blockOffset, reason: "the frequency tables do not end at the header's end")
+        }
         lFrequencies = Array(counts[0..<20])
         mFrequencies = Array(counts[20..<40])
         dFrequencies = Array(counts[40..<104])
@@ -119,8 +144,12 @@ package struct LZFSEBlockHeader {
     }
 
     /// The value and bit length of the frequency code in the low bits of `bits`.
-    private static let codeLengths: [Int] = [2, 3, 2, 5, 2, 3, 2, 8, 2, 3, 2, 5, 2, 3, 2, 14, 2, 3, 2, 5, 2, 3, 2, 8, 2, 3, 2, 5, 2, 3, 2, 14]
-    private static let codeValues: [UInt16] = [0, 2, 1, 4, 0, 3, 1, 0, 0, 2, 1, 5, 0, 3, 1, 0, 0, 2, 1, 6, 0, 3, 1, 0, 0, 2, 1, 7, 0, 3, 1, 0]
+    private static let codeLengths: [Int] = [
+        2, 3, 2, 5, 2, 3, 2, 8, 2, 3, 2, 5, 2, 3, 2, 14, 2, 3, 2, 5, 2, 3, 2, 8, 2, 3, 2, 5, 2, 3, 2, 14,
+    ]
+    private static let codeValues: [UInt16] = [
+        0, 2, 1, 4, 0, 3, 1, 0, 0, 2, 1, 5, 0, 3, 1, 0, 0, 2, 1, 6, 0, 3, 1, 0, 0, 2, 1, 7, 0, 3, 1, 0,
+    ]
 
     private static func frequencyCode(_ bits: UInt32) -> (UInt16, Int) {
         let low = Int(bits & 31)

@@ -15,7 +15,8 @@ public enum LZFSEError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .truncated(let offset): "the LZFSE stream is truncated (at byte \(offset))"
-        case .unknownBlock(let offset, let magic): "no LZFSE block starts at byte \(offset) (magic 0x\(String(magic, radix: 16)))"
+        case .unknownBlock(let offset, let magic):
+            "no LZFSE block starts at byte \(offset) (magic 0x\(String(magic, radix: 16)))"
         case .corrupt(let offset, let reason): "the LZFSE block at byte \(offset) is corrupt: \(reason)"
         case .tooLarge(let limit): "the LZFSE stream decodes to more than \(limit) bytes"
         }

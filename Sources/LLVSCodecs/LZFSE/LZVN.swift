@@ -12,13 +12,17 @@ import LLVSSupport
 package enum LZVN {
     /// Decodes one block of `count` payload bytes at `start` in `input`, appending exactly `rawCount` bytes to
     /// `output`; matches may reach back into what earlier blocks wrote. `blockOffset` names the block in errors.
-    package static func decodeBlock(_ input: [UInt8], from start: Int, count: Int, rawCount: Int, into output: inout [UInt8],
-                            blockOffset: Int) throws(LZFSEError) {
+    package static func decodeBlock(
+        _ input: [UInt8], from start: Int, count: Int, rawCount: Int, into output: inout [UInt8],
+        blockOffset: Int
+    ) throws(LZFSEError) {
         let end = start + count
         let outputEnd = output.count + rawCount
         var position = start
         var distance = 0
-        func corrupt(_ reason: String) -> LZFSEError { .corrupt(offset: blockOffset, reason: "LZVN at byte \(position): \(reason)") }
+        func corrupt(_ reason: String) -> LZFSEError {
+            .corrupt(offset: blockOffset, reason: "LZVN at byte \(position): \(reason)")
+        }
 
         while true {
             guard position < end else { throw LZFSEError.truncated(offset: position) }
@@ -29,8 +33,14 @@ package enum LZVN {
             switch opcode {
             case 0x06:  // eos
                 guard position + 8 <= end else { throw LZFSEError.truncated(offset: position) }
-                guard position + 8 == end else { throw corrupt("\(end - position - 8) payload bytes follow the end marker") }
-                guard output.count == outputEnd else { throw corrupt("the block decodes to \(rawCount - (outputEnd - output.count)) bytes, not the \(rawCount) it declares") }
+                guard position + 8 == end else {
+                    throw corrupt("\(end - position - 8) payload bytes follow the end marker")
+                }
+                guard output.count == outputEnd else {
+                    throw corrupt(
+                        "the block decodes to \(rawCount - (outputEnd - output.count)) bytes, not the \(rawCount) it declares"
+                    )
+                }
                 return
             case 0x0E, 0x16:  // nop
                 position += 1
@@ -76,13 +86,19 @@ package enum LZVN {
             position += length
             if literal > 0 {
                 guard position + literal <= end else { throw LZFSEError.truncated(offset: position) }
-                guard literal <= outputEnd - output.count else { throw corrupt("it writes past the \(rawCount) bytes the block declares") }
+                guard literal <= outputEnd - output.count else {
+                    throw corrupt("it writes past the \(rawCount) bytes the block declares")
+                }
                 output.append(contentsOf: input[position..<(position + literal)])
                 position += literal
             }
             if match > 0 {
-                guard distance > 0, distance <= output.count else { throw corrupt("a match reaches \(distance) bytes back, before the start of the output") }
-                guard match <= outputEnd - output.count else { throw corrupt("it writes past the \(rawCount) bytes the block declares") }
+                guard distance > 0, distance <= output.count else {
+                    throw corrupt("a match reaches \(distance) bytes back, before the start of the output")
+                }
+                guard match <= outputEnd - output.count else {
+                    throw corrupt("it writes past the \(rawCount) bytes the block declares")
+                }
                 output.copyMatch(distance: distance, count: match)
             }
         }

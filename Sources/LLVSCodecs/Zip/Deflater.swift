@@ -12,8 +12,11 @@ package final class Deflater {
     package var emit: ([UInt8]) throws -> Void = { _ in }
 
     package init(level: Int32 = 6) throws {
-        guard deflateInit2_(&stream, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
-                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard
+            deflateInit2_(
+                &stream, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else {
             throw ZipError.deflateFailed(reason: "deflateInit2 failed")
         }
     }
@@ -54,9 +57,13 @@ package final class Deflater {
             if produced > 0 { try emit(Array(output[0..<produced])) }
             if flush == Z_FINISH {
                 if status == Z_STREAM_END { return }
-                guard status == Z_OK || status == Z_BUF_ERROR else { throw ZipError.deflateFailed(reason: "deflate answered \(status)") }
+                guard status == Z_OK || status == Z_BUF_ERROR else {
+                    throw ZipError.deflateFailed(reason: "deflate answered \(status)")
+                }
             } else {
-                guard status == Z_OK || status == Z_BUF_ERROR else { throw ZipError.deflateFailed(reason: "deflate answered \(status)") }
+                guard status == Z_OK || status == Z_BUF_ERROR else {
+                    throw ZipError.deflateFailed(reason: "deflate answered \(status)")
+                }
                 if stream.avail_in == 0 && stream.avail_out > 0 { return }
             }
         }

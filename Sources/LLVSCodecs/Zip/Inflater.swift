@@ -6,8 +6,10 @@ import LLVSSupport
 /// a 1 MiB buffer, so an entry of any size costs bounded memory.
 package enum Inflater {
     /// `expectedSize` (the entry's declared size) only sizes the output buffer, so a small entry costs a small one.
-    package static func inflate(file: ReadableFile, offset: Int64, count: Int64, expectedSize: Int64, into deliver: (Data) throws -> Void,
-                        corrupt: (String) -> ZipError) throws {
+    package static func inflate(
+        file: ReadableFile, offset: Int64, count: Int64, expectedSize: Int64, into deliver: (Data) throws -> Void,
+        corrupt: (String) -> ZipError
+    ) throws {
         var stream = z_stream()
         guard inflateInit2_(&stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw corrupt("zlib could not start inflating")
@@ -35,12 +37,18 @@ package enum Inflater {
                     if produced > 0 { try deliver(Data(output[0..<produced])) }
                     if status == Z_STREAM_END { finished = true; break }
                     guard status == Z_OK || status == Z_BUF_ERROR else {
-                        throw corrupt("its deflate data is invalid (\(stream.msg.map { String(cString: $0) } ?? "zlib error \(status)"))")
+                        throw corrupt(
+                            "its deflate data is invalid (\(stream.msg.map { String(cString: $0) } ?? "zlib error \(status)"))"
+                        )
                     }
-                    guard status == Z_OK || produced > 0 || stream.avail_in == 0 else { throw corrupt("its deflate data makes no progress") }
+                    guard status == Z_OK || produced > 0 || stream.avail_in == 0 else {
+                        throw corrupt("its deflate data makes no progress")
+                    }
                 } while stream.avail_in > 0 || stream.avail_out == 0
             }
         }
-        guard read == count, stream.avail_in == 0 else { throw corrupt("\(count - read + Int64(stream.avail_in)) bytes follow its deflate stream") }
+        guard read == count, stream.avail_in == 0 else {
+            throw corrupt("\(count - read + Int64(stream.avail_in)) bytes follow its deflate stream")
+        }
     }
 }

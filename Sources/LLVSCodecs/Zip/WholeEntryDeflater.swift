@@ -29,7 +29,9 @@ package final class WholeEntryDeflater {
             count = written
         }
         // The bound is libdeflate's own worst case, so it always fits; nothing written would be a broken library.
-        guard written > 0 || data.isEmpty else { throw ZipError.deflateFailed(reason: "libdeflate wrote nothing for \(data.count) bytes") }
+        guard written > 0 || data.isEmpty else {
+            throw ZipError.deflateFailed(reason: "libdeflate wrote nothing for \(data.count) bytes")
+        }
         return output
     }
 }

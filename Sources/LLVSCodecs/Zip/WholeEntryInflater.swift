@@ -36,7 +36,8 @@ package final class WholeEntryInflater: @unchecked Sendable {
         // The buffer is the answer's own (no zeroing first, no copy after): an import inflates tens of thousands.
         guard let output = malloc(size + 1) else { throw corrupt("\(size) bytes could not be allocated to inflate it") }
         var consumed = 0, produced = 0
-        let result = libdeflate_deflate_decompress_ex(decompressor, input.baseAddress, input.count, output, size + 1, &consumed, &produced)
+        let result = libdeflate_deflate_decompress_ex(
+            decompressor, input.baseAddress, input.count, output, size + 1, &consumed, &produced)
         switch result {
         case LIBDEFLATE_SUCCESS where produced > size, LIBDEFLATE_INSUFFICIENT_SPACE:
             free(output)

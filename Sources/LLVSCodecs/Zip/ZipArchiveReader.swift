@@ -40,7 +40,9 @@ public struct ZipArchiveReader: Sendable {
         let tail = [UInt8](try file.read(at: file.size - Int64(tailCount), count: tailCount))
         var endIndex: Int?
         for index in stride(from: tailCount - 22, through: 0, by: -1)
-        where tail.loadUInt32(at: index) == 0x0605_4b50 && index + 22 + Int(tail.loadUInt16(at: index + 20)) == tailCount {
+        where tail.loadUInt32(at: index) == 0x0605_4b50
+            && index + 22 + Int(tail.loadUInt16(at: index + 20)) == tailCount
+        {
             endIndex = index
             break
         }
@@ -54,9 +56,13 @@ public struct ZipArchiveReader: Sendable {
         if endOffset >= 20, [UInt8](try file.read(at: endOffset - 20, count: 4)).loadUInt32(at: 0) == 0x0706_4b50 {
             let locator = [UInt8](try file.read(at: endOffset - 20, count: 20))
             let recordOffset = Int64(bitPattern: locator.loadUInt64(at: 8))
-            guard recordOffset >= 0, recordOffset + 56 <= endOffset - 20 else { throw bad("its ZIP64 end record lies outside the file") }
+            guard recordOffset >= 0, recordOffset + 56 <= endOffset - 20 else {
+                throw bad("its ZIP64 end record lies outside the file")
+            }
             let record = [UInt8](try file.read(at: recordOffset, count: 56))
-            guard record.loadUInt32(at: 0) == 0x0606_4b50 else { throw bad("its ZIP64 locator points at no ZIP64 end record") }
+            guard record.loadUInt32(at: 0) == 0x0606_4b50 else {
+                throw bad("its ZIP64 locator points at no ZIP64 end record")
+            }
             entryCount = Int64(bitPattern: record.loadUInt64(at: 32))
             directorySize = Int64(bitPattern: record.loadUInt64(at: 40))
             directoryOffset = Int64(bitPattern: record.loadUInt64(at: 48))
@@ -65,13 +71,18 @@ public struct ZipArchiveReader: Sendable {
             throw bad("its central directory (\(directorySize) bytes at \(directoryOffset)) lies outside the file")
         }
         // Each directory entry takes at least 46 bytes, so a count beyond that is a lie and is not allocated for.
-        guard entryCount >= 0, entryCount <= directorySize / 46 else { throw bad("it claims \(entryCount) entries in a \(directorySize)-byte directory") }
+        guard entryCount >= 0, entryCount <= directorySize / 46 else {
+            throw bad("it claims \(entryCount) entries in a \(directorySize)-byte directory")
+        }
         self.directoryOffset = directoryOffset
-        entries = try Self.readDirectory(file, offset: directoryOffset, size: directorySize, count: Int(entryCount), bad: bad)
+        entries = try Self.readDirectory(
+            file, offset: directoryOffset, size: directorySize, count: Int(entryCount), bad: bad)
     }
 
-    private static func readDirectory(_ file: ReadableFile, offset: Int64, size: Int64, count: Int,
-                                      bad: (String) -> ZipError) throws -> [Entry] {
+    private static func readDirectory(
+        _ file: ReadableFile, offset: Int64, size: Int64, count: Int,
+        bad: (String) -> ZipError
+    ) throws -> [Entry] {
         var entries: [Entry] = []
         entries.reserveCapacity(count)
         var buffer: [UInt8] = []
@@ -84,7 +95,8 @@ public struct ZipArchiveReader: Sendable {
             guard position + Int64(count) <= end else { throw bad("its central directory ends inside an entry") }
             if position + Int64(count) > bufferStart + Int64(buffer.count) {
                 bufferStart = position
-                buffer = [UInt8](try file.read(at: position, count: Int(min(end - position, max(Int64(count), 1 << 20)))))
+                buffer = [UInt8](
+                    try file.read(at: position, count: Int(min(end - position, max(Int64(count), 1 << 20)))))
             }
             let start = Int(position - bufferStart)
             position += Int64(count)
@@ -92,12 +104,17 @@ public struct ZipArchiveReader: Sendable {
         }
         for index in 0..<count {
             let header = try bytes(46)
-            guard buffer.loadUInt32(at: header) == 0x0201_4b50 else { throw bad("central directory entry \(index) has no signature") }
-            let nameCount = Int(buffer.loadUInt16(at: header + 28)), extraCount = Int(buffer.loadUInt16(at: header + 30))
+            guard buffer.loadUInt32(at: header) == 0x0201_4b50 else {
+                throw bad("central directory entry \(index) has no signature")
+            }
+            let nameCount = Int(buffer.loadUInt16(at: header + 28)),
+                extraCount = Int(buffer.loadUInt16(at: header + 30))
             let commentCount = Int(buffer.loadUInt16(at: header + 32))
-            var entry = Entry(name: "", method: buffer.loadUInt16(at: header + 10), flags: buffer.loadUInt16(at: header + 8),
-                              crc32: buffer.loadUInt32(at: header + 16), compressedSize: Int64(buffer.loadUInt32(at: header + 20)),
-                              size: Int64(buffer.loadUInt32(at: header + 24)), localHeaderOffset: Int64(buffer.loadUInt32(at: header + 42)))
+            var entry = Entry(
+                name: "", method: buffer.loadUInt16(at: header + 10), flags: buffer.loadUInt16(at: header + 8),
+                crc32: buffer.loadUInt32(at: header + 16), compressedSize: Int64(buffer.loadUInt32(at: header + 20)),
+                size: Int64(buffer.loadUInt32(at: header + 24)),
+                localHeaderOffset: Int64(buffer.loadUInt32(at: header + 42)))
             // The header's fields are taken before the name is read: reading it may refill the buffer.
             let name = try bytes(nameCount)
             entry.name = String(decoding: buffer[name..<(name + nameCount)], as: UTF8.self)
@@ -119,11 +136,15 @@ public struct ZipArchiveReader: Sendable {
         var index = 0
         while index + 4 <= extra.count {
             let id = extra.loadUInt16(at: index), length = Int(extra.loadUInt16(at: index + 2))
-            guard index + 4 + length <= extra.count else { throw bad("the extra field of \(entry.name) runs past its end") }
+            guard index + 4 + length <= extra.count else {
+                throw bad("the extra field of \(entry.name) runs past its end")
+            }
             if id == 0x0001 {
                 var cursor = index + 4
                 func next() throws -> Int64 {
-                    guard cursor + 8 <= index + 4 + length else { throw bad("the ZIP64 field of \(entry.name) is too short") }
+                    guard cursor + 8 <= index + 4 + length else {
+                        throw bad("the ZIP64 field of \(entry.name) is too short")
+                    }
                     defer { cursor += 8 }
                     return Int64(bitPattern: extra.loadUInt64(at: cursor))
                 }
@@ -133,29 +154,42 @@ public struct ZipArchiveReader: Sendable {
             }
             index += 4 + length
         }
-        guard entry.size >= 0, entry.compressedSize >= 0, entry.localHeaderOffset >= 0 else { throw bad("\(entry.name) has a negative size or offset") }
+        guard entry.size >= 0, entry.compressedSize >= 0, entry.localHeaderOffset >= 0 else {
+            throw bad("\(entry.name) has a negative size or offset")
+        }
     }
 
     /// Gives the entry's bytes to `consume` in pieces of at most 1 MiB, checking the size and CRC-32 at the end.
     public func read(_ entry: Entry, into consume: (Data) throws -> Void) throws {
         func corrupt(_ reason: String) -> ZipError { .corruptEntry(path: path, entry: entry.name, reason: reason) }
-        guard entry.flags & 1 == 0 else { throw ZipError.unsupported(path: path, entry: entry.name, reason: "it is encrypted") }
-        guard entry.method == 0 || entry.method == 8 else {
-            throw ZipError.unsupported(path: path, entry: entry.name, reason: "compression method \(entry.method) (only stored and deflate are read)")
+        guard entry.flags & 1 == 0 else {
+            throw ZipError.unsupported(path: path, entry: entry.name, reason: "it is encrypted")
         }
-        guard entry.localHeaderOffset + 30 <= directoryOffset else { throw corrupt("its local header lies outside the archive's entries") }
-        let dataOffset = try self.dataOffset(of: entry, localHeader: [UInt8](try file.read(at: entry.localHeaderOffset, count: 30)))
+        guard entry.method == 0 || entry.method == 8 else {
+            throw ZipError.unsupported(
+                path: path, entry: entry.name,
+                reason: "compression method \(entry.method) (only stored and deflate are read)")
+        }
+        guard entry.localHeaderOffset + 30 <= directoryOffset else {
+            throw corrupt("its local header lies outside the archive's entries")
+        }
+        let dataOffset = try self.dataOffset(
+            of: entry, localHeader: [UInt8](try file.read(at: entry.localHeaderOffset, count: 30)))
 
         var crc = CRC32.Running()
         var produced: Int64 = 0
         func deliver(_ piece: Data) throws {
             produced += Int64(piece.count)
-            guard produced <= entry.size else { throw corrupt("it holds more than the \(entry.size) bytes its directory entry says") }
+            guard produced <= entry.size else {
+                throw corrupt("it holds more than the \(entry.size) bytes its directory entry says")
+            }
             crc.update(piece)
             try consume(piece)
         }
         if entry.method == 0 {
-            guard entry.compressedSize == entry.size else { throw corrupt("a stored entry of \(entry.compressedSize) bytes says it holds \(entry.size)") }
+            guard entry.compressedSize == entry.size else {
+                throw corrupt("a stored entry of \(entry.compressedSize) bytes says it holds \(entry.size)")
+            }
             var done: Int64 = 0
             while done < entry.size {
                 let count = Int(min(1 << 20, entry.size - done))
@@ -163,18 +197,28 @@ public struct ZipArchiveReader: Sendable {
                 done += Int64(count)
             }
         } else {
-            try Inflater.inflate(file: file, offset: dataOffset, count: entry.compressedSize, expectedSize: entry.size, into: deliver, corrupt: corrupt)
+            try Inflater.inflate(
+                file: file, offset: dataOffset, count: entry.compressedSize, expectedSize: entry.size, into: deliver,
+                corrupt: corrupt)
         }
-        guard produced == entry.size else { throw corrupt("it holds \(produced) bytes, its directory entry says \(entry.size)") }
-        guard crc.value == entry.crc32 else { throw corrupt("its CRC-32 is \(String(crc.value, radix: 16)), the archive says \(String(entry.crc32, radix: 16))") }
+        guard produced == entry.size else {
+            throw corrupt("it holds \(produced) bytes, its directory entry says \(entry.size)")
+        }
+        guard crc.value == entry.crc32 else {
+            throw corrupt(
+                "its CRC-32 is \(String(crc.value, radix: 16)), the archive says \(String(entry.crc32, radix: 16))")
+        }
     }
 
     /// The whole entry in memory, refused when it is larger than `limit`.
     public func data(_ entry: Entry, limit: Int64 = 64 << 20) throws -> Data {
         guard entry.size <= limit else {
-            throw ZipError.corruptEntry(path: path, entry: entry.name, reason: "\(entry.size) bytes, over the \(limit) read into memory")
+            throw ZipError.corruptEntry(
+                path: path, entry: entry.name, reason: "\(entry.size) bytes, over the \(limit) read into memory")
         }
-        if entry.size <= Self.smallEntryLimit, entry.compressedSize <= Self.smallEntryLimit, let data = try smallEntryData(entry) {
+        if entry.size <= Self.smallEntryLimit, entry.compressedSize <= Self.smallEntryLimit,
+            let data = try smallEntryData(entry)
+        {
             return data
         }
         var data = Data(capacity: Int(entry.size))
@@ -186,9 +230,14 @@ public struct ZipArchiveReader: Sendable {
     /// central directory).
     private func dataOffset(of entry: Entry, localHeader local: [UInt8]) throws -> Int64 {
         func corrupt(_ reason: String) -> ZipError { .corruptEntry(path: path, entry: entry.name, reason: reason) }
-        guard local.loadUInt32(at: 0) == 0x0403_4b50 else { throw corrupt("no local header at offset \(entry.localHeaderOffset)") }
-        let dataOffset = entry.localHeaderOffset + 30 + Int64(local.loadUInt16(at: 26)) + Int64(local.loadUInt16(at: 28))
-        guard entry.compressedSize <= directoryOffset - dataOffset else { throw corrupt("its \(entry.compressedSize) bytes run past the archive's entries") }
+        guard local.loadUInt32(at: 0) == 0x0403_4b50 else {
+            throw corrupt("no local header at offset \(entry.localHeaderOffset)")
+        }
+        let dataOffset =
+            entry.localHeaderOffset + 30 + Int64(local.loadUInt16(at: 26)) + Int64(local.loadUInt16(at: 28))
+        guard entry.compressedSize <= directoryOffset - dataOffset else {
+            throw corrupt("its \(entry.compressedSize) bytes run past the archive's entries")
+        }
         return dataOffset
     }
 
@@ -197,24 +246,34 @@ public struct ZipArchiveReader: Sendable {
     private func smallEntryData(_ entry: Entry) throws -> Data? {
         func corrupt(_ reason: String) -> ZipError { .corruptEntry(path: path, entry: entry.name, reason: reason) }
         guard entry.flags & 1 == 0, entry.method == 0 || entry.method == 8 else { return nil }
-        guard entry.localHeaderOffset + 30 <= directoryOffset else { throw corrupt("its local header lies outside the archive's entries") }
+        guard entry.localHeaderOffset + 30 <= directoryOffset else {
+            throw corrupt("its local header lies outside the archive's entries")
+        }
         // The local name is normally the directory's; 512 bytes more covers it and a usual extra field.
         let guess = 30 + Int64(entry.name.utf8.count) + 512 + entry.compressedSize
-        let bytes = try file.read(at: entry.localHeaderOffset, count: Int(min(guess, directoryOffset - entry.localHeaderOffset)))
+        let bytes = try file.read(
+            at: entry.localHeaderOffset, count: Int(min(guess, directoryOffset - entry.localHeaderOffset)))
         let dataStart = Int(try dataOffset(of: entry, localHeader: [UInt8](bytes.prefix(30))) - entry.localHeaderOffset)
         return try bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Data? in
             guard dataStart + Int(entry.compressedSize) <= raw.count else { return nil }
             let compressed = UnsafeRawBufferPointer(rebasing: raw[dataStart..<(dataStart + Int(entry.compressedSize))])
             let data: Data
             if entry.method == 0 {
-                guard entry.compressedSize == entry.size else { throw corrupt("a stored entry of \(entry.compressedSize) bytes says it holds \(entry.size)") }
+                guard entry.compressedSize == entry.size else {
+                    throw corrupt("a stored entry of \(entry.compressedSize) bytes says it holds \(entry.size)")
+                }
                 data = Data(compressed)
             } else {
                 data = try smallEntryInflaters.inflate(compressed, size: Int(entry.size), corrupt: corrupt)
             }
-            guard data.count == entry.size else { throw corrupt("it holds \(data.count) bytes, its directory entry says \(entry.size)") }
+            guard data.count == entry.size else {
+                throw corrupt("it holds \(data.count) bytes, its directory entry says \(entry.size)")
+            }
             let crc = CRC32.checksum(data)
-            guard crc == entry.crc32 else { throw corrupt("its CRC-32 is \(String(crc, radix: 16)), the archive says \(String(entry.crc32, radix: 16))") }
+            guard crc == entry.crc32 else {
+                throw corrupt(
+                    "its CRC-32 is \(String(crc, radix: 16)), the archive says \(String(entry.crc32, radix: 16))")
+            }
             return data
         }
     }

@@ -48,8 +48,10 @@ package final class ZipArchiveWriter {
         }
         for folder in parents.reversed() {
             directories.insert(folder)
-            try writeLocalHeader(Written(name: Array(folder.utf8), isDirectory: true, method: 0, crc32: 0, compressedSize: 0, size: 0,
-                                         offset: file.bytesWritten), zip64: false)
+            try writeLocalHeader(
+                Written(
+                    name: Array(folder.utf8), isDirectory: true, method: 0, crc32: 0, compressedSize: 0, size: 0,
+                    offset: file.bytesWritten), zip64: false)
         }
     }
 
@@ -61,7 +63,9 @@ package final class ZipArchiveWriter {
     /// Adds a file of `size` bytes whose contents `produce` gives to the writer it is handed, in pieces.
     package func addFile(_ path: String, size: Int64, produce: ((Data) throws -> Void) throws -> Void) throws {
         try addParents(of: path)
-        var entry = Written(name: Array(path.utf8), isDirectory: false, method: 8, crc32: 0, compressedSize: 0, size: 0, offset: file.bytesWritten)
+        var entry = Written(
+            name: Array(path.utf8), isDirectory: false, method: 8, crc32: 0, compressedSize: 0, size: 0,
+            offset: file.bytesWritten)
         // Sizes near 4 GiB (deflate can grow data a little) and offsets past it need ZIP64 fields in the local header.
         let zip64 = size >= 0xFFFF_0000 || entry.offset >= 0xFFFF_FFFF
         try writeLocalHeader(entry, zip64: zip64)
@@ -109,9 +113,11 @@ package final class ZipArchiveWriter {
         }
         try addParents(of: path)
         let compressed = try wholeDeflater.deflate(data)
-        try writeLocalHeader(Written(name: Array(path.utf8), isDirectory: false, method: 8, crc32: CRC32.checksum(data),
-                                     compressedSize: Int64(compressed.count), size: Int64(data.count), offset: file.bytesWritten),
-                             zip64: false)
+        try writeLocalHeader(
+            Written(
+                name: Array(path.utf8), isDirectory: false, method: 8, crc32: CRC32.checksum(data),
+                compressedSize: Int64(compressed.count), size: Int64(data.count), offset: file.bytesWritten),
+            zip64: false)
         try file.write(compressed)
     }
 
@@ -149,7 +155,8 @@ package final class ZipArchiveWriter {
         let directoryStart = file.bytesWritten
         for entry in written {
             var extra = ByteWriter()
-            let bigSize = entry.size >= 0xFFFF_FFFF || entry.compressedSize >= 0xFFFF_FFFF, bigOffset = entry.offset >= 0xFFFF_FFFF
+            let bigSize = entry.size >= 0xFFFF_FFFF || entry.compressedSize >= 0xFFFF_FFFF,
+                bigOffset = entry.offset >= 0xFFFF_FFFF
             if bigSize || bigOffset {
                 extra.uint16(0x0001)
                 extra.uint16(UInt16((bigSize ? 16 : 0) + (bigOffset ? 8 : 0)))

@@ -39,7 +39,8 @@ final class BackupProgressLine: Sendable {
 
     static func text(_ progress: BackupWalk.Progress, elapsed: Double) -> String {
         let rate = Double(progress.bytesRead) / max(elapsed, 0.001)
-        return "Backing up: \(progress.files) files, \(progress.folders) folders, \(ProgressLine.size(progress.bytesRead)) read"
+        return
+            "Backing up: \(progress.files) files, \(progress.folders) folders, \(ProgressLine.size(progress.bytesRead)) read"
             + " (\(ProgressLine.size(Int64(rate)))/s), \(ProgressLine.size(progress.bytesStored)) new"
             + (progress.checkpoints > 0 ? ", \(progress.checkpoints) checkpoint(s)" : "")
     }

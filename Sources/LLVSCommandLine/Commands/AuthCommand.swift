@@ -15,15 +15,29 @@ import Glibc
 /// the printed address anywhere, grant access, and the app password the server issues is kept as the account's.
 struct AuthCommand: Command {
     static let name = "auth"
-    static let summary = "Authorize an account (or a remote's account) (Google Drive, OneDrive, pCloud, Box): browser, --headless, --device or --token-json FILE; a Nextcloud WebDAV account by Login Flow v2."
+    static let summary =
+        "Authorize an account (or a remote's account) (Google Drive, OneDrive, pCloud, Box): browser, --headless, --device or --token-json FILE; a Nextcloud WebDAV account by Login Flow v2."
     static let arguments = "ACCOUNT|REMOTE"
-    static let headless = Flag("headless", "print the address to open on another machine, then read the address the browser ended up at")
+    static let headless = Flag(
+        "headless", "print the address to open on another machine, then read the address the browser ended up at")
     static let device = Flag("device", "show a code to enter on another device (the device authorization grant)")
-    static let tokenJSON = Option("token-json", "FILE", "take a token JSON made elsewhere (this tool's token file, rclone's, or a token answer)", .nonEmpty)
-    static let timeoutOption = Option("timeout", "SECONDS", "how long to wait for the browser or the device code's approval (default 300)", .integer(1...86_400))
-    static let serverOption = Option("server", "URL", "a WebDAV account's Nextcloud server (https://cloud.example), when NAME is an account rather than a remote on it", .nonEmpty)
-    static let allowHTTPFlag = Flag("allow-http", "sign in to a Nextcloud over plain HTTP (a test server, a trusted network): the app password crosses the network readable")
-    static let options: [any DeclaredOption] = [headless, device, tokenJSON, timeoutOption, serverOption, allowHTTPFlag]
+    static let tokenJSON = Option(
+        "token-json", "FILE", "take a token JSON made elsewhere (this tool's token file, rclone's, or a token answer)",
+        .nonEmpty)
+    static let timeoutOption = Option(
+        "timeout", "SECONDS", "how long to wait for the browser or the device code's approval (default 300)",
+        .integer(1...86_400))
+    static let serverOption = Option(
+        "server", "URL",
+        "a WebDAV account's Nextcloud server (https://cloud.example), when NAME is an account rather than a remote on it",
+        .nonEmpty)
+    static let allowHTTPFlag = Flag(
+        "allow-http",
+        "sign in to a Nextcloud over plain HTTP (a test server, a trusted network): the app password crosses the network readable"
+    )
+    static let options: [any DeclaredOption] = [
+        headless, device, tokenJSON, timeoutOption, serverOption, allowHTTPFlag,
+    ]
     static let positionalCount = 1...1
 
     enum Flow { case loopback, headless, device, importing(String) }
@@ -39,10 +53,15 @@ struct AuthCommand: Command {
         let file = arguments[Self.tokenJSON]
         let chosen = [arguments[Self.headless], arguments[Self.device], file != nil].filter { $0 }.count
         guard chosen <= 1 else { throw CommandError.usage("choose one of --headless, --device and --token-json") }
-        if arguments[Self.headless] { flow = .headless }
-        else if arguments[Self.device] { flow = .device }
-        else if let file { flow = .importing(file) }
-        else { flow = .loopback }
+        if arguments[Self.headless] {
+            flow = .headless
+        } else if arguments[Self.device] {
+            flow = .device
+        } else if let file {
+            flow = .importing(file)
+        } else {
+            flow = .loopback
+        }
         timeout = .seconds(arguments[Self.timeoutOption] ?? 300)
         server = arguments[Self.serverOption]
         allowHTTP = arguments[Self.allowHTTPFlag]
@@ -56,12 +75,19 @@ struct AuthCommand: Command {
             try await signInByLoginFlow(accountName, context: context)
             return
         }
-        if server != nil { throw CommandError.usage("--server is for a WebDAV account on a Nextcloud server; \(name) is a \(kind.serviceName) account") }
+        if server != nil {
+            throw CommandError.usage(
+                "--server is for a WebDAV account on a Nextcloud server; \(name) is a \(kind.serviceName) account")
+        }
         guard let oauth = kind.oauth else {
-            throw CommandError.usage("\(name) is a \(kind.serviceName) account, which does not use OAuth\(kind.secret.map { "; its \($0.name) comes from `llvs remote add … --\($0.optionName)` or $\($0.environmentName(kind: kind.name))" } ?? "")")
+            throw CommandError.usage(
+                "\(name) is a \(kind.serviceName) account, which does not use OAuth\(kind.secret.map { "; its \($0.name) comes from `llvs remote add … --\($0.optionName)` or $\($0.environmentName(kind: kind.name))" } ?? "")"
+            )
         }
         if case .device = flow, !oauth.hasDeviceFlow {
-            throw CommandError.usage("\(kind.serviceName) has no device authorization; use `llvs auth \(name) --headless` on a machine without a browser")
+            throw CommandError.usage(
+                "\(kind.serviceName) has no device authorization; use `llvs auth \(name) --headless` on a machine without a browser"
+            )
         }
         if case .device = flow, let refusal = oauth.deviceFlowRefusal(access.options) {
             throw CommandError.usage(refusal.replacingOccurrences(of: "ACCOUNT", with: name))
@@ -73,16 +99,21 @@ struct AuthCommand: Command {
         do {
             switch flow {
             case .importing(let path):
-                guard let data = FileManager.default.contents(atPath: path) else { throw CommandError.failed("Cannot read the token file \(path).") }
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw CommandError.failed("Cannot read the token file \(path).")
+                }
                 token = try OAuthAuthorization.importToken(data)
             case .loopback:
                 token = try await authorization.authorizeWithLoopback(timeout: timeout) { url in
-                    Self.say("Opening the authorization page. If no browser appears, open this address:\n\n  \(url.absoluteString)\n")
+                    Self.say(
+                        "Opening the authorization page. If no browser appears, open this address:\n\n  \(url.absoluteString)\n"
+                    )
                     Self.openBrowser(url, environment: environment)
                 }
             case .headless:
                 let attempt = authorization.makeAttempt(redirectURI: "http://127.0.0.1:53682/")
-                Self.say("""
+                Self.say(
+                    """
                     Open this address in a browser on any machine and allow access:
 
                       \(attempt.url.absoluteString)
@@ -104,9 +135,12 @@ struct AuthCommand: Command {
         }
         try await save(token, name: name, configuration: context.configuration)
         if token.refreshToken == nil, token.expiresAt != nil {
-            Self.say("Note: the service issued no refresh token, so this authorization ends when the access token expires.")
+            Self.say(
+                "Note: the service issued no refresh token, so this authorization ends when the access token expires.")
         }
-        context.writeLine("Authorized account \(name); the token is kept in \(context.configuration.tokenFile(name).path) (readable only by you).")
+        context.writeLine(
+            "Authorized account \(name); the token is kept in \(context.configuration.tokenFile(name).path) (readable only by you)."
+        )
     }
 
     /// Login Flow v2 on the Nextcloud server of the remote (or `--server`): the address to open is printed, the
@@ -116,23 +150,32 @@ struct AuthCommand: Command {
         let serverURL: URL
         var filesUser: String?
         if let server {
-            guard let url = URL(string: server), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
-                throw CommandError.usage("--server needs the server's http or https address, as https://cloud.example, not \(server)")
+            guard let url = URL(string: server), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                url.host != nil
+            else {
+                throw CommandError.usage(
+                    "--server needs the server's http or https address, as https://cloud.example, not \(server)")
             }
             serverURL = url
         } else if let found = try? context.remote(remote), var components = URLComponents(string: found.entry.url) {
             components.scheme = components.scheme?.lowercased() == "webdavs" ? "https" : "http"
             guard let filesURL = components.url, let layout = NextcloudLayout(filesURL: filesURL) else {
-                throw CommandError.usage("Login Flow v2 is Nextcloud's and ownCloud's; the remote \(remote) (\(found.entry.url)) is not a Nextcloud files URL (…/remote.php/dav/files/USER/…). Give its password with `llvs remote add … --password-stdin` instead")
+                throw CommandError.usage(
+                    "Login Flow v2 is Nextcloud's and ownCloud's; the remote \(remote) (\(found.entry.url)) is not a Nextcloud files URL (…/remote.php/dav/files/USER/…). Give its password with `llvs remote add … --password-stdin` instead"
+                )
             }
             serverURL = layout.serverURL
             filesUser = layout.user
         } else {
-            throw CommandError.usage("\(accountName) is a WebDAV account: give its Nextcloud server with --server URL, or name a remote on it")
+            throw CommandError.usage(
+                "\(accountName) is a WebDAV account: give its Nextcloud server with --server URL, or name a remote on it"
+            )
         }
         // The app password comes back in the poll's answer: over plain HTTP anyone on the way reads it.
         if serverURL.scheme?.lowercased() == "http", !allowHTTP {
-            throw CommandError.usage("\(serverURL.absoluteString) is plain HTTP, over which the app password would cross the network readable; use the server's https address, or --allow-http for a test server or a trusted network")
+            throw CommandError.usage(
+                "\(serverURL.absoluteString) is plain HTTP, over which the app password would cross the network readable; use the server's https address, or --allow-http for a test server or a trusted network"
+            )
         }
         var configuration = HTTPClientConfiguration(environment: context.environment)
         configuration.retryPolicy = RetryPolicy(maximumAttempts: 3)
@@ -140,7 +183,9 @@ struct AuthCommand: Command {
         let grant: NextcloudLoginFlow.Grant
         do {
             let started = try await flow.start()
-            Self.say("Open this address in a browser on any machine, sign in to \(serverURL.host ?? "the server") and grant access:\n\n  \(started.login.absoluteString)\n\nWaiting for access to be granted…")
+            Self.say(
+                "Open this address in a browser on any machine, sign in to \(serverURL.host ?? "the server") and grant access:\n\n  \(started.login.absoluteString)\n\nWaiting for access to be granted…"
+            )
             Self.openBrowser(started.login, environment: context.environment)
             grant = try await flow.waitForGrant(started, timeout: timeout, user: filesUser)
         } catch let error as NextcloudLoginFlow.Failure {
@@ -148,26 +193,33 @@ struct AuthCommand: Command {
         }
         let book = try context.accountBook()
         var accounts = try book.load()
-        accounts[accountName, default: Account(kind: ConnectorKind.webDAV.name, options: [:])].options["user"] = grant.loginName
-        try PrivateFile.write(Data(grant.appPassword.utf8), to: context.configuration.secretFile(accountName), secretsFolder: true)
+        accounts[accountName, default: Account(kind: ConnectorKind.webDAV.name, options: [:])].options["user"] =
+            grant.loginName
+        try PrivateFile.write(
+            Data(grant.appPassword.utf8), to: context.configuration.secretFile(accountName), secretsFolder: true)
         try book.save(accounts)
-        context.writeLine("Signed in account \(accountName) as \(grant.loginName); its app password is kept in \(context.configuration.secretFile(accountName).path) (readable only by you).")
+        context.writeLine(
+            "Signed in account \(accountName) as \(grant.loginName); its app password is kept in \(context.configuration.secretFile(accountName).path) (readable only by you)."
+        )
     }
 
     /// The account to authorize: NAME is an account, or a remote this store sees (then its account).
     private func account(_ context: CommandContext) throws -> AccountAccess {
         if let account = try context.accountBook().load()[remote] {
             guard let kind = context.connectors.kind(named: account.kind) else {
-                throw CommandError.failed("The account \(remote) is of a kind this llvs does not know (\(account.kind)).")
+                throw CommandError.failed(
+                    "The account \(remote) is of a kind this llvs does not know (\(account.kind)).")
             }
             return try RemoteConnection.signIn(remote, kind: kind, context: context, usedBy: nil)
         }
         guard let found = try? context.remote(remote) else {
-            throw CommandError.notFound("There is no account or remote called \(remote); `llvs account list` shows the accounts.")
+            throw CommandError.notFound(
+                "There is no account or remote called \(remote); `llvs account list` shows the accounts.")
         }
         let (kind, _) = try context.connectors.parse(found.entry.url)
         guard let accountName = found.entry.account else {
-            throw CommandError.usage("the remote \(remote) (\(kind.serviceName)) signs in with no account, so there is nothing to authorize")
+            throw CommandError.usage(
+                "the remote \(remote) (\(kind.serviceName)) signs in with no account, so there is nothing to authorize")
         }
         return try RemoteConnection.signIn(accountName, kind: kind, context: context, usedBy: remote)
     }

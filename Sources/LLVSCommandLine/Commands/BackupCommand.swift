@@ -8,12 +8,17 @@ import Glibc
 
 struct BackupCommand: Command {
     static let name = "backup"
-    static let summary = "Back up a directory into the store (unchanged files cost nothing, equal data is stored once), optionally sending it to a remote."
+    static let summary =
+        "Back up a directory into the store (unchanged files cost nothing, equal data is stored once), optionally sending it to a remote."
     static let arguments = "DIR"
-    static let toOption = Option("to", "REMOTE", "send the backup to this remote (reached, and its key opened, before the backup starts)", .text)
-    static let nameOption = Option("name", "NAME", "the name the backup is kept under (default: the directory's absolute path)", .nonEmpty)
-    static let checkpointOption = Option("checkpoint-every", "MIB", "commit a checkpoint each time this much new data is stored (default: a 256th of the new data so far, 8 to 256 MiB), so a killed backup resumes from it",
-                                         .number(above: 0, atMost: 1_048_576, unit: "MiB"))
+    static let toOption = Option(
+        "to", "REMOTE", "send the backup to this remote (reached, and its key opened, before the backup starts)", .text)
+    static let nameOption = Option(
+        "name", "NAME", "the name the backup is kept under (default: the directory's absolute path)", .nonEmpty)
+    static let checkpointOption = Option(
+        "checkpoint-every", "MIB",
+        "commit a checkpoint each time this much new data is stored (default: a 256th of the new data so far, 8 to 256 MiB), so a killed backup resumes from it",
+        .number(above: 0, atMost: 1_048_576, unit: "MiB"))
     static let options: [any DeclaredOption] = [toOption, nameOption, checkpointOption]
     static let positionalCount = 1...1
 
@@ -33,7 +38,9 @@ struct BackupCommand: Command {
 
     func run(in context: CommandContext) async throws {
         var info = stat()
-        guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw CommandError.notFound("\(directory) is not a directory.") }
+        guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw CommandError.notFound("\(directory) is not a directory.")
+        }
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
         // A wrong remote, an unreachable one or a wrong passphrase is an error before the work, not after it: the
@@ -49,24 +56,30 @@ struct BackupCommand: Command {
         let builder = try store.makeVersionBuilder(basedOn: current)
         let converted = try LegacyBackupLayout.removeAll(from: builder, at: current, in: store)
         let progressLine = BackupProgressLine.shared
-        let walk = BackupWalk(builder: builder, name: sourceName, directory: LocalPath(directory), options: options,
-                              onCommit: { version in try await coordinator.setCurrentVersion(version.id) },
-                              onProgress: { progressLine?.report($0) })
+        let walk = BackupWalk(
+            builder: builder, name: sourceName, directory: LocalPath(directory), options: options,
+            onCommit: { version in try await coordinator.setCurrentVersion(version.id) },
+            onProgress: { progressLine?.report($0) })
         let summary = try await walk.run()
         progressLine?.finish(summary.progress)
         for warning in summary.warnings { TerminalText.warn("skipped \(warning)") }
         if converted > 0 {
-            context.writeLine("The store's \(converted) values of the earlier per-path backup layout are left out of this version; older versions keep them (restore them with --at).")
+            context.writeLine(
+                "The store's \(converted) values of the earlier per-path backup layout are left out of this version; older versions keep them (restore them with --at)."
+            )
         }
         let record = summary.record
         if let version = summary.version {
             let stored = summary.progress.bytesStored
-            context.writeLine("Backed up \(directory) as version \(version.id): \(summary.filesRead) file(s) stored, \(summary.filesUnchanged) unchanged, "
-                              + "\(summary.removed) removed; \(record.files) files, \(ProgressLine.size(record.bytes)) in all, "
-                              + "\(ProgressLine.size(stored)) new data"
-                              + (summary.progress.checkpoints > 0 ? " (\(summary.progress.checkpoints) checkpoint(s) on the way)" : "") + ".")
+            context.writeLine(
+                "Backed up \(directory) as version \(version.id): \(summary.filesRead) file(s) stored, \(summary.filesUnchanged) unchanged, "
+                    + "\(summary.removed) removed; \(record.files) files, \(ProgressLine.size(record.bytes)) in all, "
+                    + "\(ProgressLine.size(stored)) new data"
+                    + (summary.progress.checkpoints > 0
+                        ? " (\(summary.progress.checkpoints) checkpoint(s) on the way)" : "") + ".")
         } else {
-            context.writeLine("Nothing changed since the last backup (\(record.files + record.folders + record.links) entries).")
+            context.writeLine(
+                "Nothing changed since the last backup (\(record.files + record.folders + record.links) entries).")
         }
         // Only what the remote lacks is sent: merging what other devices sent there is `sync`'s work, and a backup
         // never downloads another machine's backups.

@@ -24,11 +24,15 @@ struct GetCommand: Command {
         if let at {
             versionId = try context.resolveVersion(at, in: store).id
         } else {
-            guard let current = await coordinator.currentVersionId else { throw CommandError.notFound("The store is empty.") }
+            guard let current = await coordinator.currentVersionId else {
+                throw CommandError.notFound("The store is empty.")
+            }
             versionId = current
         }
         // In pieces, as storage holds it: a value of any size costs bounded memory.
-        let found = try store.writeValue(id: id, at: versionId) { piece in try FileHandle.standardOutput.write(contentsOf: piece) }
+        let found = try store.writeValue(id: id, at: versionId) { piece in
+            try FileHandle.standardOutput.write(contentsOf: piece)
+        }
         guard found else { throw CommandError.notFound("There is no value \(id) at version \(versionId).") }
     }
 }

@@ -6,7 +6,9 @@ struct HistoryCommand: Command {
     static let name = "history"
     static let summary = "List the versions, newest first, in which a backed-up file changed."
     static let arguments = "PATH"
-    static let sourceOption = Option("source", "NAME", "the backed-up directory PATH is in (its name or path; needed when the store backs up several)", .text)
+    static let sourceOption = Option(
+        "source", "NAME",
+        "the backed-up directory PATH is in (its name or path; needed when the store backs up several)", .text)
     static let options: [any DeclaredOption] = [CommonOptions.json, sourceOption]
     static let positionalCount = 1...1
 
@@ -29,7 +31,9 @@ struct HistoryCommand: Command {
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
-        guard let current = await coordinator.currentVersionId else { throw CommandError.notFound("The store is empty.") }
+        guard let current = await coordinator.currentVersionId else {
+            throw CommandError.notFound("The store is empty.")
+        }
         let reader = BackupReader(store: store)
         let stamp: (Version.ID) throws -> String?
         if try reader.hasBackups(at: current) {
@@ -39,10 +43,14 @@ struct HistoryCommand: Command {
             // Versions that did not change the source's record (checkpoints, other sources) are passed over cheaply.
             var byRecord: [Value.Reference: String?] = [:]
             stamp = { version in
-                guard let reference = try store.value(id: BackupObjectID.source(name), at: version)?.reference else { return nil }
+                guard let reference = try store.value(id: BackupObjectID.source(name), at: version)?.reference else {
+                    return nil
+                }
                 if let known = byRecord[reference] { return known }
                 let found: String?
-                if let record = try reader.record(name, at: version), let entry = try reader.entry(at: components, of: record, at: version) {
+                if let record = try reader.record(name, at: version),
+                    let entry = try reader.entry(at: components, of: record, at: version)
+                {
                     switch entry.content {
                     case .embedded(let data): found = "file " + ContentHash(of: data).hex
                     case .chunks(let hashes): found = "file " + hashes.map(\.hex).joined()
@@ -59,7 +67,8 @@ struct HistoryCommand: Command {
         } else {
             let meta = LegacyBackupLayout.metaId(path)
             stamp = { at in
-                try store.value(id: Value.ID(path), at: at)?.storedVersionId?.rawValue ?? store.value(id: meta, at: at)?.storedVersionId?.rawValue
+                try store.value(id: Value.ID(path), at: at)?.storedVersionId?.rawValue
+                    ?? store.value(id: meta, at: at)?.storedVersionId?.rawValue
             }
         }
         let history = store.history
@@ -70,11 +79,16 @@ struct HistoryCommand: Command {
             let before = try version.predecessors.map { try stamp($0.idOfFirst) } ?? nil
             guard now != before else { continue }
             let kind = now == nil ? "removed" : before == nil ? "added" : "changed"
-            changes.append((version, Change(version: id.rawValue, date: VersionSummary.format(version.date), change: kind)))
+            changes.append(
+                (version, Change(version: id.rawValue, date: VersionSummary.format(version.date), change: kind)))
         }
         let ordered = changes.sorted { History.isOrderedBefore($1.0, $0.0) }.map(\.1)
         guard !ordered.isEmpty else { throw CommandError.notFound("No backup holds \(path).") }
-        if json { try context.writeJSON(ordered) } else { ordered.forEach { context.writeLine("\($0.version)  \($0.date)  \($0.change)") } }
+        if json {
+            try context.writeJSON(ordered)
+        } else {
+            ordered.forEach { context.writeLine("\($0.version)  \($0.date)  \($0.change)") }
+        }
     }
 }
 
@@ -97,15 +111,19 @@ struct BackupsCommand: Command {
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
-        guard var version = await coordinator.currentVersionId else { throw CommandError.notFound("The store is empty.") }
+        guard var version = await coordinator.currentVersionId else {
+            throw CommandError.notFound("The store is empty.")
+        }
         if let at { version = try context.resolveVersion(at, in: store).id }
         let reader = BackupReader(store: store)
         let records = try reader.records(at: version)
         if json { try context.writeJSON(records); return }
         guard !records.isEmpty else { context.writeLine("No backups in this version."); return }
         for record in records {
-            context.writeLine("\(record.name)  \(VersionSummary.format(record.date))  \(record.files) files, \(record.folders) folders, "
-                              + "\(ProgressLine.size(record.bytes))" + (record.path != record.name ? "  (from \(record.path))" : ""))
+            context.writeLine(
+                "\(record.name)  \(VersionSummary.format(record.date))  \(record.files) files, \(record.folders) folders, "
+                    + "\(ProgressLine.size(record.bytes))"
+                    + (record.path != record.name ? "  (from \(record.path))" : ""))
         }
     }
 }

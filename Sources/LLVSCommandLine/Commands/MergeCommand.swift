@@ -2,10 +2,14 @@ import LLVS
 
 struct MergeCommand: Command {
     static let name = "merge"
-    static let summary = "Merge the other heads into the current version (three-way through an arbiter) and make the result current."
+    static let summary =
+        "Merge the other heads into the current version (three-way through an arbiter) and make the result current."
     static let arguments = ""
-    static let onlyBranch = Option("branch", "NAME", "merge only heads on this branch (repeatable)", .nonEmpty, repeatable: true)
-    static let exceptBranch = Option("except-branch", "NAME", "merge every head except those on this branch (repeatable)", .nonEmpty, repeatable: true)
+    static let onlyBranch = Option(
+        "branch", "NAME", "merge only heads on this branch (repeatable)", .nonEmpty, repeatable: true)
+    static let exceptBranch = Option(
+        "except-branch", "NAME", "merge every head except those on this branch (repeatable)", .nonEmpty,
+        repeatable: true)
     static let options: [any DeclaredOption] = [ArbiterOption.arbiter, onlyBranch, exceptBranch]
 
     let arbiter: any MergeArbiter
@@ -14,8 +18,13 @@ struct MergeCommand: Command {
     init(_ arguments: ParsedArguments) throws {
         arbiter = try ArbiterOption.parse(arguments)
         let only = arguments.all(Self.onlyBranch), except = arguments.all(Self.exceptBranch)
-        guard only.isEmpty || except.isEmpty else { throw CommandError.usage("give --branch or --except-branch, not both") }
-        selection = !only.isEmpty ? .branches(only.map { Branch($0) }) : !except.isEmpty ? .allExcept(branches: except.map { Branch($0) }) : .all
+        guard only.isEmpty || except.isEmpty else {
+            throw CommandError.usage("give --branch or --except-branch, not both")
+        }
+        selection =
+            !only.isEmpty
+            ? .branches(only.map { Branch($0) })
+            : !except.isEmpty ? .allExcept(branches: except.map { Branch($0) }) : .all
     }
 
     func run(in context: CommandContext) async throws {

@@ -4,7 +4,8 @@ import LLVSSupport
 
 struct PutCommand: Command {
     static let name = "put"
-    static let summary = "Save the contents of FILE (or standard input for -) as value ID, in a new version on top of the current one."
+    static let summary =
+        "Save the contents of FILE (or standard input for -) as value ID, in a new version on top of the current one."
     static let arguments = "ID FILE|-"
     static let options = Saving.options
     static let positionalCount = 2...2
@@ -45,10 +46,13 @@ struct PutCommand: Command {
         switch content {
         case .data(let data):
             let value = Value(id: id, data: data)
-            version = try await Saving.save(exists ? .update(value) : .insert(value), branch: branch, on: base, in: context, coordinator: coordinator)
+            version = try await Saving.save(
+                exists ? .update(value) : .insert(value), branch: branch, on: base, in: context,
+                coordinator: coordinator)
         case .file(let file):
-            version = try await Saving.save(storing: [], files: [(id: id, url: file, isUpdate: exists)], branch: branch, on: base,
-                                            in: context, coordinator: coordinator)
+            version = try await Saving.save(
+                storing: [], files: [(id: id, url: file, isUpdate: exists)], branch: branch, on: base,
+                in: context, coordinator: coordinator)
         }
         context.writeLine(version.id.rawValue)
     }

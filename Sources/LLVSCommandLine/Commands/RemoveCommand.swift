@@ -20,9 +20,11 @@ struct RemoveCommand: Command {
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
         guard try await Saving.existing(id, on: base, in: context, coordinator: coordinator) != nil else {
-            throw CommandError.notFound("There is no value \(id) at \(base.map { "version \($0)" } ?? "the current version").")
+            throw CommandError.notFound(
+                "There is no value \(id) at \(base.map { "version \($0)" } ?? "the current version").")
         }
-        let version = try await Saving.save(.remove(id), branch: branch, on: base, in: context, coordinator: coordinator)
+        let version = try await Saving.save(
+            .remove(id), branch: branch, on: base, in: context, coordinator: coordinator)
         context.writeLine(version.id.rawValue)
     }
 }

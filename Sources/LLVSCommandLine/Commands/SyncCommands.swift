@@ -4,9 +4,11 @@ import LLVSBackup
 
 /// The merge options `sync`, `pull` and `clone` share.
 enum ArbiterOption {
-    static let arbiter = Option("arbiter", "KIND", "how conflicts are decided: change (most recent change wins, the default) or branch",
-                                .oneOf(["change", "branch"]))
-    static let mergeBranches = Flag("merge-branches", "merge heads on named branches too (by default they are left apart, as LLVS does)")
+    static let arbiter = Option(
+        "arbiter", "KIND", "how conflicts are decided: change (most recent change wins, the default) or branch",
+        .oneOf(["change", "branch"]))
+    static let mergeBranches = Flag(
+        "merge-branches", "merge heads on named branches too (by default they are left apart, as LLVS does)")
 
     static func selection(_ arguments: ParsedArguments) -> HeadSelection {
         arguments[mergeBranches] ? .all : .unbranched
@@ -27,17 +29,23 @@ func report(_ retrieve: RetrieveReport?, _ send: SendReport?, context: CommandCo
     if let retrieve {
         context.writeLine("Retrieved \(retrieve.retrieved.count) version\(retrieve.retrieved.count == 1 ? "" : "s").")
         if !retrieve.waitingForPredecessors.isEmpty {
-            context.writeLine("\(retrieve.waitingForPredecessors.count) version(s) wait for predecessors the remote does not have yet.")
+            context.writeLine(
+                "\(retrieve.waitingForPredecessors.count) version(s) wait for predecessors the remote does not have yet."
+            )
         }
         if !retrieve.notYetReadable.isEmpty {
-            context.writeLine("\(retrieve.notYetReadable.count) version(s) the remote named could not be read yet; the next sync asks again.")
+            context.writeLine(
+                "\(retrieve.notYetReadable.count) version(s) the remote named could not be read yet; the next sync asks again."
+            )
         }
     }
     if let send { context.writeLine("Sent \(send.sent.count) version\(send.sent.count == 1 ? "" : "s").") }
     let failures = (retrieve?.failures ?? []) + (send?.failures ?? [])
     guard failures.isEmpty else {
         for failure in failures.prefix(10) { TerminalText.warn("\(failure)") }
-        throw CommandError.failed("\(failures.count) version(s) could not be moved (see above); run the command again once the cause is fixed.")
+        throw CommandError.failed(
+            "\(failures.count) version(s) could not be moved (see above); run the command again once the cause is fixed."
+        )
     }
 }
 
@@ -45,10 +53,14 @@ struct SyncCommand: Command {
     static let name = "sync"
     static let summary = "Exchange versions with a remote: retrieve what it has, merge, send what it lacks."
     static let arguments = "[REMOTE]"
-    static let watchOption = Flag("watch", "keep running, syncing whenever the remote or the store has something new; Ctrl-C stops")
-    static let maximumPauseOption = Option("max-pause", "SECONDS", "with --watch: the longest pause between looks at the remote (default 60)",
-                                           .integer(1...86_400))
-    static let options: [any DeclaredOption] = [ArbiterOption.arbiter, ArbiterOption.mergeBranches, watchOption, maximumPauseOption]
+    static let watchOption = Flag(
+        "watch", "keep running, syncing whenever the remote or the store has something new; Ctrl-C stops")
+    static let maximumPauseOption = Option(
+        "max-pause", "SECONDS", "with --watch: the longest pause between looks at the remote (default 60)",
+        .integer(1...86_400))
+    static let options: [any DeclaredOption] = [
+        ArbiterOption.arbiter, ArbiterOption.mergeBranches, watchOption, maximumPauseOption,
+    ]
     static let positionalCount = 0...1
 
     let remote: String?
@@ -77,7 +89,8 @@ struct SyncCommand: Command {
             let before = await coordinator.currentVersionId
             let result = try await coordinator.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
             if case .fullListingAfterExpiredCursor(let reason) = result.listing {
-                TerminalText.warn("The remote's change feed refused the saved position (\(reason)); the remote was listed in full.")
+                TerminalText.warn(
+                    "The remote's change feed refused the saved position (\(reason)); the remote was listed in full.")
             }
             let current = await coordinator.currentVersionId
             let moved = !result.retrieve.retrieved.isEmpty || !result.send.sent.isEmpty || current != before
@@ -91,8 +104,11 @@ struct SyncCommand: Command {
         context.remember(connection)
         guard watch else { return }
         context.writeLine("Watching \(connection.name) for changes; Ctrl-C stops.")
-        try await SyncWatcher(coordinator: coordinator, exchange: exchange, maximumPause: maximumPause, sync: { try await sync(quiet: true) },
-                              context: context).run()
+        try await SyncWatcher(
+            coordinator: coordinator, exchange: exchange, maximumPause: maximumPause,
+            sync: { try await sync(quiet: true) },
+            context: context
+        ).run()
     }
 }
 
@@ -138,7 +154,9 @@ struct PullCommand: Command {
         let retrieved = try await coordinator.store.receivingInBulk { try await exchange.retrieve() }
         try report(retrieved, nil, context: context)
         context.remember(connection)
-        if let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter) { context.writeLine("Now at \(merged.id).") }
+        if let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter) {
+            context.writeLine("Now at \(merged.id).")
+        }
     }
 }
 
@@ -173,8 +191,9 @@ struct StatusCommand: Command {
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
         let history = coordinator.store.history
-        var status = Status(store: context.storePath, currentVersion: await coordinator.currentVersionId?.rawValue,
-                            heads: history.heads.map(\.rawValue).sorted(), versionCount: history.count)
+        var status = Status(
+            store: context.storePath, currentVersion: await coordinator.currentVersionId?.rawValue,
+            heads: history.heads.map(\.rawValue).sorted(), versionCount: history.count)
         let configured = try context.remotes().visible()
         status.lastSyncedWith = RememberedRemote(store: context.storeURL).name
         if remote != nil || configured.count == 1 || status.lastSyncedWith.map({ configured[$0] != nil }) == true {
@@ -187,12 +206,19 @@ struct StatusCommand: Command {
             status.missingThere = history.versions.keys.filter { !remoteIds.contains($0) }.count
         }
         if json { try context.writeJSON(status); return }
-        context.writeLine("Store \(status.store): \(status.versionCount) versions, current \(status.currentVersion ?? "(none)").")
+        context.writeLine(
+            "Store \(status.store): \(status.versionCount) versions, current \(status.currentVersion ?? "(none)").")
         context.writeLine("Heads: \(status.heads.isEmpty ? "(none)" : status.heads.joined(separator: ", "))")
         if let name = status.remote {
-            context.writeLine("Remote \(name): \(status.remoteVersionCount ?? 0) versions; \(status.missingHere ?? 0) to retrieve, \(status.missingThere ?? 0) to send.")
+            context.writeLine(
+                "Remote \(name): \(status.remoteVersionCount ?? 0) versions; \(status.missingHere ?? 0) to retrieve, \(status.missingThere ?? 0) to send."
+            )
         }
-        if let last = status.lastSyncedWith { context.writeLine("Last synced with \(last)\(configured.count > 1 ? " (what `llvs sync` uses when no remote is named)" : "").") }
+        if let last = status.lastSyncedWith {
+            context.writeLine(
+                "Last synced with \(last)\(configured.count > 1 ? " (what `llvs sync` uses when no remote is named)" : "")."
+            )
+        }
     }
 }
 
@@ -200,8 +226,10 @@ struct SnapshotCommand: Command {
     static let name = "snapshot"
     static let summary = "Upload a snapshot of the store to a remote, so a new device can start from it quickly."
     static let arguments = "REMOTE"
-    static let formatOption = Option("format", "FORMAT", "zip-v1 (what every LLVS device restores; the default unless the store holds backups) or llvs-bundles-v1 (this package's own; LLVS apps skip it; the default for a store that holds backups)",
-                                     .oneOf([ZipV1Snapshot.format, SnapshotArchive.format]))
+    static let formatOption = Option(
+        "format", "FORMAT",
+        "zip-v1 (what every LLVS device restores; the default unless the store holds backups) or llvs-bundles-v1 (this package's own; LLVS apps skip it; the default for a store that holds backups)",
+        .oneOf([ZipV1Snapshot.format, SnapshotArchive.format]))
     static let options: [any DeclaredOption] = [formatOption]
     static let positionalCount = 1...1
 
@@ -220,12 +248,18 @@ struct SnapshotCommand: Command {
         // sub-node that each version rewrites whole, and the snapshot holds it once per version. llvs-bundles-v1
         // copies each version as stored, so it grows with the store.
         var chosen = format ?? ZipV1Snapshot.format
-        if format == nil, let current = await coordinator.currentVersionId, try BackupReader(store: store).hasBackups(at: current) {
+        if format == nil, let current = await coordinator.currentVersionId,
+            try BackupReader(store: store).hasBackups(at: current)
+        {
             chosen = SnapshotArchive.format
-            context.writeLine("The store holds backups: writing llvs-bundles-v1, which grows with the store (zip-v1 rewrites shared map nodes for every version; --format zip-v1 to insist).")
+            context.writeLine(
+                "The store holds backups: writing llvs-bundles-v1, which grows with the store (zip-v1 rewrites shared map nodes for every version; --format zip-v1 to insist)."
+            )
         }
         let manifest = try await context.connection(remote).exchange(for: store).sendSnapshot(format: chosen)
-        context.writeLine("Uploaded snapshot \(manifest.snapshotId) (\(manifest.format)): \(manifest.versionCount) versions, \(manifest.totalSize) bytes in \(manifest.chunkCount) chunk(s).")
+        context.writeLine(
+            "Uploaded snapshot \(manifest.snapshotId) (\(manifest.format)): \(manifest.versionCount) versions, \(manifest.totalSize) bytes in \(manifest.chunkCount) chunk(s)."
+        )
     }
 }
 
@@ -233,13 +267,20 @@ struct CloneCommand: Command {
     /// Written into DIR when a clone starts and removed when it ends, so running the clone again resumes it.
     static let markerName = "clone-in-progress"
     static let name = "clone"
-    static let summary = "Make a new store in DIR from a URL, or from a remote (of --store's store, or kept for all stores); the new store keeps it: from its snapshot when it has one, then everything after."
+    static let summary =
+        "Make a new store in DIR from a URL, or from a remote (of --store's store, or kept for all stores); the new store keeps it: from its snapshot when it has one, then everything after."
     static let arguments = "URL|REMOTE DIR"
     static let storageOption = Option("storage", "KIND", "file (default) or sqlite", .oneOf(["file", "sqlite"]))
-    static let nameOption = Option("name", "NAME", "with a URL: the name the new store keeps the remote under (default origin)", .nonEmpty)
-    static let accountOption = Option("account", "NAME", "with a URL: the account to sign in with (default: the kind's own, as gdrive, where the kind needs one); add it first with `llvs remote add`", .nonEmpty)
-    static let options: [any DeclaredOption] = [storageOption, nameOption, accountOption, RemoteAddCommand.encryptFlag, RemoteAddCommand.passphraseStdinFlag,
-                                                ArbiterOption.arbiter, ArbiterOption.mergeBranches]
+    static let nameOption = Option(
+        "name", "NAME", "with a URL: the name the new store keeps the remote under (default origin)", .nonEmpty)
+    static let accountOption = Option(
+        "account", "NAME",
+        "with a URL: the account to sign in with (default: the kind's own, as gdrive, where the kind needs one); add it first with `llvs remote add`",
+        .nonEmpty)
+    static let options: [any DeclaredOption] = [
+        storageOption, nameOption, accountOption, RemoteAddCommand.encryptFlag, RemoteAddCommand.passphraseStdinFlag,
+        ArbiterOption.arbiter, ArbiterOption.mergeBranches,
+    ]
     static let positionalCount = 2...2
 
     let remote: String
@@ -258,10 +299,12 @@ struct CloneCommand: Command {
         self.arguments = arguments
         if !URLRemote.isURL(remote) {
             for option in [Self.nameOption, Self.accountOption] where arguments[option] != nil {
-                throw CommandError.usage("--\(option.spec.name) goes with a URL; \(remote) names a remote, which has its own")
+                throw CommandError.usage(
+                    "--\(option.spec.name) goes with a URL; \(remote) names a remote, which has its own")
             }
             if arguments[RemoteAddCommand.encryptFlag] || arguments[RemoteAddCommand.passphraseStdinFlag] {
-                throw CommandError.usage("--encrypt goes with a URL; the remote \(remote) is encrypted or not as it was added")
+                throw CommandError.usage(
+                    "--encrypt goes with a URL; the remote \(remote) is encrypted or not as it was added")
             }
         }
         if let name = arguments[Self.nameOption] { try RemoteCommands.checkName(name) }
@@ -270,8 +313,10 @@ struct CloneCommand: Command {
     /// The remote a URL names, as the new store will keep it (`URLRemote.entry`), with its encryption.
     private func remoteForURL(_ context: CommandContext) throws -> (name: String, entry: RemoteEntry) {
         var entry = try URLRemote.entry(remote, account: arguments[Self.accountOption], context: context)
-        entry.encryption = try Passphrase.setting(encrypt: arguments[RemoteAddCommand.encryptFlag], fromStandardInput: arguments[RemoteAddCommand.passphraseStdinFlag],
-                                                  for: remote, context: context)
+        entry.encryption = try Passphrase.setting(
+            encrypt: arguments[RemoteAddCommand.encryptFlag],
+            fromStandardInput: arguments[RemoteAddCommand.passphraseStdinFlag],
+            for: remote, context: context)
         return (arguments[Self.nameOption] ?? "origin", entry)
     }
 
@@ -290,7 +335,9 @@ struct CloneCommand: Command {
                 connection = try context.connection(remote)
             } catch let error as CommandError {
                 guard case .notFound = error else { throw error }
-                throw CommandError.notFound("There is no remote called \(remote). Clone from its URL (`llvs clone URL DIR`), or keep the remote for all stores first (`llvs remote add --all-stores \(remote) URL`).")
+                throw CommandError.notFound(
+                    "There is no remote called \(remote). Clone from its URL (`llvs clone URL DIR`), or keep the remote for all stores first (`llvs remote add --all-stores \(remote) URL`)."
+                )
             }
         }
         try await connection.requireStore()
@@ -305,7 +352,9 @@ struct CloneCommand: Command {
             store = existing
             context.writeLine("Resuming the clone of \(remote) into \(url.path).")
         } else {
-            store = try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: CommandContext.storageMaker)
+            store = try Store(
+                creatingAt: url, descriptor: StoreDescriptor(storage: storage), makeStorage: CommandContext.storageMaker
+            )
             try Data(remote.utf8).write(to: marker)
         }
         if connection.level == .store {
@@ -316,7 +365,8 @@ struct CloneCommand: Command {
                 var entry = connection.entry
                 // Each store's copy owns its kept passphrase, so removing one remote never takes another's (a URL's
                 // entry was made for this store, and owns its own already).
-                if !fromURL, let id = entry.encryption?.keptPassphrase, let kept = context.configuration.passphrase(id) {
+                if !fromURL, let id = entry.encryption?.keptPassphrase, let kept = context.configuration.passphrase(id)
+                {
                     entry.encryption?.keptPassphrase = try Passphrase.keep(kept, context: context)
                 }
                 remotes[connection.name] = entry
@@ -327,14 +377,21 @@ struct CloneCommand: Command {
         let coordinator = try StoreCoordinator(store: store)
         let exchange = try await connection.exchange(for: store, storeRequired: true)
         if store.history.isEmpty {
-            let outcome = try await coordinator.bootstrapFromSnapshot(using: exchange, selection: selection, resolvingWith: arbiter)
-            if case .fellBackToFullPull = outcome { TerminalText.warn(outcome.message) } else { context.writeLine(outcome.message) }
+            let outcome = try await coordinator.bootstrapFromSnapshot(
+                using: exchange, selection: selection, resolvingWith: arbiter)
+            if case .fellBackToFullPull = outcome {
+                TerminalText.warn(outcome.message)
+            } else {
+                context.writeLine(outcome.message)
+            }
         } else {
             let result = try await coordinator.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
             try report(result.retrieve, nil, context: context)
         }
         try? FileManager.default.removeItem(at: marker)
         RememberedRemote(store: url).remember(connection.name)
-        context.writeLine("Cloned \(store.history.count) versions into \(url.path); current \(await coordinator.currentVersionId?.rawValue ?? "(none)").")
+        context.writeLine(
+            "Cloned \(store.history.count) versions into \(url.path); current \(await coordinator.currentVersionId?.rawValue ?? "(none)")."
+        )
     }
 }

@@ -51,7 +51,7 @@ struct SyncWatcher {
         defer { monitor.cancel() }
         do {
             try await watching.value
-        } catch where watching.isCancelled {
+        } catch  where watching.isCancelled {
             // Stopped on request: whatever the cancellation interrupted ends here.
         }
         context.writeLine("Stopped watching.")

@@ -22,7 +22,9 @@ struct VersionSummary: Encodable {
     var line: String {
         var text = "\(current ? "*" : " ") \(id)  \(date)"
         if let branch { text += "  [\(branch)]" }
-        if predecessors.count == 2 { text += "  merge of \(predecessors[0].prefix(8)) and \(predecessors[1].prefix(8))" }
+        if predecessors.count == 2 {
+            text += "  merge of \(predecessors[0].prefix(8)) and \(predecessors[1].prefix(8))"
+        }
         return text
     }
 

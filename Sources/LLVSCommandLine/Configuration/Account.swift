@@ -23,7 +23,9 @@ struct AccountBook {
     /// Removes an account with its secret and token.
     func remove(_ name: String) throws {
         var accounts = try load()
-        guard accounts.removeValue(forKey: name) != nil else { throw CommandError.notFound("There is no account called \(name).") }
+        guard accounts.removeValue(forKey: name) != nil else {
+            throw CommandError.notFound("There is no account called \(name).")
+        }
         try save(accounts)
         try? FileManager.default.removeItem(at: configuration.secretFile(name))
         try? FileManager.default.removeItem(at: configuration.tokenFile(name))

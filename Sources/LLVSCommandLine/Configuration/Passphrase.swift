@@ -9,8 +9,12 @@ enum Passphrase {
     /// The passphrase of the encrypted remote `name`: `$LLVS_PASSPHRASE`, else the one kept for it.
     static func of(_ name: String, setting: RemoteEncryptionSetting, context: CommandContext) throws -> String {
         if let given = given(context) { return given }
-        if let id = setting.keptPassphrase, let kept = context.configuration.passphrase(id), !kept.isEmpty { return kept }
-        throw CommandError.failed("The remote \(name) is encrypted and no passphrase is given: set $\(environmentName), or keep it with `llvs remote passphrase \(name) --keep` (it reads the passphrase from standard input).")
+        if let id = setting.keptPassphrase, let kept = context.configuration.passphrase(id), !kept.isEmpty {
+            return kept
+        }
+        throw CommandError.failed(
+            "The remote \(name) is encrypted and no passphrase is given: set $\(environmentName), or keep it with `llvs remote passphrase \(name) --keep` (it reads the passphrase from standard input)."
+        )
     }
 
     static func given(_ context: CommandContext) -> String? {
@@ -28,20 +32,26 @@ enum Passphrase {
     /// passphrase is read and kept; without, `$LLVS_PASSPHRASE` must give it. The remote is not contacted here (an
     /// account may not be authorized yet); its first use makes or opens the key.
     /// `confirm`: on a terminal, ask twice (a remote added may be new, and a typo there would lock its data away).
-    static func setting(encrypt: Bool, fromStandardInput: Bool, for remote: String, confirm: Bool = false,
-                        context: CommandContext) throws -> RemoteEncryptionSetting? {
+    static func setting(
+        encrypt: Bool, fromStandardInput: Bool, for remote: String, confirm: Bool = false,
+        context: CommandContext
+    ) throws -> RemoteEncryptionSetting? {
         guard encrypt else {
             if fromStandardInput { throw CommandError.usage("--passphrase-stdin goes with --encrypt") }
             return nil
         }
         if fromStandardInput {
             let prompt = "Passphrase for the remote \(remote): "
-            let passphrase = try confirm ? SecretInput.readNew(prompt: prompt, option: "--passphrase-stdin")
+            let passphrase =
+                try confirm
+                ? SecretInput.readNew(prompt: prompt, option: "--passphrase-stdin")
                 : SecretInput.read(prompt: prompt, option: "--passphrase-stdin")
             return RemoteEncryptionSetting(keptPassphrase: try keep(passphrase, context: context))
         }
         guard given(context) != nil else {
-            throw CommandError.usage("an encrypted remote needs a passphrase: --passphrase-stdin to keep one, or $\(environmentName) for each command")
+            throw CommandError.usage(
+                "an encrypted remote needs a passphrase: --passphrase-stdin to keep one, or $\(environmentName) for each command"
+            )
         }
         return RemoteEncryptionSetting(keptPassphrase: nil)
     }

@@ -16,13 +16,16 @@ enum PrivateFile {
             if secretsFolder {
                 try TokenFile.makePrivateFolder(folder.path)
             } else {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try FileManager.default.createDirectory(
+                    at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
         } catch {
             throw CommandError.failed("Cannot make \(folder.path): \(error).")
         }
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UUID().uuidString)").path
-        func fail() -> CommandError { CommandError.failed("Cannot write \(url.path): \(String(cString: strerror(errno))).") }
+        func fail() -> CommandError {
+            CommandError.failed("Cannot write \(url.path): \(String(cString: strerror(errno))).")
+        }
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw fail() }
         var written = true
@@ -57,7 +60,9 @@ enum PrivateFile {
     /// that the next save would write over it.
     static func readJSON<T: Decodable>(_ type: T.Type, from url: URL, what: String) throws -> T? {
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            guard !FileManager.default.fileExists(atPath: url.path) else { throw CommandError.failed("The \(what) file \(url.path) cannot be read; check its permissions.") }
+            guard !FileManager.default.fileExists(atPath: url.path) else {
+                throw CommandError.failed("The \(what) file \(url.path) cannot be read; check its permissions.")
+            }
             return nil
         }
         do {

@@ -7,7 +7,8 @@ struct UserConfiguration {
     let folder: URL
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let base =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".config")
         folder = base.appendingPathComponent("llvs")
     }

@@ -13,8 +13,9 @@ public struct ConnectorRegistry: Sendable {
 
     /// This registry with one more kind; a kind whose name or scheme is taken already is a programming error.
     public func adding(_ kind: ConnectorKind) -> ConnectorRegistry {
-        precondition(!kinds.contains { $0.name == kind.name || !Set($0.schemes).isDisjoint(with: kind.schemes) },
-                     "two connector kinds claim the scheme of \(kind.name)")
+        precondition(
+            !kinds.contains { $0.name == kind.name || !Set($0.schemes).isDisjoint(with: kind.schemes) },
+            "two connector kinds claim the scheme of \(kind.name)")
         var copy = self
         copy.kinds.append(kind)
         return copy

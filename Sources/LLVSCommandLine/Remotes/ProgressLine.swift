@@ -31,13 +31,16 @@ final class ProgressLine: Sendable {
             guard progress.done == progress.total || now.timeIntervalSince(state.lastDrawn) > 0.1 else { return nil }
             state.lastDrawn = now
             let elapsed = max(now.timeIntervalSince(state.started), 0.001)
-            var text = String(format: "\r%@ %d/%d versions", progress.direction.rawValue.capitalized, progress.done, progress.total)
+            var text = String(
+                format: "\r%@ %d/%d versions", progress.direction.rawValue.capitalized, progress.done, progress.total)
             let left: Double
             if progress.totalBytes >= 1 << 20 {
                 // Large versions: bytes say more than counts about the rate and the time left.
                 let rate = Double(progress.bytes) / elapsed
                 left = rate > 0 ? Double(progress.totalBytes - progress.bytes) / rate : 0
-                text += String(format: "  %@/%@  %@/s", Self.size(progress.bytes), Self.size(progress.totalBytes), Self.size(Int64(rate)))
+                text += String(
+                    format: "  %@/%@  %@/s", Self.size(progress.bytes), Self.size(progress.totalBytes),
+                    Self.size(Int64(rate)))
             } else {
                 let rate = Double(progress.done) / elapsed
                 left = rate > 0 ? Double(progress.total - progress.done) / rate : 0
@@ -52,8 +55,10 @@ final class ProgressLine: Sendable {
 
     static func size(_ bytes: Int64) -> String {
         let value = Double(bytes), mebibyte = 1_048_576.0
-        return value >= 1024 * mebibyte ? String(format: "%.1f GiB", value / (1024 * mebibyte))
-            : value >= mebibyte ? String(format: "%.1f MiB", value / mebibyte) : String(format: "%.0f KiB", value / 1024)
+        return value >= 1024 * mebibyte
+            ? String(format: "%.1f GiB", value / (1024 * mebibyte))
+            : value >= mebibyte
+                ? String(format: "%.1f MiB", value / mebibyte) : String(format: "%.0f KiB", value / 1024)
     }
 
     static func duration(_ seconds: Double) -> String {

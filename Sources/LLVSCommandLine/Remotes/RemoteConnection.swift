@@ -21,8 +21,10 @@ struct RemoteConnection {
 
     /// `passphrase` stands in for the remote's own (`Passphrase.of`) when a command has one to try.
     /// `faults`: injected into every request of the kind's HTTP client.
-    init(name: String, entry: RemoteEntry, level: RemoteLevel, context: CommandContext, passphrase: String? = nil,
-         faults: HTTPFaultInjector? = nil) throws {
+    init(
+        name: String, entry: RemoteEntry, level: RemoteLevel, context: CommandContext, passphrase: String? = nil,
+        faults: HTTPFaultInjector? = nil
+    ) throws {
         self.name = name
         self.entry = entry
         self.level = level
@@ -34,9 +36,11 @@ struct RemoteConnection {
         self.access = access
         plainFileSystem = try kind.makeFileSystem(access)
         if let encryption = entry.encryption {
-            fileSystem = RemoteEncryption.encrypting(plainFileSystem, folder: access.basePath, passphrase: try passphrase ?? Passphrase.of(name, setting: encryption, context: context),
-                                                     openedKey: passphrase == nil ? Passphrase.openedKey(encryption, context: context) : nil,
-                                                     scratchFolder: Self.scratchFolder(context))
+            fileSystem = RemoteEncryption.encrypting(
+                plainFileSystem, folder: access.basePath,
+                passphrase: try passphrase ?? Passphrase.of(name, setting: encryption, context: context),
+                openedKey: passphrase == nil ? Passphrase.openedKey(encryption, context: context) : nil,
+                scratchFolder: Self.scratchFolder(context))
         } else {
             fileSystem = plainFileSystem
         }
@@ -53,36 +57,52 @@ struct RemoteConnection {
     }
 
     /// What the kind gets: the remote's options and its account, made ready to sign in with.
-    static func access(name: String, entry: RemoteEntry, kind: ConnectorKind, url: URL, context: CommandContext) throws -> RemoteAccess {
+    static func access(
+        name: String, entry: RemoteEntry, kind: ConnectorKind, url: URL, context: CommandContext
+    ) throws -> RemoteAccess {
         if entry.account == nil, kind.accountUse == .required {
-            throw CommandError.failed("The remote \(name) has no account to sign in to \(kind.serviceName) with; remove it and add it again.")
+            throw CommandError.failed(
+                "The remote \(name) has no account to sign in to \(kind.serviceName) with; remove it and add it again.")
         }
-        return RemoteAccess(remoteName: name, url: url, remote: SettingValues(entry.options),
-                            signIn: try signIn(entry.account, kind: kind, context: context, usedBy: name), environment: context.environment)
+        return RemoteAccess(
+            remoteName: name, url: url, remote: SettingValues(entry.options),
+            signIn: try signIn(entry.account, kind: kind, context: context, usedBy: name),
+            environment: context.environment)
     }
 
     /// An account made ready: its kept options with `LLVS_<KIND>_<OPTION>` overriding them, its secret from
     /// `LLVS_<KIND>_<SECRET>` or its private file, its token file. With no account, only the environment's values.
-    static func signIn(_ accountName: String?, kind: ConnectorKind, context: CommandContext, usedBy remote: String?) throws -> AccountAccess {
+    static func signIn(
+        _ accountName: String?, kind: ConnectorKind, context: CommandContext, usedBy remote: String?
+    ) throws -> AccountAccess {
         var options: [String: String] = [:]
         if let accountName {
             guard let account = try context.accountBook().load()[accountName] else {
-                throw CommandError.failed("\(remote.map { "The remote \($0) signs in with the account \(accountName), which" } ?? "The account \(accountName)") is not there any more; add the remote again.")
+                throw CommandError.failed(
+                    "\(remote.map { "The remote \($0) signs in with the account \(accountName), which" } ?? "The account \(accountName)") is not there any more; add the remote again."
+                )
             }
             guard account.kind == kind.name else {
-                throw CommandError.failed("The account \(accountName) is a \(account.kind) account, not \(kind.serviceName)\(remote.map { "; remove the remote \($0) and add it again" } ?? "").")
+                throw CommandError.failed(
+                    "The account \(accountName) is a \(account.kind) account, not \(kind.serviceName)\(remote.map { "; remove the remote \($0) and add it again" } ?? "")."
+                )
             }
             options = account.options
         }
         for option in kind.accountOptions {
-            if let value = context.environment[option.environmentName(kind: kind.name)], !value.isEmpty { options[option.name] = value }
+            if let value = context.environment[option.environmentName(kind: kind.name)], !value.isEmpty {
+                options[option.name] = value
+            }
         }
         let secret = kind.secret.flatMap { spec in
-            context.environment[spec.environmentName(kind: kind.name)].flatMap { $0.isEmpty ? nil : $0 } ?? accountName.flatMap(context.configuration.secret)
+            context.environment[spec.environmentName(kind: kind.name)].flatMap { $0.isEmpty ? nil : $0 }
+                ?? accountName.flatMap(context.configuration.secret)
         }
-        let tokenFile = kind.oauth == nil ? nil : accountName.map { TokenFile(path: context.configuration.tokenFile($0).path) }
-        return AccountAccess(kind: kind, name: accountName, options: SettingValues(options), secret: secret, tokenFile: tokenFile,
-                             detachedRefresh: LLVSTool.refreshHelper)
+        let tokenFile =
+            kind.oauth == nil ? nil : accountName.map { TokenFile(path: context.configuration.tokenFile($0).path) }
+        return AccountAccess(
+            kind: kind, name: accountName, options: SettingValues(options), secret: secret, tokenFile: tokenFile,
+            detachedRefresh: LLVSTool.refreshHelper)
     }
 
     var basePath: String { access.basePath }
@@ -98,7 +118,9 @@ struct RemoteConnection {
         // Asked of the kind's own file system: names are not sealed, and an encrypted remote's first use would make
         // a key in a folder that holds no store.
         guard try await plainFileSystem.exists(versions) else {
-            throw CommandError.notFound("The remote \(name) (\(entry.url)\(basePath.isEmpty ? "" : ", base path \(basePath)")) holds no LLVS store: there is no \(versions) folder. Check the URL and base path.")
+            throw CommandError.notFound(
+                "The remote \(name) (\(entry.url)\(basePath.isEmpty ? "" : ", base path \(basePath)")) holds no LLVS store: there is no \(versions) folder. Check the URL and base path."
+            )
         }
         // An encrypted remote's key is opened now, so a wrong passphrase stops the command before it makes anything.
         if let sealing = fileSystem as? any SealingFileSystem { _ = try await sealing.keyring.key() }
@@ -107,8 +129,12 @@ struct RemoteConnection {
     /// Says which remote a store's change feed position belongs to: the service, its address and where the store's
     /// files are, so a remote re-pointed elsewhere under the same name starts again with a full listing.
     var identity: String {
-        let options = entry.options.filter { $0.key != "concurrency" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        return ([entry.url, access.account["endpoint"] ?? ""] + options + [basePath] + (entry.encryption == nil ? [] : ["encrypted"])).joined(separator: "\n")
+        let options = entry.options.filter { $0.key != "concurrency" }.sorted { $0.key < $1.key }.map {
+            "\($0.key)=\($0.value)"
+        }
+        return
+            ([entry.url, access.account["endpoint"] ?? ""] + options + [basePath]
+            + (entry.encryption == nil ? [] : ["encrypted"])).joined(separator: "\n")
     }
 
     /// The exchange with the remote. A remote added without `--encrypt` whose folder holds an encrypted store is
@@ -118,12 +144,16 @@ struct RemoteConnection {
     func exchange(for store: Store, storeRequired: Bool = false) async throws -> CloudFileSystemExchange {
         let cursorFile = RemoteCursorFile(store: store, identity: identity)
         if entry.encryption == nil, !storeRequired, cursorFile.load() == nil { try await refuseIfEncrypted() }
-        return CloudFileSystemExchange(store: store, fileSystem: fileSystem, basePath: basePath, concurrency: entry.options["concurrency"].flatMap(Int.init) ?? 8,
-                                       cursorFile: cursorFile, progress: ProgressLine.shared?.report)
+        return CloudFileSystemExchange(
+            store: store, fileSystem: fileSystem, basePath: basePath,
+            concurrency: entry.options["concurrency"].flatMap(Int.init) ?? 8,
+            cursorFile: cursorFile, progress: ProgressLine.shared?.report)
     }
 
     private func refuseIfEncrypted() async throws {
         guard try await RemoteKeyring.isEncrypted(plainFileSystem, folder: basePath) else { return }
-        throw CommandError.failed("The remote \(name) holds an encrypted store (\(CloudPath.join(basePath, RemoteKeyFile.name)) is there); remove the remote and add it again with --encrypt.")
+        throw CommandError.failed(
+            "The remote \(name) holds an encrypted store (\(CloudPath.join(basePath, RemoteKeyFile.name)) is there); remove the remote and add it again with --encrypt."
+        )
     }
 }

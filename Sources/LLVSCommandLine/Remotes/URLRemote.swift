@@ -15,7 +15,9 @@ enum URLRemote {
         var account = account
         if account == nil, kind.accountUse == .required { account = kind.name }
         if let account, try context.accountBook().load()[account] == nil {
-            throw CommandError.failed("There is no account called \(account) to sign in to \(kind.serviceName) with; add a remote on it first (`llvs remote add --all-stores NAME \(url) …`, then `llvs auth \(account)`), or name one with --account.")
+            throw CommandError.failed(
+                "There is no account called \(account) to sign in to \(kind.serviceName) with; add a remote on it first (`llvs remote add --all-stores NAME \(url) …`, then `llvs auth \(account)`), or name one with --account."
+            )
         }
         return RemoteEntry(url: url, account: account, options: [:])
     }

@@ -5,7 +5,9 @@ struct OptionSpec {
     var help: String
     var repeatable = false
 
-    static func flag(_ name: String, _ help: String) -> OptionSpec { OptionSpec(name: name, valueName: nil, help: help) }
+    static func flag(_ name: String, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: nil, help: help)
+    }
     static func value(_ name: String, _ valueName: String, _ help: String, repeatable: Bool = false) -> OptionSpec {
         OptionSpec(name: name, valueName: valueName, help: help, repeatable: repeatable)
     }
@@ -55,12 +57,16 @@ struct ParsedArguments {
             let spec = option.spec
             if let valueName = spec.valueName {
                 let value: String
-                if let inlineValue { value = inlineValue } else {
+                if let inlineValue {
+                    value = inlineValue
+                } else {
                     guard index < words.count else { throw CommandError.usage("--\(name) needs a \(valueName)") }
                     value = words[index]
                     index += 1
                 }
-                if !spec.repeatable, values[name] != nil { throw CommandError.usage("--\(name) is given more than once") }
+                if !spec.repeatable, values[name] != nil {
+                    throw CommandError.usage("--\(name) is given more than once")
+                }
                 try option.check(value)
                 values[name, default: []].append(value)
             } else {

@@ -44,7 +44,9 @@ struct CommandGroup {
     func help(connectors: ConnectorRegistry) -> String {
         var text = "usage: llvs \(name) COMMAND [ARGUMENTS] [--store DIR]\n\n\(summary)\n\ncommands:\n"
         for command in subcommands {
-            text += "  " + "\(command.name) \(command.arguments)".padding(toLength: 24, withPad: " ", startingAt: 0) + command.summary + "\n"
+            text +=
+                "  " + "\(command.name) \(command.arguments)".padding(toLength: 24, withPad: " ", startingAt: 0)
+                + command.summary + "\n"
         }
         return text + "\nRun `llvs \(name) COMMAND --help` for a command's options.\n"
     }
@@ -59,7 +61,10 @@ struct CommandContext {
     let environment: [String: String]
     let configuration: UserConfiguration
 
-    init(storeOption: String?, connectors: ConnectorRegistry, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    init(
+        storeOption: String?, connectors: ConnectorRegistry,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         let path = storeOption ?? environment["LLVS_STORE"] ?? ".llvs"
         storePath = URL(fileURLWithPath: path).standardizedFileURL.path
         self.connectors = connectors
@@ -83,7 +88,9 @@ struct CommandContext {
 
     private func moveLegacyRemotes() throws {
         guard FileManager.default.fileExists(atPath: configuration.legacyRemotesFile.path) else { return }
-        if let line = try LegacyRemotes(configuration: configuration, connectors: connectors).moveIfPresent() { TerminalText.warn(line) }
+        if let line = try LegacyRemotes(configuration: configuration, connectors: connectors).moveIfPresent() {
+            TerminalText.warn(line)
+        }
     }
 
     /// The remote called `name`; with none named, the only one, else the one this store last synced with.
@@ -92,9 +99,13 @@ struct CommandContext {
         if let name {
             guard let found = visible[name] else {
                 if URLRemote.isURL(name) {
-                    throw CommandError.notFound("\(name) is a URL, and this command takes a remote's name: add it with `llvs remote add NAME \(name)`, then give NAME.")
+                    throw CommandError.notFound(
+                        "\(name) is a URL, and this command takes a remote's name: add it with `llvs remote add NAME \(name)`, then give NAME."
+                    )
                 }
-                throw CommandError.notFound("There is no remote called \(name) for the store \(storePath); add it with `llvs remote add \(name) URL`.")
+                throw CommandError.notFound(
+                    "There is no remote called \(name) for the store \(storePath); add it with `llvs remote add \(name) URL`."
+                )
             }
             return (name, found.entry, found.level)
         }
@@ -102,13 +113,16 @@ struct CommandContext {
         if visible.count > 1, let remembered = RememberedRemote(store: storeURL).name, let found = visible[remembered] {
             return (remembered, found.entry, found.level)
         }
-        throw CommandError.usage(visible.isEmpty ? "no remote is configured; add one with `llvs remote add NAME URL`"
-                                                 : "name the remote: \(visible.keys.sorted().joined(separator: ", "))")
+        throw CommandError.usage(
+            visible.isEmpty
+                ? "no remote is configured; add one with `llvs remote add NAME URL`"
+                : "name the remote: \(visible.keys.sorted().joined(separator: ", "))")
     }
 
     func connection(_ name: String?, faults: HTTPFaultInjector? = nil) throws -> RemoteConnection {
         let found = try remote(name)
-        return try RemoteConnection(name: found.name, entry: found.entry, level: found.level, context: self, faults: faults)
+        return try RemoteConnection(
+            name: found.name, entry: found.entry, level: found.level, context: self, faults: faults)
     }
 
     /// Remembers the remote a command synced the store with.
@@ -116,7 +130,8 @@ struct CommandContext {
 
     /// Fails with "no store" unless there is a store at the path (for commands that keep something in it).
     func requireStore() throws {
-        guard FileManager.default.fileExists(atPath: storeURL.appendingPathComponent(StoreDescriptor.fileName).path) else {
+        guard FileManager.default.fileExists(atPath: storeURL.appendingPathComponent(StoreDescriptor.fileName).path)
+        else {
             throw StoreError.notAStore(path: storePath)
         }
     }

@@ -64,8 +64,10 @@ enum ExitCode: Int32, CaseIterable {
             case .corruptFile, .unsupportedStorage: return .corrupt
             case .versionNotFound: return .notFound
             case .unresolvedConflicts: return .conflict
-            case .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty, .snapshotsUnsupported, .sourceChanged,
-                 .valueTooLarge: return .failure
+            case .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty,
+                .snapshotsUnsupported, .sourceChanged,
+                .valueTooLarge:
+                return .failure
             }
         case let error as FileError:
             switch error {
@@ -82,7 +84,8 @@ enum ExitCode: Int32, CaseIterable {
         case let error as EncryptionError:
             switch error {
             case .damaged: return .corrupt
-            case .wrongPassphrase, .malformedKeyFile, .plaintextStore, .outsideEncryptedFolder, .keyDerivationFailed: return .failure
+            case .wrongPassphrase, .malformedKeyFile, .plaintextStore, .outsideEncryptedFolder, .keyDerivationFailed:
+                return .failure
             }
         default: return .failure
         }

@@ -33,24 +33,33 @@ public struct LLVSTool: Sendable {
         }
     }
 
-    static var entries: [Entry] { [
-        .command(InitCommand.self), .command(PutCommand.self), .command(GetCommand.self), .command(RemoveCommand.self),
-        .command(LogCommand.self), .command(HeadsCommand.self), .command(DiffCommand.self), .command(MergeCommand.self),
-        .group(RemoteCommands.group), .group(AccountCommands.group),
-        .command(SyncCommand.self), .command(PushCommand.self), .command(PullCommand.self), .command(StatusCommand.self),
-        .command(SnapshotCommand.self), .command(CloneCommand.self), .command(BackupCommand.self), .command(RestoreCommand.self),
-        .command(HistoryCommand.self), .command(BackupsCommand.self), .command(AuthCommand.self), .command(ConformanceCommand.self),
-    ] }
+    static var entries: [Entry] {
+        [
+            .command(InitCommand.self), .command(PutCommand.self), .command(GetCommand.self),
+            .command(RemoveCommand.self),
+            .command(LogCommand.self), .command(HeadsCommand.self), .command(DiffCommand.self),
+            .command(MergeCommand.self),
+            .group(RemoteCommands.group), .group(AccountCommands.group),
+            .command(SyncCommand.self), .command(PushCommand.self), .command(PullCommand.self),
+            .command(StatusCommand.self),
+            .command(SnapshotCommand.self), .command(CloneCommand.self), .command(BackupCommand.self),
+            .command(RestoreCommand.self),
+            .command(HistoryCommand.self), .command(BackupsCommand.self), .command(AuthCommand.self),
+            .command(ConformanceCommand.self),
+        ]
+    }
 
     func overview() -> String {
-        var text = "usage: llvs COMMAND [ARGUMENTS] [--store DIR]\n\nLLVS for Linux: a versioned store that syncs app data the way Git syncs code.\n\ncommands:\n"
+        var text =
+            "usage: llvs COMMAND [ARGUMENTS] [--store DIR]\n\nLLVS for Linux: a versioned store that syncs app data the way Git syncs code.\n\ncommands:\n"
         for entry in Self.entries {
             text += "  " + entry.name.padding(toLength: 12, withPad: " ", startingAt: 0) + entry.summary + "\n"
         }
         text += "\nRun `llvs COMMAND --help` for a command's options.\n"
         text += "\nremote URLs: " + connectors.urlForms + "\n"
         text += "\nenvironment:\n  LLVS_STORE        the store's folder (as --store)\n"
-        text += "  LLVS_DEADLINE     seconds any command may take before it stops with an error (default 86400; 0 for none)\n"
+        text +=
+            "  LLVS_DEADLINE     seconds any command may take before it stops with an error (default 86400; 0 for none)\n"
         text += "  LLVS_HTTP_TRACE   1 to print every request and answer, credentials redacted\n"
         text += "  LLVS_<KIND>_…     a kind of remote's settings and secrets: see `llvs remote add --help`\n"
         text += "\nexit codes:\n"
@@ -94,7 +103,9 @@ public struct LLVSTool: Sendable {
                 return words.contains("--help") || words.contains("-h") ? .success : .usage
             }
             guard let command = group.subcommands.first(where: { $0.name == sub }) else {
-                TerminalText.warn("unknown command \(name) \(sub); use \(group.subcommands.map { $0.name }.joined(separator: ", ")). Run `llvs \(name) --help`.")
+                TerminalText.warn(
+                    "unknown command \(name) \(sub); use \(group.subcommands.map { $0.name }.joined(separator: ", ")). Run `llvs \(name) --help`."
+                )
                 return .usage
             }
             return await run(command, path: name + " " + sub, words: Array(words.dropFirst()))
@@ -109,9 +120,12 @@ public struct LLVSTool: Sendable {
         }
         do {
             try Self.startDeadline()
-            let arguments = try ParsedArguments(words, options: command.options(connectors) + [CommandContext.storeOption])
+            let arguments = try ParsedArguments(
+                words, options: command.options(connectors) + [CommandContext.storeOption])
             guard command.positionalCount.contains(arguments.positionals.count) else {
-                throw CommandError.usage("\(path) takes \(command.arguments.isEmpty ? "no arguments" : command.arguments), not \(arguments.positionals.map { "'\($0)'" }.joined(separator: " "))")
+                throw CommandError.usage(
+                    "\(path) takes \(command.arguments.isEmpty ? "no arguments" : command.arguments), not \(arguments.positionals.map { "'\($0)'" }.joined(separator: " "))"
+                )
             }
             let context = CommandContext(storeOption: arguments[CommandContext.storeOption], connectors: connectors)
             let made = try command.init(arguments)
@@ -143,7 +157,9 @@ public struct LLVSTool: Sendable {
         switch entry {
         case .command(let command): command.help(path: command.name, connectors: connectors)
         case .group(let group):
-            group.subcommands.first { $0.name == subcommand }.map { $0.help(path: "\(group.name) \($0.name)", connectors: connectors) }
+            group.subcommands.first { $0.name == subcommand }.map {
+                $0.help(path: "\(group.name) \($0.name)", connectors: connectors)
+            }
                 ?? group.help(connectors: connectors)
         }
     }
@@ -164,7 +180,9 @@ public struct LLVSTool: Sendable {
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + seconds)
         timer.setEventHandler {
-            fail("the command did not finish within \(text) s (LLVS_DEADLINE) and was stopped; what it had stored is whole, run it again to go on.", code: .failure)
+            fail(
+                "the command did not finish within \(text) s (LLVS_DEADLINE) and was stopped; what it had stored is whole, run it again to go on.",
+                code: .failure)
         }
         timer.resume()
         deadlineTimer = timer

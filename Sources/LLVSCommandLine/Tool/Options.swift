@@ -32,7 +32,10 @@ extension ValueKind where Value == String {
 
 extension ValueKind where Value == Int {
     static func integer(_ range: ClosedRange<Int>) -> ValueKind {
-        let expected = range.upperBound == .max ? "a whole number from \(range.lowerBound) up" : "a whole number from \(range.lowerBound) to \(range.upperBound)"
+        let expected =
+            range.upperBound == .max
+            ? "a whole number from \(range.lowerBound) up"
+            : "a whole number from \(range.lowerBound) to \(range.upperBound)"
         return ValueKind(expected: expected) { Int($0).flatMap { range.contains($0) ? $0 : nil } }
     }
 }

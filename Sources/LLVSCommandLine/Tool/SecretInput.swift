@@ -21,7 +21,8 @@ enum SecretInput {
             if canHide { tcsetattr(STDIN_FILENO, TCSAFLUSH, &settings) }
             FileHandle.standardError.write(Data("\n".utf8))
         } else {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .newlines)
+            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(
+                in: .newlines)
         }
         guard !text.isEmpty else { throw CommandError.usage("\(option) read nothing from standard input") }
         return text

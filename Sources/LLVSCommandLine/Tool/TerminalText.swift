@@ -18,8 +18,10 @@ enum TerminalText {
                 out += "\\x" + String(format: "%02x", scalar.value - 0x10FF00)
             default:
                 // C0 and C1 controls, DEL, and the bidirectional overrides that reorder what follows them.
-                if (scalar.value < 0x20 && scalar != "\t") || (0x7F...0x9F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
-                    || (0x2066...0x2069).contains(scalar.value) {
+                if (scalar.value < 0x20 && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
+                    || (0x202A...0x202E).contains(scalar.value)
+                    || (0x2066...0x2069).contains(scalar.value)
+                {
                     out += "\\u{\(String(scalar.value, radix: 16))}"
                 } else {
                     out.unicodeScalars.append(scalar)

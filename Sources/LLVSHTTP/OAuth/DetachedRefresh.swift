@@ -38,7 +38,9 @@ public struct DetachedRefresh: Sendable {
 
     /// The helper's answer: nothing for a token on disk, or the error the refresh met.
     struct Outcome: Codable {
-        enum Failure: String, Codable { case reauthorizationRequired, notAuthorized, tokenEndpoint, tokenFile, transport, other }
+        enum Failure: String, Codable {
+            case reauthorizationRequired, notAuthorized, tokenEndpoint, tokenFile, transport, other
+        }
         var failure: Failure?
         var status: Int?
         var code: String?
@@ -47,11 +49,14 @@ public struct DetachedRefresh: Sendable {
         init(_ error: (any Error)?) {
             guard let error else { return }
             switch error {
-            case OAuthError.reauthorizationRequired(_, let reason): (failure, message) = (.reauthorizationRequired, reason)
+            case OAuthError.reauthorizationRequired(_, let reason):
+                (failure, message) = (.reauthorizationRequired, reason)
             case OAuthError.notAuthorized: failure = .notAuthorized
-            case OAuthError.tokenEndpoint(let status, let code, let description): (failure, self.status, self.code, message) = (.tokenEndpoint, status, code, description)
+            case OAuthError.tokenEndpoint(let status, let code, let description):
+                (failure, self.status, self.code, message) = (.tokenEndpoint, status, code, description)
             case OAuthError.tokenFile(_, let text): (failure, message) = (.tokenFile, text)
-            case HTTPError.transport(let curlCode, let text, _): (failure, status, message) = (.transport, Int(curlCode), text)
+            case HTTPError.transport(let curlCode, let text, _):
+                (failure, status, message) = (.transport, Int(curlCode), text)
             default: (failure, message) = (.other, "\(error)")
             }
         }
@@ -60,11 +65,16 @@ public struct DetachedRefresh: Sendable {
         func error(_ request: Request) -> (any Error)? {
             switch failure {
             case nil: nil
-            case .reauthorizationRequired: OAuthError.reauthorizationRequired(command: request.reauthorizeCommand, reason: message ?? "")
-            case .notAuthorized: OAuthError.notAuthorized(command: request.reauthorizeCommand, tokenFile: request.tokenFile)
-            case .tokenEndpoint: OAuthError.tokenEndpoint(status: status ?? 0, error: code ?? "", description: message ?? "")
+            case .reauthorizationRequired:
+                OAuthError.reauthorizationRequired(command: request.reauthorizeCommand, reason: message ?? "")
+            case .notAuthorized:
+                OAuthError.notAuthorized(command: request.reauthorizeCommand, tokenFile: request.tokenFile)
+            case .tokenEndpoint:
+                OAuthError.tokenEndpoint(status: status ?? 0, error: code ?? "", description: message ?? "")
             case .tokenFile: OAuthError.tokenFile(path: request.tokenFile, message: message ?? "")
-            case .transport: HTTPError.transport(code: Int32(status ?? 0), message: message ?? "", url: request.tokenURL.absoluteString)
+            case .transport:
+                HTTPError.transport(
+                    code: Int32(status ?? 0), message: message ?? "", url: request.tokenURL.absoluteString)
             case .other: OAuthError.tokenFile(path: request.tokenFile, message: "the refresh failed: \(message ?? "")")
             }
         }
@@ -77,7 +87,8 @@ public struct DetachedRefresh: Sendable {
         let input = try JSONEncoder().encode(request)
         let output = try await Task.detached { try self.spawnAndWait(input) }.value
         guard let outcome = try? JSONDecoder().decode(Outcome.self, from: output) else {
-            throw OAuthError.tokenFile(path: request.tokenFile, message: "the refresh helper \(executable) gave no answer")
+            throw OAuthError.tokenFile(
+                path: request.tokenFile, message: "the refresh helper \(executable) gave no answer")
         }
         if let error = outcome.error(request) { throw error }
     }
@@ -130,7 +141,7 @@ public struct DetachedRefresh: Sendable {
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { break }
             output.append(contentsOf: buffer[0..<count])
-            if output.count > 1 << 20 { break } // an answer is a few bytes; more is not one
+            if output.count > 1 << 20 { break }  // an answer is a few bytes; more is not one
         }
         close(fromChild[0])
         var exitStatus: Int32 = 0
@@ -158,11 +169,13 @@ public struct DetachedRefresh: Sendable {
             answer((try? JSONEncoder().encode(outcome)) ?? Data())
             return 2
         }
-        var configuration = OAuthConfiguration(authorizationURL: request.tokenURL, tokenURL: request.tokenURL, clientId: request.clientId,
-                                               clientSecret: request.clientSecret, scopes: request.scopes)
+        var configuration = OAuthConfiguration(
+            authorizationURL: request.tokenURL, tokenURL: request.tokenURL, clientId: request.clientId,
+            clientSecret: request.clientSecret, scopes: request.scopes)
         configuration.clientAuthentication = request.basicClientAuthentication ? .basic : .body
-        let source = OAuthTokenSource(file: TokenFile(path: request.tokenFile), configuration: configuration, http: HTTPClient(),
-                                      reauthorizeCommand: request.reauthorizeCommand, refreshMargin: request.refreshMargin)
+        let source = OAuthTokenSource(
+            file: TokenFile(path: request.tokenFile), configuration: configuration, http: HTTPClient(),
+            reauthorizeCommand: request.reauthorizeCommand, refreshMargin: request.refreshMargin)
         var failure: (any Error)?
         do { _ = try await source.refresh(replacing: request.rejected) } catch { failure = error }
         answer((try? JSONEncoder().encode(Outcome(failure))) ?? Data())

@@ -29,12 +29,20 @@ public struct OAuthAuthorization: Sendable {
         let state = PKCE.base64URL(PKCE.randomBytes(16))
         var components = URLComponents(url: configuration.authorizationURL, resolvingAgainstBaseURL: false)!
         var items = components.queryItems ?? []
-        items += [URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: configuration.clientId),
-                  URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "state", value: state),
-                  URLQueryItem(name: "code_challenge", value: pkce.challenge), URLQueryItem(name: "code_challenge_method", value: "S256")]
-        if !configuration.scopes.isEmpty { items.append(URLQueryItem(name: "scope", value: configuration.scopes.joined(separator: " "))) }
+        items += [
+            URLQueryItem(name: "response_type", value: "code"),
+            URLQueryItem(name: "client_id", value: configuration.clientId),
+            URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "state", value: state),
+            URLQueryItem(name: "code_challenge", value: pkce.challenge),
+            URLQueryItem(name: "code_challenge_method", value: "S256"),
+        ]
+        if !configuration.scopes.isEmpty {
+            items.append(URLQueryItem(name: "scope", value: configuration.scopes.joined(separator: " ")))
+        }
         items += configuration.extraAuthorizationParameters.map { URLQueryItem(name: $0.0, value: $0.1) }
-        components.percentEncodedQuery = items.map { "\(FormEncoding.escape($0.name))=\(FormEncoding.escape($0.value ?? ""))" }.joined(separator: "&")
+        components.percentEncodedQuery = items.map {
+            "\(FormEncoding.escape($0.name))=\(FormEncoding.escape($0.value ?? ""))"
+        }.joined(separator: "&")
         return Attempt(url: components.url!, state: state, pkce: pkce, redirectURI: redirectURI)
     }
 
@@ -49,8 +57,12 @@ public struct OAuthAuthorization: Sendable {
         if text.contains(where: { "?&=/#:".contains($0) }) {
             let query = text.split(separator: "?", maxSplits: 1).last.map(String.init) ?? text
             fields = FormEncoding.decode(query.split(separator: "#").first.map(String.init) ?? query)
-            guard let state = fields["state"], PKCE.constantTimeEquals(state, attempt.state) else { throw OAuthError.stateMismatch }
-            if let error = fields["error"] { throw OAuthError.authorizationDenied(TerminalSafe.text(fields["error_description"] ?? error)) }
+            guard let state = fields["state"], PKCE.constantTimeEquals(state, attempt.state) else {
+                throw OAuthError.stateMismatch
+            }
+            if let error = fields["error"] {
+                throw OAuthError.authorizationDenied(TerminalSafe.text(fields["error_description"] ?? error))
+            }
             guard let found = fields["code"], !found.isEmpty else { throw OAuthError.missingCode("the redirect") }
             code = found
         } else {
@@ -65,9 +77,12 @@ public struct OAuthAuthorization: Sendable {
     /// service with regions exchanges it at the region the redirect named, and the fields it needs later are kept.
     func exchange(code: String, attempt: Attempt, redirectFields: [String: String] = [:]) async throws -> OAuthToken {
         let tokenURL = try configuration.regionalTokenURL?(redirectFields) ?? configuration.tokenURL
-        let request = configuration.tokenRequest(tokenURL, fields: [
-            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", attempt.redirectURI), ("code_verifier", attempt.pkce.verifier),
-        ], safeToRepeat: false)
+        let request = configuration.tokenRequest(
+            tokenURL,
+            fields: [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", attempt.redirectURI),
+                ("code_verifier", attempt.pkce.verifier),
+            ], safeToRepeat: false)
         let response = try await http.send(request)
         // Some services (pCloud) answer a refused code with HTTP 200 and an error in the body.
         let answered = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
@@ -84,7 +99,9 @@ public struct OAuthAuthorization: Sendable {
 
     /// Authorization code flow with a loopback listener on 127.0.0.1: `open` is given the URL to show the user (or
     /// to open in a browser); the listener takes the one redirect, answers the browser, and the code is exchanged.
-    public func authorizeWithLoopback(timeout: Duration = .seconds(300), open: @Sendable (URL) async throws -> Void) async throws -> OAuthToken {
+    public func authorizeWithLoopback(
+        timeout: Duration = .seconds(300), open: @Sendable (URL) async throws -> Void
+    ) async throws -> OAuthToken {
         let listener = try TCPListener(port: configuration.loopbackPort ?? 0)
         defer { listener.close() }
         let attempt = makeAttempt(redirectURI: "http://127.0.0.1:\(listener.port)/")
@@ -110,33 +127,43 @@ public struct OAuthAuthorization: Sendable {
     /// Device authorization grant (RFC 8628): `show` is given the code and the address where the user enters it;
     /// the token endpoint is then polled at the interval the service asks for, but never faster than every 5 s, and
     /// never past the code's life (at most 30 minutes) or `timeout`, whichever ends first.
-    public func authorizeWithDevice(timeout: Duration? = nil,
-                                    sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-                                    show: @Sendable (_ userCode: String, _ verificationURI: String, _ completeURI: String?) async throws -> Void) async throws -> OAuthToken {
+    public func authorizeWithDevice(
+        timeout: Duration? = nil,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        show: @Sendable (_ userCode: String, _ verificationURI: String, _ completeURI: String?) async throws -> Void
+    ) async throws -> OAuthToken {
         guard let endpoint = configuration.deviceAuthorizationURL else {
-            throw OAuthError.tokenEndpoint(status: 0, error: "unsupported", description: "this service has no device authorization")
+            throw OAuthError.tokenEndpoint(
+                status: 0, error: "unsupported", description: "this service has no device authorization")
         }
         var fields: [(String, String)] = []
         if !configuration.scopes.isEmpty { fields.append(("scope", configuration.scopes.joined(separator: " "))) }
         let response = try await http.send(configuration.tokenRequest(endpoint, fields: fields, safeToRepeat: false))
         guard response.isSuccess, let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-              let deviceCode = object["device_code"] as? String, let userCode = object["user_code"] as? String,
-              let verification = (object["verification_uri"] ?? object["verification_url"]) as? String else {
+            let deviceCode = object["device_code"] as? String, let userCode = object["user_code"] as? String,
+            let verification = (object["verification_uri"] ?? object["verification_url"]) as? String
+        else {
             let error = TokenEndpointError(response)
             throw OAuthError.tokenEndpoint(status: response.status, error: error.code, description: error.description)
         }
-        var interval = max(Self.minimumDevicePollInterval, (object["interval"] as? NSNumber)?.doubleValue ?? Self.minimumDevicePollInterval)
+        var interval = max(
+            Self.minimumDevicePollInterval,
+            (object["interval"] as? NSNumber)?.doubleValue ?? Self.minimumDevicePollInterval)
         let life = min(Self.maximumDeviceCodeLife, max(0, (object["expires_in"] as? NSNumber)?.doubleValue ?? 900))
         var deadline = now().addingTimeInterval(life)
         if let timeout { deadline = min(deadline, now().addingTimeInterval(Double(timeout.components.seconds))) }
-        try await show(TerminalSafe.text(userCode), TerminalSafe.text(verification), (object["verification_uri_complete"] as? String).map(TerminalSafe.text))
+        try await show(
+            TerminalSafe.text(userCode), TerminalSafe.text(verification),
+            (object["verification_uri_complete"] as? String).map(TerminalSafe.text))
         while now() < deadline {
             // Never asleep past the deadline: the last poll comes at it, not an interval after it.
             let left = deadline.timeIntervalSince(now())
             try await sleep(.milliseconds(Int64(min(interval, max(0, left)) * 1000)))
-            let poll = configuration.tokenRequest(configuration.tokenURL, fields: [
-                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode),
-            ], safeToRepeat: true)
+            let poll = configuration.tokenRequest(
+                configuration.tokenURL,
+                fields: [
+                    ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode),
+                ], safeToRepeat: true)
             let answer = try await http.send(poll)
             if answer.isSuccess { return try OAuthToken(tokenResponse: answer.body, now: now()) }
             let error = TokenEndpointError(answer)
@@ -145,7 +172,8 @@ public struct OAuthAuthorization: Sendable {
             case "slow_down": interval += 5
             case "expired_token": throw OAuthError.deviceCodeExpired
             case "access_denied": throw OAuthError.authorizationDenied(error.description)
-            default: throw OAuthError.tokenEndpoint(status: answer.status, error: error.code, description: error.description)
+            default:
+                throw OAuthError.tokenEndpoint(status: answer.status, error: error.code, description: error.description)
             }
         }
         throw OAuthError.deviceCodeExpired
@@ -155,7 +183,9 @@ public struct OAuthAuthorization: Sendable {
     /// answer (`expires_in`).
     public static func importToken(_ data: Data, now: Date = Date()) throws -> OAuthToken {
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        if object?["expires_in"] == nil, let token = try? JSONDecoder().decode(OAuthToken.self, from: data) { return token }
+        if object?["expires_in"] == nil, let token = try? JSONDecoder().decode(OAuthToken.self, from: data) {
+            return token
+        }
         return try OAuthToken(tokenResponse: data, now: now)
     }
 }
@@ -231,30 +261,44 @@ final class LoopbackRedirect: Sendable {
         let reader = IncomingRequestReader(connection: connection)
         let request: IncomingRequest
         do {
-            guard let read = try reader.next(beforeBody: { request in
-                let length = request.headers["Content-Length"].flatMap(Int64.init) ?? 0
-                if length > 0 || request.headers["Transfer-Encoding"] != nil { throw IncomingRequestReader.Malformed(description: "a body") }
-            }) else { return }
+            guard
+                let read = try reader.next(beforeBody: { request in
+                    let length = request.headers["Content-Length"].flatMap(Int64.init) ?? 0
+                    if length > 0 || request.headers["Transfer-Encoding"] != nil {
+                        throw IncomingRequestReader.Malformed(description: "a body")
+                    }
+                })
+            else { return }
             request = read
         } catch {
             return Self.refuse(connection)
         }
         let query = request.query
-        guard request.method == "GET", request.rawPath == "/", let state = query["state"], PKCE.constantTimeEquals(state, self.state),
-              query["code"].map({ !$0.isEmpty }) == true || query["error"] != nil else {
+        guard request.method == "GET", request.rawPath == "/", let state = query["state"],
+            PKCE.constantTimeEquals(state, self.state),
+            query["code"].map({ !$0.isEmpty }) == true || query["error"] != nil
+        else {
             return Self.refuse(connection)
         }
         if query["error"] != nil {
-            Self.answer(connection, status: "200 OK", page: Self.page("LLVS was not authorized", "The sign-in was declined. You can close this window; the terminal says more."))
+            Self.answer(
+                connection, status: "200 OK",
+                page: Self.page(
+                    "LLVS was not authorized",
+                    "The sign-in was declined. You can close this window; the terminal says more."))
         } else {
-            Self.answer(connection, status: "200 OK", page: Self.page("LLVS is authorized", "You can close this window and return to the terminal."))
+            Self.answer(
+                connection, status: "200 OK",
+                page: Self.page("LLVS is authorized", "You can close this window and return to the terminal."))
         }
         finish(with: request.target)
     }
 
     /// What anything but this sign-in's redirect gets: 400, and the listener goes on.
     static func refuse(_ connection: TCPConnection) {
-        answer(connection, status: "400 Bad Request", page: page("Not an answer to this sign-in", "This address only takes the sign-in's redirect."))
+        answer(
+            connection, status: "400 Bad Request",
+            page: page("Not an answer to this sign-in", "This address only takes the sign-in's redirect."))
     }
 
     static func page(_ title: String, _ text: String) -> String {
@@ -262,7 +306,9 @@ final class LoopbackRedirect: Sendable {
     }
 
     static func answer(_ connection: TCPConnection, status: String, page: String) {
-        try? connection.write("HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(page.utf8.count)\r\nConnection: close\r\n\r\n\(page)")
+        try? connection.write(
+            "HTTP/1.1 \(status)\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(page.utf8.count)\r\nConnection: close\r\n\r\n\(page)"
+        )
     }
 }
 
@@ -270,8 +316,10 @@ final class LoopbackRedirect: Sendable {
 /// the screen or retitle the terminal) become spaces.
 public enum TerminalSafe {
     public static func text(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-            (scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)) ? " " : scalar
-        }))
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    (scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)) ? " " : scalar
+                }))
     }
 }

@@ -28,8 +28,12 @@ public struct OAuthConfiguration: Sendable {
     /// it): where it does not, a pasted code is only taken inside its whole redirected address, whose state is checked.
     public var enforcesPKCE = true
 
-    public init(authorizationURL: URL, tokenURL: URL, deviceAuthorizationURL: URL? = nil, clientId: String, clientSecret: String? = nil,
-                scopes: [String] = [], clientAuthentication: ClientAuthentication = .body, extraAuthorizationParameters: [(String, String)] = []) {
+    public init(
+        authorizationURL: URL, tokenURL: URL, deviceAuthorizationURL: URL? = nil, clientId: String,
+        clientSecret: String? = nil,
+        scopes: [String] = [], clientAuthentication: ClientAuthentication = .body,
+        extraAuthorizationParameters: [(String, String)] = []
+    ) {
         self.authorizationURL = authorizationURL
         self.tokenURL = tokenURL
         self.deviceAuthorizationURL = deviceAuthorizationURL
@@ -43,7 +47,9 @@ public struct OAuthConfiguration: Sendable {
     /// A form request to the token (or device) endpoint, carrying the client's credentials the way it wants them.
     func tokenRequest(_ url: URL, fields: [(String, String)], safeToRepeat: Bool) -> HTTPRequest {
         var fields = fields
-        var request = HTTPRequest(method: "POST", url: url, headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"])
+        var request = HTTPRequest(
+            method: "POST", url: url,
+            headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"])
         switch clientAuthentication {
         case .body:
             fields.append(("client_id", clientId))

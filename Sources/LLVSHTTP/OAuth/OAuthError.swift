@@ -21,13 +21,17 @@ public enum OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .reauthorizationRequired(let command, let reason): "The saved authorization no longer works (\(reason)). Run `\(command)` to authorize again."
-        case .notAuthorized(let command, let tokenFile): "This remote is not authorized yet (there is no token at \(tokenFile)). Run `\(command)` first."
-        case .tokenEndpoint(let status, let error, let description): "The token endpoint refused the request (\(status) \(error)): \(description)"
+        case .reauthorizationRequired(let command, let reason):
+            "The saved authorization no longer works (\(reason)). Run `\(command)` to authorize again."
+        case .notAuthorized(let command, let tokenFile):
+            "This remote is not authorized yet (there is no token at \(tokenFile)). Run `\(command)` first."
+        case .tokenEndpoint(let status, let error, let description):
+            "The token endpoint refused the request (\(status) \(error)): \(description)"
         case .stateMismatch: "The authorization answer does not belong to this request (state mismatch); start again."
         case .authorizationDenied(let reason): "The authorization was declined: \(reason)."
         case .missingCode(let text): "No authorization code in \(text)."
-        case .wholeAddressNeeded: "Paste the whole address the browser ended at, not only the code: this service does not bind a code to the request that asked for it, so its state must be checked."
+        case .wholeAddressNeeded:
+            "Paste the whole address the browser ended at, not only the code: this service does not bind a code to the request that asked for it, so its state must be checked."
         case .deviceCodeExpired: "The device code expired before it was approved; start again."
         case .malformedToken(let reason): "The token is not usable: \(reason)."
         case .tokenFile(let path, let message): "The token file \(path) failed: \(message)."

@@ -11,8 +11,10 @@ public struct OAuthToken: Sendable, Equatable {
     /// Other string fields, such as pCloud's `hostname`, kept so nothing a service sent is lost.
     public var extras: [String: String]
 
-    public init(accessToken: String, refreshToken: String? = nil, tokenType: String = "Bearer", expiresAt: Date? = nil,
-                scope: String? = nil, extras: [String: String] = [:]) {
+    public init(
+        accessToken: String, refreshToken: String? = nil, tokenType: String = "Bearer", expiresAt: Date? = nil,
+        scope: String? = nil, extras: [String: String] = [:]
+    ) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.tokenType = tokenType
@@ -31,24 +33,32 @@ public struct OAuthToken: Sendable, Equatable {
     /// keeps the previous one, as services that do not rotate expect.
     public init(tokenResponse data: Data, now: Date, previous: OAuthToken? = nil) throws {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let access = object["access_token"] as? String, !access.isEmpty else {
+            let access = object["access_token"] as? String, !access.isEmpty
+        else {
             throw OAuthError.malformedToken("the token endpoint's answer has no access_token")
         }
         accessToken = access
         refreshToken = (object["refresh_token"] as? String) ?? previous?.refreshToken
         tokenType = (object["token_type"] as? String) ?? "Bearer"
-        let lifetime = (object["expires_in"] as? NSNumber)?.doubleValue ?? (object["expires_in"] as? String).flatMap(Double.init)
+        let lifetime =
+            (object["expires_in"] as? NSNumber)?.doubleValue ?? (object["expires_in"] as? String).flatMap(Double.init)
         expiresAt = lifetime.map { now.addingTimeInterval($0) }
         scope = (object["scope"] as? String) ?? previous?.scope
         var extras = previous?.extras ?? [:]
         for (key, value) in object where !Self.knownKeys.contains(key) {
-            if let text = value as? String { extras[key] = text } else if let number = value as? NSNumber { extras[key] = number.stringValue }
+            if let text = value as? String {
+                extras[key] = text
+            } else if let number = value as? NSNumber {
+                extras[key] = number.stringValue
+            }
         }
         extras["expires_in"] = nil
         self.extras = extras
     }
 
-    static let knownKeys: Set<String> = ["access_token", "refresh_token", "token_type", "expires_at", "expires_in", "scope", "expiry"]
+    static let knownKeys: Set<String> = [
+        "access_token", "refresh_token", "token_type", "expires_at", "expires_in", "scope", "expiry",
+    ]
 }
 
 extension OAuthToken: Codable {
@@ -67,11 +77,13 @@ extension OAuthToken: Codable {
         tokenType = try container.decodeIfPresent(String.self, forKey: Key("token_type")) ?? "Bearer"
         scope = try container.decodeIfPresent(String.self, forKey: Key("scope"))
         // `expires_at` is ours; `expiry` is what rclone writes. Both are RFC 3339.
-        let expiry = try container.decodeIfPresent(String.self, forKey: Key("expires_at"))
+        let expiry =
+            try container.decodeIfPresent(String.self, forKey: Key("expires_at"))
             ?? container.decodeIfPresent(String.self, forKey: Key("expiry"))
         if let expiry {
             guard let date = RFC3339.date(expiry) else {
-                throw DecodingError.dataCorruptedError(forKey: Key("expires_at"), in: container, debugDescription: "\(expiry) is not an RFC 3339 date")
+                throw DecodingError.dataCorruptedError(
+                    forKey: Key("expires_at"), in: container, debugDescription: "\(expiry) is not an RFC 3339 date")
             }
             expiresAt = date
         } else {

@@ -29,10 +29,12 @@ public actor OAuthTokenSource: HTTPAuthorizer {
     /// a kill loses a single-use refresh token (Box), measured so it can be shown to hold nothing but the write.
     public private(set) var lastRefreshKeptIn: Duration?
 
-    public init(file: TokenFile, configuration: OAuthConfiguration, http: HTTPClient, reauthorizeCommand: String,
-                refreshMargin: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() },
-                isTokenRejection: @escaping @Sendable (HTTPResponse) -> Bool = { $0.status == 401 },
-                detached: DetachedRefresh? = nil) {
+    public init(
+        file: TokenFile, configuration: OAuthConfiguration, http: HTTPClient, reauthorizeCommand: String,
+        refreshMargin: TimeInterval = 60, now: @escaping @Sendable () -> Date = { Date() },
+        isTokenRejection: @escaping @Sendable (HTTPResponse) -> Bool = { $0.status == 401 },
+        detached: DetachedRefresh? = nil
+    ) {
         self.detached = detached
         self.file = file
         self.configuration = configuration
@@ -61,11 +63,14 @@ public actor OAuthTokenSource: HTTPAuthorizer {
 
     public nonisolated func authorize(_ request: inout HTTPRequest) async throws {
         let token = try await token()
-        request.headers["Authorization"] = "\(token.tokenType.lowercased() == "bearer" ? "Bearer" : token.tokenType) \(token.accessToken)"
+        request.headers["Authorization"] =
+            "\(token.tokenType.lowercased() == "bearer" ? "Bearer" : token.tokenType) \(token.accessToken)"
     }
 
     public nonisolated func renew(after response: HTTPResponse, to request: HTTPRequest) async throws -> Bool {
-        guard isTokenRejection(response), let sent = request.headers["Authorization"]?.split(separator: " ").last else { return false }
+        guard isTokenRejection(response), let sent = request.headers["Authorization"]?.split(separator: " ").last else {
+            return false
+        }
         _ = try await refresh(replacing: String(sent))
         return true
     }
@@ -73,8 +78,13 @@ public actor OAuthTokenSource: HTTPAuthorizer {
     /// Replaces `rejected` with a fresh token, unless that already happened (here or in another process).
     public func refresh(replacing rejected: String) async throws -> OAuthToken {
         if let refreshing { return try await refreshing.value }
-        if let cached, cached.accessToken != rejected, !cached.expires(within: refreshMargin, now: now()) { return cached }
-        let task = Task { try await self.detached == nil ? self.refreshUnderLock(replacing: rejected) : self.refreshDetached(replacing: rejected) }
+        if let cached, cached.accessToken != rejected, !cached.expires(within: refreshMargin, now: now()) {
+            return cached
+        }
+        let task = Task {
+            try await self.detached == nil
+                ? self.refreshUnderLock(replacing: rejected) : self.refreshDetached(replacing: rejected)
+        }
         refreshing = task
         defer { refreshing = nil }
         return try await task.value
@@ -84,11 +94,15 @@ public actor OAuthTokenSource: HTTPAuthorizer {
     /// is read back from the file it wrote.
     private func refreshDetached(replacing rejected: String) async throws -> OAuthToken {
         guard let detached else { return try await refreshUnderLock(replacing: rejected) }
-        try await detached.refresh(.init(tokenFile: file.path, tokenURL: configuration.tokenURL, clientId: configuration.clientId,
-                                         clientSecret: configuration.clientSecret, scopes: configuration.scopes,
-                                         basicClientAuthentication: configuration.clientAuthentication == .basic, rejected: rejected,
-                                         refreshMargin: refreshMargin, reauthorizeCommand: reauthorizeCommand))
-        guard let token = try file.read() else { throw OAuthError.notAuthorized(command: reauthorizeCommand, tokenFile: file.path) }
+        try await detached.refresh(
+            .init(
+                tokenFile: file.path, tokenURL: configuration.tokenURL, clientId: configuration.clientId,
+                clientSecret: configuration.clientSecret, scopes: configuration.scopes,
+                basicClientAuthentication: configuration.clientAuthentication == .basic, rejected: rejected,
+                refreshMargin: refreshMargin, reauthorizeCommand: reauthorizeCommand))
+        guard let token = try file.read() else {
+            throw OAuthError.notAuthorized(command: reauthorizeCommand, tokenFile: file.path)
+        }
         cached = token
         refreshCount += 1
         return token
@@ -98,28 +112,32 @@ public actor OAuthTokenSource: HTTPAuthorizer {
         try await file.withLock {
             let onDisk = try file.read()
             if let onDisk, onDisk.accessToken != rejected, !onDisk.expires(within: refreshMargin, now: now()) {
-                cached = onDisk // another process refreshed while we waited
+                cached = onDisk  // another process refreshed while we waited
                 return onDisk
             }
             let previous = onDisk ?? cached
             guard let refreshToken = previous?.refreshToken else {
-                throw OAuthError.reauthorizationRequired(command: reauthorizeCommand, reason: "the token cannot be refreshed")
+                throw OAuthError.reauthorizationRequired(
+                    command: reauthorizeCommand, reason: "the token cannot be refreshed")
             }
             var fields = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
             if !configuration.scopes.isEmpty { fields.append(("scope", configuration.scopes.joined(separator: " "))) }
             // Token endpoints answer temporarily_unavailable, 429 and 5xx when they did not act: safe to repeat.
             let request = configuration.tokenRequest(configuration.tokenURL, fields: fields, safeToRepeat: true)
-            let response = try await http.send(request, isRetryable: { TokenEndpointError($0).code == "temporarily_unavailable" })
+            let response = try await http.send(
+                request, isRetryable: { TokenEndpointError($0).code == "temporarily_unavailable" })
             let answered = ContinuousClock.now
             guard response.isSuccess else {
                 let error = TokenEndpointError(response)
                 if error.code == "invalid_grant" {
-                    throw OAuthError.reauthorizationRequired(command: reauthorizeCommand, reason: "the service answered invalid_grant: \(error.description)")
+                    throw OAuthError.reauthorizationRequired(
+                        command: reauthorizeCommand, reason: "the service answered invalid_grant: \(error.description)")
                 }
-                throw OAuthError.tokenEndpoint(status: response.status, error: error.code, description: error.description)
+                throw OAuthError.tokenEndpoint(
+                    status: response.status, error: error.code, description: error.description)
             }
             let token = try OAuthToken(tokenResponse: response.body, now: now(), previous: previous)
-            try file.write(token) // a rotated refresh token is safe on disk before anyone uses the new access token
+            try file.write(token)  // a rotated refresh token is safe on disk before anyone uses the new access token
             lastRefreshKeptIn = ContinuousClock.now - answered
             cached = token
             refreshCount += 1

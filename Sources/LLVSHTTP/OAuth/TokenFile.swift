@@ -24,7 +24,9 @@ public struct TokenFile: Sendable {
     public func read() throws -> OAuthToken? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch { throw failure("cannot read it (\(error.localizedDescription))") }
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw failure("cannot read it (\(error.localizedDescription))")
+        }
         do { return try JSONDecoder().decode(OAuthToken.self, from: data) } catch {
             throw failure("it does not hold a token (\(error))")
         }
@@ -35,7 +37,8 @@ public struct TokenFile: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(token)
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = folder + "/.\((path as NSString).lastPathComponent).\(getpid()).\(UUID().uuidString)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot create \(temporary): \(String(cString: strerror(errno)))") }
@@ -70,22 +73,30 @@ public struct TokenFile: Sendable {
     /// nothing else (an application's accounts folder), never one others share: a sticky folder (`/tmp`) is left as
     /// it is, and `TokenFile` itself, which may be given any path, never calls this.
     public static func makePrivateFolder(_ folder: String) throws {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var info = stat()
-        if lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(), info.st_mode & S_ISVTX == 0,
-           info.st_mode & 0o077 != 0 {
+        if lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(),
+            info.st_mode & S_ISVTX == 0,
+            info.st_mode & 0o077 != 0
+        {
             chmod(folder, 0o700)
         }
     }
 
-    public func withLock<T: Sendable>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    public func withLock<T: Sendable>(
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+    ) async throws -> T {
+        try? FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // Not through a link: a planted `.lock` link would make this create or open its target.
         let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot open its lock \(lockPath): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw failure("cannot lock it: \(String(cString: strerror(errno)))") }
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw failure("cannot lock it: \(String(cString: strerror(errno)))")
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
         defer { flock(fd, LOCK_UN) }

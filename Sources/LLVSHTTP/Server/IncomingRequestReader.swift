@@ -68,8 +68,10 @@ public final class IncomingRequestReader {
     static let headLimit = 64 * 1024
 
     /// `spoolFolder`: where large bodies go (`llvs-body-UUID`), the temporary directory unless told.
-    public init(connection: TCPConnection, spoolThreshold: Int64 = 8 * 1024 * 1024,
-                spoolFolder: URL = FileManager.default.temporaryDirectory) {
+    public init(
+        connection: TCPConnection, spoolThreshold: Int64 = 8 * 1024 * 1024,
+        spoolFolder: URL = FileManager.default.temporaryDirectory
+    ) {
         self.connection = connection
         self.spoolThreshold = spoolThreshold
         self.spoolFolder = spoolFolder
@@ -89,9 +91,12 @@ public final class IncomingRequestReader {
         var headers = HTTPHeaders()
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { throw Malformed(description: "bad header line") }
-            headers.add(String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            headers.add(
+                String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
-        var request = IncomingRequest(method: requestLine[0], target: requestLine[1], version: requestLine[2], headers: headers, body: .data(Data()))
+        var request = IncomingRequest(
+            method: requestLine[0], target: requestLine[1], version: requestLine[2], headers: headers,
+            body: .data(Data()))
         try beforeBody(request)
         if headers["Expect"]?.lowercased() == "100-continue" { try connection.write("HTTP/1.1 100 Continue\r\n\r\n") }
         if headers["Transfer-Encoding"]?.lowercased().contains("chunked") == true {
@@ -116,7 +121,9 @@ public final class IncomingRequestReader {
     private func fill(until found: () -> Int?) throws -> Int? {
         while true {
             if let index = found() { return index }
-            guard buffer.count < Self.headLimit else { throw Malformed(description: "a request head or chunk line is too long") }
+            guard buffer.count < Self.headLimit else {
+                throw Malformed(description: "a request head or chunk line is too long")
+            }
             let more = try connection.read(upTo: 64 * 1024)
             if more.isEmpty { return nil }
             buffer.append(contentsOf: more)
@@ -135,7 +142,9 @@ public final class IncomingRequestReader {
         while remaining > 0 {
             if buffer.isEmpty {
                 let more = try connection.read(upTo: Int(min(remaining, 1 << 20)))
-                if more.isEmpty { throw Malformed(description: "\(what) ended after \(count - remaining) of \(count) bytes") }
+                if more.isEmpty {
+                    throw Malformed(description: "\(what) ended after \(count - remaining) of \(count) bytes")
+                }
                 buffer = more
             }
             let take = Int(min(Int64(buffer.count), remaining))
@@ -148,8 +157,11 @@ public final class IncomingRequestReader {
     private func readChunked() throws -> IncomingRequest.Body {
         let sink = try BodySink(spoolAbove: spoolThreshold, in: spoolFolder, expected: nil)
         while true {
-            guard let lineEnd = try fill(until: { self.find([13, 10]) }) else { throw Malformed(description: "the chunked body ended early") }
-            let sizeText = String(decoding: buffer[..<lineEnd], as: UTF8.self).split(separator: ";").first.map(String.init) ?? ""
+            guard let lineEnd = try fill(until: { self.find([13, 10]) }) else {
+                throw Malformed(description: "the chunked body ended early")
+            }
+            let sizeText =
+                String(decoding: buffer[..<lineEnd], as: UTF8.self).split(separator: ";").first.map(String.init) ?? ""
             buffer.removeFirst(lineEnd + 2)
             guard let size = Int64(sizeText.trimmingCharacters(in: .whitespaces), radix: 16), size >= 0 else {
                 throw Malformed(description: "bad chunk size \(sizeText)")
@@ -157,7 +169,9 @@ public final class IncomingRequestReader {
             if size == 0 {
                 // Trailers, up to an empty line.
                 while true {
-                    guard let end = try fill(until: { self.find([13, 10]) }) else { throw Malformed(description: "the chunked body ended early") }
+                    guard let end = try fill(until: { self.find([13, 10]) }) else {
+                        throw Malformed(description: "the chunked body ended early")
+                    }
                     buffer.removeFirst(end + 2)
                     if end == 0 { return try sink.finish() }
                 }
@@ -190,7 +204,10 @@ private final class BodySink {
     private func spool() throws {
         let url = folder.appendingPathComponent("llvs-body-\(UUID().uuidString)")
         fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw IncomingRequestReader.Malformed(description: "cannot spool the body: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw IncomingRequestReader.Malformed(
+                description: "cannot spool the body: \(String(cString: strerror(errno)))")
+        }
         self.url = url
         if !data.isEmpty { try append(data); data = Data() }
     }
@@ -200,7 +217,10 @@ private final class BodySink {
             var done = 0
             while done < raw.count {
                 let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
-                if n < 0 { if errno == EINTR { continue }; throw IncomingRequestReader.Malformed(description: "cannot spool the body") }
+                if n < 0 {
+                    if errno == EINTR { continue };
+                    throw IncomingRequestReader.Malformed(description: "cannot spool the body")
+                }
                 done += n
             }
         }

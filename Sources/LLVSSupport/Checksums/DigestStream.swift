@@ -9,11 +9,12 @@ public final class DigestStream {
 
     public init(_ algorithm: Algorithm = .sha256) {
         context = EVP_MD_CTX_new()
-        let digest = switch algorithm {
-        case .sha256: EVP_sha256()
-        case .sha1: EVP_sha1()
-        case .md5: EVP_md5()
-        }
+        let digest =
+            switch algorithm {
+            case .sha256: EVP_sha256()
+            case .sha1: EVP_sha1()
+            case .md5: EVP_md5()
+            }
         EVP_DigestInit_ex(context, digest, nil)
     }
 

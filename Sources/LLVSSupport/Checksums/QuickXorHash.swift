@@ -37,7 +37,9 @@ public final class QuickXorHash {
     /// The 20-byte hash; the hash is finished after this.
     public func finalize() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Self.widthInBits / 8)
-        for index in 0..<bytes.count { bytes[index] = UInt8(truncatingIfNeeded: cells[index / 8] >> UInt64((index % 8) * 8)) }
+        for index in 0..<bytes.count {
+            bytes[index] = UInt8(truncatingIfNeeded: cells[index / 8] >> UInt64((index % 8) * 8))
+        }
         for index in 0..<8 { bytes[bytes.count - 8 + index] ^= UInt8(truncatingIfNeeded: length >> UInt64(index * 8)) }
         return bytes
     }

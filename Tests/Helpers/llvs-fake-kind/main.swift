@@ -11,17 +11,24 @@ import LLVSHTTP
 let fake = ConnectorKind(
     name: "fake", serviceName: "Fake Cloud", address: .servicePath,
     options: [
-        ConnectorOption("shelf-root", "DIR", "the folder on this machine that stands for the fake cloud", level: .account),
-        ConnectorOption("shelf", "NAME", "which shelf of the fake cloud the remote is on", level: .remote, type: .choice(["top", "bottom"]), defaultValue: "top"),
+        ConnectorOption(
+            "shelf-root", "DIR", "the folder on this machine that stands for the fake cloud", level: .account),
+        ConnectorOption(
+            "shelf", "NAME", "which shelf of the fake cloud the remote is on", level: .remote,
+            type: .choice(["top", "bottom"]), defaultValue: "top"),
     ],
     oauth: ConnectorOAuth(hasDeviceFlow: false) { client, account in
         // Never contacted: a token comes from `llvs auth --token-json`, and the tests' tokens do not expire.
-        OAuthConfiguration(authorizationURL: URL(string: "http://127.0.0.1:9/authorize")!, tokenURL: URL(string: "http://127.0.0.1:9/token")!,
-                           clientId: client.id, clientSecret: client.secret, scopes: ["shelves"])
+        OAuthConfiguration(
+            authorizationURL: URL(string: "http://127.0.0.1:9/authorize")!,
+            tokenURL: URL(string: "http://127.0.0.1:9/token")!,
+            clientId: client.id, clientSecret: client.secret, scopes: ["shelves"])
     }
 ) { access in
     guard let root = access.account["shelf-root"] else { throw FakeCloudError.noShelfRoot }
-    guard try access.keptToken() != nil else { throw FakeCloudError.notAuthorized(command: "llvs auth \(access.signIn.name ?? "")") }
+    guard try access.keptToken() != nil else {
+        throw FakeCloudError.notAuthorized(command: "llvs auth \(access.signIn.name ?? "")")
+    }
     let shelf = URL(fileURLWithPath: root).appendingPathComponent(access.remote["shelf"] ?? "top")
     try FileManager.default.createDirectory(at: shelf, withIntermediateDirectories: true)
     return LocalFolderFileSystem(root: shelf)
@@ -34,7 +41,8 @@ enum FakeCloudError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .noShelfRoot: "the fake account has no --shelf-root"
-        case .notAuthorized(let command): "the fake cloud is closed to an account without a token; run `\(command) --token-json FILE`"
+        case .notAuthorized(let command):
+            "the fake cloud is closed to an account without a token; run `\(command) --token-json FILE`"
         }
     }
 }

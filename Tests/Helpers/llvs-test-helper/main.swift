@@ -38,9 +38,16 @@ if arguments.count == 5, arguments[1] == "project", let pauseAfter = Int(argumen
     struct Contact: Decodable { var firstName: String; var city: String }
     final class Countdown: Sendable { let seen = Mutex(0) }
     let countdown = Countdown()
-    let contacts = ProjectedType(typeIdentifier: "Contact", tableName: "contacts",
-                                 columns: [ProjectedColumn(name: "first_name", declaration: "TEXT"), ProjectedColumn(name: "city", declaration: "TEXT")]) { value in
-        if countdown.seen.withLock({ $0 += 1; return $0 }) == pauseAfter + 1 {
+    let contacts = ProjectedType(
+        typeIdentifier: "Contact", tableName: "contacts",
+        columns: [
+            ProjectedColumn(name: "first_name", declaration: "TEXT"),
+            ProjectedColumn(name: "city", declaration: "TEXT"),
+        ]
+    ) { value in
+        if countdown.seen.withLock({
+            $0 += 1; return $0
+        }) == pauseAfter + 1 {
             FileHandle.standardOutput.write(Data("paused after \(pauseAfter)\n".utf8))
             _ = FileHandle.standardInput.readDataToEndOfFile()
         }
@@ -48,7 +55,8 @@ if arguments.count == 5, arguments[1] == "project", let pauseAfter = Int(argumen
         return ["first_name": .text(contact.firstName), "city": .text(contact.city)]
     }
     let coordinator = try StoreCoordinator(store: try Store(rootDirectoryURL: URL(fileURLWithPath: arguments[2])))
-    let follower = try ProjectionFollower(databaseURL: URL(fileURLWithPath: arguments[3]), coordinator: coordinator, types: [contacts])
+    let follower = try ProjectionFollower(
+        databaseURL: URL(fileURLWithPath: arguments[3]), coordinator: coordinator, types: [contacts])
     try await follower.projectCurrentVersion()
     exit(0)
 }
@@ -68,15 +76,17 @@ if arguments.count == 7, arguments[1] == "refresh" {
     // refresh TOKEN-FILE TOKEN-URL CLIENT-ID SECRET BARRIER: says "ready", waits until the test creates BARRIER (so
     // two helpers start together), says "attempting" as it asks for a token, and prints the token it got with when it
     // started and ended (uptime seconds).
-    let configuration = OAuthConfiguration(authorizationURL: URL(string: arguments[3])!, tokenURL: URL(string: arguments[3])!,
-                                           clientId: arguments[4], clientSecret: arguments[5])
+    let configuration = OAuthConfiguration(
+        authorizationURL: URL(string: arguments[3])!, tokenURL: URL(string: arguments[3])!,
+        clientId: arguments[4], clientSecret: arguments[5])
     // The test holds the token endpoint's answer until both helpers are asking, however long the other takes to
     // start on a loaded machine: a stall timeout shorter than that wait would abandon a refresh the server carried out
     // and send the spent single-use refresh token again (invalid_grant), which is what this test must not measure.
     var http = HTTPClientConfiguration()
     http.stallTimeout = .seconds(3600)
-    let source = OAuthTokenSource(file: TokenFile(path: arguments[2]), configuration: configuration,
-                                  http: HTTPClient(configuration: http), reauthorizeCommand: "llvs auth test")
+    let source = OAuthTokenSource(
+        file: TokenFile(path: arguments[2]), configuration: configuration,
+        http: HTTPClient(configuration: http), reauthorizeCommand: "llvs auth test")
     FileHandle.standardOutput.write(Data("ready\n".utf8))
     while !FileManager.default.fileExists(atPath: arguments[6]) { usleep(500) }
     let started = ProcessInfo.processInfo.systemUptime
@@ -101,7 +111,8 @@ do {
     var previous: Version.ID?
     for i in 0..<count {
         let data = Data(repeating: UInt8(i % 251), count: size)
-        let version = try store.makeVersion(basedOnPredecessor: previous, inserting: [Value(id: "\(arguments[3])-\(i)", data: data)])
+        let version = try store.makeVersion(
+            basedOnPredecessor: previous, inserting: [Value(id: "\(arguments[3])-\(i)", data: data)])
         previous = version.id
         FileHandle.standardOutput.write(Data("saved \(i) \(version.id)\n".utf8))
     }

@@ -56,7 +56,9 @@ func makeStore(in directory: TemporaryDirectory, name: String = "store", storage
 }
 
 func makeStore(at url: URL, storage: StorageKind) throws -> Store {
-    try Store(creatingAt: url, descriptor: StoreDescriptor(storage: storage.rawValue), makeStorage: SQLiteStorage.storageMaker)
+    try Store(
+        creatingAt: url, descriptor: StoreDescriptor(storage: storage.rawValue), makeStorage: SQLiteStorage.storageMaker
+    )
 }
 
 func openStore(_ url: URL) throws -> Store {
@@ -70,15 +72,20 @@ extension Store {
     }
 
     @discardableResult
-    func save(_ predecessor: Version.ID?, insert: [String: String] = [:], update: [String: String] = [:], remove: [String] = [],
-              timestamp: TimeInterval = Date().timeIntervalSinceReferenceDate, branch: String? = nil) throws -> Version {
-        let changes = insert.sorted { $0.key < $1.key }.map { Value.Change.insert(Value($0.key, $0.value)) }
+    func save(
+        _ predecessor: Version.ID?, insert: [String: String] = [:], update: [String: String] = [:],
+        remove: [String] = [],
+        timestamp: TimeInterval = Date().timeIntervalSinceReferenceDate, branch: String? = nil
+    ) throws -> Version {
+        let changes =
+            insert.sorted { $0.key < $1.key }.map { Value.Change.insert(Value($0.key, $0.value)) }
             + update.sorted { $0.key < $1.key }.map { Value.Change.update(Value($0.key, $0.value)) }
             + remove.map { Value.Change.remove(Value.ID($0)) }
         var metadata = Version.Metadata()
         if let branch { metadata[.branch] = try Version.MetadataValue(branch) }
-        return try makeVersion(basedOn: predecessor.map { Version.Predecessors(idOfFirst: $0) }, storing: changes,
-                               metadata: metadata, timestamp: timestamp)
+        return try makeVersion(
+            basedOn: predecessor.map { Version.Predecessors(idOfFirst: $0) }, storing: changes,
+            metadata: metadata, timestamp: timestamp)
     }
 }
 

@@ -125,7 +125,8 @@ final class StagingArchiveStorage: Storage {
         guard let start else { throw StoreError.versionNotFound(location.versionId) }
         if let writing, writing.versionId == location.versionId { try writing.flush() }
         let framed = try read(at: start + location.offset, count: RecordFraming.recordHeaderSize + Int(location.length))
-        return try RecordFraming.unframe(framed, expectedLength: location.length, zone: zone, path: path, offset: start + location.offset)
+        return try RecordFraming.unframe(
+            framed, expectedLength: location.length, zone: zone, path: path, offset: start + location.offset)
     }
 
     fileprivate func committed(_ header: StoredVersion, start: Int64, end: Int64) {
@@ -199,7 +200,8 @@ final class StagingVersionWriter: VersionWriter {
     func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
         let input = try ReadableFile(path: file.path)
         guard input.size <= Int64(UInt32.max) else {
-            throw StoreError.invalidChanges(versionId, reason: "\(file.path) is \(input.size) bytes; a value holds at most 4 GiB")
+            throw StoreError.invalidChanges(
+                versionId, reason: "\(file.path) is \(input.size) bytes; a value holds at most 4 GiB")
         }
         try flush()
         let start = length
@@ -223,7 +225,8 @@ final class StagingVersionWriter: VersionWriter {
 
     func commit(_ header: StoredVersion) throws {
         let encoded = header.encoded()
-        let trailer = RecordFraming.trailer(headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) })
+        let trailer = RecordFraming.trailer(
+            headerLength: encoded.count, headerCRC: encoded.withUnsafeBytes { CRC32.checksum($0) })
         pending += encoded
         pending += trailer
         length += Int64(encoded.count + trailer.count)

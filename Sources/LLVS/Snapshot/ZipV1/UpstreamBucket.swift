@@ -39,18 +39,25 @@ struct UpstreamBucket {
                 zip(ranges, ranges.dropFirst()).allSatisfy { Self.compare(buffer, $0.id, buffer, $1.id) < 0 }
             }
             if !inOrder {
-                bytes.withUnsafeBufferPointer { buffer in ranges.sort { Self.compare(buffer, $0.id, buffer, $1.id) < 0 } }
+                bytes.withUnsafeBufferPointer { buffer in ranges.sort { Self.compare(buffer, $0.id, buffer, $1.id) < 0 }
+                }
             }
             // A repeated ID (never written by LLVS) is left to the String comparison, which keeps the last.
-            if !inOrder, bytes.withUnsafeBufferPointer({ buffer in
-                zip(ranges, ranges.dropFirst()).contains { Self.compare(buffer, $0.id, buffer, $1.id) == 0 }
-            }) {
-                self.init(bytes: bytes, ranges: [], strings: try Self.strings(of: UpstreamMapNodeParser.parse(json, keepingKeyStrings: false)))
+            if !inOrder,
+                bytes.withUnsafeBufferPointer({ buffer in
+                    zip(ranges, ranges.dropFirst()).contains { Self.compare(buffer, $0.id, buffer, $1.id) == 0 }
+                })
+            {
+                self.init(
+                    bytes: bytes, ranges: [],
+                    strings: try Self.strings(of: UpstreamMapNodeParser.parse(json, keepingKeyStrings: false)))
                 return
             }
             self.init(bytes: bytes, ranges: ranges, strings: nil)
         } else {
-            self.init(bytes: [], ranges: [], strings: try Self.strings(of: UpstreamMapNodeParser.parse(json, keepingKeyStrings: false)))
+            self.init(
+                bytes: [], ranges: [],
+                strings: try Self.strings(of: UpstreamMapNodeParser.parse(json, keepingKeyStrings: false)))
         }
     }
 
@@ -58,18 +65,28 @@ struct UpstreamBucket {
 
     private static func strings(of node: UpstreamMapNode) throws -> [Value.ID: Version.ID] {
         guard case .values(let entries) = node.children else { throw NotValues() }
-        return Dictionary(entries.map { ($0.valueReference.valueId, $0.valueReference.storedVersionId) }, uniquingKeysWith: { _, last in last })
+        return Dictionary(
+            entries.map { ($0.valueReference.valueId, $0.valueReference.storedVersionId) },
+            uniquingKeysWith: { _, last in last })
     }
 
     private var asStrings: [Value.ID: Version.ID] {
-        strings ?? Dictionary(ranges.map { (Value.ID(String(decoding: bytes[$0.id], as: UTF8.self)),
-                                            Version.ID(String(decoding: bytes[$0.stored], as: UTF8.self))) },
-                              uniquingKeysWith: { _, last in last })
+        strings
+            ?? Dictionary(
+                ranges.map {
+                    (
+                        Value.ID(String(decoding: bytes[$0.id], as: UTF8.self)),
+                        Version.ID(String(decoding: bytes[$0.stored], as: UTF8.self))
+                    )
+                },
+                uniquingKeysWith: { _, last in last })
     }
 
     /// What differs from `before` to `self`: each value whose stored version differs (with its new one, and whether
     /// `before` had it), sorted by ID, and the IDs `before` had that `self` lacks, sorted.
-    func differences(from before: UpstreamBucket) -> (changed: [(id: Value.ID, stored: Version.ID, existed: Bool)], removed: [Value.ID]) {
+    func differences(
+        from before: UpstreamBucket
+    ) -> (changed: [(id: Value.ID, stored: Version.ID, existed: Bool)], removed: [Value.ID]) {
         guard strings == nil, before.strings == nil else { return Self.stringDifferences(asStrings, before.asStrings) }
         var changed: [(id: Value.ID, stored: Version.ID, existed: Bool)] = []
         var removed: [Value.ID] = []
@@ -89,11 +106,13 @@ struct UpstreamBucket {
                     }
                     if next < before.ranges.endIndex, order == 0 {
                         if Self.compare(old, before.ranges[next].stored, new, entry.stored) != 0 {
-                            changed.append((Value.ID(string(entry.id, in: new)), Version.ID(string(entry.stored, in: new)), true))
+                            changed.append(
+                                (Value.ID(string(entry.id, in: new)), Version.ID(string(entry.stored, in: new)), true))
                         }
                         next += 1
                     } else {
-                        changed.append((Value.ID(string(entry.id, in: new)), Version.ID(string(entry.stored, in: new)), false))
+                        changed.append(
+                            (Value.ID(string(entry.id, in: new)), Version.ID(string(entry.stored, in: new)), false))
                     }
                 }
                 for rest in before.ranges[next...] { removed.append(Value.ID(string(rest.id, in: old))) }
@@ -105,7 +124,9 @@ struct UpstreamBucket {
 
     /// How the bytes of `a` at `ra` order against those of `b` at `rb` (negative, zero, positive), as
     /// `lexicographicallyPrecedes` orders them, by `memcmp`: this comparison runs for every entry of every bucket read.
-    private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ ra: Range<Int>, _ b: UnsafeBufferPointer<UInt8>, _ rb: Range<Int>) -> Int {
+    private static func compare(
+        _ a: UnsafeBufferPointer<UInt8>, _ ra: Range<Int>, _ b: UnsafeBufferPointer<UInt8>, _ rb: Range<Int>
+    ) -> Int {
         let common = min(ra.count, rb.count)
         if common > 0, let left = a.baseAddress, let right = b.baseAddress {
             let order = memcmp(left + ra.lowerBound, right + rb.lowerBound, common)
@@ -114,8 +135,11 @@ struct UpstreamBucket {
         return ra.count - rb.count
     }
 
-    private static func stringDifferences(_ after: [Value.ID: Version.ID], _ before: [Value.ID: Version.ID])
-        -> (changed: [(id: Value.ID, stored: Version.ID, existed: Bool)], removed: [Value.ID]) {
+    private static func stringDifferences(
+        _ after: [Value.ID: Version.ID], _ before: [Value.ID: Version.ID]
+    )
+        -> (changed: [(id: Value.ID, stored: Version.ID, existed: Bool)], removed: [Value.ID])
+    {
         var changed: [(id: Value.ID, stored: Version.ID, existed: Bool)] = []
         var keptCount = 0
         for (id, stored) in after {
@@ -133,7 +157,9 @@ struct UpstreamBucket {
 extension JSONByteReader {
     /// A sub-node's value entries as byte ranges; false (ranges incomplete) when an ID or version ID has an escape
     /// or a non-ASCII byte. Checks the node as `upstreamMapNode` does.
-    fileprivate mutating func upstreamBucketRanges(into ranges: inout [(id: Range<Int>, stored: Range<Int>)]) throws -> Bool {
+    fileprivate mutating func upstreamBucketRanges(
+        into ranges: inout [(id: Range<Int>, stored: Range<Int>)]
+    ) throws -> Bool {
         var plain = true
         var hasReference = false
         /// Which children member came last (the one a repeated or double `children` leaves, as the node parser).
@@ -156,15 +182,21 @@ extension JSONByteReader {
                             try reader.object { reader, name in
                                 if name == "valueReference" {
                                     try reader.object { reader, name in
-                                        if name == "valueId" { id = try reader.plainStringRange(&plain) } else if name == "storedVersionId" {
+                                        if name == "valueId" {
+                                            id = try reader.plainStringRange(&plain)
+                                        } else if name == "storedVersionId" {
                                             stored = try reader.plainStringRange(&plain)
-                                        } else { try reader.skipValue() }
+                                        } else {
+                                            try reader.skipValue()
+                                        }
                                     }
                                 } else {
                                     try reader.skipValue()
                                 }
                             }
-                            guard let id, let stored else { throw reader.fail("a value entry lacks its valueId or storedVersionId") }
+                            guard let id, let stored else {
+                                throw reader.fail("a value entry lacks its valueId or storedVersionId")
+                            }
                             ranges.append((id, stored))
                         }
                     } else if name == "nodes" {
@@ -194,7 +226,9 @@ extension JSONByteReader {
         func literal(_ text: StaticString) -> Bool {
             let count = text.utf8CodeUnitCount
             guard position + count <= bytes.count,
-                  bytes.withUnsafeBufferPointer({ buffer in buffer.baseAddress.map { memcmp($0 + position, text.utf8Start, count) == 0 } ?? false })
+                bytes.withUnsafeBufferPointer({ buffer in
+                    buffer.baseAddress.map { memcmp($0 + position, text.utf8Start, count) == 0 } ?? false
+                })
             else { return false }
             position += count
             return true
@@ -208,9 +242,10 @@ extension JSONByteReader {
             return (position + 1)..<end
         }
         guard literal(#"{"key":{"keyString":"#), plainString() != nil,
-              literal(#"},"valueReference":{"valueId":"#), let id = plainString(),
-              literal(#","storedVersionId":"#), let stored = plainString(),
-              literal("}}") else {
+            literal(#"},"valueReference":{"valueId":"#), let id = plainString(),
+            literal(#","storedVersionId":"#), let stored = plainString(),
+            literal("}}")
+        else {
             position = start
             return nil
         }

@@ -82,7 +82,9 @@ enum UpstreamLayout {
         return path.withUTF8 { bytes -> UpstreamNodeReference?? in
             guard !bytes.contains(where: { $0 >= 0x80 || $0 == 0x0D }) else { return nil }
             let prefix = mapFolderAndSlash.count
-            guard bytes.count > prefix + 5, bytes.starts(with: mapFolderAndSlash), bytes.suffix(5).elementsEqual(jsonSuffix) else { return .some(nil) }
+            guard bytes.count > prefix + 5, bytes.starts(with: mapFolderAndSlash),
+                bytes.suffix(5).elementsEqual(jsonSuffix)
+            else { return .some(nil) }
             // The folders between the map folder and ".json": where each "/" is (a node path has 2 or 3).
             let end = bytes.count - 5
             var slashes: [Int] = []
@@ -110,7 +112,8 @@ enum UpstreamLayout {
             let key = containsLLVS(keyBytes) ? unsafeKey(keyText) : keyText
             var versionBytes = [UInt8](bytes[(versionFolder + 1)..<versionRest])
             versionBytes += bytes[(versionRest + 1)..<end]
-            return .some(UpstreamNodeReference(key: key, version: Version.ID(String(decoding: versionBytes, as: UTF8.self))))
+            return .some(
+                UpstreamNodeReference(key: key, version: Version.ID(String(decoding: versionBytes, as: UTF8.self))))
         }
     }
 
@@ -118,15 +121,22 @@ enum UpstreamLayout {
     private static let jsonSuffix = Array(".json".utf8)
 
     private static func containsLLVS(_ bytes: [UInt8]) -> Bool {
-        bytes.count >= 4 && (0...(bytes.count - 4)).contains { bytes[$0] == UInt8(ascii: "L") && bytes[$0 + 1] == UInt8(ascii: "L") && bytes[$0 + 2] == UInt8(ascii: "V") && bytes[$0 + 3] == UInt8(ascii: "S") }
+        bytes.count >= 4
+            && (0...(bytes.count - 4)).contains {
+                bytes[$0] == UInt8(ascii: "L") && bytes[$0 + 1] == UInt8(ascii: "L")
+                    && bytes[$0 + 2] == UInt8(ascii: "V") && bytes[$0 + 3] == UInt8(ascii: "S")
+            }
     }
 
     /// `nodePath` read backwards by rebuilding it: right for any name, decomposed ones included.
     static func generalNodeLocation(ofPath path: String) -> UpstreamNodeReference? {
         guard path.hasPrefix(mapFolder + "/"), path.hasSuffix(".json") else { return nil }
-        let components = path.dropFirst(mapFolder.count + 1).dropLast(5).split(separator: "/", omittingEmptySubsequences: false)
+        let components = path.dropFirst(mapFolder.count + 1).dropLast(5).split(
+            separator: "/", omittingEmptySubsequences: false)
         // The version's split puts one Character in its own folder; the key's part is one or two folders.
-        guard components.count == 3 || components.count == 4, components[components.count - 2].count == 1 else { return nil }
+        guard components.count == 3 || components.count == 4, components[components.count - 2].count == 1 else {
+            return nil
+        }
         let version = Version.ID(String(components[components.count - 2] + components[components.count - 1]))
         let key = unsafeKey(components.dropLast(2).joined())
         guard !key.isEmpty, nodePath(key, version: version) == path else { return nil }
@@ -159,7 +169,9 @@ extension UpstreamLayout {
         guard file.size >= 16 else { return false }
         var head = ByteReader(try file.read(at: 4, count: 8))
         var end = ByteReader(try file.read(at: file.size - 4, count: 4))
-        guard try head.uint32() == LZFSE.stored, Int64(try head.uint32()) == file.size - 16, try end.uint32() == LZFSE.endOfStream else {
+        guard try head.uint32() == LZFSE.stored, Int64(try head.uint32()) == file.size - 16,
+            try end.uint32() == LZFSE.endOfStream
+        else {
             return false
         }
         let writer = try AtomicFileWriter(destination: path)
@@ -233,7 +245,8 @@ extension UpstreamMapNode {
             // IDs and keys rarely need escaping: such a string is copied whole, the rest byte by byte.
             var text = text
             let copiedWhole = text.withUTF8 { utf8 in
-                guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+                guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+                else { return false }
                 out.append(contentsOf: utf8)
                 return true
             }
@@ -256,7 +269,9 @@ extension UpstreamMapNode {
             }
             out.append(UInt8(ascii: "\""))
         }
-        func raw(_ text: StaticString) { out += UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount) }
+        func raw(_ text: StaticString) {
+            out += UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+        }
         func reference(_ reference: UpstreamNodeReference) {
             raw(#"{"key":"#); string(reference.key); raw(#","version":"#); string(reference.version.rawValue); raw("}")
         }

@@ -33,7 +33,9 @@ extension JSONByteReader {
                         children = .nodes(nodes)
                     } else if name == "values" {
                         var values: [UpstreamMapNode.ValueEntry] = []
-                        try parser.array { parser in values.append(try parser.valueEntry(keepingKeyString: keepingKeyStrings)) }
+                        try parser.array { parser in
+                            values.append(try parser.valueEntry(keepingKeyString: keepingKeyStrings))
+                        }
                         children = .values(values)
                     } else {
                         try parser.skipValue()
@@ -51,7 +53,13 @@ extension JSONByteReader {
     mutating func nodeReference() throws -> UpstreamNodeReference {
         var key: String?, version: String?
         try object { parser, name in
-            if name == "key" { key = try parser.string() } else if name == "version" { version = try parser.string() } else { try parser.skipValue() }
+            if name == "key" {
+                key = try parser.string()
+            } else if name == "version" {
+                version = try parser.string()
+            } else {
+                try parser.skipValue()
+            }
         }
         guard let key, let version else { throw fail("a reference lacks its key or version") }
         return UpstreamNodeReference(key: key, version: Version.ID(version))
@@ -66,14 +74,21 @@ extension JSONByteReader {
                 }
             } else if name == "valueReference" {
                 try parser.object { parser, name in
-                    if name == "valueId" { valueId = try parser.string() } else if name == "storedVersionId" { stored = try parser.string() } else { try parser.skipValue() }
+                    if name == "valueId" {
+                        valueId = try parser.string()
+                    } else if name == "storedVersionId" {
+                        stored = try parser.string()
+                    } else {
+                        try parser.skipValue()
+                    }
                 }
             } else {
                 try parser.skipValue()
             }
         }
         guard let valueId, let stored else { throw fail("a value entry lacks its valueId or storedVersionId") }
-        return UpstreamMapNode.ValueEntry(key: .init(keyString: keyString ?? valueId),
-                                          valueReference: Value.Reference(valueId: Value.ID(valueId), storedVersionId: Version.ID(stored)))
+        return UpstreamMapNode.ValueEntry(
+            key: .init(keyString: keyString ?? valueId),
+            valueReference: Value.Reference(valueId: Value.ID(valueId), storedVersionId: Version.ID(stored)))
     }
 }

@@ -36,7 +36,9 @@ struct UpstreamMapReader {
     private let bucketCacheBudget: Int
     static let defaultBucketCacheBudget = 8 << 20
 
-    init(importer: ZipV1Importer, versions: [Version], source: Source, bucketCacheBudget: Int = defaultBucketCacheBudget) {
+    init(
+        importer: ZipV1Importer, versions: [Version], source: Source, bucketCacheBudget: Int = defaultBucketCacheBudget
+    ) {
         self.importer = importer
         self.source = source
         self.bucketCacheBudget = bucketCacheBudget
@@ -51,7 +53,9 @@ struct UpstreamMapReader {
     /// The references of a version's root node, read from the archive.
     private func readRoot(_ version: Version.ID) throws -> [String: Version.ID] {
         let node = try importer.node(UpstreamLayout.rootNodeKey, version: version)
-        guard case .nodes(let references) = node.children else { throw importer.corrupt("the root node of version \(version) lists values, not nodes") }
+        guard case .nodes(let references) = node.children else {
+            throw importer.corrupt("the root node of version \(version) lists values, not nodes")
+        }
         return Dictionary(references.map { ($0.key, $0.version) }, uniquingKeysWith: { _, last in last })
     }
 
@@ -121,7 +125,9 @@ struct UpstreamMapReader {
         switch source {
         case .writtenSubNodes:
             guard importer.hasNode(UpstreamLayout.rootNodeKey, version: version.id) else {
-                throw importer.corrupt("the map node \(UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id)) is missing")
+                throw importer.corrupt(
+                    "the map node \(UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id)) is missing"
+                )
             }
             changed = (importer.writtenSubNodes[version.id] ?? []).sorted()
             // Edited in place: the predecessor's references are usually taken over, not copied (256 for UUID ids).
@@ -138,13 +144,18 @@ struct UpstreamMapReader {
         do {
             for (key, previousVersion) in zip(changed, previous) {
                 let after = try new[key].map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? .empty
-                let before = try previousVersion.map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? .empty
+                let before =
+                    try previousVersion.map { try bucket(UpstreamNodeReference(key: key, version: $0)) } ?? .empty
                 let (differing, removed) = after.differences(from: before)
                 for (id, stored, existed) in differing {
                     if stored == version.id {
-                        try addStoredValue(id, version: version.id, isUpdate: existed, to: &result, temporaryFile: temporaryFile)
+                        try addStoredValue(
+                            id, version: version.id, isUpdate: existed, to: &result, temporaryFile: temporaryFile)
                     } else {
-                        guard first != nil else { throw importer.corrupt("root version \(version.id) refers to value \(id) stored in \(stored)") }
+                        guard first != nil else {
+                            throw importer.corrupt(
+                                "root version \(version.id) refers to value \(id) stored in \(stored)")
+                        }
                         result.received.changes.append(.preserve(Value.Reference(valueId: id, storedVersionId: stored)))
                     }
                 }
@@ -184,8 +195,10 @@ struct UpstreamMapReader {
     }
 
     /// A value stored by this version: named to be read when small, else streamed from the archive into a file.
-    private func addStoredValue(_ id: Value.ID, version: Version.ID, isUpdate: Bool, to result: inout VersionChanges,
-                                temporaryFile: () -> URL) throws {
+    private func addStoredValue(
+        _ id: Value.ID, version: Version.ID, isUpdate: Bool, to result: inout VersionChanges,
+        temporaryFile: () -> URL
+    ) throws {
         let path = UpstreamLayout.valuePath(id, storedIn: version)
         guard let entry = importer.files[path] else { throw importer.corrupt("the value file \(path) is missing") }
         guard entry.size > Store.inlineValueLimit else {
@@ -208,7 +221,8 @@ struct UpstreamMapReader {
         result.received.files.append((id: id, url: url, isUpdate: isUpdate))
         // A compressed large value (rare: apps compress in memory) is decoded whole, within the limit.
         if head.elementsEqual(UpstreamLayout.compressionMagic), try !UpstreamLayout.unframeStoredBlock(at: url.path) {
-            let decoded = try UpstreamLayout.decompressIfNeeded(try POSIX.readFile(url.path), limit: ZipV1Importer.decodeLimit)
+            let decoded = try UpstreamLayout.decompressIfNeeded(
+                try POSIX.readFile(url.path), limit: ZipV1Importer.decodeLimit)
             try POSIX.writeAtomically(decoded, to: url.path)
         }
     }

@@ -40,7 +40,9 @@ struct ZipV1Importer {
             }
             let share = item - 1
             let range = (versionEntries.count * share / shareCount)..<(versionEntries.count * (share + 1) / shareCount)
-            let result = Result { try versionEntries[range].map { entry in try Self.decodeVersion(entry, in: archive) } }
+            let result = Result {
+                try versionEntries[range].map { entry in try Self.decodeVersion(entry, in: archive) }
+            }
             shares.withLock { $0[share] = result }
         }
         let built = index.withLock { $0 }!
@@ -49,7 +51,9 @@ struct ZipV1Importer {
         nodeFiles = built.nodeFiles
         // Entries whose names are equal (as Strings) count once, the last, as in the index.
         var seen = Set<Version.ID>()
-        var versions = try shares.withLock { $0 }.flatMap { try $0!.get() }.reversed().filter { seen.insert($0.id).inserted }
+        var versions = try shares.withLock { $0 }.flatMap { try $0!.get() }.reversed().filter {
+            seen.insert($0.id).inserted
+        }
         versions.reverse()
         decodedVersions = versions
     }
@@ -66,12 +70,17 @@ struct ZipV1Importer {
             nodeFiles.reserveCapacity(archive.entries.count)
             for entry in archive.entries where !entry.isDirectory {
                 // Only the store's own folders count (upstream restores just these); Coordinator.json and others are not the store's.
-                guard entry.name.hasPrefix(UpstreamLayout.versionsFolder + "/") || entry.name.hasPrefix(UpstreamLayout.valuesFolder + "/")
-                        || entry.name.hasPrefix(UpstreamLayout.mapFolder + "/") else { continue }
+                guard
+                    entry.name.hasPrefix(UpstreamLayout.versionsFolder + "/")
+                        || entry.name.hasPrefix(UpstreamLayout.valuesFolder + "/")
+                        || entry.name.hasPrefix(UpstreamLayout.mapFolder + "/")
+                else { continue }
                 files[entry.name] = entry
                 if let node = UpstreamLayout.nodeLocation(ofPath: entry.name) {
                     nodeFiles[node] = entry
-                    if node.key != UpstreamLayout.rootNodeKey { writtenSubNodes[node.version, default: []].append(node.key) }
+                    if node.key != UpstreamLayout.rootNodeKey {
+                        writtenSubNodes[node.version, default: []].append(node.key)
+                    }
                 }
             }
         }
@@ -88,7 +97,9 @@ struct ZipV1Importer {
         guard decodedVersions.count >= expectedCount else {
             throw corrupt("it holds \(decodedVersions.count) versions, the manifest says \(expectedCount)")
         }
-        return try Self.predecessorsFirst(decodedVersions) { corrupt("version \($0) lacks a predecessor in the snapshot") }
+        return try Self.predecessorsFirst(decodedVersions) {
+            corrupt("version \($0) lacks a predecessor in the snapshot")
+        }
     }
 
     /// `versions` in the order `History.topologicallySorted` gives (by generation, then timestamp and ID), worked out
@@ -141,17 +152,21 @@ struct ZipV1Importer {
         } catch {
             throw corrupt("the version file \(name) is not a version: \(RemoteFormat.describe(error))")
         }
-        guard UpstreamLayout.versionPath(version.id) == name else { throw corrupt("the version file \(name) holds version \(version.id)") }
+        guard UpstreamLayout.versionPath(version.id) == name else {
+            throw corrupt("the version file \(name) holds version \(version.id)")
+        }
         return version
     }
 
     func contents(_ entry: ZipArchiveReader.Entry) throws -> Data {
-        try UpstreamLayout.decompressIfNeeded(try archive.data(entry, limit: Int64(Self.decodeLimit)), limit: Self.decodeLimit)
+        try UpstreamLayout.decompressIfNeeded(
+            try archive.data(entry, limit: Int64(Self.decodeLimit)), limit: Self.decodeLimit)
     }
 
     /// Whether the archive holds the map node `key` of `version`.
     func hasNode(_ key: String, version: Version.ID) -> Bool {
-        nodeFiles[UpstreamNodeReference(key: key, version: version)] != nil || files[UpstreamLayout.nodePath(key, version: version)] != nil
+        nodeFiles[UpstreamNodeReference(key: key, version: version)] != nil
+            || files[UpstreamLayout.nodePath(key, version: version)] != nil
     }
 
     /// The contents of the map node `key` of `version`, and its path (for messages).
@@ -187,13 +202,15 @@ struct ZipV1Importer {
         defer { try? FileManager.default.removeItem(at: stagingFolder) }
         let staged: Staged
         do {
-            staged = try stage(versions, in: stagingFolder.appendingPathComponent("written-sub-nodes"), source: .writtenSubNodes)
+            staged = try stage(
+                versions, in: stagingFolder.appendingPathComponent("written-sub-nodes"), source: .writtenSubNodes)
         } catch let error where error is UpstreamMapReader.HeadMismatch || error is StoreError {
             // Not built by upstream's rule (or damaged): read every root, which is authoritative, or fail on that.
             staged = try stage(versions, in: stagingFolder.appendingPathComponent("root-nodes"), source: .rootNodes)
         }
-        try store.restoreStagedSnapshot(from: try SnapshotArchiveReader(url: URL(fileURLWithPath: staged.path), entries: staged.entries),
-                                        headers: staged.headers, history: staged.history)
+        try store.restoreStagedSnapshot(
+            from: try SnapshotArchiveReader(url: URL(fileURLWithPath: staged.path), entries: staged.entries),
+            headers: staged.headers, history: staged.history)
         return versions.count
     }
 
@@ -213,7 +230,9 @@ struct ZipV1Importer {
         try POSIX.makeDirectories(folder.path)
         let stagingStorage = try StagingArchiveStorage(path: archivePath)
         // It reads back only the nodes on the path the previous version changed.
-        let staging = try Store(creatingAt: folder, descriptor: StoreDescriptor(storage: "staging"), mapNodeCacheLimit: 4096) { _, _, _ in stagingStorage }
+        let staging = try Store(
+            creatingAt: folder, descriptor: StoreDescriptor(storage: "staging"), mapNodeCacheLimit: 4096
+        ) { _, _, _ in stagingStorage }
         staging.reserveCapacity(forVersions: versions.count)
         // Handed over in batches: a wake-up of the other thread per version would cost more than many versions' work.
         let handoff = OrderedHandoff<[StagedStep]>(budget: Self.workAheadBudget)

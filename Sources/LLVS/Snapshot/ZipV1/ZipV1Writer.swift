@@ -18,7 +18,9 @@ struct ZipV1Writer {
         var remainingSuccessors: [Version.ID: Int] = [:]
         let included = Set(versions.map(\.id))
         for version in versions {
-            for predecessor in version.predecessors?.ids ?? [] where included.contains(predecessor) { remainingSuccessors[predecessor, default: 0] += 1 }
+            for predecessor in version.predecessors?.ids ?? [] where included.contains(predecessor) {
+                remainingSuccessors[predecessor, default: 0] += 1
+            }
         }
         var maps: [Version.ID: Buckets] = [:]
 
@@ -29,10 +31,12 @@ struct ZipV1Writer {
             var buckets: Buckets = [:]
             if let first {
                 remainingSuccessors[first, default: 1] -= 1
-                buckets = (remainingSuccessors[first] ?? 0) <= 0 ? maps.removeValue(forKey: first) ?? [:] : maps[first] ?? [:]
+                buckets =
+                    (remainingSuccessors[first] ?? 0) <= 0 ? maps.removeValue(forKey: first) ?? [:] : maps[first] ?? [:]
             }
-            let differences = try store.map.differences(from: try first.map { try store.storedVersion($0).mapRoot } ?? nil,
-                                                        to: try store.storedVersion(version.id).mapRoot)
+            let differences = try store.map.differences(
+                from: try first.map { try store.storedVersion($0).mapRoot } ?? nil,
+                to: try store.storedVersion(version.id).mapRoot)
             var changed = Set<String>()
             for difference in differences.sorted(by: { $0.valueId < $1.valueId }) {
                 let key = UpstreamLayout.bucket(of: difference.valueId)
@@ -48,14 +52,24 @@ struct ZipV1Writer {
                 // An emptied bucket keeps an empty sub-node, as upstream writes it: readers take the sub-nodes a
                 // version wrote as the buckets it changed.
                 let values = buckets[key]?.values ?? [:]
-                let node = UpstreamMapNode(reference: UpstreamNodeReference(key: key, version: version.id), children: .values(
-                    values.sorted { $0.key < $1.key }.map { UpstreamMapNode.ValueEntry(key: .init(keyString: $0.key.rawValue),
-                                                                                        valueReference: Value.Reference(valueId: $0.key, storedVersionId: $0.value)) }))
+                let node = UpstreamMapNode(
+                    reference: UpstreamNodeReference(key: key, version: version.id),
+                    children: .values(
+                        values.sorted { $0.key < $1.key }.map {
+                            UpstreamMapNode.ValueEntry(
+                                key: .init(keyString: $0.key.rawValue),
+                                valueReference: Value.Reference(valueId: $0.key, storedVersionId: $0.value))
+                        }))
                 try zip.addFile(UpstreamLayout.nodePath(key, version: version.id), data: node.encodedJSON())
             }
-            let root = UpstreamMapNode(reference: UpstreamNodeReference(key: UpstreamLayout.rootNodeKey, version: version.id), children: .nodes(
-                buckets.sorted { $0.key < $1.key }.map { UpstreamNodeReference(key: $0.key, version: $0.value.node) }))
-            try zip.addFile(UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id), data: root.encodedJSON())
+            let root = UpstreamMapNode(
+                reference: UpstreamNodeReference(key: UpstreamLayout.rootNodeKey, version: version.id),
+                children: .nodes(
+                    buckets.sorted { $0.key < $1.key }.map {
+                        UpstreamNodeReference(key: $0.key, version: $0.value.node)
+                    }))
+            try zip.addFile(
+                UpstreamLayout.nodePath(UpstreamLayout.rootNodeKey, version: version.id), data: root.encodedJSON())
             if (remainingSuccessors[version.id] ?? 0) > 0 { maps[version.id] = buckets }
         }
     }

@@ -2,9 +2,12 @@ import Foundation
 
 /// `llvs account …`: the user's sign-ins, each shared by every remote on it.
 enum AccountCommands {
-    static var group: CommandGroup { CommandGroup(
-        name: "account", summary: "List, show or remove accounts: the sign-ins remotes share (made by `llvs remote add`).",
-        subcommands: [AccountListCommand.self, AccountShowCommand.self, AccountRemoveCommand.self]) }
+    static var group: CommandGroup {
+        CommandGroup(
+            name: "account",
+            summary: "List, show or remove accounts: the sign-ins remotes share (made by `llvs remote add`).",
+            subcommands: [AccountListCommand.self, AccountShowCommand.self, AccountRemoveCommand.self])
+    }
 
     /// The remotes this store sees that sign in with an account (other stores' own remotes cannot be seen from here).
     static func remotes(using account: String, context: CommandContext) throws -> [String] {
@@ -29,7 +32,9 @@ struct AccountListCommand: Command {
             let kind = context.connectors.kind(named: account.kind)
             let state = AccountState(name, kind: kind, configuration: context.configuration)
             let authorized = state.authorized.map { $0 ? "  authorized" : "  not authorized" } ?? ""
-            context.writeLine("\(name)\t\(kind?.serviceName ?? account.kind)\(account.options["client-id"].map { "  client \($0)" } ?? "")\(authorized)")
+            context.writeLine(
+                "\(name)\t\(kind?.serviceName ?? account.kind)\(account.options["client-id"].map { "  client \($0)" } ?? "")\(authorized)"
+            )
         }
     }
 }
@@ -37,7 +42,8 @@ struct AccountListCommand: Command {
 /// `llvs account show NAME`.
 struct AccountShowCommand: Command {
     static let name = "show"
-    static let summary = "Show an account's settings (never a secret), whether it is authorized, and this store's remotes on it."
+    static let summary =
+        "Show an account's settings (never a secret), whether it is authorized, and this store's remotes on it."
     static let arguments = "NAME"
     static let options: [any DeclaredOption] = [CommonOptions.json]
     static let positionalCount = 1...1
@@ -59,16 +65,23 @@ struct AccountShowCommand: Command {
     }
 
     func run(in context: CommandContext) async throws {
-        guard let found = try context.accountBook().load()[account] else { throw CommandError.notFound("There is no account called \(account).") }
+        guard let found = try context.accountBook().load()[account] else {
+            throw CommandError.notFound("There is no account called \(account).")
+        }
         let kind = context.connectors.kind(named: found.kind)
         let state = AccountState(account, kind: kind, configuration: context.configuration)
-        let shown = Shown(name: account, kind: found.kind, options: found.options, secretKept: state.secretKept, authorized: state.authorized,
-                          remotes: try AccountCommands.remotes(using: account, context: context))
+        let shown = Shown(
+            name: account, kind: found.kind, options: found.options, secretKept: state.secretKept,
+            authorized: state.authorized,
+            remotes: try AccountCommands.remotes(using: account, context: context))
         if json { try context.writeJSON(shown); return }
         context.writeLine("\(account): \(kind?.serviceName ?? found.kind) account")
         for (key, value) in found.options.sorted(by: { $0.key < $1.key }) { context.writeLine("  \(key): \(value)") }
-        for line in state.lines(account, kind: kind, configuration: context.configuration, indent: "  ") { context.writeLine(line) }
-        context.writeLine("  remotes of this store on it: \(shown.remotes.isEmpty ? "none" : shown.remotes.joined(separator: ", "))")
+        for line in state.lines(account, kind: kind, configuration: context.configuration, indent: "  ") {
+            context.writeLine(line)
+        }
+        context.writeLine(
+            "  remotes of this store on it: \(shown.remotes.isEmpty ? "none" : shown.remotes.joined(separator: ", "))")
     }
 }
 
@@ -86,6 +99,9 @@ struct AccountRemoveCommand: Command {
         let using = try AccountCommands.remotes(using: account, context: context)
         try context.accountBook().remove(account)
         context.writeLine("Removed account \(account) with its secret and token.")
-        if !using.isEmpty { TerminalText.warn("These remotes signed in with it and need adding again: \(using.joined(separator: ", ")).") }
+        if !using.isEmpty {
+            TerminalText.warn(
+                "These remotes signed in with it and need adding again: \(using.joined(separator: ", ")).")
+        }
     }
 }

@@ -2,19 +2,27 @@ import Foundation
 
 /// `llvs remote …`: the remotes a store syncs with.
 enum RemoteCommands {
-    static var group: CommandGroup { CommandGroup(
-        name: "remote", summary: "Add, list, show, rename or remove the remotes a store syncs with.",
-        subcommands: [RemoteAddCommand.self, RemoteListCommand.self, RemoteShowCommand.self, RemoteRenameCommand.self, RemoteRemoveCommand.self,
-                      RemotePassphraseCommand.self]) }
+    static var group: CommandGroup {
+        CommandGroup(
+            name: "remote", summary: "Add, list, show, rename or remove the remotes a store syncs with.",
+            subcommands: [
+                RemoteAddCommand.self, RemoteListCommand.self, RemoteShowCommand.self, RemoteRenameCommand.self,
+                RemoteRemoveCommand.self,
+                RemotePassphraseCommand.self,
+            ])
+    }
 
     /// Remote and account names: letters, digits, '.', '_' and '-' (they name files).
     static func checkName(_ name: String, what: String = "remote") throws {
-        guard name.count <= 100, name.range(of: "^[A-Za-z0-9][A-Za-z0-9._-]*$", options: .regularExpression) != nil else {
-            throw CommandError.usage("a\(what == "account" ? "n" : "") \(what) name is letters, digits, '.', '_' and '-', not \(name)")
+        guard name.count <= 100, name.range(of: "^[A-Za-z0-9][A-Za-z0-9._-]*$", options: .regularExpression) != nil
+        else {
+            throw CommandError.usage(
+                "a\(what == "account" ? "n" : "") \(what) name is letters, digits, '.', '_' and '-', not \(name)")
         }
     }
 
-    static let allStoresOption = Flag("all-stores", "the remote kept for every store of this user (a default), not this store's own")
+    static let allStoresOption = Flag(
+        "all-stores", "the remote kept for every store of this user (a default), not this store's own")
 }
 
 /// `llvs remote list`.
@@ -39,7 +47,12 @@ struct RemoteListCommand: Command {
     func run(in context: CommandContext) async throws {
         let visible = try context.remotes().visible()
         if json {
-            try context.writeJSON(visible.mapValues { Listed(url: $0.entry.url, account: $0.entry.account, options: $0.entry.options, level: $0.level, encrypted: $0.entry.encryption != nil) })
+            try context.writeJSON(
+                visible.mapValues {
+                    Listed(
+                        url: $0.entry.url, account: $0.entry.account, options: $0.entry.options, level: $0.level,
+                        encrypted: $0.entry.encryption != nil)
+                })
             return
         }
         for (name, found) in visible.sorted(by: { $0.key < $1.key }) {
@@ -56,7 +69,8 @@ struct RemoteListCommand: Command {
 /// `llvs remote show NAME`.
 struct RemoteShowCommand: Command {
     static let name = "show"
-    static let summary = "Show a remote's settings and its account's (never a secret), and whether the account is authorized."
+    static let summary =
+        "Show a remote's settings and its account's (never a secret), and whether the account is authorized."
     static let arguments = "NAME"
     static let options: [any DeclaredOption] = [CommonOptions.json]
     static let positionalCount = 1...1
@@ -87,18 +101,25 @@ struct RemoteShowCommand: Command {
     func run(in context: CommandContext) async throws {
         let found = try context.remote(remote)
         let (kind, _) = try context.connectors.parse(found.entry.url)
-        var shown = Shown(name: found.name, url: found.entry.url, kind: kind.serviceName, level: found.level, options: found.entry.options, account: found.entry.account,
-                          encrypted: found.entry.encryption != nil, passphraseKept: found.entry.encryption.map { $0.keptPassphrase != nil })
+        var shown = Shown(
+            name: found.name, url: found.entry.url, kind: kind.serviceName, level: found.level,
+            options: found.entry.options, account: found.entry.account,
+            encrypted: found.entry.encryption != nil,
+            passphraseKept: found.entry.encryption.map { $0.keptPassphrase != nil })
         if let accountName = found.entry.account {
             shown.accountOptions = try context.accountBook().load()[accountName]?.options
             let state = AccountState(accountName, kind: kind, configuration: context.configuration)
             (shown.secretKept, shown.authorized) = (state.secretKept, state.authorized)
         }
         if json { try context.writeJSON(shown); return }
-        context.writeLine("\(shown.name): \(shown.url) (\(shown.kind); \(found.level == .store ? "this store's" : "kept for all stores"))")
+        context.writeLine(
+            "\(shown.name): \(shown.url) (\(shown.kind); \(found.level == .store ? "this store's" : "kept for all stores"))"
+        )
         for (key, value) in shown.options.sorted(by: { $0.key < $1.key }) { context.writeLine("  \(key): \(value)") }
         if let encryption = found.entry.encryption {
-            let source = encryption.keptPassphrase.map { "kept in \(context.configuration.passphraseFile($0).path)" } ?? "from $\(Passphrase.environmentName)"
+            let source =
+                encryption.keptPassphrase.map { "kept in \(context.configuration.passphraseFile($0).path)" }
+                ?? "from $\(Passphrase.environmentName)"
             context.writeLine("  encrypted: yes (passphrase \(source))")
         }
         guard let accountName = shown.account else { return }
@@ -108,7 +129,9 @@ struct RemoteShowCommand: Command {
         }
         context.writeLine("  account: \(accountName)")
         for (key, value) in accountOptions.sorted(by: { $0.key < $1.key }) { context.writeLine("    \(key): \(value)") }
-        for line in AccountState(accountName, kind: kind, configuration: context.configuration).lines(accountName, kind: kind, configuration: context.configuration, indent: "    ") {
+        for line in AccountState(accountName, kind: kind, configuration: context.configuration).lines(
+            accountName, kind: kind, configuration: context.configuration, indent: "    ")
+        {
             context.writeLine(line)
         }
     }
@@ -134,8 +157,12 @@ struct RemoteRenameCommand: Command {
     func run(in context: CommandContext) async throws {
         let book = try context.remotes().book(level)
         var remotes = try book.load()
-        guard let remote = remotes[old] else { throw try RemoteRemoveCommand.missing(old, level: level, context: context) }
-        guard remotes[new] == nil else { throw CommandError.failed("A remote called \(new) exists already; remove it first.") }
+        guard let remote = remotes[old] else {
+            throw try RemoteRemoveCommand.missing(old, level: level, context: context)
+        }
+        guard remotes[new] == nil else {
+            throw CommandError.failed("A remote called \(new) exists already; remove it first.")
+        }
         remotes[old] = nil
         remotes[new] = remote
         try book.save(remotes)
@@ -148,7 +175,8 @@ struct RemoteRenameCommand: Command {
 /// `llvs remote remove NAME`.
 struct RemoteRemoveCommand: Command {
     static let name = "remove"
-    static let summary = "Remove a remote (its account stays, with its authorization; `llvs account remove` removes that)."
+    static let summary =
+        "Remove a remote (its account stays, with its authorization; `llvs account remove` removes that)."
     static let arguments = "NAME"
     static let options: [any DeclaredOption] = [RemoteCommands.allStoresOption]
     static let positionalCount = 1...1
@@ -163,7 +191,9 @@ struct RemoteRemoveCommand: Command {
     func run(in context: CommandContext) async throws {
         let book = try context.remotes().book(level)
         var remotes = try book.load()
-        guard let removed = remotes.removeValue(forKey: remote) else { throw try Self.missing(remote, level: level, context: context) }
+        guard let removed = remotes.removeValue(forKey: remote) else {
+            throw try Self.missing(remote, level: level, context: context)
+        }
         try book.save(remotes)
         Passphrase.forget(removed.encryption, context: context)
         context.writeLine("Removed remote \(remote)\(level == .allStores ? " (kept for all stores)" : "").")
@@ -173,8 +203,10 @@ struct RemoteRemoveCommand: Command {
     static func missing(_ name: String, level: RemoteLevel, context: CommandContext) throws -> CommandError {
         let elsewhere = try context.remotes().book(level == .store ? .allStores : .store).load()[name] != nil
         switch (level, elsewhere) {
-        case (.store, true): return .notFound("The remote \(name) is kept for all stores, not this store's own; add --all-stores.")
-        case (.allStores, true): return .notFound("The remote \(name) is this store's own, not kept for all stores; leave out --all-stores.")
+        case (.store, true):
+            return .notFound("The remote \(name) is kept for all stores, not this store's own; add --all-stores.")
+        case (.allStores, true):
+            return .notFound("The remote \(name) is this store's own, not kept for all stores; leave out --all-stores.")
         default: return .notFound("There is no remote called \(name).")
         }
     }
