@@ -7,8 +7,17 @@ import Synchronization
 ///
 /// A store is safe to use from many tasks and threads at once, and several processes may share its folder:
 /// versions another process saved appear after `reloadHistory()`.
+///
+/// ```swift
+/// let store = try Store(creatingAt: folder)
+/// let first = try store.makeVersion(basedOnPredecessor: nil, inserting: [Value(id: "greeting", data: Data("hi".utf8))])
+/// let second = try store.makeVersion(basedOnPredecessor: first.id, updating: [Value(id: "greeting", data: Data("hello".utf8))])
+/// let value = try store.value(id: "greeting", at: second.id) // "hello"; at first.id it is still "hi"
+/// ```
 public final class Store: Sendable {
+    /// The store's folder (`.llvs` in a working directory).
     public let rootURL: URL
+    /// Where versions, map nodes and value data are kept: `FileStorage`, or SQLite (`LLVSSQLite`).
     public let storage: any Storage
     let map: ValueMap
     let state: Mutex<State>
@@ -27,6 +36,7 @@ public final class Store: Sendable {
     public typealias StorageMaker =
         @Sendable (_ root: String, _ descriptor: StoreDescriptor, _ creating: Bool) throws -> any Storage
 
+    /// Makes `FileStorage`, the storage every store can open.
     public static let fileStorageMaker: StorageMaker = { root, descriptor, _ in
         guard descriptor.storage == "file" else {
             throw StoreError.unsupportedStorage(kind: descriptor.storage, path: root)
@@ -170,18 +180,24 @@ public final class Store: Sendable {
     /// A copy of the history as it is now.
     public var history: History { state.withLock { $0.history } }
 
+    /// The version with this ID, or nil when the store does not have it (yet).
     public func version(identifiedBy id: Version.ID) -> Version? {
         state.withLock { $0.history.version(id) }
     }
 
+    /// The versions no other version follows: one after a merge, several while branches are apart.
     public var heads: Set<Version.ID> { state.withLock { $0.history.heads } }
 
+    /// The head saved last, by its timestamp; nil for an empty store.
     public var mostRecentHead: Version? { state.withLock { $0.history.mostRecentHead } }
 
+    /// Whether `descendant` was made, through any number of versions, on top of `ancestor`.
     public func isAncestor(_ ancestor: Version.ID, of descendant: Version.ID) -> Bool {
         state.withLock { $0.history.isAncestor(ancestor, of: descendant) }
     }
 
+    /// The latest version both `a` and `b` descend from: the base of a three-way merge; nil when they share none.
+    /// - Throws: `StoreError.versionNotFound` when the store lacks `a` or `b`.
     public func greatestCommonAncestor(_ a: Version.ID, _ b: Version.ID) throws -> Version.ID? {
         try state.withLock { state in
             for id in [a, b] where !state.history.contains(id) { throw StoreError.versionNotFound(id) }

@@ -46,10 +46,13 @@ extension IDDirectory {
 /// forgotten so the path is resolved again. With `caseInsensitive`, `A/b` and `a/B` share one entry, as they name
 /// one item on the service.
 public final class IDPathCache<Directory: IDDirectory>: Sendable {
+    /// How the service finds and makes items in a folder by ID.
     public let directory: Directory
     private let keys: PathKeys
+    /// Whether paths are compared without regard to case.
     public var caseInsensitive: Bool { keys.caseInsensitive }
 
+    /// What the cache knows of a path: its ID, and whether it is a folder.
     public struct Entry: Sendable, Equatable {
         public var id: String
         public var isFolder: Bool
@@ -61,18 +64,22 @@ public final class IDPathCache<Directory: IDDirectory>: Sendable {
     /// Whole-folder listings in flight by folder ID, so concurrent lookups in one folder share one listing.
     private let listings = SingleFlight<[Directory.Item]?>()
 
+    /// A cache that starts empty (the root's ID comes from the directory).
     public init(_ directory: Directory, caseInsensitive: Bool = false) {
         self.directory = directory
         keys = PathKeys(caseInsensitive: caseInsensitive)
     }
 
+    /// The cache key of a path.
     public func key(_ components: some Collection<String>) -> String { keys.key(components) }
 
+    /// What the cache holds for a path, without a request; nil when it does not know it.
     public func cached(_ components: some Collection<String>) -> Entry? {
         let key = key(components)
         return entries.withLock { $0[key] }
     }
 
+    /// Records an item found or made at a path, so the next lookup costs no request.
     public func remember(_ components: some Collection<String>, _ item: Directory.Item) {
         let key = key(components)
         entries.withLock { $0[key] = Entry(id: item.id, isFolder: item.isFolder) }

@@ -15,6 +15,7 @@ public final class OneAtATimePerKey: Sendable {
 
     public init() {}
 
+    /// Runs `work` once every earlier `run` with the same key has ended.
     public func run<T: Sendable>(_ key: String, _ work: @Sendable () async throws -> T) async throws -> T {
         let id = counter.add(1, ordering: .relaxed).newValue
         let (ended, end) = AsyncStream<Void>.makeStream()

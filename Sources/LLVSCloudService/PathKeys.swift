@@ -4,7 +4,9 @@
 /// scalars as `\u{…}`), because Swift compares strings by canonical equivalence and would take a composed and a
 /// decomposed `é` for one key where the service (Drive, pCloud, a Linux disk) keeps two files.
 public struct PathKeys: Sendable {
+    /// Whether names differing only in case are one name.
     public let caseInsensitive: Bool
+    /// Whether canonically equivalent names (NFC, NFD) are one name.
     public let canonicallyEquivalentNamesCollide: Bool
 
     public init(caseInsensitive: Bool, canonicallyEquivalentNamesCollide: Bool = false) {
@@ -12,6 +14,7 @@ public struct PathKeys: Sendable {
         self.canonicallyEquivalentNamesCollide = canonicallyEquivalentNamesCollide
     }
 
+    /// The key of a path: its components as the service compares them, byte for byte.
     public func key(_ components: some Collection<String>) -> String {
         var joined = components.joined(separator: "/")
         if canonicallyEquivalentNamesCollide { joined = joined.precomposedStringWithCanonicalMapping }

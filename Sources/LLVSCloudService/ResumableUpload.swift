@@ -60,8 +60,11 @@ extension ResumableUploadProtocol {
 /// order; after a failure the session is asked what it holds and the upload carries on from there, so bytes the
 /// service acknowledged are never sent again; a session the service forgot starts over, a few times at most.
 public struct ResumableUploader: Sendable {
+    /// Bytes sent per request, a multiple of the service's granularity.
     public var chunkSize: Int64
+    /// How often and how long to retry a piece before the session is asked what it holds.
     public var policy: RetryPolicy
+    /// How many sessions one upload may open, when the service forgets one.
     public var maximumSessions = 3
 
     /// `chunkSize` is rounded down to a multiple of `granularity` (at least one).
@@ -71,6 +74,9 @@ public struct ResumableUploader: Sendable {
         self.policy = policy
     }
 
+    /// Sends `source` through sessions of `service`, resuming each after a failure from what it holds.
+    /// - Returns: what the service said it stored.
+    /// - Throws: the last failure when every session and retry is spent; `localFile` when the source cannot be read.
     public func upload<P: ResumableUploadProtocol>(
         _ source: UploadSource, with service: P, path: String
     ) async throws -> P.Result {

@@ -6,9 +6,17 @@ import LLVSHTTP
 /// What every HTTP connector sends its requests through: the shared HTTP client (the one retry point), the
 /// account's authorizer, one pacer for all of this remote's transfers, and the connector's classifier, so a
 /// failed answer leaves here already in the shared error vocabulary and no connector parses bodies or retries.
+///
+/// ```swift
+/// let client = ServiceClient(http: HTTPClient(), authorizer: tokenSource, classifier: GoogleDriveClassifier())
+/// let item = try await client.json(GoogleDriveItem.self, HTTPRequest(url: url), path: "notes/a.txt")
+/// ```
 public final class ServiceClient: Sendable {
+    /// The HTTP client: connection reuse, the retry policy, the memory budget.
     public let http: HTTPClient
+    /// Signs each request with the account's credentials (a refreshed OAuth token, a password); nil for none.
     public let authorizer: (any HTTPAuthorizer)?
+    /// The connector's reading of a failed answer, into `CloudFileSystemError`.
     public let classifier: any ServiceErrorClassifier
     /// Shared by every request of this remote: one "slow down" holds all of them back.
     public let pacer: RequestPacer
@@ -17,6 +25,11 @@ public final class ServiceClient: Sendable {
     /// pre-authenticated and must never get the token.
     public enum Authorization: Sendable { case account, none }
 
+    /// - Parameters:
+    ///   - http: the client to send through.
+    ///   - authorizer: the account's credentials, or nil.
+    ///   - classifier: the connector's failure classifier.
+    ///   - pacer: the remote's pacer; share one between clients of one remote.
     public init(
         http: HTTPClient, authorizer: (any HTTPAuthorizer)?, classifier: any ServiceErrorClassifier,
         pacer: RequestPacer = RequestPacer()
@@ -27,6 +40,7 @@ public final class ServiceClient: Sendable {
         self.pacer = pacer
     }
 
+    /// The policy every retry follows (the client's), for helpers that retry on their own (resumable uploads).
     public var retryPolicy: RetryPolicy { http.configuration.retryPolicy }
 
     /// Sends a request and returns the answer whatever its status; failures below HTTP come back mapped.

@@ -8,6 +8,7 @@ public final class SingleFlight<Value: Sendable>: Sendable {
 
     public init() {}
 
+    /// Runs `work` for `key`, or waits for the run already under way for it and returns its result.
     public func run(_ key: String, _ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
         let task = running.withLock { tasks in
             if let task = tasks[key] { return task }

@@ -5,6 +5,12 @@ import LLVSSupport
 ///
 /// Saves are made on top of the current version; merges take other heads into it; an exchange brings
 /// versions in and out and merges what arrived. Observers follow the current version through `versionUpdates()`.
+///
+/// ```swift
+/// let coordinator = try StoreCoordinator(store: try Store(creatingAt: folder))
+/// try await coordinator.save(inserting: [Value(id: "notes/today", data: Data("buy milk".utf8))])
+/// let report = try await coordinator.exchange(with: CloudFileSystemExchange(store: coordinator.store, fileSystem: remote))
+/// ```
 public actor StoreCoordinator {
     public nonisolated let store: Store
     public private(set) var currentVersionId: Version.ID?
@@ -15,12 +21,14 @@ public actor StoreCoordinator {
         var currentVersionId: Version.ID?
     }
 
+    /// The file in the store's folder that keeps the current version across restarts.
     public static let stateFileName = "coordinator.json"
 
     /// The arbiter merges use when none is given: most recent change by default; a `MergeableArbiter` (LLVSModel)
     /// merges typed models property by property.
     public private(set) var mergeArbiter: any MergeArbiter = MostRecentChangeFavoringArbiter()
 
+    /// Sets the arbiter later merges use when none is given.
     public func setMergeArbiter(_ arbiter: any MergeArbiter) { mergeArbiter = arbiter }
 
     /// Takes charge of `store`, resuming the current version saved by the last coordinator, or the most recent
@@ -42,6 +50,7 @@ public actor StoreCoordinator {
         self.currentVersionId = current ?? store.mostRecentHead?.id
     }
 
+    /// The version saves are made on; nil for an empty store.
     public var currentVersion: Version? { currentVersionId.flatMap(store.version(identifiedBy:)) }
 
     /// Makes `id` the current version and tells observers.
@@ -85,6 +94,14 @@ public actor StoreCoordinator {
         return version
     }
 
+    /// Saves values on top of the current version, as one new version that becomes current.
+    /// - Parameters:
+    ///   - inserting: values new at this version.
+    ///   - updating: new data for values the current version has.
+    ///   - removing: IDs of values to remove.
+    ///   - branch: a branch name to record in the version's metadata.
+    /// - Returns: the version saved.
+    /// - Throws: what the store's storage throws; nothing is saved then.
     @discardableResult
     public func save(
         inserting: [Value] = [], updating: [Value] = [], removing: [Value.ID] = [], branch: Branch? = nil
@@ -139,6 +156,7 @@ public actor StoreCoordinator {
     /// When snapshots are taken automatically after an exchange.
     public var snapshotPolicy = SnapshotPolicy.disabled
 
+    /// Sets when an exchange also uploads a snapshot (`SnapshotPolicy`).
     public func setSnapshotPolicy(_ policy: SnapshotPolicy) { snapshotPolicy = policy }
 
     /// Brings in what the remote has, merges the heads into the current version, and sends what the remote lacks

@@ -38,9 +38,13 @@ public protocol Exchange: Sendable {
 
 /// How far a retrieve or a send has come.
 public struct ExchangeProgress: Sendable, Equatable {
+    /// Whether versions are coming in or going out.
     public enum Direction: String, Sendable { case retrieving, sending }
+    /// Which way this progress is for.
     public var direction: Direction
+    /// Versions moved so far.
     public var done: Int
+    /// Versions this retrieve or send moves in all.
     public var total: Int
     /// Bytes of value data in the versions done and in all of them (their `valueDataSize`).
     public var bytes: Int64 = 0
@@ -49,11 +53,14 @@ public struct ExchangeProgress: Sendable, Equatable {
 
 /// What one version's transfer ran into.
 public struct ExchangeFailure: Error, Sendable, CustomStringConvertible {
+    /// The version whose transfer failed.
     public var versionId: Version.ID
+    /// What it failed with.
     public var error: any Error
     public var description: String { "version \(versionId): \(error)" }
 }
 
+/// What a retrieve brought in, and what it could not (yet).
 public struct RetrieveReport: Sendable {
     /// Versions added to the store, each after its predecessors.
     public var retrieved: [Version.ID] = []
@@ -69,15 +76,21 @@ public struct RetrieveReport: Sendable {
     public init() {}
 }
 
+/// What a send put on the remote, and what failed.
 public struct SendReport: Sendable {
+    /// Versions now on the remote, each after its predecessors.
     public var sent: [Version.ID] = []
+    /// Versions that could not be sent; the rest went on without them.
     public var failures: [ExchangeFailure] = []
 
     public init() {}
 }
 
+/// What a coordinator's exchange did in both directions.
 public struct ExchangeReport: Sendable {
+    /// What came in.
     public var retrieve: RetrieveReport
+    /// What went out.
     public var send: SendReport
     /// The snapshot taken after the exchange, when the coordinator's policy called for one.
     public var snapshot: SnapshotManifest?

@@ -6,6 +6,7 @@ import LLVSSupport
 /// The JSON encoding is LLVS's, so version files written on Apple devices and here are interchangeable
 /// (see `docs/remote-format.md`).
 public struct Version: Hashable, Sendable, Identifiable {
+    /// A version's identifier: a UUID string for versions made here, any file-name-safe string from elsewhere.
     public struct ID: StringIdentifier {
         public let rawValue: String
         public init(_ rawValue: String) { self.rawValue = rawValue }
@@ -15,7 +16,9 @@ public struct Version: Hashable, Sendable, Identifiable {
 
     /// The versions this one was made from: one for an ordinary save, two for a merge.
     public struct Predecessors: Hashable, Sendable, Codable {
+        /// The version this one was made on (for a merge, the side it was made from).
         public var idOfFirst: ID
+        /// The other side of a merge; nil for an ordinary version.
         public var idOfSecond: ID?
 
         public init(idOfFirst: ID, idOfSecond: ID? = nil) {
@@ -23,15 +26,19 @@ public struct Version: Hashable, Sendable, Identifiable {
             self.idOfSecond = idOfSecond
         }
 
+        /// The one or two predecessors, first first.
         public var ids: [ID] { idOfSecond.map { [idOfFirst, $0] } ?? [idOfFirst] }
     }
 
+    /// This version's identifier.
     public var id: ID
+    /// The versions this one was made on; nil for a first version.
     public var predecessors: Predecessors?
     /// Seconds since 2001-01-01 00:00:00 UTC, as Foundation's reference date.
     public var timestamp: TimeInterval
     /// The sum of the data sizes of the values inserted and updated in this version; nil when a file lacked it.
     public var valueDataSize: Int64?
+    /// What an app recorded with the version (a branch name, a message), by key.
     public var metadata: Metadata
 
     public init(
@@ -46,6 +53,7 @@ public struct Version: Hashable, Sendable, Identifiable {
         self.metadata = metadata
     }
 
+    /// When the version was made, from its timestamp.
     public var date: Date { Date(timeIntervalSinceReferenceDate: timestamp) }
 
     /// The branch this version was saved on, from the `__llvs_branch` metadata key.
@@ -54,6 +62,7 @@ public struct Version: Hashable, Sendable, Identifiable {
         return (try? value.decoded(String.self)).map { Branch($0) }
     }
 
+    /// Whether the version merged two others.
     public var isMerge: Bool { predecessors?.idOfSecond != nil }
 }
 

@@ -4,8 +4,11 @@ import LLVSSupport
 /// Where a record (value data or a map node) is kept: the version whose writer stored it, and its place there.
 /// Records never move or change once their version is committed, so a location is a permanent address.
 public struct RecordLocation: Hashable, Sendable {
+    /// The version whose record holds the bytes.
     public var versionId: Version.ID
+    /// Where they start in that record's zone.
     public var offset: Int64
+    /// How many bytes.
     public var length: Int64
 
     public init(versionId: Version.ID, offset: Int64, length: Int64) {
@@ -17,8 +20,11 @@ public struct RecordLocation: Hashable, Sendable {
 
 /// What storage keeps about a committed version: the version itself, the root of its value map and its value count.
 public struct StoredVersion: Sendable, Equatable {
+    /// The version.
     public var version: Version
+    /// The root node of its value map; nil for a version with no values.
     public var mapRoot: RecordLocation?
+    /// How many values it has.
     public var valueCount: Int
 
     public init(version: Version, mapRoot: RecordLocation?, valueCount: Int) {

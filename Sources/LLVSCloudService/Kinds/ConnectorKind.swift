@@ -5,6 +5,14 @@ import LLVSHTTP
 /// One kind of remote `llvs` can use: its URL scheme, its options, its OAuth settings and the environment variables
 /// it reads, and how to make its file system. Adding a service to `llvs` is one of these in a registry
 /// (`ConnectorRegistry`); the commands read everything they show and check from it.
+///
+/// ```swift
+/// extension ConnectorKind {
+///     public static let example = ConnectorKind(name: "example", serviceName: "Example", address: .servicePath) { access in
+///         ExampleFileSystem(root: access.url.path, http: HTTPClient(configuration: access.http))
+///     }
+/// }
+/// ```
 public struct ConnectorKind: Sendable {
     /// How a remote URL of this kind names the place its files are kept.
     public enum Address: Sendable {
@@ -21,13 +29,17 @@ public struct ConnectorKind: Sendable {
     public var name: String
     /// Every URL scheme that names this kind (`webdav` and `webdavs`).
     public var schemes: [String]
+    /// The service's name as users know it, for help and errors ("Google Drive").
     public var serviceName: String
     /// The URL form shown in help and errors, as `gdrive:/path`.
     public var urlForm: String
+    /// How its URLs name a place.
     public var address: Address
     /// The kind's own options (an OAuth kind also gets `--client-id` and `--endpoint`, see `allOptions`).
     public var options: [ConnectorOption]
+    /// The secret an account keeps (a password, an OAuth client secret), if any.
     public var secret: ConnectorSecret?
+    /// How an account signs in with OAuth; nil for a kind that does not.
     public var oauth: ConnectorOAuth?
     /// Environment variables the kind reads besides those of its options and secret, with what each does.
     public var extraEnvironment: [(name: String, help: String)]
@@ -37,6 +49,17 @@ public struct ConnectorKind: Sendable {
     /// Makes the file system for one remote.
     public var makeFileSystem: @Sendable (_ access: RemoteAccess) throws -> any CloudFileSystem
 
+    /// - Parameters:
+    ///   - name: the first URL scheme and the default account's name.
+    ///   - schemes: every scheme that names the kind (default: `[name]`).
+    ///   - serviceName: the service's name for help and errors.
+    ///   - address: how a URL names a place.
+    ///   - options: the kind's own options, for accounts and remotes.
+    ///   - secret: what an account keeps secret.
+    ///   - oauth: how an account signs in, for an OAuth service.
+    ///   - extraEnvironment: environment variables read besides the options'.
+    ///   - accountDefaults: account options a new account takes from a remote's.
+    ///   - makeFileSystem: the file system for one remote, from its URL, options and account.
     public init(
         name: String, schemes: [String]? = nil, serviceName: String, address: Address, options: [ConnectorOption] = [],
         secret: ConnectorSecret? = nil, oauth: ConnectorOAuth? = nil,
@@ -61,6 +84,7 @@ public struct ConnectorKind: Sendable {
         self.makeFileSystem = makeFileSystem
     }
 
+    /// The prefix of a kind's environment variables: `LLVS_GDRIVE_` for `gdrive`.
     public static func environmentPrefix(_ kind: String) -> String {
         "LLVS_" + kind.uppercased().replacingOccurrences(of: "-", with: "_") + "_"
     }
@@ -78,11 +102,14 @@ public struct ConnectorKind: Sendable {
         ] + options
     }
 
+    /// The options an account keeps.
     public var accountOptions: [ConnectorOption] { allOptions.filter { $0.level == .account } }
+    /// The options a remote keeps.
     public var remoteOptions: [ConnectorOption] { allOptions.filter { $0.level == .remote } }
 
     /// Whether a remote of this kind needs an account (a sign-in), may have one (WebDAV with a user), or never has one.
     public enum AccountUse: Sendable { case never, optional, required }
+    /// Whether remotes of this kind sign in with an account.
     public var accountUse: AccountUse {
         if oauth != nil { return .required }
         return accountOptions.isEmpty && secret == nil ? .never : .optional
@@ -142,7 +169,9 @@ public struct ConnectorOAuth: Sendable {
 
 /// The OAuth client an account signs in with.
 public struct OAuthClient: Sendable, Equatable {
+    /// The client ID registered with the service.
     public var id: String
+    /// The client secret, for a confidential client.
     public var secret: String?
 
     public init(id: String, secret: String?) {
@@ -153,8 +182,11 @@ public struct OAuthClient: Sendable, Equatable {
 
 /// Option values by option name (`"root-folder-id"`), as a kind reads them.
 public struct SettingValues: Sendable, Equatable {
+    /// The values, by option name.
     public var values: [String: String]
     public init(_ values: [String: String] = [:]) { self.values = values }
+    /// The value of an option, or nil when not set.
     public subscript(_ name: String) -> String? { values[name] }
+    /// The value of an option as a URL, or nil when not set or not a URL.
     public func url(_ name: String) -> URL? { values[name].flatMap(URL.init(string:)) }
 }

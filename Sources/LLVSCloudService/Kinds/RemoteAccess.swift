@@ -5,10 +5,13 @@ import LLVSHTTP
 /// An account made ready to sign in with: its options (the environment's `LLVS_<KIND>_<OPTION>` standing in for
 /// what is kept), its secret (`LLVS_<KIND>_<SECRET>` or its private file) and its token file.
 public struct AccountAccess: Sendable {
+    /// The kind the account is of.
     public let kind: ConnectorKind
     /// The account's name; nil for a remote that signs in with none (WebDAV without a user).
     public let name: String?
+    /// The account's options, the environment's taking precedence.
     public let options: SettingValues
+    /// The account's secret, from the environment or its private file.
     public let secret: String?
     /// The account's token file (OAuth kinds).
     public let tokenFile: TokenFile?
@@ -46,6 +49,8 @@ public struct AccountAccess: Sendable {
         return OAuthClient(id: id, secret: secret)
     }
 
+    /// The OAuth settings the account signs in and refreshes with.
+    /// - Throws: `ConnectorKindError.usage` for a kind without OAuth, or an account without a client.
     public func oauthConfiguration() throws -> OAuthConfiguration {
         guard let oauth = kind.oauth else {
             throw ConnectorKindError.usage("\(kind.serviceName) accounts do not sign in with OAuth")
@@ -55,6 +60,7 @@ public struct AccountAccess: Sendable {
 
     /// The token source every request goes through: it reads the account's token file, refreshes the token when
     /// near expiry and writes it back before use.
+    /// The account's OAuth token source (`AccountAccess.tokenSource`).
     public func tokenSource(http: HTTPClient) throws -> OAuthTokenSource {
         guard let tokenFile else {
             throw ConnectorKindError.usage("\(kind.serviceName) accounts do not sign in with OAuth")
@@ -66,6 +72,7 @@ public struct AccountAccess: Sendable {
     }
 
     /// The token kept for the account, if any; a damaged token file is an error that says to authorize again.
+    /// The account's kept token (`AccountAccess.keptToken`).
     public func keptToken() throws -> OAuthToken? {
         do {
             return try tokenFile?.read()
@@ -79,11 +86,15 @@ public struct AccountAccess: Sendable {
 
 /// Everything a kind needs to make one remote's file system: the URL, the remote's options and its account.
 public struct RemoteAccess: Sendable {
+    /// The remote's name (or the URL given in its place).
     public let remoteName: String
+    /// The remote's URL.
     public let url: URL
     /// The remote's options (`base-path`, `root-folder-id`, …).
     public let remote: SettingValues
+    /// The account the remote signs in with.
     public let signIn: AccountAccess
+    /// The environment the command runs in, for variables the kind reads.
     public let environment: [String: String]
     /// How the kind's HTTP client is set up: the environment's settings, and the faults `conformance --faults`
     /// injects.
@@ -101,9 +112,11 @@ public struct RemoteAccess: Sendable {
         self.http = http
     }
 
+    /// The remote's kind.
     public var kind: ConnectorKind { signIn.kind }
     /// The account's options.
     public var account: SettingValues { signIn.options }
+    /// The account's secret.
     public var secret: String? { signIn.secret }
     public func tokenSource(http: HTTPClient) throws -> OAuthTokenSource { try signIn.tokenSource(http: http) }
     public func keptToken() throws -> OAuthToken? { try signIn.keptToken() }
