@@ -24,11 +24,14 @@ public protocol CloudChangeFeed: CloudFileSystem {
 
 /// What a change feed reported for the watched folders, by folder path as the caller named it.
 public struct CloudChangeSet: Sendable, Equatable {
+    /// Names added (or changed) since the cursor, by watched folder.
     public var added: [String: Set<String>]
+    /// Names removed since the cursor, by watched folder.
     public var removed: [String: Set<String>]
     /// The cursor to ask with next time.
     public var cursor: String
 
+    /// A change set ending at `cursor`.
     public init(added: [String: Set<String>] = [:], removed: [String: Set<String>] = [:], cursor: String) {
         self.added = added
         self.removed = removed

@@ -4,9 +4,11 @@ import LLVSSupport
 /// A file or folder in a cloud file system, as a listing or a metadata request reports it.
 public struct CloudItem: Hashable, Sendable {
     public var name: String
+    /// Whether it is a folder.
     public var isFolder: Bool
     /// Bytes, for files; nil when the service does not say.
     public var size: Int64?
+    /// When the service says it was last changed; nil when it does not say.
     public var modified: Date?
     /// The service's own checksums of the contents, by algorithm, in the service's text form (hex, or base64 for
     /// QuickXorHash); empty where it reports none.
@@ -222,11 +224,14 @@ public enum CloudPath {
         return components
     }
 
+    /// Joins paths with single slashes, dropping empty components: `join("a/", "/b")` is `a/b`.
     public static func join(_ parts: String...) -> String {
         parts.flatMap { $0.utf8.split(separator: UInt8(ascii: "/")).map { String(Substring($0)) } }.joined(
             separator: "/")
     }
 
+    /// The path of the folder holding `path` ("" for an item at the root).
+    /// - Throws: `invalidPath` for a path with `.`, `..` or NUL.
     public static func parent(_ path: String) throws -> String {
         try components(path).dropLast().joined(separator: "/")
     }

@@ -7,8 +7,10 @@ public actor MemoryRemote {
     private var versions: [Version.ID: Version] = [:]
     private var changes: [Version.ID: Data] = [:]
 
+    /// An empty remote.
     public init() {}
 
+    /// The versions it holds.
     public var versionIds: Set<Version.ID> { Set(versions.keys) }
 
     func version(_ id: Version.ID) throws -> Version {
@@ -30,9 +32,11 @@ public actor MemoryRemote {
 /// Exchanges a store's versions with a `MemoryRemote`.
 public struct MemoryExchange: Exchange {
     public let store: Store
+    /// The remote it exchanges with.
     public let remote: MemoryRemote
     public let concurrency: Int
 
+    /// An exchange between `store` and `remote`, `concurrency` transfers at a time.
     public init(store: Store, remote: MemoryRemote, concurrency: Int = 8) {
         self.store = store
         self.remote = remote

@@ -6,11 +6,13 @@ import LLVSSupport
 /// stored what it retrieved and sent what it could, so a crash before that makes the next sync ask the feed again
 /// from the older position (and find the versions already there), never skip anything.
 public struct RemoteCursorFile: Sendable {
+    /// The folder in the store that holds one cursor file per remote.
     public static let folderName = "remote-cursors"
 
     /// Says which remote the file belongs to (its URL and folder): a remote re-pointed elsewhere under the same name
     /// never reuses another's position.
     public let identity: String
+    /// This remote's cursor file.
     public let path: String
 
     struct Contents: Codable, Equatable {
@@ -23,7 +25,9 @@ public struct RemoteCursorFile: Sendable {
 
     /// The state of a stored remote, as saved by the last completed sync.
     public struct State: Sendable, Equatable {
+        /// The feed position, as the file system gave it.
         public var cursor: String
+        /// The versions the remote held at that position.
         public var versionIds: Set<Version.ID>
         /// How many syncs in a row found a listed version's file missing; dropped from `versionIds` after a few.
         public var misses: [Version.ID: Int]
@@ -35,6 +39,7 @@ public struct RemoteCursorFile: Sendable {
         }
     }
 
+    /// The cursor file of the remote `identity` (its URL and base path, say) in `store`.
     public init(store: Store, identity: String) {
         self.identity = identity
         let name = String(SHA256.hex(Data(identity.utf8)).prefix(32))
@@ -51,6 +56,7 @@ public struct RemoteCursorFile: Sendable {
         return State(cursor: contents.cursor, versionIds: Set(contents.versions.map(Version.ID.init)), misses: misses)
     }
 
+    /// Writes the state atomically, replacing the last.
     public func save(_ state: State) throws {
         try POSIX.makeDirectories((path as NSString).deletingLastPathComponent)
         let misses =
@@ -61,6 +67,7 @@ public struct RemoteCursorFile: Sendable {
         try POSIX.writeAtomically(try JSONEncoder().encode(contents), to: path)
     }
 
+    /// Forgets the position: the next sync lists the remote in full.
     public func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }

@@ -14,7 +14,9 @@ public struct RemoteListing: Sendable {
         case fullListingAfterExpiredCursor(String)
     }
 
+    /// The versions the remote holds.
     public var versionIds: Set<Version.ID>
+    /// How they were learned.
     public var source: Source
     /// The feed position to save with `versionIds` once the sync is done; nil where there is no feed.
     public var cursor: String?

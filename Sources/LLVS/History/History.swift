@@ -11,14 +11,21 @@ public struct History: Sendable {
     private var generations: [Version.ID: Int] = [:]
     public private(set) var heads: Set<Version.ID> = []
 
+    /// An empty history.
     public init() {}
 
+    /// How many versions it holds.
     public var count: Int { versions.count }
+    /// Whether it holds none.
     public var isEmpty: Bool { versions.isEmpty }
 
+    /// The version with this ID, or nil.
     public func version(_ id: Version.ID) -> Version? { versions[id] }
+    /// Whether it holds the version.
     public func contains(_ id: Version.ID) -> Bool { versions[id] != nil }
+    /// The versions made directly on `id` (merges included).
     public func successors(of id: Version.ID) -> [Version.ID] { successors[id] ?? [] }
+    /// How far the version is from a first version: 0 for a root, one more than its furthest predecessor otherwise.
     public func generation(of id: Version.ID) -> Int? { generations[id] }
 
     /// The head with the latest timestamp (ties broken by the larger ID), the natural current version.

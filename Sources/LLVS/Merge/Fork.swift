@@ -5,6 +5,7 @@ extension Value {
         /// One side of a merge.
         public enum Side: Hashable, Sendable {
             case first, second
+            /// The other side.
             public var opposite: Side { self == .first ? .second : .first }
         }
 

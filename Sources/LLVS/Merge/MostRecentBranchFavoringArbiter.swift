@@ -2,6 +2,7 @@ import LLVSSupport
 /// Resolves every conflict in favour of the more recent of the two merged versions (the first on a tie),
 /// including a removal against an update: whatever that version did wins.
 public struct MostRecentBranchFavoringArbiter: MergeArbiter {
+    /// The arbiter.
     public init() {}
 
     public func changes(toResolve merge: Merge, in store: Store) throws -> [Value.Change] {

@@ -2,6 +2,7 @@ import LLVSSupport
 /// The default arbiter: a conflict goes to the value stored most recently (by the timestamp of the version that
 /// stored it; on a tie, the first version's). A removal against an update keeps the update.
 public struct MostRecentChangeFavoringArbiter: MergeArbiter {
+    /// The arbiter.
     public init() {}
 
     public func changes(toResolve merge: Merge, in store: Store) throws -> [Value.Change] {

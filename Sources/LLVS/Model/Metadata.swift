@@ -6,6 +6,7 @@ extension Version {
     /// because its key is a struct rather than a String; this type keeps that encoding.
     public struct MetadataKey: StringIdentifier {
         public let rawValue: String
+        /// A key by its name.
         public init(_ rawValue: String) { self.rawValue = rawValue }
         /// The key under which LLVS records the branch a version was saved on.
         public static let branch = MetadataKey("__llvs_branch")
@@ -13,14 +14,18 @@ extension Version {
 
     /// A metadata value: the JSON encoding of the real value, carried as base64 under `data`.
     public struct MetadataValue: Hashable, Sendable, Codable {
+        /// The value's bytes (JSON, as upstream LLVS keeps them).
         public var data: Data
 
+        /// A value of bytes already encoded.
         public init(data: Data) { self.data = data }
 
+        /// A value encoded as JSON.
         public init<T: Encodable>(_ value: T) throws {
             self.data = try JSONEncoder().encode(value)
         }
 
+        /// The value decoded from JSON as `type`.
         public func decoded<T: Decodable>(_ type: T.Type) throws -> T {
             try JSONDecoder().decode(type, from: data)
         }
@@ -28,18 +33,22 @@ extension Version {
 
     /// Metadata of a version, encoded as LLVS's flat key/value array.
     public struct Metadata: Hashable, Sendable, ExpressibleByDictionaryLiteral, Sequence {
+        /// The entries, by key.
         public var entries: [MetadataKey: MetadataValue]
 
+        /// Metadata with these entries.
         public init(_ entries: [MetadataKey: MetadataValue] = [:]) { self.entries = entries }
         public init(dictionaryLiteral elements: (MetadataKey, MetadataValue)...) {
             self.entries = Dictionary(elements, uniquingKeysWith: { _, last in last })
         }
 
+        /// The value for a key; nil removes it.
         public subscript(key: MetadataKey) -> MetadataValue? {
             get { entries[key] }
             set { entries[key] = newValue }
         }
 
+        /// Whether there are no entries.
         public var isEmpty: Bool { entries.isEmpty }
         public func makeIterator() -> Dictionary<MetadataKey, MetadataValue>.Iterator { entries.makeIterator() }
     }

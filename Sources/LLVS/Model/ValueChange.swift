@@ -15,6 +15,7 @@ extension Value {
         /// A merge kept the value absent.
         case preserveRemoval(Value.ID)
 
+        /// The value the change is about.
         public var valueId: Value.ID {
             switch self {
             case .insert(let value), .update(let value): value.id
