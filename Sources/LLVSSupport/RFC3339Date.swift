@@ -10,9 +10,14 @@ public enum RFC3339Date {
             ?? (try? Date(text, strategy: .iso8601))
     }
 
-    /// UTC with milliseconds and `Z`.
+    /// UTC with milliseconds and `Z`. The milliseconds are counted here, rounded: the formatter truncates, and
+    /// `….678Z` parses to a binary fraction just below .678, which it would write as `….677Z`.
     public static func format(_ date: Date) -> String {
-        date.formatted(
-            .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        let seconds = (milliseconds / 1000).rounded(.down)
+        let whole = Date(timeIntervalSince1970: seconds).formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .omitted))
+        let fraction = Int(milliseconds - seconds * 1000)
+        return String(whole.dropLast()) + "." + String(String(fraction + 1000).dropFirst()) + "Z"
     }
 }

@@ -68,6 +68,19 @@ def main():
     dated = drive.files().update(fileId=created["id"], body={"modifiedTime": "2020-02-02T02:02:02.000Z", "appProperties": {"origin": None}},
                                  fields="modifiedTime,appProperties").execute()
     check(dated["modifiedTime"] == "2020-02-02T02:02:02.000Z" and "appProperties" not in dated, f"modifiedTime set, property removed: {dated}")
+    # Times come back to the millisecond they were sent with, whatever binary fraction the millisecond parses to.
+    for stamp in ["2021-03-04T05:06:05.678Z", "2021-03-04T05:06:05.001Z", "2021-03-04T05:06:05.999Z", "2024-12-31T23:59:59.123Z"]:
+        sent = drive.files().update(fileId=created["id"], body={"modifiedTime": stamp}, fields="modifiedTime").execute()
+        read = drive.files().get(fileId=created["id"], fields="modifiedTime").execute()
+        check(sent["modifiedTime"] == stamp and read["modifiedTime"] == stamp, f"modifiedTime {stamp} came back as {sent} and {read}")
+
+    # rclone renames in place by adding and removing the same parent with a new name: the file stays where it was.
+    inplace = drive.files().update(fileId=created["id"], body={"name": "in-place.txt"}, addParents=folder["id"],
+                                   removeParents=folder["id"], fields="id,name,parents").execute()
+    check(inplace["name"] == "in-place.txt" and inplace["parents"] == [folder["id"]], f"rename in place: {inplace}")
+    listed = drive.files().list(q=f"'{folder['id']}' in parents and name = 'in-place.txt'", fields="files(id)").execute()["files"]
+    check([f["id"] for f in listed] == [created["id"]], f"the file renamed in place is listed in its folder: {listed}")
+    drive.files().update(fileId=created["id"], body={"name": "small.txt"}, fields="id").execute()
 
     big = bytes((i * 7 + 3) % 251 for i in range(1024 * 1024 + 12345))
     media = MediaIoBaseUpload(io.BytesIO(big), mimetype="application/octet-stream", chunksize=256 * 1024, resumable=True)

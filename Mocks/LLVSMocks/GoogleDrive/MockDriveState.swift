@@ -238,9 +238,11 @@ struct MockDriveState: Sendable {
                 ancestor = tree[next]?.parents.first
             }
         }
+        // A parent both added and removed stays (rclone renames in place that way): Drive applies the removals to
+        // the parents the item had, then adds.
         tree.update(id) { item in
+            item.parents.removeAll { removing.contains($0) && !adding.contains($0) }
             for parent in adding where !item.parents.contains(parent) { item.parents.append(parent) }
-            item.parents.removeAll { removing.contains($0) }
         }
     }
 
