@@ -130,6 +130,16 @@ def main():
         check(error.response_info.code == "folder_not_empty", f"folder_not_empty: {error}")
     client.folders.delete_folder_by_id(folder.id, recursive=True)
 
+    # The file went to the trash on its own before its folder did: purging the folder leaves it in the trash.
+    listed = [entry.id for entry in client.trashed_items.get_trashed_items(limit=1000).entries]
+    check(file.id in listed and folder.id in listed, f"the trash lists the file and its folder: {listed}")
+    client.trashed_folders.delete_trashed_folder_by_id(folder.id)
+    listed = [entry.id for entry in client.trashed_items.get_trashed_items(limit=1000).entries]
+    check(file.id in listed and folder.id not in listed, f"after purging the folder the file stays in the trash: {listed}")
+    check(client.trashed_files.get_trashed_file_by_id(file.id).item_status.value == "trashed", "the file still reads as trashed")
+    client.trashed_files.delete_trashed_file_by_id(file.id)
+    check(file.id not in [entry.id for entry in client.trashed_items.get_trashed_items(limit=1000).entries], "then it is purged on its own")
+
     events = client.events.get_events(stream_position=str(start))
     types = [entry.event_type for entry in events.entries]
     check("ITEM_UPLOAD" in [str(t.value if hasattr(t, "value") else t) for t in types], f"events: {types}")

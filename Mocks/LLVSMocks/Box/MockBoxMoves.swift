@@ -136,8 +136,10 @@ extension MockBoxServer {
             let item = try trashedItem(id, folder: folder, state)
             let name = body["name"] as? String ?? item.name
             guard MockBoxNames.isValid(name) else { throw MockBoxError(400, "item_name_invalid", "Item name invalid") }
-            let parentID = Self.parentID(body) ?? item.parents.first ?? MockBoxState.rootID
-            guard let parent = state.live(parentID), parent.isFolder else {
+            // An item whose folder was purged after it went to the trash has no parent to go back to.
+            guard let parentID = Self.parentID(body) ?? item.parents.first, let parent = state.live(parentID),
+                parent.isFolder
+            else {
                 throw MockBoxError(
                     404, "not_found", "The folder the item was in is gone; give parent.id to restore it elsewhere")
             }
@@ -157,10 +159,20 @@ extension MockBoxServer {
         }
     }
 
-    /// `DELETE /files/{id}/trash` or `/folders/{id}/trash`: gone for good, 204.
+    /// `DELETE /files/{id}/trash` or `/folders/{id}/trash`: gone for good, 204. Items inside a purged folder that
+    /// were put in the trash on their own, before it, stay there as Box keeps them: detached from the folder (no
+    /// parent), so restoring one needs a `parent.id`.
     func purge(_ id: String, folder: Bool) throws -> MockResponse {
         try state.withLock { state in
             let item = try trashedItem(id, folder: folder, state)
+            var pending = [item.id]
+            var trashedOnTheirOwn: [String] = []
+            while let next = pending.popLast() {
+                for child in state.tree.children(of: next) {
+                    if child.trashed { trashedOnTheirOwn.append(child.id) } else { pending.append(child.id) }
+                }
+            }
+            for kept in trashedOnTheirOwn { state.tree.update(kept) { $0.parents = [] } }
             _ = state.tree.remove(item.id)
             return .empty(204)
         }
