@@ -150,6 +150,8 @@ async def main(base, token):
     restored = await items.by_drive_item_id(patched.id).restore.post(RestorePostRequestBody())
     check(restored.id == patched.id and restored.parent_reference.id == sub.id, f"restore puts the item back: {restored.name}")
     await items.by_drive_item_id(patched.id).delete()
+    quota = (await client.me.drive.get()).quota
+    check(quota.deleted == 24 and quota.used >= quota.deleted, f"the recycle bin's bytes are quota.deleted: {quota.deleted}, used {quota.used}")
     listed = await items.by_drive_item_id(sub.id).children.get()
     check(sorted(item.name for item in listed.value) == ["big copy.bin", "timed.bin"], "a deleted file is gone from its folder")
     print("ok")

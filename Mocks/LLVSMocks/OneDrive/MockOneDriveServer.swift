@@ -164,13 +164,22 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
         return request
     }
 
+    /// The drive with its quota: `used` counts the recycle bin, and `deleted` is what the recycle bin holds (a walk
+    /// of the items, only when the drive itself is asked for).
     var driveJSON: [String: Any] {
-        let used = state.withLock { $0.tree.usage }
+        let (used, deleted) = state.withLock { state in
+            (
+                state.tree.usage,
+                state.tree.items.values.reduce(Int64(0)) { sum, item in
+                    sum + (state.tree.isTrashed(item.id) ? item.content?.size ?? 0 : 0)
+                }
+            )
+        }
         return [
             "id": settings.driveId, "driveType": settings.driveType.rawValue, "name": "OneDrive",
             "owner": ["user": ["displayName": "LLVS Mock", "id": "llvs-mock-user"]],
             "quota": [
-                "total": settings.quotaBytes, "used": used, "remaining": settings.quotaBytes - used, "deleted": 0,
+                "total": settings.quotaBytes, "used": used, "remaining": settings.quotaBytes - used, "deleted": deleted,
                 "state": "normal",
             ],
         ]
