@@ -184,6 +184,7 @@ do {
         say(
             "client_id=\(mock.settings.clientId) client_secret=\(mock.settings.clientSecret) eu_endpoint=\(mock.euServer.baseURL.absoluteString)"
         )
+        say("username=\(mock.settings.username) password=\(mock.settings.password)")
     case "box":
         let mock = try MockBoxServer(port: port, faults: faults, state: state)
         stopRunning = mock.stop

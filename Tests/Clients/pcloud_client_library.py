@@ -5,8 +5,8 @@ final one, moves and copies (`renamefile`, `copyfile`, `renamefolder`) with the 
 (list, where a restore goes, restore, clear), delete a file and a folder, the diff feed, and a refused token. The library is made for OAuth 2 tokens (`oauth2=True`) and its region's endpoint (`api` or `eapi`),
 then pointed at the mock's host for that region. Where the library and the mock disagree, the mock is wrong.
 
-usage: python pcloud_client.py REGION_BASE_URL TOKEN REGION     (REGION us|eu; prints "ok" and exits 0 when every
-step held)
+usage: python pcloud_client.py REGION_BASE_URL TOKEN REGION USERNAME PASSWORD     (REGION us|eu; prints "ok" and
+exits 0 when every step held)
 """
 import hashlib
 import os
@@ -129,6 +129,23 @@ def main():
     refused = PyCloud("", "not-a-token", endpoint="api", oauth2=True)
     refused.endpoint = cloud.endpoint
     check(refused.userinfo().get("result") == 2094, "a wrong token is 2094")
+
+    # Signed in with the user name and password, as rclone's cleanup and the library's own constructor do: the
+    # library's digest sign-in (getdigest, then userinfo with getauth) gives an auth token the trash is cleared with.
+    username, password = sys.argv[4], sys.argv[5]
+    signed = PyCloud("", "placeholder", endpoint="api", oauth2=True)
+    signed.endpoint = cloud.endpoint
+    signed.access_token, signed.username, signed.password = "", username.lower().encode(), password.encode()
+    signed.auth_token = signed.get_auth_token()
+    check(len(signed.auth_token) > 10, f"getauth gives a token: {signed.auth_token}")
+    ok(signed.userinfo(), "userinfo with the auth token")
+    ok(signed.trash_clear(folderid=0), "trash_clear signed in with a password")
+    plain = signed._do_request("listfolder", authenticate=False, username=username, password=password, folderid=0)
+    ok(plain, "a method called with username and password")
+    wrong = signed._do_request("userinfo", authenticate=False, username=username, password="wrong", getauth=1)
+    check(wrong.get("result") == 2000 and "auth" not in wrong, f"a wrong password is 2000 Log in failed: {wrong}")
+    ok(signed.logout(), "logout")
+    check(signed.userinfo().get("result") == 2000, "an auth token that logged out is 2000")
     print("ok")
 
 

@@ -26,7 +26,10 @@ import Testing
         defer { mock.stop() }
         let outcome = try await ClientLibraries.run(
             "pcloud_client_library.py",
-            [mock.homeEndpoint.absoluteString, mock.issueToken().accessToken, region.rawValue])
+            [
+                mock.homeEndpoint.absoluteString, mock.issueToken().accessToken, region.rawValue, settings.username,
+                settings.password,
+            ])
         #expect(
             outcome.status == 0,
             "the library failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")

@@ -20,6 +20,9 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
         public var clientSecret = "llvs-mock-pcloud-secret"
         /// How long a `getfilelink` link lives.
         public var linkLifetime: TimeInterval = 4 * 3600
+        /// The account's user name and password, for pCloud's sign-in without OAuth (`getauth`, `username`).
+        public var username = "llvs-mock@example.com"
+        public var password = "llvs-mock-password"
         public init() {}
     }
 
@@ -31,6 +34,7 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
     /// The download host `getfilelink` names, under two names (two "hosts" a client may try in turn).
     public let contentHost: MockContentHost
     public let oauth: MockOAuthServer
+    let passwords: MockPCloudPasswordSignIn
     let state: Mutex<MockPCloudState>
     let storage: URL
     let stateDirectory: MockStateDirectory?
@@ -42,6 +46,7 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
         state saved: MockStateDirectory? = nil
     ) throws {
         self.settings = settings
+        passwords = MockPCloudPasswordSignIn(username: settings.username, password: settings.password)
         stateDirectory = saved
         var account = MockPCloudState()
         var tokens: MockOAuthServer.Tokens?
@@ -181,10 +186,37 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
             return .json(400, ["result": 1000, "error": "Malformed request: \(error)"])
         }
         if call.method == "oauth2_token" { return exchange(call, host: host) }
-        guard let token = call.accessToken else { return Self.failure(1000, "Log in required.") }
-        guard oauth.isLive(token), host == (settings.region == .us ? .us : .eu) else {
-            return Self.failure(2094, "Invalid 'access_token' provided.")
+        if call.method == "getdigest" { return .json(200, passwords.digestAnswer()) }
+        let accountHost: Host = settings.region == .us ? .us : .eu
+        var issued: String?
+        switch passwords.check(call.parameters) {
+        case .failed:
+            return Self.failure(2000, "Log in failed.")
+        case .signedIn(let token):
+            guard host == accountHost else { return Self.failure(2000, "Log in failed.") }
+            issued = token
+        case .none:
+            guard let token = call.accessToken else { return Self.failure(1000, "Log in required.") }
+            guard oauth.isLive(token), host == accountHost else {
+                return Self.failure(2094, "Invalid 'access_token' provided.")
+            }
         }
+        if call.method == "logout" { return .json(200, passwords.logout(call.parameters)) }
+        guard let issued else { return served(call, request) }
+        return Self.adding(["auth": issued], to: served(call, request))
+    }
+
+    /// A successful JSON answer with more fields (the `auth` a `getauth` asked for).
+    static func adding(_ fields: [String: Any], to response: MockResponse) -> MockResponse {
+        guard case .data(let data) = response.body,
+            var object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+            object["result"] as? Int == 0
+        else { return response }
+        object.merge(fields) { _, new in new }
+        return .json(response.status, object)
+    }
+
+    private func served(_ call: MockPCloudCall, _ request: IncomingRequest) -> MockResponse {
         if let code = state.withLock({ $0.injectedResult() }) {
             return Self.failure(code, MockPCloudError.message(for: code))
         }
