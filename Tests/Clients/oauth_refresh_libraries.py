@@ -8,6 +8,7 @@ is wrong.
 usage: python oauth_refresh_libraries.py gdrive|onedrive|box BASE_URL CLIENT_ID CLIENT_SECRET REFRESH_TOKEN
        (prints "ok" and exits 0 when every step held)
 """
+import hashlib
 import sys
 import urllib.parse
 
@@ -84,6 +85,23 @@ def microsoft(base, client_id):
     secret_sent = confidential.acquire_token_by_refresh_token(refresh_after, scopes)
     check(secret_sent.get("error") == "invalid_client" and "AADSTS700025" in secret_sent.get("error_description", ""),
           f"a public client that sends a secret is refused: {secret_sent}")
+
+    # Sign-in by authorization code, as a desktop app does it: msal makes the authorize address (state, nonce, PKCE),
+    # the browser follows it to the loopback redirect, and msal redeems the code, checking the id_token's nonce.
+    by_code = msal.PublicClientApplication(client_id, authority=authority, http_client=PlainHTTP(), instance_discovery=False)
+    flow = by_code.initiate_auth_code_flow(scopes, redirect_uri="http://localhost:8400")
+    answer = PlainHTTP().get(flow["auth_uri"], allow_redirects=False)
+    check(answer.status_code == 302, f"authorize redirects back: {answer.status_code} {answer.text}")
+    response = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(answer.headers["Location"]).query))
+    signed_in = by_code.acquire_token_by_auth_code_flow(flow, response)
+    sent_nonce = hashlib.sha256(flow["nonce"].encode("ascii")).hexdigest()  # msal sends the nonce's hash
+    check("access_token" in signed_in and signed_in.get("id_token_claims", {}).get("nonce") == sent_nonce,
+          f"the code is redeemed and the id_token carries the nonce sent: {signed_in}")
+    check(len(by_code.get_accounts()) == 1, "msal keeps the account the code signed in")
+    # Microsoft checks PKCE when the authorize request gave a challenge, and does not demand one of a desktop app.
+    bare = PlainHTTP().get(flow["auth_uri"].split("?")[0], allow_redirects=False, params={
+        "client_id": client_id, "response_type": "code", "redirect_uri": "http://localhost:8400", "scope": "openid"})
+    check(bare.status_code == 302, f"an authorize request without PKCE is answered: {bare.status_code} {bare.text}")
 
 
 def box(base, client_id, secret, refresh):

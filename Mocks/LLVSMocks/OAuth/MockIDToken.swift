@@ -8,14 +8,16 @@ enum MockIDToken {
     static let tenant = "9188040d-6c67-4c5b-b112-36a304b66dad"
     static let objectID = "00000000-0000-0000-66f3-3332eca7ea81"
 
-    static func make(issuer: String, audience: String, issuedAt: Date, lifetime: TimeInterval) -> String {
+    static func make(issuer: String, audience: String, issuedAt: Date, lifetime: TimeInterval, nonce: String?) -> String
+    {
         let header = ["typ": "JWT", "alg": "none"]
         let issued = Int(issuedAt.timeIntervalSince1970)
-        let claims: [String: Any] = [
+        var claims: [String: Any] = [
             "iss": issuer, "aud": audience, "iat": issued, "nbf": issued, "exp": issued + Int(lifetime),
             "sub": "llvs-mock-subject", "oid": objectID, "tid": tenant, "ver": "2.0",
             "name": "LLVS Mock", "preferred_username": "llvs-mock@example.com",
         ]
+        if let nonce { claims["nonce"] = nonce }
         return [header as [String: Any], claims].map { part in
             PKCE.base64URL((try? JSONSerialization.data(withJSONObject: part, options: [.sortedKeys])) ?? Data())
         }.joined(separator: ".") + "."

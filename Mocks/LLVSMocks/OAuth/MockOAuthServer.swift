@@ -73,7 +73,10 @@ public final class MockOAuthServer: Sendable {
     private let state = Mutex(State())
 
     struct State {
-        var codes: [String: (challenge: String, redirectURI: String, offline: Bool, scope: String?, issued: Date)] = [:]
+        var codes:
+            [String: (
+                challenge: String, redirectURI: String, offline: Bool, scope: String?, issued: Date, nonce: String?
+            )] = [:]
         /// The scope granted with each access and refresh token, where the client asked for one (tokens a test
         /// issues directly have none: everything is granted).
         var grantedScopes: [String: String] = [:]
@@ -224,8 +227,9 @@ public final class MockOAuthServer: Sendable {
         return (access, refresh, expires)
     }
 
+    /// `nonce`: the authorize request's, which the `id_token` of its code carries (OpenID Connect Core 3.1.3.7).
     private func tokenAnswer(
-        _ access: String, _ refresh: String?, scope: String? = nil, form: [String: String] = [:]
+        _ access: String, _ refresh: String?, scope: String? = nil, form: [String: String] = [:], nonce: String? = nil
     ) -> MockResponse {
         var object: [String: Any] = ["access_token": access, "token_type": settings.tokenType, "scope": settings.scope]
         if settings.issuesRefreshTokens { object["expires_in"] = Int(settings.accessTokenLifetime) }
@@ -233,7 +237,7 @@ public final class MockOAuthServer: Sendable {
         if settings.issuesIDTokens, let scope, scope.split(separator: " ").contains("openid") {
             object["id_token"] = MockIDToken.make(
                 issuer: "https://login.microsoftonline.com/\(MockIDToken.tenant)/v2.0", audience: settings.clientId,
-                issuedAt: now(), lifetime: settings.accessTokenLifetime)
+                issuedAt: now(), lifetime: settings.accessTokenLifetime, nonce: nonce)
             if form["client_info"] == "1" { object["client_info"] = MockIDToken.clientInfo }
         }
         for (key, value) in settings.extraTokenFields { object[key] = value }
@@ -345,7 +349,7 @@ public final class MockOAuthServer: Sendable {
         let code = "code-" + PKCE.base64URL(PKCE.randomBytes(12))
         let offline = !settings.refreshTokenNeedsOfflineAccess || query["access_type"] == "offline"
         let issued = now()
-        state.withLock { $0.codes[code] = (challenge ?? "", redirect, offline, query["scope"], issued) }
+        state.withLock { $0.codes[code] = (challenge ?? "", redirect, offline, query["scope"], issued, query["nonce"]) }
         var location = redirect + (redirect.contains("?") ? "&" : "?") + "code=\(code)"
         if let stateValue = query["state"] { location += "&state=" + FormEncoding.escape(stateValue) }
         for (name, value) in settings.extraRedirectFields {
@@ -409,7 +413,8 @@ public final class MockOAuthServer: Sendable {
                     return error(400, "invalid_grant", "the PKCE code_verifier does not match the challenge")
                 }
                 let (access, refresh, _) = mint(&state, scope: issued.scope)
-                return tokenAnswer(access, issued.offline ? refresh : nil, scope: issued.scope, form: form)
+                return tokenAnswer(
+                    access, issued.offline ? refresh : nil, scope: issued.scope, form: form, nonce: issued.nonce)
             }
         case "refresh_token":
             return state.withLock { state -> MockResponse in

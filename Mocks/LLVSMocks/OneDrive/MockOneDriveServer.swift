@@ -266,8 +266,10 @@ struct MockGraphAddress {
 }
 
 extension MockOAuthServer.Settings {
-    /// The Microsoft identity platform v2: `/{tenant}/oauth2/v2.0/authorize|token|devicecode`, a public client with
-    /// PKCE (no secret), rotating refresh tokens, AADSTS descriptions, Graph's 401 body.
+    /// The Microsoft identity platform v2: `/{tenant}/oauth2/v2.0/authorize|token|devicecode`, a public client (no
+    /// secret), PKCE checked when the authorize request gave a challenge but not demanded (as for a desktop app's
+    /// registration), the redirect URI repeated in the code exchange, rotating refresh tokens, AADSTS descriptions,
+    /// Graph's 401 body.
     public static var microsoft: MockOAuthServer.Settings {
         var settings = MockOAuthServer.Settings()
         settings.clientId = "00000000-0000-0000-0000-00000011ad5e"
@@ -275,6 +277,8 @@ extension MockOAuthServer.Settings {
         settings.authorizePath = "/common/oauth2/v2.0/authorize"
         settings.tokenPath = "/common/oauth2/v2.0/token"
         settings.devicePath = "/common/oauth2/v2.0/devicecode"
+        settings.requiresPKCE = false
+        settings.exchangeNeedsRedirectURI = true
         settings.tokenType = "Bearer"
         settings.accessTokenLifetime = 3599
         settings.rotatesRefreshTokens = true
