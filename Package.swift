@@ -110,7 +110,8 @@ let package = Package(
         } + [
             // Mock servers: the HTTP server kit, the OAuth 2 server, one mock per service; and the tool that runs them.
             .target(
-                name: "LLVSMocks", dependencies: ["LLVSSupport", "LLVSCodecs", "LLVSHTTP"], path: "Mocks/LLVSMocks"),
+                name: "LLVSMocks", dependencies: ["LLVSSupport", "LLVSCodecs", "LLVSHTTP", "CCrypto"],
+                path: "Mocks/LLVSMocks"),
             .executableTarget(name: "llvs-mock", dependencies: ["LLVSMocks", "LLVSHTTP"], path: "Mocks/llvs-mock"),
 
             // The command-line tool: its commands over a registry of connector kinds (a library, so a program can run

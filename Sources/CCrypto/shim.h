@@ -3,6 +3,8 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
+#include <openssl/rsa.h>
+#include <openssl/bn.h>
 
 /* SHA-256 of a buffer through the low-level interface. OpenSSL 3's one-shot SHA256() fetches the algorithm from the
    provider on every call, about 8 times the cost of hashing a value ID; the map hashes one per key it places. */

@@ -98,6 +98,20 @@ def microsoft(base, client_id):
     check("access_token" in signed_in and signed_in.get("id_token_claims", {}).get("nonce") == sent_nonce,
           f"the code is redeemed and the id_token carries the nonce sent: {signed_in}")
     check(len(by_code.get_accounts()) == 1, "msal keeps the account the code signed in")
+    # The id_token is signed with a key the discovery document publishes, and verifies as Microsoft's do (PyJWT).
+    import jwt
+    discovery = PlainHTTP().get(f"https://{host}/common/v2.0/.well-known/openid-configuration").json()
+    keys = {key["kid"]: key for key in PlainHTTP().get(discovery["jwks_uri"]).json()["keys"]}
+    header = jwt.get_unverified_header(signed_in["id_token"])
+    check(header.get("alg") == "RS256" and header.get("kid") in keys, f"the id_token names a published RS256 key: {header}")
+    verified = jwt.decode(signed_in["id_token"], jwt.PyJWK(keys[header["kid"]]).key, algorithms=["RS256"], audience=client_id)
+    check(verified["nonce"] == sent_nonce, f"the verified claims: {verified}")
+    tampered = signed_in["id_token"].rsplit(".", 1)[0] + "." + jwt.utils.base64url_encode(b"x" * 256).decode()
+    try:
+        jwt.decode(tampered, jwt.PyJWK(keys[header["kid"]]).key, algorithms=["RS256"], audience=client_id)
+        check(False, "a wrong signature verifies")
+    except jwt.InvalidSignatureError:
+        pass
     # Microsoft checks PKCE when the authorize request gave a challenge, and does not demand one of a desktop app.
     bare = PlainHTTP().get(flow["auth_uri"].split("?")[0], allow_redirects=False, params={
         "client_id": client_id, "response_type": "code", "redirect_uri": "http://localhost:8400", "scope": "openid"})

@@ -268,6 +268,7 @@ public final class MockOAuthServer: Sendable {
             ("POST", settings.deviceApprovalPath) where settings.supportsDeviceFlow:
             return deviceApproval(request)
         case ("GET", let path) where path == settings.openIDConfigurationPath: return openIDConfiguration(request)
+        case ("GET", Self.keySetPath) where settings.issuesIDTokens: return .json(200, MockSigningKey.shared.keySet)
         default: return nil
         }
     }
@@ -280,6 +281,9 @@ public final class MockOAuthServer: Sendable {
         return scheme + "://" + (request.headers["Host"] ?? "127.0.0.1")
     }
 
+    /// Where the keys that sign `id_token`s are published (Microsoft's path).
+    static let keySetPath = "/discovery/v2.0/keys"
+
     /// The OpenID Connect discovery document: where to authorize, exchange, start a device flow.
     private func openIDConfiguration(_ request: IncomingRequest) -> MockResponse {
         let base = Self.origin(request)
@@ -288,7 +292,7 @@ public final class MockOAuthServer: Sendable {
             [
                 "issuer": "https://login.microsoftonline.com/\(MockIDToken.tenant)/v2.0",
                 "authorization_endpoint": base + authorizePath, "token_endpoint": base + tokenPath,
-                "device_authorization_endpoint": base + devicePath, "jwks_uri": base + "/discovery/v2.0/keys",
+                "device_authorization_endpoint": base + devicePath, "jwks_uri": base + Self.keySetPath,
                 "response_types_supported": ["code", "id_token", "code id_token", "id_token token"],
                 "scopes_supported": ["openid", "profile", "email", "offline_access"],
                 "token_endpoint_auth_methods_supported": [
