@@ -22,6 +22,8 @@ final class CurlTransfer: @unchecked Sendable {
     let request: HTTPRequest
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var mime: OpaquePointer?
+    /// The readers of the form's file parts, kept for as long as the MIME body that calls them.
+    private var formFiles: [FormFileReader] = []
     let cancelled = Atomic<Bool>(false)
     var continuation: CheckedContinuation<CurlResult, any Error>?
 
@@ -214,12 +216,11 @@ final class CurlTransfer: @unchecked Sendable {
                     }
                 }
             case .file(let url):
-                guard access(url.path, R_OK) == 0 else {
-                    throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno)))
-                }
-                curl_mime_filedata(handle, url.path)
+                let reader = try FormFileReader(path: url.path)
+                formFiles.append(reader)
+                reader.attach(to: handle)
             }
-            // After filedata, which names the part after the local file: the name the service is to see, or none.
+            // The name the service is to see, or none.
             curl_mime_filename(handle, part.filename)
             if let type = part.contentType { curl_mime_type(handle, type) }
         }
@@ -425,6 +426,7 @@ final class CurlTransfer: @unchecked Sendable {
             reserved = 0
         }
         if let failure { return .failure(failure) }
+        if let fileFailure = formFiles.lazy.compactMap(\.failure).first { return .failure(fileFailure) }
         if code == CURLE_ABORTED_BY_CALLBACK, cancelled.load(ordering: .relaxed) {
             return .failure(HTTPError.cancelled)
         }
