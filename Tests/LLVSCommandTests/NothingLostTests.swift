@@ -581,6 +581,8 @@ extension NothingLostTests {
     /// The ID of a process that has ended: what names a killed writer's leftovers.
     static func endedProcessID() throws -> pid_t {
         let ended = ChildProcess()
+        ended.standardError = FileHandle.nullDevice  // a child left running must not hold ours
+        ended.standardOutput = FileHandle.nullDevice
         ended.executableURL = URL(fileURLWithPath: "/bin/true")
         try ended.run()
         ended.waitUntilExit()
@@ -709,6 +711,7 @@ enum WebDAVListing {
 
     static func folders(in collection: String) throws -> Set<String> {
         let process = ChildProcess()
+        process.standardError = FileHandle.nullDevice  // a child left running must not hold ours
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", "-c",
@@ -753,6 +756,7 @@ extension NothingLostTests {
         let helper = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent("llvs-test-helper")
         #expect(try await llvs("init", "--store", path("source")).status == 0)
         let saving = ChildProcess()
+        saving.standardError = FileHandle.nullDevice  // a child left running must not hold ours
         saving.executableURL = helper
         saving.arguments = ["save-loop", path("source"), "v", "\(count)", "16"]
         saving.standardOutput = FileHandle.nullDevice

@@ -329,6 +329,7 @@ import Glibc
             said.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix(mock.url) }.map(String.init))
         #expect(address.contains("access_type=offline") && address.contains("code_challenge_method=S256"))
         let helper = ChildProcess()
+        helper.standardError = FileHandle.nullDevice  // a child left running must not hold ours
         helper.executableURL = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent(
             "llvs-test-helper")
         helper.arguments = ["location", address]

@@ -115,6 +115,7 @@ extension ZipSnapshotCommandTests {
             "Scripts/upstream-values.py"
         ).path
         let reader = ChildProcess()
+        reader.standardError = FileHandle.nullDevice  // a child left running must not hold ours
         reader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         reader.arguments = ["python3", script] + chunks
         let out = Pipe()
@@ -139,6 +140,7 @@ extension ZipSnapshotCommandTests {
 enum SHA256Hex {
     static func of(_ data: Data) -> String {
         let process = ChildProcess()
+        process.standardError = FileHandle.nullDevice  // a child left running must not hold ours
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
         let input = Pipe(), output = Pipe()
         process.standardInput = input

@@ -168,6 +168,7 @@ struct OAuthFixture {
         let helper = helperBinary()
         let processes = try (0..<2).map { _ -> (ChildProcess, Pipe) in
             let process = ChildProcess()
+            process.standardError = FileHandle.nullDevice  // a child left running must not hold ours
             process.executableURL = helper
             process.arguments = [
                 "refresh", fixture.tokenFile.path,

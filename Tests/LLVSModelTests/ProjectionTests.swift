@@ -222,6 +222,7 @@ import Testing
 
         // The helper projects with an extract that stops after 100 values, inside the pass's transaction, and says so.
         let helper = ChildProcess()
+        helper.standardError = FileHandle.nullDevice  // a child left running must not hold ours
         helper.executableURL = builtProduct("llvs-test-helper")
         helper.arguments = ["project", storeURL.path, databaseURL.path, "100"]
         let output = Pipe()

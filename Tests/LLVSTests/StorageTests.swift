@@ -173,6 +173,7 @@ import LLVSSupport
 
     func runHelper(_ arguments: [String]) throws -> (ChildProcess, Pipe) {
         let process = ChildProcess()
+        process.standardError = FileHandle.nullDevice  // a child left running must not hold ours
         process.executableURL = TestPaths.builtProduct("llvs-test-helper")
         process.arguments = arguments
         let pipe = Pipe()

@@ -30,6 +30,7 @@ import LLVSSupport
     /// What `unzip -t`, an independent reader, answers for the archive.
     func unzipTest(_ url: URL) throws -> Int32 {
         let process = ChildProcess()
+        process.standardError = FileHandle.nullDevice  // a child left running must not hold ours
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unzip")
         process.arguments = ["-tq", url.path]
         process.standardOutput = FileHandle.nullDevice

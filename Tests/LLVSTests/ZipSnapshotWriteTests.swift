@@ -50,6 +50,7 @@ import LLVSSupport
 
     func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: Data) {
         let process = ChildProcess()
+        process.standardError = FileHandle.nullDevice  // a child left running must not hold ours
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         let pipe = Pipe()
