@@ -14,17 +14,8 @@ import Glibc
 /// processes refreshing at once, and processes killed around a refresh.
 @Suite(.serialized) struct BoxProcessTests {
     static let binary: URL? = {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        for folder in [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-            Bundle.main.bundleURL.deletingLastPathComponent(),
-            packageRoot.appendingPathComponent(".build/debug"),
-        ] {
-            let url = folder.appendingPathComponent("llvs")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        return nil
+        let url = BuiltProgram.url("llvs")
+        return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
     }()
 
     /// A folder of its own, a Box mock, and `box`, an authorized remote on it.

@@ -21,19 +21,7 @@ import Testing
         var text: String { String(decoding: output, as: UTF8.self) }
     }
 
-    static let binary: URL = {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        for folder in [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-            Bundle.main.bundleURL.deletingLastPathComponent(),
-            packageRoot.appendingPathComponent(".build/debug"),
-        ] {
-            let url = folder.appendingPathComponent("llvs")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        return packageRoot.appendingPathComponent(".build/debug/llvs")
-    }()
+    static let binary = BuiltProgram.url("llvs")
 
     @discardableResult
     func llvs(

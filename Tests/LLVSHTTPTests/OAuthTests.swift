@@ -517,16 +517,4 @@ struct OAuthFixture {
     }
 }
 
-func helperBinary() -> URL {
-    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    for folder in [
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-        Bundle.main.bundleURL.deletingLastPathComponent(),
-        packageRoot.appendingPathComponent(".build/debug"),
-    ] {
-        let url = folder.appendingPathComponent("llvs-test-helper")
-        if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-    }
-    return packageRoot.appendingPathComponent(".build/debug/llvs-test-helper")
-}
+func helperBinary() -> URL { BuiltProgram.url("llvs-test-helper") }

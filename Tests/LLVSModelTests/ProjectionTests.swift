@@ -252,19 +252,7 @@ import Testing
     }
 }
 
-func builtProduct(_ name: String) -> URL {
-    let candidates = [
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-        Bundle.main.bundleURL.deletingLastPathComponent(), Bundle.main.bundleURL,
-    ]
-    for folder in candidates
-    where FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent(name).path) {
-        return folder.appendingPathComponent(name)
-    }
-    return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .appendingPathComponent(".build/debug/\(name)")
-}
+func builtProduct(_ name: String) -> URL { BuiltProgram.url(name) }
 
 /// One line from a pipe, read byte by byte so nothing after it is consumed; nil at the end of the stream.
 func readLine(from handle: FileHandle) throws -> String? {

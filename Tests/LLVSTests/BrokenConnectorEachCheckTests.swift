@@ -57,7 +57,12 @@ import Testing
         }
 
         func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
-            guard case .data(let data) = source else { return try await upload(file: source, to: path, mode: mode) }
+            let data: Data
+            switch source {
+            case .data(let bytes): data = bytes
+            case .file(let url, _), .staged(let url, _):
+                return try await upload(source, from: url, to: path, mode: mode)
+            }
             switch bug {
             case .skipsEmptyFiles where data.isEmpty:
                 return
@@ -78,8 +83,8 @@ import Testing
             try await base.upload(source, to: path, mode: mode)
         }
 
-        private func upload(file: UploadSource, to path: String, mode: UploadMode) async throws {
-            guard let source = file.fileURL else { return }
+        /// A source read from the local file `source`.
+        private func upload(_ file: UploadSource, from source: URL, to path: String, mode: UploadMode) async throws {
             switch bug {
             case .failedUploadLeavesAFile where !FileManager.default.fileExists(atPath: source.path):
                 try await base.upload(Data(), to: path)

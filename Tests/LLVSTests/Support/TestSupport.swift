@@ -1,5 +1,6 @@
 import Foundation
 import LLVSSQLite
+import LLVSSupport
 import Testing
 @testable import LLVS
 
@@ -25,25 +26,12 @@ final class TemporaryDirectory: @unchecked Sendable {
 
 enum TestPaths {
     /// The package's root folder, found from this file's location.
-    static let packageRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = BuiltProgram.packageRoot()
 
     static let exampleRemote = packageRoot.appendingPathComponent("Tests/LLVSTests/Fixtures/llvs-remote-example")
 
     /// A program built beside the test bundle (`swift test` builds the executables tests depend on).
-    static func builtProduct(_ name: String) -> URL {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-            Bundle.main.bundleURL.deletingLastPathComponent(),
-            Bundle.main.bundleURL,
-            packageRoot.appendingPathComponent(".build/debug"),
-        ]
-        for folder in candidates {
-            let url = folder.appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        return packageRoot.appendingPathComponent(".build/debug/\(name)")
-    }
+    static func builtProduct(_ name: String) -> URL { BuiltProgram.url(name) }
 }
 
 extension Value {
