@@ -12,18 +12,74 @@ import Glibc
 /// whole program crashes (swift-corelibs-foundation, fixed after Swift 6.3.1). A process that starts hundreds of
 /// children (the test suite) meets it. Here the child closes every descriptor above 2 itself (`closefrom`), so
 /// nothing is listed.
-public final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: Sendable {
     public enum TerminationReason: Sendable { case exit, uncaughtSignal }
 
-    public var executableURL: URL?
-    public var arguments: [String]?
+    /// Where one of the child's standard streams goes.
+    private enum Stream: Sendable {
+        case pipe(Pipe)
+        case handle(FileHandle)
+        case null
+
+        init(_ value: Any?) {
+            switch value {
+            case let pipe as Pipe: self = .pipe(pipe)
+            case let handle as FileHandle: self = .handle(handle)
+            default: self = .null
+            }
+        }
+
+        var value: Any? {
+            switch self {
+            case .pipe(let pipe): pipe
+            case .handle(let handle): handle
+            case .null: nil
+            }
+        }
+    }
+
+    /// What `run()` starts, set before it (behind a lock, so the process can be handed between threads).
+    private struct Configuration {
+        var executableURL: URL?
+        var arguments: [String]?
+        var environment: [String: String]?
+        var currentDirectoryURL: URL?
+        var streams: [Stream] = [.handle(.standardInput), .handle(.standardOutput), .handle(.standardError)]
+    }
+    private let configuration = Mutex(Configuration())
+
+    public var executableURL: URL? {
+        get { configuration.withLock { $0.executableURL } }
+        set { configuration.withLock { $0.executableURL = newValue } }
+    }
+    public var arguments: [String]? {
+        get { configuration.withLock { $0.arguments } }
+        set { configuration.withLock { $0.arguments = newValue } }
+    }
     /// The child's whole environment; nil for this process's.
-    public var environment: [String: String]?
-    public var currentDirectoryURL: URL?
+    public var environment: [String: String]? {
+        get { configuration.withLock { $0.environment } }
+        set { configuration.withLock { $0.environment = newValue } }
+    }
+    public var currentDirectoryURL: URL? {
+        get { configuration.withLock { $0.currentDirectoryURL } }
+        set { configuration.withLock { $0.currentDirectoryURL = newValue } }
+    }
     /// A `Pipe`, a `FileHandle`, or nil for `/dev/null`; this process's own by default.
-    public var standardInput: Any? = FileHandle.standardInput
-    public var standardOutput: Any? = FileHandle.standardOutput
-    public var standardError: Any? = FileHandle.standardError
+    public var standardInput: Any? {
+        get { configuration.withLock { $0.streams[0] }.value }
+        set { setStream(0, Stream(newValue)) }
+    }
+    public var standardOutput: Any? {
+        get { configuration.withLock { $0.streams[1] }.value }
+        set { setStream(1, Stream(newValue)) }
+    }
+    public var standardError: Any? {
+        get { configuration.withLock { $0.streams[2] }.value }
+        set { setStream(2, Stream(newValue)) }
+    }
+
+    private func setStream(_ index: Int, _ stream: Stream) { configuration.withLock { $0.streams[index] = stream } }
 
     private struct State {
         var pid: pid_t = 0
@@ -54,7 +110,8 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts the child, in a process group of its own (as `Process` does), and a thread that reaps it.
     public func run() throws {
-        guard let path = executableURL?.path else { throw Failure.noExecutable }
+        let configuration = configuration.withLock { $0 }
+        guard let path = configuration.executableURL?.path else { throw Failure.noExecutable }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -65,34 +122,33 @@ public final class ChildProcess: @unchecked Sendable {
 
         var devNull: FileHandle?
         var closeInParent: [FileHandle] = []
-        func descriptor(_ stream: Any?, reading: Bool) throws -> Int32 {
+        func descriptor(_ stream: Stream, reading: Bool) -> Int32 {
             switch stream {
-            case let pipe as Pipe:
-                closeInParent.append(reading ? pipe.fileHandleForReading : pipe.fileHandleForWriting)
-                return reading ? pipe.fileHandleForReading.fileDescriptor : pipe.fileHandleForWriting.fileDescriptor
-            case let handle as FileHandle:
+            case .pipe(let pipe):
+                // The child's end, which the parent closes once the child has it.
+                let end = reading ? pipe.fileHandleForReading : pipe.fileHandleForWriting
+                closeInParent.append(end)
+                return end.fileDescriptor
+            case .handle(let handle):
                 return handle.fileDescriptor
-            default:
+            case .null:
                 if devNull == nil { devNull = FileHandle(forUpdatingAtPath: "/dev/null") }
                 return devNull?.fileDescriptor ?? -1
             }
         }
-        let streams = [
-            try descriptor(standardInput, reading: true), try descriptor(standardOutput, reading: false),
-            try descriptor(standardError, reading: false),
-        ]
+        let streams = configuration.streams.enumerated().map { descriptor($1, reading: $0 == 0) }
         for (target, source) in streams.enumerated() where source >= 0 {
             posix_spawn_file_actions_adddup2(&actions, source, Int32(target))
         }
         _ = Self.closeFrom?(&actions, 3)
-        if let directory = currentDirectoryURL?.path {
+        if let directory = configuration.currentDirectoryURL?.path {
             guard let chdir = Self.chdir, chdir(&actions, directory) == 0 else {
                 throw Failure.spawn(path: directory, errno: ENOSYS)
             }
         }
 
-        let argv = ([path] + (arguments ?? [])).map { strdup($0) } + [nil]
-        let environment = self.environment ?? ProcessInfo.processInfo.environment
+        let argv = ([path] + (configuration.arguments ?? [])).map { strdup($0) } + [nil]
+        let environment = configuration.environment ?? ProcessInfo.processInfo.environment
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }

@@ -5,8 +5,9 @@ import LLVSHTTP
 /// The RSA key a mock identity provider signs its `id_token`s with (RS256), published as a JSON Web Key Set at the
 /// discovery document's `jwks_uri`, as Microsoft publishes its keys: a library that verifies signatures can. Made
 /// once per process (2048 bits take a moment), on first use.
+// @unchecked: it holds an OpenSSL key (a C handle), made once in `init` and only read after; signing with one
+// EVP_PKEY from several threads is safe, as each signature has an EVP_MD_CTX of its own.
 final class MockSigningKey: @unchecked Sendable {
-    // @unchecked: the key is made once and only read after; OpenSSL's signing with a shared EVP_PKEY is thread-safe.
     static let shared = MockSigningKey()
 
     let keyID = "llvs-mock-signing-key"
