@@ -23,14 +23,13 @@ final class CurlTransfer: @unchecked Sendable {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var mime: OpaquePointer?
     /// The readers of the form's file parts, kept for as long as the MIME body that calls them.
-    private var formFiles: [FormFileReader] = []
+    private var formFiles: [FileBodyReader] = []
     let cancelled = Atomic<Bool>(false)
     var continuation: CheckedContinuation<CurlResult, any Error>?
 
     // Request body.
     private var bodyData = Data()
-    private var bodyFD: Int32 = -1
-    private var bodyStart: Int64 = 0
+    private var bodyFile: FileBodyReader?
     private var bodyLength: Int64 = 0
     private var bodyPosition: Int64 = 0
     /// Ends the upload with a dropped connection once half the body is sent (an injected fault).
@@ -86,7 +85,7 @@ final class CurlTransfer: @unchecked Sendable {
         cleanedUp = true
         if let headerList { curl_slist_free_all(headerList); self.headerList = nil }
         if let mime { curl_mime_free(mime); self.mime = nil }
-        if bodyFD >= 0 { close(bodyFD); bodyFD = -1 }
+        bodyFile = nil
         if responseFD >= 0 { close(responseFD); responseFD = -1 }
         curl_easy_cleanup(easy)
     }
@@ -162,18 +161,9 @@ final class CurlTransfer: @unchecked Sendable {
             bodyData = data
             bodyLength = Int64(data.count)
         case .file(let url, let offset, let length):
-            let fd = open(url.path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw HTTPError.localFile(path: url.path, message: String(cString: strerror(errno))) }
-            var info = stat()
-            fstat(fd, &info)
-            bodyFD = fd
-            bodyStart = offset
-            bodyLength = length ?? (Int64(info.st_size) - offset)
-            guard offset >= 0, bodyLength >= 0, offset + bodyLength <= Int64(info.st_size) else {
-                throw HTTPError.localFile(
-                    path: url.path,
-                    message: "the range \(offset)+\(bodyLength) is outside the \(info.st_size)-byte file")
-            }
+            let file = try FileBodyReader(path: url.path, offset: offset, length: length)
+            bodyFile = file
+            bodyLength = file.length
         }
         // Any method with a body goes through the upload path; the method name is set explicitly.
         set(CURLOPT_UPLOAD, 1)
@@ -216,7 +206,7 @@ final class CurlTransfer: @unchecked Sendable {
                     }
                 }
             case .file(let url):
-                let reader = try FormFileReader(path: url.path)
+                let reader = try FileBodyReader(path: url.path)
                 formFiles.append(reader)
                 reader.attach(to: handle)
             }
@@ -290,23 +280,9 @@ final class CurlTransfer: @unchecked Sendable {
         }
         let count = Int(min(Int64(capacity), remaining))
         guard count > 0 else { return 0 }
-        if bodyFD >= 0 {
-            let n = pread(bodyFD, buffer, count, off_t(bodyStart + bodyPosition))
-            guard n >= 0 else {
-                failure = .localFile(path: "\(request.body)", message: String(cString: strerror(errno)))
-                return Int(CURL_READFUNC_ABORT)
-            }
-            guard n > 0 else {
-                // The file shrank under the upload: end it now, rather than leave the server waiting for the rest
-                // until the stall timeout.
-                failure = .localFile(
-                    path: "\(request.body)",
-                    message:
-                        "it ended at \(bodyStart + bodyPosition) bytes, before the \(bodyStart + bodyLength) the upload announced"
-                )
-                return Int(CURL_READFUNC_ABORT)
-            }
-            bodyPosition += Int64(n)
+        if let bodyFile {
+            let n = bodyFile.read(at: bodyPosition, into: buffer, capacity: count)
+            if bodyFile.failure == nil { bodyPosition += Int64(n) }
             return n
         }
         bodyData.withUnsafeBytes { raw in
@@ -426,7 +402,9 @@ final class CurlTransfer: @unchecked Sendable {
             reserved = 0
         }
         if let failure { return .failure(failure) }
-        if let fileFailure = formFiles.lazy.compactMap(\.failure).first { return .failure(fileFailure) }
+        if let fileFailure = ([bodyFile].compactMap { $0 } + formFiles).lazy.compactMap(\.failure).first {
+            return .failure(fileFailure)
+        }
         if code == CURLE_ABORTED_BY_CALLBACK, cancelled.load(ordering: .relaxed) {
             return .failure(HTTPError.cancelled)
         }
