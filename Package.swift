@@ -58,6 +58,10 @@ let package = Package(
         .systemLibrary(
             name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"])]),
+        // Compression of stored values and compact remotes: fast, with a cheap way out for incompressible data.
+        .systemLibrary(
+            name: "CZstd", path: "Sources/CZstd", pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(
             name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
@@ -66,8 +70,9 @@ let package = Package(
         // dates, the retry policy, seeded generators. It knows nothing of versions or services.
         .target(name: "LLVSSupport", dependencies: ["CCrypto", "CDeflate"]),
 
-        // The codecs of the snapshot formats: zip (deflate on libdeflate for whole entries, zlib for streamed ones) and the LZFSE decoder LLVS apps compress with.
-        .target(name: "LLVSCodecs", dependencies: ["LLVSSupport", "CZlib", "CDeflate"]),
+        // The codecs: zip (deflate on libdeflate for whole entries, zlib for streamed ones), the LZFSE decoder LLVS
+        // apps compress with, and zstd for stored values and compact remotes.
+        .target(name: "LLVSCodecs", dependencies: ["LLVSSupport", "CZlib", "CDeflate", "CZstd"]),
 
         // The core: versions, values, map, history, merge, storage, exchanges, coordinator.
         .target(name: "LLVS", dependencies: ["LLVSSupport", "LLVSCodecs"]),
@@ -207,7 +212,7 @@ let package = Package(
             .testTarget(
                 name: "LLVSCommandTests",
                 dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind", "loco", "LLVSSupport"],
-                exclude: ["Scripts"]),
+                exclude: ["Scripts", "Fixtures"]),
         ],
     swiftLanguageModes: [.v6]
 )

@@ -52,7 +52,10 @@ public final class VersionBuilder {
     /// Data written to storage and not yet given an ID (see `write` and `set`).
     public struct WrittenData {
         fileprivate let location: RecordLocation
-        public var count: Int64 { location.length }
+        /// How many bytes the data holds.
+        public let count: Int64
+        /// How many bytes storage keeps for it (fewer when it compressed).
+        public var storedCount: Int64 { location.length }
     }
 
     init(store: Store, base: Version.ID?) throws {
@@ -88,13 +91,13 @@ public final class VersionBuilder {
     /// Writes data to storage without naming it yet: a caller that may still decide against it (a file that changed
     /// while it was read) gives it an ID with `set` only once it is sure. Unnamed data is dropped at the commit.
     public func write(_ data: Data) throws -> WrittenData {
-        WrittenData(location: try openWriter().append(data, zone: .values))
+        WrittenData(location: try openWriter().appendValue(data), count: Int64(data.count))
     }
 
     /// Names written data: the value `id` holds it in the next commit.
     public func set(_ id: Value.ID, to written: WrittenData) {
-        if let previous = edits[id], let previous { pendingBytes -= previous.data.length }
-        edits[id] = MapEntry(valueId: id, data: written.location)
+        if let previous = edits[id], let previous { pendingBytes -= previous.size }
+        edits[id] = MapEntry(valueId: id, data: written.location, size: written.count)
         pendingBytes += written.count
     }
 
@@ -105,7 +108,7 @@ public final class VersionBuilder {
 
     /// Removes a value from the version being built (nothing when it has none).
     public func remove(_ id: Value.ID) throws {
-        if let edit = edits[id], let edit { pendingBytes -= edit.data.length }
+        if let edit = edits[id], let edit { pendingBytes -= edit.size }
         if try store.map.entry(for: id, root: baseRoot) != nil { edits[id] = .some(nil) } else { edits[id] = nil }
     }
 

@@ -40,7 +40,7 @@ extension Store {
     /// does not have the value.
     public func valueSize(id: Value.ID, at version: Version.ID) throws -> Int64? {
         let stored = try storedVersion(version)
-        return try map.entry(for: id, root: stored.mapRoot)?.data.length
+        return try map.entry(for: id, root: stored.mapRoot)?.size
     }
 
     /// Writes the data of value `id` at `version` to a file, in pieces, without holding it in memory.
@@ -65,6 +65,11 @@ extension Store {
 
     func value(for entry: MapEntry) throws -> Value {
         let data = try storage.readRecord(at: entry.data, zone: .values)
+        guard Int64(data.count) == entry.size else {
+            throw StoreError.corruptFile(
+                path: "version \(entry.storedVersionId)",
+                reason: "value \(entry.valueId) holds \(data.count) bytes where its map says \(entry.size)")
+        }
         return Value(id: entry.valueId, data: data, storedVersionId: entry.storedVersionId)
     }
 }

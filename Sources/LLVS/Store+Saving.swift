@@ -57,13 +57,14 @@ extension Store {
 
     /// Adds a received version whose large values arrived in files (read into storage in pieces).
     public func addVersion(_ version: Version, receiving received: ReceivedChanges) throws {
-        try commit(version, changes: received.changes, files: received.files, received: true)
+        try commit(
+            version, changes: received.changes, files: received.files, stored: received.stored, received: true)
     }
 
     @discardableResult
     private func commit(
         _ proposed: Version, changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)],
-        expectedSHA256: [Value.ID: String] = [:], received: Bool
+        stored: [ReceivedValue] = [], expectedSHA256: [Value.ID: String] = [:], received: Bool
     ) throws -> Version {
         var version = proposed
         let id = version.id
@@ -80,7 +81,8 @@ extension Store {
         }
 
         var seen = Set<Value.ID>()
-        for valueId in changes.map(\.valueId) + files.map(\.id) where !seen.insert(valueId).inserted {
+        for valueId in changes.map(\.valueId) + files.map(\.id) + stored.map(\.id) where !seen.insert(valueId).inserted
+        {
             throw invalid("value \(valueId) appears in more than one change")
         }
         // Each file looked at once: its size counts in the version, and it must look the same after it is read.
@@ -91,7 +93,8 @@ extension Store {
             }
             return state
         }
-        let size = changes.valueDataSize + sources.reduce(0) { $0 + $1.size }
+        let size =
+            changes.valueDataSize + sources.reduce(0) { $0 + $1.size } + stored.reduce(0) { $0 + $1.size }
         if received, let declared = version.valueDataSize, declared != size {
             throw invalid("the version declares \(declared) bytes of value data but its changes carry \(size)")
         }
@@ -106,6 +109,9 @@ extension Store {
             if version.predecessors == nil, let file = files.first(where: \.isUpdate) {
                 throw invalid("a root version may only insert, but it updates \(file.id)")
             }
+            if version.predecessors == nil, let value = stored.first(where: \.isUpdate) {
+                throw invalid("a root version may only insert, but it updates \(value.id)")
+            }
         }
 
         let writer = try storage.makeVersionWriter(for: id)
@@ -115,8 +121,9 @@ extension Store {
             for change in changes {
                 switch change {
                 case .insert(let value), .update(let value):
-                    let location = try writer.append(value.data, zone: .values)
-                    edits += MapEdit.edits(value.id, entry: MapEntry(valueId: value.id, data: location))
+                    let location = try writer.appendValue(value.data)
+                    edits += MapEdit.edits(
+                        value.id, entry: MapEntry(valueId: value.id, data: location, size: Int64(value.data.count)))
                 case .remove, .preserveRemoval:
                     edits += MapEdit.edits(change.valueId, entry: nil)
                 case .preserve(let reference):
@@ -136,7 +143,12 @@ extension Store {
                 else {
                     throw StoreError.sourceChanged(path: file.url.path)
                 }
-                edits += MapEdit.edits(file.id, entry: MapEntry(valueId: file.id, data: location))
+                edits += MapEdit.edits(
+                    file.id, entry: MapEntry(valueId: file.id, data: location, size: location.length))
+            }
+            for value in stored {
+                let location = try value.store(with: writer, in: id)
+                edits += MapEdit.edits(value.id, entry: MapEntry(valueId: value.id, data: location, size: value.size))
             }
         } catch {
             writer.discard()

@@ -79,8 +79,12 @@ public final class Store: Sendable {
 
     /// Opens an existing store; fails with `notAStore` if `url` holds none.
     public convenience init(openingAt url: URL, makeStorage: StorageMaker = Store.fileStorageMaker) throws {
-        guard let descriptor = try StoreDescriptor.read(storeRoot: url.path) else {
+        guard var descriptor = try StoreDescriptor.read(storeRoot: url.path) else {
             throw StoreError.notAStore(path: url.path)
+        }
+        if descriptor.format < StoreDescriptor.currentFormat {
+            descriptor.format = StoreDescriptor.currentFormat
+            try descriptor.write(storeRoot: url.path)
         }
         try self.init(
             url: url, storage: makeStorage(url.path, descriptor, false), mapNodeCacheLimit: MapNodeCache.defaultLimit)

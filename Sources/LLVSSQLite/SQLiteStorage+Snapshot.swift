@@ -19,7 +19,7 @@ extension SQLiteStorage: SnapshotCapable {
                 expected += VersionBundle.framedSize(ofRecordWithLength: record.data.count)
             }
             try archive.append(
-                bundle: try VersionBundle.encode(header: header, records: records.map { ($0.zone, $0.data) }))
+                bundle: try VersionBundle.encode(header: header, records: records))
         }
     }
 
@@ -34,8 +34,9 @@ extension SQLiteStorage: SnapshotCapable {
         try connection.run(
             "SELECT offset, zone, data FROM records WHERE version = ? ORDER BY offset", [.text(id.rawValue)]
         ) { row in
-            guard let zone = StorageZone(rawValue: UInt8(truncatingIfNeeded: row.integer(1))) else { return }
-            records.append(VersionBundle.Record(offset: row.integer(0), zone: zone, data: row.blob(2)))
+            guard let (zone, encoding) = SQLiteStorage.parse(tag: row.integer(1)) else { return }
+            records.append(
+                VersionBundle.Record(offset: row.integer(0), zone: zone, data: row.blob(2), encoding: encoding))
         }
         return (try StoredVersion(decoding: header, source: "\(path), version \(id)"), records)
     }

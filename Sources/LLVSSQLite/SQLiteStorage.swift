@@ -76,8 +76,19 @@ public final class SQLiteStorage: Storage {
         SQLiteVersionWriter(versionId: id, storage: self)
     }
 
-    public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
-        var found: (zone: Int64, data: Data)?
+    public func readStoredRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [StoredRecord] {
+        try locations.map { try readStoredRecord(at: $0, zone: zone) }
+    }
+
+    public func copyStoredRecord(
+        at location: RecordLocation, zone: StorageZone, into write: (RecordEncoding, Data) throws -> Void
+    ) throws {
+        let record = try readStoredRecord(at: location, zone: zone)
+        try write(record.encoding, record.bytes)
+    }
+
+    private func readStoredRecord(at location: RecordLocation, zone: StorageZone) throws -> StoredRecord {
+        var found: (tag: Int64, data: Data)?
         try withConnection { connection in
             try connection.run(
                 "SELECT zone, data FROM records WHERE version = ? AND offset = ?",
@@ -88,15 +99,25 @@ public final class SQLiteStorage: Storage {
         }
         let place = "record \(location.offset) of version \(location.versionId)"
         guard let found else { throw StoreError.corruptFile(path: path, reason: "\(place) is missing") }
-        guard found.zone == Int64(zone.rawValue) else {
+        guard let (storedZone, encoding) = Self.parse(tag: found.tag), storedZone == zone else {
             throw StoreError.corruptFile(
-                path: path, reason: "\(place) is in zone \(found.zone), expected \(zone.rawValue)")
+                path: path, reason: "\(place) has tag \(found.tag), expected zone \(zone.rawValue)")
         }
         guard Int64(found.data.count) == location.length else {
             throw StoreError.corruptFile(
                 path: path, reason: "\(place) has \(found.data.count) bytes, expected \(location.length)")
         }
-        return found.data
+        return StoredRecord(bytes: found.data, encoding: encoding)
+    }
+
+    /// A row's `zone` column: the zone with the encoding's bit (`RecordTag`), as in a bundle's record frame.
+    static func tag(_ zone: StorageZone, _ encoding: RecordEncoding) -> Int64 {
+        Int64(RecordTag(zone: zone, encoding: encoding).byte)
+    }
+
+    static func parse(tag: Int64) -> (StorageZone, RecordEncoding)? {
+        guard let byte = UInt8(exactly: tag), let tag = RecordTag(byte: byte) else { return nil }
+        return (tag.zone, tag.encoding)
     }
 
     /// Saves a version's records and header in one transaction.
@@ -116,7 +137,7 @@ public final class SQLiteStorage: Storage {
             try connection.run(
                 "INSERT INTO records(version, offset, zone, data) VALUES (?, ?, ?, ?)",
                 [
-                    .text(id.rawValue), .integer(record.offset), .integer(Int64(record.zone.rawValue)),
+                    .text(id.rawValue), .integer(record.offset), .integer(Self.tag(record.zone, record.encoding)),
                     .blob(record.data),
                 ])
         }
@@ -174,19 +195,22 @@ final class SQLiteVersionWriter: VersionWriter {
         self.storage = storage
     }
 
-    func append(_ record: Data, zone: StorageZone) throws -> RecordLocation {
-        try checkLength(Int64(record.count))
-        let location = RecordLocation(versionId: versionId, offset: nextOffset, length: Int64(record.count))
-        records.append(VersionBundle.Record(offset: nextOffset, zone: zone, data: record))
-        nextOffset += VersionBundle.framedSize(ofRecordWithLength: record.count)
+    func append(_ record: StoredRecord, zone: StorageZone) throws -> RecordLocation {
+        try checkLength(Int64(record.bytes.count))
+        let location = RecordLocation(versionId: versionId, offset: nextOffset, length: Int64(record.bytes.count))
+        records.append(
+            VersionBundle.Record(offset: nextOffset, zone: zone, data: record.bytes, encoding: record.encoding))
+        nextOffset += VersionBundle.framedSize(ofRecordWithLength: record.bytes.count)
         return location
     }
 
     /// Refuses a file too large for one row by its size, before reading it into memory.
-    func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
+    func append(
+        contentsOf file: URL, zone: StorageZone, encoding: RecordEncoding, digest: DigestStream?
+    ) throws -> RecordLocation {
         var info = stat()
         if stat(file.path, &info) == 0 { try checkLength(Int64(info.st_size)) }
-        return try appendWhole(contentsOf: file, zone: zone, digest: digest)
+        return try appendWhole(contentsOf: file, zone: zone, encoding: encoding, digest: digest)
     }
 
     private func checkLength(_ length: Int64) throws {

@@ -52,7 +52,9 @@ import LLVSSupport
         let id = Value.ID(Self.decomposed)
         let edit = MapEdit(
             key: .legacy(id, spelling: Self.decomposed),
-            entry: MapEntry(valueId: id, data: try writer.append(Data(Self.decomposed.utf8), zone: .values)))
+            entry: MapEntry(
+                valueId: id, data: try writer.append(Data(Self.decomposed.utf8), zone: .values),
+                size: Int64(Self.decomposed.utf8.count)))
         let stored = try store.storedVersion(base.id)
         let legacy = Version(id: versionId, predecessors: .init(idOfFirst: base.id), timestamp: 1, valueDataSize: 0)
         try store.commitWritten(

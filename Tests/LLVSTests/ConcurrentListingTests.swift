@@ -34,8 +34,13 @@ import Testing
             }
         }
         func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter { try base.makeVersionWriter(for: id) }
-        func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
-            try base.readRecord(at: location, zone: zone)
+        func readStoredRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [StoredRecord] {
+            try base.readStoredRecords(at: locations, zone: zone)
+        }
+        func copyStoredRecord(
+            at location: RecordLocation, zone: StorageZone, into write: (RecordEncoding, Data) throws -> Void
+        ) throws {
+            try base.copyStoredRecord(at: location, zone: zone, into: write)
         }
     }
 
@@ -75,8 +80,13 @@ import Testing
             return try racing.newlyCommittedVersions() + released
         }
         func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter { try racing.makeVersionWriter(for: id) }
-        func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
-            try racing.readRecord(at: location, zone: zone)
+        func readStoredRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [StoredRecord] {
+            try racing.readStoredRecords(at: locations, zone: zone)
+        }
+        func copyStoredRecord(
+            at location: RecordLocation, zone: StorageZone, into write: (RecordEncoding, Data) throws -> Void
+        ) throws {
+            try racing.copyStoredRecord(at: location, zone: zone, into: write)
         }
     }
 }

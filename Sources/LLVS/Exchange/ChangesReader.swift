@@ -10,14 +10,20 @@ public struct ReceivedChanges: Sendable {
     public var changes: [Value.Change]
     /// Inserted or updated values whose data is in a temporary file.
     public var files: [(id: Value.ID, url: URL, isUpdate: Bool)]
+    /// Inserted or updated values that arrived as a store keeps them (the compact format), stored as they are.
+    public var stored: [ReceivedValue]
 
-    public init(changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)] = []) {
+    public init(
+        changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)] = [], stored: [ReceivedValue] = []
+    ) {
         self.changes = changes
         self.files = files
+        self.stored = stored
     }
 
     public func discard() {
         for file in files { try? FileManager.default.removeItem(at: file.url) }
+        for value in stored { value.discard() }
     }
 }
 

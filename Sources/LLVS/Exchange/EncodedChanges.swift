@@ -45,7 +45,7 @@ extension Store {
         let planned = try plannedChanges(madeInVersionIdentifiedBy: id)
         // Many values below the limit (a backup's chunks) are streamed too: encoded whole, they would sit in memory
         // several times over (data, base64, JSON) for each version in flight.
-        let total = planned.reduce(Int64(0)) { $0 + ($1.entry?.data.length ?? 0) }
+        let total = planned.reduce(Int64(0)) { $0 + ($1.entry?.size ?? 0) }
         guard total > inlineLimit else {
             return .data(try RemoteFormat.encodeChanges(try planned.map(change(for:))))
         }
@@ -57,7 +57,7 @@ extension Store {
             try out.write(Data("[".utf8))
             for (index, change) in planned.enumerated() {
                 if index > 0 { try out.write(Data(",".utf8)) }
-                guard let entry = change.entry, entry.data.length > inlineLimit else {
+                guard let entry = change.entry, entry.size > inlineLimit else {
                     try out.write(try RemoteFormat.encodeChange(try self.change(for: change)))
                     continue
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSCodecs
 import LLVSSupport
 
 /// One value in a version's map: its key, and where its data is, in the version that stored it (value data always
@@ -7,6 +8,8 @@ import LLVSSupport
 struct MapEntry: Hashable, Sendable {
     var valueId: Value.ID
     var data: RecordLocation
+    /// How many bytes the value holds: `data.length` for a plain record, more for a compressed one.
+    var size: Int64
 
     var storedVersionId: Version.ID { data.versionId }
 
@@ -80,17 +83,20 @@ struct MapKey: Sendable {
 extension MapNode {
     /// Compact binary form: a tag, then leaf entries or a 16-bit child bitmap with one location per child.
     /// Data locations are not written with a version ID: value data always lives in the version that stored it.
+    /// A leaf is tag 2: each entry ends with how much larger the value is than its record (0 unless compressed).
+    /// Tag 0, a leaf without that, is what builds before compression wrote; it is read, never written.
     func encoded() -> Data {
         var writer = ByteWriter(capacity: encodedSize)
         switch self {
         case .leaf(let entries):
-            writer.byte(0)
+            writer.byte(2)
             writer.varint(UInt64(entries.count))
             for entry in entries {
                 writer.string(entry.valueId.rawValue)
                 writer.string(entry.storedVersionId.rawValue)
                 writer.varint(UInt64(entry.data.offset))
                 writer.varint(UInt64(entry.data.length))
+                writer.varint(UInt64(entry.size - entry.data.length))
             }
         case .branch(let children):
             writer.byte(1)
@@ -117,6 +123,7 @@ extension MapNode {
                     + ByteWriter.stringSize(entry.storedVersionId.rawValue)
                     + ByteWriter.varintSize(UInt64(entry.data.offset))
                     + ByteWriter.varintSize(UInt64(entry.data.length))
+                    + ByteWriter.varintSize(UInt64(entry.size - entry.data.length))
             }
         case .branch(let children):
             children.reduce(3) { size, child in
@@ -131,7 +138,7 @@ extension MapNode {
     init(decoding data: Data) throws {
         var reader = ByteReader(data)
         switch try reader.byte() {
-        case 0:
+        case let tag where tag == 0 || tag == 2:
             let count = try reader.int(limit: data.count)
             var entries: [MapEntry] = []
             entries.reserveCapacity(count)
@@ -140,8 +147,11 @@ extension MapNode {
                 let stored = Version.ID(try reader.string())
                 let offset = Int64(try reader.int(limit: Int.max))
                 let length = Int64(try reader.int(limit: Int.max))
+                let extra = tag == 2 ? Int64(try reader.int(limit: Int(Zstd.largestValue))) : 0
                 entries.append(
-                    MapEntry(valueId: valueId, data: RecordLocation(versionId: stored, offset: offset, length: length)))
+                    MapEntry(
+                        valueId: valueId, data: RecordLocation(versionId: stored, offset: offset, length: length),
+                        size: length + extra))
             }
             self = .leaf(entries)
         case 1:

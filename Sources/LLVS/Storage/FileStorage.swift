@@ -155,15 +155,11 @@ public final class FileStorage: Storage {
         return try FileVersionWriter(versionId: id, output: .file(AtomicFileWriter(destination: path)), storage: self)
     }
 
-    public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
-        try readRecords(at: [location], zone: zone)[0]
-    }
-
     /// Records that lie close together in one file (a version's values, read in the order they were written) are
     /// read with one request per run of them, up to `spanLimit` bytes, instead of one each; a record alone is a run
     /// of one.
-    public func readRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [Data] {
-        var results: [Data] = []
+    public func readStoredRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [StoredRecord] {
+        var results: [StoredRecord] = []
         results.reserveCapacity(locations.count)
         var start = 0
         while start < locations.count {
@@ -212,7 +208,9 @@ public final class FileStorage: Storage {
         return (file, 0, file.size)
     }
 
-    public func copyRecord(at location: RecordLocation, zone: StorageZone, into write: (Data) throws -> Void) throws {
+    public func copyStoredRecord(
+        at location: RecordLocation, zone: StorageZone, into write: (RecordEncoding, Data) throws -> Void
+    ) throws {
         // Where the record's frame starts, in which file.
         let file: ReadableFile, start: Int64
         if let pack = packed.withLock({ $0[location.versionId] }) {
@@ -230,12 +228,12 @@ public final class FileStorage: Storage {
         }
         let header = try file.read(at: start, count: RecordFraming.recordHeaderSize)
         var reader = ByteReader(header)
-        let storedZone = try reader.byte(), length = Int64(try reader.uint32()), expectedCRC = try reader.uint32()
-        guard storedZone == zone.rawValue, length == location.length else {
+        let tag = try reader.byte(), length = Int64(try reader.uint32()), expectedCRC = try reader.uint32()
+        guard let stored = RecordFraming.parse(tag: tag), stored.zone == zone, length == location.length else {
             throw StoreError.corruptFile(
                 path: file.path,
                 reason:
-                    "record at offset \(start): zone \(storedZone), length \(length), expected zone \(zone.rawValue), length \(location.length)"
+                    "record at offset \(start): tag \(tag), length \(length), expected zone \(zone.rawValue), length \(location.length)"
             )
         }
         var crc = CRC32.Running()
@@ -245,7 +243,7 @@ public final class FileStorage: Storage {
                 at: start + Int64(RecordFraming.recordHeaderSize) + done, count: Int(min(Int64(1 << 20), length - done))
             )
             crc.update(piece)
-            try write(piece)
+            try write(stored.encoding, piece)
             done += Int64(piece.count)
         }
         guard crc.value == expectedCRC else {
@@ -317,17 +315,19 @@ final class FileVersionWriter: VersionWriter {
         self.storage = storage
     }
 
-    func append(_ record: Data, zone: StorageZone) throws -> RecordLocation {
+    func append(_ record: StoredRecord, zone: StorageZone) throws -> RecordLocation {
         let offset = file.bytesWritten
-        try file.write(RecordFraming.frame(record, zone: zone))
-        try file.write(record)
-        return RecordLocation(versionId: versionId, offset: offset, length: Int64(record.count))
+        try file.write(RecordFraming.frame(record.bytes, zone: zone, encoding: record.encoding))
+        try file.write(record.bytes)
+        return RecordLocation(versionId: versionId, offset: offset, length: Int64(record.bytes.count))
     }
 
     /// One pass over the file in 1 MiB pieces: the frame goes first with the checksum left open, the bytes follow,
     /// and the checksum of exactly those bytes is written into the frame after them. A file that changes meanwhile
     /// can then never leave a record whose checksum is not its own (the store also checks the file did not change).
-    func append(contentsOf source: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
+    func append(
+        contentsOf source: URL, zone: StorageZone, encoding: RecordEncoding, digest: DigestStream?
+    ) throws -> RecordLocation {
         let input = try ReadableFile(path: source.path)
         guard input.size <= Int64(UInt32.max) else {
             throw StoreError.invalidChanges(
@@ -335,7 +335,7 @@ final class FileVersionWriter: VersionWriter {
         }
         let start = file.bytesWritten
         var frame = ByteWriter()
-        frame.byte(zone.rawValue)
+        frame.byte(RecordFraming.tag(zone, encoding))
         frame.uint32(UInt32(input.size))
         frame.uint32(0)
         try file.write(frame.bytes)

@@ -5,17 +5,28 @@ import LLVSSupport
 ///
 ///     record*  header-JSON  header-length:u32  header-crc32:u32  "LLVSVER1"
 ///
-/// and each record as `zone:u8 length:u32 crc32:u32 payload`. The header sits at the end so that records can
-/// be streamed to disk before the header (which names the map root) is known. Every length is checked against
+/// and each record as `tag:u8 length:u32 crc32:u32 payload`, the tag being the zone with the encoding's bit
+/// (`RecordEncoding`): length and CRC are those of the payload as stored. The header sits at the end so that records
+/// can be streamed to disk before the header (which names the map root) is known. Every length is checked against
 /// the file size and every payload against its CRC, so a truncated or damaged file gives an error, not garbage.
 enum RecordFraming {
+    /// The tag byte of a record of `zone` kept in `encoding`.
+    static func tag(_ zone: StorageZone, _ encoding: RecordEncoding) -> UInt8 {
+        RecordTag(zone: zone, encoding: encoding).byte
+    }
+
+    /// The zone and encoding a tag byte names; nil for a tag no build writes.
+    static func parse(tag: UInt8) -> (zone: StorageZone, encoding: RecordEncoding)? {
+        RecordTag(byte: tag).map { ($0.zone, $0.encoding) }
+    }
+
     static let recordHeaderSize = 9
     static let trailerSize = 16
     static let magic: [UInt8] = Array("LLVSVER1".utf8)
 
-    static func frame(_ payload: Data, zone: StorageZone) -> [UInt8] {
+    static func frame(_ payload: Data, zone: StorageZone, encoding: RecordEncoding = .plain) -> [UInt8] {
         var writer = ByteWriter()
-        writer.byte(zone.rawValue)
+        writer.byte(tag(zone, encoding))
         writer.uint32(UInt32(payload.count))
         writer.uint32(payload.withUnsafeBytes { CRC32.checksum($0) })
         return writer.bytes
@@ -23,11 +34,13 @@ enum RecordFraming {
 
     /// Appends `payload` framed to `bytes`, without making the frame an array of its own: a staging store appends
     /// several records per version for every version it imports.
-    static func appendFramed(_ payload: Data, zone: StorageZone, to bytes: inout [UInt8]) {
+    static func appendFramed(
+        _ payload: Data, zone: StorageZone, encoding: RecordEncoding = .plain, to bytes: inout [UInt8]
+    ) {
         let length = UInt32(payload.count)
         payload.withUnsafeBytes { raw in
             let crc = CRC32.checksum(raw)
-            bytes.append(zone.rawValue)
+            bytes.append(tag(zone, encoding))
             for shift in stride(from: UInt32(0), to: 32, by: 8) {
                 bytes.append(UInt8(truncatingIfNeeded: length >> shift))
             }
@@ -38,27 +51,27 @@ enum RecordFraming {
         }
     }
 
-    /// Checks a framed record read from `path` and returns its payload.
+    /// Checks a framed record read from `path` and returns its payload as stored, with its encoding.
     static func unframe(
         _ framed: Data, expectedLength: Int64, zone: StorageZone, path: String, offset: Int64
-    ) throws -> Data {
+    ) throws -> StoredRecord {
         var reader = ByteReader(framed.prefix(recordHeaderSize))
         func corrupt(_ reason: String) -> StoreError {
             .corruptFile(path: path, reason: "record at offset \(offset): \(reason)")
         }
         do {
-            let storedZone = try reader.byte()
+            let storedTag = try reader.byte()
             let length = try reader.uint32()
             let crc = try reader.uint32()
-            guard storedZone == zone.rawValue else {
-                throw corrupt("expected zone \(zone.rawValue), found \(storedZone)")
+            guard let stored = parse(tag: storedTag), stored.zone == zone else {
+                throw corrupt("expected zone \(zone.rawValue), found tag \(storedTag)")
             }
             guard Int64(length) == expectedLength else {
                 throw corrupt("length \(length) where \(expectedLength) was expected")
             }
             let payload = framed.dropFirst(recordHeaderSize)
             guard payload.withUnsafeBytes({ CRC32.checksum($0) }) == crc else { throw corrupt("checksum mismatch") }
-            return Data(payload)
+            return StoredRecord(bytes: Data(payload), encoding: stored.encoding)
         } catch let failure as ByteReader.Failure {
             throw corrupt(failure.description)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSCodecs
 import LLVSSupport
 
 /// Where a record (value data or a map node) is kept: the version whose writer stored it, and its place there.
@@ -36,6 +37,8 @@ public struct StoredVersion: Sendable, Equatable {
 
 /// The place a store keeps its versions. A version is written as a set of records in two zones (value data and
 /// map nodes) and becomes visible, all at once, when its writer commits; a crash before that leaves nothing.
+/// Records are kept as they were given (`StoredRecord`: plain or compressed); the readers below decode them, and an
+/// exchange that sends compressed records as they are reads them as stored.
 ///
 /// Storage is shared by several processes: `newlyCommittedVersions()` also returns what others committed.
 public protocol Storage: Sendable {
@@ -45,36 +48,51 @@ public protocol Storage: Sendable {
     func newlyCommittedVersions() throws -> [StoredVersion]
     /// Starts writing version `id`.
     func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter
-    /// The bytes of a committed record, checked against its zone and checksum.
-    func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data
-    /// The bytes of many records, in the order given: a storage may read neighbours in one request.
-    func readRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [Data]
+    /// Many committed records as stored, in the order given, each checked against its zone and checksum: a storage
+    /// may read neighbours in one request.
+    func readStoredRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [StoredRecord]
     /// Until the matching `endGroupedCommits`, versions committed may be made durable together (a bulk receive)
     /// rather than one by one; each still appears whole or not at all. Calls nest.
     func beginGroupedCommits()
     /// Makes every version committed since `beginGroupedCommits` durable before returning.
     func endGroupedCommits() throws
-    /// Writes a committed record to `destination` (replacing it), in pieces where the storage can, so a large value
-    /// never sits whole in memory. The checksum is verified before the file is moved into place.
-    func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws
-    /// Gives a committed record to `write` in pieces where the storage can (a restore writes each into a file it
-    /// already holds open); the checksum is verified after the last piece, and a mismatch throws.
-    func copyRecord(at location: RecordLocation, zone: StorageZone, into write: (Data) throws -> Void) throws
+    /// Gives a committed record, as stored, to `write` in pieces where the storage can (each with the record's
+    /// encoding), so a large value never sits whole in memory; the checksum is verified after the last piece, and a
+    /// mismatch throws.
+    func copyStoredRecord(
+        at location: RecordLocation, zone: StorageZone, into write: (RecordEncoding, Data) throws -> Void
+    ) throws
 }
 
 extension VersionWriter {
+    /// Stores a local file's contents as they are, as one plain record.
     public func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
-        try appendWhole(contentsOf: file, zone: zone, digest: digest)
+        try append(contentsOf: file, zone: zone, encoding: .plain, digest: digest)
     }
 
     /// Stores a file's contents read whole into memory, for storages that keep each record in one piece.
-    public func appendWhole(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
+    public func appendWhole(
+        contentsOf file: URL, zone: StorageZone, encoding: RecordEncoding, digest: DigestStream?
+    ) throws -> RecordLocation {
         let data: Data
         do { data = try POSIX.readFile(file.path) } catch FileError.endedEarly {
             throw StoreError.sourceChanged(path: file.path)
         }
         digest?.update(data)
-        return try append(data, zone: zone)
+        return try append(StoredRecord(bytes: data, encoding: encoding), zone: zone)
+    }
+
+    /// Stores `record` as it is (map nodes, and values that do not compress).
+    public func append(_ record: Data, zone: StorageZone) throws -> RecordLocation {
+        try append(StoredRecord(bytes: record, encoding: .plain), zone: zone)
+    }
+
+    /// Stores value data compressed when that saves enough (`Zstd.compressedIfSmaller`), else as it is.
+    public func appendValue(_ data: Data) throws -> RecordLocation {
+        if let compressed = Zstd.compressedIfSmaller(data) {
+            return try append(StoredRecord(bytes: compressed, encoding: .zstd), zone: .values)
+        }
+        return try append(StoredRecord(bytes: data, encoding: .plain), zone: .values)
     }
 }
 
@@ -82,14 +100,39 @@ extension Storage {
     public func beginGroupedCommits() {}
     public func endGroupedCommits() throws {}
 
+    /// A committed record's data, decoded.
+    public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
+        try readRecords(at: [location], zone: zone)[0]
+    }
+
+    /// Many records' data, decoded, in the order given.
     public func readRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [Data] {
-        try locations.map { try readRecord(at: $0, zone: zone) }
+        try zip(locations, try readStoredRecords(at: locations, zone: zone)).map { location, record in
+            try record.decoded(of: location)
+        }
     }
 
+    /// Gives a committed record's data, decoded, to `write` in pieces (a restore writes each into a file it already
+    /// holds open); a compressed record is decompressed as it is read.
     public func copyRecord(at location: RecordLocation, zone: StorageZone, into write: (Data) throws -> Void) throws {
-        try write(try readRecord(at: location, zone: zone))
+        var decoder: ZstdStreamDecoder?
+        do {
+            try copyStoredRecord(at: location, zone: zone) { encoding, piece in
+                switch encoding {
+                case .plain: try write(piece)
+                case .zstd:
+                    if decoder == nil { decoder = try ZstdStreamDecoder(expectedSize: nil) }
+                    try decoder?.feed(piece, to: write)
+                }
+            }
+            try decoder?.finish(to: write)
+        } catch let error as ZstdError {
+            throw StoredRecord.corrupt(location, error)
+        }
     }
 
+    /// Writes a committed record's data, decoded, to `destination` (replacing it), in pieces. The checksum is verified
+    /// before the file is moved into place.
     public func copyRecord(at location: RecordLocation, zone: StorageZone, to destination: URL) throws {
         let writer = try AtomicFileWriter(destination: destination.path)
         do {
@@ -104,11 +147,15 @@ extension Storage {
 
 /// The records of one version being written. Nothing is visible until `commit`; `discard` drops it all.
 public protocol VersionWriter: AnyObject {
-    /// Stores one record; `zone` is recorded with it, so a map node is never read as value data or the reverse.
-    func append(_ record: Data, zone: StorageZone) throws -> RecordLocation
-    /// Stores a local file's contents as one record, read once (in pieces where the storage can), feeding `digest`
-    /// with exactly the bytes stored. A file that ends early is `sourceChanged`.
-    func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation
+    /// Stores one record as given (plain or compressed); `zone` is recorded with it, so a map node is never read as
+    /// value data or the reverse. The location's length is the stored length.
+    func append(_ record: StoredRecord, zone: StorageZone) throws -> RecordLocation
+    /// Stores a local file's contents as one record kept in `encoding` (the file holds the bytes as stored), read once
+    /// (in pieces where the storage can), feeding `digest` with exactly the bytes stored. A file that ends early is
+    /// `sourceChanged`.
+    func append(
+        contentsOf file: URL, zone: StorageZone, encoding: RecordEncoding, digest: DigestStream?
+    ) throws -> RecordLocation
     func commit(_ header: StoredVersion) throws
     func discard()
 }

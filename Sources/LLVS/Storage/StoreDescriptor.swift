@@ -4,7 +4,10 @@ import LLVSSupport
 /// The small file that marks a folder as a store and says which storage holds its versions.
 public struct StoreDescriptor: Codable, Sendable, Equatable {
     public static let fileName = "llvs-store.json"
-    public static let currentFormat = 1
+    /// 2: value records may be compressed (`RecordEncoding`) and map leaves say each value's size. A build that reads
+    /// only format 1 then stops at the descriptor with a clear message instead of meeting records it cannot read.
+    /// Format 1 stores open as they are and become format 2 when this build opens them, before it writes anything.
+    public static let currentFormat = 2
 
     public var format: Int
     public var storage: String

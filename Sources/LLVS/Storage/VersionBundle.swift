@@ -9,12 +9,15 @@ public struct VersionBundle: Sendable {
     public struct Record: Sendable {
         public var offset: Int64
         public var zone: StorageZone
+        /// The bytes as stored, and how (`encoding`).
         public var data: Data
+        public var encoding: RecordEncoding
 
-        public init(offset: Int64, zone: StorageZone, data: Data) {
+        public init(offset: Int64, zone: StorageZone, data: Data, encoding: RecordEncoding = .plain) {
             self.offset = offset
             self.zone = zone
             self.data = data
+            self.encoding = encoding
         }
     }
 
@@ -28,10 +31,10 @@ public struct VersionBundle: Sendable {
     }
 
     /// Encodes records (in offset order, starting at 0) and a header.
-    public static func encode(header: StoredVersion, records: [(zone: StorageZone, data: Data)]) throws -> Data {
+    public static func encode(header: StoredVersion, records: [Record]) throws -> Data {
         var bundle = Data()
         for record in records {
-            bundle.append(contentsOf: RecordFraming.frame(record.data, zone: record.zone))
+            bundle.append(contentsOf: RecordFraming.frame(record.data, zone: record.zone, encoding: record.encoding))
             bundle.append(record.data)
         }
         let encoded = header.encoded()
@@ -56,11 +59,10 @@ public struct VersionBundle: Sendable {
             }
             var reader = ByteReader(
                 data[data.startIndex + Int(offset)..<data.startIndex + Int(offset) + RecordFraming.recordHeaderSize])
-            let zoneByte = try reader.byte()
+            let tag = try reader.byte()
             let length = Int64(try reader.uint32())
-            guard let zone = StorageZone(rawValue: zoneByte) else {
-                throw StoreError.corruptFile(
-                    path: source, reason: "record at offset \(offset) has unknown zone \(zoneByte)")
+            guard let (zone, _) = RecordFraming.parse(tag: tag) else {
+                throw StoreError.corruptFile(path: source, reason: "record at offset \(offset) has unknown tag \(tag)")
             }
             let end = offset + Int64(RecordFraming.recordHeaderSize) + length
             guard end <= bodyLength else {
@@ -69,7 +71,7 @@ public struct VersionBundle: Sendable {
             let framed = data[data.startIndex + Int(offset)..<data.startIndex + Int(end)]
             let payload = try RecordFraming.unframe(
                 Data(framed), expectedLength: length, zone: zone, path: source, offset: offset)
-            records.append(Record(offset: offset, zone: zone, data: payload))
+            records.append(Record(offset: offset, zone: zone, data: payload.bytes, encoding: payload.encoding))
             offset = end
         }
         return VersionBundle(header: header, records: records)

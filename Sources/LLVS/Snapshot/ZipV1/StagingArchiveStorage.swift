@@ -120,7 +120,18 @@ final class StagingArchiveStorage: Storage {
         }
     }
 
-    func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
+    func readStoredRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [StoredRecord] {
+        try locations.map { try readStoredRecord(at: $0, zone: zone) }
+    }
+
+    func copyStoredRecord(
+        at location: RecordLocation, zone: StorageZone, into write: (RecordEncoding, Data) throws -> Void
+    ) throws {
+        let record = try readStoredRecord(at: location, zone: zone)
+        try write(record.encoding, record.bytes)
+    }
+
+    private func readStoredRecord(at location: RecordLocation, zone: StorageZone) throws -> StoredRecord {
         let (start, writing) = state.withLock { ($0.bundleStarts[location.versionId], $0.writing) }
         guard let start else { throw StoreError.versionNotFound(location.versionId) }
         if let writing, writing.versionId == location.versionId { try writing.flush() }
@@ -189,15 +200,17 @@ final class StagingVersionWriter: VersionWriter {
         length += Int64(bytes.count)
     }
 
-    func append(_ record: Data, zone: StorageZone) throws -> RecordLocation {
+    func append(_ record: StoredRecord, zone: StorageZone) throws -> RecordLocation {
         let offset = length
-        RecordFraming.appendFramed(record, zone: zone, to: &pending)
-        length += Int64(RecordFraming.recordHeaderSize + record.count)
+        RecordFraming.appendFramed(record.bytes, zone: zone, encoding: record.encoding, to: &pending)
+        length += Int64(RecordFraming.recordHeaderSize + record.bytes.count)
         if pending.count >= Self.bufferLimit { try flush() }
-        return RecordLocation(versionId: versionId, offset: offset, length: Int64(record.count))
+        return RecordLocation(versionId: versionId, offset: offset, length: Int64(record.bytes.count))
     }
 
-    func append(contentsOf file: URL, zone: StorageZone, digest: DigestStream?) throws -> RecordLocation {
+    func append(
+        contentsOf file: URL, zone: StorageZone, encoding: RecordEncoding, digest: DigestStream?
+    ) throws -> RecordLocation {
         let input = try ReadableFile(path: file.path)
         guard input.size <= Int64(UInt32.max) else {
             throw StoreError.invalidChanges(
@@ -216,7 +229,7 @@ final class StagingVersionWriter: VersionWriter {
             offset += Int64(piece.count)
         }
         var frame = ByteWriter()
-        frame.byte(zone.rawValue)
+        frame.byte(RecordFraming.tag(zone, encoding))
         frame.uint32(UInt32(input.size))
         frame.uint32(crc.value)
         try storage.write(frame.bytes, at: lengthOffset + 8 + start)

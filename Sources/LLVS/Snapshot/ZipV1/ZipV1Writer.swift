@@ -81,7 +81,7 @@ struct ZipV1Writer {
     /// call (most values are small, and streaming each through zlib cost more than its bytes); a larger one is streamed.
     func addValue(_ entry: MapEntry, storedIn version: Version.ID, to zip: ZipArchiveWriter) throws {
         let path = UpstreamLayout.valuePath(entry.valueId, storedIn: version)
-        let length = entry.data.length
+        let length = entry.size
         if length <= Self.inMemoryValueLimit {
             var data = Data(capacity: Int(length))
             try store.storage.copyRecord(at: entry.data, zone: .values) { data.append($0) }

@@ -1,0 +1,81 @@
+import Foundation
+import LLVSCodecs
+import LLVSSupport
+
+/// A received value in its stored form (`StoredRecord`): compressed values arrive compressed and are kept so,
+/// after a check that they decode to the size they claim.
+public struct ReceivedValue: Sendable {
+    /// Where the stored bytes are: small ones in memory, large ones in a temporary file.
+    public enum Bytes: Sendable {
+        case data(Data)
+        case file(URL)
+    }
+
+    public var id: Value.ID
+    public var isUpdate: Bool
+    /// How many bytes the value holds (decoded).
+    public var size: Int64
+    public var encoding: RecordEncoding
+    public var bytes: Bytes
+
+    public init(id: Value.ID, isUpdate: Bool, size: Int64, encoding: RecordEncoding, bytes: Bytes) {
+        self.id = id
+        self.isUpdate = isUpdate
+        self.size = size
+        self.encoding = encoding
+        self.bytes = bytes
+    }
+
+    /// Removes the temporary file, if there is one.
+    public func discard() {
+        if case .file(let url) = bytes { try? FileManager.default.removeItem(at: url) }
+    }
+}
+
+extension ReceivedValue {
+    /// Checks that the bytes decode to `size` bytes (a remote's word is not taken for it), then stores them as they
+    /// are. A value whose compressed form is no smaller than the value is stored decoded: a store never keeps a
+    /// compressed record larger than its data.
+    func store(with writer: any VersionWriter, in version: Version.ID) throws -> RecordLocation {
+        func invalid(_ error: ZstdError) -> StoreError {
+            .invalidChanges(version, reason: "value \(id): \(error)")
+        }
+        switch bytes {
+        case .data(let data):
+            let decoded: Data
+            do { decoded = try StoredRecord(bytes: data, encoding: encoding).decoded(size: size) } catch let error
+                as ZstdError
+            {
+                throw invalid(error)
+            }
+            if encoding == .zstd, data.count < decoded.count {
+                return try writer.append(StoredRecord(bytes: data, encoding: .zstd), zone: .values)
+            }
+            return try writer.append(decoded, zone: .values)
+        case .file(let url):
+            let length = try ReadableFile(path: url.path).size
+            guard encoding == .zstd else {
+                guard length == size else { throw invalid(.sizeMismatch(expected: size, found: length)) }
+                return try writer.append(contentsOf: url, zone: .values, digest: nil)
+            }
+            do {
+                let decoder = try ZstdStreamDecoder(expectedSize: size)
+                let input = try ReadableFile(path: url.path)
+                var offset: Int64 = 0
+                while offset < length {
+                    let piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), length - offset)))
+                    try decoder.feed(piece) { _ in }
+                    offset += Int64(piece.count)
+                }
+                try decoder.finish { _ in }
+            } catch let error as ZstdError {
+                throw invalid(error)
+            }
+            guard length < size else {
+                throw StoreError.invalidChanges(
+                    version, reason: "value \(id): its compressed form (\(length) bytes) is larger than the value")
+            }
+            return try writer.append(contentsOf: url, zone: .values, encoding: .zstd, digest: nil)
+        }
+    }
+}
