@@ -43,19 +43,27 @@ public final class VersionBuilder {
     private var baseCount: Int
     private var versionId: Version.ID
     private var writer: (any VersionWriter)?
-    private var edits: [Value.ID: MapEntry?] = [:]
+    private var edits: [Value.ID: Edit] = [:]
+    /// Values being compressed (`write`), and where those that were appended since went.
+    private let pipeline = CompressionPipeline()
+    private var appended: [Int: RecordLocation] = [:]
     /// Bytes of value data given since the last commit.
     public private(set) var pendingBytes: Int64 = 0
     /// Values set or removed since the last commit.
     public var pendingCount: Int { edits.count }
 
-    /// Data written to storage and not yet given an ID (see `write` and `set`).
-    public struct WrittenData {
-        fileprivate let location: RecordLocation
+    /// What a value becomes in the next commit: data written (perhaps still compressing), a value of an earlier
+    /// version, or removed.
+    private enum Edit {
+        case written(WrittenData)
+        case removed
+    }
+
+    /// Data given to storage and not yet given an ID (see `write` and `set`).
+    public struct WrittenData: Sendable {
+        fileprivate let ticket: Int
         /// How many bytes the data holds.
         public let count: Int64
-        /// How many bytes storage keeps for it (fewer when it compressed).
-        public var storedCount: Int64 { location.length }
     }
 
     init(store: Store, base: Version.ID?) throws {
@@ -67,7 +75,10 @@ public final class VersionBuilder {
         versionId = .random()
     }
 
-    deinit { writer?.discard() }
+    deinit {
+        _ = pipeline.drain()
+        writer?.discard()
+    }
 
     private func openWriter() throws -> any VersionWriter {
         if let writer { return writer }
@@ -78,7 +89,10 @@ public final class VersionBuilder {
 
     /// Whether the value is in the version being built (given since the last commit, or already in the base).
     public func contains(_ id: Value.ID) throws -> Bool {
-        if let edit = edits[id] { return edit != nil }
+        if let edit = edits[id] {
+            if case .removed = edit { return false }
+            return true
+        }
         return try store.map.entry(for: id, root: baseRoot) != nil
     }
 
@@ -88,16 +102,25 @@ public final class VersionBuilder {
         return try store.value(for: entry)
     }
 
-    /// Writes data to storage without naming it yet: a caller that may still decide against it (a file that changed
+    /// Gives data to storage without naming it yet: a caller that may still decide against it (a file that changed
     /// while it was read) gives it an ID with `set` only once it is sure. Unnamed data is dropped at the commit.
+    /// The data is compressed on another thread while the caller goes on, and appended by a later call.
     public func write(_ data: Data) throws -> WrittenData {
-        WrittenData(location: try openWriter().appendValue(data), count: Int64(data.count))
+        let (ticket, finished) = pipeline.submit(data)
+        try append(finished)
+        return WrittenData(ticket: ticket, count: Int64(data.count))
+    }
+
+    private func append(_ finished: [(ticket: Int, record: StoredRecord)]) throws {
+        guard !finished.isEmpty else { return }
+        let writer = try openWriter()
+        for (ticket, record) in finished { appended[ticket] = try writer.append(record, zone: .values) }
     }
 
     /// Names written data: the value `id` holds it in the next commit.
     public func set(_ id: Value.ID, to written: WrittenData) {
-        if let previous = edits[id], let previous { pendingBytes -= previous.size }
-        edits[id] = MapEntry(valueId: id, data: written.location, size: written.count)
+        if case .written(let previous) = edits[id] { pendingBytes -= previous.count }
+        edits[id] = .written(written)
         pendingBytes += written.count
     }
 
@@ -108,8 +131,8 @@ public final class VersionBuilder {
 
     /// Removes a value from the version being built (nothing when it has none).
     public func remove(_ id: Value.ID) throws {
-        if let edit = edits[id], let edit { pendingBytes -= edit.size }
-        if try store.map.entry(for: id, root: baseRoot) != nil { edits[id] = .some(nil) } else { edits[id] = nil }
+        if case .written(let previous) = edits[id] { pendingBytes -= previous.count }
+        if try store.map.entry(for: id, root: baseRoot) != nil { edits[id] = .removed } else { edits[id] = nil }
     }
 
     /// Makes everything given since the last commit one version on top of `base`, and starts the next on top of it.
@@ -117,12 +140,24 @@ public final class VersionBuilder {
     @discardableResult
     public func commit(metadata: Version.Metadata = [:]) throws -> Version? {
         guard !edits.isEmpty else { return nil }
+        try append(pipeline.drain())
         let writer = try openWriter()
         self.writer = nil
         let version = Version(
             id: versionId, predecessors: base.map { Version.Predecessors(idOfFirst: $0) },
             timestamp: Date().timeIntervalSinceReferenceDate, valueDataSize: pendingBytes, metadata: metadata)
-        let mapEdits = edits.flatMap { MapEdit.edits($0.key, entry: $0.value) }
+        var mapEdits: [MapEdit] = []
+        for (id, edit) in edits {
+            switch edit {
+            case .removed: mapEdits += MapEdit.edits(id, entry: nil)
+            case .written(let written):
+                guard let location = appended[written.ticket] else {
+                    writer.discard()
+                    throw StoreError.invalidChanges(versionId, reason: "value \(id) names data of another version")
+                }
+                mapEdits += MapEdit.edits(id, entry: MapEntry(valueId: id, data: location, size: written.count))
+            }
+        }
         try store.commitWritten(version, edits: mapEdits, base: baseRoot, baseCount: baseCount, writer: writer)
         let stored = try store.storedVersion(version.id)
         base = version.id
@@ -130,12 +165,15 @@ public final class VersionBuilder {
         baseCount = stored.valueCount
         versionId = .random()
         edits = [:]
+        appended = [:]
         pendingBytes = 0
         return version
     }
 
     /// Drops everything given since the last commit.
     public func discard() {
+        _ = pipeline.drain()
+        appended = [:]
         writer?.discard()
         writer = nil
         edits = [:]

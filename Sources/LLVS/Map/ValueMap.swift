@@ -218,7 +218,7 @@ struct ValueMap: Sendable {
     }
 
     private func write(_ node: MapNode, writer: any VersionWriter) throws -> RecordLocation {
-        let location = try writer.append(node.encoded(), zone: .map)
+        let location = try writer.append(StoredRecord.compressedIfSmaller(node.encoded()), zone: .map)
         cache.insert(node, at: location)
         return location
     }

@@ -89,10 +89,7 @@ extension VersionWriter {
 
     /// Stores value data compressed when that saves enough (`Zstd.compressedIfSmaller`), else as it is.
     public func appendValue(_ data: Data) throws -> RecordLocation {
-        if let compressed = Zstd.compressedIfSmaller(data) {
-            return try append(StoredRecord(bytes: compressed, encoding: .zstd), zone: .values)
-        }
-        return try append(StoredRecord(bytes: data, encoding: .plain), zone: .values)
+        try append(StoredRecord.compressedIfSmaller(data), zone: .values)
     }
 }
 

@@ -21,6 +21,12 @@ public struct StoredRecord: Sendable, Equatable {
         self.encoding = encoding
     }
 
+    /// `data` compressed when that saves enough (`Zstd.compressedIfSmaller`), else as it is.
+    public static func compressedIfSmaller(_ data: Data) -> StoredRecord {
+        Zstd.compressedIfSmaller(data).map { StoredRecord(bytes: $0, encoding: .zstd) }
+            ?? StoredRecord(bytes: data, encoding: .plain)
+    }
+
     /// The data the record holds; `size`, when known, is checked.
     /// - Throws: `ZstdError` when compressed bytes are damaged or hold another size.
     public func decoded(size: Int64? = nil) throws -> Data {
