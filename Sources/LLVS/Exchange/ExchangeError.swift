@@ -16,6 +16,11 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Changes a file system staged for its own upload (`EncodedChanges.staged`, perhaps sealed) were given to
     /// something that reads them or sends them elsewhere.
     case stagedChangesNotReadable(path: String)
+    /// The remote's format record (`RemoteFormatRecord`) names a format, or a version of one, this build does not
+    /// know: a newer llvs wrote it. Nothing was read or written.
+    case unsupportedRemoteFormat(path: String, format: String, version: Int)
+    /// The remote holds one format and another was asked for.
+    case remoteFormatMismatch(path: String, holds: String, asked: String)
 
     public var description: String {
         switch self {
@@ -29,6 +34,10 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(failures) version(s) could not be moved (the first: \(first)); run the exchange again once the cause is fixed."
         case .stagedChangesNotReadable(let path):
             "The changes staged at \(path) are for one remote's upload only and cannot be read here."
+        case .unsupportedRemoteFormat(let path, let format, let version):
+            "The remote is in the \(format) format, version \(version) (\(path)), which this build of llvs does not read: a newer llvs wrote it. Upgrade llvs to use this remote; nothing was read or written."
+        case .remoteFormatMismatch(let path, let holds, let asked):
+            "The remote already holds the \(holds) format (\(path)); it cannot be used as \(asked). Leave out the format, or use another folder."
         }
     }
 }

@@ -199,7 +199,8 @@ struct StatusCommand: Command {
         if remote != nil || configured.count == 1 || status.lastSyncedWith.map({ configured[$0] != nil }) == true {
             let connection = try context.connection(remote)
             // From the change feed where the store keeps a position for this remote (one request), else a listing.
-            let remoteIds = try await connection.exchange(for: coordinator.store).remoteListing().versionIds
+            let remoteIds = try await connection.exchange(for: coordinator.store, writing: false).remoteListing()
+                .versionIds
             status.remote = connection.name
             status.remoteVersionCount = remoteIds.count
             status.missingHere = remoteIds.filter { !history.contains($0) }.count
@@ -247,8 +248,12 @@ struct SnapshotCommand: Command {
         // by their IDs' first two characters, every backup ID begins `.llvs-backup/`, so all of them share one
         // sub-node that each version rewrites whole, and the snapshot holds it once per version. llvs-bundles-v1
         // copies each version as stored, so it grows with the store.
+        let exchange = try await context.connection(remote).exchange(for: store)
         var chosen = format ?? ZipV1Snapshot.format
-        if format == nil, let current = await coordinator.currentVersionId,
+        // No LLVS app reads a compact remote, so its snapshots are llvs-bundles-v1: the store's own compressed records.
+        if format == nil, exchange.codec.name == RemoteFormatRecord.compact {
+            chosen = SnapshotArchive.format
+        } else if format == nil, let current = await coordinator.currentVersionId,
             try BackupReader(store: store).hasBackups(at: current)
         {
             chosen = SnapshotArchive.format
@@ -256,7 +261,7 @@ struct SnapshotCommand: Command {
                 "The store holds backups: writing llvs-bundles-v1, which grows with the store (zip-v1 rewrites shared map nodes for every version; --format zip-v1 to insist)."
             )
         }
-        let manifest = try await context.connection(remote).exchange(for: store).sendSnapshot(format: chosen)
+        let manifest = try await exchange.sendSnapshot(format: chosen)
         context.writeLine(
             "Uploaded snapshot \(manifest.snapshotId) (\(manifest.format)): \(manifest.versionCount) versions, \(manifest.totalSize) bytes in \(manifest.chunkCount) chunk(s)."
         )

@@ -141,14 +141,25 @@ struct RemoteConnection {
     /// refused first: its files cannot be read and a plaintext push would mix with them. That is checked on first
     /// contact; a store that keeps a change-feed position for the remote was checked when it took it, and a command
     /// that ran `requireStore` (`storeRequired`) has just checked.
-    func exchange(for store: Store, storeRequired: Bool = false) async throws -> CloudFileSystemExchange {
+    ///
+    /// The remote's format is read from its record first (`RemoteFormatRecord`); a remote without one that the
+    /// command may write to gets one: `upstream` when it holds versions already, else the format the remote was added
+    /// with (`--format`, compact unless said). A command that only looks (`writing: false`) writes nothing.
+    func exchange(
+        for store: Store, storeRequired: Bool = false, writing: Bool = true
+    ) async throws -> CloudFileSystemExchange {
         let cursorFile = RemoteCursorFile(store: store, identity: identity)
         if entry.encryption == nil, !storeRequired, cursorFile.load() == nil { try await refuseIfEncrypted() }
+        let codec = try await RemoteFormatRecord.settle(
+            on: fileSystem, basePath: basePath, preferred: entry.options[Self.formatOption], mayWrite: writing)
         return CloudFileSystemExchange(
             store: store, fileSystem: fileSystem, basePath: basePath,
             concurrency: entry.options["concurrency"].flatMap(Int.init) ?? 8,
-            cursorFile: cursorFile, progress: ProgressLine.shared?.report)
+            cursorFile: cursorFile, codec: codec, progress: ProgressLine.shared?.report)
     }
+
+    /// The remote option that keeps the format a remote was added with (`llvs remote add --format`).
+    static let formatOption = "format"
 
     private func refuseIfEncrypted() async throws {
         guard try await RemoteKeyring.isEncrypted(plainFileSystem, folder: basePath) else { return }

@@ -23,6 +23,10 @@ struct RemoteAddCommand: Command {
             (try? CloudPath.components($0)) != nil ? $0 : nil
         })
     static let concurrencyOption = Option("concurrency", "N", "transfers at once (1…64; default 8)", .integer(1...64))
+    static let formatOption = Option(
+        "format", "FORMAT",
+        "the layout of a new remote: compact (the default: binary changes holding values compressed, about a third of upstream's bytes; LLVS apps cannot read it) or upstream (what LLVS apps on Apple devices read and write: use it to share a store with them). A remote that holds versions keeps its own",
+        .oneOf(["compact", "upstream"]))
     static let encryptFlag = Flag(
         "encrypt",
         "seal every file the store writes there (contents and value IDs) with a key kept on the remote under a passphrase ($LLVS_PASSPHRASE, or --passphrase-stdin); LLVS apps on Apple devices cannot read an encrypted remote"
@@ -32,7 +36,7 @@ struct RemoteAddCommand: Command {
         "with --encrypt: read the passphrase from standard input and keep it in a private file (0600) of your configuration"
     )
     static let commonOptions: [any DeclaredOption] = [
-        accountOption, basePathOption, concurrencyOption, encryptFlag, passphraseStdinFlag,
+        accountOption, basePathOption, concurrencyOption, formatOption, encryptFlag, passphraseStdinFlag,
         RemoteCommands.allStoresOption,
     ]
 
@@ -192,6 +196,7 @@ struct RemoteAddCommand: Command {
         var account: [String: String] = [:]
         if let base = arguments[Self.basePathOption] { remote["base-path"] = base }
         if let n = arguments[Self.concurrencyOption] { remote["concurrency"] = String(n) }
+        if let format = arguments[Self.formatOption] { remote[RemoteConnection.formatOption] = format }
         let own = Dictionary(uniqueKeysWithValues: kind.allOptions.map { ($0.name, $0) })
         for option in context.connectors.allOptions {
             guard let value = arguments.rawValues(option.name).last else { continue }
