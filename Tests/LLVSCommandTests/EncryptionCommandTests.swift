@@ -217,7 +217,7 @@ import Glibc
                 .status == 0)
         #expect(try await llvs("push", "--store", store, environment: environment).status == 0)
         #expect(try await llvs("clone", "home", path("b"), environment: environment).status == 0)
-        let put = try await llvs("put", "second", "-", "--store", store, input: Data(repeating: 7, count: 300_000))
+        let put = try await llvs("put", "second", "-", "--store", store, input: SeededGenerator.bytes(300_000, seed: 4))
         let second = put.text.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await llvs("push", "--store", store, environment: environment).status == 0)
         let first = try #require(

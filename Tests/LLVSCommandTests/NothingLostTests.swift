@@ -842,7 +842,8 @@ extension NothingLostTests {
     {
         let state = path("mock-state")
         #expect(try await llvs("init").status == 0)
-        let value = Data((0..<(400 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        // Bytes that do not compress, so the changes file is large enough to be uploaded through a temporary.
+        let value = SeededGenerator.bytes(400 << 10, seed: 11)
         #expect(try await llvs("put", "large", "-", input: value).status == 0)
         do {
             let busy = try MockProcess(["webdav", "--state", state, "--faults", "503@MOVE*1000,503@DELETE*1000"])
