@@ -99,7 +99,10 @@ extension ZipSnapshotCommandTests {
             try data.write(to: URL(fileURLWithPath: path("value")))
             #expect(try await llvs("put", id, path("value"), "--store", path("store")).status == 0)
         }
-        #expect(try await llvs("remote", "add", "--all-stores", "home", "file://" + remote).status == 0)
+        // A remote LLVS apps read: the upstream layout, whose snapshots are zip-v1.
+        #expect(
+            try await llvs("remote", "add", "--all-stores", "home", "file://" + remote, "--format", "upstream").status
+                == 0)
         #expect(try await llvs("push", "home", "--store", path("store")).status == 0)
         let snapshot = try await llvs("snapshot", "home", "--store", path("store"))
         #expect(snapshot.status == 0 && snapshot.text.contains("zip-v1"), "\(snapshot.text) \(snapshot.error)")

@@ -144,14 +144,23 @@ struct RemoteConnection {
     ///
     /// The remote's format is read from its record first (`RemoteFormatRecord`); a remote without one that the
     /// command may write to gets one: `upstream` when it holds versions already, else the format the remote was added
-    /// with (`--format`, compact unless said). A command that only looks (`writing: false`) writes nothing.
+    /// with (`--format`, compact unless said). A command that only looks (`writing: false`) writes nothing. The store
+    /// keeps the settled format (`RemoteFormatFile`), so the record is read once per store and remote.
     func exchange(
         for store: Store, storeRequired: Bool = false, writing: Bool = true
     ) async throws -> CloudFileSystemExchange {
         let cursorFile = RemoteCursorFile(store: store, identity: identity)
         if entry.encryption == nil, !storeRequired, cursorFile.load() == nil { try await refuseIfEncrypted() }
-        let codec = try await RemoteFormatRecord.settle(
-            on: fileSystem, basePath: basePath, preferred: entry.options[Self.formatOption], mayWrite: writing)
+        let formatFile = RemoteFormatFile(store: store, identity: identity)
+        let codec: any RemoteCodec
+        if let kept = formatFile.load() {
+            codec = kept
+        } else {
+            codec = try await RemoteFormatRecord.settle(
+                on: fileSystem, basePath: basePath, preferred: entry.options[Self.formatOption], mayWrite: writing)
+            // Kept once the remote says it (a look that wrote nothing on an empty remote has settled nothing).
+            if writing { try formatFile.save(codec) }
+        }
         return CloudFileSystemExchange(
             store: store, fileSystem: fileSystem, basePath: basePath,
             concurrency: entry.options["concurrency"].flatMap(Int.init) ?? 8,
