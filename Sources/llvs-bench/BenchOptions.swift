@@ -27,6 +27,7 @@ struct BenchOptions {
             "snapshot": .text, "format": .words(["zip-v1", "llvs-bundles-v1"]), "versions": .count, "runs": .count,
         ]),
         "encryption": BenchOptions(options: ["files": .count, "size-mib": .count, "runs": .count]),
+        "repository": BenchOptions(options: ["runs": .count, "work": .text]),
         "models": BenchOptions(options: ["models": .count, "rows": .count, "runs": .count]),
         "listing": BenchOptions(options: ["entries": .count, "runs": .count, "remote": .words(["webdav", "gdrive"])]),
         "compare": BenchOptions(options: [

@@ -14,8 +14,8 @@ final class CompressionPipeline {
         private let result = Mutex<StoredRecord?>(nil)
         private let done = DispatchSemaphore(value: 0)
 
-        init(_ data: Data, on queue: DispatchQueue) {
-            queue.async {
+        init(_ data: Data, on workers: CompressionWorkers) {
+            workers.run {
                 let record = StoredRecord.compressedIfSmaller(data)
                 self.result.withLock { $0 = record }
                 self.done.signal()
@@ -29,7 +29,6 @@ final class CompressionPipeline {
         }
     }
 
-    private let queue = DispatchQueue(label: "llvs.compression", attributes: .concurrent)
     private var jobs: [(ticket: Int, job: Job, bytes: Int)] = []
     private var bytesInFlight = 0
     private var nextTicket = 0
@@ -57,7 +56,7 @@ final class CompressionPipeline {
         }
         let ticket = nextTicket
         nextTicket += 1
-        jobs.append((ticket, Job(data, on: queue), data.count))
+        jobs.append((ticket, Job(data, on: .shared), data.count))
         bytesInFlight += data.count
         return (ticket, finished)
     }
@@ -69,5 +68,35 @@ final class CompressionPipeline {
             bytesInFlight = 0
         }
         return jobs.map { ($0.ticket, $0.job.wait()) }
+    }
+}
+
+/// Threads of their own that compress, one per processor, started on first use and kept. Not Dispatch's: on Linux
+/// Swift's tasks run on Dispatch's global pool, one thread per processor, so a task that waits for a compression
+/// there (a backup's walk) leaves it one thread short, and compression ran on one processor while the other waited.
+final class CompressionWorkers: Sendable {
+    static let shared = CompressionWorkers(count: ProcessInfo.processInfo.activeProcessorCount)
+
+    private let work = Mutex<[@Sendable () -> Void]>([])
+    private let available = DispatchSemaphore(value: 0)
+
+    private init(count: Int) {
+        for index in 0..<max(1, count) {
+            let thread = Thread { [self] in
+                while true {
+                    available.wait()
+                    let next = work.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+                    next?()
+                }
+            }
+            thread.name = "llvs-compress-\(index)"
+            thread.start()
+        }
+    }
+
+    /// Runs `job` on one of the threads.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        work.withLock { $0.append(job) }
+        available.signal()
     }
 }
