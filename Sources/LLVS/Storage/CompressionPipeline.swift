@@ -9,23 +9,42 @@ import Synchronization
 /// bounds the memory they hold (a value larger than that goes alone). Large values come back in the order given; small ones, compressed on the spot, may overtake
 /// them.
 final class CompressionPipeline {
-    /// One value being compressed; `wait` returns its stored form.
+    /// One value being compressed; `wait` returns its stored form. Whoever claims it first compresses it: a worker
+    /// thread, or the producer itself when it would otherwise wait (at a commit, for everything in flight).
     private final class Job: Sendable {
-        private let result = Mutex<StoredRecord?>(nil)
+        private enum State {
+            case queued(Data)
+            case running
+            case done(StoredRecord)
+        }
+        private let state: Mutex<State>
         private let done = DispatchSemaphore(value: 0)
 
         init(_ data: Data, on workers: CompressionWorkers) {
-            workers.run {
-                let record = StoredRecord.compressedIfSmaller(data)
-                self.result.withLock { $0 = record }
-                self.done.signal()
-            }
+            state = Mutex(.queued(data))
+            workers.run { self.runIfUnclaimed() }
         }
 
+        /// Compresses the value unless someone else has taken it.
+        func runIfUnclaimed() {
+            let data: Data? = state.withLock { state in
+                guard case .queued(let data) = state else { return nil }
+                state = .running
+                return data
+            }
+            guard let data else { return }
+            let record = StoredRecord.compressedIfSmaller(data)
+            state.withLock { $0 = .done(record) }
+            done.signal()
+        }
+
+        /// The stored form: compressed here if no worker has started on it, else when the worker is done.
         func wait() -> StoredRecord {
+            runIfUnclaimed()
+            if case .done(let record) = state.withLock({ $0 }) { return record }
             done.wait()
-            done.signal()  // a second wait (there is none today) must not block
-            return result.withLock { $0! }
+            guard case .done(let record) = state.withLock({ $0 }) else { preconditionFailure("a job ended undone") }
+            return record
         }
     }
 
@@ -67,6 +86,8 @@ final class CompressionPipeline {
             jobs = []
             bytesInFlight = 0
         }
+        // The newest first: the workers take the oldest, so the producer and they meet in the middle.
+        for job in jobs.reversed() { job.job.runIfUnclaimed() }
         return jobs.map { ($0.ticket, $0.job.wait()) }
     }
 }

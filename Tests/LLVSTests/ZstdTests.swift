@@ -1,0 +1,54 @@
+import Foundation
+import LLVSCodecs
+import LLVSSupport
+import Testing
+
+/// zstd as values use it: data that compresses is kept compressed, data that does not is left alone (found on samples
+/// for large values), and a damaged, cut or lying frame is an error, whole or in pieces.
+@Suite struct ZstdTests {
+    let text = Data(String(repeating: "a value that repeats itself, as documents do. ", count: 30_000).utf8)
+
+    @Test func compressibleDataIsKeptCompressedAndReadsBack() throws {
+        let compressed = try #require(Zstd.compressedIfSmaller(text))
+        #expect(compressed.count < text.count / 10)
+        #expect(try Zstd.decompress(compressed) == text)
+        #expect(try Zstd.decompress(compressed, expectedSize: Int64(text.count)) == text)
+    }
+
+    @Test(arguments: [100, 200_000, 3_000_000]) func incompressibleDataIsLeftAsItIs(count: Int) {
+        #expect(Zstd.compressedIfSmaller(SeededGenerator.bytes(count, seed: UInt64(count))) == nil)
+    }
+
+    @Test func aFrameOfAnotherSizeOrDamagedIsAnError() throws {
+        let compressed = try #require(Zstd.compressedIfSmaller(text))
+        #expect(throws: ZstdError.sizeMismatch(expected: 5, found: Int64(text.count))) {
+            try Zstd.decompress(compressed, expectedSize: 5)
+        }
+        #expect(throws: ZstdError.self) { try Zstd.decompress(compressed.prefix(compressed.count / 2)) }
+        #expect(throws: ZstdError.self) { try Zstd.decompress(Data("not zstd at all".utf8)) }
+    }
+
+    @Test(arguments: [1, 7, 4096, 1 << 20]) func aStreamInPiecesReadsBackAndChecksItsEnd(piece: Int) throws {
+        let compressed = try #require(Zstd.compressedIfSmaller(text))
+        var output = Data()
+        let decoder = try ZstdStreamDecoder(expectedSize: nil, outputSize: 64 << 10)
+        var offset = 0
+        while offset < compressed.count {
+            let end = min(offset + piece, compressed.count)
+            try decoder.feed(compressed[offset..<end]) { output.append($0) }
+            offset = end
+        }
+        try decoder.finish { output.append($0) }
+        #expect(output == text)
+
+        let cut = try ZstdStreamDecoder(expectedSize: Int64(text.count))
+        try cut.feed(compressed.prefix(compressed.count - 10)) { _ in }
+        #expect(throws: ZstdError.self) { try cut.finish { _ in } }
+
+        // A frame holding more than it was said to stops as soon as it passes that, not at its end.
+        let lying = try ZstdStreamDecoder(expectedSize: 1000, outputSize: 4096)
+        var written = 0
+        #expect(throws: ZstdError.self) { try lying.feed(compressed) { written += $0.count } }
+        #expect(written <= 1000)
+    }
+}
