@@ -24,6 +24,7 @@ extension BackupCommandTests {
         #expect(second.text.contains("0 removed"), "backing up another folder removes nothing: \(second.text)")
         let listing = try await llvs("backups")
         #expect(listing.text.contains(path("documents")) && listing.text.contains("pictures"), "\(listing.text)")
+        #expect(listing.text.contains("The store keeps all of it, with its history, in "), "\(listing.text)")
 
         let ambiguous = try await llvs("restore", path("out"))
         #expect(ambiguous.status == 2 && ambiguous.error.contains("--source"), "\(ambiguous.error)")

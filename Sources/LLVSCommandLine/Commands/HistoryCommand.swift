@@ -125,5 +125,27 @@ struct BackupsCommand: Command {
                     + "\(ProgressLine.size(record.bytes))"
                     + (record.path != record.name ? "  (from \(record.path))" : ""))
         }
+        // What keeping them costs: the store's files, every backup's history in them, compressed and stored once.
+        let logical = records.reduce(Int64(0)) { $0 + $1.bytes }
+        let stored = try Self.bytesOnDisk(store.rootURL.path)
+        context.writeLine(
+            "The store keeps all of it, with its history, in \(ProgressLine.size(stored)) on disk"
+                + (logical > 0
+                    ? String(format: " (%.0f%% of the last backups' size)", Double(stored) * 100 / Double(logical))
+                    : "")
+                + ".")
+    }
+
+    /// The bytes of the store's files (its versions, packs or database), leaving out its temporary folder.
+    static func bytesOnDisk(_ root: String) throws -> Int64 {
+        var total: Int64 = 0
+        guard let walk = FileManager.default.enumerator(atPath: root) else { return 0 }
+        while let relative = walk.nextObject() as? String {
+            if relative == "tmp" { walk.skipDescendants(); continue }
+            var info = stat()
+            guard lstat(root + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            total += Int64(info.st_size)
+        }
+        return total
     }
 }
