@@ -112,16 +112,29 @@ extension Storage {
     /// Gives a committed record's data, decoded, to `write` in pieces (a restore writes each into a file it already
     /// holds open); a compressed record is decompressed as it is read.
     public func copyRecord(at location: RecordLocation, zone: StorageZone, into write: (Data) throws -> Void) throws {
+        // A compressed record that comes in one piece (most do: pieces are 1 MiB) is decompressed whole with a pooled
+        // context; only a larger one is streamed, so a restore of many small files makes no decoder per file.
+        var first: Data?
         var decoder: ZstdStreamDecoder?
         do {
             try copyStoredRecord(at: location, zone: zone) { encoding, piece in
                 switch encoding {
                 case .plain: try write(piece)
                 case .zstd:
-                    if decoder == nil { decoder = try ZstdStreamDecoder(expectedSize: nil) }
-                    try decoder?.feed(piece, to: write)
+                    if let decoder {
+                        try decoder.feed(piece, to: write)
+                    } else if let held = first {
+                        let started = try ZstdStreamDecoder(expectedSize: nil)
+                        try started.feed(held, to: write)
+                        try started.feed(piece, to: write)
+                        decoder = started
+                        first = nil
+                    } else {
+                        first = piece
+                    }
                 }
             }
+            if let first { try write(Zstd.decompress(first)) }
             try decoder?.finish(to: write)
         } catch let error as ZstdError {
             throw StoredRecord.corrupt(location, error)

@@ -19,7 +19,8 @@ public final class ZstdStreamDecoder {
         guard let context = ZSTD_createDCtx() else { throw ZstdError.noContext }
         self.context = context
         self.expectedSize = expectedSize
-        output = [UInt8](repeating: 0, count: outputSize)
+        // Never read before zstd writes it: no need to clear it first.
+        output = [UInt8](unsafeUninitializedCapacity: outputSize) { _, count in count = outputSize }
     }
 
     deinit { ZSTD_freeDCtx(context) }
