@@ -137,14 +137,14 @@ extension Store {
             }
             for (file, before) in zip(files, sources) {
                 let digest = expectedSHA256[file.id].map { _ in DigestStream(.sha256) }
-                let location = try writer.append(contentsOf: file.url, zone: .values, digest: digest)
-                guard before == SourceFileState(file.url.path), before.size == location.length,
+                let (location, size) = try writer.appendValue(contentsOf: file.url, digest: digest)
+                guard before == SourceFileState(file.url.path), before.size == size,
                     digest.map({ $0.finalizeHex() == expectedSHA256[file.id] }) ?? true
                 else {
                     throw StoreError.sourceChanged(path: file.url.path)
                 }
                 edits += MapEdit.edits(
-                    file.id, entry: MapEntry(valueId: file.id, data: location, size: location.length))
+                    file.id, entry: MapEntry(valueId: file.id, data: location, size: size))
             }
             for value in stored {
                 let location = try value.store(with: writer, in: id)

@@ -48,6 +48,32 @@ import LLVSSupport
         }
     }
 
+    /// A local file stored as a value is compressed as it is read (file storage streams it; SQLite reads it whole),
+    /// and reads back whole, in pieces and by size; one that does not compress is kept as it is.
+    @Test(arguments: StorageKind.allCases) func aLocalFileIsStoredCompressedWhenItCompresses(
+        storage: StorageKind
+    ) throws {
+        let store = try makeStore(in: directory, storage: storage)
+        let text = Data(String(repeating: "line of a log file that repeats\n", count: 200_000).utf8)  // 6.4 MB
+        let noise = SeededGenerator.bytes(3 << 20, seed: 12)
+        try text.write(to: directory.child("text"))
+        try noise.write(to: directory.child("noise"))
+        let version = try store.makeVersion(
+            basedOn: nil, storing: [],
+            files: [("text", directory.child("text"), false), ("noise", directory.child("noise"), false)])
+        #expect(version.valueDataSize == Int64(text.count + noise.count))
+        #expect(try store.value(id: "text", at: version.id)?.data == text)
+        #expect(try store.valueSize(id: "text", at: version.id) == Int64(text.count))
+        #expect(try store.writeValue(id: "text", at: version.id, to: directory.child("out")))
+        #expect(try Data(contentsOf: directory.child("out")) == text)
+        #expect(try store.value(id: "noise", at: version.id)?.data == noise)
+        if storage == .file {
+            let stored = try Data(
+                contentsOf: URL(fileURLWithPath: (store.storage as! FileStorage).path(for: version.id)))
+            #expect(stored.count < noise.count + text.count / 10)
+        }
+    }
+
     /// Damage inside a value's record (plain: bytes that do not compress; or compressed) is found before anything is
     /// written out.
     @Test(arguments: [true, false]) func aDamagedValueIsNotWrittenOut(compressible: Bool) throws {

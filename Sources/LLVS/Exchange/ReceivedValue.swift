@@ -56,7 +56,7 @@ extension ReceivedValue {
             let length = try ReadableFile(path: url.path).size
             guard encoding == .zstd else {
                 guard length == size else { throw invalid(.sizeMismatch(expected: size, found: length)) }
-                return try writer.append(contentsOf: url, zone: .values, digest: nil)
+                return try writer.appendValue(contentsOf: url, digest: nil).0
             }
             do {
                 let decoder = try ZstdStreamDecoder(expectedSize: size)

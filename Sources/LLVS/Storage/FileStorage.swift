@@ -1,4 +1,5 @@
 import Foundation
+import LLVSCodecs
 import LLVSSupport
 import Synchronization
 #if canImport(Glibc)
@@ -357,6 +358,58 @@ final class FileVersionWriter: VersionWriter {
         checksum.uint32(crc.value)
         try file.overwrite(checksum.bytes, at: start + 5)
         return RecordLocation(versionId: versionId, offset: start, length: input.size)
+    }
+
+    /// The first MiB decides: a file whose first MiB does not compress by 1/32 is stored as it is (in one pass, as
+    /// above); else the whole file is compressed as it is read, into one zstd frame, and the frame's length and
+    /// checksum written in front of it afterwards.
+    func appendValue(contentsOf source: URL, digest: DigestStream?) throws -> (RecordLocation, size: Int64) {
+        let input = try ReadableFile(path: source.path)
+        guard input.size <= Int64(UInt32.max) else {
+            throw StoreError.invalidChanges(
+                versionId, reason: "\(source.path) is \(input.size) bytes; a value holds at most 4 GiB")
+        }
+        func piece(at offset: Int64) throws -> Data {
+            do {
+                return try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset)))
+            } catch FileError.endedEarly {
+                throw StoreError.sourceChanged(path: source.path)
+            }
+        }
+        let first = try piece(at: 0)
+        guard Zstd.compressedIfSmaller(first) != nil else {
+            return (try append(contentsOf: source, zone: .values, encoding: .plain, digest: digest), input.size)
+        }
+        let start = file.bytesWritten
+        var frame = ByteWriter()
+        frame.byte(RecordFraming.tag(.values, .zstd))
+        frame.uint32(0)
+        frame.uint32(0)
+        try file.write(frame.bytes)
+        var crc = CRC32.Running()
+        var length: Int64 = 0
+        let encoder = try ZstdStreamEncoder(size: input.size)
+        let out: (Data) throws -> Void = { bytes in
+            crc.update(bytes)
+            length += Int64(bytes.count)
+            try self.file.write(bytes)
+        }
+        var offset: Int64 = 0
+        var next = first
+        while offset < input.size {
+            digest?.update(next)
+            do { try encoder.feed(next, to: out) } catch let error as ZstdError {
+                throw StoreError.invalidChanges(versionId, reason: "\(source.path) could not be compressed: \(error)")
+            }
+            offset += Int64(next.count)
+            if offset < input.size { next = try piece(at: offset) }
+        }
+        do { try encoder.finish(to: out) } catch is ZstdError { throw StoreError.sourceChanged(path: source.path) }
+        var fields = ByteWriter()
+        fields.uint32(UInt32(length))
+        fields.uint32(crc.value)
+        try file.overwrite(fields.bytes, at: start + 1)
+        return (RecordLocation(versionId: versionId, offset: start, length: length), input.size)
     }
 
     func commit(_ header: StoredVersion) throws {

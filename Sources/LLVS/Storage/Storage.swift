@@ -87,6 +87,17 @@ extension VersionWriter {
         try append(StoredRecord(bytes: record, encoding: .plain), zone: zone)
     }
 
+    /// Stores a local file's contents as a value, compressed when that saves enough; returns where, and the file's
+    /// size. Read whole into memory here; a storage that streams records (FileStorage) compresses in pieces instead.
+    public func appendValue(contentsOf file: URL, digest: DigestStream?) throws -> (RecordLocation, size: Int64) {
+        let data: Data
+        do { data = try POSIX.readFile(file.path) } catch FileError.endedEarly {
+            throw StoreError.sourceChanged(path: file.path)
+        }
+        digest?.update(data)
+        return (try appendValue(data), Int64(data.count))
+    }
+
     /// Stores value data compressed when that saves enough (`Zstd.compressedIfSmaller`), else as it is.
     public func appendValue(_ data: Data) throws -> RecordLocation {
         try append(StoredRecord.compressedIfSmaller(data), zone: .values)
@@ -166,6 +177,9 @@ public protocol VersionWriter: AnyObject {
     func append(
         contentsOf file: URL, zone: StorageZone, encoding: RecordEncoding, digest: DigestStream?
     ) throws -> RecordLocation
+    /// Stores a local file's contents as a value, compressed when that saves enough, read once; returns where and the
+    /// file's size (the value's). A default reads the file whole.
+    func appendValue(contentsOf file: URL, digest: DigestStream?) throws -> (RecordLocation, size: Int64)
     func commit(_ header: StoredVersion) throws
     func discard()
 }
