@@ -213,6 +213,14 @@ final class SQLiteVersionWriter: VersionWriter {
         return try appendWhole(contentsOf: file, zone: zone, encoding: encoding, digest: digest)
     }
 
+    /// Refused by the file's size before it is read, as above, even where it would compress to fit: whether a value
+    /// fits must not depend on its bytes.
+    func appendValue(contentsOf file: URL, digest: DigestStream?) throws -> (RecordLocation, size: Int64) {
+        var info = stat()
+        if stat(file.path, &info) == 0 { try checkLength(Int64(info.st_size)) }
+        return try appendValueWhole(contentsOf: file, digest: digest)
+    }
+
     private func checkLength(_ length: Int64) throws {
         guard length <= storage.maximumRecordLength else {
             throw StoreError.valueTooLarge(bytes: length, limit: storage.maximumRecordLength, storage: "SQLite")

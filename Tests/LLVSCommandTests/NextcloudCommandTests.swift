@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import Testing
 
 /// A Nextcloud behind a proxy that refuses bodies over 10 MiB, reached as a user would: `llvs auth` by Login Flow v2
@@ -35,7 +36,8 @@ import Testing
             "an app password, not the user's")
 
         let value = tests.directory.appendingPathComponent("large.bin")
-        try Data((0..<(30 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) }).write(to: value)
+        // Bytes that do not compress: the changes file stays large enough to go up in chunks.
+        try SeededGenerator.bytes(30 * 1024 * 1024, seed: 8).write(to: value)
         #expect(try await tests.run(["put", "large", value.path, "--store", path("a")]).status == 0)
         let pushed = try await tests.run(
             ["push", "cloud", "--store", path("a")], environment: ["LLVS_HTTP_TRACE": "1"])

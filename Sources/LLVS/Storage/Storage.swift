@@ -90,6 +90,11 @@ extension VersionWriter {
     /// Stores a local file's contents as a value, compressed when that saves enough; returns where, and the file's
     /// size. Read whole into memory here; a storage that streams records (FileStorage) compresses in pieces instead.
     public func appendValue(contentsOf file: URL, digest: DigestStream?) throws -> (RecordLocation, size: Int64) {
+        try appendValueWhole(contentsOf: file, digest: digest)
+    }
+
+    /// The same, reading the file whole: what a storage that keeps each record in one piece does.
+    public func appendValueWhole(contentsOf file: URL, digest: DigestStream?) throws -> (RecordLocation, size: Int64) {
         let data: Data
         do { data = try POSIX.readFile(file.path) } catch FileError.endedEarly {
             throw StoreError.sourceChanged(path: file.path)
