@@ -169,8 +169,10 @@ import Testing
         let fixture = try DriveFixture()
         let folder = try fixture.mock.addFile(named: "twice", data: Data())
         _ = folder
-        try fixture.mock.addFile(named: "dup.txt", data: Data("first".utf8))
-        try fixture.mock.addFile(named: "dup.txt", data: Data("second".utf8))
+        // A second apart: made within one millisecond they would tie, and the lower ID (random here) would win.
+        let now = Date()
+        try fixture.mock.addFile(named: "dup.txt", data: Data("first".utf8), created: now.addingTimeInterval(-1))
+        try fixture.mock.addFile(named: "dup.txt", data: Data("second".utf8), created: now)
         try fixture.mock.addFile(named: "DUP.txt", data: Data("other case".utf8))
         #expect(try await fixture.fileSystem.download("dup.txt") == Data("first".utf8))
         #expect(try await fixture.fileSystem.download("DUP.txt") == Data("other case".utf8))

@@ -96,15 +96,20 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
     /// Adds a file directly (for duplicate-name tests); returns its ID. `byThisApp: false` makes it as another app
     /// or the Drive web page would: a `drive.file` token does not see it.
     @discardableResult
+    /// `created`: the file's createdTime, for a test that needs an order finer than the clock's (two files made in
+    /// one millisecond tie, as they can on Drive); now when not given.
     public func addFile(
-        named name: String, in parentID: String = "root", data: Data, byThisApp: Bool = true
+        named name: String, in parentID: String = "root", data: Data, byThisApp: Bool = true, created: Date? = nil
     ) throws -> String {
         try state.withLock { state in
             var metadata = try MockDriveMetadata(json: Data())
             metadata.name = name
             metadata.parents = [parentID]
             let id = try state.create(metadata, content: .data(data), md5: DigestStream.hex(data, .md5)).id
-            _ = state.tree.update(id) { $0.createdByThisApp = byThisApp }
+            _ = state.tree.update(id) { item in
+                item.createdByThisApp = byThisApp
+                if let created { item.createdTime = created }
+            }
             return id
         }
     }
