@@ -12,6 +12,10 @@ public enum Zstd {
     /// a backup's time is what a user waits for, so 1.
     public static let defaultLevel: Int32 = 1
 
+    /// Smaller data is kept as it is: it saves a few bytes at most, and a store that receives thousands of versions of
+    /// small values (an app's) would spend more time compressing them than receiving them.
+    static let smallestCompressed = 512
+
     /// Data must save at least this fraction of its size (1/32) to be kept compressed; less is not worth
     /// decompressing on every read.
     static let minimumGainShift = 5
@@ -25,7 +29,7 @@ public enum Zstd {
     /// `data` compressed at `level` as one zstd frame (with its content size), or nil when that would not save at
     /// least 1/32 of it: such data is kept as it is.
     public static func compressedIfSmaller(_ data: Data, level: Int32 = defaultLevel) -> Data? {
-        guard data.count >= 64 else { return nil }
+        guard data.count >= Self.smallestCompressed else { return nil }
         return data.withUnsafeBytes { input -> Data? in
             compressionContexts.usingIfAvailable { context in
                 if input.count > samplingThreshold, !samplesCompress(input, context: context) { return nil }
