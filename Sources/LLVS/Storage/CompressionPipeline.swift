@@ -41,10 +41,11 @@ final class CompressionPipeline {
         /// The stored form: compressed here if no worker has started on it, else when the worker is done.
         func wait() -> StoredRecord {
             runIfUnclaimed()
-            if case .done(let record) = state.withLock({ $0 }) { return record }
-            done.wait()
-            guard case .done(let record) = state.withLock({ $0 }) else { preconditionFailure("a job ended undone") }
-            return record
+            // Each signal is one finished compression; a woken waiter looks again.
+            while true {
+                if case .done(let record) = state.withLock({ $0 }) { return record }
+                done.wait()
+            }
         }
     }
 
