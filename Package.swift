@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "LLVSModel", targets: ["LLVSModel"]),
         .library(name: "LLVSProjection", targets: ["LLVSProjection"]),
         .library(name: "LLVSBackup", targets: ["LLVSBackup"]),
+        .library(name: "LLVSRetention", targets: ["LLVSRetention"]),
         .library(name: "LLVSEncryption", targets: ["LLVSEncryption"]),
         .library(name: "LLVSConformance", targets: ["LLVSConformance"]),
         .library(name: "LLVSHTTP", targets: ["LLVSHTTP"]),
@@ -90,6 +91,10 @@ let package = Package(
         // the reader that restores them.
         .target(name: "LLVSBackup", dependencies: ["LLVS", "LLVSSupport"]),
 
+        // Retention beside the backups: which backups a policy keeps (forget), the marks that forget them, and the
+        // check of a store's history and kept backups.
+        .target(name: "LLVSRetention", dependencies: ["LLVS", "LLVSSupport", "LLVSBackup"]),
+
         // Client-side encryption of a remote's files (Argon2id-wrapped key, XChaCha20-Poly1305 in chunks), as a file
         // system over any other, so every exchange, snapshot and backup works unchanged on an encrypted remote.
         .target(name: "LLVSEncryption", dependencies: ["LLVS", "LLVSSupport", "CSodium"]),
@@ -124,8 +129,8 @@ let package = Package(
             .target(
                 name: "LLVSCommandLine",
                 dependencies: [
-                    "LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSEncryption", "LLVSHTTP", "LLVSCloudService",
-                    "LLVSConformance",
+                    "LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSRetention", "LLVSEncryption", "LLVSHTTP",
+                    "LLVSCloudService", "LLVSConformance",
                 ] + connectorTargets),
             .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
 
@@ -162,6 +167,8 @@ let package = Package(
                 name: "LLVSModelTests",
                 dependencies: ["LLVSModel", "LLVSProjection", "LLVS", "LLVSSQLite", "LLVSSupport", "llvs-test-helper"]),
             .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport"]),
+            .testTarget(
+                name: "LLVSRetentionTests", dependencies: ["LLVSRetention", "LLVSBackup", "LLVS", "LLVSSupport"]),
             .testTarget(
                 name: "LLVSEncryptionTests",
                 dependencies: ["LLVSEncryption", "LLVS", "LLVSSupport", "LLVSConformance", "LLVSTestSupport"]),

@@ -20,6 +20,12 @@ public enum BackupObjectID {
     public static func checkpoint(_ name: String) -> Value.ID {
         Value.ID(prefix + "checkpoint/" + SHA256.hexString(SHA256.digest(name)))
     }
+    /// The mark of a backup `llvs forget` removed, named by the SHA-256 of the ID of the version that completed it. One
+    /// value per backup, so marks made on two devices merge without conflict, and a prune on any device sees them all.
+    public static func forgotten(_ version: Version.ID) -> Value.ID {
+        Value.ID(forgottenPrefix + SHA256.hexString(SHA256.digest(version.rawValue)))
+    }
+    public static let forgottenPrefix = prefix + "forgotten/"
     /// The names of the sources, as earlier builds read them; since a merge keeps one side's list, this build finds
     /// the sources by their records and keeps the list for those builds only.
     public static let sources = Value.ID(prefix + "sources")

@@ -110,6 +110,26 @@ public final class SQLiteStorage: Storage {
         return StoredRecord(bytes: found.data, encoding: encoding)
     }
 
+    /// Deletes the rows of released value records (a prune's); SQLite reuses their pages for later writes, and a
+    /// released record reads as missing.
+    public func releaseValueRecords(at locations: [RecordLocation]) throws -> Int64 {
+        var released: Int64 = 0
+        try withConnection { connection in
+            try connection.transaction {
+                for location in Set(locations) {
+                    let arguments: [SQLiteValue] = [.text(location.versionId.rawValue), .integer(location.offset)]
+                    let valueZone = "(zone & 127) = \(StorageZone.values.rawValue)"
+                    try connection.run(
+                        "SELECT length(data) FROM records WHERE version = ? AND offset = ? AND " + valueZone, arguments
+                    ) { released += $0.integer(0) }
+                    try connection.run(
+                        "DELETE FROM records WHERE version = ? AND offset = ? AND " + valueZone, arguments)
+                }
+            }
+        }
+        return released
+    }
+
     /// A row's `zone` column: the zone with the encoding's bit (`RecordTag`), as in a bundle's record frame.
     static func tag(_ zone: StorageZone, _ encoding: RecordEncoding) -> Int64 {
         Int64(RecordTag(zone: zone, encoding: encoding).byte)

@@ -42,6 +42,9 @@ import Testing
         ) throws {
             try base.copyStoredRecord(at: location, zone: zone, into: write)
         }
+        func releaseValueRecords(at locations: [RecordLocation]) throws -> Int64 {
+            try base.releaseValueRecords(at: locations)
+        }
     }
 
     @Test func aVersionSeenBeforeItsPredecessorWaitsForTheNextListing() throws {
@@ -87,6 +90,9 @@ import Testing
             at location: RecordLocation, zone: StorageZone, into write: (RecordEncoding, Data) throws -> Void
         ) throws {
             try racing.copyStoredRecord(at: location, zone: zone, into: write)
+        }
+        func releaseValueRecords(at locations: [RecordLocation]) throws -> Int64 {
+            try racing.releaseValueRecords(at: locations)
         }
     }
 }

@@ -201,6 +201,12 @@ public final class FileStorage: Storage {
     static let spanLimit: Int64 = 1 << 20
 
     /// The file holding a version's records, where its bundle starts in it (0 unless it is packed) and where it ends.
+    /// The file that holds a version's bundle (its own file or a pack), where the bundle starts and ends in it.
+    func place(of id: Version.ID) throws -> (path: String, base: Int64, limit: Int64) {
+        let (file, base, limit) = try fileAndBase(of: id)
+        return (file.path, base, limit)
+    }
+
     private func fileAndBase(of id: Version.ID) throws -> (file: ReadableFile, base: Int64, limit: Int64) {
         if let pack = packed.withLock({ $0[id] }) {
             return (try packFile(pack.pack), pack.offset, pack.offset + pack.length)

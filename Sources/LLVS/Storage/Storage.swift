@@ -62,6 +62,10 @@ public protocol Storage: Sendable {
     func copyStoredRecord(
         at location: RecordLocation, zone: StorageZone, into write: (RecordEncoding, Data) throws -> Void
     ) throws
+    /// Gives back the space of value records nothing needs any more (a prune's), leaving every other record where it
+    /// is: locations stay valid, and a released record reads as damaged. Returns the bytes released. Versions stay
+    /// immutable in all but this: the released bytes are gone.
+    func releaseValueRecords(at locations: [RecordLocation]) throws -> Int64
 }
 
 extension VersionWriter {

@@ -66,7 +66,7 @@ enum ExitCode: Int32, CaseIterable {
             case .unresolvedConflicts: return .conflict
             case .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty,
                 .snapshotsUnsupported, .sourceChanged,
-                .valueTooLarge:
+                .valueTooLarge, .releaseUnsupported:
                 return .failure
             }
         case let error as FileError:

@@ -44,7 +44,8 @@ public struct LLVSTool: Sendable {
             .command(StatusCommand.self),
             .command(SnapshotCommand.self), .command(CloneCommand.self), .command(BackupCommand.self),
             .command(RestoreCommand.self),
-            .command(HistoryCommand.self), .command(BackupsCommand.self), .command(AuthCommand.self),
+            .command(HistoryCommand.self), .command(BackupsCommand.self), .command(ForgetCommand.self),
+            .command(CheckCommand.self), .command(AuthCommand.self),
             .command(ConformanceCommand.self),
         ]
     }

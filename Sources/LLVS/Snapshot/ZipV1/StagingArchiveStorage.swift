@@ -131,6 +131,12 @@ final class StagingArchiveStorage: Storage {
         try write(record.encoding, record.bytes)
     }
 
+    /// A staging archive lives for one import and is thrown away after it; nothing it holds is ever pruned, so a
+    /// release here is a caller's mistake, said as such.
+    func releaseValueRecords(at locations: [RecordLocation]) throws -> Int64 {
+        throw StoreError.releaseUnsupported(storage: kind)
+    }
+
     private func readStoredRecord(at location: RecordLocation, zone: StorageZone) throws -> StoredRecord {
         let (start, writing) = state.withLock { ($0.bundleStarts[location.versionId], $0.writing) }
         guard let start else { throw StoreError.versionNotFound(location.versionId) }

@@ -1,0 +1,67 @@
+import Foundation
+import LLVS
+import LLVSRetention
+
+/// `llvs check`: whether the store holds everything its history and its backups need, and (with data reading)
+/// whether the bytes it holds are the ones it wrote. The exit status is 0 only when nothing is wrong.
+struct CheckCommand: Command {
+    static let name = "check"
+    static let summary =
+        "Check the store: every version's map, every kept backup's listings and chunks, and with --read-data the data itself."
+    static let arguments = ""
+    static let readDataOption = Flag("read-data", "read every stored value and check it against its checksum and hash")
+    static let subsetOption = Option(
+        "read-data-subset", "N/M", "read part N of M of the stored values (chosen by the hash of their IDs)",
+        ValueKind(expected: "N/M, two whole numbers with 1 ≤ N ≤ M") { RepositoryCheck.DataReading(subset: $0) })
+    static let options: [any DeclaredOption] = [readDataOption, subsetOption, CommonOptions.json]
+    static let positionalCount = 0...0
+
+    let reading: RepositoryCheck.DataReading
+    let json: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        let subset = arguments[Self.subsetOption]
+        guard !(arguments[Self.readDataOption] && subset != nil) else {
+            throw CommandError.usage("give --read-data or --read-data-subset, not both")
+        }
+        reading = subset ?? (arguments[Self.readDataOption] ? .all : .none)
+        json = arguments[CommonOptions.json]
+    }
+
+    func run(in context: CommandContext) async throws {
+        let coordinator = try context.openCoordinator()
+        guard let current = await coordinator.currentVersionId else {
+            throw CommandError.notFound("The store is empty.")
+        }
+        let report = try RepositoryCheck(store: coordinator.store, at: current, reading: reading).run()
+        if json {
+            try context.writeJSON(report)
+        } else {
+            context.writeLine(
+                "Checked \(report.versions) versions, \(report.backups) backups (\(report.forgottenBackups) forgotten, "
+                    + "not checked), \(report.listings) listings, \(report.chunks) chunks.")
+            if reading != .none {
+                context.writeLine(
+                    "Read \(report.valuesRead) values, \(ProgressLine.size(report.bytesRead)) of "
+                        + "\(ProgressLine.size(report.bytesStored)) stored.")
+            }
+            for problem in report.problems {
+                context.writeLine("problem: \(problem.object): \(problem.reason)")
+                for backup in problem.backups {
+                    context.writeLine(
+                        "  damages the backup of \(backup.source) of \(VersionSummary.format(backup.date)) "
+                            + "(version \(backup.version)):")
+                    for path in backup.paths { context.writeLine("    \(path)") }
+                    if backup.pathCount > backup.paths.count {
+                        context.writeLine("    and \(backup.pathCount - backup.paths.count) more")
+                    }
+                }
+            }
+        }
+        guard report.problems.isEmpty else {
+            let count = report.problems.count
+            throw CommandError.failed("check found \(count) problem\(count == 1 ? "" : "s") (listed above).")
+        }
+        if !json { context.writeLine("No problems found.") }
+    }
+}
