@@ -47,9 +47,10 @@ extension BackupReader {
             offsets.reserveCapacity(hashes.count + 1)
             for hash in hashes {
                 let id = BackupObjectID.chunk(hash)
-                guard let size = try store.valueSize(id: id, at: version) else {
-                    throw BackupError.missingObject(id: id.rawValue)
-                }
+                guard
+                    let size = try store.valueSize(id: id, at: version)
+                        ?? BackupObjectLookup(store: store).elsewhere(id, hash: hash).map({ Int64($0.count) })
+                else { throw BackupError.missingObject(id: id.rawValue) }
                 offsets.append(offsets.last! + size)
             }
             guard offsets.last == entry.size else {
@@ -90,10 +91,12 @@ extension BackupReader {
     /// One chunk's bytes, checked against its name.
     public func chunkData(_ hash: ContentHash, at version: Version.ID) throws -> Data {
         let id = BackupObjectID.chunk(hash)
-        guard let value = try store.value(id: id, at: version) else { throw BackupError.missingObject(id: id.rawValue) }
-        guard ContentHash(of: value.data) == hash else {
+        guard let data = try BackupObjectLookup(store: store).data(id, hash: hash, at: version) else {
+            throw BackupError.missingObject(id: id.rawValue)
+        }
+        guard ContentHash(of: data) == hash else {
             throw BackupError.damagedObject(id: id.rawValue, reason: "its bytes do not have its hash")
         }
-        return value.data
+        return data
     }
 }

@@ -67,8 +67,10 @@ public final class BackupReader: Sendable {
     public func tree(_ hash: ContentHash, at version: Version.ID) throws -> BackupTree {
         if let tree = trees.withLock({ $0[hash] }) { return tree }
         let id = BackupObjectID.tree(hash)
-        guard let value = try store.value(id: id, at: version) else { throw BackupError.missingObject(id: id.rawValue) }
-        let tree = try BackupTree(decoding: value.data, id: id.rawValue)
+        guard let data = try BackupObjectLookup(store: store).data(id, hash: hash, at: version) else {
+            throw BackupError.missingObject(id: id.rawValue)
+        }
+        let tree = try BackupTree(decoding: data, id: id.rawValue)
         trees.withLock { trees in
             if trees.count >= Self.treeCacheLimit { trees.removeAll(keepingCapacity: true) }
             trees[hash] = tree
@@ -120,15 +122,18 @@ public final class BackupReader: Sendable {
             for hash in hashes {
                 let id = BackupObjectID.chunk(hash)
                 let digest = DigestStream(.sha256)
-                guard
-                    try store.writeValue(
-                        id: id, at: version,
-                        into: { piece in
-                            digest.update(piece)
-                            total += Int64(piece.count)
-                            try write(piece)
-                        })
-                else { throw BackupError.missingObject(id: id.rawValue) }
+                func take(_ piece: Data) throws {
+                    digest.update(piece)
+                    total += Int64(piece.count)
+                    try write(piece)
+                }
+                if try !store.writeValue(id: id, at: version, into: take) {
+                    // Named by a backup made while a prune ran elsewhere: its copy is in another version.
+                    guard let data = try BackupObjectLookup(store: store).elsewhere(id, hash: hash) else {
+                        throw BackupError.missingObject(id: id.rawValue)
+                    }
+                    try take(data)
+                }
                 guard digest.finalizeHex() == hash.hex else {
                     throw BackupError.damagedObject(id: id.rawValue, reason: "its bytes do not have its hash")
                 }

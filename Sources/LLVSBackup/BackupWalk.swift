@@ -102,8 +102,11 @@ public final class BackupWalk {
     /// Reads a listing stored in the base version: a whole one, or a checkpoint's segmented one joined.
     func tree(_ hash: ContentHash) throws -> BackupTree {
         let id = BackupObjectID.tree(hash)
-        guard let value = try builder.baseValue(id: id) else { throw BackupError.missingObject(id: id.rawValue) }
-        if let segmented = try SegmentedListing(decoding: value.data, id: id.rawValue) {
+        guard
+            let data = try builder.baseValue(id: id)?.data
+                ?? BackupObjectLookup(store: builder.store).elsewhere(id, hash: hash)
+        else { throw BackupError.missingObject(id: id.rawValue) }
+        if let segmented = try SegmentedListing(decoding: data, id: id.rawValue) {
             return try segmented.joined(id: id.rawValue) { segment in
                 let segmentId = BackupObjectID.tree(segment)
                 guard let part = try builder.baseValue(id: segmentId) else {
@@ -112,7 +115,7 @@ public final class BackupWalk {
                 return try BackupTree(decoding: part.data, id: segmentId.rawValue)
             }
         }
-        return try BackupTree(decoding: value.data, id: id.rawValue)
+        return try BackupTree(decoding: data, id: id.rawValue)
     }
 
     func record(_ id: Value.ID) throws -> BackupSourceRecord? {

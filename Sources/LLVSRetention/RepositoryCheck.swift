@@ -102,7 +102,8 @@ public struct RepositoryCheck: Sendable {
 
     /// The maps of every version, and (when reading) the values they name.
     private func checkValues(of versions: [Version.ID], into report: inout Report, damage: inout Damage) throws {
-        var read = Set<RecordLocation>()
+        // A prune's released records are gone on purpose: no kept backup names them.
+        var read = try RetentionFolder(store: store).released()
         var problems: [Problem] = []
         try store.checkMaps(of: versions) { version, error in
             problems.append(Problem(object: "the map of version \(version)", reason: "\(error)", backups: []))
@@ -159,7 +160,12 @@ public struct RepositoryCheck: Sendable {
                     case .tree(let child): stack.append(child)
                     case .chunks(let hashes):
                         for chunk in hashes where chunks.insert(chunk).inserted {
-                            if try store.storedEntry(id: BackupObjectID.chunk(chunk), at: backup.version) == nil {
+                            let id = BackupObjectID.chunk(chunk)
+                            // Named by a backup made while a prune ran elsewhere, a chunk may be held by another
+                            // version only, where the reader finds it.
+                            if try store.storedEntry(id: id, at: backup.version) == nil,
+                                try BackupObjectLookup(store: store).elsewhere(id, hash: chunk) == nil
+                            {
                                 damage.chunks[chunk] = "the store does not hold it"
                             }
                         }
@@ -174,11 +180,14 @@ public struct RepositoryCheck: Sendable {
 
     private func readListing(_ hash: ContentHash, at version: Version.ID) throws -> BackupTree {
         let id = BackupObjectID.tree(hash)
-        guard let entry = try store.storedEntry(id: id, at: version) else {
+        var data = Data()
+        if let entry = try store.storedEntry(id: id, at: version) {
+            try store.readStoredValue(entry) { data.append($0) }
+        } else if let found = try BackupObjectLookup(store: store).elsewhere(id, hash: hash) {
+            data = found
+        } else {
             throw BackupError.missingObject(id: id.rawValue)
         }
-        var data = Data()
-        try store.readStoredValue(entry) { data.append($0) }
         guard ContentHash(of: data) == hash else {
             throw BackupError.damagedObject(id: id.rawValue, reason: "its bytes do not have its hash")
         }

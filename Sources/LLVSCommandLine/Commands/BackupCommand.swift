@@ -2,6 +2,7 @@ import Foundation
 import LLVS
 import LLVSBackup
 import LLVSEncryption
+import LLVSRetention
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,6 +44,10 @@ struct BackupCommand: Command {
         }
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
+        // Held until the backup ends, so a prune of this store releases nothing the walk may name (it waits for a
+        // release in progress, which is short).
+        let lock = try RetentionFolder(store: store).backupLock()
+        defer { withExtendedLifetime(lock) {} }
         // A wrong remote, an unreachable one or a wrong passphrase is an error before the work, not after it: the
         // remote is listed (what it lacks is what goes after the walk) and an encrypted one's key opened now.
         var sending: (exchange: CloudFileSystemExchange, listing: RemoteListing)?

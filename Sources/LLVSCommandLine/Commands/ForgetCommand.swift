@@ -24,15 +24,17 @@ struct ForgetCommand: Command {
         "keep-within", "DURATION", "keep every backup up to DURATION older than the newest (as 1y2m3d4h)",
         ValueKind(expected: "a duration as 1y2m3d4h (years, months, days, hours)") { KeepDuration($0) })
     static let dryRunOption = Flag("dry-run", "say what would be forgotten, and forget nothing")
+    static let pruneOption = Flag("prune", "then prune, as `llvs prune` does")
     static let options: [any DeclaredOption] = [
         sourceOption, lastOption, hourlyOption, dailyOption, weeklyOption, monthlyOption, yearlyOption, withinOption,
-        dryRunOption, CommonOptions.json,
+        dryRunOption, pruneOption, CommonOptions.json,
     ]
     static let positionalCount = 0...0
 
     let sources: [String]
     let policy: RetentionPolicy
     let dryRun: Bool
+    let prune: Bool
     let json: Bool
 
     init(_ arguments: ParsedArguments) throws {
@@ -42,7 +44,11 @@ struct ForgetCommand: Command {
             weekly: arguments[Self.weeklyOption], monthly: arguments[Self.monthlyOption],
             yearly: arguments[Self.yearlyOption], within: arguments[Self.withinOption])
         dryRun = arguments[Self.dryRunOption]
+        prune = arguments[Self.pruneOption]
         json = arguments[CommonOptions.json]
+        guard !(json && prune) else {
+            throw CommandError.usage("--json prints one answer: give it to forget, or to a prune run after it")
+        }
         guard !policy.isEmpty else {
             throw CommandError.usage(
                 "give at least one --keep-… rule (forget keeps what a rule selects and the newest backup of each source)"
@@ -109,10 +115,12 @@ struct ForgetCommand: Command {
             context.writeLine("Would forget \(backups); nothing was changed (--dry-run).")
         } else if let marked {
             context.writeLine(
-                "Forgot \(backups) in version \(marked.id). Run `llvs prune` to free the space only they used.")
+                "Forgot \(backups) in version \(marked.id)."
+                    + (prune ? "" : " Run `llvs prune` to free the space only they used."))
         } else {
             context.writeLine("Nothing to forget.")
         }
+        if prune { try await PruneCommand.prune(in: context, dryRun: dryRun, json: false) }
     }
 
     static func shown(_ item: ForgetPlan.Item) -> Shown {

@@ -136,7 +136,7 @@ struct BackupsCommand: Command {
                 + ".")
     }
 
-    /// The bytes of the store's files (its versions, packs or database), leaving out its temporary folder.
+    /// The bytes the store's files (its versions, packs or database) take on disk, leaving out its temporary folder.
     static func bytesOnDisk(_ root: String) throws -> Int64 {
         var total: Int64 = 0
         guard let walk = FileManager.default.enumerator(atPath: root) else { return 0 }
@@ -144,7 +144,8 @@ struct BackupsCommand: Command {
             if relative == "tmp" { walk.skipDescendants(); continue }
             var info = stat()
             guard lstat(root + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-            total += Int64(info.st_size)
+            // Blocks, not sizes: a prune frees the blocks of records inside files whose sizes stay.
+            total += Int64(info.st_blocks) * 512
         }
         return total
     }

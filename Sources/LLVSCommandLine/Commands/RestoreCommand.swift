@@ -55,6 +55,13 @@ struct RestoreCommand: Command {
                 version = previous
             }
         }
+        if let current = await coordinator.currentVersionId,
+            try store.value(id: BackupObjectID.forgotten(version.id), at: current) != nil
+        {
+            throw CommandError.notFound(
+                "The backup of version \(version.id) was forgotten (`llvs forget`), so it is not restored: a prune may "
+                    + "have freed its data.")
+        }
         if try BackupReader(store: store).hasBackups(at: version.id) {
             var restore = try TreeRestore(
                 reader: BackupReader(store: store), version: version.id, destination: destination,

@@ -45,7 +45,7 @@ public struct LLVSTool: Sendable {
             .command(SnapshotCommand.self), .command(CloneCommand.self), .command(BackupCommand.self),
             .command(RestoreCommand.self),
             .command(HistoryCommand.self), .command(BackupsCommand.self), .command(ForgetCommand.self),
-            .command(CheckCommand.self), .command(AuthCommand.self),
+            .command(PruneCommand.self), .command(CheckCommand.self), .command(AuthCommand.self),
             .command(ConformanceCommand.self),
         ]
     }

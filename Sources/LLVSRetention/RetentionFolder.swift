@@ -1,0 +1,163 @@
+import Foundation
+import LLVS
+import LLVSSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a prune keeps in the store's folder, under `retention/`, beside the versions: the collection its first step
+/// made (the records it found unneeded, waiting for the second step), the list of records released (so a check does
+/// not take their absence for damage), and the lock a backup shares and a release takes alone.
+///
+/// The collection is local on purpose, as duplicacy keeps its fossil collections: the second step frees this store's
+/// records, so the store that collected them finishes the work.
+public struct RetentionFolder: Sendable {
+    public let path: String
+
+    public init(store: Store) { path = store.rootURL.path + "/retention" }
+
+    var collectionPath: String { path + "/collection.json" }
+    var releasedPath: String { path + "/released" }
+
+    // MARK: The collection
+
+    public func collection() throws -> PruneCollection? {
+        guard FileManager.default.fileExists(atPath: collectionPath) else { return nil }
+        let data = try POSIX.readFile(collectionPath)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do {
+            let collection = try decoder.decode(PruneCollection.self, from: data)
+            guard collection.format == PruneCollection.currentFormat else {
+                throw StoreError.corruptFile(
+                    path: collectionPath, reason: "collection format \(collection.format) is not one this build reads")
+            }
+            return collection
+        } catch let error as DecodingError {
+            throw StoreError.corruptFile(path: collectionPath, reason: "it is not a prune collection (\(error))")
+        }
+    }
+
+    func save(_ collection: PruneCollection) throws {
+        try POSIX.makeDirectories(path)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        try POSIX.writeAtomically(try encoder.encode(collection), to: collectionPath)
+    }
+
+    func removeCollection() throws {
+        guard unlink(collectionPath) == 0 || errno == ENOENT else {
+            throw FileError.io(path: collectionPath, operation: "remove", errno: errno)
+        }
+    }
+
+    // MARK: Released records
+
+    /// Every record a prune released (or set out to: the list is written before the release).
+    public func released() throws -> Set<RecordLocation> {
+        guard FileManager.default.fileExists(atPath: releasedPath) else { return [] }
+        var reader = ByteReader(try POSIX.readFile(releasedPath))
+        var found = Set<RecordLocation>()
+        // Entries are appended and synced before their records are released; a kill during an append leaves a
+        // partial last entry, whose records were not released yet, so the list ends at the last whole entry.
+        while !reader.isAtEnd {
+            guard let version = try? reader.string(), let offset = try? reader.int(limit: Int.max),
+                let length = try? reader.int(limit: Int.max)
+            else { break }
+            found.insert(RecordLocation(versionId: Version.ID(version), offset: Int64(offset), length: Int64(length)))
+        }
+        return found
+    }
+
+    /// Adds records to the list, durably, before they are released.
+    func appendReleased(_ locations: [RecordLocation]) throws {
+        try POSIX.makeDirectories(path)
+        var writer = ByteWriter()
+        for location in locations {
+            writer.string(location.versionId.rawValue)
+            writer.varint(UInt64(location.offset))
+            writer.varint(UInt64(location.length))
+        }
+        let fd = open(releasedPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw FileError.io(path: releasedPath, operation: "open", errno: errno) }
+        defer { close(fd) }
+        var written = 0
+        let bytes = writer.bytes
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw FileError.io(path: releasedPath, operation: "write", errno: errno) }
+            written += count
+        }
+        guard fsync(fd) == 0 else { throw FileError.io(path: releasedPath, operation: "fsync", errno: errno) }
+    }
+
+    // MARK: The lock
+
+    /// Held shared by every backup while it runs and alone by a release, so records are never released under a
+    /// backup of this store that may name them. An advisory lock (`flock`): the kernel drops it when its holder dies.
+    public final class Lock: Sendable {
+        private let fd: Int32
+
+        init(path: String, exclusive: Bool, wait: Bool) throws {
+            try POSIX.makeDirectories((path as NSString).deletingLastPathComponent)
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw FileError.io(path: path, operation: "open", errno: errno) }
+            let operation = (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB)
+            while flock(fd, operation) != 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                if code == EWOULDBLOCK { throw RetentionError.storeBusy }
+                throw FileError.io(path: path, operation: "lock", errno: code)
+            }
+        }
+
+        deinit { close(fd) }
+    }
+
+    /// The lock a backup holds while it runs (it waits for a release in progress, which is short).
+    public func backupLock() throws -> Lock { try Lock(path: path + "/lock", exclusive: false, wait: true) }
+
+    /// The lock a release needs; `storeBusy` while a backup of this store runs.
+    func releaseLock() throws -> Lock { try Lock(path: path + "/lock", exclusive: true, wait: false) }
+}
+
+/// What the first step of a prune found, kept until the second step frees it.
+public struct PruneCollection: Codable, Equatable, Sendable {
+    public static let currentFormat = 1
+    public var format = PruneCollection.currentFormat
+    /// When the first step ran (by this machine's clock; compared only with backups' dates, days apart).
+    public var created: Date
+    /// The version the first step committed (it removes the unneeded chunks and listings from the current version):
+    /// a backup that descends from it cannot name them without writing them again.
+    public var version: String
+    /// Every version the store had then: each must be on every remote before records go, since sending a version
+    /// reads the records its changes hold.
+    public var versions: [String]
+    /// The records no kept backup needed, as `version offset length`.
+    public var records: [Record]
+
+    public struct Record: Codable, Equatable, Sendable {
+        public var version: String
+        public var offset: Int64
+        public var length: Int64
+
+        var location: RecordLocation {
+            RecordLocation(versionId: Version.ID(version), offset: offset, length: length)
+        }
+    }
+}
+
+/// Why retention could not go on, for a caller to switch on.
+public enum RetentionError: Error, Equatable, CustomStringConvertible {
+    /// A backup of this store is running (it holds the store's retention lock).
+    case storeBusy
+
+    public var description: String {
+        switch self {
+        case .storeBusy: "a backup of this store is running"
+        }
+    }
+}

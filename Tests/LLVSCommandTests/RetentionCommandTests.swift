@@ -1,0 +1,144 @@
+import Foundation
+import LLVSSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `llvs forget`, `prune` and `check` end to end.
+extension BackupCommandTests {
+    /// The blocks the store's files take on disk (a prune frees blocks inside files whose sizes stay).
+    func diskBytes(_ store: String) throws -> Int64 {
+        var total: Int64 = 0
+        let walk = FileManager.default.enumerator(atPath: store)!
+        while let relative = walk.nextObject() as? String {
+            var info = stat()
+            if lstat(store + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                total += Int64(info.st_blocks) * 512
+            }
+        }
+        return total
+    }
+
+    /// Six backups of `src` in `store`; each replaces `changing.bin` (1 MiB, incompressible) and adds a file of its
+    /// own. Returns each backup's version and the tree it backed up.
+    func sixBackups(store: String, name: String = "docs") async throws -> [(version: String, tree: [String: String])] {
+        #expect(try await llvs("init", "--store", store).status == 0)
+        var backups: [(String, [String: String])] = []
+        for round in 0..<6 {
+            try write(path("src/changing.bin"), SeededGenerator.bytes(1 << 20, seed: UInt64(100 + round)))
+            try write(path("src/added-\(round).bin"), SeededGenerator.bytes(300_000, seed: UInt64(200 + round)))
+            let backup = try await llvs("backup", path("src"), "--name", name, "--store", store)
+            #expect(backup.status == 0, "\(backup.error)")
+            let log = try await llvs("log", "--store", store, "--limit", "1", "--json")
+            let version = try #require(
+                (try JSONSerialization.jsonObject(with: log.output) as? [[String: Any]])?.first?["id"] as? String)
+            backups.append((version, try snapshot(of: path("src"))))
+        }
+        return backups
+    }
+
+    @Test func forgetAndPruneFreeWhatOnlyForgottenBackupsUsedAndKeptOnesRestoreIdentical() async throws {
+        let store = path("store")
+        let backups = try await sixBackups(store: store)
+        let before = try diskBytes(store)
+        let forget = try await llvs("forget", "--keep-last", "2", "--prune", "--store", store)
+        #expect(forget.status == 0, "\(forget.error)")
+        #expect(forget.text.contains("keep 2, remove 4"), "\(forget.text)")
+        // Four versions of changing.bin (4 MiB) were used by forgotten backups only.
+        let freed = before - (try diskBytes(store))
+        #expect(freed > 3_800_000, "freed \(freed) of \(before): \(forget.text)")
+
+        for (index, backup) in backups.enumerated() {
+            let out = path("out-\(index)")
+            let restore = try await llvs("restore", out, "--at", backup.version, "--store", store)
+            if index >= 4 {
+                #expect(restore.status == 0, "\(restore.error)")
+                #expect(try snapshot(of: out) == backup.tree)
+            } else {
+                #expect(restore.status == 3 && restore.error.contains("forgotten"), "\(restore.error)")
+            }
+        }
+        let check = try await llvs("check", "--read-data", "--store", store)
+        #expect(check.status == 0, "\(check.text) \(check.error)")
+        // A store that was pruned keeps taking backups: content that comes back is written again.
+        try write(path("src/changing.bin"), SeededGenerator.bytes(1 << 20, seed: 100))
+        #expect(try await llvs("backup", path("src"), "--name", "docs", "--store", store).status == 0)
+        #expect(try await llvs("restore", path("again"), "--store", store).status == 0)
+        #expect(try snapshot(of: path("again")) == snapshot(of: path("src")))
+        #expect(try await llvs("check", "--read-data", "--store", store).status == 0)
+    }
+
+    @Test func aPruneKilledAtEachStageLeavesACheckableStoreAndARerunFinishes() async throws {
+        for stage in ["collected", "saved", "listed", "released"] {
+            let store = path("store-\(stage)")
+            let backups = try await sixBackups(store: store)
+            #expect(try await llvs("forget", "--keep-last", "2", "--store", store).status == 0)
+            let killed = try await tests.run(
+                ["prune", "--store", store], environment: ["LLVS_TEST_KILL_PRUNE_AT": stage])
+            #expect(killed.status != 0, "stage \(stage): the prune was not stopped there")
+            let check = try await llvs("check", "--read-data", "--store", store)
+            #expect(check.status == 0, "after a kill at \(stage): \(check.text) \(check.error)")
+            let rerun = try await llvs("prune", "--store", store)
+            #expect(rerun.status == 0, "\(rerun.error)")
+            #expect(try await llvs("check", "--read-data", "--store", store).status == 0)
+            for backup in backups.suffix(2) {
+                let out = path("out-\(stage)-\(backup.version)")
+                #expect(try await llvs("restore", out, "--at", backup.version, "--store", store).status == 0)
+                #expect(try snapshot(of: out) == backup.tree, "stage \(stage)")
+            }
+            let again = try await llvs("prune", "--store", store, "--json")
+            let report = try JSONSerialization.jsonObject(with: again.output) as? [String: Any]
+            #expect(report?["collected"] as? Int == 0, "stage \(stage): \(again.text)")
+            try FileManager.default.removeItem(atPath: path("src"))
+        }
+    }
+
+    @Test func checkReadDataNamesTheFilesAFlippedByteDamages() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        for index in 0..<48 {
+            try write(path("src/part-\(index).bin"), SeededGenerator.bytes(200_000, seed: UInt64(index)))
+        }
+        try write(path("src/deep/victim.bin"), SeededGenerator.bytes(700_000, seed: 999))
+        try write(path("src/copy-of-victim.bin"), SeededGenerator.bytes(700_000, seed: 999))
+        #expect(try await llvs("backup", path("src"), "--name", "docs", "--store", store).status == 0)
+        #expect(try await llvs("check", "--read-data", "--store", store).status == 0)
+
+        // The subsets cover everything once, each about the fraction it names.
+        var total: Int64 = 0
+        for part in 1...4 {
+            let subset = try await llvs("check", "--read-data-subset", "\(part)/4", "--json", "--store", store)
+            let report = try #require(try JSONSerialization.jsonObject(with: subset.output) as? [String: Any])
+            let read = try #require(report["bytesRead"] as? Int64),
+                stored = try #require(report["bytesStored"] as? Int64)
+            #expect(read > stored / 12 && read < stored / 2, "part \(part): \(read) of \(stored)")
+            total += read
+        }
+        let whole = try await llvs("check", "--read-data", "--json", "--store", store)
+        let report = try #require(try JSONSerialization.jsonObject(with: whole.output) as? [String: Any])
+        #expect(report["bytesRead"] as? Int64 == total)
+
+        // One byte flipped in the stored copy of the victim's bytes (kept plain: they do not compress).
+        let needle = SeededGenerator.bytes(700_000, seed: 999).subdata(in: 400_000..<400_064)
+        var flipped = false
+        let walk = FileManager.default.enumerator(atPath: store + "/versions")!
+        while let relative = walk.nextObject() as? String, !flipped {
+            let file = store + "/versions/" + relative
+            guard var data = FileManager.default.contents(atPath: file), let range = data.range(of: needle) else {
+                continue
+            }
+            data[range.lowerBound + 10] ^= 0x40
+            try data.write(to: URL(fileURLWithPath: file))
+            flipped = true
+        }
+        #expect(flipped)
+        let quick = try await llvs("check", "--store", store)
+        #expect(quick.status == 0, "without --read-data the data is not read: \(quick.text)")
+        let check = try await llvs("check", "--read-data", "--store", store)
+        #expect(check.status == 1)
+        #expect(check.text.contains("problem: chunk "), "\(check.text)")
+        #expect(check.text.contains("/deep/victim.bin") && check.text.contains("/copy-of-victim.bin"), "\(check.text)")
+        #expect(!check.text.contains("part-"), "\(check.text)")
+    }
+}
