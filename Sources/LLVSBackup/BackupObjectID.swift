@@ -36,4 +36,7 @@ public enum BackupObjectID {
 public enum BackupMetadata {
     public static let checkpoint = Version.MetadataKey("llvs.backup.checkpoint")
     public static let completed = Version.MetadataKey("llvs.backup.completed")
+    /// The version a prune's first step commits (`llvs prune`): it removes what no kept backup needs from the current
+    /// version, and waits for a backup of each source made on top of it before releasing their records.
+    public static let pruneCollection = Version.MetadataKey("llvs.retention.collected")
 }

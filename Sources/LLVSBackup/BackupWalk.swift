@@ -118,6 +118,21 @@ public final class BackupWalk {
         return try BackupTree(decoding: data, id: id.rawValue)
     }
 
+    /// Whether a prune waits for a backup of this source made on top of its first step: one that the base version
+    /// descends from and the source's last backup does not. An unchanged backup then records itself anyway (a small
+    /// version), since that is what lets the prune release.
+    func prunesAwaitThisSource() throws -> Bool {
+        let store = builder.store
+        guard let base = builder.base,
+            let last = try builder.baseValue(id: BackupObjectID.source(name))?.storedVersionId
+        else { return false }
+        return store.history.versions.values.contains { version in
+            version.metadata[BackupMetadata.pruneCollection] != nil
+                && (version.id == base || store.isAncestor(version.id, of: base))
+                && version.id != last && !store.isAncestor(version.id, of: last)
+        }
+    }
+
     func record(_ id: Value.ID) throws -> BackupSourceRecord? {
         try builder.baseValue(id: id).map { try BackupSourceRecord(decoding: $0.data, id: id) }
     }
@@ -136,7 +151,9 @@ public final class BackupWalk {
             name: name, path: RawName.encode(directory.bytes), root: root, files: files,
             folders: folders, links: links, bytes: totalBytes, date: Date())
         summary.record = record
-        if previous?.root == record.root && interrupted == nil && builder.pendingCount == 0 {
+        if previous?.root == record.root && interrupted == nil && builder.pendingCount == 0,
+            try !prunesAwaitThisSource()
+        {
             summary.progress = progress
             return summary
         }

@@ -133,7 +133,7 @@ public struct Prune: Sendable {
     }
 
     /// Marks the version a prune's first step commits.
-    public static let collectionMetadata = Version.MetadataKey("llvs.retention.collected")
+    public static let collectionMetadata = BackupMetadata.pruneCollection
 
     /// Step 2: mark again, then release what is still unneeded.
     private func release(_ collection: PruneCollection, into report: inout Report) async throws {
