@@ -48,6 +48,12 @@ import LLVSConformance
 // from this machine: the store's and a compact remote's bytes against restic's repository, and the times of a first
 // and an unchanged backup, a push, and a restore (also against `cp -a`).
 //
+//   swift build -c release && .build/release/llvs-bench retention [--rounds 10] [--keep 3] [--work DIR]
+//
+// `retention`: the same tree backed up ROUNDS times with about a fifth of its files edited each round, then
+// `forget --keep-last KEEP --prune` on llvs and restic: bytes on disk after, the times, and whether every kept backup
+// restores identical.
+//
 //   swift run -c release llvs-bench models [--models 100000] [--rows 10000] [--runs 3]
 //
 // `models`: a projection pass over many changed models against inserting the same rows with one prepared statement,
@@ -220,6 +226,7 @@ let usage = """
                               [--scale-files 200000,1000000] [--kill-size-mib 2048] [--rclone PATH] [--install-rclone]
            llvs-bench encryption [--files 20000] [--size-mib 1024] [--runs 3]
            llvs-bench repository [--runs 1] [--work DIR]
+           llvs-bench retention [--rounds 10] [--keep 3] [--work DIR]
            llvs-bench listing [--entries 10000] [--runs 5] [--remote webdav|gdrive]
            llvs-bench models [--models 100000] [--rows 10000] [--runs 3]
 
@@ -260,6 +267,8 @@ do {
         try encryptionBenchmark(words)
     case "repository":
         try repositoryBenchmark(words)
+    case "retention":
+        try retentionBenchmark(words)
     case "models":
         try await modelsBenchmark(words)
     case "listing":
