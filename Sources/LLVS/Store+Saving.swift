@@ -146,10 +146,14 @@ extension Store {
                 edits += MapEdit.edits(
                     file.id, entry: MapEntry(valueId: file.id, data: location, size: size))
             }
+            var released: [RecordLocation] = []
             for value in stored {
                 let location = try value.store(with: writer, in: id)
+                if case .released = value.bytes { released.append(location) }
                 edits += MapEdit.edits(value.id, entry: MapEntry(valueId: value.id, data: location, size: value.size))
             }
+            // Listed before the version is visible, so no reader takes a released value for a damaged one.
+            try listReleased(released)
         } catch {
             writer.discard()
             throw error

@@ -20,6 +20,8 @@ public final class Store: Sendable {
     /// Where versions, map nodes and value data are kept: `FileStorage`, or SQLite (`LLVSSQLite`).
     public let storage: any Storage
     let map: ValueMap
+    /// The released records as last read, and the list file's size then (`releasedRecords()`).
+    let released = Mutex<(records: Set<RecordLocation>, size: Int64)>(([], -1))
     let state: Mutex<State>
 
     struct State: Sendable {

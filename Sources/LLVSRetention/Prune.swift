@@ -85,7 +85,7 @@ public struct Prune: Sendable {
     private func collect(into report: inout Report) async throws -> PruneCollection? {
         let store = coordinator.store
         guard let current = await coordinator.currentVersionId else { return nil }
-        let released = try RetentionFolder(store: store).released()
+        let released = try store.releasedRecords()
         let live = try LiveObjects(
             store: store, catalog: try BackupCatalog(store: store, at: current), released: released)
         report.keptRecords = live.records.count
@@ -146,7 +146,7 @@ public struct Prune: Sendable {
         }
         defer { withExtendedLifetime(lock) {} }
         guard let current = await coordinator.currentVersionId else { return }
-        let released = try folder.released()
+        let released = try store.releasedRecords()
         let live = try LiveObjects(
             store: store, catalog: try BackupCatalog(store: store, at: current), released: released)
         let collected = collection.records.map(\.location)
@@ -157,9 +157,9 @@ public struct Prune: Sendable {
             report.releasedBytes += releasable.reduce(0) { $0 + $1.length }
             return
         }
-        try folder.appendReleased(releasable)
+        try store.listReleased(releasable)
         options.onStage("listed")
-        _ = try store.storage.releaseValueRecords(at: releasable)
+        _ = try store.releaseRecords(releasable)
         options.onStage("released")
         try folder.removeCollection()
         report.released += releasable.count

@@ -103,7 +103,7 @@ public struct RepositoryCheck: Sendable {
     /// The maps of every version, and (when reading) the values they name.
     private func checkValues(of versions: [Version.ID], into report: inout Report, damage: inout Damage) throws {
         // A prune's released records are gone on purpose: no kept backup names them.
-        var read = try RetentionFolder(store: store).released()
+        var read = try store.releasedRecords()
         var problems: [Problem] = []
         try store.checkMaps(of: versions) { version, error in
             problems.append(Problem(object: "the map of version \(version)", reason: "\(error)", backups: []))

@@ -6,8 +6,8 @@ import Glibc
 #endif
 
 /// What a prune keeps in the store's folder, under `retention/`, beside the versions: the collection its first step
-/// made (the records it found unneeded, waiting for the second step), the list of records released (so a check does
-/// not take their absence for damage), and the lock a backup shares and a release takes alone.
+/// made (the records it found unneeded, waiting for the second step) and the lock a backup shares and a release takes
+/// alone. The list of released records belongs to the store (`Store.releasedRecords`): exchanges read it too.
 ///
 /// The collection is local on purpose, as duplicacy keeps its fossil collections: the second step frees this store's
 /// records, so the store that collected them finishes the work.
@@ -17,7 +17,6 @@ public struct RetentionFolder: Sendable {
     public init(store: Store) { path = store.rootURL.path + "/retention" }
 
     var collectionPath: String { path + "/collection.json" }
-    var releasedPath: String { path + "/released" }
 
     // MARK: The collection
 
@@ -50,47 +49,6 @@ public struct RetentionFolder: Sendable {
         guard unlink(collectionPath) == 0 || errno == ENOENT else {
             throw FileError.io(path: collectionPath, operation: "remove", errno: errno)
         }
-    }
-
-    // MARK: Released records
-
-    /// Every record a prune released (or set out to: the list is written before the release).
-    public func released() throws -> Set<RecordLocation> {
-        guard FileManager.default.fileExists(atPath: releasedPath) else { return [] }
-        var reader = ByteReader(try POSIX.readFile(releasedPath))
-        var found = Set<RecordLocation>()
-        // Entries are appended and synced before their records are released; a kill during an append leaves a
-        // partial last entry, whose records were not released yet, so the list ends at the last whole entry.
-        while !reader.isAtEnd {
-            guard let version = try? reader.string(), let offset = try? reader.int(limit: Int.max),
-                let length = try? reader.int(limit: Int.max)
-            else { break }
-            found.insert(RecordLocation(versionId: Version.ID(version), offset: Int64(offset), length: Int64(length)))
-        }
-        return found
-    }
-
-    /// Adds records to the list, durably, before they are released.
-    func appendReleased(_ locations: [RecordLocation]) throws {
-        try POSIX.makeDirectories(path)
-        var writer = ByteWriter()
-        for location in locations {
-            writer.string(location.versionId.rawValue)
-            writer.varint(UInt64(location.offset))
-            writer.varint(UInt64(location.length))
-        }
-        let fd = open(releasedPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw FileError.io(path: releasedPath, operation: "open", errno: errno) }
-        defer { close(fd) }
-        var written = 0
-        let bytes = writer.bytes
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw FileError.io(path: releasedPath, operation: "write", errno: errno) }
-            written += count
-        }
-        guard fsync(fd) == 0 else { throw FileError.io(path: releasedPath, operation: "fsync", errno: errno) }
     }
 
     // MARK: The lock

@@ -61,6 +61,27 @@ extension BackupCommandTests {
         }
         let check = try await llvs("check", "--read-data", "--store", store)
         #expect(check.status == 0, "\(check.text) \(check.error)")
+
+        // Pushed to a remote after the prune, the released values go as released (their sizes, no bytes): a store
+        // cloned from it restores the kept backups and checks whole, and refuses the forgotten ones as the first does.
+        #expect(try await llvs("remote", "add", "later", "file://" + path("remote"), "--store", store).status == 0)
+        let push = try await llvs("push", "later", "--store", store)
+        #expect(push.status == 0, "\(push.error)")
+        let clone = try await llvs("clone", "file://" + path("remote"), path("clone"))
+        #expect(clone.status == 0, "\(clone.error)")
+        for backup in backups.suffix(2) {
+            let out = path("out-clone-\(backup.version)")
+            #expect(try await llvs("restore", out, "--at", backup.version, "--store", path("clone")).status == 0)
+            #expect(try snapshot(of: out) == backup.tree)
+        }
+        let cloneCheck = try await llvs("check", "--read-data", "--store", path("clone"))
+        #expect(cloneCheck.status == 0, "\(cloneCheck.text) \(cloneCheck.error)")
+        let upstream = try await llvs(
+            "remote", "add", "app", "file://" + path("upstream"), "--format", "upstream", "--store", store)
+        #expect(upstream.status == 0, "\(upstream.error)")
+        let refused = try await llvs("push", "app", "--store", store)
+        #expect(refused.status != 0 && refused.error.contains("released"), "\(refused.error)")
+
         // A store that was pruned keeps taking backups: content that comes back is written again.
         try write(path("src/changing.bin"), SeededGenerator.bytes(1 << 20, seed: 100))
         #expect(try await llvs("backup", path("src"), "--name", "docs", "--store", store).status == 0)

@@ -8,15 +8,18 @@ import LLVSSupport
 ///     "LLVSCHG1"
 ///     change*    kind:u8 id:string [preserve: storedVersionId:string]
 ///                [insert, update: encoding:u8 size:varint length:varint bytes[length]]
+///                [releasedInsert, releasedUpdate: size:varint]
 ///     end        0:u8 count:varint crc32:u32   (the CRC-32 of every byte before it)
 ///
 /// Strings are a varint length and UTF-8; `encoding` is `RecordEncoding`'s raw value; `size` is the value's size and
 /// `length` the stored bytes'. The end and its checksum make a cut or damaged file an error, never fewer changes.
+/// A released insert or update is a value whose bytes the sender's prune released (`ReleasedRecordList`): it keeps its
+/// place and size in every map, and the receiver lists it as released too.
 enum CompactChanges {
     static let magic = Data("LLVSCHG1".utf8)
 
     enum Kind: UInt8 {
-        case end = 0, insert, update, remove, preserve, preserveRemoval
+        case end = 0, insert, update, remove, preserve, preserveRemoval, releasedInsert, releasedUpdate
     }
 
     /// Values whose stored bytes are larger than this go to a file on receipt (as in the upstream format).
@@ -47,6 +50,7 @@ extension Store {
     }
 
     private func writeCompact(_ planned: [PlannedChange], to sink: some CompactChangesSink) throws {
+        let released = try releasedRecords()
         var crc = CRC32.Running()
         func emit(_ bytes: Data) throws {
             crc.update(bytes)
@@ -57,6 +61,14 @@ extension Store {
             var head = ByteWriter()
             switch change {
             case .insert(let entry), .update(let entry):
+                if released.contains(entry.data) {
+                    let kind: CompactChanges.Kind =
+                        if case .insert = change { .releasedInsert } else { .releasedUpdate }
+                    head.byte(kind.rawValue)
+                    head.string(entry.valueId.rawValue)
+                    head.varint(UInt64(entry.size))
+                    break
+                }
                 let kind: CompactChanges.Kind = if case .insert = change { .insert } else { .update }
                 head.byte(kind.rawValue)
                 head.string(entry.valueId.rawValue)

@@ -48,6 +48,11 @@ enum CompactChangesReader {
             case .preserve:
                 let stored = Version.ID(try input.string())
                 received.changes.append(.preserve(Value.Reference(valueId: id, storedVersionId: stored)))
+            case .releasedInsert, .releasedUpdate:
+                let size = Int64(try input.varint(limit: UInt64(UInt32.max)))
+                received.stored.append(
+                    ReceivedValue(
+                        id: id, isUpdate: kind == .releasedUpdate, size: size, encoding: .plain, bytes: .released))
             case .insert, .update:
                 let encodingByte = try input.byte()
                 guard let encoding = RecordEncoding(rawValue: encodingByte) else {

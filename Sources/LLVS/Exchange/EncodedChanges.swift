@@ -43,6 +43,11 @@ extension Store {
         stager: FileStager? = nil
     ) throws -> EncodedChanges {
         let planned = try plannedChanges(madeInVersionIdentifiedBy: id)
+        let released = try releasedRecords()
+        if !released.isEmpty, let entry = planned.lazy.compactMap(\.entry).first(where: { released.contains($0.data) })
+        {
+            throw ExchangeError.releasedValue(version: id, value: entry.valueId)
+        }
         // Many values below the limit (a backup's chunks) are streamed too: encoded whole, they would sit in memory
         // several times over (data, base64, JSON) for each version in flight.
         let total = planned.reduce(Int64(0)) { $0 + ($1.entry?.size ?? 0) }

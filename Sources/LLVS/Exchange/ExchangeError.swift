@@ -21,6 +21,9 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupportedRemoteFormat(path: String, format: String, version: Int)
     /// The remote holds one format and another was asked for.
     case remoteFormatMismatch(path: String, holds: String, asked: String)
+    /// A version's changes hold a value whose bytes a prune released, and the remote's format (upstream, as LLVS apps
+    /// read it) has no way to say so.
+    case releasedValue(version: Version.ID, value: Value.ID)
 
     public var description: String {
         switch self {
@@ -36,6 +39,8 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
             "The changes staged at \(path) are for one remote's upload only and cannot be read here."
         case .unsupportedRemoteFormat(let path, let format, let version):
             "The remote is in the \(format) format, version \(version) (\(path)), which this build of llvs does not read: a newer llvs wrote it. Upgrade llvs to use this remote; nothing was read or written."
+        case .releasedValue(let version, let value):
+            "Version \(version) holds value \(value), whose bytes a prune released; a remote in the upstream format cannot carry it (a compact remote can)."
         case .remoteFormatMismatch(let path, let holds, let asked):
             "The remote already holds the \(holds) format (\(path)); it cannot be used as \(asked). Leave out the format, or use another folder."
         }

@@ -9,6 +9,8 @@ public struct ReceivedValue: Sendable {
     public enum Bytes: Sendable {
         case data(Data)
         case file(URL)
+        /// None: the sender's prune released them (`ReleasedRecordList`); the value keeps its place and size.
+        case released
     }
 
     public var id: Value.ID
@@ -41,6 +43,9 @@ extension ReceivedValue {
             .invalidChanges(version, reason: "value \(id): \(error)")
         }
         switch bytes {
+        case .released:
+            // An empty record holds the value's place; the caller lists it as released.
+            return try writer.append(Data(), zone: .values)
         case .data(let data):
             let decoded: Data
             do { decoded = try StoredRecord(bytes: data, encoding: encoding).decoded(size: size) } catch let error

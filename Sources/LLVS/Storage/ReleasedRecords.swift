@@ -1,0 +1,81 @@
+import Foundation
+import LLVSSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The value records whose bytes are gone on purpose: released by a prune here (`llvs prune`), or received released
+/// (a store that had pruned them sent the version anyway, with the values' sizes and no bytes). Their values stay
+/// in every map that names them, so every store rebuilds the same maps; only their bytes are missing.
+///
+/// Kept in the store's folder as `released-records`: entries appended and synced before the records are released,
+/// so the list is never short of a released record. A kill during an append leaves a partial last entry, whose
+/// records were not released yet: the list ends at the last whole entry.
+struct ReleasedRecordList: Sendable {
+    let path: String
+
+    init(storeRoot: URL) { path = storeRoot.path + "/released-records" }
+
+    /// The list, and the file's size it was read at (so a reader reads it again only when it grew).
+    func read() throws -> (Set<RecordLocation>, Int64) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            guard errno == ENOENT else { throw FileError.io(path: path, operation: "stat", errno: errno) }
+            return ([], 0)
+        }
+        var reader = ByteReader(try POSIX.readFile(path))
+        var found = Set<RecordLocation>()
+        while !reader.isAtEnd {
+            guard let version = try? reader.string(), let offset = try? reader.int(limit: Int.max),
+                let length = try? reader.int(limit: Int.max)
+            else { break }
+            found.insert(RecordLocation(versionId: Version.ID(version), offset: Int64(offset), length: Int64(length)))
+        }
+        return (found, Int64(info.st_size))
+    }
+
+    func append(_ locations: [RecordLocation]) throws {
+        guard !locations.isEmpty else { return }
+        var writer = ByteWriter()
+        for location in locations {
+            writer.string(location.versionId.rawValue)
+            writer.varint(UInt64(location.offset))
+            writer.varint(UInt64(location.length))
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw FileError.io(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        let bytes = writer.bytes
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw FileError.io(path: path, operation: "write", errno: errno) }
+            written += count
+        }
+        guard fsync(fd) == 0 else { throw FileError.io(path: path, operation: "fsync", errno: errno) }
+    }
+}
+
+extension Store {
+    /// Every value record whose bytes were released (`ReleasedRecordList`).
+    public func releasedRecords() throws -> Set<RecordLocation> {
+        let list = ReleasedRecordList(storeRoot: rootURL)
+        var info = stat()
+        let size = stat(list.path, &info) == 0 ? Int64(info.st_size) : 0
+        if let cached = released.withLock({ $0.size == size ? $0.records : nil }) { return cached }
+        let (records, readSize) = try list.read()
+        released.withLock { $0 = (records, readSize) }
+        return records
+    }
+
+    /// Lists records as released, durably; a prune does so before it releases them (`releaseRecords`).
+    public func listReleased(_ locations: [RecordLocation]) throws {
+        try ReleasedRecordList(storeRoot: rootURL).append(locations)
+    }
+
+    /// Gives back the space of listed records; returns the bytes released.
+    public func releaseRecords(_ locations: [RecordLocation]) throws -> Int64 {
+        try storage.releaseValueRecords(at: locations)
+    }
+}
