@@ -5,33 +5,48 @@ import Glibc
 #endif
 
 extension FileStorage {
-    /// Punches a hole over each record's payload (its frame header stays): the file system frees the whole blocks
-    /// inside it, and the payload then reads as zeros, which its checksum refuses. Records of a version file or a pack
-    /// alike; a record is released once however often it is given.
+    /// Punches a hole over each record, frame and all: the file system frees the whole blocks inside it, and the
+    /// record then reads as zeros, which its frame refuses. Records of a version file or a pack alike; records that
+    /// touch are punched as one range, so a run of small released records frees the blocks they share (a block is
+    /// freed only when one punch covers it whole). A record is released once however often it is given.
     public func releaseValueRecords(at locations: [RecordLocation]) throws -> Int64 {
-        var byFile: [String: [(start: Int64, length: Int64)]] = [:]
+        var byFile: [String: [(start: Int64, end: Int64)]] = [:]
         for location in Set(locations) {
             let (path, base, limit) = try place(of: location.versionId)
-            let start = base + location.offset + Int64(RecordFraming.recordHeaderSize)
-            guard location.offset >= 0, location.length >= 0, start + location.length <= limit else {
+            let start = base + location.offset
+            let end = start + Int64(RecordFraming.recordHeaderSize) + location.length
+            guard location.offset >= 0, location.length >= 0, end <= limit else {
                 throw StoreError.corruptFile(
                     path: path,
                     reason:
                         "a record of version \(location.versionId) at offset \(location.offset) runs past its bundle")
             }
-            byFile[path, default: []].append((start, location.length))
+            byFile[path, default: []].append((start, end))
         }
         var released: Int64 = 0
         for (path, ranges) in byFile {
             let fd = open(path, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { throw FileError.io(path: path, operation: "open for a prune", errno: errno) }
             defer { close(fd) }
-            for range in ranges where range.length > 0 {
-                try POSIX.punchHole(fd, offset: range.start, length: range.length, path: path)
-                released += range.length
+            for range in Self.joined(ranges) {
+                try POSIX.punchHole(fd, offset: range.start, length: range.end - range.start, path: path)
+                released += range.end - range.start
             }
             guard fsync(fd) == 0 else { throw FileError.io(path: path, operation: "fsync", errno: errno) }
         }
         return released
+    }
+
+    /// Ranges sorted, those that touch or overlap joined.
+    static func joined(_ ranges: [(start: Int64, end: Int64)]) -> [(start: Int64, end: Int64)] {
+        var result: [(start: Int64, end: Int64)] = []
+        for range in ranges.sorted(by: { $0.start < $1.start }) {
+            if let last = result.last, range.start <= last.end {
+                result[result.count - 1].end = max(last.end, range.end)
+            } else {
+                result.append(range)
+            }
+        }
+        return result
     }
 }

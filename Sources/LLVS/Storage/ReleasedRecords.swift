@@ -74,8 +74,12 @@ extension Store {
         try ReleasedRecordList(storeRoot: rootURL).append(locations)
     }
 
-    /// Gives back the space of listed records; returns the bytes released.
+    /// Gives back the space of listed records; returns the bytes released. The records released before in the same
+    /// versions are given again (releasing is idempotent), so a record released now next to one released by an
+    /// earlier prune frees the block they share.
     public func releaseRecords(_ locations: [RecordLocation]) throws -> Int64 {
-        try storage.releaseValueRecords(at: locations)
+        let versions = Set(locations.map(\.versionId))
+        let neighbours = try releasedRecords().filter { versions.contains($0.versionId) && $0.length > 0 }
+        return try storage.releaseValueRecords(at: locations + neighbours)
     }
 }
