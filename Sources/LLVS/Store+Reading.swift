@@ -49,7 +49,7 @@ extension Store {
     public func writeValue(id: Value.ID, at version: Version.ID, to destination: URL) throws -> Bool {
         let stored = try storedVersion(version)
         guard let entry = try map.entry(for: id, root: stored.mapRoot) else { return false }
-        try storage.copyRecord(at: entry.data, zone: .values, to: destination)
+        try explainingRelease(entry) { try storage.copyRecord(at: entry.data, zone: .values, to: destination) }
         return true
     }
 
@@ -59,17 +59,30 @@ extension Store {
     public func writeValue(id: Value.ID, at version: Version.ID, into write: (Data) throws -> Void) throws -> Bool {
         let stored = try storedVersion(version)
         guard let entry = try map.entry(for: id, root: stored.mapRoot) else { return false }
-        try storage.copyRecord(at: entry.data, zone: .values, into: write)
+        try explainingRelease(entry) { try storage.copyRecord(at: entry.data, zone: .values, into: write) }
         return true
     }
 
     func value(for entry: MapEntry) throws -> Value {
-        let data = try storage.readRecord(at: entry.data, zone: .values)
+        let data = try explainingRelease(entry) { try storage.readRecord(at: entry.data, zone: .values) }
         guard Int64(data.count) == entry.size else {
+            if try releasedRecords().contains(entry.data) {
+                throw StoreError.valueReleased(entry.valueId, storedIn: entry.storedVersionId)
+            }
             throw StoreError.corruptFile(
                 path: "version \(entry.storedVersionId)",
                 reason: "value \(entry.valueId) holds \(data.count) bytes where its map says \(entry.size)")
         }
         return Value(id: entry.valueId, data: data, storedVersionId: entry.storedVersionId)
+    }
+
+    /// Runs a read of `entry`'s record; a failure of a record a prune released is said as such, not as damage.
+    func explainingRelease<T>(_ entry: MapEntry, _ read: () throws -> T) throws -> T {
+        do { return try read() } catch {
+            if (try? releasedRecords().contains(entry.data)) == true {
+                throw StoreError.valueReleased(entry.valueId, storedIn: entry.storedVersionId)
+            }
+            throw error
+        }
     }
 }

@@ -83,6 +83,26 @@ struct LiveObjects {
         self.bytes = bytes
     }
 
+    /// Adds every value record the maps of `versions` name, whatever the value (a prune `--before` keeps the
+    /// versions from that date on whole).
+    mutating func keepEverything(namedBy versions: [Version.ID], in store: Store) throws {
+        var records = self.records
+        var bytes = self.bytes
+        var unreadable: (Version.ID, any Error)?
+        try store.checkMaps(of: versions) { version, error in
+            if unreadable == nil { unreadable = (version, error) }
+        } entry: { entry in
+            if records.insert(entry.location).inserted { bytes += entry.location.length }
+        }
+        if let (version, error) = unreadable {
+            throw StoreError.corruptFile(
+                path: store.rootURL.path,
+                reason: "the map of version \(version) cannot be read (\(error)); run `llvs check`")
+        }
+        self.records = records
+        self.bytes = bytes
+    }
+
     static func needs(_ id: Value.ID, listings: Set<ContentHash>, chunks: Set<ContentHash>) -> Bool {
         if let hash = hash(id, kind: "chunk/") { return chunks.contains(hash) }
         if let hash = hash(id, kind: "tree/") { return listings.contains(hash) }

@@ -27,6 +27,9 @@ public struct Prune: Sendable {
         public var exclusive = false
         /// A source with no backup this long before step 1 is taken as gone, and not waited for (duplicacy's rule).
         public var dormantAfter: TimeInterval = 7 * 24 * 3600
+        /// Also free the values only versions saved before this date name (an app store's old history): the versions
+        /// from then on, and every head, keep all their values.
+        public var before: Date?
         /// Called between the steps' stages with the stage's name (tests end the process there, as a kill would).
         public var onStage: @Sendable (String) -> Void = { _ in }
 
@@ -86,8 +89,7 @@ public struct Prune: Sendable {
         let store = coordinator.store
         guard let current = await coordinator.currentVersionId else { return nil }
         let released = try store.releasedRecords()
-        let live = try LiveObjects(
-            store: store, catalog: try BackupCatalog(store: store, at: current), released: released)
+        let live = try mark(at: current, before: options.before, released: released)
         report.keptRecords = live.records.count
         report.keptBytes = live.bytes
         let versions = store.history.topologicallySorted().map(\.id)
@@ -98,7 +100,7 @@ public struct Prune: Sendable {
             recorded.insert(RecordLocation(versionId: version, offset: -1, length: 0))
         } entry: { entry in
             let location = entry.location
-            guard LiveObjects.isBackupObject(entry.valueId), !live.records.contains(location),
+            guard options.before != nil || LiveObjects.isBackupObject(entry.valueId), !live.records.contains(location),
                 !released.contains(location), recorded.insert(location).inserted
             else { return }
             records.append(
@@ -125,7 +127,7 @@ public struct Prune: Sendable {
         options.onStage("collected")
         let collection = PruneCollection(
             created: Date(), version: version.id.rawValue,
-            versions: (versions + [version.id]).map(\.rawValue), records: records)
+            versions: (versions + [version.id]).map(\.rawValue), records: records, before: options.before)
         try RetentionFolder(store: store).save(collection)
         report.collectionVersion = version.id.rawValue
         options.onStage("saved")
@@ -147,8 +149,7 @@ public struct Prune: Sendable {
         defer { withExtendedLifetime(lock) {} }
         guard let current = await coordinator.currentVersionId else { return }
         let released = try store.releasedRecords()
-        let live = try LiveObjects(
-            store: store, catalog: try BackupCatalog(store: store, at: current), released: released)
+        let live = try mark(at: current, before: collection.before, released: released)
         let collected = collection.records.map(\.location)
         let releasable = collected.filter { !live.records.contains($0) && !released.contains($0) }
         report.revived += collected.filter { live.records.contains($0) }.count
@@ -164,6 +165,19 @@ public struct Prune: Sendable {
         try folder.removeCollection()
         report.released += releasable.count
         report.releasedBytes += releasable.reduce(0) { $0 + $1.length }
+    }
+
+    /// What the kept backups need and, with `before`, every record the versions from that date on (and the heads)
+    /// name.
+    private func mark(at current: Version.ID, before: Date?, released: Set<RecordLocation>) throws -> LiveObjects {
+        let store = coordinator.store
+        var live = try LiveObjects(
+            store: store, catalog: try BackupCatalog(store: store, at: current), released: released)
+        if let before {
+            let recent = store.history.versions.values.filter { $0.date >= before }.map(\.id)
+            try live.keepEverything(namedBy: recent + store.heads, in: store)
+        }
+        return live
     }
 
     /// Why a collection may not be released yet; empty when it may.

@@ -96,6 +96,8 @@ public struct PruneCollection: Codable, Equatable, Sendable {
     public var versions: [String]
     /// The records no kept backup needed, as `version offset length`.
     public var records: [Record]
+    /// For a prune `--before`: the date from which versions were kept whole (the release marks the same way).
+    public var before: Date?
 
     public struct Record: Codable, Equatable, Sendable {
         public var version: String

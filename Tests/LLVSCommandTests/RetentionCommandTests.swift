@@ -163,3 +163,33 @@ extension BackupCommandTests {
         #expect(!check.text.contains("part-"), "\(check.text)")
     }
 }
+
+extension BackupCommandTests {
+    /// `prune --before` on an app store (no backups): values only older versions hold are freed; every head keeps
+    /// all of its values; an old version's freed value reads as released, said so.
+    @Test func pruneBeforeFreesTheValuesOnlyOlderVersionsHold() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        var versions: [String] = []
+        for round in 0..<3 {
+            let put = try await llvs(
+                "put", "doc", "-", "--store", store, input: SeededGenerator.bytes(600_000, seed: UInt64(round)))
+            #expect(put.status == 0, "\(put.error)")
+            let log = try await llvs("log", "--store", store, "--limit", "1", "--json")
+            versions.append(
+                try #require(
+                    (try JSONSerialization.jsonObject(with: log.output) as? [[String: Any]])?.first?["id"] as? String))
+        }
+        #expect(try await llvs("put", "note", "-", "--store", store, input: Data("kept".utf8)).status == 0)
+        let before = try diskBytes(store)
+        // Every version is older than this date: only the heads keep their values.
+        let prune = try await llvs("prune", "--before", "2099-01-01T00:00:00Z", "--store", store)
+        #expect(prune.status == 0, "\(prune.error)")
+        #expect(before - (try diskBytes(store)) > 1_000_000, "\(prune.text)")
+        #expect(try await llvs("get", "doc", "--store", store).output == SeededGenerator.bytes(600_000, seed: 2))
+        #expect(try await llvs("get", "note", "--store", store).output == Data("kept".utf8))
+        let old = try await llvs("get", "doc", "--at", versions[0], "--store", store)
+        #expect(old.status == 3 && old.error.contains("released"), "\(old.error)")
+        #expect(try await llvs("check", "--read-data", "--store", store).status == 0)
+    }
+}

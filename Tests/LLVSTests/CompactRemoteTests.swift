@@ -44,6 +44,40 @@ import Testing
         #expect(changes.count < noise.count + text.count / 10)
     }
 
+    /// A value whose bytes a prune released goes as released, on both storages: the receiver has the same maps (the
+    /// value, its size), lists the record as released, and sends it on the same way; the other values arrive whole.
+    @Test(arguments: StorageKind.allCases) func aReleasedValueTravelsAsReleased(storage: StorageKind) async throws {
+        let a = try makeStore(in: directory, name: "a-\(storage)", storage: storage)
+        let kept = SeededGenerator.bytes(20_000, seed: 1)
+        let root = try a.makeVersion(
+            basedOnPredecessor: nil,
+            inserting: [Value(id: "kept", data: kept), Value(id: "gone", data: SeededGenerator.bytes(30_000, seed: 2))])
+        let next = try a.makeVersion(basedOnPredecessor: root.id, removing: ["gone"])
+        let gone = try #require(try a.storedEntry(id: "gone", at: root.id))
+        try a.listReleased([gone.location])
+        _ = try a.releaseRecords([gone.location])
+        #expect(throws: (any Error).self) { try a.readStoredValue(gone) { _ in } }
+
+        var stores = [a]
+        for hop in 1...2 {
+            let remote = LocalFolderFileSystem(root: directory.child("remote-\(storage)-\(hop)"))
+            let receiver = try makeStore(in: directory, name: "hop-\(hop)-\(storage)", storage: storage)
+            #expect(try await exchange(stores[hop - 1], remote).send().failures.isEmpty)
+            let report = try await exchange(receiver, remote).retrieve()
+            #expect(report.failures.isEmpty && report.retrieved.count == 2)
+            #expect(try receiver.valueSize(id: "gone", at: root.id) == 30_000)
+            #expect(try receiver.value(id: "kept", at: next.id)?.data == kept)
+            #expect(try receiver.value(id: "gone", at: next.id) == nil)
+            let received = try #require(try receiver.storedEntry(id: "gone", at: root.id))
+            #expect(try receiver.releasedRecords().contains(received.location))
+            stores.append(receiver)
+        }
+        // The upstream form cannot say "released": it refuses, naming the value.
+        #expect(throws: ExchangeError.releasedValue(version: root.id, value: "gone")) {
+            try a.encodedChanges(madeInVersionIdentifiedBy: root.id)
+        }
+    }
+
     @Test func aCutOrDamagedChangesFileIsRefusedByName() throws {
         let store = try makeStore(in: directory, name: "store")
         let version = try store.makeVersion(

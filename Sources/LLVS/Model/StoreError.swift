@@ -30,6 +30,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case sourceChanged(path: String)
     /// A value larger than this storage keeps in one record (SQLite's limit on a blob); nothing was saved.
     case valueTooLarge(bytes: Int64, limit: Int64, storage: String)
+    /// A prune released the value's bytes (no version kept needed them); the value keeps its place in the maps.
+    case valueReleased(Value.ID, storedIn: Version.ID)
     /// The storage cannot give back the space of single records (an import's staging archive).
     case releaseUnsupported(storage: String)
 
@@ -53,6 +55,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             "The store at \(path) already has versions; a snapshot can only start an empty store."
         case .snapshotsUnsupported(let kind): "The \(kind) storage cannot make or restore snapshots."
         case .sourceChanged(let path): "The file \(path) changed while it was being stored; nothing was saved."
+        case .valueReleased(let id, let version):
+            "The bytes of value \(id) (stored in version \(version)) were released by a prune: no version kept needed them."
         case .releaseUnsupported(let storage): "The \(storage) storage cannot release records."
         case .valueTooLarge(let bytes, let limit, let storage):
             "A value of \(bytes) bytes is more than \(storage) storage keeps in one record (at most \(limit) bytes); nothing was saved. "

@@ -9,28 +9,35 @@ struct PruneCommand: Command {
     static let summary = "Free the space of chunks and listings no kept backup needs (after `llvs forget`)."
     static let arguments = ""
     static let dryRunOption = Flag("dry-run", "say what would be collected and released, and change nothing")
-    static let options: [any DeclaredOption] = [dryRunOption, CommonOptions.json]
+    static let beforeOption = Option(
+        "before", "DATE",
+        "also free the values only versions saved before DATE hold (an app store's old history; every head and every "
+            + "version from DATE on keep all their values)", .isoDate)
+    static let options: [any DeclaredOption] = [dryRunOption, beforeOption, CommonOptions.json]
     static let positionalCount = 0...0
 
     let dryRun: Bool
+    let before: Date?
     let json: Bool
 
     init(_ arguments: ParsedArguments) throws {
         dryRun = arguments[Self.dryRunOption]
+        before = arguments[Self.beforeOption]
         json = arguments[CommonOptions.json]
     }
 
     func run(in context: CommandContext) async throws {
-        try await Self.prune(in: context, dryRun: dryRun, json: json)
+        try await Self.prune(in: context, dryRun: dryRun, before: before, json: json)
     }
 
     /// The prune `llvs prune` and `llvs forget --prune` run.
-    static func prune(in context: CommandContext, dryRun: Bool, json: Bool) async throws {
+    static func prune(in context: CommandContext, dryRun: Bool, before: Date? = nil, json: Bool) async throws {
         let coordinator = try context.openCoordinator()
         let remotes = try context.remotes().visible().keys.sorted()
         var options = Prune.Options()
         options.dryRun = dryRun
         options.exclusive = remotes.isEmpty
+        options.before = before
         if let stage = ProcessInfo.processInfo.environment["LLVS_TEST_KILL_PRUNE_AT"] {
             // For the tests of a prune killed part way: the process ends at that stage as a kill -9 would.
             options.onStage = { if $0 == stage { kill(getpid(), SIGKILL) } }
@@ -58,7 +65,7 @@ struct PruneCommand: Command {
         let verb = dryRun ? "Would free" : "Freed"
         if report.released > 0 || dryRun {
             context.writeLine(
-                "\(verb) \(ProgressLine.size(report.releasedBytes)) (\(report.released) records no kept backup needs).")
+                "\(verb) \(ProgressLine.size(report.releasedBytes)) (\(report.released) records nothing kept needs).")
         }
         if report.revived > 0 {
             context.writeLine("\(report.revived) collected records are needed again by newer backups and stay.")
@@ -66,15 +73,16 @@ struct PruneCommand: Command {
         if report.collected > 0 || report.removedObjects > 0 {
             context.writeLine(
                 (dryRun ? "Would collect " : "Collected ")
-                    + "\(report.collected) records (\(ProgressLine.size(report.collectedBytes))) no kept backup needs"
+                    + "\(report.collected) records (\(ProgressLine.size(report.collectedBytes))) "
+                    + (before == nil ? "no kept backup needs" : "nothing kept needs")
                     + (report.collectionVersion.map { " in version \($0)" } ?? "")
                     + (options.exclusive || dryRun
                         ? "." : "; the next prune frees them, once other devices have seen it."))
         }
         for reason in report.waiting { context.writeLine("waiting: \(reason)") }
         if report.released == 0 && report.collected == 0 && report.removedObjects == 0 && report.waiting.isEmpty {
-            context.writeLine("Nothing to prune: every stored chunk and listing is needed by a kept backup.")
+            context.writeLine("Nothing to prune: every stored record is needed.")
         }
-        context.writeLine("The kept backups need \(ProgressLine.size(report.keptBytes)) of stored data.")
+        context.writeLine("What is kept needs \(ProgressLine.size(report.keptBytes)) of stored data.")
     }
 }

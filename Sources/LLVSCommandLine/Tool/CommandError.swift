@@ -62,7 +62,7 @@ enum ExitCode: Int32, CaseIterable {
             case .notAStore: return .noStore
             case .alreadyAStore: return .storeExists
             case .corruptFile, .unsupportedStorage: return .corrupt
-            case .versionNotFound: return .notFound
+            case .versionNotFound, .valueReleased: return .notFound
             case .unresolvedConflicts: return .conflict
             case .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty,
                 .snapshotsUnsupported, .sourceChanged,
