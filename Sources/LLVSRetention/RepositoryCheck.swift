@@ -26,7 +26,8 @@ public struct RepositoryCheck: Sendable {
             self = .subset(part: part, count: count)
         }
 
-        func includes(_ id: Value.ID) -> Bool {
+        /// Whether the reading takes the value (or, for a remote, the version) of this ID.
+        public func includes(_ id: Value.ID) -> Bool {
             switch self {
             case .none: false
             case .all: true

@@ -193,3 +193,34 @@ extension BackupCommandTests {
         #expect(try await llvs("check", "--read-data", "--store", store).status == 0)
     }
 }
+
+extension BackupCommandTests {
+    /// `check --remote` reads a remote where it is: whole, it passes; a damaged changes file, a missing one and a
+    /// missing predecessor are each named by version, and the exit status says so.
+    @Test func checkOfARemoteNamesWhatIsDamagedOrMissing() async throws {
+        let store = path("store")
+        let backups = try await sixBackups(store: store)
+        #expect(try await llvs("remote", "add", "home", "file://" + path("remote"), "--store", store).status == 0)
+        #expect(try await llvs("push", "home", "--store", store).status == 0)
+        let whole = try await llvs("check", "--remote", "home", "--read-data", "--store", store)
+        #expect(whole.status == 0, "\(whole.text) \(whole.error)")
+        #expect(whole.text.contains("changes files"), "\(whole.text)")
+
+        let folder = path("remote")
+        let damaged = backups[2].version, missing = backups[4].version, predecessor = backups[0].version
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: folder + "/changes/" + damaged))
+        bytes[bytes.count / 2] ^= 0x20
+        try bytes.write(to: URL(fileURLWithPath: folder + "/changes/" + damaged))
+        try FileManager.default.removeItem(atPath: folder + "/changes/" + missing)
+        try FileManager.default.removeItem(atPath: folder + "/versions/" + predecessor)
+
+        let quick = try await llvs("check", "--remote", "home", "--store", store)
+        #expect(quick.status == 1)
+        #expect(quick.text.contains("version \(missing): it has no changes file"), "\(quick.text)")
+        #expect(quick.text.contains("its predecessor \(predecessor) is not on the remote"), "\(quick.text)")
+        #expect(!quick.text.contains("version \(damaged)"), "without --read-data changes are not read: \(quick.text)")
+        let full = try await llvs("check", "--remote", "home", "--read-data", "--store", store)
+        #expect(full.status == 1)
+        #expect(full.text.contains("version \(damaged):"), "\(full.text)")
+    }
+}

@@ -13,10 +13,14 @@ struct CheckCommand: Command {
     static let subsetOption = Option(
         "read-data-subset", "N/M", "read part N of M of the stored values (chosen by the hash of their IDs)",
         ValueKind(expected: "N/M, two whole numbers with 1 ≤ N ≤ M") { RepositoryCheck.DataReading(subset: $0) })
-    static let options: [any DeclaredOption] = [readDataOption, subsetOption, CommonOptions.json]
+    static let remoteOption = Option(
+        "remote", "REMOTE",
+        "check this remote instead, read where it is (version files, changes files; no clone, nothing stored)", .text)
+    static let options: [any DeclaredOption] = [readDataOption, subsetOption, remoteOption, CommonOptions.json]
     static let positionalCount = 0...0
 
     let reading: RepositoryCheck.DataReading
+    let remote: String?
     let json: Bool
 
     init(_ arguments: ParsedArguments) throws {
@@ -25,10 +29,12 @@ struct CheckCommand: Command {
             throw CommandError.usage("give --read-data or --read-data-subset, not both")
         }
         reading = subset ?? (arguments[Self.readDataOption] ? .all : .none)
+        remote = arguments[Self.remoteOption]
         json = arguments[CommonOptions.json]
     }
 
     func run(in context: CommandContext) async throws {
+        if let remote { return try await checkRemote(remote, in: context) }
         let coordinator = try context.openCoordinator()
         guard let current = await coordinator.currentVersionId else {
             throw CommandError.notFound("The store is empty.")
@@ -61,6 +67,31 @@ struct CheckCommand: Command {
         guard report.problems.isEmpty else {
             let count = report.problems.count
             throw CommandError.failed("check found \(count) problem\(count == 1 ? "" : "s") (listed above).")
+        }
+        if !json { context.writeLine("No problems found.") }
+    }
+
+    func checkRemote(_ name: String, in context: CommandContext) async throws {
+        let coordinator = try context.openCoordinator()
+        let connection = try context.connection(name)
+        let exchange = try await connection.exchange(for: coordinator.store, writing: false)
+        let report = try await RemoteCheck(exchange: exchange, reading: reading).run()
+        if json {
+            try context.writeJSON(report)
+        } else {
+            context.writeLine(
+                "Checked \(report.versions) versions on \(connection.name)"
+                    + (reading == .none
+                        ? "."
+                        : "; read \(report.changesRead) changes files, \(ProgressLine.size(report.bytesRead)) of values.")
+            )
+            for problem in report.problems {
+                context.writeLine("problem: version \(problem.version): \(problem.reason)")
+            }
+        }
+        guard report.problems.isEmpty else {
+            let count = report.problems.count
+            throw CommandError.failed("check found \(count) problem\(count == 1 ? "" : "s") on \(connection.name).")
         }
         if !json { context.writeLine("No problems found.") }
     }
