@@ -2,11 +2,11 @@ import Foundation
 import LLVSSupport
 
 /// `llvs-bench retention`: what backups cost to keep under a policy, against restic, in one run. A mixed tree is
-/// backed up `rounds` times, about a fifth of its files edited before each round (a 4 KiB stretch of each rewritten
-/// in place); then both forget all but the last `keep` backups and prune (`llvs forget --prune`, restic `forget
-/// --prune`). It prints the store's and the repository's bytes on disk, the bytes a compact file:// remote the store
-/// is pushed to takes (remotes are not pruned), the times of the forget and prune, and whether every kept backup
-/// restores identical.
+/// backed up `rounds` times (llvs with `--to` a compact file:// remote), about a fifth of its files edited before each
+/// round (a 4 KiB stretch of each rewritten in place); then both forget all but the last `keep` backups and prune:
+/// restic `forget --prune`; llvs `forget --prune` (which collects, since the store shares a remote), the next
+/// backup (nothing changed), and `prune --remote` (which releases, and frees the remote too). It prints the store's,
+/// the remote's and the repository's bytes on disk, the times, and whether every kept backup restores identical.
 func retentionBenchmark(_ arguments: [String]) throws {
     let rounds = Int(option("rounds", in: arguments) ?? "") ?? 10
     let keep = Int(option("keep", in: arguments) ?? "") ?? 3
@@ -32,7 +32,9 @@ func retentionBenchmark(_ arguments: [String]) throws {
     let restic = [
         "RESTIC_PASSWORD": "llvs-bench", "XDG_CACHE_HOME": work.appendingPathComponent("restic-cache").path,
     ]
+    let remote = work.appendingPathComponent("remote").path
     _ = try runMeasured([llvs.path, "init", "--store", store])
+    _ = try runMeasured([llvs.path, "remote", "add", "r", "file://" + remote, "--store", store])
     _ = try runMeasured(["/usr/bin/env", "restic", "init", "--repo", repository, "--quiet"], environment: restic)
     var random = SeededGenerator(seed: 0x5245_5445_4E54)
     var states: [[String: String]] = []
@@ -40,21 +42,23 @@ func retentionBenchmark(_ arguments: [String]) throws {
         if round > 0 {
             for file in files where random.next() % 5 == 0 { try edit(file, with: &random) }
         }
-        _ = try runMeasured([llvs.path, "backup", tree.path, "--name", "tree", "--store", store])
+        _ = try runMeasured([llvs.path, "backup", tree.path, "--name", "tree", "--store", store, "--to", "r"])
         _ = try runMeasured(
             ["/usr/bin/env", "restic", "backup", tree.path, "--repo", repository, "--quiet"], environment: restic)
         if round >= rounds - keep { states.append(try digests(of: tree.path)) }
     }
-    let storeBefore = diskBytes(store), repositoryBefore = diskBytes(repository)
+    let storeBefore = diskBytes(store), remoteBefore = diskBytes(remote), repositoryBefore = diskBytes(repository)
     let plan = try runWithOutput([
         llvs.path, "forget", "--keep-last", "\(keep)", "--dry-run", "--json", "--store", store,
     ])
     let kept = try keptVersions(plan)
-    let ours = try runMeasured([llvs.path, "forget", "--keep-last", "\(keep)", "--prune", "--store", store])
+    let collect = try runMeasured([llvs.path, "forget", "--keep-last", "\(keep)", "--prune", "--store", store])
+    _ = try runMeasured([llvs.path, "backup", tree.path, "--name", "tree", "--store", store, "--to", "r"])
+    let release = try runMeasured([llvs.path, "prune", "--remote", "r", "--store", store])
     let theirs = try runMeasured(
         ["/usr/bin/env", "restic", "forget", "--keep-last", "\(keep)", "--prune", "--repo", repository, "--quiet"],
         environment: restic)
-    let storeAfter = diskBytes(store), repositoryAfter = diskBytes(repository)
+    let storeAfter = diskBytes(store), remoteAfter = diskBytes(remote), repositoryAfter = diskBytes(repository)
     let check = try runMeasured([llvs.path, "check", "--read-data", "--store", store])
     var identical = 0
     for (index, version) in kept.reversed().enumerated() where index < states.count {
@@ -63,23 +67,23 @@ func retentionBenchmark(_ arguments: [String]) throws {
         if try digests(of: out) == states[index] { identical += 1 }
         try FileManager.default.removeItem(atPath: out)
     }
-    let remote = work.appendingPathComponent("remote").path
-    _ = try runMeasured([llvs.path, "remote", "add", "r", "file://" + remote, "--store", store])
-    _ = try runMeasured([llvs.path, "push", "r", "--store", store])
     func mb(_ bytes: Int64) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
-    print("  before: llvs store \(mb(storeBefore)), restic repository \(mb(repositoryBefore))")
     print(
-        "  after forget --keep-last \(keep) --prune: llvs store \(mb(storeAfter)), restic repository "
-            + "\(mb(repositoryAfter)): "
-            + String(format: "%.2f× (target ≤ 1.15×)", Double(storeAfter) / Double(repositoryAfter)))
+        "  before: llvs store \(mb(storeBefore)), compact file:// remote \(mb(remoteBefore)), restic repository "
+            + mb(repositoryBefore))
+    print(
+        "  after forget --keep-last \(keep) and prune: llvs store \(mb(storeAfter)) "
+            + String(format: "(%.2f×)", Double(storeAfter) / Double(repositoryAfter))
+            + ", remote \(mb(remoteAfter)) "
+            + String(format: "(%.2f×)", Double(remoteAfter) / Double(repositoryAfter))
+            + ", restic repository \(mb(repositoryAfter)) (target ≤ 1.15×)")
     print(
         String(
-            format: "  forget and prune: llvs %.2f s (%.0f MiB peak), restic %.2f s (%.0f MiB peak); llvs check "
-                + "--read-data %.2f s", ours.seconds, ours.peakMiB, theirs.seconds, theirs.peakMiB, check.seconds))
+            format: "  forget and prune: llvs %.2f s (collect %.2f s, %.0f MiB peak; release and remote %.2f s, "
+                + "%.0f MiB peak), restic %.2f s (%.0f MiB peak); llvs check --read-data %.2f s",
+            collect.seconds + release.seconds, collect.seconds, collect.peakMiB, release.seconds, release.peakMiB,
+            theirs.seconds, theirs.peakMiB, check.seconds))
     print("  kept backups restored identical: \(identical) of \(min(kept.count, states.count))")
-    print(
-        "  a compact file:// remote pushed from the store afterwards: \(mb(diskBytes(remote))) (remotes are not pruned)"
-    )
 }
 
 /// Regular files under `root`, sorted (so the edits of a seed are the same on every machine with the same tree).

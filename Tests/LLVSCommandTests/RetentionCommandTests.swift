@@ -224,3 +224,40 @@ extension BackupCommandTests {
         #expect(full.text.contains("version \(damaged):"), "\(full.text)")
     }
 }
+
+extension BackupCommandTests {
+    /// A remote that already held every backup frees the forgotten ones' bytes with `prune --remote`: its changes
+    /// files are written again without them, a store cloned from it restores the kept backups whole, and it checks.
+    @Test func pruneOfARemoteFreesWhatTheStoreReleased() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        #expect(try await llvs("remote", "add", "home", "file://" + path("remote"), "--store", store).status == 0)
+        var trees: [[String: String]] = []
+        for round in 0..<5 {
+            try write(path("src/changing.bin"), SeededGenerator.bytes(1 << 20, seed: UInt64(300 + round)))
+            let backup = try await llvs("backup", path("src"), "--name", "docs", "--store", store, "--to", "home")
+            #expect(backup.status == 0, "\(backup.error)")
+            trees.append(try snapshot(of: path("src")))
+        }
+        let before = try diskBytes(path("remote"))
+        #expect(try await llvs("forget", "--keep-last", "2", "--prune", "--store", store).status == 0)
+        // The store shares a remote: the release waits for a backup made after the collection, sent there.
+        #expect(try await llvs("backup", path("src"), "--name", "docs", "--store", store, "--to", "home").status == 0)
+        let prune = try await llvs("prune", "--remote", "home", "--store", store)
+        #expect(prune.status == 0, "\(prune.error)")
+        #expect(prune.text.contains("Freed") && prune.text.contains("home: wrote"), "\(prune.text)")
+        let freed = before - (try diskBytes(path("remote")))
+        #expect(freed > 2_500_000, "the remote freed \(freed) bytes: \(prune.text)")
+
+        let check = try await llvs("check", "--remote", "home", "--read-data", "--store", store)
+        #expect(check.status == 0, "\(check.text) \(check.error)")
+        #expect(try await llvs("clone", "file://" + path("remote"), path("clone")).status == 0)
+        #expect(try await llvs("restore", path("out"), "--store", path("clone")).status == 0)
+        #expect(try snapshot(of: path("out")) == trees[4])
+        let cloneCheck = try await llvs("check", "--read-data", "--store", path("clone"))
+        #expect(cloneCheck.status == 0, "\(cloneCheck.text) \(cloneCheck.error)")
+        // Nothing more to write the next time.
+        let again = try await llvs("prune", "--remote", "home", "--store", store)
+        #expect(again.text.contains("home: wrote 0 changes files"), "\(again.text)")
+    }
+}

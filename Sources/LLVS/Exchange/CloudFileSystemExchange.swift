@@ -174,4 +174,20 @@ public struct CloudFileSystemExchange: Exchange {
             .data(try codec.encodeVersion(version)), to: try file(RemoteFormat.versionsFolder, version.id),
             mode: .newName)
     }
+
+    /// Replaces a version's changes file with the changes as this store has them now, so the values a prune released
+    /// here go as released (their sizes, no bytes) and the remote frees their bytes too. Only a compact remote can say
+    /// "released"; for an upstream one the encoding refuses (`ExchangeError.releasedValue`). A reader that downloads
+    /// the file meanwhile gets the old one or the new one, each whole.
+    public func replaceChanges(of version: Version) async throws {
+        let changes = try await encodeChanges(of: version)
+        defer { changes.discard() }
+        let source: UploadSource =
+            switch changes {
+            case .data(let data): .data(data)
+            case .file(let url, _): try UploadSource(file: url)
+            case .staged(let url): try UploadSource(staged: url)
+            }
+        try await fileSystem.upload(source, to: try file(RemoteFormat.changesFolder, version.id), mode: .replace)
+    }
 }

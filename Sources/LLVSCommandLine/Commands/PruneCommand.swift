@@ -13,25 +13,45 @@ struct PruneCommand: Command {
         "before", "DATE",
         "also free the values only versions saved before DATE hold (an app store's old history; every head and every "
             + "version from DATE on keep all their values)", .isoDate)
-    static let options: [any DeclaredOption] = [dryRunOption, beforeOption, CommonOptions.json]
+    static let remoteOption = Option(
+        "remote", "REMOTE",
+        "also free on this remote what the prune released here (its changes files written again; repeat for several)",
+        .text, repeatable: true)
+    static let allRemotesOption = Flag("all-remotes", "the same on every remote of the store")
+    static let options: [any DeclaredOption] = [
+        dryRunOption, beforeOption, remoteOption, allRemotesOption, CommonOptions.json,
+    ]
     static let positionalCount = 0...0
 
     let dryRun: Bool
     let before: Date?
+    let remotes: [String]
+    let allRemotes: Bool
     let json: Bool
 
     init(_ arguments: ParsedArguments) throws {
         dryRun = arguments[Self.dryRunOption]
         before = arguments[Self.beforeOption]
+        remotes = arguments.all(Self.remoteOption)
+        allRemotes = arguments[Self.allRemotesOption]
         json = arguments[CommonOptions.json]
+        guard remotes.isEmpty || !allRemotes else { throw CommandError.usage("give --remote or --all-remotes, not both") }
     }
 
     func run(in context: CommandContext) async throws {
-        try await Self.prune(in: context, dryRun: dryRun, before: before, json: json)
+        let chosen = allRemotes ? try context.remotes().visible().keys.sorted() : remotes
+        try await Self.prune(in: context, dryRun: dryRun, before: before, remotes: chosen, json: json)
+    }
+
+    struct Result: Encodable {
+        var store: Prune.Report
+        var remotes: [RemotePrune.Report]
     }
 
     /// The prune `llvs prune` and `llvs forget --prune` run.
-    static func prune(in context: CommandContext, dryRun: Bool, before: Date? = nil, json: Bool) async throws {
+    static func prune(
+        in context: CommandContext, dryRun: Bool, before: Date? = nil, remotes pruned: [String] = [], json: Bool
+    ) async throws {
         let coordinator = try context.openCoordinator()
         let remotes = try context.remotes().visible().keys.sorted()
         var options = Prune.Options()
@@ -61,7 +81,21 @@ struct PruneCommand: Command {
             }
             return reasons
         }
-        if json { try context.writeJSON(report); return }
+        var remoteReports: [RemotePrune.Report] = []
+        for name in pruned {
+            let connection = try context.connection(name)
+            let exchange = try await connection.exchange(for: coordinator.store, writing: false)
+            guard exchange.codec.name == RemoteFormatRecord.compact else {
+                throw CommandError.usage(
+                    "\(name) is an upstream remote (as LLVS apps read it), which cannot say a value was released; "
+                        + "only a compact remote is pruned")
+            }
+            remoteReports.append(try await RemotePrune(exchange: exchange, name: name).run(dryRun: dryRun))
+        }
+        if json {
+            try context.writeJSON(pruned.isEmpty ? AnyEncodable(report) : AnyEncodable(Result(store: report, remotes: remoteReports)))
+            return
+        }
         let verb = dryRun ? "Would free" : "Freed"
         if report.released > 0 || dryRun {
             context.writeLine(
@@ -84,5 +118,21 @@ struct PruneCommand: Command {
             context.writeLine("Nothing to prune: every stored record is needed.")
         }
         context.writeLine("What is kept needs \(ProgressLine.size(report.keptBytes)) of stored data.")
+        for remote in remoteReports {
+            context.writeLine(
+                "\(remote.remote): \(dryRun ? "would write" : "wrote") \(remote.rewritten) changes files again without the "
+                    + "released values' bytes.")
+            for failure in remote.failed { context.writeLine("  not written: \(failure)") }
+        }
+        if remoteReports.contains(where: { !$0.failed.isEmpty }) {
+            throw CommandError.failed("some changes files were not written again (listed above); run the prune again.")
+        }
+    }
+
+    /// An answer of either shape, for `--json`.
+    struct AnyEncodable: Encodable {
+        let encode: (any Encoder) throws -> Void
+        init(_ value: some Encodable) { encode = value.encode(to:) }
+        func encode(to encoder: any Encoder) throws { try encode(encoder) }
     }
 }
