@@ -27,7 +27,8 @@ public struct RemotePrune: Sendable {
     public func run(dryRun: Bool = false) async throws -> Report {
         var report = Report(remote: name)
         let store = exchange.store
-        let recordPath = RetentionFolder(store: store).path + "/remote-" + SHA256.hexString(SHA256.digest(name)) + ".json"
+        let recordPath =
+            RetentionFolder(store: store).path + "/remote-" + SHA256.hexString(SHA256.digest(name)) + ".json"
         var done = Set<String>()
         if FileManager.default.fileExists(atPath: recordPath) {
             done = Set(try JSONDecoder().decode([String].self, from: try POSIX.readFile(recordPath)))

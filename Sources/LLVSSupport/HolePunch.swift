@@ -14,13 +14,25 @@ extension POSIX {
 
     /// Frees the blocks of `length` bytes from `offset` in the open file `fd` (the range then reads as zeros), keeping
     /// its size and every other byte where it is. Whole blocks inside the range are freed; the partial blocks at its
-    /// ends are zeroed. A file system that cannot (some network ones) fails with its errno, named.
-    package static func punchHole(_ fd: Int32, offset: Int64, length: Int64, path: String) throws {
-        guard let fallocate else {
-            throw FileError.io(path: path, operation: "free a range (this C library has no fallocate)", errno: ENOSYS)
+    /// ends are zeroed. On a file system that cannot punch holes the range is overwritten with zeros instead: the
+    /// bytes are gone all the same, their blocks are not freed. Returns whether the blocks were freed.
+    @discardableResult
+    package static func punchHole(_ fd: Int32, offset: Int64, length: Int64, path: String) throws -> Bool {
+        if let fallocate {
+            if fallocate(fd, punchHoleKeepingSize, offset, length) == 0 { return true }
+            guard errno == EOPNOTSUPP || errno == ENOSYS else {
+                throw FileError.io(path: path, operation: "free a range (fallocate)", errno: errno)
+            }
         }
-        guard fallocate(fd, punchHoleKeepingSize, offset, length) == 0 else {
-            throw FileError.io(path: path, operation: "free a range (fallocate)", errno: errno)
+        let zeros = [UInt8](repeating: 0, count: 1 << 20)
+        var done: Int64 = 0
+        while done < length {
+            let count = Int(min(Int64(zeros.count), length - done))
+            let written = zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress, count, off_t(offset + done)) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { throw FileError.io(path: path, operation: "zero a released range", errno: errno) }
+            done += Int64(written)
         }
+        return false
     }
 }

@@ -89,7 +89,9 @@ func retentionBenchmark(_ arguments: [String]) throws {
 /// Regular files under `root`, sorted (so the edits of a seed are the same on every machine with the same tree).
 private func regularFiles(under root: String) throws -> [String] {
     var found: [String] = []
-    let walk = FileManager.default.enumerator(atPath: root)!
+    guard let walk = FileManager.default.enumerator(atPath: root) else {
+        throw BenchmarkError("cannot list \(root)")
+    }
     while let relative = walk.nextObject() as? String {
         var info = stat()
         if lstat(root + "/" + relative, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 {

@@ -35,7 +35,9 @@ struct PruneCommand: Command {
         remotes = arguments.all(Self.remoteOption)
         allRemotes = arguments[Self.allRemotesOption]
         json = arguments[CommonOptions.json]
-        guard remotes.isEmpty || !allRemotes else { throw CommandError.usage("give --remote or --all-remotes, not both") }
+        guard remotes.isEmpty || !allRemotes else {
+            throw CommandError.usage("give --remote or --all-remotes, not both")
+        }
     }
 
     func run(in context: CommandContext) async throws {
@@ -93,7 +95,8 @@ struct PruneCommand: Command {
             remoteReports.append(try await RemotePrune(exchange: exchange, name: name).run(dryRun: dryRun))
         }
         if json {
-            try context.writeJSON(pruned.isEmpty ? AnyEncodable(report) : AnyEncodable(Result(store: report, remotes: remoteReports)))
+            try context.writeJSON(
+                pruned.isEmpty ? AnyEncodable(report) : AnyEncodable(Result(store: report, remotes: remoteReports)))
             return
         }
         let verb = dryRun ? "Would free" : "Freed"
