@@ -56,3 +56,25 @@ public struct BackupCatalog: Sendable {
         backups.first { $0.version == version }
     }
 }
+
+extension BackupCatalog {
+    /// Bytes of value data a backup added to the store: those of the version that completed it and of the
+    /// checkpoints of its source before it, back along first predecessors to the source's previous backup (what the
+    /// run wrote, new chunks and listings, before compression).
+    public static func addedBytes(by backup: CatalogedBackup, in store: Store) -> Int64 {
+        let history = store.history
+        guard var version = history.version(backup.version) else { return 0 }
+        var total = version.valueDataSize ?? 0
+        while let previous = version.predecessors.flatMap({ history.version($0.idOfFirst) }) {
+            let completed = try? previous.metadata[BackupMetadata.completed]?.decoded(String.self)
+            if completed == backup.source { break }
+            if (try? previous.metadata[BackupMetadata.checkpoint]?.decoded(String.self)) == backup.source {
+                total += previous.valueDataSize ?? 0
+            } else if previous.metadata[BackupMetadata.checkpoint] == nil, completed == nil {
+                break  // a save, a merge or a prune of another kind: not this run's
+            }
+            version = previous
+        }
+        return total
+    }
+}

@@ -261,3 +261,25 @@ extension BackupCommandTests {
         #expect(again.text.contains("home: wrote 0 changes files"), "\(again.text)")
     }
 }
+
+extension BackupCommandTests {
+    /// `snapshots` lists every backup, oldest first, with what each added; forgotten ones only with `--all`.
+    @Test func snapshotsListsEveryBackupWithWhatItAdded() async throws {
+        let store = path("store")
+        let backups = try await sixBackups(store: store)
+        let listed = try await llvs("snapshots", "--json", "--store", store)
+        let items = try #require(try JSONSerialization.jsonObject(with: listed.output) as? [[String: Any]])
+        #expect(items.compactMap { $0["version"] as? String } == backups.map(\.version))
+        for item in items.dropFirst() {
+            // Each round wrote a new 1 MiB file and a new 300,000-byte one, and the listing of their folder.
+            let added = try #require(item["added"] as? Int64)
+            #expect(added > 1_348_000 && added < 1_360_000, "\(item)")
+        }
+        #expect(items.allSatisfy { ($0["date"] as? String)?.hasSuffix("Z") == true })
+        #expect(try await llvs("forget", "--keep-last", "2", "--store", store).status == 0)
+        let text = try await llvs("snapshots", "--store", store)
+        #expect(text.text.contains("2 backups (4 forgotten"), "\(text.text)")
+        let all = try await llvs("snapshots", "--all", "--store", store)
+        #expect(all.text.components(separatedBy: "(forgotten)").count == 5, "\(all.text)")
+    }
+}

@@ -44,7 +44,8 @@ public struct LLVSTool: Sendable {
             .command(StatusCommand.self),
             .command(SnapshotCommand.self), .command(CloneCommand.self), .command(BackupCommand.self),
             .command(RestoreCommand.self),
-            .command(HistoryCommand.self), .command(BackupsCommand.self), .command(ForgetCommand.self),
+            .command(HistoryCommand.self), .command(BackupsCommand.self), .command(SnapshotsCommand.self),
+            .command(ForgetCommand.self),
             .command(PruneCommand.self), .command(CheckCommand.self), .command(AuthCommand.self),
             .command(ConformanceCommand.self),
         ]
