@@ -283,3 +283,20 @@ extension BackupCommandTests {
         #expect(all.text.components(separatedBy: "(forgotten)").count == 5, "\(all.text)")
     }
 }
+
+extension BackupCommandTests {
+    /// Habits a restic or git user brings: `--store` before the command, a near miss named, dates in JSON as ISO 8601.
+    @Test func theStoreMayComeFirstAMistypedCommandIsNamedAndJSONDatesAreISO() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        try write(path("src/a.txt"), Data("a".utf8))
+        #expect(try await llvs("--store", store, "backup", path("src"), "--name", "docs").status == 0)
+        let listed = try await llvs("--store=" + store, "backups", "--json")
+        #expect(listed.status == 0, "\(listed.error)")
+        let records = try #require(try JSONSerialization.jsonObject(with: listed.output) as? [[String: Any]])
+        let date = try #require(records.first?["date"] as? String)
+        #expect(RFC3339Date.parse(date) != nil, "\(date)")
+        let typo = try await llvs("snapshtos", "--store", store)
+        #expect(typo.status == 2 && typo.error.contains("Did you mean snapshots?"), "\(typo.error)")
+    }
+}

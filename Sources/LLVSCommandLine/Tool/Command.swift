@@ -164,6 +164,8 @@ struct CommandContext {
     func writeJSON<T: Encodable>(_ value: T) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // ISO 8601, as every date a person or `jq` reads (Foundation's default is seconds since 2001).
+        encoder.dateEncodingStrategy = .iso8601
         write(String(decoding: try encoder.encode(value), as: UTF8.self) + "\n")
     }
 }

@@ -82,7 +82,7 @@ public struct LLVSTool: Sendable {
     /// Runs the command the words name; returns its exit code.
     func run(_ words: [String]) async -> ExitCode {
         if words == [Self.refreshHelperCommand] { return await DetachedRefresh.serve() == 0 ? .success : .failure }
-        var words = words
+        var words = Self.movingLeadingStoreOption(words)
         guard let name = words.first, !["--help", "-h", "help"].contains(name) else {
             if words.count > 1, let entry = Self.entries.first(where: { $0.name == words[1] }) {
                 print(help(entry, subcommand: words.count > 2 ? words[2] : nil), terminator: "")
@@ -93,7 +93,9 @@ public struct LLVSTool: Sendable {
         }
         words.removeFirst()
         guard let entry = Self.entries.first(where: { $0.name == name }) else {
-            TerminalText.warn("unknown command \(name). Run `llvs --help` for the list.")
+            let suggestion =
+                Self.closest(to: name, among: Self.entries.map(\.name)).map { " Did you mean \($0)?" } ?? ""
+            TerminalText.warn("unknown command \(name).\(suggestion) Run `llvs --help` for the list.")
             return .usage
         }
         switch entry {
@@ -112,6 +114,40 @@ public struct LLVSTool: Sendable {
             }
             return await run(command, path: name + " " + sub, words: Array(words.dropFirst()))
         }
+    }
+
+    /// `--store DIR` given before the command (`llvs --store DIR status`, as git takes `-C`) moved after it, where
+    /// every command reads it.
+    static func movingLeadingStoreOption(_ words: [String]) -> [String] {
+        guard let first = words.first else { return words }
+        if first == "--store", words.count >= 3 { return Array(words.dropFirst(2)) + ["--store", words[1]] }
+        if first.hasPrefix("--store="), words.count >= 2 { return Array(words.dropFirst()) + [first] }
+        return words
+    }
+
+    /// The name nearest to a mistyped one (at most two edits away, a swap of neighbours counting as one, and less than
+    /// half its length), if one is.
+    static func closest(to typed: String, among names: [String]) -> String? {
+        func distance(_ a: [Character], _ b: [Character]) -> Int {
+            guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+            var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+            for i in 0...a.count { d[i][0] = i }
+            for j in 0...b.count { d[0][j] = j }
+            for i in 1...a.count {
+                for j in 1...b.count {
+                    let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                    d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                    if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                        d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+                    }
+                }
+            }
+            return d[a.count][b.count]
+        }
+        let typedCharacters = Array(typed)
+        let scored = names.map { ($0, distance(typedCharacters, Array($0))) }
+            .filter { $0.1 <= 2 && $0.1 * 2 < max(typed.count, 2) }
+        return scored.min { $0.1 < $1.1 }?.0
     }
 
     /// Parses the words for one command and runs it; `path` is how it was called (`remote add`).
