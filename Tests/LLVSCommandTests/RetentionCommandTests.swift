@@ -300,3 +300,26 @@ extension BackupCommandTests {
         #expect(typo.status == 2 && typo.error.contains("Did you mean snapshots?"), "\(typo.error)")
     }
 }
+
+extension BackupCommandTests {
+    /// `ls` lists what a backup holds, `dump` writes one of its files; a forgotten backup is refused by name.
+    @Test func lsAndDumpBrowseABackup() async throws {
+        let store = path("store")
+        let backups = try await sixBackups(store: store)
+        let third = backups[2].version
+        let listed = try await llvs("ls", third, "--store", store)
+        #expect(listed.status == 0, "\(listed.error)")
+        #expect(
+            listed.text.split(separator: "\n").map(String.init)
+                == ["/", "/added-0.bin", "/added-1.bin", "/added-2.bin", "/changing.bin"], "\(listed.text)")
+        let long = try await llvs("ls", "latest", "added-5.bin", "--long", "--json", "--store", store)
+        let items = try #require(try JSONSerialization.jsonObject(with: long.output) as? [[String: Any]])
+        #expect(items.count == 1 && items[0]["size"] as? Int == 300_000 && items[0]["kind"] as? String == "file")
+        let dumped = try await llvs("dump", third, "changing.bin", "--store", store)
+        #expect(dumped.output == SeededGenerator.bytes(1 << 20, seed: 102))
+        #expect(try await llvs("dump", third, "nothing-here", "--store", store).status == 3)
+        #expect(try await llvs("forget", "--keep-last", "1", "--store", store).status == 0)
+        let refused = try await llvs("dump", third, "changing.bin", "--store", store)
+        #expect(refused.status == 3 && refused.error.contains("forgotten"), "\(refused.error)")
+    }
+}
