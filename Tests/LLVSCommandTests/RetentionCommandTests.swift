@@ -318,6 +318,13 @@ extension BackupCommandTests {
         let dumped = try await llvs("dump", third, "changing.bin", "--store", store)
         #expect(dumped.output == SeededGenerator.bytes(1 << 20, seed: 102))
         #expect(try await llvs("dump", third, "nothing-here", "--store", store).status == 3)
+        let diff = try await llvs("diff", backups[1].version, backups[3].version, "--store", store)
+        #expect(
+            diff.text
+                == "+ /added-2.bin (293 KiB)\n+ /added-3.bin (293 KiB)\nM /changing.bin (1.0 MiB → 1.0 MiB)\n"
+                + "2 added, 1 modified, 0 removed.\n", "\(diff.text)")
+        let values = try await llvs("diff", backups[1].version, backups[3].version, "--values", "--store", store)
+        #expect(values.text.contains(".llvs-backup/chunk/"), "\(values.text)")
         #expect(try await llvs("forget", "--keep-last", "1", "--store", store).status == 0)
         let refused = try await llvs("dump", third, "changing.bin", "--store", store)
         #expect(refused.status == 3 && refused.error.contains("forgotten"), "\(refused.error)")
