@@ -208,6 +208,14 @@ public final class BackupWalk {
                 content: .embedded(Data()))
             switch info.st_mode & S_IFMT {
             case S_IFDIR:
+                // A store inside the tree (the one backed up into, say) keeps its own history: backed up, it would
+                // grow by itself on every run.
+                if directory.holdsStore(raw) {
+                    summary.warnings.append(
+                        "\(local.appending(raw).display): an LLVS store (stores keep their own history; never backed up)"
+                    )
+                    continue
+                }
                 entry.kind = .directory
                 stack.append(Frame(entry: entry))
                 func subtree(_ e: BackupTreeEntry?) throws -> BackupTree? {

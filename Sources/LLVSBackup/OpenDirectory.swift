@@ -1,4 +1,5 @@
 import Foundation
+import LLVS
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,6 +29,15 @@ struct OpenDirectory: Sendable {
             throw BackupError.unreadable(path: path.appending(name).display, reason: String(cString: strerror(errno)))
         }
         return OpenDirectory(fd: child, path: path.appending(name))
+    }
+
+    /// Whether the folder `name` inside this one is an LLVS store (it holds the store's descriptor file).
+    func holdsStore(_ name: [UInt8]) -> Bool {
+        var info = stat()
+        let found = Self.withName(name + [UInt8(ascii: "/")] + Array(StoreDescriptor.fileName.utf8)) {
+            fstatat(fd, $0, &info, AT_SYMLINK_NOFOLLOW)
+        }
+        return found == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
     /// The names in the folder, as bytes, without `.` and `..`, sorted by their bytes.

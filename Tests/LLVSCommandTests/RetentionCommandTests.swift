@@ -330,3 +330,20 @@ extension BackupCommandTests {
         #expect(refused.status == 3 && refused.error.contains("forgotten"), "\(refused.error)")
     }
 }
+
+extension BackupCommandTests {
+    /// A store inside the tree it backs up is left out (and said so): backed up, it would grow by itself on each run.
+    @Test func aStoreInsideTheBackedUpTreeIsNeverBackedUp() async throws {
+        let tree = path("home")
+        try write(tree + "/data.bin", SeededGenerator.bytes(2_000_000, seed: 11))
+        #expect(try await llvs("init", "--store", tree + "/.store").status == 0)
+        let first = try await llvs("backup", tree, "--store", tree + "/.store")
+        #expect(first.status == 0 && first.error.contains(".store: an LLVS store"), "\(first.error)")
+        let size = try diskBytes(tree + "/.store")
+        let second = try await llvs("backup", tree, "--store", tree + "/.store")
+        #expect(second.text.contains("Nothing changed"), "\(second.text)")
+        #expect(try diskBytes(tree + "/.store") == size)
+        let listed = try await llvs("ls", "--store", tree + "/.store")
+        #expect(listed.text == "/\n/data.bin\n", "\(listed.text)")
+    }
+}
