@@ -323,6 +323,14 @@ extension BackupCommandTests {
             diff.text
                 == "+ /added-2.bin (293 KiB)\n+ /added-3.bin (293 KiB)\nM /changing.bin (1.0 MiB → 1.0 MiB)\n"
                 + "2 added, 1 modified, 0 removed.\n", "\(diff.text)")
+        // find: a name in every backup that holds it, oldest first; a pattern with '/' matches the path.
+        let found = try await llvs("find", "added-1.*", "--store", store)
+        #expect(
+            found.text.split(separator: "\n").map { String($0.prefix(36)) } == backups.dropFirst().map(\.version),
+            "\(found.text)")
+        let byPath = try await llvs("find", "/changing.bin", "--json", "--store", store)
+        #expect((try JSONSerialization.jsonObject(with: byPath.output) as? [Any])?.count == 6)
+        #expect(try await llvs("find", "*.pdf", "--store", store).text.isEmpty)
         let values = try await llvs("diff", backups[1].version, backups[3].version, "--values", "--store", store)
         #expect(values.text.contains(".llvs-backup/chunk/"), "\(values.text)")
         #expect(try await llvs("forget", "--keep-last", "1", "--store", store).status == 0)

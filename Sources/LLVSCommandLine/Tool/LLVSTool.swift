@@ -45,7 +45,7 @@ public struct LLVSTool: Sendable {
             .command(SnapshotCommand.self), .command(CloneCommand.self), .command(BackupCommand.self),
             .command(RestoreCommand.self),
             .command(HistoryCommand.self), .command(BackupsCommand.self), .command(SnapshotsCommand.self),
-            .command(ListCommand.self), .command(DumpCommand.self),
+            .command(ListCommand.self), .command(DumpCommand.self), .command(FindCommand.self),
             .command(ForgetCommand.self),
             .command(PruneCommand.self), .command(CheckCommand.self), .command(AuthCommand.self),
             .command(ConformanceCommand.self),
