@@ -65,6 +65,8 @@ public struct RepositoryCheck: Sendable {
         /// Bytes of the values the reading could have chosen (all stored values), for the fraction a subset read.
         public var bytesStored: Int64 = 0
         public var problems: [Problem] = []
+
+        public init() {}
     }
 
     public static let pathLimit = 20

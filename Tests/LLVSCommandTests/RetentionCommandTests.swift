@@ -289,6 +289,13 @@ extension BackupCommandTests {
     @Test func theStoreMayComeFirstAMistypedCommandIsNamedAndJSONDatesAreISO() async throws {
         let store = path("store")
         #expect(try await llvs("init", "--store", store).status == 0)
+        // An empty store has nothing to list, find, forget or check: that is not an error.
+        for command in [["snapshots"], ["find", "x"], ["forget", "--keep-last", "1"], ["check"]] {
+            let result = try await tests.run(command + ["--store", store])
+            #expect(result.status == 0, "\(command): \(result.error)")
+        }
+        try write(path("a-file"), Data("x".utf8))
+        #expect(try await llvs("backup", path("a-file"), "--store", store).status == 2)
         try write(path("src/a.txt"), Data("a".utf8))
         #expect(try await llvs("--store", store, "backup", path("src"), "--name", "docs").status == 0)
         let listed = try await llvs("--store=" + store, "backups", "--json")

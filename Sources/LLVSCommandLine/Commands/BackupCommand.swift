@@ -40,7 +40,7 @@ struct BackupCommand: Command {
     func run(in context: CommandContext) async throws {
         var info = stat()
         guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw CommandError.notFound("\(directory) is not a directory.")
+            throw CommandError.usage("\(directory) is not a directory; backup takes one")
         }
         let coordinator = try context.openCoordinator()
         let store = coordinator.store

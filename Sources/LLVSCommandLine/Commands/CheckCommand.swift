@@ -37,7 +37,12 @@ struct CheckCommand: Command {
         if let remote { return try await checkRemote(remote, in: context) }
         let coordinator = try context.openCoordinator()
         guard let current = await coordinator.currentVersionId else {
-            throw CommandError.notFound("The store is empty.")
+            if json {
+                try context.writeJSON(RepositoryCheck.Report())
+            } else {
+                context.writeLine("The store is empty: nothing to check.")
+            }
+            return
         }
         let report = try RepositoryCheck(store: coordinator.store, at: current, reading: reading).run()
         if json {

@@ -41,7 +41,8 @@ struct FindCommand: Command {
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
         guard let current = await coordinator.currentVersionId else {
-            throw CommandError.notFound("The store is empty.")
+            if json { try context.writeJSON([Found]()) }
+            return
         }
         let catalog = try BackupCatalog(store: store, at: current)
         let wanted = try sources.isEmpty ? nil : Set(sources.map { try ForgetCommand.resolve($0, in: catalog) })

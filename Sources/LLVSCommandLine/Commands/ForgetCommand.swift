@@ -79,7 +79,12 @@ struct ForgetCommand: Command {
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
         guard let current = await coordinator.currentVersionId else {
-            throw CommandError.notFound("The store is empty.")
+            if json {
+                try context.writeJSON(Result(sources: [], dryRun: dryRun, version: nil))
+            } else {
+                context.writeLine("No backups to forget.")
+            }
+            return
         }
         let catalog = try BackupCatalog(store: store, at: current)
         let wanted = try sources.isEmpty ? nil : Set(sources.map { try Self.resolve($0, in: catalog) })
