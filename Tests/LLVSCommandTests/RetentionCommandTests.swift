@@ -358,6 +358,14 @@ extension BackupCommandTests {
         let second = try await llvs("backup", tree, "--store", tree + "/.store")
         #expect(second.text.contains("Nothing changed"), "\(second.text)")
         #expect(try diskBytes(tree + "/.store") == size)
+        // The run that found nothing new still shows, for a monitor: as the last run, beside the last backup.
+        let backups = try await llvs("backups", "--store", tree + "/.store")
+        #expect(backups.text.contains("nothing changed)"), "\(backups.text)")
+        let records = try #require(
+            try JSONSerialization.jsonObject(
+                with: try await llvs("backups", "--json", "--store", tree + "/.store").output)
+                as? [[String: Any]])
+        #expect((records.first?["lastRun"] as? String).flatMap(RFC3339Date.parse) != nil, "\(records)")
         let listed = try await llvs("ls", "--store", tree + "/.store")
         #expect(listed.text == "/\n/data.bin\n", "\(listed.text)")
     }

@@ -74,6 +74,10 @@ struct BackupCommand: Command {
             )
         }
         let record = summary.record
+        try BackupRunRecord.record(
+            BackupRunRecord(
+                date: record.date, changed: summary.version != nil, files: record.files, bytes: record.bytes),
+            of: sourceName, in: store)
         if let version = summary.version {
             let stored = summary.progress.bytesStored
             context.writeLine(

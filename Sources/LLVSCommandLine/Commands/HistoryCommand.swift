@@ -117,13 +117,20 @@ struct BackupsCommand: Command {
         if let at { version = try context.resolveVersion(at, in: store).id }
         let reader = BackupReader(store: store)
         let records = try reader.records(at: version)
-        if json { try context.writeJSON(records); return }
+        let runs = BackupRunRecord.all(in: store)
+        if json {
+            try context.writeJSON(records.map { Shown(record: $0, lastRun: runs[$0.name]?.date) })
+            return
+        }
         guard !records.isEmpty else { context.writeLine("No backups in this version."); return }
         for record in records {
+            // A run here that found nothing changed (and is not older than the backup shown) is shown beside it.
+            let lastRun = runs[record.name].flatMap { !$0.changed && $0.date >= record.date ? $0.date : nil }
             context.writeLine(
                 "\(record.name)  \(VersionSummary.format(record.date))  \(record.files) files, \(record.folders) folders, "
                     + "\(ProgressLine.size(record.bytes))"
-                    + (record.path != record.name ? "  (from \(record.path))" : ""))
+                    + (record.path != record.name ? "  (from \(record.path))" : "")
+                    + (lastRun.map { "  (last run \(VersionSummary.format($0)): nothing changed)" } ?? ""))
         }
         // What keeping them costs: the store's files, every backup's history in them, compressed and stored once.
         let logical = records.reduce(Int64(0)) { $0 + $1.bytes }
@@ -134,6 +141,20 @@ struct BackupsCommand: Command {
                     ? String(format: " (%.0f%% of the last backups' size)", Double(stored) * 100 / Double(logical))
                     : "")
                 + ".")
+    }
+
+    /// A source as `backups --json` shows it: its record's fields, and when this store last ran a backup of it.
+    struct Shown: Encodable {
+        let record: BackupSourceRecord
+        let lastRun: Date?
+
+        enum Keys: String, CodingKey { case lastRun }
+
+        func encode(to encoder: any Encoder) throws {
+            try record.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encodeIfPresent(lastRun, forKey: .lastRun)
+        }
     }
 
     /// The bytes the store's files (its versions, packs or database) take on disk, leaving out its temporary folder.
