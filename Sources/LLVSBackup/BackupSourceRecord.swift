@@ -16,9 +16,13 @@ public struct BackupSourceRecord: Codable, Equatable, Sendable {
     /// Bytes of every file in the backup (not only the new ones).
     public var bytes: Int64
     public var date: Date
+    /// What the backup left out (absent when nothing): the next backup of the source leaves out the same unless told
+    /// otherwise. Earlier builds read records without it, and ignore it in records that have it.
+    public var exclusions: BackupExclusions?
 
     public init(
-        name: String, path: String, root: ContentHash, files: Int, folders: Int, links: Int, bytes: Int64, date: Date
+        name: String, path: String, root: ContentHash, files: Int, folders: Int, links: Int, bytes: Int64, date: Date,
+        exclusions: BackupExclusions? = nil
     ) {
         self.name = name
         self.path = path
@@ -28,6 +32,7 @@ public struct BackupSourceRecord: Codable, Equatable, Sendable {
         self.links = links
         self.bytes = bytes
         self.date = date
+        self.exclusions = exclusions
     }
 
     public var rootHash: ContentHash? { ContentHash(hex: root) }

@@ -21,6 +21,8 @@ public final class BackupWalk {
         public var checkpointBytes: Int64?
         /// New values per checkpoint: bounds the map edits held in memory.
         public var checkpointValues = 50_000
+        /// What to leave out; nil: what the source's last backup left out (its record remembers it).
+        public var exclusions: BackupExclusions?
         /// Called with a file's name once it is open and before it is read (tests change the file there).
         var afterOpening: (@Sendable ([UInt8]) -> Void)?
         public init() {}
@@ -47,6 +49,8 @@ public final class BackupWalk {
         public var filesUnchanged = 0
         /// Entries of the previous backup that are gone.
         public var removed = 0
+        /// Entries left out by the exclusions.
+        public var excluded = 0
         /// What was left out, one line each.
         public var warnings: [String] = []
     }
@@ -67,6 +71,8 @@ public final class BackupWalk {
     private var progress = Progress()
     private var summary: Summary
     private var stack: [Frame] = []
+    private var exclusions = BackupExclusions()
+    private var rootDevice: dev_t?
     private var files = 0, folders = 0, links = 0
     private var totalBytes: Int64 = 0
     /// The first path met of each inode with several names (`hardLinkGroup`).
@@ -139,6 +145,8 @@ public final class BackupWalk {
 
     public func run() async throws -> Summary {
         let previous = try record(BackupObjectID.source(name))
+        exclusions = options.exclusions ?? previous?.exclusions ?? BackupExclusions()
+        rootDevice = directory.lstat()?.st_dev
         let interrupted = try record(BackupObjectID.checkpoint(name))
         let previousRoot = try previous?.rootHash.map(tree)
         let interruptedRoot = try interrupted?.rootHash.map(tree)
@@ -149,9 +157,11 @@ public final class BackupWalk {
         stack.removeAll()
         let record = BackupSourceRecord(
             name: name, path: RawName.encode(directory.bytes), root: root, files: files,
-            folders: folders, links: links, bytes: totalBytes, date: Date())
+            folders: folders, links: links, bytes: totalBytes, date: Date(),
+            exclusions: exclusions.isEmpty ? nil : exclusions)
         summary.record = record
-        if previous?.root == record.root && interrupted == nil && builder.pendingCount == 0,
+        if previous?.root == record.root && previous?.exclusions == record.exclusions && interrupted == nil
+            && builder.pendingCount == 0,
             try !prunesAwaitThisSource()
         {
             summary.progress = progress
@@ -202,6 +212,11 @@ public final class BackupWalk {
             if before != nil { matched += 1 }
             let resumed = interrupted?.entry(named: raw)
             guard let info = looks[index].status else { continue }  // gone since the listing
+            if isExcluded(raw, at: local, info: info, in: directory) {
+                if before != nil { matched -= 1 }
+                summary.excluded += 1
+                continue
+            }
             var entry = BackupTreeEntry(
                 name: raw, kind: .file, mode: UInt32(info.st_mode & 0o7777), size: 0,
                 modified: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: info.st_mtim.tv_nsec,
@@ -283,6 +298,21 @@ public final class BackupWalk {
         let relative = Array(path.bytes.dropFirst(directory.bytes.count + 1))
         hardLinks[key] = relative
         return relative
+    }
+
+    /// Whether an entry is left out (`BackupExclusions`): by its name or path, as a folder for what it holds or the
+    /// file system it is on, as a file for its size.
+    private func isExcluded(_ name: [UInt8], at folder: LocalPath, info: stat, in directory: OpenDirectory) -> Bool {
+        guard !exclusions.isEmpty else { return false }
+        let isFolder = info.st_mode & S_IFMT == S_IFDIR
+        let relative = Array(folder.appending(name).bytes.dropFirst(self.directory.bytes.count))
+        if exclusions.excludes(name: name, path: relative, isFolder: isFolder) { return true }
+        if isFolder {
+            if exclusions.oneFileSystem, let rootDevice, info.st_dev != rootDevice { return true }
+            return exclusions.excludesFolder(name, in: directory)
+        }
+        if info.st_mode & S_IFMT == S_IFREG, let limit = exclusions.largerThan { return Int64(info.st_size) > limit }
+        return false
     }
 
     /// New data after which the next checkpoint is due.

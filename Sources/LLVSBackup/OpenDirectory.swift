@@ -33,11 +33,24 @@ struct OpenDirectory: Sendable {
 
     /// Whether the folder `name` inside this one is an LLVS store (it holds the store's descriptor file).
     func holdsStore(_ name: [UInt8]) -> Bool {
+        holds(name + [UInt8(ascii: "/")] + Array(StoreDescriptor.fileName.utf8))
+    }
+
+    /// Whether a regular file is at `relative` (a path below this folder), not through a final symlink.
+    func holds(_ relative: [UInt8]) -> Bool {
         var info = stat()
-        let found = Self.withName(name + [UInt8(ascii: "/")] + Array(StoreDescriptor.fileName.utf8)) {
-            fstatat(fd, $0, &info, AT_SYMLINK_NOFOLLOW)
-        }
+        let found = Self.withName(relative) { fstatat(fd, $0, &info, AT_SYMLINK_NOFOLLOW) }
         return found == 0 && info.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// The first `count` bytes of the regular file at `relative`; nil when there is none or it is shorter.
+    func prefix(of relative: [UInt8], count: Int) -> [UInt8]? {
+        let file = Self.withName(relative) { openat(fd, $0, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
+        guard file >= 0 else { return nil }
+        defer { _ = Glibc.close(file) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { pread(file, $0.baseAddress, count, 0) }
+        return read == count ? bytes : nil
     }
 
     /// The names in the folder, as bytes, without `.` and `..`, sorted by their bytes.

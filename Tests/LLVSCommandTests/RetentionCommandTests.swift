@@ -370,3 +370,37 @@ extension BackupCommandTests {
         #expect(listed.text == "/\n/data.bin\n", "\(listed.text)")
     }
 }
+
+extension BackupCommandTests {
+    /// Exclusions as restic's options say them, remembered for the next backup of the source until --no-excludes.
+    @Test func exclusionsLeaveOutWhatTheySayAndAreRemembered() async throws {
+        let tree = path("tree")
+        for (file, data) in [
+            ("a.txt", Data("a".utf8)), ("b.tmp", Data("b".utf8)), ("sub/c.tmp", Data("c".utf8)),
+            ("build/x.o", Data("x".utf8)), ("docs/keep.pdf", Data("pdf".utf8)),
+            ("docs/big.bin", SeededGenerator.bytes(3 << 20, seed: 5)),
+            ("cache/CACHEDIR.TAG", Data("Signature: 8a477f597d28d172789f06886806bc55\n".utf8)),
+            ("cache/junk", Data("j".utf8)), ("private/.nobackup", Data()), ("private/secret", Data("s".utf8)),
+            ("notes/old.log", Data("l".utf8)),
+        ] {
+            try write(tree + "/" + file, data)
+        }
+        try Data("# logs\n*.log\n".utf8).write(to: URL(fileURLWithPath: path("excludes.txt")))
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        let first = try await llvs(
+            "backup", tree, "--store", store, "--exclude", "*.tmp", "--exclude", "/build", "--exclude-caches",
+            "--exclude-if-present", ".nobackup", "--exclude-larger-than", "1M", "--exclude-file", path("excludes.txt"))
+        #expect(first.status == 0, "\(first.error)")
+        let expected = "/\n/a.txt\n/docs\n/docs/keep.pdf\n/notes\n/sub\n"
+        #expect(try await llvs("ls", "--store", store).text == expected)
+        // Remembered: the next backup leaves out the same, and finds nothing changed.
+        let second = try await llvs("backup", tree, "--store", store)
+        #expect(second.text.contains("Nothing changed"), "\(second.text)")
+        #expect(try await llvs("ls", "--store", store).text == expected)
+        let all = try await llvs("backup", tree, "--store", store, "--no-excludes")
+        #expect(all.status == 0, "\(all.error)")
+        #expect(try await llvs("ls", "--store", store).text.split(separator: "\n").count == 18)
+        #expect(try await llvs("backup", tree, "--store", store, "--exclude-larger-than", "lots").status == 2)
+    }
+}

@@ -20,7 +20,27 @@ struct BackupCommand: Command {
         "checkpoint-every", "MIB",
         "commit a checkpoint each time this much new data is stored (default: a 256th of the new data so far, 8 to 256 MiB), so a killed backup resumes from it",
         .number(above: 0, atMost: 1_048_576, unit: "MiB"))
-    static let options: [any DeclaredOption] = [toOption, nameOption, checkpointOption]
+    static let excludeOption = Option(
+        "exclude", "PATTERN",
+        "leave out entries matching PATTERN: a name at any depth (*.tmp), or with '/' a path from the directory (/build); repeatable",
+        .nonEmpty, repeatable: true)
+    static let excludeFileOption = Option(
+        "exclude-file", "FILE", "read patterns from FILE, one a line (# starts a comment); repeatable", .nonEmpty,
+        repeatable: true)
+    static let excludeCachesOption = Flag("exclude-caches", "leave out folders with a CACHEDIR.TAG")
+    static let excludeIfPresentOption = Option(
+        "exclude-if-present", "NAME", "leave out folders that hold a file called NAME; repeatable", .nonEmpty,
+        repeatable: true)
+    static let excludeLargerThanOption = Option(
+        "exclude-larger-than", "SIZE", "leave out files larger than SIZE (bytes, or with K, M, G, T)",
+        ValueKind(expected: "a size, as 500K, 10M or 2G") { BackupCommand.size($0) })
+    static let oneFileSystemOption = Flag("one-file-system", "leave out folders on other file systems")
+    static let noExcludesOption = Flag(
+        "no-excludes", "leave nothing out (the exclusions of the last backup of this directory are otherwise kept)")
+    static let options: [any DeclaredOption] = [
+        toOption, nameOption, checkpointOption, excludeOption, excludeFileOption, excludeCachesOption,
+        excludeIfPresentOption, excludeLargerThanOption, oneFileSystemOption, noExcludesOption,
+    ]
     static let positionalCount = 1...1
 
     let directory: String
@@ -34,7 +54,40 @@ struct BackupCommand: Command {
         sourceName = arguments[Self.nameOption] ?? directory
         var options = BackupWalk.Options()
         if let mebibytes = arguments[Self.checkpointOption] { options.checkpointBytes = Int64(mebibytes * 1_048_576) }
+        options.exclusions = try Self.exclusions(arguments)
         self.options = options
+    }
+
+    /// The exclusions the options give; nil when none is given (the last backup's are kept then).
+    static func exclusions(_ arguments: ParsedArguments) throws -> BackupExclusions? {
+        var patterns = arguments.all(excludeOption)
+        for file in arguments.all(excludeFileOption) {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw CommandError.usage("--exclude-file \(file) cannot be read as UTF-8 text")
+            }
+            patterns += text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        }
+        let given = BackupExclusions(
+            patterns: patterns, ifPresent: arguments.all(excludeIfPresentOption),
+            caches: arguments[excludeCachesOption], largerThan: arguments[excludeLargerThanOption],
+            oneFileSystem: arguments[oneFileSystemOption])
+        if arguments[noExcludesOption] {
+            guard given.isEmpty else { throw CommandError.usage("give --no-excludes or exclusions, not both") }
+            return BackupExclusions()
+        }
+        return given.isEmpty ? nil : given
+    }
+
+    /// Bytes from `500K`, `10M`, `2G`, `1T` (binary multiples) or a plain count; nil for anything else.
+    static func size(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        guard let last = text.uppercased().last else { return nil }
+        if let unit = units[last] {
+            guard let number = Double(text.dropLast()), number >= 0, number * Double(unit) < 9e18 else { return nil }
+            return Int64(number * Double(unit))
+        }
+        return Int64(text).flatMap { $0 >= 0 ? $0 : nil }
     }
 
     func run(in context: CommandContext) async throws {
@@ -84,6 +137,7 @@ struct BackupCommand: Command {
                 "Backed up \(directory) as version \(version.id): \(summary.filesRead) file(s) stored, \(summary.filesUnchanged) unchanged, "
                     + "\(summary.removed) removed; \(record.files) files, \(ProgressLine.size(record.bytes)) in all, "
                     + "\(ProgressLine.size(stored)) new data"
+                    + (summary.excluded > 0 ? ", \(summary.excluded) entries left out by the exclusions" : "")
                     + (summary.progress.checkpoints > 0
                         ? " (\(summary.progress.checkpoints) checkpoint(s) on the way)" : "") + ".")
         } else {
