@@ -281,6 +281,20 @@ extension BackupCommandTests {
         #expect(text.text.contains("2 backups (4 forgotten"), "\(text.text)")
         let all = try await llvs("snapshots", "--all", "--store", store)
         #expect(all.text.components(separatedBy: "(forgotten)").count == 5, "\(all.text)")
+        let stats = try #require(
+            try JSONSerialization.jsonObject(with: try await llvs("stats", "--json", "--store", store).output)
+                as? [String: Any])
+        #expect(stats["backups"] as? Int == 2 && stats["forgottenBackups"] as? Int == 4, "\(stats)")
+        #expect((stats["sources"] as? [Any])?.count == 1 && (stats["bytesOnDisk"] as? Int64 ?? 0) > 0, "\(stats)")
+        // The restore size of the two kept backups: each counts its files whole.
+        let sizes = backups.suffix(2).map { backup in
+            backup.tree.values.compactMap { entry -> Int64? in
+                let fields = entry.split(separator: " ")
+                return fields.first == "file" && fields.count > 3 ? Int64(fields[3]) : nil
+            }.reduce(0, +)
+        }
+        #expect(stats["restoreBytes"] as? Int64 == sizes.reduce(0, +), "\(stats)")
+        #expect(try await llvs("forget", "--help").text.contains("examples:\n  llvs forget --keep-daily 7"))
     }
 }
 

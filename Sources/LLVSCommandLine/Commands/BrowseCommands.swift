@@ -46,6 +46,7 @@ struct ListCommand: Command {
     static let longOption = Flag("long", "show each entry's kind and mode, size and modification time")
     static let options: [any DeclaredOption] = [BackupSelection.sourceOption, longOption, CommonOptions.json]
     static let positionalCount = 0...2
+    static let examples = ["llvs ls", "llvs ls latest Documents/taxes --long", "llvs ls 3F2A9C docs --json"]
 
     struct Shown: Encodable {
         var path: String
@@ -109,6 +110,7 @@ struct DumpCommand: Command {
     static let arguments = "BACKUP PATH"
     static let options: [any DeclaredOption] = [BackupSelection.sourceOption]
     static let positionalCount = 2...2
+    static let examples = ["llvs dump latest notes/todo.txt", "llvs dump 3F2A9C photos/cat.jpg > cat.jpg"]
 
     let backup: String
     let path: String

@@ -18,6 +18,7 @@ struct CheckCommand: Command {
         "check this remote instead, read where it is (version files, changes files; no clone, nothing stored)", .text)
     static let options: [any DeclaredOption] = [readDataOption, subsetOption, remoteOption, CommonOptions.json]
     static let positionalCount = 0...0
+    static let examples = ["llvs check", "llvs check --read-data-subset 1/10", "llvs check --remote home --read-data"]
 
     let reading: RepositoryCheck.DataReading
     let remote: String?

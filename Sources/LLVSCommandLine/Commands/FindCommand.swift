@@ -18,6 +18,7 @@ struct FindCommand: Command {
         repeatable: true)
     static let options: [any DeclaredOption] = [sourceOption, CommonOptions.json]
     static let positionalCount = 1...1
+    static let examples = ["llvs find '*.pdf'", "llvs find '/projects/*/notes.md' --source ~/Documents"]
 
     struct Found: Encodable {
         var version: String

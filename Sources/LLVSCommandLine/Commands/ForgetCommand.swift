@@ -30,6 +30,10 @@ struct ForgetCommand: Command {
         dryRunOption, pruneOption, CommonOptions.json,
     ]
     static let positionalCount = 0...0
+    static let examples = [
+        "llvs forget --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --dry-run",
+        "llvs forget --keep-last 10 --source ~/Documents --prune",
+    ]
 
     let sources: [String]
     let policy: RetentionPolicy

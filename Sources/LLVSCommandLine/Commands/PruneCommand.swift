@@ -22,6 +22,9 @@ struct PruneCommand: Command {
         dryRunOption, beforeOption, remoteOption, allRemotesOption, CommonOptions.json,
     ]
     static let positionalCount = 0...0
+    static let examples = [
+        "llvs prune --dry-run", "llvs prune --all-remotes", "llvs prune --before 2026-01-01T00:00:00Z",
+    ]
 
     let dryRun: Bool
     let before: Date?

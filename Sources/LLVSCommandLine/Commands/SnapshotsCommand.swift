@@ -15,6 +15,7 @@ struct SnapshotsCommand: Command {
     static let allOption = Flag("all", "also the backups `llvs forget` removed, marked so")
     static let options: [any DeclaredOption] = [sourceOption, allOption, CommonOptions.json]
     static let positionalCount = 0...0
+    static let examples = ["llvs snapshots", "llvs snapshots --source ~/Documents --json"]
 
     struct Shown: Encodable {
         var version: String

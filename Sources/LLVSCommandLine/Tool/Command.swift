@@ -16,6 +16,8 @@ protocol Command {
     static func moreHelp(_ connectors: ConnectorRegistry) -> String
     /// How many positional arguments the command takes.
     static var positionalCount: ClosedRange<Int> { get }
+    /// Command lines shown at the end of its help, each a use people reach for first.
+    static var examples: [String] { get }
 
     init(_ arguments: ParsedArguments) throws
     func run(in context: CommandContext) async throws
@@ -25,13 +27,16 @@ extension Command {
     static var options: [any DeclaredOption] { [] }
     static func options(_ connectors: ConnectorRegistry) -> [any DeclaredOption] { options }
     static func moreHelp(_ connectors: ConnectorRegistry) -> String { "" }
+    static var examples: [String] { [] }
     static var positionalCount: ClosedRange<Int> { 0...0 }
 
     /// `path` is how the command is called (`remote add`).
     static func help(path: String, connectors: ConnectorRegistry) -> String {
         var text = "usage: llvs \(path)\(arguments.isEmpty ? "" : " " + arguments) [--store DIR]\n\n\(summary)\n"
         text += "\noptions:\n" + OptionSpec.helpLines((options(connectors) + [CommandContext.storeOption]).map(\.spec))
-        return text + moreHelp(connectors)
+        text += moreHelp(connectors)
+        if !examples.isEmpty { text += "\nexamples:\n" + examples.map { "  " + $0 + "\n" }.joined() }
+        return text
     }
 }
 

@@ -46,6 +46,7 @@ public struct LLVSTool: Sendable {
             .command(RestoreCommand.self),
             .command(HistoryCommand.self), .command(BackupsCommand.self), .command(SnapshotsCommand.self),
             .command(ListCommand.self), .command(DumpCommand.self), .command(FindCommand.self),
+            .command(StatsCommand.self),
             .command(ForgetCommand.self),
             .command(PruneCommand.self), .command(CheckCommand.self), .command(AuthCommand.self),
             .command(ConformanceCommand.self),
