@@ -107,15 +107,7 @@ public struct RemoteCheck: Sendable {
             }
         }
         for file in received.files {
-            value(file.id) { take in
-                let input = try ReadableFile(path: file.url.path)
-                var offset: Int64 = 0
-                while offset < input.size {
-                    let piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset)))
-                    try take(piece)
-                    offset += Int64(piece.count)
-                }
-            }
+            value(file.id) { try ReadableFile(path: file.url.path).forEachPiece($0) }
         }
         for stored in received.stored {
             if case .released = stored.bytes {

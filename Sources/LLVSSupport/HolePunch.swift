@@ -28,10 +28,8 @@ extension POSIX {
         var done: Int64 = 0
         while done < length {
             let count = Int(min(Int64(zeros.count), length - done))
-            let written = zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress, count, off_t(offset + done)) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { throw FileError.io(path: path, operation: "zero a released range", errno: errno) }
-            done += Int64(written)
+            try zeros.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: offset + done, to: fd, path: path) }
+            done += Int64(count)
         }
         return false
     }

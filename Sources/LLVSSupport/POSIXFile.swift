@@ -224,6 +224,16 @@ package final class ReadableFile: Sendable {
         }
         return try POSIX.read(count, at: offset, from: fd, path: path)
     }
+
+    /// Gives the whole file to `body` in pieces of at most `pieceSize` bytes, in order: bounded memory at any size.
+    package func forEachPiece(pieceSize: Int = 1 << 20, _ body: (Data) throws -> Void) throws {
+        var offset: Int64 = 0
+        while offset < size {
+            let piece = try read(at: offset, count: Int(min(Int64(pieceSize), size - offset)))
+            try body(piece)
+            offset += Int64(piece.count)
+        }
+    }
 }
 
 /// Removes temporary files left in `folder` by writers whose process has ended (a crash mid-write).

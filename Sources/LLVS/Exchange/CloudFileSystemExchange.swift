@@ -163,13 +163,7 @@ public struct CloudFileSystemExchange: Exchange {
     /// look for a file to replace.
     public func send(_ version: Version, changes: EncodedChanges) async throws {
         let changesPath = try file(RemoteFormat.changesFolder, version.id)
-        let source: UploadSource =
-            switch changes {
-            case .data(let data): .data(data)
-            case .file(let url, _): try UploadSource(file: url)
-            case .staged(let url): try UploadSource(staged: url)
-            }
-        try await fileSystem.upload(source, to: changesPath, mode: .newName)
+        try await fileSystem.upload(try changes.uploadSource(), to: changesPath, mode: .newName)
         try await fileSystem.upload(
             .data(try codec.encodeVersion(version)), to: try file(RemoteFormat.versionsFolder, version.id),
             mode: .newName)
@@ -182,12 +176,7 @@ public struct CloudFileSystemExchange: Exchange {
     public func replaceChanges(of version: Version) async throws {
         let changes = try await encodeChanges(of: version)
         defer { changes.discard() }
-        let source: UploadSource =
-            switch changes {
-            case .data(let data): .data(data)
-            case .file(let url, _): try UploadSource(file: url)
-            case .staged(let url): try UploadSource(staged: url)
-            }
-        try await fileSystem.upload(source, to: try file(RemoteFormat.changesFolder, version.id), mode: .replace)
+        try await fileSystem.upload(
+            try changes.uploadSource(), to: try file(RemoteFormat.changesFolder, version.id), mode: .replace)
     }
 }

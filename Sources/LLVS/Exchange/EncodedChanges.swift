@@ -19,6 +19,15 @@ public enum EncodedChanges: Sendable {
         }
     }
 
+    /// What an upload of these changes reads: the bytes, the file, or the file a stager wrote.
+    func uploadSource() throws -> UploadSource {
+        switch self {
+        case .data(let data): .data(data)
+        case .file(let url, _): try UploadSource(file: url)
+        case .staged(let url): try UploadSource(staged: url)
+        }
+    }
+
     /// The whole encoding in memory (for small changes, and tests).
     public func data() throws -> Data {
         switch self {

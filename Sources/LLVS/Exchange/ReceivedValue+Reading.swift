@@ -12,17 +12,14 @@ extension ReceivedValue {
         case .data(let data):
             try body(try StoredRecord(bytes: data, encoding: encoding).decoded(size: size))
         case .file(let url):
-            let input = try ReadableFile(path: url.path)
-            var offset: Int64 = 0, total: Int64 = 0
+            var total: Int64 = 0
             let decoder = encoding == .zstd ? try ZstdStreamDecoder(expectedSize: size) : nil
             func take(_ piece: Data) throws {
                 total += Int64(piece.count)
                 try body(piece)
             }
-            while offset < input.size {
-                let piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), input.size - offset)))
+            try ReadableFile(path: url.path).forEachPiece { piece in
                 if let decoder { try decoder.feed(piece, to: take) } else { try take(piece) }
-                offset += Int64(piece.count)
             }
             try decoder?.finish(to: take)
             guard total == size else { throw ZstdError.sizeMismatch(expected: size, found: total) }

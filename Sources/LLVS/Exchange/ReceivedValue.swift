@@ -65,13 +65,7 @@ extension ReceivedValue {
             }
             do {
                 let decoder = try ZstdStreamDecoder(expectedSize: size)
-                let input = try ReadableFile(path: url.path)
-                var offset: Int64 = 0
-                while offset < length {
-                    let piece = try input.read(at: offset, count: Int(min(Int64(1 << 20), length - offset)))
-                    try decoder.feed(piece) { _ in }
-                    offset += Int64(piece.count)
-                }
+                try ReadableFile(path: url.path).forEachPiece { try decoder.feed($0) { _ in } }
                 try decoder.finish { _ in }
             } catch let error as ZstdError {
                 throw invalid(error)

@@ -42,17 +42,16 @@ struct ReleasedRecordList: Sendable {
             writer.varint(UInt64(location.offset))
             writer.varint(UInt64(location.length))
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileError.io(path: path, operation: "open", errno: errno) }
         defer { close(fd) }
-        let bytes = writer.bytes
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw FileError.io(path: path, operation: "write", errno: errno) }
-            written += count
+        // A prune and a sync receiving released values may append at once: each holds the file alone to append.
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw FileError.io(path: path, operation: "lock", errno: errno) }
         }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw FileError.io(path: path, operation: "stat", errno: errno) }
+        try writer.bytes.withUnsafeBytes { try POSIX.write($0, at: Int64(info.st_size), to: fd, path: path) }
         guard fsync(fd) == 0 else { throw FileError.io(path: path, operation: "fsync", errno: errno) }
     }
 }

@@ -110,7 +110,7 @@ struct DumpCommand: Command {
     static let arguments = "BACKUP PATH"
     static let options: [any DeclaredOption] = [BackupSelection.sourceOption]
     static let positionalCount = 2...2
-    static let examples = ["llvs dump latest notes/todo.txt", "llvs dump 3F2A9C photos/cat.jpg > cat.jpg"]
+    static let examples = ["llvs dump latest notes/plan.txt", "llvs dump 3F2A9C photos/cat.jpg > cat.jpg"]
 
     let backup: String
     let path: String
