@@ -45,6 +45,21 @@ extension Store {
         }
     }
 
+    /// Every value entry the maps of `versions` name, each shared node read once (`checkMaps`), for work that must know
+    /// them all: a map that cannot be read stops it with `corruptFile` naming the version, after the rest are walked.
+    public func forEachEntry(inMapsOf versions: [Version.ID], _ body: (StoredValueEntry) throws -> Void) throws {
+        var unreadable: (Version.ID, any Error)?
+        try checkMaps(of: versions) { version, error in
+            if unreadable == nil { unreadable = (version, error) }
+        } entry: {
+            try body($0)
+        }
+        if let (version, error) = unreadable {
+            throw StoreError.corruptFile(
+                path: rootURL.path, reason: "the map of version \(version) cannot be read (\(error)); run `llvs check`")
+        }
+    }
+
     /// Where value `id` is stored at `version`, without reading it; nil when the version does not have it.
     public func storedEntry(id: Value.ID, at version: Version.ID) throws -> StoredValueEntry? {
         try map.entry(for: id, root: try storedVersion(version).mapRoot).map {

@@ -47,7 +47,9 @@ public struct BackupExclusions: Codable, Equatable, Sendable {
             let anchored = spelled.contains("/")
             if anchored, !spelled.hasPrefix("/") { spelled = "/" + spelled }
             let subject = anchored ? path : name
-            let matched = Self.cString(subject) { text in fnmatch(spelled, text, anchored ? FNM_PATHNAME : 0) == 0 }
+            let matched = OpenDirectory.withName(subject) { text in
+                fnmatch(spelled, text, anchored ? FNM_PATHNAME : 0) == 0
+            }
             if matched { return true }
         }
         return false
@@ -65,9 +67,4 @@ public struct BackupExclusions: Codable, Equatable, Sendable {
 
     /// The first bytes of a valid cache tag.
     static let cacheSignature = Array("Signature: 8a477f597d28d172789f06886806bc55".utf8)
-
-    private static func cString<T>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
-        let terminated = bytes.map { CChar(bitPattern: $0) } + [0]
-        return terminated.withUnsafeBufferPointer { body($0.baseAddress!) }
-    }
 }

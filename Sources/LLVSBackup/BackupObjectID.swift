@@ -10,6 +10,16 @@ public enum BackupObjectID {
 
     public static func chunk(_ hash: ContentHash) -> Value.ID { Value.ID(prefix + "chunk/" + hash.hex) }
     public static func tree(_ hash: ContentHash) -> Value.ID { Value.ID(prefix + "tree/" + hash.hex) }
+    /// The hash a chunk's value ID names; nil for any other value.
+    public static func chunkHash(in id: Value.ID) -> ContentHash? { hash(in: id, after: prefix + "chunk/") }
+    /// The hash a listing's value ID names; nil for any other value.
+    public static func listingHash(in id: Value.ID) -> ContentHash? { hash(in: id, after: prefix + "tree/") }
+
+    private static func hash(in id: Value.ID, after kind: String) -> ContentHash? {
+        guard id.rawValue.hasPrefix(kind) else { return nil }
+        return ContentHash(hex: String(id.rawValue.dropFirst(kind.count)))
+    }
+
     /// The record of a source's last complete backup.
     public static func source(_ name: String) -> Value.ID {
         Value.ID(sourcePrefix + SHA256.hexString(SHA256.digest(name)))
@@ -18,8 +28,10 @@ public enum BackupObjectID {
     public static let sourcePrefix = prefix + "source/"
     /// The record of a backup of the source still under way (its checkpoints): what a re-run resumes from.
     public static func checkpoint(_ name: String) -> Value.ID {
-        Value.ID(prefix + "checkpoint/" + SHA256.hexString(SHA256.digest(name)))
+        Value.ID(checkpointPrefix + SHA256.hexString(SHA256.digest(name)))
     }
+    /// What every checkpoint record's ID starts with: a prune finds the backups under way by a scan for it.
+    public static let checkpointPrefix = prefix + "checkpoint/"
     /// The mark of a backup `llvs forget` removed, named by the SHA-256 of the ID of the version that completed it. One
     /// value per backup, so marks made on two devices merge without conflict, and a prune on any device sees them all.
     public static func forgotten(_ version: Version.ID) -> Value.ID {

@@ -51,6 +51,18 @@ public struct BackupCatalog: Sendable {
     /// The backups not forgotten, newest first.
     public var kept: [CatalogedBackup] { backups.filter { !$0.isForgotten } }
 
+    /// A source as a command names it: its name, or the path (absolute or relative to the working directory) of the
+    /// directory it backs up; `unknownSource` otherwise.
+    public func resolvedSource(_ given: String) throws -> String {
+        let names = Set(backups.map(\.source))
+        if names.contains(given) { return given }
+        let path = URL(fileURLWithPath: given).standardizedFileURL.path
+        if names.contains(path) { return path }
+        let spelled = RawName.encode(Array(path.utf8))
+        if let found = backups.first(where: { $0.record.path == spelled }) { return found.source }
+        throw BackupError.unknownSource(given, known: names.sorted())
+    }
+
     /// The backup a version completed, if it did.
     public func backup(completedBy version: Version.ID) -> CatalogedBackup? {
         backups.first { $0.version == version }

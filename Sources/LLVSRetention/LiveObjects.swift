@@ -26,7 +26,7 @@ struct LiveObjects {
         let heads = store.heads.sorted { $0.rawValue < $1.rawValue }
         for head in heads {
             try store.forEachValueId(at: head) { id in
-                guard id.rawValue.hasPrefix(BackupObjectID.prefix + "checkpoint/") else { return }
+                guard id.rawValue.hasPrefix(BackupObjectID.checkpointPrefix) else { return }
                 if let value = try store.value(id: id, at: head),
                     let root = try BackupSourceRecord(decoding: value.data, id: id).rootHash
                 {
@@ -54,20 +54,12 @@ struct LiveObjects {
         var held = Set<Value.ID>()
         var records = Set<RecordLocation>()
         var bytes: Int64 = 0
-        var unreadable: (Version.ID, any Error)?
         let needs = { (id: Value.ID) in Self.needs(id, listings: listings, chunks: chunks) }
-        try store.checkMaps(of: catalog.kept.map(\.version) + heads) { version, error in
-            if unreadable == nil { unreadable = (version, error) }
-        } entry: { entry in
+        // A map that cannot be read stops the prune: what it holds cannot be known, so nothing may be collected.
+        try store.forEachEntry(inMapsOf: catalog.kept.map(\.version) + heads) { entry in
             guard needs(entry.valueId) else { return }
             held.insert(entry.valueId)
             if records.insert(entry.location).inserted { bytes += entry.location.length }
-        }
-        if let (version, error) = unreadable {
-            // What that map holds cannot be known, so nothing may be collected: the prune stops.
-            throw StoreError.corruptFile(
-                path: store.rootURL.path,
-                reason: "the map of version \(version) cannot be read (\(error)); run `llvs check`")
         }
         let ids = listings.map(BackupObjectID.tree) + chunks.map(BackupObjectID.chunk)
         let newestFirst = store.history.topologicallySorted().reversed().map(\.id)
@@ -88,24 +80,16 @@ struct LiveObjects {
     mutating func keepEverything(namedBy versions: [Version.ID], in store: Store) throws {
         var records = self.records
         var bytes = self.bytes
-        var unreadable: (Version.ID, any Error)?
-        try store.checkMaps(of: versions) { version, error in
-            if unreadable == nil { unreadable = (version, error) }
-        } entry: { entry in
+        try store.forEachEntry(inMapsOf: versions) { entry in
             if records.insert(entry.location).inserted { bytes += entry.location.length }
-        }
-        if let (version, error) = unreadable {
-            throw StoreError.corruptFile(
-                path: store.rootURL.path,
-                reason: "the map of version \(version) cannot be read (\(error)); run `llvs check`")
         }
         self.records = records
         self.bytes = bytes
     }
 
     static func needs(_ id: Value.ID, listings: Set<ContentHash>, chunks: Set<ContentHash>) -> Bool {
-        if let hash = hash(id, kind: "chunk/") { return chunks.contains(hash) }
-        if let hash = hash(id, kind: "tree/") { return listings.contains(hash) }
+        if let hash = BackupObjectID.chunkHash(in: id) { return chunks.contains(hash) }
+        if let hash = BackupObjectID.listingHash(in: id) { return listings.contains(hash) }
         return false
     }
 
@@ -114,12 +98,6 @@ struct LiveObjects {
 
     /// Whether a value is a chunk or a listing at all (only those are ever collected).
     static func isBackupObject(_ id: Value.ID) -> Bool {
-        hash(id, kind: "chunk/") != nil || hash(id, kind: "tree/") != nil
-    }
-
-    static func hash(_ id: Value.ID, kind: String) -> ContentHash? {
-        let prefix = BackupObjectID.prefix + kind
-        guard id.rawValue.hasPrefix(prefix) else { return nil }
-        return ContentHash(hex: String(id.rawValue.dropFirst(prefix.count)))
+        BackupObjectID.chunkHash(in: id) != nil || BackupObjectID.listingHash(in: id) != nil
     }
 }

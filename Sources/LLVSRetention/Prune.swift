@@ -95,10 +95,7 @@ public struct Prune: Sendable {
         let versions = store.history.topologicallySorted().map(\.id)
         var records: [PruneCollection.Record] = []
         var recorded = Set<RecordLocation>()
-        try store.checkMaps(of: versions) { version, error in
-            // A map that cannot be read may hold anything: the unreadable map is reported by the stop below.
-            recorded.insert(RecordLocation(versionId: version, offset: -1, length: 0))
-        } entry: { entry in
+        try store.forEachEntry(inMapsOf: versions) { entry in
             let location = entry.location
             guard options.before != nil || LiveObjects.isBackupObject(entry.valueId), !live.records.contains(location),
                 !released.contains(location), recorded.insert(location).inserted
@@ -106,11 +103,6 @@ public struct Prune: Sendable {
             records.append(
                 PruneCollection.Record(
                     version: location.versionId.rawValue, offset: location.offset, length: location.length))
-        }
-        if let unreadable = recorded.first(where: { $0.offset < 0 }) {
-            throw StoreError.corruptFile(
-                path: store.rootURL.path,
-                reason: "the map of version \(unreadable.versionId) cannot be read; run `llvs check`")
         }
         var removals: [Value.ID] = []
         try store.forEachValueId(at: current) { id in

@@ -80,24 +80,22 @@ public struct RemoteCheck: Sendable {
         defer { received.discard() }
         var total: Int64 = 0
         func value(_ valueId: Value.ID, _ feed: ((Data) throws -> Void) throws -> Void) {
-            let digest = DigestStream(.sha256)
+            // Only a chunk's bytes are hashed: its name is their hash.
+            let chunk = BackupObjectID.chunkHash(in: valueId)
+            let digest = chunk.map { _ in DigestStream(.sha256) }
             var size: Int64 = 0
             do {
                 try feed { piece in
                     size += Int64(piece.count)
-                    digest.update(piece)
+                    digest?.update(piece)
                 }
             } catch {
                 checked.problems.append("value \(valueId): \(error)")
                 return
             }
             total += size
-            let prefix = BackupObjectID.prefix + "chunk/"
-            if valueId.rawValue.hasPrefix(prefix),
-                digest.finalizeHex() != String(valueId.rawValue.dropFirst(prefix.count))
-            {
-                checked.problems.append(
-                    "chunk \(valueId.rawValue.dropFirst(prefix.count)): its bytes do not have its hash")
+            if let chunk, let digest, digest.finalizeHex() != chunk.hex {
+                checked.problems.append("chunk \(chunk.hex): its bytes do not have its hash")
             }
         }
         for change in received.changes {

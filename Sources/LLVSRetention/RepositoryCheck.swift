@@ -114,7 +114,7 @@ public struct RepositoryCheck: Sendable {
             guard reading != .none, read.insert(entry.location).inserted else { return }
             report.bytesStored += entry.size
             guard reading.includes(entry.valueId) else { return }
-            let chunk = Self.chunkHash(entry.valueId)
+            let chunk = BackupObjectID.chunkHash(in: entry.valueId)
             let digest = chunk.map { _ in DigestStream(.sha256) }
             do {
                 try store.readStoredValue(entry) { piece in
@@ -129,7 +129,7 @@ public struct RepositoryCheck: Sendable {
             } catch {
                 if let chunk {
                     damage.chunks[chunk] = "\(error)"
-                } else if let listing = Self.listingHash(entry.valueId) {
+                } else if let listing = BackupObjectID.listingHash(in: entry.valueId) {
                     damage.listings[listing] = "\(error)"
                 } else {
                     problems.append(
@@ -245,14 +245,6 @@ public struct RepositoryCheck: Sendable {
         report.problems += named.sorted { $0.key < $1.key }.map { object, found in
             Problem(object: object, reason: found.reason, backups: found.backups)
         }
-    }
-
-    static func chunkHash(_ id: Value.ID) -> ContentHash? { hash(id, after: BackupObjectID.prefix + "chunk/") }
-    static func listingHash(_ id: Value.ID) -> ContentHash? { hash(id, after: BackupObjectID.prefix + "tree/") }
-
-    private static func hash(_ id: Value.ID, after prefix: String) -> ContentHash? {
-        guard id.rawValue.hasPrefix(prefix) else { return nil }
-        return ContentHash(hex: String(id.rawValue.dropFirst(prefix.count)))
     }
 
     private static func reason(_ error: any Error) -> String {

@@ -28,7 +28,9 @@ extension POSIX {
         var done: Int64 = 0
         while done < length {
             let count = Int(min(Int64(zeros.count), length - done))
-            try zeros.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: offset + done, to: fd, path: path) }
+            try zeros.withUnsafeBytes {
+                try write(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: offset + done, to: fd, path: path)
+            }
             done += Int64(count)
         }
         return false

@@ -46,7 +46,7 @@ struct FindCommand: Command {
             return
         }
         let catalog = try BackupCatalog(store: store, at: current)
-        let wanted = try sources.isEmpty ? nil : Set(sources.map { try ForgetCommand.resolve($0, in: catalog) })
+        let wanted = try sources.isEmpty ? nil : Set(sources.map { try catalog.resolvedSource($0) })
         let reader = BackupReader(store: store)
         let byPath = pattern.contains("/")
         let full = pattern.hasPrefix("/") ? pattern : "/" + pattern

@@ -91,7 +91,7 @@ struct ForgetCommand: Command {
             return
         }
         let catalog = try BackupCatalog(store: store, at: current)
-        let wanted = try sources.isEmpty ? nil : Set(sources.map { try Self.resolve($0, in: catalog) })
+        let wanted = try sources.isEmpty ? nil : Set(sources.map { try catalog.resolvedSource($0) })
         let plan = ForgetPlan(catalog: catalog, policy: policy, sources: wanted)
         var marked: Version?
         if !dryRun, !plan.removed.isEmpty {
@@ -138,15 +138,4 @@ struct ForgetCommand: Command {
             reasons: item.reasons.map(\.description))
     }
 
-    /// A source as given: its name, or the path of the directory it backs up.
-    static func resolve(_ given: String, in catalog: BackupCatalog) throws -> String {
-        let names = Set(catalog.backups.map(\.source))
-        if names.contains(given) { return given }
-        let path = URL(fileURLWithPath: given).standardizedFileURL.path
-        if names.contains(path) { return path }
-        let spelled = RawName.encode(Array(path.utf8))
-        if let found = catalog.backups.first(where: { $0.record.path == spelled }) { return found.source }
-        throw CommandError.notFound(
-            "No backup of \(given) in this store (it backs up: \(names.sorted().joined(separator: ", "))).")
-    }
 }

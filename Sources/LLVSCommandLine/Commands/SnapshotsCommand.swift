@@ -47,7 +47,7 @@ struct SnapshotsCommand: Command {
             return
         }
         let catalog = try BackupCatalog(store: store, at: current)
-        let wanted = try sources.isEmpty ? nil : Set(sources.map { try ForgetCommand.resolve($0, in: catalog) })
+        let wanted = try sources.isEmpty ? nil : Set(sources.map { try catalog.resolvedSource($0) })
         let shown = catalog.backups.reversed()
             .filter { (all || !$0.isForgotten) && (wanted?.contains($0.source) ?? true) }
             .map { backup in
