@@ -218,7 +218,9 @@ let package = Package(
                 dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib", "CDeflate", "CSodium"]),
             .testTarget(
                 name: "LLVSCommandTests",
-                dependencies: ["llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind", "loco", "LLVSSupport"],
+                dependencies: [
+                    "llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind", "loco", "LLVSSupport", "LLVSCommandLine",
+                ],
                 exclude: ["Scripts", "Fixtures"]),
         ],
     swiftLanguageModes: [.v6]

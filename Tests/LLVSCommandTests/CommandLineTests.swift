@@ -41,7 +41,7 @@ import Testing
     /// (`setpriv … ` to run it as another user).
     func run(
         _ arguments: [String], input: Data? = nil, environment: [String: String] = [:], through wrapper: [String] = [],
-        executable: URL = CommandLineTests.binary
+        executable: URL = CommandLineTests.binary, in workingDirectory: URL? = nil
     ) async throws -> Result {
         let process = ChildProcess()
         if let first = wrapper.first {
@@ -54,7 +54,7 @@ import Testing
         process.environment = Self.cleanEnvironment
             .merging(["XDG_CONFIG_HOME": directory.appendingPathComponent("config").path]) { _, new in new }
             .merging(environment) { _, new in new }
-        process.currentDirectoryURL = directory
+        process.currentDirectoryURL = workingDirectory ?? directory
         let out = Pipe(), err = Pipe(), inp = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -23,7 +23,7 @@ struct BackupCommand: Command {
     static let excludeOption = Option(
         "exclude", "PATTERN",
         "leave out entries matching PATTERN: a name at any depth (*.tmp), or with '/' a path from the directory (/build); repeatable",
-        .nonEmpty, repeatable: true)
+        .nonEmpty, repeatable: true, short: "e")
     static let excludeFileOption = Option(
         "exclude-file", "FILE", "read patterns from FILE, one a line (# starts a comment); repeatable", .nonEmpty,
         repeatable: true)
@@ -34,12 +34,17 @@ struct BackupCommand: Command {
     static let excludeLargerThanOption = Option(
         "exclude-larger-than", "SIZE", "leave out files larger than SIZE (bytes, or with K, M, G, T)",
         ValueKind(expected: "a size, as 500K, 10M or 2G") { BackupCommand.size($0) })
-    static let oneFileSystemOption = Flag("one-file-system", "leave out folders on other file systems")
+    static let oneFileSystemOption = Flag(
+        "one-file-system", "leave out folders on other file systems", short: "x")
+    static let forceOption = Flag(
+        "force",
+        "with --name: keep the name even though it was used for another directory (that one's backups stay in the history)"
+    )
     static let noExcludesOption = Flag(
         "no-excludes", "leave nothing out (the exclusions of the last backup of this directory are otherwise kept)")
     static let options: [any DeclaredOption] = [
         toOption, nameOption, checkpointOption, excludeOption, excludeFileOption, excludeCachesOption,
-        excludeIfPresentOption, excludeLargerThanOption, oneFileSystemOption, noExcludesOption,
+        excludeIfPresentOption, excludeLargerThanOption, oneFileSystemOption, noExcludesOption, forceOption,
     ]
     static let positionalCount = 1...1
 
@@ -47,8 +52,10 @@ struct BackupCommand: Command {
     let remote: String?
     let sourceName: String
     let options: BackupWalk.Options
+    let force: Bool
 
     init(_ arguments: ParsedArguments) throws {
+        force = arguments[Self.forceOption]
         directory = URL(fileURLWithPath: arguments.positionals[0]).standardizedFileURL.path
         remote = arguments[Self.toOption]
         sourceName = arguments[Self.nameOption] ?? directory
@@ -110,7 +117,17 @@ struct BackupCommand: Command {
             if let sealing = connection.fileSystem as? any SealingFileSystem { _ = try await sealing.keyring.key() }
             sending = (exchange, try await exchange.remoteListing())
         }
+        InterruptNotice.install(
+            "llvs: backup interrupted. What it stored up to its last checkpoint is kept; run the same command again and it resumes from there."
+        )
         let current = await coordinator.currentVersionId
+        if let current, !force, let earlier = try BackupReader(store: store).record(sourceName, at: current),
+            earlier.path != RawName.encode(LocalPath(directory).bytes)
+        {
+            throw CommandError.usage(
+                "the name \(sourceName) is the backup of \(earlier.path), not of \(directory); choose another --name, or add --force to back up \(directory) under it (the next backup of it would then report \(earlier.path)'s files removed)"
+            )
+        }
         let builder = try store.makeVersionBuilder(basedOn: current)
         let converted = try LegacyBackupLayout.removeAll(from: builder, at: current, in: store)
         let progressLine = BackupProgressLine.shared

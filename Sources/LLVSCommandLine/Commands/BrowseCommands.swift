@@ -17,7 +17,7 @@ struct BackupSelection {
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
         guard let current = await coordinator.currentVersionId else {
-            throw CommandError.notFound("The store is empty.")
+            throw CommandError.failed("The store is empty: nothing was saved or backed up into it yet.")
         }
         let version = backup == "latest" ? current : try context.resolveVersion(backup, in: store).id
         if version != current, try store.value(id: BackupObjectID.forgotten(version), at: current) != nil {

@@ -23,7 +23,7 @@ struct ForgetCommand: Command {
     static let withinOption = Option(
         "keep-within", "DURATION", "keep every backup up to DURATION older than the newest (as 1y2m3d4h)",
         ValueKind(expected: "a duration as 1y2m3d4h (years, months, days, hours)") { KeepDuration($0) })
-    static let dryRunOption = Flag("dry-run", "say what would be forgotten, and forget nothing")
+    static let dryRunOption = CommonOptions.dryRun("say what would be forgotten, and forget nothing")
     static let pruneOption = Flag("prune", "then prune, as `llvs prune` does")
     static let options: [any DeclaredOption] = [
         sourceOption, lastOption, hourlyOption, dailyOption, weeklyOption, monthlyOption, yearlyOption, withinOption,

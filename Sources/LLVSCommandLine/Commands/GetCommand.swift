@@ -25,7 +25,7 @@ struct GetCommand: Command {
             versionId = try context.resolveVersion(at, in: store).id
         } else {
             guard let current = await coordinator.currentVersionId else {
-                throw CommandError.notFound("The store is empty.")
+                throw CommandError.notFound("There is no value \(id): the store is empty.")
             }
             versionId = current
         }

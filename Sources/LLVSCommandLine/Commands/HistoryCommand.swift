@@ -32,7 +32,7 @@ struct HistoryCommand: Command {
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
         guard let current = await coordinator.currentVersionId else {
-            throw CommandError.notFound("The store is empty.")
+            throw CommandError.failed("The store is empty: nothing was saved or backed up into it yet.")
         }
         let reader = BackupReader(store: store)
         let stamp: (Version.ID) throws -> String?
@@ -112,7 +112,7 @@ struct BackupsCommand: Command {
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
         guard var version = await coordinator.currentVersionId else {
-            throw CommandError.notFound("The store is empty.")
+            throw CommandError.failed("The store is empty: nothing was saved or backed up into it yet.")
         }
         if let at { version = try context.resolveVersion(at, in: store).id }
         let reader = BackupReader(store: store)

@@ -12,7 +12,7 @@ struct MergeCommand: Command {
         repeatable: true)
     static let options: [any DeclaredOption] = [ArbiterOption.arbiter, onlyBranch, exceptBranch]
 
-    let arbiter: any MergeArbiter
+    let arbiter: TellingArbiter
     let selection: HeadSelection
 
     init(_ arguments: ParsedArguments) throws {
@@ -34,6 +34,7 @@ struct MergeCommand: Command {
             context.writeLine("The store is empty; nothing to merge.")
             return
         }
+        for line in arbiter.takeReport() { context.writeLine(line) }
         if merged.id == before {
             context.writeLine("Already up to date at \(merged.id).")
         } else if merged.isMerge {

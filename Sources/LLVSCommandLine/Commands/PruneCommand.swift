@@ -8,11 +8,11 @@ struct PruneCommand: Command {
     static let name = "prune"
     static let summary = "Free the space of chunks and listings no kept backup needs (after `llvs forget`)."
     static let arguments = ""
-    static let dryRunOption = Flag("dry-run", "say what would be collected and released, and change nothing")
+    static let dryRunOption = CommonOptions.dryRun("say what would be collected and released, and change nothing")
     static let beforeOption = Option(
         "before", "DATE",
         "also free the values only versions saved before DATE hold (an app store's old history; every head and every "
-            + "version from DATE on keep all their values)", .isoDate)
+            + "version from DATE on keep all their values)", .moment)
     static let remoteOption = Option(
         "remote", "REMOTE",
         "also free on this remote what the prune released here (its changes files written again; repeat for several)",

@@ -77,7 +77,7 @@ struct PutCommand: Command {
                 throw CommandError.usage("\(source) is a folder; put stores one file (`llvs backup` stores a folder)")
             }
             guard let opened = FileHandle(forReadingAtPath: source) else {
-                throw CommandError.notFound("Cannot read \(source): \(String(cString: strerror(errno))).")
+                throw CommandError.failed("Cannot read \(source): \(String(cString: strerror(errno))).")
             }
             input = opened
         }

@@ -12,7 +12,9 @@ struct RestoreCommand: Command {
     static let arguments = "DEST [PATH…]"
     static let atOption = Option("at", "VERSION", "restore this version", .text)
     static let beforeOption = Option(
-        "before", "DATE", "restore the last version saved before DATE (ISO 8601, as 2026-11-29T12:00:00Z)", .isoDate)
+        "before", "DATE",
+        "restore the last version saved before DATE (2026-11-29, 2026-11-29T12:00:00Z, or 3d for three days ago)",
+        .moment)
     static let keepSpecialBitsOption = Flag(
         "keep-special-bits",
         "restore setuid, setgid and sticky bits (dropped by default, as tar does for non-root users)")
@@ -44,7 +46,9 @@ struct RestoreCommand: Command {
     func run(in context: CommandContext) async throws {
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
-        guard var version = await coordinator.currentVersion else { throw CommandError.notFound("The store is empty.") }
+        guard var version = await coordinator.currentVersion else {
+            throw CommandError.failed("The store is empty: nothing was saved or backed up into it yet.")
+        }
         if let at { version = try context.resolveVersion(at, in: store) }
         if let before {
             // Back along first predecessors to the last version saved before the date.

@@ -14,12 +14,14 @@ enum ArbiterOption {
         arguments[mergeBranches] ? .all : .unbranched
     }
 
-    static func parse(_ arguments: ParsedArguments) throws -> any MergeArbiter {
-        arguments[arbiter] == "branch" ? MostRecentBranchFavoringArbiter() : MostRecentChangeFavoringArbiter()
+    static func parse(_ arguments: ParsedArguments) throws -> TellingArbiter {
+        arguments[arbiter] == "branch"
+            ? TellingArbiter(MostRecentBranchFavoringArbiter(), name: "branch")
+            : TellingArbiter(MostRecentChangeFavoringArbiter(), name: "change")
     }
 
     /// The optional remote name and the arbiter, which `sync` and `pull` both take.
-    static func remoteAndArbiter(_ arguments: ParsedArguments) throws -> (String?, any MergeArbiter) {
+    static func remoteAndArbiter(_ arguments: ParsedArguments) throws -> (String?, TellingArbiter) {
         (arguments.positionals.first, try parse(arguments))
     }
 }
@@ -64,7 +66,7 @@ struct SyncCommand: Command {
     static let positionalCount = 0...1
 
     let remote: String?
-    let arbiter: any MergeArbiter
+    let arbiter: TellingArbiter
     let selection: HeadSelection
     let watch: Bool
     let maximumPause: Duration
@@ -95,7 +97,9 @@ struct SyncCommand: Command {
             let current = await coordinator.currentVersionId
             let moved = !result.retrieve.retrieved.isEmpty || !result.send.sent.isEmpty || current != before
             let failed = !result.retrieve.failures.isEmpty || !result.send.failures.isEmpty
+            let conflicts = arbiter.takeReport()
             guard moved || failed || !quiet else { return false }
+            for line in conflicts { context.writeLine(line) }
             try report(result.retrieve, result.send, context: context)
             if let current { context.writeLine("Now at \(current).") }
             return moved
@@ -112,21 +116,38 @@ struct SyncCommand: Command {
     }
 }
 
+/// `-u`: as git's `push -u`, a named remote becomes the one `sync`, `push` and `pull` use without a name. Without it a
+/// push or pull of a named remote leaves that choice alone (the first remote a store meets becomes it).
+enum DefaultRemoteOption {
+    static let setDefault = Flag(
+        "set-default", "make REMOTE the remote sync, push and pull use when none is named", short: "u")
+
+    static func remember(_ connection: RemoteConnection, named: Bool, setDefault: Bool, context: CommandContext) {
+        let remembered = RememberedRemote(store: context.storeURL)
+        if setDefault || !named || remembered.name == nil { remembered.remember(connection.name) }
+    }
+}
+
 struct PushCommand: Command {
     static let name = "push"
     static let summary = "Send the versions a remote lacks."
     static let arguments = "[REMOTE]"
+    static let options: [any DeclaredOption] = [DefaultRemoteOption.setDefault]
     static let positionalCount = 0...1
 
     let remote: String?
-    init(_ arguments: ParsedArguments) throws { remote = arguments.positionals.first }
+    let setDefault: Bool
+    init(_ arguments: ParsedArguments) throws {
+        remote = arguments.positionals.first
+        setDefault = arguments[DefaultRemoteOption.setDefault]
+    }
 
     func run(in context: CommandContext) async throws {
         let store = try context.openCoordinator().store
         let connection = try context.connection(remote)
         let sent = try await connection.exchange(for: store).send()
         try report(nil, sent, context: context)
-        context.remember(connection)
+        DefaultRemoteOption.remember(connection, named: remote != nil, setDefault: setDefault, context: context)
     }
 }
 
@@ -134,16 +155,20 @@ struct PullCommand: Command {
     static let name = "pull"
     static let summary = "Retrieve the versions a remote has and merge them into the current version."
     static let arguments = "[REMOTE]"
-    static let options: [any DeclaredOption] = [ArbiterOption.arbiter, ArbiterOption.mergeBranches]
+    static let options: [any DeclaredOption] = [
+        ArbiterOption.arbiter, ArbiterOption.mergeBranches, DefaultRemoteOption.setDefault,
+    ]
     static let positionalCount = 0...1
 
     let remote: String?
-    let arbiter: any MergeArbiter
+    let arbiter: TellingArbiter
     let selection: HeadSelection
+    let setDefault: Bool
 
     init(_ arguments: ParsedArguments) throws {
         (remote, arbiter) = try ArbiterOption.remoteAndArbiter(arguments)
         selection = ArbiterOption.selection(arguments)
+        setDefault = arguments[DefaultRemoteOption.setDefault]
     }
 
     func run(in context: CommandContext) async throws {
@@ -153,8 +178,9 @@ struct PullCommand: Command {
         let exchange = try await connection.exchange(for: coordinator.store, storeRequired: true)
         let retrieved = try await coordinator.store.receivingInBulk { try await exchange.retrieve() }
         try report(retrieved, nil, context: context)
-        context.remember(connection)
+        DefaultRemoteOption.remember(connection, named: remote != nil, setDefault: setDefault, context: context)
         if let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter) {
+            for line in arbiter.takeReport() { context.writeLine(line) }
             context.writeLine("Now at \(merged.id).")
         }
     }

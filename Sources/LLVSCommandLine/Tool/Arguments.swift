@@ -1,9 +1,11 @@
-/// An option a command accepts: `--name VALUE` (or `--name=VALUE`) when it takes a value, `--name` when not.
+/// An option a command accepts: `--name VALUE` (or `--name=VALUE`) when it takes a value, `--name` when not; `-n` for
+/// the few with the short form people type from habit (`-n` for `--dry-run`, `-e` for `--exclude`).
 struct OptionSpec {
     var name: String
     var valueName: String?
     var help: String
     var repeatable = false
+    var short: Character?
 
     static func flag(_ name: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, valueName: nil, help: help)
@@ -15,7 +17,9 @@ struct OptionSpec {
     /// The option list of a help text, one option a line.
     static func helpLines(_ options: [OptionSpec]) -> String {
         options.map { option in
-            let left = "  --\(option.name)" + (option.valueName.map { " \($0)" } ?? "")
+            let left =
+                (option.short.map { "  -\($0), " } ?? "  ") + "--\(option.name)"
+                + (option.valueName.map { " \($0)" } ?? "")
             return left.padding(toLength: max(left.count + 2, 28), withPad: " ", startingAt: 0) + option.help + "\n"
         }.joined()
     }
@@ -37,6 +41,9 @@ struct ParsedArguments {
     /// input); `--` ends the options.
     init(_ words: [String], options: [any DeclaredOption]) throws {
         let byName = Dictionary(uniqueKeysWithValues: options.map { ($0.spec.name, $0) })
+        let byShort = Dictionary(
+            uniqueKeysWithValues: options.compactMap { option in option.spec.short.map { ("-\($0)", option.spec.name) }
+            })
         var index = 0
         var optionsEnded = false
         while index < words.count {
@@ -47,7 +54,7 @@ struct ParsedArguments {
                 continue
             }
             if word == "--" { optionsEnded = true; continue }
-            var name = String(word.drop(while: { $0 == "-" }))
+            var name = byShort[word] ?? String(word.drop(while: { $0 == "-" }))
             var inlineValue: String?
             if let equals = name.firstIndex(of: "=") {
                 inlineValue = String(name[name.index(after: equals)...])

@@ -59,7 +59,8 @@ struct CommandGroup {
 
 /// What every command shares: where the store is, the kinds of remote, the user's settings, and how to write output.
 struct CommandContext {
-    static let storeOption = Option("store", "DIR", "the store's folder (default: $LLVS_STORE, else ./.llvs)", .text)
+    static let storeOption = Option(
+        "store", "DIR", "the store's folder (default: $LLVS_STORE, else ./.llvs, else . when it is a store)", .text)
 
     let storePath: String
     let connectors: ConnectorRegistry
@@ -70,7 +71,7 @@ struct CommandContext {
         storeOption: String?, connectors: ConnectorRegistry,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
-        let path = storeOption ?? environment["LLVS_STORE"] ?? ".llvs"
+        let path = storeOption ?? environment["LLVS_STORE"] ?? Self.defaultStorePath()
         storePath = URL(fileURLWithPath: path).standardizedFileURL.path
         self.connectors = connectors
         self.environment = environment
@@ -78,6 +79,16 @@ struct CommandContext {
     }
 
     var storeURL: URL { URL(fileURLWithPath: storePath) }
+
+    /// `./.llvs`, unless the working directory is a store itself and holds none (`llvs clone URL DIR; cd DIR`, as
+    /// git users expect to work in what they cloned).
+    static func defaultStorePath(fileManager: FileManager = .default) -> String {
+        let nested = ".llvs"
+        if !fileManager.fileExists(atPath: nested), fileManager.fileExists(atPath: StoreDescriptor.fileName) {
+            return "."
+        }
+        return nested
+    }
 
     /// The user's accounts; an old remotes.json is moved over first.
     func accountBook() throws -> AccountBook {

@@ -8,7 +8,8 @@ import LLVSEncryption
 enum CommandError: Error, CustomStringConvertible {
     /// Wrong or missing arguments (exit 2).
     case usage(String)
-    /// A value or version that does not exist (exit 3).
+    /// A value, version, backup or remote that does not exist (exit 3); nothing else, so a script can tell "not
+    /// there" from "went wrong".
     case notFound(String)
     /// Anything else, already phrased for the user (exit 1).
     case failed(String)
@@ -36,7 +37,7 @@ enum ExitCode: Int32, CaseIterable {
         case .success: "success"
         case .failure: "the command failed (the message says why)"
         case .usage: "wrong arguments"
-        case .notFound: "no such value or version"
+        case .notFound: "no such value, version, backup, path in a backup, remote or account"
         case .noStore: "no store at the path"
         case .storeExists: "a store is already there (init, clone)"
         case .corrupt: "a file of the store is damaged"

@@ -55,7 +55,7 @@ public struct LLVSTool: Sendable {
 
     func overview() -> String {
         var text =
-            "usage: llvs COMMAND [ARGUMENTS] [--store DIR]\n\nLLVS for Linux: a versioned store that syncs app data the way Git syncs code.\n\ncommands:\n"
+            "usage: llvs [--store DIR] COMMAND [ARGUMENTS]\n       llvs --version\n\nLLVS for Linux: a versioned store that syncs app data the way Git syncs code.\n\ncommands:\n"
         for entry in Self.entries {
             text += "  " + entry.name.padding(toLength: 12, withPad: " ", startingAt: 0) + entry.summary + "\n"
         }
@@ -85,6 +85,10 @@ public struct LLVSTool: Sendable {
     func run(_ words: [String]) async -> ExitCode {
         if words == [Self.refreshHelperCommand] { return await DetachedRefresh.serve() == 0 ? .success : .failure }
         var words = Self.movingLeadingStoreOption(words)
+        if words.first == "--version" || words.first == "version" {
+            print(ToolVersion.text, terminator: "")
+            return .success
+        }
         guard let name = words.first, !["--help", "-h", "help"].contains(name) else {
             if words.count > 1, let entry = Self.entries.first(where: { $0.name == words[1] }) {
                 print(help(entry, subcommand: words.count > 2 ? words[2] : nil), terminator: "")

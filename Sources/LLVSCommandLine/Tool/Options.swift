@@ -1,5 +1,6 @@
 import Foundation
 import LLVSSupport
+import LLVSRetention
 
 /// An option a command declares once, as a typed value: its name, the name of its value in help, its help text and
 /// the kind of value it takes. Parsing, the check of each value (at parse time, with an error naming the option),
@@ -55,9 +56,37 @@ extension ValueKind where Value == Double {
 }
 
 extension ValueKind where Value == Date {
-    /// ISO 8601 with a time zone, as 2026-11-29T12:00:00Z (fractions of a second allowed): the dates services write.
-    static var isoDate: ValueKind {
-        ValueKind(expected: "a date and time in ISO 8601, as 2026-11-29T12:00:00Z", convert: RFC3339Date.parse)
+    /// A moment as people write one: ISO 8601 with a time zone (2026-11-29T12:00:00Z), a day (2026-11-29, its start
+    /// in local time), a local time without a zone (2026-11-29T12:00), or a span back from now (3d, 12h, 1y6m).
+    static var moment: ValueKind {
+        ValueKind(
+            expected: "a date (2026-11-29), a date and time (2026-11-29T12:00:00Z) or a span back from now (3d, 12h)"
+        ) {
+            MomentText.parse($0, now: Date())
+        }
+    }
+}
+
+/// The moments `--before` and its kin take.
+enum MomentText {
+    static func parse(_ text: String, now: Date, timeZone: TimeZone = .current) -> Date? {
+        if let date = RFC3339Date.parse(text) { return date }
+        if let span = KeepDuration(text) {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = timeZone
+            return span.subtracted(from: now, calendar: calendar)
+        }
+        for format in [
+            "yyyy-MM-dd", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd HH:mm:ss",
+        ] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = timeZone
+            formatter.dateFormat = format
+            formatter.isLenient = false
+            if let date = formatter.date(from: text), formatter.string(from: date) == text { return date }
+        }
+        return nil
     }
 }
 
@@ -66,8 +95,13 @@ struct Option<Value>: DeclaredOption {
     let spec: OptionSpec
     let kind: ValueKind<Value>
 
-    init(_ name: String, _ valueName: String, _ help: String, _ kind: ValueKind<Value>, repeatable: Bool = false) {
-        spec = .value(name, valueName, help, repeatable: repeatable)
+    init(
+        _ name: String, _ valueName: String, _ help: String, _ kind: ValueKind<Value>, repeatable: Bool = false,
+        short: Character? = nil
+    ) {
+        var spec = OptionSpec.value(name, valueName, help, repeatable: repeatable)
+        spec.short = short
+        self.spec = spec
         self.kind = kind
     }
 
@@ -86,7 +120,11 @@ struct Option<Value>: DeclaredOption {
 struct Flag: DeclaredOption {
     let spec: OptionSpec
 
-    init(_ name: String, _ help: String) { spec = .flag(name, help) }
+    init(_ name: String, _ help: String, short: Character? = nil) {
+        var spec = OptionSpec.flag(name, help)
+        spec.short = short
+        self.spec = spec
+    }
 }
 
 extension ParsedArguments {
@@ -107,4 +145,6 @@ extension ParsedArguments {
 /// Options every command shares.
 enum CommonOptions {
     static let json = Flag("json", "print JSON")
+    /// `-n`, as restic, rsync and make take it.
+    static func dryRun(_ help: String) -> Flag { Flag("dry-run", help, short: "n") }
 }
