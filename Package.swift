@@ -54,6 +54,8 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        // glibc's own headers for the calls the Glibc module leaves out (extended attributes).
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // Whole-buffer deflate and CRC-32: twice zlib's speed on the tens of thousands of small zip entries of a
         // snapshot. zlib stays for what is streamed in pieces (large entries, of any size).
         .systemLibrary(
@@ -89,7 +91,7 @@ let package = Package(
 
         // Backups as trees of content-addressed objects: the chunker, folder listings, the walk that writes them and
         // the reader that restores them.
-        .target(name: "LLVSBackup", dependencies: ["LLVS", "LLVSSupport"]),
+        .target(name: "LLVSBackup", dependencies: ["LLVS", "LLVSSupport", "CLinux"]),
 
         // Retention beside the backups: which backups a policy keeps (forget), the marks that forget them, and the
         // check of a store's history and kept backups.
@@ -220,6 +222,7 @@ let package = Package(
                 name: "LLVSCommandTests",
                 dependencies: [
                     "llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind", "loco", "LLVSSupport", "LLVSCommandLine",
+                    "CLinux",
                 ],
                 exclude: ["Scripts", "Fixtures"]),
         ],

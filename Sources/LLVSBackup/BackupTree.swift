@@ -11,23 +11,28 @@ public struct BackupTree: Equatable, Sendable {
     public init(entries: [BackupTreeEntry]) { self.entries = entries }
 
     static let magic = Array("LLVSTREE".utf8)
-    /// Format 1 has files, folders and links; format 2 adds FIFOs, devices and hard links. A listing without them is
-    /// written in format 1, byte for byte as before, so it keeps its hash (and deduplication) and earlier builds read
-    /// it; one with them is format 2, which an earlier build refuses by name rather than misreading.
+    /// Format 1 has files, folders and links; format 2 adds FIFOs, devices and hard links; format 3 adds extended
+    /// attributes (and with them ACLs), a count after every entry. A listing is written in the lowest format that
+    /// holds it, so one without the later features is byte for byte as before: it keeps its hash (and deduplication)
+    /// and earlier builds read it. One that needs a later format is refused by name by a build that predates it,
+    /// rather than misread.
     static let formatVersion: UInt8 = 1
     static let extendedFormatVersion: UInt8 = 2
+    static let attributesFormatVersion: UInt8 = 3
 
     var format: UInt8 {
-        entries.contains(where: \.needsExtendedFormat) ? Self.extendedFormatVersion : Self.formatVersion
+        if entries.contains(where: { !$0.extendedAttributes.isEmpty }) { return Self.attributesFormatVersion }
+        return entries.contains(where: \.needsExtendedFormat) ? Self.extendedFormatVersion : Self.formatVersion
     }
 
     /// The binary form: magic, format, entry count, then each entry. Stable: the hash of these bytes names the tree.
     public func encoded() -> Data {
         var writer = ByteWriter()
         writer.append(Self.magic)
+        let format = format
         writer.byte(format)
         writer.varint(UInt64(entries.count))
-        for entry in entries { entry.encode(into: &writer) }
+        for entry in entries { entry.encode(into: &writer, attributes: format >= Self.attributesFormatVersion) }
         return Data(writer.bytes)
     }
 
@@ -40,7 +45,7 @@ public struct BackupTree: Equatable, Sendable {
                 throw BackupError.damagedObject(id: id, reason: "it is not a folder listing")
             }
             let format = try reader.byte()
-            guard format == Self.formatVersion || format == Self.extendedFormatVersion else {
+            guard (Self.formatVersion...Self.attributesFormatVersion).contains(format) else {
                 throw BackupError.damagedObject(
                     id: id, reason: "listing format \(format) is not readable by this build")
             }
@@ -48,7 +53,8 @@ public struct BackupTree: Equatable, Sendable {
             var entries: [BackupTreeEntry] = []
             entries.reserveCapacity(min(count, 1 << 16))
             for _ in 0..<count {
-                let entry = try BackupTreeEntry(decoding: &reader, id: id)
+                let entry = try BackupTreeEntry(
+                    decoding: &reader, id: id, attributes: format >= Self.attributesFormatVersion)
                 if entry.needsExtendedFormat, format == Self.formatVersion {
                     throw BackupError.damagedObject(
                         id: id,
@@ -110,6 +116,8 @@ public struct BackupTreeEntry: Equatable, Sendable {
     /// For a file with more than one name (hard links): the path, from the source's root, of the first of its names
     /// the backup met, the same in each name's entry, so a restore makes one file and links the others to it.
     public var hardLinkGroup: [UInt8]?
+    /// Sorted by name; empty for most files.
+    public var extendedAttributes: [ExtendedAttribute] = []
 
     public init(
         name: [UInt8], kind: Kind, mode: UInt32, size: Int64, modified: Int64, modifiedNanoseconds: Int,
@@ -130,7 +138,7 @@ public struct BackupTreeEntry: Equatable, Sendable {
 
     public var modifiedTime: timespec { timespec(tv_sec: Int(modified), tv_nsec: modifiedNanoseconds) }
 
-    func encode(into writer: inout ByteWriter) {
+    func encode(into writer: inout ByteWriter, attributes: Bool) {
         writer.varint(UInt64(name.count))
         writer.append(name)
         writer.byte(kind.rawValue)
@@ -161,9 +169,17 @@ public struct BackupTreeEntry: Equatable, Sendable {
             writer.varint(UInt64(hardLinkGroup.count))
             writer.append(hardLinkGroup)
         }
+        if attributes {
+            writer.varint(UInt64(extendedAttributes.count))
+            for attribute in extendedAttributes {
+                writer.varint(UInt64(attribute.name.count))
+                writer.append(attribute.name)
+                writer.data(attribute.value)
+            }
+        }
     }
 
-    init(decoding reader: inout ByteReader, id: String) throws {
+    init(decoding reader: inout ByteReader, id: String, attributes: Bool) throws {
         let nameLength = try reader.int(limit: 4096)
         name = Array(try reader.raw(nameLength))
         guard !name.isEmpty, name != [46], name != [46, 46], !name.contains(0), !name.contains(47) else {
@@ -217,6 +233,21 @@ public struct BackupTreeEntry: Equatable, Sendable {
             hardLinkGroup = group
         } else {
             hardLinkGroup = nil
+        }
+        if attributes {
+            let count = try reader.int(limit: ExtendedAttribute.countLimit)
+            for _ in 0..<count {
+                let length = try reader.int(limit: ExtendedAttribute.nameLimit)
+                let attributeName = Array(try reader.raw(length))
+                let value = try reader.data()
+                guard !attributeName.isEmpty, !attributeName.contains(0), value.count <= ExtendedAttribute.valueLimit,
+                    extendedAttributes.last.map({ $0.name.lexicographicallyPrecedes(attributeName) }) ?? true
+                else {
+                    throw BackupError.damagedObject(
+                        id: id, reason: "a bad extended attribute of \(RawName.encode(name))")
+                }
+                extendedAttributes.append(ExtendedAttribute(name: attributeName, value: value))
+            }
         }
     }
 }

@@ -281,6 +281,15 @@ public final class BackupWalk {
                 )
                 continue
             }
+            // Read for every entry, unchanged ones too: setting an attribute or an ACL does not change a file's time.
+            switch ExtendedAttributes.read(raw, in: directory.fd) {
+            case .success(let attributes): entry.extendedAttributes = attributes
+            case .failure(let failure):
+                entry.extendedAttributes = []
+                summary.warnings.append(
+                    "\(local.appending(raw).display): cannot read its extended attributes (\(failure)); backed up without them"
+                )
+            }
             stack[stack.count - 1].entries.append(entry)
             if builder.pendingBytes >= checkpointThreshold || builder.pendingCount >= options.checkpointValues {
                 try await checkpoint()

@@ -96,10 +96,14 @@ public final class RestoreTree {
 
     /// `writeFile` into `parent`, the open directory of `components` without its leaf (from `directory`, kept open
     /// by the caller): safe from several threads at once, so a folder's files are written in parallel.
+    /// The attributes are set before the mode (an ACL sets the group bits, which the mode then confirms); the names
+    /// of those that could not be set are returned, with why.
+    @discardableResult
     public static func writeFile(
         _ components: [String], in parent: Int32, mode: UInt32, modified: timespec,
-        fill: (_ write: (Data) throws -> Void) throws -> Void
-    ) throws {
+        attributes: [ExtendedAttribute] = [], fill: (_ write: (Data) throws -> Void) throws -> Void
+    ) throws -> [AttributeRefusal] {
+        var attributeRefusals: [AttributeRefusal] = []
         let name = components[components.count - 1]
         try check(name, in: components)
         // `UUID.drawn()`, not `UUID()`: Foundation's opens `/dev/urandom` for each one.
@@ -121,6 +125,8 @@ public final class RestoreTree {
                     }
                 }
             }
+            attributeRefusals = AttributeRefusal.of(
+                ExtendedAttributes.write(attributes, toOpenFile: fd), at: components)
             guard fchmod(fd, mode_t(mode)) == 0 else {
                 throw Refusal.failed(display(components), String(cString: strerror(errno)))
             }
@@ -135,6 +141,28 @@ public final class RestoreTree {
             unlinkat(parent, temporary, 0)
             throw Refusal.failed(display(components), reason)
         }
+        return attributeRefusals
+    }
+
+    /// An extended attribute a restore could not set (a file system without them, a namespace only root may write):
+    /// told, but the file is restored.
+    public struct AttributeRefusal: CustomStringConvertible, Sendable {
+        public var path: String
+        public var name: String
+        public var reason: String
+        public var description: String { "\(path): extended attribute \(name) not restored (\(reason))" }
+
+        static func of(_ failures: [(name: String, reason: String)], at components: [String]) -> [AttributeRefusal] {
+            failures.map { AttributeRefusal(path: display(components), name: $0.name, reason: $0.reason) }
+        }
+    }
+
+    /// Sets the attributes of a leaf already made (a link, a FIFO, a device), not following it.
+    public func setAttributes(_ attributes: [ExtendedAttribute], of components: [String]) throws -> [AttributeRefusal] {
+        guard !attributes.isEmpty else { return [] }
+        let parent = try directory(Array(components.dropLast()))
+        return AttributeRefusal.of(
+            ExtendedAttributes.write(attributes, to: components[components.count - 1], in: parent), at: components)
     }
 
     public func makeDirectory(_ components: [String]) throws {
@@ -142,11 +170,17 @@ public final class RestoreTree {
     }
 
     /// Sets a directory's mode and time once everything inside it is written.
-    public func finishDirectory(_ components: [String], mode: UInt32, modified: timespec) throws {
+    @discardableResult
+    public func finishDirectory(
+        _ components: [String], mode: UInt32, modified: timespec, attributes: [ExtendedAttribute] = []
+    ) throws -> [AttributeRefusal] {
         let fd = try directory(components)
+        // After the folder's entries: a default ACL set first would be inherited by entries that had none.
+        let refusals = AttributeRefusal.of(ExtendedAttributes.write(attributes, toOpenFile: fd), at: components)
         fchmod(fd, mode_t(mode))
         var times = [modified, modified]
         futimens(fd, &times)
+        return refusals
     }
 
     /// Clears the leaf `name` of `parent` for a new entry: a file or link there goes (it is replaced, never written

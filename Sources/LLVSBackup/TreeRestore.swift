@@ -17,6 +17,8 @@ public struct TreeRestore {
     let selected: [[[UInt8]]]
     public private(set) var restored = 0
     public private(set) var refused: [String] = []
+    /// Attributes that could not be set on entries that were restored.
+    public private(set) var attributeRefusals: [RestoreTree.AttributeRefusal] = []
     /// Where this restore put the first name of each hard-link group it met: later names are linked to it.
     private var hardLinkFirsts: [[UInt8]: [String]] = [:]
 
@@ -65,7 +67,10 @@ public struct TreeRestore {
                     try tree.makeDirectory(child)
                     try folder(subtree, names: childNames, components: child)
                     if restore {
-                        try? tree.finishDirectory(child, mode: entry.mode & modeMask, modified: entry.modifiedTime)
+                        attributeRefusals +=
+                            (try? tree.finishDirectory(
+                                child, mode: entry.mode & modeMask, modified: entry.modifiedTime,
+                                attributes: entry.extendedAttributes)) ?? []
                         restored += 1
                     }
                 case (.file, _):
@@ -83,6 +88,7 @@ public struct TreeRestore {
                 case (let kind, .device(let number)) where kind.isSpecial:
                     try tree.makeSpecial(
                         child, kind: kind, device: number, mode: entry.mode & modeMask, modified: entry.modifiedTime)
+                    attributeRefusals += try tree.setAttributes(entry.extendedAttributes, of: child)
                     restored += 1
                 default:
                     refused.append("\(RestoreTree.display(child)): its entry is damaged")
@@ -107,6 +113,7 @@ public struct TreeRestore {
             guard case .link(let target) = entry.content else { continue }
             do {
                 try tree.makeLink(child, target: RawName.encode(target), modified: entry.modifiedTime)
+                attributeRefusals += try tree.setAttributes(entry.extendedAttributes, of: child)
                 restored += 1
             } catch let refusal as RestoreTree.Refusal {
                 refused.append(refusal.description)
@@ -128,16 +135,20 @@ public struct TreeRestore {
             return
         }
         let refusals = Mutex([String?](repeating: nil, count: files.count))
+        let unsetAttributes = Mutex<[RestoreTree.AttributeRefusal]>([])
         let failure = Mutex<(index: Int, error: any Error)?>(nil)
         let (store, version, modeMask) = (reader.store, self.version, self.modeMask)
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             guard failure.withLock({ $0 == nil }) else { return }
             let (entry, child) = files[index]
             do {
-                try RestoreTree.writeFile(child, in: parent, mode: entry.mode & modeMask, modified: entry.modifiedTime)
-                { write in
+                let unset = try RestoreTree.writeFile(
+                    child, in: parent, mode: entry.mode & modeMask, modified: entry.modifiedTime,
+                    attributes: entry.extendedAttributes
+                ) { write in
                     try BackupReader.writeContents(of: entry, at: version, in: store, into: write)
                 }
+                if !unset.isEmpty { unsetAttributes.withLock { $0 += unset } }
             } catch let refusal as RestoreTree.Refusal {
                 refusals.withLock { $0[index] = refusal.description }
             } catch {
@@ -150,5 +161,6 @@ public struct TreeRestore {
         let folderRefusals = refusals.withLock { $0 }.compactMap { $0 }
         refused += folderRefusals
         restored += files.count - folderRefusals.count
+        attributeRefusals += unsetAttributes.withLock { $0 }.sorted { $0.path < $1.path }
     }
 }

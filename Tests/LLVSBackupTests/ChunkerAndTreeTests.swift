@@ -147,6 +147,31 @@ func chunks(of data: Data) throws -> [Data] {
         }
     }
 
+    /// Attributes move a listing to format 3; one without them stays in format 1, byte for byte, so its hash (and
+    /// what earlier backups deduplicate against) does not change.
+    @Test func extendedAttributesRoundTripInFormatThreeAndOnlyThere() throws {
+        let plain = BackupTree(entries: [entry("a", .embedded(Data("abc".utf8)))])
+        #expect(plain.encoded()[8] == 1)
+        var withAttributes = entry("b", .embedded(Data("abc".utf8)))
+        withAttributes.extendedAttributes = [
+            ExtendedAttribute(name: Array("system.posix_acl_access".utf8), value: Data([2, 0, 0, 0, 1, 0, 6, 0])),
+            ExtendedAttribute(name: Array("user.color".utf8), value: Data([0, 255])),
+        ]
+        let tree = BackupTree(entries: plain.entries + [withAttributes])
+        let data = tree.encoded()
+        #expect(data[8] == 3)
+        #expect(try BackupTree(decoding: data, id: "t") == tree)
+        for length in 0..<data.count {
+            #expect(throws: BackupError.self) { try BackupTree(decoding: data.prefix(length), id: "t") }
+        }
+        // Names out of order (or twice) are a damaged listing.
+        var repeated = withAttributes
+        repeated.extendedAttributes.reverse()
+        #expect(throws: BackupError.self) {
+            try BackupTree(decoding: BackupTree(entries: [repeated]).encoded(), id: "t")
+        }
+    }
+
     @Test func everyTruncationIsAnErrorNotACrash() throws {
         let data = BackupTree(entries: [
             entry("a", .chunks([ContentHash(of: Data())])), entry("b", .link(target: [1]), kind: .symlink),

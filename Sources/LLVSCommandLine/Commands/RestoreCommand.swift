@@ -73,6 +73,10 @@ struct RestoreCommand: Command {
             let record = try restore.reader.resolveSource(source, at: version.id)
             try restore.run(record)
             for problem in restore.refused { TerminalText.warn("not restored: \(problem)") }
+            for problem in restore.attributeRefusals.prefix(10) { TerminalText.warn("\(problem)") }
+            if restore.attributeRefusals.count > 10 {
+                TerminalText.warn("… and \(restore.attributeRefusals.count - 10) more extended attributes not restored")
+            }
             guard restore.restored > 0 || !restore.refused.isEmpty else {
                 throw CommandError.notFound(
                     "Version \(version.id) holds no backed-up files under \(paths.joined(separator: ", ")) in \(record.name)."
