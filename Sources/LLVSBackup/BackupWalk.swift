@@ -23,6 +23,9 @@ public final class BackupWalk {
         public var checkpointValues = 50_000
         /// What to leave out; nil: what the source's last backup left out (its record remembers it).
         public var exclusions: BackupExclusions?
+        /// Walk and compare with the last backup, but read no file and store nothing: what a backup would read, keep
+        /// and leave out (`filesRead` and `bytesRead` count what it would read).
+        public var dryRun = false
         /// Called with a file's name once it is open and before it is read (tests change the file there).
         var afterOpening: (@Sendable ([UInt8]) -> Void)?
         public init() {}
@@ -160,6 +163,10 @@ public final class BackupWalk {
             folders: folders, links: links, bytes: totalBytes, date: Date(),
             exclusions: exclusions.isEmpty ? nil : exclusions)
         summary.record = record
+        if options.dryRun {
+            summary.progress = progress
+            return summary
+        }
         if previous?.root == record.root && previous?.exclusions == record.exclusions && interrupted == nil
             && builder.pendingCount == 0,
             try !prunesAwaitThisSource()
@@ -330,6 +337,7 @@ public final class BackupWalk {
     }
 
     private func put(_ id: Value.ID, _ data: Data) throws {
+        guard !options.dryRun else { return }
         try builder.put(id, data)
         progress.bytesStored += Int64(data.count)
     }
@@ -400,6 +408,11 @@ public final class BackupWalk {
         if let same = candidates.first(where: { Self.isUnchanged($0, entry) }) {
             summary.filesUnchanged += 1
             return same
+        }
+        if options.dryRun {
+            summary.filesRead += 1
+            progress.bytesRead += entry.size
+            return entry
         }
         let last = candidates.last { $0.kind == .file }
         let path = directory.path.appending(name)

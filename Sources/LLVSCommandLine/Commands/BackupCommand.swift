@@ -40,11 +40,14 @@ struct BackupCommand: Command {
         "force",
         "with --name: keep the name even though it was used for another directory (that one's backups stay in the history)"
     )
+    static let dryRunOption = CommonOptions.dryRun(
+        "say what the backup would read, keep and leave out; read no file and store nothing")
     static let noExcludesOption = Flag(
         "no-excludes", "leave nothing out (the exclusions of the last backup of this directory are otherwise kept)")
     static let options: [any DeclaredOption] = [
         toOption, nameOption, checkpointOption, excludeOption, excludeFileOption, excludeCachesOption,
         excludeIfPresentOption, excludeLargerThanOption, oneFileSystemOption, noExcludesOption, forceOption,
+        dryRunOption, CommonOptions.jsonEvents,
     ]
     static let positionalCount = 1...1
 
@@ -53,15 +56,18 @@ struct BackupCommand: Command {
     let sourceName: String
     let options: BackupWalk.Options
     let force: Bool
+    let json: Bool
 
     init(_ arguments: ParsedArguments) throws {
         force = arguments[Self.forceOption]
+        json = arguments[CommonOptions.jsonEvents]
         directory = URL(fileURLWithPath: arguments.positionals[0]).standardizedFileURL.path
         remote = arguments[Self.toOption]
         sourceName = arguments[Self.nameOption] ?? directory
         var options = BackupWalk.Options()
         if let mebibytes = arguments[Self.checkpointOption] { options.checkpointBytes = Int64(mebibytes * 1_048_576) }
         options.exclusions = try Self.exclusions(arguments)
+        options.dryRun = arguments[Self.dryRunOption]
         self.options = options
     }
 
@@ -98,6 +104,7 @@ struct BackupCommand: Command {
     }
 
     func run(in context: CommandContext) async throws {
+        let context = context.printingEvents(json)
         var info = stat()
         guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw CommandError.usage("\(directory) is not a directory; backup takes one")
@@ -111,7 +118,7 @@ struct BackupCommand: Command {
         // A wrong remote, an unreachable one or a wrong passphrase is an error before the work, not after it: the
         // remote is listed (what it lacks is what goes after the walk) and an encrypted one's key opened now.
         var sending: (exchange: CloudFileSystemExchange, listing: RemoteListing)?
-        if let remote {
+        if let remote, !options.dryRun {
             let connection = try context.connection(remote)
             let exchange = try await connection.exchange(for: store)
             if let sealing = connection.fileSystem as? any SealingFileSystem { _ = try await sealing.keyring.key() }
@@ -130,20 +137,35 @@ struct BackupCommand: Command {
         }
         let builder = try store.makeVersionBuilder(basedOn: current)
         let converted = try LegacyBackupLayout.removeAll(from: builder, at: current, in: store)
-        let progressLine = BackupProgressLine.shared
+        let progressLine = context.events == nil ? BackupProgressLine.shared : nil
+        let events = context.events
         let walk = BackupWalk(
             builder: builder, name: sourceName, directory: LocalPath(directory), options: options,
             onCommit: { version in try await coordinator.setCurrentVersion(version.id) },
-            onProgress: { progressLine?.report($0) })
+            onProgress: { progress in
+                progressLine?.report(progress)
+                events?.progress(BackupEvent(progress, seconds: events?.elapsed ?? 0))
+            })
         let summary = try await walk.run()
         progressLine?.finish(summary.progress)
+        events?.progress(BackupEvent(summary.progress, seconds: events?.elapsed ?? 0), final: true)
         for warning in summary.warnings { TerminalText.warn("skipped \(warning)") }
+        let record = summary.record
+        if options.dryRun {
+            context.writeLine(
+                "Would back up \(directory): \(summary.filesRead) file(s) to read (\(ProgressLine.size(summary.progress.bytesRead))), "
+                    + "\(summary.filesUnchanged) unchanged, \(summary.removed) removed; \(record.files) files, "
+                    + "\(ProgressLine.size(record.bytes)) in all"
+                    + (summary.excluded > 0 ? ", \(summary.excluded) entries left out by the exclusions" : "")
+                    + ". Nothing was read or stored (--dry-run)" + (remote != nil ? "; nothing was sent." : "."))
+            try events?.write(BackupSummary(summary, name: sourceName, dryRun: true, sent: nil, seconds: events?.elapsed))
+            return
+        }
         if converted > 0 {
             context.writeLine(
                 "The store's \(converted) values of the earlier per-path backup layout are left out of this version; older versions keep them (restore them with --at)."
             )
         }
-        let record = summary.record
         try BackupRunRecord.record(
             BackupRunRecord(
                 date: record.date, changed: summary.version != nil, files: record.files, bytes: record.bytes),
@@ -163,10 +185,85 @@ struct BackupCommand: Command {
         }
         // Only what the remote lacks is sent: merging what other devices sent there is `sync`'s work, and a backup
         // never downloads another machine's backups.
+        var sent: SendReport?
         if let (exchange, listing) = sending {
-            let sent = try await exchange.send(remoteVersionIds: listing.versionIds)
-            try await exchange.syncCompleted(listing, retrieved: RetrieveReport(), sent: sent)
-            try report(nil, sent, context: context)
+            let report = try await exchange.send(remoteVersionIds: listing.versionIds)
+            try await exchange.syncCompleted(listing, retrieved: RetrieveReport(), sent: report)
+            sent = report
+        }
+        try events?.write(BackupSummary(summary, name: sourceName, dryRun: false, sent: sent, seconds: events?.elapsed))
+        if let sent {
+            var quiet = context
+            quiet.events = nil
+            // With --json the summary above said it; the call still fails the command when versions did not move.
+            if context.events == nil || !sent.failures.isEmpty { try report(nil, sent, context: quiet) }
+        }
+    }
+
+    /// `--json`: the walk's progress.
+    struct BackupEvent: Encodable {
+        var type = "progress"
+        var files: Int
+        var folders: Int
+        var bytesRead: Int64
+        var bytesAdded: Int64
+        var checkpoints: Int
+        var secondsElapsed: Double
+
+        init(_ progress: BackupWalk.Progress, seconds: Double) {
+            files = progress.files
+            folders = progress.folders
+            bytesRead = progress.bytesRead
+            bytesAdded = progress.bytesStored
+            checkpoints = progress.checkpoints
+            secondsElapsed = seconds
+        }
+    }
+
+    /// `--json`: what the backup did.
+    struct BackupSummary: Encodable {
+        var type = "summary"
+        var source: String
+        var version: String?
+        var changed: Bool
+        var dryRun: Bool
+        var date: Date
+        var files: Int
+        var folders: Int
+        var links: Int
+        var bytes: Int64
+        var filesRead: Int
+        var filesUnchanged: Int
+        var removed: Int
+        var excluded: Int
+        var bytesRead: Int64
+        var bytesAdded: Int64
+        var checkpoints: Int
+        var warnings: [String]
+        var sent: Int?
+        var secondsElapsed: Double
+
+        init(_ summary: BackupWalk.Summary, name: String, dryRun: Bool, sent: SendReport?, seconds: Double?) {
+            let record = summary.record
+            source = name
+            version = summary.version?.id.rawValue
+            changed = summary.version != nil
+            self.dryRun = dryRun
+            date = record.date
+            files = record.files
+            folders = record.folders
+            links = record.links
+            bytes = record.bytes
+            filesRead = summary.filesRead
+            filesUnchanged = summary.filesUnchanged
+            removed = summary.removed
+            excluded = summary.excluded
+            bytesRead = summary.progress.bytesRead
+            bytesAdded = summary.progress.bytesStored
+            checkpoints = summary.progress.checkpoints
+            warnings = summary.warnings
+            self.sent = sent?.sent.count
+            secondsElapsed = seconds ?? 0
         }
     }
 }

@@ -47,30 +47,46 @@ final class TellingArbiter: MergeArbiter {
         return changes
     }
 
-    /// Lines telling what was decided since the last report, none when nothing conflicted. At most `limit` values
-    /// are named.
-    func takeReport(limit: Int = 20) -> [String] {
-        let decided = decisions.withLock { decisions in
+    /// What was decided since the last call, in value order.
+    func takeDecisions() -> [Decision] {
+        decisions.withLock { decisions in
             defer { decisions = [] }
             return decisions
         }
+    }
+
+    /// Lines telling what was decided, none when nothing conflicted. At most `limit` values are named.
+    func lines(_ decided: [Decision], limit: Int = 20) -> [String] {
         guard !decided.isEmpty else { return [] }
         var lines = [
             "\(decided.count) value\(decided.count == 1 ? " was" : "s were") changed on both sides; the \(name) arbiter decided:"
         ]
         for decision in decided.prefix(limit) {
-            let side =
-                switch decision.kept {
-                case .here: "kept this store's value"
-                case .incoming: "kept the incoming value"
-                case .neither: "kept a value of its own"
-                }
-            lines.append("  \(decision.valueId): \(side); the other is at version \(decision.other)")
+            lines.append("  \(decision.valueId): kept \(decision.kept.text); the other is at version \(decision.other)")
         }
         if decided.count > limit { lines.append("  … and \(decided.count - limit) more") }
         lines.append(
             "To keep the other value: `llvs get ID --at VERSION | llvs put ID -`. To decide otherwise next time: --arbiter change (the most recent change wins) or --arbiter branch (the most recently changed branch wins)."
         )
         return lines
+    }
+}
+
+extension TellingArbiter.Decision.Kept {
+    var text: String {
+        switch self {
+        case .here: "this store's value"
+        case .incoming: "the incoming value"
+        case .neither: "a value of the arbiter's own"
+        }
+    }
+
+    /// For `--json`: here, incoming or neither.
+    var name: String {
+        switch self {
+        case .here: "here"
+        case .incoming: "incoming"
+        case .neither: "neither"
+        }
     }
 }

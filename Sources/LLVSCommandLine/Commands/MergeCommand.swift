@@ -34,7 +34,7 @@ struct MergeCommand: Command {
             context.writeLine("The store is empty; nothing to merge.")
             return
         }
-        for line in arbiter.takeReport() { context.writeLine(line) }
+        for line in arbiter.lines(arbiter.takeDecisions()) { context.writeLine(line) }
         if merged.id == before {
             context.writeLine("Already up to date at \(merged.id).")
         } else if merged.isMerge {

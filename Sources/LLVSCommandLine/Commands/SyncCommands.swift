@@ -26,23 +26,42 @@ enum ArbiterOption {
     }
 }
 
-/// Reports what an exchange did, and fails when versions could not move.
-func report(_ retrieve: RetrieveReport?, _ send: SendReport?, context: CommandContext) throws {
-    if let retrieve {
-        context.writeLine("Retrieved \(retrieve.retrieved.count) version\(retrieve.retrieved.count == 1 ? "" : "s").")
-        if !retrieve.waitingForPredecessors.isEmpty {
-            context.writeLine(
-                "\(retrieve.waitingForPredecessors.count) version(s) wait for predecessors the remote does not have yet."
-            )
-        }
-        if !retrieve.notYetReadable.isEmpty {
-            context.writeLine(
-                "\(retrieve.notYetReadable.count) version(s) the remote named could not be read yet; the next sync asks again."
-            )
-        }
-    }
-    if let send { context.writeLine("Sent \(send.sent.count) version\(send.sent.count == 1 ? "" : "s").") }
+/// Reports what an exchange did (and the conflicts its merge decided, and the version it ended at), and fails when
+/// versions could not move. With `--json`, as one summary event.
+func report(
+    _ retrieve: RetrieveReport?, _ send: SendReport?, context: CommandContext, version: Version.ID? = nil,
+    decided: [TellingArbiter.Decision] = [], arbiter: TellingArbiter? = nil
+) throws {
     let failures = (retrieve?.failures ?? []) + (send?.failures ?? [])
+    if let events = context.events {
+        try events.write(
+            JSONEvents.ExchangeSummary(
+                retrieved: retrieve?.retrieved.count, sent: send?.sent.count,
+                waitingForPredecessors: retrieve?.waitingForPredecessors.count,
+                notYetReadable: retrieve?.notYetReadable.count, failures: failures.map(\.description),
+                version: version?.rawValue,
+                conflicts: decided.map {
+                    JSONEvents.Conflict(valueId: $0.valueId.rawValue, kept: $0.kept.name, otherVersion: $0.other.rawValue)
+                }, secondsElapsed: events.elapsed))
+    } else {
+        for line in arbiter?.lines(decided) ?? [] { context.writeLine(line) }
+        if let retrieve {
+            context.writeLine(
+                "Retrieved \(retrieve.retrieved.count) version\(retrieve.retrieved.count == 1 ? "" : "s").")
+            if !retrieve.waitingForPredecessors.isEmpty {
+                context.writeLine(
+                    "\(retrieve.waitingForPredecessors.count) version(s) wait for predecessors the remote does not have yet."
+                )
+            }
+            if !retrieve.notYetReadable.isEmpty {
+                context.writeLine(
+                    "\(retrieve.notYetReadable.count) version(s) the remote named could not be read yet; the next sync asks again."
+                )
+            }
+        }
+        if let send { context.writeLine("Sent \(send.sent.count) version\(send.sent.count == 1 ? "" : "s").") }
+        if let version { context.writeLine("Now at \(version).") }
+    }
     guard failures.isEmpty else {
         for failure in failures.prefix(10) { TerminalText.warn("\(failure)") }
         throw CommandError.failed(
@@ -61,7 +80,7 @@ struct SyncCommand: Command {
         "max-pause", "SECONDS", "with --watch: the longest pause between looks at the remote (default 60)",
         .integer(1...86_400))
     static let options: [any DeclaredOption] = [
-        ArbiterOption.arbiter, ArbiterOption.mergeBranches, watchOption, maximumPauseOption,
+        ArbiterOption.arbiter, ArbiterOption.mergeBranches, watchOption, maximumPauseOption, CommonOptions.jsonEvents,
     ]
     static let positionalCount = 0...1
 
@@ -71,7 +90,10 @@ struct SyncCommand: Command {
     let watch: Bool
     let maximumPause: Duration
 
+    let json: Bool
+
     init(_ arguments: ParsedArguments) throws {
+        json = arguments[CommonOptions.jsonEvents]
         (remote, arbiter) = try ArbiterOption.remoteAndArbiter(arguments)
         selection = ArbiterOption.selection(arguments)
         watch = arguments[Self.watchOption]
@@ -81,6 +103,7 @@ struct SyncCommand: Command {
     }
 
     func run(in context: CommandContext) async throws {
+        let context = context.printingEvents(json)
         let coordinator = try context.openCoordinator()
         let connection = try context.connection(remote)
         let exchange = try await connection.exchange(for: coordinator.store)
@@ -97,11 +120,10 @@ struct SyncCommand: Command {
             let current = await coordinator.currentVersionId
             let moved = !result.retrieve.retrieved.isEmpty || !result.send.sent.isEmpty || current != before
             let failed = !result.retrieve.failures.isEmpty || !result.send.failures.isEmpty
-            let conflicts = arbiter.takeReport()
+            let decided = arbiter.takeDecisions()
             guard moved || failed || !quiet else { return false }
-            for line in conflicts { context.writeLine(line) }
-            try report(result.retrieve, result.send, context: context)
-            if let current { context.writeLine("Now at \(current).") }
+            try report(
+                result.retrieve, result.send, context: context, version: current, decided: decided, arbiter: arbiter)
             return moved
         }
         _ = try await sync(quiet: false)
@@ -132,17 +154,21 @@ struct PushCommand: Command {
     static let name = "push"
     static let summary = "Send the versions a remote lacks."
     static let arguments = "[REMOTE]"
-    static let options: [any DeclaredOption] = [DefaultRemoteOption.setDefault]
+    static let options: [any DeclaredOption] = [DefaultRemoteOption.setDefault, CommonOptions.jsonEvents]
     static let positionalCount = 0...1
 
     let remote: String?
     let setDefault: Bool
+    let json: Bool
+
     init(_ arguments: ParsedArguments) throws {
+        json = arguments[CommonOptions.jsonEvents]
         remote = arguments.positionals.first
         setDefault = arguments[DefaultRemoteOption.setDefault]
     }
 
     func run(in context: CommandContext) async throws {
+        let context = context.printingEvents(json)
         let store = try context.openCoordinator().store
         let connection = try context.connection(remote)
         let sent = try await connection.exchange(for: store).send()
@@ -156,7 +182,7 @@ struct PullCommand: Command {
     static let summary = "Retrieve the versions a remote has and merge them into the current version."
     static let arguments = "[REMOTE]"
     static let options: [any DeclaredOption] = [
-        ArbiterOption.arbiter, ArbiterOption.mergeBranches, DefaultRemoteOption.setDefault,
+        ArbiterOption.arbiter, ArbiterOption.mergeBranches, DefaultRemoteOption.setDefault, CommonOptions.jsonEvents,
     ]
     static let positionalCount = 0...1
 
@@ -165,24 +191,26 @@ struct PullCommand: Command {
     let selection: HeadSelection
     let setDefault: Bool
 
+    let json: Bool
+
     init(_ arguments: ParsedArguments) throws {
+        json = arguments[CommonOptions.jsonEvents]
         (remote, arbiter) = try ArbiterOption.remoteAndArbiter(arguments)
         selection = ArbiterOption.selection(arguments)
         setDefault = arguments[DefaultRemoteOption.setDefault]
     }
 
     func run(in context: CommandContext) async throws {
+        let context = context.printingEvents(json)
         let coordinator = try context.openCoordinator()
         let connection = try context.connection(remote)
         try await connection.requireStore(knownTo: coordinator.store)
         let exchange = try await connection.exchange(for: coordinator.store, storeRequired: true)
         let retrieved = try await coordinator.store.receivingInBulk { try await exchange.retrieve() }
-        try report(retrieved, nil, context: context)
         DefaultRemoteOption.remember(connection, named: remote != nil, setDefault: setDefault, context: context)
-        if let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter) {
-            for line in arbiter.takeReport() { context.writeLine(line) }
-            context.writeLine("Now at \(merged.id).")
-        }
+        let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter)
+        try report(
+            retrieved, nil, context: context, version: merged?.id, decided: arbiter.takeDecisions(), arbiter: arbiter)
     }
 }
 
@@ -211,7 +239,7 @@ struct StatusCommand: Command {
 
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals.first
-        json = arguments[CommonOptions.json]
+        json = arguments[CommonOptions.jsonEvents]
     }
 
     func run(in context: CommandContext) async throws {
@@ -310,7 +338,7 @@ struct CloneCommand: Command {
         .nonEmpty)
     static let options: [any DeclaredOption] = [
         storageOption, nameOption, accountOption, RemoteAddCommand.encryptFlag, RemoteAddCommand.passphraseStdinFlag,
-        ArbiterOption.arbiter, ArbiterOption.mergeBranches,
+        ArbiterOption.arbiter, ArbiterOption.mergeBranches, CommonOptions.jsonEvents,
     ]
     static let positionalCount = 2...2
 
@@ -321,7 +349,10 @@ struct CloneCommand: Command {
     let selection: HeadSelection
     let arguments: ParsedArguments
 
+    let json: Bool
+
     init(_ arguments: ParsedArguments) throws {
+        json = arguments[CommonOptions.jsonEvents]
         arbiter = try ArbiterOption.parse(arguments)
         selection = ArbiterOption.selection(arguments)
         remote = arguments.positionals[0]
@@ -352,6 +383,7 @@ struct CloneCommand: Command {
     }
 
     func run(in context: CommandContext) async throws {
+        let context = context.printingEvents(json)
         let connection: RemoteConnection
         let fromURL = URLRemote.isURL(remote)
         // A passphrase kept for a URL's remote that the new store has not saved yet: forgotten if it never is.
@@ -417,12 +449,27 @@ struct CloneCommand: Command {
             }
         } else {
             let result = try await coordinator.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
-            try report(result.retrieve, nil, context: context)
+            if context.events == nil {
+                try report(result.retrieve, nil, context: context)
+            } else if let failure = result.retrieve.failures.first {
+                throw CommandError.failed(
+                    "\(result.retrieve.failures.count) version(s) could not be retrieved (the first: \(failure)); run the clone again to go on."
+                )
+            }
         }
         try? FileManager.default.removeItem(at: marker)
         RememberedRemote(store: url).remember(connection.name)
+        let current = await coordinator.currentVersionId
         context.writeLine(
-            "Cloned \(store.history.count) versions into \(url.path); current \(await coordinator.currentVersionId?.rawValue ?? "(none)")."
-        )
+            "Cloned \(store.history.count) versions into \(url.path); current \(current?.rawValue ?? "(none)").")
+        try context.events?.write(
+            CloneSummary(directory: url.path, versions: store.history.count, version: current?.rawValue))
+    }
+
+    struct CloneSummary: Encodable {
+        var type = "summary"
+        var directory: String
+        var versions: Int
+        var version: String?
     }
 }

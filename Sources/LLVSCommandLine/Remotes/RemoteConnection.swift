@@ -18,6 +18,8 @@ struct RemoteConnection {
     let fileSystem: any CloudFileSystem
     /// The kind's file system itself, for what an encrypted remote keeps unsealed: its key file.
     let plainFileSystem: any CloudFileSystem
+    /// Where an exchange's progress goes: `--json` events, else the terminal's progress line (if any).
+    let progress: (@Sendable (ExchangeProgress) -> Void)?
 
     /// `passphrase` stands in for the remote's own (`Passphrase.of`) when a command has one to try.
     /// `faults`: injected into every request of the kind's HTTP client.
@@ -34,6 +36,13 @@ struct RemoteConnection {
         access.http = HTTPClientConfiguration(environment: context.environment)
         access.http.faults = faults
         self.access = access
+        if let events = context.events {
+            progress = { events.report($0) }
+        } else if let line = ProgressLine.shared {
+            progress = { line.report($0) }
+        } else {
+            progress = nil
+        }
         plainFileSystem = try kind.makeFileSystem(access)
         if let encryption = entry.encryption {
             fileSystem = RemoteEncryption.encrypting(
@@ -164,7 +173,7 @@ struct RemoteConnection {
         return CloudFileSystemExchange(
             store: store, fileSystem: fileSystem, basePath: basePath,
             concurrency: entry.options["concurrency"].flatMap(Int.init) ?? 8,
-            cursorFile: cursorFile, codec: codec, progress: ProgressLine.shared?.report)
+            cursorFile: cursorFile, codec: codec, progress: progress)
     }
 
     /// The remote option that keeps the format a remote was added with (`llvs remote add --format`).

@@ -170,8 +170,18 @@ struct CommandContext {
         return matches[0]
     }
 
+    /// Set by a command given `--json` that prints events (`JSONEvents`): its lines for people go to standard error.
+    var events: JSONEvents?
+
     func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        (events == nil ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
+    }
+
+    /// This context with `--json` events on when `json`.
+    func printingEvents(_ json: Bool) -> CommandContext {
+        var context = self
+        if json { context.events = JSONEvents() }
+        return context
     }
 
     /// A line for people; control characters in it (from names a remote chose) are shown escaped.
@@ -182,6 +192,6 @@ struct CommandContext {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // ISO 8601, as every date a person or `jq` reads (Foundation's default is seconds since 2001).
         encoder.dateEncodingStrategy = .iso8601
-        write(String(decoding: try encoder.encode(value), as: UTF8.self) + "\n")
+        FileHandle.standardOutput.write(Data((String(decoding: try encoder.encode(value), as: UTF8.self) + "\n").utf8))
     }
 }

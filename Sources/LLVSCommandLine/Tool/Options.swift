@@ -145,6 +145,8 @@ extension ParsedArguments {
 /// Options every command shares.
 enum CommonOptions {
     static let json = Flag("json", "print JSON")
+    /// `--json` of the commands that run a while (`JSONEvents`).
+    static let jsonEvents = Flag("json", "print progress and a summary as JSON, one object per line")
     /// `-n`, as restic, rsync and make take it.
     static func dryRun(_ help: String) -> Flag { Flag("dry-run", help, short: "n") }
 }
