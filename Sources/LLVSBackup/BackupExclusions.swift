@@ -37,7 +37,7 @@ public struct BackupExclusions: Codable, Equatable, Sendable {
     }
 
     /// Whether an entry is left out by its name or path (`path` from the source's root, starting with `/`).
-    func excludes(name: [UInt8], path: [UInt8], isFolder: Bool) -> Bool {
+    public func excludes(name: [UInt8], path: [UInt8], isFolder: Bool) -> Bool {
         for pattern in patterns {
             var spelled = pattern
             if spelled.hasSuffix("/") {

@@ -9,13 +9,32 @@ import Glibc
 /// current path), inside DEST only (`RestoreTree`): in each folder its subfolders, then its files (in parallel),
 /// then its links; a folder's mode and time are set once everything inside it is written.
 public struct TreeRestore {
+    /// What else a restore takes: patterns, a dry run, a progress callback.
+    public struct Options: Sendable {
+        /// Only entries matching one of these (or inside a folder that does) are restored: the backup's pattern
+        /// language (`BackupExclusions`); empty for all.
+        public var include: [String] = []
+        /// Entries matching one of these are not restored, nor anything inside them.
+        public var exclude: [String] = []
+        /// Count what would be restored, and write nothing (DEST is not even made).
+        public var dryRun = false
+        /// Called with the entries and bytes restored so far, from any thread.
+        public var onProgress: (@Sendable (_ entries: Int, _ bytes: Int64) -> Void)?
+        public init() {}
+    }
+
     public let reader: BackupReader
     let version: Version.ID
-    let tree: RestoreTree
+    let tree: RestoreTree?
     let modeMask: UInt32
     /// The paths asked for, as name bytes from the source's root; empty for all.
     let selected: [[[UInt8]]]
+    let options: Options
+    let includes: BackupExclusions?
+    let excludes: BackupExclusions
     public private(set) var restored = 0
+    /// The bytes of the files restored (or that would be, in a dry run).
+    public private(set) var bytes: Int64 = 0
     public private(set) var refused: [String] = []
     /// Attributes that could not be set on entries that were restored.
     public private(set) var attributeRefusals: [RestoreTree.AttributeRefusal] = []
@@ -23,14 +42,20 @@ public struct TreeRestore {
     private var hardLinkFirsts: [[UInt8]: [String]] = [:]
 
     public init(
-        reader: BackupReader, version: Version.ID, destination: String, modeMask: UInt32, paths: [String]
+        reader: BackupReader, version: Version.ID, destination: String, modeMask: UInt32, paths: [String],
+        options: Options = Options()
     ) throws {
         self.reader = reader
         self.version = version
-        self.tree = try RestoreTree(destination: destination)
+        self.tree = options.dryRun ? nil : try RestoreTree(destination: destination)
         self.modeMask = modeMask
         selected = paths.map { path in path.split(separator: "/").map { RawName.decode(String($0)) } }
+        self.options = options
+        includes = options.include.isEmpty ? nil : BackupExclusions(patterns: options.include)
+        excludes = BackupExclusions(patterns: options.exclude)
     }
+
+    private func reportProgress() { options.onProgress?(restored, bytes) }
 
     /// Whether an entry at `components` is restored whole (it is a selected path or below one), only passed
     /// through (it leads to one), or left alone.
@@ -48,10 +73,14 @@ public struct TreeRestore {
         guard let root = record.rootHash else {
             throw BackupError.damagedObject(id: record.name, reason: "its root is not a hash")
         }
-        try folder(root, names: [], components: [])
+        try folder(root, names: [], components: [], included: includes == nil)
+        reportProgress()
     }
 
-    private mutating func folder(_ hash: ContentHash, names: [[UInt8]], components: [String]) throws {
+    /// `included`: a folder on the way matched an include pattern (or none was given).
+    private mutating func folder(
+        _ hash: ContentHash, names: [[UInt8]], components: [String], included: Bool
+    ) throws {
         let listing = try reader.tree(hash, at: version)
         var files: [(entry: BackupTreeEntry, components: [String])] = []
         var links: [BackupTreeEntry] = []
@@ -59,16 +88,29 @@ public struct TreeRestore {
         for entry in listing.entries {
             let childNames = names + [entry.name]
             let child = components + [RawName.encode(entry.name)]
-            let (restore, descend) = selection(childNames)
+            var (restore, descend) = selection(childNames)
             guard restore || (descend && entry.kind == .directory) else { continue }
+            let isFolder = entry.kind == .directory
+            let path = childNames.reduce(into: [UInt8]()) { path, name in path += [UInt8(ascii: "/")] + name }
+            if excludes.excludes(name: entry.name, path: path, isFolder: isFolder) { continue }
+            let matched =
+                included || (includes?.excludes(name: entry.name, path: path, isFolder: isFolder) ?? true)
+            if restore, !matched {
+                // Not asked for by the patterns itself: a folder is looked into for entries that are.
+                guard isFolder else { continue }
+                (restore, descend) = (false, true)
+            }
             do {
                 switch (entry.kind, entry.content) {
                 case (.directory, .tree(let subtree)):
-                    try tree.makeDirectory(child)
-                    try folder(subtree, names: childNames, components: child)
-                    if restore {
+                    if restore { try tree?.makeDirectory(child) }
+                    let before = restored
+                    try folder(subtree, names: childNames, components: child, included: restore && matched)
+                    // A folder only passed through was made when something inside it was restored: it gets its
+                    // mode and time as well.
+                    if restore || restored > before {
                         attributeRefusals +=
-                            (try? tree.finishDirectory(
+                            (try? tree?.finishDirectory(
                                 child, mode: entry.mode & modeMask, modified: entry.modifiedTime,
                                 attributes: entry.extendedAttributes)) ?? []
                         restored += 1
@@ -86,9 +128,12 @@ public struct TreeRestore {
                 case (.symlink, _):
                     links.append(entry)
                 case (let kind, .device(let number)) where kind.isSpecial:
-                    try tree.makeSpecial(
-                        child, kind: kind, device: number, mode: entry.mode & modeMask, modified: entry.modifiedTime)
-                    attributeRefusals += try tree.setAttributes(entry.extendedAttributes, of: child)
+                    if let tree {
+                        try tree.makeSpecial(
+                            child, kind: kind, device: number, mode: entry.mode & modeMask,
+                            modified: entry.modifiedTime)
+                        attributeRefusals += try tree.setAttributes(entry.extendedAttributes, of: child)
+                    }
                     restored += 1
                 default:
                     refused.append("\(RestoreTree.display(child)): its entry is damaged")
@@ -97,7 +142,12 @@ public struct TreeRestore {
                 refused.append(refusal.description)
             }
         }
-        try writeFiles(files, in: components)
+        guard let tree else {
+            restored += files.count + hardLinks.count + links.count
+            bytes += files.reduce(0) { $0 + $1.entry.size }
+            return
+        }
+        try writeFiles(files, in: components, tree: tree)
         var unlinked: [(entry: BackupTreeEntry, components: [String])] = []
         for (entry, child, first) in hardLinks {
             do {
@@ -107,7 +157,7 @@ public struct TreeRestore {
             }
         }
         // A name whose first could not be written (refused, say) is written on its own: its contents are its own.
-        try writeFiles(unlinked, in: components)
+        try writeFiles(unlinked, in: components, tree: tree)
         for entry in links {
             let child = components + [RawName.encode(entry.name)]
             guard case .link(let target) = entry.content else { continue }
@@ -126,7 +176,7 @@ public struct TreeRestore {
     /// by chunk from the store to the file, never whole in memory. Refusals are kept in the folder's order; any other
     /// failure stops the files not yet started and is thrown (the first in the folder's order).
     private mutating func writeFiles(
-        _ files: [(entry: BackupTreeEntry, components: [String])], in components: [String]
+        _ files: [(entry: BackupTreeEntry, components: [String])], in components: [String], tree: RestoreTree
     ) throws {
         guard !files.isEmpty else { return }
         let parent: Int32
@@ -138,6 +188,8 @@ public struct TreeRestore {
         let unsetAttributes = Mutex<[RestoreTree.AttributeRefusal]>([])
         let failure = Mutex<(index: Int, error: any Error)?>(nil)
         let (store, version, modeMask) = (reader.store, self.version, self.modeMask)
+        let written = Mutex<(entries: Int, bytes: Int64)>((restored, bytes))
+        let onProgress = options.onProgress
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             guard failure.withLock({ $0 == nil }) else { return }
             let (entry, child) = files[index]
@@ -149,6 +201,14 @@ public struct TreeRestore {
                     try BackupReader.writeContents(of: entry, at: version, in: store, into: write)
                 }
                 if !unset.isEmpty { unsetAttributes.withLock { $0 += unset } }
+                if let onProgress {
+                    let (entries, total) = written.withLock { written in
+                        written.entries += 1
+                        written.bytes += entry.size
+                        return written
+                    }
+                    onProgress(entries, total)
+                }
             } catch let refusal as RestoreTree.Refusal {
                 refusals.withLock { $0[index] = refusal.description }
             } catch {
@@ -161,6 +221,7 @@ public struct TreeRestore {
         let folderRefusals = refusals.withLock { $0 }.compactMap { $0 }
         refused += folderRefusals
         restored += files.count - folderRefusals.count
+        bytes += zip(files, refusals.withLock { $0 }).reduce(0) { $0 + ($1.1 == nil ? $1.0.entry.size : 0) }
         attributeRefusals += unsetAttributes.withLock { $0 }.sorted { $0.path < $1.path }
     }
 }

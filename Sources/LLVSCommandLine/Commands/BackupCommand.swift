@@ -158,7 +158,8 @@ struct BackupCommand: Command {
                     + "\(ProgressLine.size(record.bytes)) in all"
                     + (summary.excluded > 0 ? ", \(summary.excluded) entries left out by the exclusions" : "")
                     + ". Nothing was read or stored (--dry-run)" + (remote != nil ? "; nothing was sent." : "."))
-            try events?.write(BackupSummary(summary, name: sourceName, dryRun: true, sent: nil, seconds: events?.elapsed))
+            try events?.write(
+                BackupSummary(summary, name: sourceName, dryRun: true, sent: nil, seconds: events?.elapsed))
             return
         }
         if converted > 0 {

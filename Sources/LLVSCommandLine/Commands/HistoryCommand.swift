@@ -23,7 +23,7 @@ struct HistoryCommand: Command {
     let source: String?
 
     init(_ arguments: ParsedArguments) throws {
-        path = arguments.positionals[0].trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        path = arguments.positionals[0]
         json = arguments[CommonOptions.json]
         source = arguments[Self.sourceOption]
     }
@@ -37,8 +37,11 @@ struct HistoryCommand: Command {
         let reader = BackupReader(store: store)
         let stamp: (Version.ID) throws -> String?
         if try reader.hasBackups(at: current) {
-            let name = try reader.resolveSource(source, at: current).name
-            let components = path.split(separator: "/").map { RawName.decode(String($0)) }
+            let record = try reader.resolveSource(source, at: current)
+            let name = record.name
+            let components = RestoreCommand.sourceRelative(path, sourcePath: record.path).split(separator: "/").map {
+                RawName.decode(String($0))
+            }
             // A file's contents decide (a touch alone is no change); links their target, folders their mode.
             // Versions that did not change the source's record (checkpoints, other sources) are passed over cheaply.
             var byRecord: [Value.Reference: String?] = [:]
@@ -65,6 +68,7 @@ struct HistoryCommand: Command {
                 return found
             }
         } else {
+            let path = path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
             let meta = LegacyBackupLayout.metaId(path)
             stamp = { at in
                 try store.value(id: Value.ID(path), at: at)?.storedVersionId?.rawValue

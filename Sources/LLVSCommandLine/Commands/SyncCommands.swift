@@ -41,7 +41,8 @@ func report(
                 notYetReadable: retrieve?.notYetReadable.count, failures: failures.map(\.description),
                 version: version?.rawValue,
                 conflicts: decided.map {
-                    JSONEvents.Conflict(valueId: $0.valueId.rawValue, kept: $0.kept.name, otherVersion: $0.other.rawValue)
+                    JSONEvents.Conflict(
+                        valueId: $0.valueId.rawValue, kept: $0.kept.name, otherVersion: $0.other.rawValue)
                 }, secondsElapsed: events.elapsed))
     } else {
         for line in arbiter?.lines(decided) ?? [] { context.writeLine(line) }
