@@ -11,17 +11,18 @@ public struct BackupTree: Equatable, Sendable {
     public init(entries: [BackupTreeEntry]) { self.entries = entries }
 
     static let magic = Array("LLVSTREE".utf8)
-    /// Format 1 has files, folders and links; format 2 adds FIFOs, devices and hard links; format 3 adds extended
-    /// attributes (and with them ACLs), a count after every entry. A listing is written in the lowest format that
-    /// holds it, so one without the later features is byte for byte as before: it keeps its hash (and deduplication)
-    /// and earlier builds read it. One that needs a later format is refused by name by a build that predates it,
-    /// rather than misread.
+    /// Format 1 has files, folders and links; format 2 adds FIFOs, devices and hard links; format 3 adds each
+    /// entry's owner and extended attributes (and with them ACLs). A listing is written in the lowest format that
+    /// holds it; the walk records owners, so what it writes is format 3, and listings of earlier backups stay as they
+    /// were. A build that predates a format refuses a listing in it by name rather than misreading it.
     static let formatVersion: UInt8 = 1
     static let extendedFormatVersion: UInt8 = 2
     static let attributesFormatVersion: UInt8 = 3
 
     var format: UInt8 {
-        if entries.contains(where: { !$0.extendedAttributes.isEmpty }) { return Self.attributesFormatVersion }
+        if entries.contains(where: { $0.ownership != nil || !$0.extendedAttributes.isEmpty }) {
+            return Self.attributesFormatVersion
+        }
         return entries.contains(where: \.needsExtendedFormat) ? Self.extendedFormatVersion : Self.formatVersion
     }
 
@@ -118,6 +119,18 @@ public struct BackupTreeEntry: Equatable, Sendable {
     public var hardLinkGroup: [UInt8]?
     /// Sorted by name; empty for most files.
     public var extendedAttributes: [ExtendedAttribute] = []
+    /// The owner and group, as numbers; nil in listings of formats 1 and 2, which did not record them.
+    public var ownership: Ownership?
+
+    public struct Ownership: Equatable, Sendable {
+        public var user: UInt32
+        public var group: UInt32
+
+        public init(user: UInt32, group: UInt32) {
+            self.user = user
+            self.group = group
+        }
+    }
 
     public init(
         name: [UInt8], kind: Kind, mode: UInt32, size: Int64, modified: Int64, modifiedNanoseconds: Int,
@@ -170,6 +183,13 @@ public struct BackupTreeEntry: Equatable, Sendable {
             writer.append(hardLinkGroup)
         }
         if attributes {
+            // 0 for no owner recorded, else the user's number plus one, then the group's.
+            if let ownership {
+                writer.varint(UInt64(ownership.user) + 1)
+                writer.varint(UInt64(ownership.group))
+            } else {
+                writer.varint(0)
+            }
             writer.varint(UInt64(extendedAttributes.count))
             for attribute in extendedAttributes {
                 writer.varint(UInt64(attribute.name.count))
@@ -235,6 +255,14 @@ public struct BackupTreeEntry: Equatable, Sendable {
             hardLinkGroup = nil
         }
         if attributes {
+            let user = try reader.varint()
+            if user > 0 {
+                let group = try reader.varint()
+                guard user - 1 <= UInt64(UInt32.max), group <= UInt64(UInt32.max) else {
+                    throw BackupError.damagedObject(id: id, reason: "a bad owner for \(RawName.encode(name))")
+                }
+                ownership = Ownership(user: UInt32(user - 1), group: UInt32(group))
+            }
             let count = try reader.int(limit: ExtendedAttribute.countLimit)
             for _ in 0..<count {
                 let length = try reader.int(limit: ExtendedAttribute.nameLimit)

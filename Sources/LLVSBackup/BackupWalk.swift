@@ -288,6 +288,7 @@ public final class BackupWalk {
                 )
                 continue
             }
+            entry.ownership = BackupTreeEntry.Ownership(user: info.st_uid, group: info.st_gid)
             // Read for every entry, unchanged ones too: setting an attribute or an ACL does not change a file's time.
             switch ExtendedAttributes.read(raw, in: directory.fd) {
             case .success(let attributes): entry.extendedAttributes = attributes

@@ -101,7 +101,8 @@ public final class RestoreTree {
     @discardableResult
     public static func writeFile(
         _ components: [String], in parent: Int32, mode: UInt32, modified: timespec,
-        attributes: [ExtendedAttribute] = [], fill: (_ write: (Data) throws -> Void) throws -> Void
+        attributes: [ExtendedAttribute] = [], owner: BackupTreeEntry.Ownership? = nil,
+        fill: (_ write: (Data) throws -> Void) throws -> Void
     ) throws -> [AttributeRefusal] {
         var attributeRefusals: [AttributeRefusal] = []
         let name = components[components.count - 1]
@@ -127,6 +128,10 @@ public final class RestoreTree {
             }
             attributeRefusals = AttributeRefusal.of(
                 ExtendedAttributes.write(attributes, toOpenFile: fd), at: components)
+            // Before the mode: a change of owner clears the setuid and setgid bits.
+            if let owner, fchown(fd, owner.user, owner.group) != 0 {
+                attributeRefusals.append(AttributeRefusal.owner(components))
+            }
             guard fchmod(fd, mode_t(mode)) == 0 else {
                 throw Refusal.failed(display(components), String(cString: strerror(errno)))
             }
@@ -155,6 +160,21 @@ public final class RestoreTree {
         static func of(_ failures: [(name: String, reason: String)], at components: [String]) -> [AttributeRefusal] {
             failures.map { AttributeRefusal(path: display(components), name: $0.name, reason: $0.reason) }
         }
+
+        /// The owner could not be set (read from `errno`).
+        static func owner(_ components: [String]) -> AttributeRefusal {
+            AttributeRefusal(path: display(components), name: "(owner)", reason: String(cString: strerror(errno)))
+        }
+    }
+
+    /// Gives a leaf already made (a link, a FIFO, a device) its owner, not following it.
+    public func setOwner(_ owner: BackupTreeEntry.Ownership?, of components: [String]) throws -> [AttributeRefusal] {
+        guard let owner else { return [] }
+        let parent = try directory(Array(components.dropLast()))
+        let done = RawName.withCString(components[components.count - 1]) {
+            fchownat(parent, $0, owner.user, owner.group, AT_SYMLINK_NOFOLLOW)
+        }
+        return done == 0 ? [] : [AttributeRefusal.owner(components)]
     }
 
     /// Sets the attributes of a leaf already made (a link, a FIFO, a device), not following it.
@@ -172,11 +192,13 @@ public final class RestoreTree {
     /// Sets a directory's mode and time once everything inside it is written.
     @discardableResult
     public func finishDirectory(
-        _ components: [String], mode: UInt32, modified: timespec, attributes: [ExtendedAttribute] = []
+        _ components: [String], mode: UInt32, modified: timespec, attributes: [ExtendedAttribute] = [],
+        owner: BackupTreeEntry.Ownership? = nil
     ) throws -> [AttributeRefusal] {
         let fd = try directory(components)
         // After the folder's entries: a default ACL set first would be inherited by entries that had none.
-        let refusals = AttributeRefusal.of(ExtendedAttributes.write(attributes, toOpenFile: fd), at: components)
+        var refusals = AttributeRefusal.of(ExtendedAttributes.write(attributes, toOpenFile: fd), at: components)
+        if let owner, fchown(fd, owner.user, owner.group) != 0 { refusals.append(AttributeRefusal.owner(components)) }
         fchmod(fd, mode_t(mode))
         var times = [modified, modified]
         futimens(fd, &times)

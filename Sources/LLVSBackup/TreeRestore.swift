@@ -57,6 +57,13 @@ public struct TreeRestore {
 
     private func reportProgress() { options.onProgress?(restored, bytes) }
 
+    /// Owners are given back by root only: no one else may give a file away.
+    static let restoresOwners = geteuid() == 0
+
+    private static func owner(of entry: BackupTreeEntry) -> BackupTreeEntry.Ownership? {
+        restoresOwners ? entry.ownership : nil
+    }
+
     /// Whether an entry at `components` is restored whole (it is a selected path or below one), only passed
     /// through (it leads to one), or left alone.
     private func selection(_ components: [[UInt8]]) -> (restore: Bool, descend: Bool) {
@@ -112,7 +119,7 @@ public struct TreeRestore {
                         attributeRefusals +=
                             (try? tree?.finishDirectory(
                                 child, mode: entry.mode & modeMask, modified: entry.modifiedTime,
-                                attributes: entry.extendedAttributes)) ?? []
+                                attributes: entry.extendedAttributes, owner: Self.owner(of: entry))) ?? []
                         restored += 1
                     }
                 case (.file, _):
@@ -132,6 +139,7 @@ public struct TreeRestore {
                         try tree.makeSpecial(
                             child, kind: kind, device: number, mode: entry.mode & modeMask,
                             modified: entry.modifiedTime)
+                        attributeRefusals += try tree.setOwner(Self.owner(of: entry), of: child)
                         attributeRefusals += try tree.setAttributes(entry.extendedAttributes, of: child)
                     }
                     restored += 1
@@ -163,6 +171,7 @@ public struct TreeRestore {
             guard case .link(let target) = entry.content else { continue }
             do {
                 try tree.makeLink(child, target: RawName.encode(target), modified: entry.modifiedTime)
+                attributeRefusals += try tree.setOwner(Self.owner(of: entry), of: child)
                 attributeRefusals += try tree.setAttributes(entry.extendedAttributes, of: child)
                 restored += 1
             } catch let refusal as RestoreTree.Refusal {
@@ -196,7 +205,7 @@ public struct TreeRestore {
             do {
                 let unset = try RestoreTree.writeFile(
                     child, in: parent, mode: entry.mode & modeMask, modified: entry.modifiedTime,
-                    attributes: entry.extendedAttributes
+                    attributes: entry.extendedAttributes, owner: Self.owner(of: entry)
                 ) { write in
                     try BackupReader.writeContents(of: entry, at: version, in: store, into: write)
                 }

@@ -147,8 +147,8 @@ func chunks(of data: Data) throws -> [Data] {
         }
     }
 
-    /// Attributes move a listing to format 3; one without them stays in format 1, byte for byte, so its hash (and
-    /// what earlier backups deduplicate against) does not change.
+    /// Owners and attributes move a listing to format 3; one without them (an earlier backup's) stays in format 1,
+    /// byte for byte, so its hash does not change.
     @Test func extendedAttributesRoundTripInFormatThreeAndOnlyThere() throws {
         let plain = BackupTree(entries: [entry("a", .embedded(Data("abc".utf8)))])
         #expect(plain.encoded()[8] == 1)
@@ -157,6 +157,7 @@ func chunks(of data: Data) throws -> [Data] {
             ExtendedAttribute(name: Array("system.posix_acl_access".utf8), value: Data([2, 0, 0, 0, 1, 0, 6, 0])),
             ExtendedAttribute(name: Array("user.color".utf8), value: Data([0, 255])),
         ]
+        withAttributes.ownership = BackupTreeEntry.Ownership(user: 1000, group: .max)
         let tree = BackupTree(entries: plain.entries + [withAttributes])
         let data = tree.encoded()
         #expect(data[8] == 3)
