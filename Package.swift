@@ -168,7 +168,7 @@ let package = Package(
             .testTarget(
                 name: "LLVSModelTests",
                 dependencies: ["LLVSModel", "LLVSProjection", "LLVS", "LLVSSQLite", "LLVSSupport", "llvs-test-helper"]),
-            .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport"]),
+            .testTarget(name: "LLVSBackupTests", dependencies: ["LLVSBackup", "LLVS", "LLVSSupport", "CLinux"]),
             .testTarget(
                 name: "LLVSRetentionTests", dependencies: ["LLVSRetention", "LLVSBackup", "LLVS", "LLVSSupport"]),
             .testTarget(
