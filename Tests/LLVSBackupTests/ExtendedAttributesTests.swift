@@ -25,10 +25,11 @@ import Glibc
         let directory = try OpenDirectory.open(LocalPath(folder.path))
         defer { directory.close() }
         let read = try ExtendedAttributes.read(Array("with".utf8), in: directory.fd).get()
-        #expect(read == [
-            ExtendedAttribute(name: Array("user.a".utf8), value: Data("1".utf8)),
-            ExtendedAttribute(name: Array("user.big".utf8), value: value),
-        ])
+        #expect(
+            read == [
+                ExtendedAttribute(name: Array("user.a".utf8), value: Data("1".utf8)),
+                ExtendedAttribute(name: Array("user.big".utf8), value: value),
+            ])
         #expect(try ExtendedAttributes.read(Array("without".utf8), in: directory.fd).get().isEmpty)
         #expect(try ExtendedAttributes.read(Array("gone".utf8), in: directory.fd).get().isEmpty)
     }

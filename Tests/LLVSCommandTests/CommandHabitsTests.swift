@@ -19,6 +19,19 @@ extension BackupCommandTests {
         }
     }
 
+    /// Each backup command's help lists its options and shows how it is used.
+    @Test func everyBackupCommandsHelpHasOptionsAndExamples() async throws {
+        for command in [
+            "backup", "restore", "snapshots", "ls", "dump", "find", "diff", "history", "stats", "forget", "prune",
+            "check",
+        ] {
+            let help = try await tests.run([command, "--help"])
+            #expect(help.status == 0, "\(command)")
+            #expect(
+                help.text.contains("options:") && help.text.contains("examples:\n  llvs \(command)"), "\(help.text)")
+        }
+    }
+
     @Test func shortOptionsStandForTheirLongForms() async throws {
         try write(path("src/kept.txt"), Data("kept".utf8))
         try write(path("src/skipped.tmp"), Data("skipped".utf8))
@@ -127,6 +140,11 @@ extension BackupCommandTests {
         #expect(try String(contentsOfFile: path(".llvs/last-remote"), encoding: .utf8) == "main\n")
         #expect(try await llvs("push", "-u", "spare").status == 0)
         #expect(try String(contentsOfFile: path(".llvs/last-remote"), encoding: .utf8) == "spare\n")
+        // A mistyped remote name gets a suggestion, in every command that names a remote.
+        let typo = try await llvs("push", "spaer")
+        #expect(typo.status == 3 && typo.error.contains("Did you mean spare?"), "\(typo.error)")
+        let removeTypo = try await llvs("remote", "remove", "mian")
+        #expect(removeTypo.status == 3 && removeTypo.error.contains("Did you mean main?"), "\(removeTypo.error)")
     }
 
     @Test func statusWorksInsideAClone() async throws {

@@ -50,6 +50,10 @@ struct BackupCommand: Command {
         dryRunOption, CommonOptions.jsonEvents,
     ]
     static let positionalCount = 1...1
+    static let examples = [
+        "llvs backup ~/Documents --to offsite", "llvs backup ~ -e '*.tmp' -e /Downloads --exclude-caches --dry-run",
+        "llvs backup /srv/data --name data --json",
+    ]
 
     let directory: String
     let remote: String?

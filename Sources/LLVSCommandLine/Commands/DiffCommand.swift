@@ -11,6 +11,7 @@ struct DiffCommand: Command {
         "source", "NAME", "the backed-up directory to compare (needed when the store backs up several)", .text)
     static let options: [any DeclaredOption] = [valuesOption, sourceOption, CommonOptions.json]
     static let positionalCount = 2...2
+    static let examples = ["llvs diff 3F2A 9C41", "llvs diff 3F2A 9C41 --source ~/Documents"]
 
     struct Entry: Encodable {
         var change: String

@@ -11,6 +11,7 @@ struct HistoryCommand: Command {
         "the backed-up directory PATH is in (its name or path; needed when the store backs up several)", .text)
     static let options: [any DeclaredOption] = [CommonOptions.json, sourceOption]
     static let positionalCount = 1...1
+    static let examples = ["llvs history docs/plan.md", "llvs history ~/Documents/docs/plan.md --json"]
 
     struct Change: Encodable {
         var version: String

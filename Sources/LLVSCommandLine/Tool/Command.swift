@@ -119,6 +119,9 @@ struct CommandContext {
                         "\(name) is a URL, and this command takes a remote's name: add it with `llvs remote add NAME \(name)`, then give NAME."
                     )
                 }
+                if let near = LLVSTool.closest(to: name, among: Array(visible.keys)) {
+                    throw CommandError.notFound("There is no remote called \(name). Did you mean \(near)?")
+                }
                 throw CommandError.notFound(
                     "There is no remote called \(name) for the store \(storePath); add it with `llvs remote add \(name) URL`."
                 )

@@ -207,7 +207,10 @@ struct RemoteRemoveCommand: Command {
             return .notFound("The remote \(name) is kept for all stores, not this store's own; add --all-stores.")
         case (.allStores, true):
             return .notFound("The remote \(name) is this store's own, not kept for all stores; leave out --all-stores.")
-        default: return .notFound("There is no remote called \(name).")
+        default:
+            let kept = try context.remotes().book(level).load().keys
+            let near = LLVSTool.closest(to: name, among: Array(kept)).map { " Did you mean \($0)?" } ?? ""
+            return .notFound("There is no remote called \(name).\(near)")
         }
     }
 }
