@@ -49,7 +49,7 @@ public struct LLVSTool: Sendable {
             .command(StatsCommand.self),
             .command(ForgetCommand.self),
             .command(PruneCommand.self), .command(CheckCommand.self), .command(AuthCommand.self),
-            .command(ConformanceCommand.self),
+            .command(ConformanceCommand.self), .command(GenerateCommand.self),
         ]
     }
 
@@ -84,6 +84,10 @@ public struct LLVSTool: Sendable {
     /// Runs the command the words name; returns its exit code.
     func run(_ words: [String]) async -> ExitCode {
         if words == [Self.refreshHelperCommand] { return await DetachedRefresh.serve() == 0 ? .success : .failure }
+        if words.first == CompletionScripts.helperCommand {
+            await CompletionValues.print(Array(words.dropFirst()), connectors: connectors)
+            return .success
+        }
         var words = Self.movingLeadingStoreOption(words)
         if words.first == "--version" || words.first == "version" {
             print(ToolVersion.text, terminator: "")

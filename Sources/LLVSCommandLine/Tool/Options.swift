@@ -10,16 +10,21 @@ protocol DeclaredOption: Sendable {
     var spec: OptionSpec { get }
     /// Checks a value given on the command line; the error names the option and what it takes.
     func check(_ text: String) throws
+    /// The values it takes when they are a fixed few (for completions and man pages).
+    var choices: [String]? { get }
 }
 
 extension DeclaredOption {
     func check(_ text: String) throws {}
+    var choices: [String]? { nil }
 }
 
 /// What an option's value must be, and the value it stands for.
 struct ValueKind<Value>: Sendable {
     /// What the value must be, for errors: "a number from 1 to 64".
     let expected: String
+    /// The values it takes when they are a fixed few.
+    var choices: [String]? = nil
     let convert: @Sendable (String) -> Value?
 }
 
@@ -27,7 +32,9 @@ extension ValueKind where Value == String {
     static var text: ValueKind { ValueKind(expected: "a value") { $0 } }
     static var nonEmpty: ValueKind { ValueKind(expected: "a value") { $0.isEmpty ? nil : $0 } }
     static func oneOf(_ choices: [String]) -> ValueKind {
-        ValueKind(expected: "one of " + choices.joined(separator: ", ")) { choices.contains($0) ? $0 : nil }
+        ValueKind(expected: "one of " + choices.joined(separator: ", "), choices: choices) {
+            choices.contains($0) ? $0 : nil
+        }
     }
 }
 
@@ -114,6 +121,8 @@ struct Option<Value>: DeclaredOption {
     }
 
     func check(_ text: String) throws { _ = try value(of: text) }
+
+    var choices: [String]? { kind.choices }
 }
 
 /// An option that takes no value (`--json`).
