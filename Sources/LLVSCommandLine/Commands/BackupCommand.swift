@@ -47,7 +47,7 @@ struct BackupCommand: Command {
     static let options: [any DeclaredOption] = [
         toOption, nameOption, checkpointOption, excludeOption, excludeFileOption, excludeCachesOption,
         excludeIfPresentOption, excludeLargerThanOption, oneFileSystemOption, noExcludesOption, forceOption,
-        dryRunOption, CommonOptions.jsonEvents,
+        dryRunOption, CommonOptions.jsonEvents, CommonOptions.quiet,
     ]
     static let positionalCount = 1...1
     static let examples = [
@@ -61,10 +61,13 @@ struct BackupCommand: Command {
     let options: BackupWalk.Options
     let force: Bool
     let json: Bool
+    let quiet: Bool
 
     init(_ arguments: ParsedArguments) throws {
         force = arguments[Self.forceOption]
         json = arguments[CommonOptions.jsonEvents]
+        quiet = arguments[CommonOptions.quiet]
+        guard !(json && quiet) else { throw CommandError.usage("give --json or --quiet, not both") }
         directory = URL(fileURLWithPath: arguments.positionals[0]).standardizedFileURL.path
         remote = arguments[Self.toOption]
         sourceName = arguments[Self.nameOption] ?? directory
@@ -108,12 +111,29 @@ struct BackupCommand: Command {
     }
 
     func run(in context: CommandContext) async throws {
-        let context = context.printingEvents(json)
+        let context = context.printingEvents(json).quieted(quiet)
+        context.log("\(what): started")
         var info = stat()
         guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw CommandError.usage("\(directory) is not a directory; backup takes one")
         }
         let coordinator = try context.openCoordinator()
+        do {
+            try await backUp(coordinator, context: context)
+        } catch {
+            // A failed run is recorded too, so a monitor sees a backup that keeps failing (`llvs status`).
+            if !options.dryRun {
+                try? BackupRunRecord.recordFailure("\(error)", of: sourceName, in: coordinator.store)
+            }
+            throw error
+        }
+    }
+
+    /// What the log lines of `--quiet` call this run.
+    private var what: String { "backup of \(directory)" + (sourceName == directory ? "" : " as \(sourceName)") }
+
+    private func backUp(_ coordinator: StoreCoordinator, context: CommandContext) async throws {
+        let started = Date()
         let store = coordinator.store
         // Held until the backup ends, so a prune of this store releases nothing the walk may name (it waits for a
         // release in progress, which is short).
@@ -124,9 +144,11 @@ struct BackupCommand: Command {
         var sending: (exchange: CloudFileSystemExchange, listing: RemoteListing)?
         if let remote, !options.dryRun {
             let connection = try context.connection(remote)
-            let exchange = try await connection.exchange(for: store)
-            if let sealing = connection.fileSystem as? any SealingFileSystem { _ = try await sealing.keyring.key() }
-            sending = (exchange, try await exchange.remoteListing())
+            sending = try await RemoteRunRecord.noting(connection.name, command: "backup", store: context.storeURL) {
+                let exchange = try await connection.exchange(for: store)
+                if let sealing = connection.fileSystem as? any SealingFileSystem { _ = try await sealing.keyring.key() }
+                return (exchange, try await exchange.remoteListing())
+            }
         }
         InterruptNotice.install(
             "llvs: backup interrupted. What it stored up to its last checkpoint is kept; run the same command again and it resumes from there."
@@ -141,7 +163,7 @@ struct BackupCommand: Command {
         }
         let builder = try store.makeVersionBuilder(basedOn: current)
         let converted = try LegacyBackupLayout.removeAll(from: builder, at: current, in: store)
-        let progressLine = context.events == nil ? BackupProgressLine.shared : nil
+        let progressLine = context.events == nil && !quiet ? BackupProgressLine.shared : nil
         let events = context.events
         let walk = BackupWalk(
             builder: builder, name: sourceName, directory: LocalPath(directory), options: options,
@@ -191,12 +213,27 @@ struct BackupCommand: Command {
         // Only what the remote lacks is sent: merging what other devices sent there is `sync`'s work, and a backup
         // never downloads another machine's backups.
         var sent: SendReport?
-        if let (exchange, listing) = sending {
-            let report = try await exchange.send(remoteVersionIds: listing.versionIds)
-            try await exchange.syncCompleted(listing, retrieved: RetrieveReport(), sent: report)
-            sent = report
+        if let (exchange, listing) = sending, let remote {
+            sent = try await RemoteRunRecord.noting(remote, command: "backup", store: context.storeURL) {
+                let report = try await exchange.send(remoteVersionIds: listing.versionIds)
+                try await exchange.syncCompleted(listing, retrieved: RetrieveReport(), sent: report)
+                guard report.failures.isEmpty else {
+                    for failure in report.failures.prefix(10) { TerminalText.warn("\(failure)") }
+                    throw CommandError.failed(
+                        "\(report.failures.count) version(s) could not be sent to \(remote) (the first: \(report.failures[0])); run the backup again to send them."
+                    )
+                }
+                return report
+            }
         }
         try events?.write(BackupSummary(summary, name: sourceName, dryRun: false, sent: sent, seconds: events?.elapsed))
+        context.log(
+            "\(what): "
+                + (summary.version.map { "version \($0.id)" } ?? "unchanged") + ", \(record.files) files, "
+                + "\(ProgressLine.size(record.bytes)) in all, \(ProgressLine.size(summary.progress.bytesStored)) new"
+                + (sent.map { ", \($0.sent.count) version(s) sent" } ?? "")
+                + (summary.warnings.isEmpty ? "" : ", \(summary.warnings.count) skipped")
+                + String(format: ", %.1f s", Date().timeIntervalSince(started)))
         if let sent {
             var quiet = context
             quiet.events = nil

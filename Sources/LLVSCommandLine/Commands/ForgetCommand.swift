@@ -27,7 +27,7 @@ struct ForgetCommand: Command {
     static let pruneOption = Flag("prune", "then prune, as `llvs prune` does")
     static let options: [any DeclaredOption] = [
         sourceOption, lastOption, hourlyOption, dailyOption, weeklyOption, monthlyOption, yearlyOption, withinOption,
-        dryRunOption, pruneOption, CommonOptions.json,
+        dryRunOption, pruneOption, CommonOptions.json, CommonOptions.quiet,
     ]
     static let positionalCount = 0...0
     static let examples = [
@@ -40,6 +40,7 @@ struct ForgetCommand: Command {
     let dryRun: Bool
     let prune: Bool
     let json: Bool
+    let quiet: Bool
 
     init(_ arguments: ParsedArguments) throws {
         sources = arguments.all(Self.sourceOption)
@@ -50,6 +51,8 @@ struct ForgetCommand: Command {
         dryRun = arguments[Self.dryRunOption]
         prune = arguments[Self.pruneOption]
         json = arguments[CommonOptions.json]
+        quiet = arguments[CommonOptions.quiet]
+        guard !(json && quiet) else { throw CommandError.usage("give --json or --quiet, not both") }
         guard !(json && prune) else {
             throw CommandError.usage("--json prints one answer: give it to forget, or to a prune run after it")
         }
@@ -80,6 +83,9 @@ struct ForgetCommand: Command {
     }
 
     func run(in context: CommandContext) async throws {
+        let context = context.quieted(quiet)
+        let started = Date()
+        context.log("forget (\(Self.text(policy))): started")
         let coordinator = try context.openCoordinator()
         let store = coordinator.store
         guard let current = await coordinator.currentVersionId else {
@@ -130,6 +136,20 @@ struct ForgetCommand: Command {
             context.writeLine("Nothing to forget.")
         }
         if prune { try await PruneCommand.prune(in: context, dryRun: dryRun, json: false) }
+        context.log(
+            "forget (\(Self.text(policy))): \(shown.reduce(0) { $0 + $1.keep.count }) kept, \(count) forgotten"
+                + (prune ? ", pruned" : "") + String(format: ", %.1f s", Date().timeIntervalSince(started)))
+    }
+
+    /// The policy as the rules of its options: `last 3, daily 7, within 1y`.
+    static func text(_ policy: RetentionPolicy) -> String {
+        let counts: [(String, Int?)] = [
+            ("last", policy.last), ("hourly", policy.hourly), ("daily", policy.daily), ("weekly", policy.weekly),
+            ("monthly", policy.monthly), ("yearly", policy.yearly),
+        ]
+        return
+            (counts.compactMap { name, count in count.map { "\(name) \($0)" } }
+            + (policy.within.map { ["within \($0)"] } ?? [])).joined(separator: ", ")
     }
 
     static func shown(_ item: ForgetPlan.Item) -> Shown {

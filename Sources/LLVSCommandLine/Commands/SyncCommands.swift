@@ -82,6 +82,7 @@ struct SyncCommand: Command {
         .integer(1...86_400))
     static let options: [any DeclaredOption] = [
         ArbiterOption.arbiter, ArbiterOption.mergeBranches, watchOption, maximumPauseOption, CommonOptions.jsonEvents,
+        CommonOptions.quiet,
     ]
     static let positionalCount = 0...1
 
@@ -92,9 +93,11 @@ struct SyncCommand: Command {
     let maximumPause: Duration
 
     let json: Bool
+    let quiet: Bool
 
     init(_ arguments: ParsedArguments) throws {
         json = arguments[CommonOptions.jsonEvents]
+        quiet = arguments[CommonOptions.quiet]
         (remote, arbiter) = try ArbiterOption.remoteAndArbiter(arguments)
         selection = ArbiterOption.selection(arguments)
         watch = arguments[Self.watchOption]
@@ -104,14 +107,20 @@ struct SyncCommand: Command {
     }
 
     func run(in context: CommandContext) async throws {
-        let context = context.printingEvents(json)
+        let context = context.printingEvents(json).quieted(quiet)
         let coordinator = try context.openCoordinator()
         let connection = try context.connection(remote)
         let exchange = try await connection.exchange(for: coordinator.store)
         let selection = selection, arbiter = arbiter
         /// One sync; `quiet`: say nothing when nothing moved (a watch prints only what happened). Whether anything
         /// moved, for the watch's back-off.
+        let storeURL = context.storeURL
         @Sendable func sync(quiet: Bool) async throws -> Bool {
+            try await RemoteRunRecord.noting(connection.name, command: "sync", store: storeURL) {
+                try await syncOnce(quiet: quiet)
+            }
+        }
+        @Sendable func syncOnce(quiet: Bool) async throws -> Bool {
             let before = await coordinator.currentVersionId
             let result = try await coordinator.exchange(with: exchange, selection: selection, resolvingWith: arbiter)
             if case .fullListingAfterExpiredCursor(let reason) = result.listing {
@@ -125,6 +134,10 @@ struct SyncCommand: Command {
             guard moved || failed || !quiet else { return false }
             try report(
                 result.retrieve, result.send, context: context, version: current, decided: decided, arbiter: arbiter)
+            context.log(
+                "sync with \(connection.name): \(result.retrieve.retrieved.count) retrieved, \(result.send.sent.count) sent"
+                    + (decided.isEmpty ? "" : ", \(decided.count) conflict(s) decided")
+                    + "; at \(current?.rawValue ?? "(none)")")
             return moved
         }
         _ = try await sync(quiet: false)
@@ -172,8 +185,10 @@ struct PushCommand: Command {
         let context = context.printingEvents(json)
         let store = try context.openCoordinator().store
         let connection = try context.connection(remote)
-        let sent = try await connection.exchange(for: store).send()
-        try report(nil, sent, context: context)
+        try await RemoteRunRecord.noting(connection.name, command: "push", store: context.storeURL) {
+            let sent = try await connection.exchange(for: store).send()
+            try report(nil, sent, context: context)
+        }
         DefaultRemoteOption.remember(connection, named: remote != nil, setDefault: setDefault, context: context)
     }
 }
@@ -205,22 +220,48 @@ struct PullCommand: Command {
         let context = context.printingEvents(json)
         let coordinator = try context.openCoordinator()
         let connection = try context.connection(remote)
-        try await connection.requireStore(knownTo: coordinator.store)
-        let exchange = try await connection.exchange(for: coordinator.store, storeRequired: true)
-        let retrieved = try await coordinator.store.receivingInBulk { try await exchange.retrieve() }
-        DefaultRemoteOption.remember(connection, named: remote != nil, setDefault: setDefault, context: context)
-        let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter)
-        try report(
-            retrieved, nil, context: context, version: merged?.id, decided: arbiter.takeDecisions(), arbiter: arbiter)
+        try await RemoteRunRecord.noting(connection.name, command: "pull", store: context.storeURL) {
+            try await connection.requireStore(knownTo: coordinator.store)
+            let exchange = try await connection.exchange(for: coordinator.store, storeRequired: true)
+            let retrieved = try await coordinator.store.receivingInBulk { try await exchange.retrieve() }
+            DefaultRemoteOption.remember(connection, named: remote != nil, setDefault: setDefault, context: context)
+            let merged = try await coordinator.mergeHeads(selection: selection, resolvingWith: arbiter)
+            try report(
+                retrieved, nil, context: context, version: merged?.id, decided: arbiter.takeDecisions(),
+                arbiter: arbiter)
+        }
     }
 }
 
 struct StatusCommand: Command {
     static let name = "status"
-    static let summary = "Show the current version and heads, and with a remote what each side lacks."
+    static let summary =
+        "Show the current version and heads, with a remote what each side lacks, and when each backup and each remote last ran and last worked."
     static let arguments = "[REMOTE]"
-    static let options: [any DeclaredOption] = [CommonOptions.json]
+    static let localOption = Flag(
+        "local", "only what this store knows: do not ask the remote what it lacks (for a monitor, say)")
+    static let options: [any DeclaredOption] = [CommonOptions.json, localOption]
     static let positionalCount = 0...1
+    static let examples = ["llvs status", "llvs status --local --json"]
+
+    /// A backed-up source: its last complete backup, and this machine's last run of it.
+    struct SourceStatus: Encodable {
+        var name: String
+        var lastBackup: Date?
+        var lastRun: Date?
+        var lastSuccess: Date?
+        var lastRunChanged: Bool?
+        var error: String?
+    }
+
+    /// A remote: this store's last exchange with it.
+    struct RemoteStatus: Encodable {
+        var name: String
+        var lastRun: Date?
+        var lastSuccess: Date?
+        var lastCommand: String?
+        var error: String?
+    }
 
     struct Status: Encodable {
         var store: String
@@ -233,14 +274,19 @@ struct StatusCommand: Command {
         var missingThere: Int?
         /// The remote this store last synced with (what `llvs sync` uses when several are configured and none is named).
         var lastSyncedWith: String?
+        var sources: [SourceStatus] = []
+        var remotes: [RemoteStatus] = []
     }
 
     let remote: String?
     let json: Bool
+    let local: Bool
 
     init(_ arguments: ParsedArguments) throws {
         remote = arguments.positionals.first
-        json = arguments[CommonOptions.jsonEvents]
+        json = arguments[CommonOptions.json]
+        local = arguments[Self.localOption]
+        if local, remote != nil { throw CommandError.usage("--local asks no remote; leave out \(remote ?? "")") }
     }
 
     func run(in context: CommandContext) async throws {
@@ -251,7 +297,28 @@ struct StatusCommand: Command {
             heads: history.heads.map(\.rawValue).sorted(), versionCount: history.count)
         let configured = try context.remotes().visible()
         status.lastSyncedWith = RememberedRemote(store: context.storeURL).name
-        if remote != nil || configured.count == 1 || status.lastSyncedWith.map({ configured[$0] != nil }) == true {
+        if let current = await coordinator.currentVersionId {
+            let runs = BackupRunRecord.all(in: coordinator.store)
+            var names = Set(runs.keys)
+            let records = try BackupReader(store: coordinator.store).records(at: current)
+            names.formUnion(records.map(\.name))
+            status.sources = names.sorted().map { name in
+                let run = runs[name]
+                return SourceStatus(
+                    name: name, lastBackup: records.first { $0.name == name }?.date, lastRun: run?.date,
+                    lastSuccess: run?.lastSuccess, lastRunChanged: run?.changed, error: run?.error)
+            }
+        }
+        let remoteRuns = RemoteRunRecord.all(in: context.storeURL)
+        status.remotes = Set(configured.keys).union(remoteRuns.keys).sorted().map { name in
+            let run = remoteRuns[name]
+            return RemoteStatus(
+                name: name, lastRun: run?.date, lastSuccess: run?.lastSuccess, lastCommand: run?.command,
+                error: run?.error)
+        }
+        if !local,
+            remote != nil || configured.count == 1 || status.lastSyncedWith.map({ configured[$0] != nil }) == true
+        {
             let connection = try context.connection(remote)
             // From the change feed where the store keeps a position for this remote (one request), else a listing.
             let remoteIds = try await connection.exchange(for: coordinator.store, writing: false).remoteListing()
@@ -274,6 +341,17 @@ struct StatusCommand: Command {
             context.writeLine(
                 "Last synced with \(last)\(configured.count > 1 ? " (what `llvs sync` uses when no remote is named)" : "")."
             )
+        }
+        func when(_ date: Date?) -> String { date.map(VersionSummary.format) ?? "never" }
+        for source in status.sources {
+            context.writeLine(
+                "Backup \(source.name): last backup \(when(source.lastBackup)); last run here \(when(source.lastRun))"
+                    + (source.error.map { ", which failed: \($0); last success \(when(source.lastSuccess))" } ?? ""))
+        }
+        for remote in status.remotes where remote.lastRun != nil {
+            context.writeLine(
+                "Remote \(remote.name): last \(remote.lastCommand ?? "exchange") \(when(remote.lastRun))"
+                    + (remote.error.map { ", which failed: \($0); last success \(when(remote.lastSuccess))" } ?? ""))
         }
     }
 }

@@ -82,10 +82,16 @@ enum ManPages {
         ".TH \(title) 1 \"\(day)\" \"llvs \(ToolVersion.release)\" \"LLVS for Linux\"\n"
     }
 
-    /// Text as roff shows it: backslashes and hyphens escaped, and a line that would start with `.` or `'` (a
-    /// request) guarded.
+    /// Text as roff shows it: backslashes and hyphens escaped, characters past ASCII as `\[uXXXX]` (troff reads
+    /// bytes), and a line that would start with `.` or `'` (a request) guarded.
     static func escaped(_ text: String) -> String {
-        let plain = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        let plain = text.unicodeScalars.map { scalar in
+            switch scalar {
+            case "\\": "\\e"
+            case "-": "\\-"
+            default: scalar.isASCII ? String(scalar) : String(format: "\\[u%04X]", scalar.value)
+            }
+        }.joined()
         return plain.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.hasPrefix(".") || line.hasPrefix("'") ? "\\&" + line : String(line)
         }.joined(separator: "\n")

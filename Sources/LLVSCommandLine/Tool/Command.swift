@@ -175,9 +175,26 @@ struct CommandContext {
 
     /// Set by a command given `--json` that prints events (`JSONEvents`): its lines for people go to standard error.
     var events: JSONEvents?
+    /// Set by `--quiet` (what scheduled runs use): the lines for people are not printed, and the command logs one
+    /// line when it starts and one when it ends, with its figures, to standard error (the journal, under systemd).
+    var quiet = false
 
     func write(_ text: String) {
+        guard !quiet else { return }
         (events == nil ? FileHandle.standardOutput : FileHandle.standardError).write(Data(text.utf8))
+    }
+
+    /// A line of a `--quiet` run's log.
+    func log(_ text: String) {
+        guard quiet else { return }
+        FileHandle.standardError.write(Data(("llvs " + TerminalText.escaped(text) + "\n").utf8))
+    }
+
+    /// This context with `--quiet` on when `quiet`.
+    func quieted(_ quiet: Bool) -> CommandContext {
+        var context = self
+        context.quiet = quiet
+        return context
     }
 
     /// This context with `--json` events on when `json`.

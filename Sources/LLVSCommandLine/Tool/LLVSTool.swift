@@ -49,7 +49,7 @@ public struct LLVSTool: Sendable {
             .command(StatsCommand.self),
             .command(ForgetCommand.self),
             .command(PruneCommand.self), .command(CheckCommand.self), .command(AuthCommand.self),
-            .command(ConformanceCommand.self), .command(GenerateCommand.self),
+            .group(ScheduleCommands.group), .command(ConformanceCommand.self), .command(GenerateCommand.self),
         ]
     }
 

@@ -156,6 +156,10 @@ enum CommonOptions {
     static let json = Flag("json", "print JSON")
     /// `--json` of the commands that run a while (`JSONEvents`).
     static let jsonEvents = Flag("json", "print progress and a summary as JSON, one object per line")
+    /// What scheduled runs use (`CommandContext.quiet`).
+    static let quiet = Flag(
+        "quiet", "print only a line when the run starts and one when it ends (with its figures), to standard error",
+        short: "q")
     /// `-n`, as restic, rsync and make take it.
     static func dryRun(_ help: String) -> Flag { Flag("dry-run", help, short: "n") }
 }
