@@ -16,6 +16,27 @@ import Glibc
         try await tests.run(arguments, input: input)
     }
     var folder: URL { tests.directory }
+
+    /// Starts `llvs` with the test's configuration and returns it running, for a test that acts on it while it works
+    /// (a kill, Ctrl-C); its standard error goes to the file `errors`, or nowhere.
+    func startLLVS(_ arguments: [String], errors: String? = nil) throws -> ChildProcess {
+        let process = ChildProcess()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = folder
+        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in
+            new
+        }
+        process.standardOutput = nil
+        if let errors {
+            FileManager.default.createFile(atPath: errors, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        } else {
+            process.standardError = nil
+        }
+        try process.run()
+        return process
+    }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
     /// Every entry under `root`: kind, contents (or link target), mode and modification time.

@@ -167,16 +167,7 @@ extension BackupCommandTests {
                     }.count
             }
         }
-        let process = ChildProcess()
-        process.executableURL = CommandLineTests.binary
-        process.arguments = ["backup", path("source"), "--checkpoint-every", "2", "--to", "home"]
-        process.currentDirectoryURL = folder
-        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in
-            new
-        }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try startLLVS(["backup", path("source"), "--checkpoint-every", "2", "--to", "home"])
         // Waits for the events themselves: version files appearing in the store, or on the remote. On this thread,
         // not as a task: with the whole suite running, the shared task threads can be busy for longer than the backup
         // takes, and the kill would come too late.

@@ -71,19 +71,10 @@ extension BackupCommandTests {
         for index in 0..<30 {
             try write(path("home/video/part\(index).bin"), SeededGenerator.bytes(1 << 20, seed: UInt64(100 + index)))
         }
-        let process = ChildProcess()
-        process.executableURL = CommandLineTests.binary
-        process.arguments = ["backup", path("home"), "--name", "home", "--checkpoint-every", "2"]
-        process.currentDirectoryURL = folder
-        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in
-            new
-        }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
         let versions = path(".llvs/versions")
         func count() -> Int { (try? FileManager.default.subpathsOfDirectory(atPath: versions).count) ?? 0 }
         let before = count()
-        try process.run()
+        let process = try startLLVS(["backup", path("home"), "--name", "home", "--checkpoint-every", "2"])
         try FileEvents.wait(in: [versions], until: { count() > before }, while: { process.isRunning })
         kill(process.processIdentifier, SIGINT)
         process.waitUntilExit()

@@ -97,17 +97,7 @@ extension BackupCommandTests {
         }
         #expect(try await llvs("init").status == 0)
         let errors = path("backup.err")
-        FileManager.default.createFile(atPath: errors, contents: nil)
-        let process = ChildProcess()
-        process.executableURL = CommandLineTests.binary
-        process.arguments = ["backup", path("src"), "--checkpoint-every", "2"]
-        process.currentDirectoryURL = folder
-        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in
-            new
-        }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-        try process.run()
+        let process = try startLLVS(["backup", path("src"), "--checkpoint-every", "2"], errors: errors)
         let versions = path(".llvs/versions")
         func committed() -> Int {
             ((try? FileManager.default.subpathsOfDirectory(atPath: versions)) ?? []).filter {
