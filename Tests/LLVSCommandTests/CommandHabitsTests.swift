@@ -44,7 +44,7 @@ extension BackupCommandTests {
         #expect(dry.text.contains("--dry-run"), "\(dry.text)")
         let help = try await llvs("forget", "--help")
         #expect(help.text.contains("-n, --dry-run"), "\(help.text)")
-        let unknown = try await llvs("forget", "-q", "--keep-last", "1")
+        let unknown = try await llvs("forget", "-z", "--keep-last", "1")
         #expect(unknown.status == 2 && unknown.error.contains("unknown option"), "\(unknown.error)")
     }
 
