@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "LLVSCloudService", targets: ["LLVSCloudService"]),
         .library(name: "LLVSMocks", targets: ["LLVSMocks"]),
         .library(name: "LLVSCommandLine", targets: ["LLVSCommandLine"]),
+        .library(name: "LLVSMount", targets: ["LLVSMount"]),
     ] + connectors.map { .library(name: "LLVS" + $0.folder, targets: ["LLVS" + $0.folder]) } + [
         .executable(name: "llvs-mock", targets: ["llvs-mock"]),
         .executable(name: "llvs", targets: ["llvs"]),
@@ -56,6 +57,10 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]),
         // glibc's own headers for the calls the Glibc module leaves out (extended attributes).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // libfuse 3, for `llvs mount`.
+        .systemLibrary(
+            name: "CFuse3", path: "Sources/CFuse3", pkgConfig: "fuse3",
+            providers: [.apt(["libfuse3-dev"])]),
         // Whole-buffer deflate and CRC-32: twice zlib's speed on the tens of thousands of small zip entries of a
         // snapshot. zlib stays for what is streamed in pieces (large entries, of any size).
         .systemLibrary(
@@ -96,6 +101,8 @@ let package = Package(
         // Retention beside the backups: which backups a policy keeps (forget), the marks that forget them, and the
         // check of a store's history and kept backups.
         .target(name: "LLVSRetention", dependencies: ["LLVS", "LLVSSupport", "LLVSBackup"]),
+        // Backups and versions as a read-only file system, on libfuse 3.
+        .target(name: "LLVSMount", dependencies: ["LLVS", "LLVSSupport", "LLVSBackup", "LLVSRetention", "CFuse3"]),
 
         // Client-side encryption of a remote's files (Argon2id-wrapped key, XChaCha20-Poly1305 in chunks), as a file
         // system over any other, so every exchange, snapshot and backup works unchanged on an encrypted remote.
@@ -132,7 +139,7 @@ let package = Package(
                 name: "LLVSCommandLine",
                 dependencies: [
                     "LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSRetention", "LLVSEncryption", "LLVSHTTP",
-                    "LLVSCloudService", "LLVSConformance",
+                    "LLVSCloudService", "LLVSConformance", "LLVSMount",
                 ] + connectorTargets),
             .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
 

@@ -52,7 +52,12 @@ public enum RawName {
 
     /// Calls `body` with the name's bytes as a C string.
     public static func withCString<T>(_ name: String, _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
-        let bytes = decode(name).map { CChar(bitPattern: $0) } + [0]
+        try withCString(bytes: decode(name), body)
+    }
+
+    /// Calls `body` with raw name bytes as a C string.
+    public static func withCString<T>(bytes: [UInt8], _ body: (UnsafePointer<CChar>) throws -> T) rethrows -> T {
+        let bytes = bytes.map { CChar(bitPattern: $0) } + [0]
         return try bytes.withUnsafeBufferPointer { try body($0.baseAddress!) }
     }
 }

@@ -95,6 +95,8 @@ struct SyncCommand: Command {
     let json: Bool
     let quiet: Bool
 
+    var runsUntilStopped: Bool { watch }
+
     init(_ arguments: ParsedArguments) throws {
         json = arguments[CommonOptions.jsonEvents]
         quiet = arguments[CommonOptions.quiet]

@@ -19,6 +19,9 @@ protocol Command {
     /// Command lines shown at the end of its help, each a use people reach for first.
     static var examples: [String] { get }
 
+    /// Whether it runs until it is stopped (`sync --watch`, `mount`), so `$LLVS_DEADLINE` does not apply.
+    var runsUntilStopped: Bool { get }
+
     init(_ arguments: ParsedArguments) throws
     func run(in context: CommandContext) async throws
 }
@@ -29,6 +32,7 @@ extension Command {
     static func moreHelp(_ connectors: ConnectorRegistry) -> String { "" }
     static var examples: [String] { [] }
     static var positionalCount: ClosedRange<Int> { 0...0 }
+    var runsUntilStopped: Bool { false }
 
     /// `path` is how the command is called (`remote add`).
     static func help(path: String, connectors: ConnectorRegistry) -> String {

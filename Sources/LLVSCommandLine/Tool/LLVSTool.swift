@@ -46,7 +46,7 @@ public struct LLVSTool: Sendable {
             .command(RestoreCommand.self),
             .command(HistoryCommand.self), .command(BackupsCommand.self), .command(SnapshotsCommand.self),
             .command(ListCommand.self), .command(DumpCommand.self), .command(FindCommand.self),
-            .command(StatsCommand.self),
+            .command(StatsCommand.self), .command(MountCommand.self),
             .command(ForgetCommand.self),
             .command(PruneCommand.self), .command(CheckCommand.self), .command(AuthCommand.self),
             .group(ScheduleCommands.group), .command(ConformanceCommand.self), .command(GenerateCommand.self),
@@ -167,7 +167,6 @@ public struct LLVSTool: Sendable {
             return .success
         }
         do {
-            try Self.startDeadline()
             let arguments = try ParsedArguments(
                 words, options: command.options(connectors) + [CommandContext.storeOption])
             guard command.positionalCount.contains(arguments.positionals.count) else {
@@ -177,6 +176,7 @@ public struct LLVSTool: Sendable {
             }
             let context = CommandContext(storeOption: arguments[CommandContext.storeOption], connectors: connectors)
             let made = try command.init(arguments)
+            if !made.runsUntilStopped { try Self.startDeadline() }
             try await made.run(in: context)
             return .success
         } catch let error as ConnectorKindError {

@@ -1,0 +1,166 @@
+import Foundation
+import LLVSSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `llvs mount` on this machine's FUSE: a store with three backups and app values on two branches, mounted, browsed
+/// with the file system's own calls and compared with the trees backed up and with `llvs get`, then unmounted by
+/// Ctrl-C; a mount point a killed mount left behind is named with the command that clears it.
+extension BackupCommandTests {
+    static let fuseAvailable =
+        FileManager.default.fileExists(atPath: "/dev/fuse") && UserUnitsLookup.find("fusermount3") != nil
+
+    /// A running `llvs mount`, ready once it said so on standard output.
+    struct RunningMount {
+        let process: ChildProcess
+        let point: String
+
+        /// SIGINT, as Ctrl-C: the mount comes down and the process ends.
+        func stop() {
+            kill(process.processIdentifier, SIGINT)
+            process.waitUntilExit()
+        }
+    }
+
+    func mount(at point: String, store: String) throws -> RunningMount {
+        try FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
+        let process = ChildProcess()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = ["mount", point, "--store", store]
+        process.currentDirectoryURL = folder
+        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in
+            new
+        }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = nil
+        try process.run()
+        // Waits for the line the mount prints once the kernel has it (or for the end of its output, if it failed).
+        var said = Data()
+        while !said.contains(UInt8(ascii: "\n")) {
+            let piece = output.fileHandleForReading.availableData
+            if piece.isEmpty { break }
+            said.append(piece)
+        }
+        let line = String(decoding: said, as: UTF8.self)
+        guard line.hasPrefix("Mounted") else {
+            process.waitUntilExit()
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "llvs mount said: \(line)"])
+        }
+        return RunningMount(process: process, point: point)
+    }
+
+    @Test(.enabled(if: fuseAvailable || CIEnvironment.requiresEveryTest, "needs /dev/fuse and fusermount3 (fuse3)"))
+    func aMountShowsEveryBackupAndEveryVersionAsTheyWere() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        // Three backups: a first tree; a change, an addition and a removal; a large file added.
+        try write(path("tree/notes.txt"), Data("first".utf8))
+        try write(path("tree/docs/plan.md"), Data("# plan".utf8))
+        try write(path("tree/docs/old.txt"), Data("old".utf8))
+        try FileManager.default.createSymbolicLink(atPath: path("tree/link"), withDestinationPath: "notes.txt")
+        chmod(path("tree/notes.txt"), 0o640)
+        var trees: [[String: String]] = []
+        for round in 0..<3 {
+            if round == 1 {
+                try write(path("tree/notes.txt"), Data("second, longer".utf8))
+                try write(path("tree/docs/new.txt"), Data("new".utf8))
+                try FileManager.default.removeItem(atPath: path("tree/docs/old.txt"))
+            }
+            if round == 2 {
+                try write(path("tree/big.bin"), SeededGenerator.bytes(12 << 20, seed: 7))
+            }
+            let backup = try await llvs("backup", path("tree"), "--name", "tree", "--store", store)
+            #expect(backup.status == 0, "\(backup.error)")
+            trees.append(try snapshot(of: path("tree")))
+        }
+        // App values on two branches.
+        let base = try await llvs("put", "notes/a", "-", "--store", store, input: Data("A".utf8))
+        let baseVersion = base.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await llvs("put", "notes/b", "-", "--store", store, input: Data("B".utf8)).status == 0)
+        #expect(
+            try await llvs(
+                "put", "notes/c", "-", "--on", baseVersion, "--branch", "side", "--store", store,
+                input: Data("C".utf8)
+            ).status == 0)
+
+        let mounted = try mount(at: path("mnt"), store: store)
+        defer { if mounted.process.isRunning { mounted.stop() } }
+        let root = path("mnt")
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: root)) == [
+                "sources", "versions", "heads", "current",
+            ])
+        let times = try FileManager.default.contentsOfDirectory(atPath: root + "/sources/tree").sorted()
+        #expect(times.count == 4 && times.last == "latest", "\(times)")
+        for (index, time) in times.dropLast().enumerated() {
+            let seen = try snapshot(of: root + "/sources/tree/" + time)
+            let differing = Set(seen.keys).union(trees[index].keys).filter { seen[$0] != trees[index][$0] }.sorted()
+            #expect(
+                differing.isEmpty,
+                "backup \(index + 1) at \(time): \(differing.map { "\($0): \(seen[$0] ?? "-") vs \(trees[index][$0] ?? "-")" })"
+            )
+        }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: root + "/sources/tree/latest") == times[2])
+        #expect(
+            try String(contentsOfFile: root + "/sources/tree/latest/notes.txt", encoding: .utf8) == "second, longer")
+
+        // Reads at any offset, across chunk boundaries, give the file's bytes.
+        let source = try Data(contentsOf: URL(fileURLWithPath: path("tree/big.bin")))
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: root + "/sources/tree/latest/big.bin"))
+        for offset in [0, 1 << 20, (4 << 20) - 100, 5_555_555, (12 << 20) - 10] {
+            try handle.seek(toOffset: UInt64(offset))
+            let piece = try handle.read(upToCount: 300_000) ?? Data()
+            #expect(piece == source.subdata(in: offset..<min(offset + 300_000, source.count)), "at \(offset)")
+        }
+        // A file held open does not keep the mount up once asked down; this one is closed here.
+        try handle.close()
+        // Nothing can be written.
+        #expect(open(root + "/sources/tree/latest/notes.txt", O_WRONLY) == -1 && errno == EROFS)
+
+        // Versions: each value as a file, as `llvs get` gives it; heads and current as links.
+        let heads = try FileManager.default.contentsOfDirectory(atPath: root + "/heads")
+        #expect(heads.count == 2, "\(heads)")
+        for head in heads {
+            let folder = root + "/heads/" + head + "/notes"
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
+                let got = try await llvs("get", "notes/" + name, "--at", head, "--store", store)
+                #expect(
+                    try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)) == got.output, "\(head) \(name)")
+            }
+        }
+        let current = try FileManager.default.destinationOfSymbolicLink(atPath: root + "/current")
+        #expect(current.hasPrefix("versions/"))
+        #expect(try String(contentsOfFile: root + "/current/notes/a", encoding: .utf8) == "A")
+
+        mounted.stop()
+        #expect(mounted.process.terminationStatus == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root).isEmpty, "unmounted")
+    }
+
+    @Test(.enabled(if: fuseAvailable || CIEnvironment.requiresEveryTest, "needs /dev/fuse and fusermount3 (fuse3)"))
+    func aMountPointLeftByAKilledMountIsNamedWithTheCommandThatClearsIt() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        let mounted = try mount(at: path("mnt"), store: store)
+        kill(mounted.process.processIdentifier, SIGKILL)
+        mounted.process.waitUntilExit()
+        defer { _ = try? runFusermount(["-u", path("mnt")]) }
+        let again = try await llvs("mount", path("mnt"), "--store", store)
+        #expect(again.status == 1, "\(again.error)")
+        #expect(again.error.contains("fusermount3 -u \(path("mnt"))"), "\(again.error)")
+    }
+
+    func runFusermount(_ arguments: [String]) throws -> Int32 {
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: try #require(UserUnitsLookup.find("fusermount3")))
+        process.arguments = arguments
+        process.standardOutput = nil
+        process.standardError = nil
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
