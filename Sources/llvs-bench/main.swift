@@ -54,6 +54,11 @@ import LLVSConformance
 // `forget --keep-last KEEP --prune` on llvs and restic: bytes on disk after, the times, and whether every kept backup
 // restores identical.
 //
+//   swift build -c release && .build/release/llvs-bench mount [--size-mib 2048] [--files 200000] [--work DIR]
+//
+// `mount`: `cat` of a large file and `find | wc -l` of many small ones through `llvs mount` and `restic mount` of the
+// same data, and each mount process's peak memory.
+//
 //   swift run -c release llvs-bench models [--models 100000] [--rows 10000] [--runs 3]
 //
 // `models`: a projection pass over many changed models against inserting the same rows with one prepared statement,
@@ -227,6 +232,7 @@ let usage = """
            llvs-bench encryption [--files 20000] [--size-mib 1024] [--runs 3]
            llvs-bench repository [--runs 1] [--work DIR]
            llvs-bench retention [--rounds 10] [--keep 3] [--work DIR]
+           llvs-bench mount [--size-mib 2048] [--files 200000] [--work DIR]
            llvs-bench listing [--entries 10000] [--runs 5] [--remote webdav|gdrive]
            llvs-bench models [--models 100000] [--rows 10000] [--runs 3]
 
@@ -269,6 +275,8 @@ do {
         try repositoryBenchmark(words)
     case "retention":
         try retentionBenchmark(words)
+    case "mount":
+        try mountBenchmark(words)
     case "models":
         try await modelsBenchmark(words)
     case "listing":

@@ -180,7 +180,9 @@ extension BackupCommandTests {
             #expect(read(fd, &buffer, buffer.count) == -1 && errno == EIO)
             close(fd)
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: latest + "fine.bin")) == SeededGenerator.bytes(700_000, seed: 4243))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: latest + "fine.bin"))
+                == SeededGenerator.bytes(700_000, seed: 4243))
         mounted.stop()
         let told = try String(contentsOfFile: errors, encoding: .utf8)
         #expect(told.components(separatedBy: "victim.bin").count == 2, "told once, with the path: \(told)")
