@@ -23,7 +23,7 @@ extension BackupCommandTests {
     @Test func everyBackupCommandsHelpHasOptionsAndExamples() async throws {
         for command in [
             "backup", "restore", "snapshots", "ls", "dump", "find", "diff", "history", "stats", "forget", "prune",
-            "check",
+            "check", "mount", "generate",
         ] {
             let help = try await tests.run([command, "--help"])
             #expect(help.status == 0, "\(command)")
