@@ -132,7 +132,15 @@ public enum FuseMount {
 
     static let operations: fuse_operations = {
         var operations = fuse_operations()
-        operations.`init` = { _, configuration in
+        operations.`init` = { connection, configuration in
+            // Symlinks (`latest`, `current`, `heads/…`) kept by the kernel, and every listing sent with each entry's
+            // attributes (readdirplus, not only when the kernel guesses a lookup follows), so `ls -l` or `find` of a
+            // large folder is not one request per entry.
+            if let connection {
+                let capable = connection.pointee.capable
+                connection.pointee.want |= capable & UInt32(FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_READDIRPLUS)
+                connection.pointee.want &= ~UInt32(FUSE_CAP_READDIRPLUS_AUTO)
+            }
             // Nothing in the mount ever changes: the kernel may keep what it read, names and attributes for long.
             configuration?.pointee.kernel_cache = 1
             configuration?.pointee.entry_timeout = 3600
