@@ -40,10 +40,7 @@ public struct BackupRunRecord: Codable, Equatable, Sendable {
 
     /// Every source's last run; empty when none was recorded (or the file is unreadable: it is only a convenience).
     public static func all(in store: Store) -> [String: BackupRunRecord] {
-        guard let data = try? POSIX.readFile(path(in: store)) else { return [:] }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return (try? decoder.decode([String: BackupRunRecord].self, from: data)) ?? [:]
+        ISO8601JSON.read([String: BackupRunRecord].self, from: path(in: store)) ?? [:]
     }
 
     /// Records a run of `source`, replacing its last one. Two runs at once may each keep only their own source's
@@ -51,9 +48,6 @@ public struct BackupRunRecord: Codable, Equatable, Sendable {
     public static func record(_ run: BackupRunRecord, of source: String, in store: Store) throws {
         var runs = all(in: store)
         runs[source] = run
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        try POSIX.writeAtomically(try encoder.encode(runs), to: path(in: store))
+        try ISO8601JSON.write(runs, to: path(in: store))
     }
 }

@@ -90,7 +90,7 @@ public enum ExtendedAttributes {
     /// Sets `attributes` on the file open as `fd`; returns the names that could not be set, with why.
     static func write(_ attributes: [ExtendedAttribute], toOpenFile fd: Int32) -> [(name: String, reason: String)] {
         attributes.compactMap { attribute in
-            let done = withCName(attribute.name) { name in
+            let done = OpenDirectory.withName(attribute.name) { name in
                 attribute.value.withUnsafeBytes { fsetxattr(fd, name, $0.baseAddress, $0.count, 0) }
             }
             return done == 0 ? nil : (RawName.encode(attribute.name), String(cString: strerror(errno)))
@@ -105,7 +105,7 @@ public enum ExtendedAttributes {
     )] {
         withPath(RawName.decode(name), in: folder) { path in
             attributes.compactMap { attribute in
-                let done = withCName(attribute.name) { attributeName in
+                let done = OpenDirectory.withName(attribute.name) { attributeName in
                     attribute.value.withUnsafeBytes { lsetxattr(path, attributeName, $0.baseAddress, $0.count, 0) }
                 }
                 return done == 0 ? nil : (RawName.encode(attribute.name), String(cString: strerror(errno)))
@@ -123,9 +123,5 @@ public enum ExtendedAttributes {
 
     private static func withPath<T>(_ name: [UInt8], in folder: Int32, _ body: (UnsafePointer<CChar>) -> T) -> T {
         OpenDirectory.withName(Array("/proc/self/fd/\(folder)/".utf8) + name, body)
-    }
-
-    private static func withCName<T>(_ name: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
-        OpenDirectory.withName(name, body)
     }
 }

@@ -99,8 +99,10 @@ public enum FuseMount {
         }
     }
 
-    /// The handle, for the loop's thread and the signal handlers' (libfuse's exit and unmount of it are made under the
-    /// state's lock, once).
+    /// The `struct fuse *` handed to the loop's thread and the signal handlers'. Safe to share: the pointer itself is
+    /// never written, the loop is libfuse's own multi-threaded code, and the only other calls on it (`fuse_exit`,
+    /// `fuse_unmount`) are made once, under the state's lock, which libfuse documents as callable from another thread
+    /// to end its loop; `fuse_destroy` runs only after the loop has returned.
     private struct SendableFuse: @unchecked Sendable {
         let pointer: OpaquePointer
         init(_ pointer: OpaquePointer) { self.pointer = pointer }

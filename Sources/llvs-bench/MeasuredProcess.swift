@@ -70,16 +70,9 @@ private let timeBinary = "/usr/bin/time"
 
 /// The output of a short command, for version strings.
 func output(of arguments: [String]) -> String? {
-    let process = ChildProcess()
-    process.executableURL = URL(fileURLWithPath: arguments[0])
-    process.arguments = Array(arguments.dropFirst())
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return nil }
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+    ChildProcess.output(of: URL(fileURLWithPath: arguments[0]), Array(arguments.dropFirst())).flatMap {
+        $0.status == 0 ? $0.output : nil
+    }
 }
 
 /// Writes out every file system's dirty data before a timed run, so a run does not pay for the previous one's

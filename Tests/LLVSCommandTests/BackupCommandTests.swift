@@ -18,8 +18,9 @@ import Glibc
     var folder: URL { tests.directory }
 
     /// Starts `llvs` with the test's configuration and returns it running, for a test that acts on it while it works
-    /// (a kill, Ctrl-C); its standard error goes to the file `errors`, or nowhere.
-    func startLLVS(_ arguments: [String], errors: String? = nil) throws -> ChildProcess {
+    /// (a kill, Ctrl-C); its standard output goes to `output`, or nowhere, and its standard error to the file
+    /// `errors`, or nowhere.
+    func startLLVS(_ arguments: [String], output: Pipe? = nil, errors: String? = nil) throws -> ChildProcess {
         let process = ChildProcess()
         process.executableURL = CommandLineTests.binary
         process.arguments = arguments
@@ -27,7 +28,7 @@ import Glibc
         process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in
             new
         }
-        process.standardOutput = nil
+        process.standardOutput = output
         if let errors {
             FileManager.default.createFile(atPath: errors, contents: nil)
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
@@ -38,6 +39,22 @@ import Glibc
         return process
     }
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    /// Flips one byte of the stored copy of `needle` (bytes that do not compress, so the store keeps them plain) in a
+    /// store's version files; false when no file holds it.
+    func flipStoredByte(of needle: Data, in store: String) throws -> Bool {
+        let walk = try #require(FileManager.default.enumerator(atPath: store + "/versions"))
+        while let relative = walk.nextObject() as? String {
+            let file = store + "/versions/" + relative
+            guard var data = FileManager.default.contents(atPath: file), let range = data.range(of: needle) else {
+                continue
+            }
+            data[range.lowerBound + 10] ^= 0x40
+            try data.write(to: URL(fileURLWithPath: file))
+            return true
+        }
+        return false
+    }
 
     /// Every entry under `root`: kind, contents (or link target), mode and modification time.
     func snapshot(of root: String) throws -> [String: String] {

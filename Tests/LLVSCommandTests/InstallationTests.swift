@@ -20,40 +20,23 @@ import Glibc
     var binaries: String { CommandLineTests.binary.deletingLastPathComponent().path }
     func path(_ name: String) -> String { tests.directory.appendingPathComponent(name).path }
 
-    struct Ran {
-        var status: Int32
-        var output: String
-        var error: String
-    }
-
-    /// Runs a program found on PATH (or at a path) to its end.
-    func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Ran {
-        let process = ChildProcess()
+    /// Runs a program found on PATH (or at a path) to its end, as the tests run `llvs`.
+    func run(
+        _ program: String, _ arguments: [String], environment: [String: String] = [:]
+    ) async throws -> CommandLineTests.Result {
         let executable =
             program.hasPrefix("/")
-            ? program : try #require(UserUnitsLookup.find(program), "\(program) is not installed")
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = CommandLineTests.cleanEnvironment.merging(environment) { _, new in new }
-        process.currentDirectoryURL = tests.directory
-        let output = path("run-\(UUID().uuidString).out"), error = path("run-\(UUID().uuidString).err")
-        FileManager.default.createFile(atPath: output, contents: nil)
-        FileManager.default.createFile(atPath: error, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: error))
-        try process.run()
-        process.waitUntilExit()
-        return Ran(
-            status: process.terminationStatus, output: try String(contentsOfFile: output, encoding: .utf8),
-            error: try String(contentsOfFile: error, encoding: .utf8))
+            ? URL(fileURLWithPath: program) : try #require(SearchPath.find(program), "\(program) is not installed")
+        return try await tests.run(arguments, environment: environment, executable: executable)
     }
 
-    static let shellsPresent = ["zsh", "fish", "groff", "dpkg-deb"].allSatisfy { UserUnitsLookup.find($0) != nil }
+    static let shellsPresent = ["zsh", "fish", "groff", "dpkg-deb"].allSatisfy { SearchPath.find($0) != nil }
 
     @Test(.enabled(if: shellsPresent || CIEnvironment.requiresEveryTest, "needs zsh, fish, groff and dpkg-deb"))
     func theInstalledTreeWorksAndUninstallRemovesIt() async throws {
         let prefix = path("prefix")
-        let installed = try run(repository.path + "/scripts/install", ["--prefix", prefix, "--bin-path", binaries])
+        let installed = try await run(
+            repository.path + "/scripts/install", ["--prefix", prefix, "--bin-path", binaries])
         #expect(installed.status == 0, "\(installed.error)")
         var info = stat()
         for (file, mode) in [
@@ -65,25 +48,26 @@ import Glibc
             #expect(stat(prefix + "/" + file, &info) == 0, "\(file) is missing")
             #expect(Int(info.st_mode & 0o7777) == mode, "\(file): \(String(info.st_mode & 0o7777, radix: 8))")
         }
-        let version = try run(prefix + "/bin/llvs", ["--version"])
-        #expect(version.status == 0 && version.output.hasPrefix("llvs "))
+        let version = try await run(prefix + "/bin/llvs", ["--version"])
+        #expect(version.status == 0 && version.text.hasPrefix("llvs "))
 
-        #expect(try run("bash", ["-n", prefix + "/share/bash-completion/completions/llvs"]).status == 0)
-        #expect(try run("zsh", ["-n", prefix + "/share/zsh/site-functions/_llvs"]).status == 0)
-        #expect(try run("fish", ["--no-execute", prefix + "/share/fish/vendor_completions.d/llvs.fish"]).status == 0)
+        #expect(try await run("bash", ["-n", prefix + "/share/bash-completion/completions/llvs"]).status == 0)
+        #expect(try await run("zsh", ["-n", prefix + "/share/zsh/site-functions/_llvs"]).status == 0)
+        #expect(
+            try await run("fish", ["--no-execute", prefix + "/share/fish/vendor_completions.d/llvs.fish"]).status == 0)
 
         // Every page renders, without a warning from groff.
         let pages = try FileManager.default.contentsOfDirectory(atPath: prefix + "/share/man/man1")
         #expect(pages.count > 30)
         for page in pages {
-            let text = try run(
+            let text = try await run(
                 "sh", ["-c", "gzip -dc \"$1\" | groff -man -Tutf8 -ww -z", "sh", prefix + "/share/man/man1/" + page])
             #expect(text.status == 0 && text.error.isEmpty, "\(page): \(text.error)")
         }
-        let rendered = try run(
+        let rendered = try await run(
             "sh",
             ["-c", "gzip -dc \"$1\" | groff -man -Tutf8 -P-cbou", "sh", prefix + "/share/man/man1/llvs-backup.1.gz"])
-        #expect(rendered.output.contains("--exclude-caches") && rendered.output.contains("EXAMPLES"))
+        #expect(rendered.text.contains("--exclude-caches") && rendered.text.contains("EXAMPLES"))
 
         // bash completes commands, options and the store's remote names.
         #expect(try await tests.run(["init", "--store", path("store")]).status == 0)
@@ -99,15 +83,15 @@ import Glibc
             complete_words llvs restore out --dry
             complete_words llvs remote a
             """
-        let completed = try run(
+        let completed = try await run(
             "bash", ["-c", script, "bash", prefix + "/share/bash-completion/completions/llvs", path("store")],
             environment: ["PATH": prefix + "/bin:/usr/bin:/bin", "XDG_CONFIG_HOME": path("config")])
         #expect(
-            completed.output.split(separator: "\n") == [
+            completed.text.split(separator: "\n") == [
                 "backup backups", "--exclude-caches", "offsite", "--dry-run", "add",
-            ], "\(completed.output) \(completed.error)")
+            ], "\(completed.text) \(completed.error)")
 
-        let removed = try run(repository.path + "/scripts/install", ["--uninstall", "--prefix", prefix])
+        let removed = try await run(repository.path + "/scripts/install", ["--uninstall", "--prefix", prefix])
         #expect(removed.status == 0, "\(removed.error)")
         let left = try FileManager.default.subpathsOfDirectory(atPath: prefix).filter {
             var info = stat()
@@ -120,22 +104,21 @@ import Glibc
     func theDebianPackageNamesItsLibrariesAndRuns() async throws {
         // The tests' debug build links the toolchain's Swift runtime, which no package owns; a release build links
         // it in (what `scripts/package-deb` does by default), so only Debian's libraries remain to depend on.
-        let built = try run(
+        let built = try await run(
             repository.path + "/scripts/package-deb",
             ["--bin-path", binaries, "--output", path("deb"), "--allow-toolchain-runtime"])
         #expect(built.status == 0, "\(built.error)")
-        let package = built.output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(
-            package.hasSuffix(
-                "_\(try run("dpkg", ["--print-architecture"]).output.trimmingCharacters(in: .whitespacesAndNewlines)).deb"
-            ))
+        let package = built.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let architecture = try await run("dpkg", ["--print-architecture"]).text
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(package.hasSuffix("_\(architecture).deb"), "\(package)")
 
-        let depends = try run("dpkg-deb", ["--field", package, "Depends"]).output
+        let depends = try await run("dpkg-deb", ["--field", package, "Depends"]).text
         for library in ["libcurl4", "libsqlite3-0", "libsodium23", "libzstd1", "libxml2", "libssl3", "libc6"] {
             #expect(depends.contains(library + " (>= "), "\(library) in \(depends)")
         }
-        #expect(try run("dpkg-deb", ["--field", package, "Package"]).output == "llvs\n")
-        let contents = try run("dpkg-deb", ["--contents", package]).output
+        #expect(try await run("dpkg-deb", ["--field", package, "Package"]).text == "llvs\n")
+        let contents = try await run("dpkg-deb", ["--contents", package]).text
         for file in [
             "./usr/bin/llvs", "./usr/bin/llvs-mock", "./usr/share/man/man1/llvs.1.gz",
             "./usr/share/bash-completion/completions/llvs", "./usr/share/zsh/vendor-completions/_llvs",
@@ -147,19 +130,9 @@ import Glibc
 
         // Unpacked into a throwaway root, what it holds runs and finds every library it names.
         let root = path("root")
-        #expect(try run("dpkg-deb", ["-x", package, root]).status == 0)
-        let version = try run(root + "/usr/bin/llvs", ["--version"])
-        #expect(version.status == 0 && version.output.hasPrefix("llvs "), "\(version.error)")
-        #expect(!(try run("ldd", [root + "/usr/bin/llvs"]).output.contains("not found")))
-    }
-}
-
-/// Finds a program on PATH, as a shell does.
-enum UserUnitsLookup {
-    static func find(_ program: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(program)" }.first {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }
+        #expect(try await run("dpkg-deb", ["-x", package, root]).status == 0)
+        let version = try await run(root + "/usr/bin/llvs", ["--version"])
+        #expect(version.status == 0 && version.text.hasPrefix("llvs "), "\(version.error)")
+        #expect(!(try await run("ldd", [root + "/usr/bin/llvs"]).text.contains("not found")))
     }
 }

@@ -10,7 +10,7 @@ import Glibc
 /// Ctrl-C; a mount point a killed mount left behind is named with the command that clears it.
 extension BackupCommandTests {
     static let fuseAvailable =
-        FileManager.default.fileExists(atPath: "/dev/fuse") && UserUnitsLookup.find("fusermount3") != nil
+        FileManager.default.fileExists(atPath: "/dev/fuse") && SearchPath.find("fusermount3") != nil
 
     /// A running `llvs mount`, ready once it said so on standard output.
     struct RunningMount {
@@ -26,22 +26,8 @@ extension BackupCommandTests {
 
     func mount(at point: String, store: String, errors: String? = nil) throws -> RunningMount {
         try FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
-        let process = ChildProcess()
-        process.executableURL = CommandLineTests.binary
-        process.arguments = ["mount", point, "--store", store]
-        process.currentDirectoryURL = folder
-        process.environment = CommandLineTests.cleanEnvironment.merging(["XDG_CONFIG_HOME": path("config")]) { _, new in
-            new
-        }
         let output = Pipe()
-        process.standardOutput = output
-        if let errors {
-            FileManager.default.createFile(atPath: errors, contents: nil)
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-        } else {
-            process.standardError = nil
-        }
-        try process.run()
+        let process = try startLLVS(["mount", point, "--store", store], output: output, errors: errors)
         // Waits for the line the mount prints once the kernel has it (or for the end of its output, if it failed).
         var said = Data()
         while !said.contains(UInt8(ascii: "\n")) {
@@ -156,19 +142,7 @@ extension BackupCommandTests {
         try write(path("tree/fine.bin"), SeededGenerator.bytes(700_000, seed: 4243))
         #expect(try await llvs("backup", path("tree"), "--name", "tree", "--store", store).status == 0)
         // One byte flipped in the stored copy of the victim's bytes (kept plain: they do not compress).
-        let needle = victim.subdata(in: 400_000..<400_064)
-        var flipped = false
-        let walk = try #require(FileManager.default.enumerator(atPath: store + "/versions"))
-        while let relative = walk.nextObject() as? String, !flipped {
-            let file = store + "/versions/" + relative
-            guard var data = FileManager.default.contents(atPath: file), let range = data.range(of: needle) else {
-                continue
-            }
-            data[range.lowerBound + 10] ^= 0x40
-            try data.write(to: URL(fileURLWithPath: file))
-            flipped = true
-        }
-        #expect(flipped)
+        #expect(try flipStoredByte(of: victim.subdata(in: 400_000..<400_064), in: store))
 
         let errors = path("mount.err")
         let mounted = try mount(at: path("mnt"), store: store, errors: errors)
@@ -202,13 +176,7 @@ extension BackupCommandTests {
     }
 
     func runFusermount(_ arguments: [String]) throws -> Int32 {
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: try #require(UserUnitsLookup.find("fusermount3")))
-        process.arguments = arguments
-        process.standardOutput = nil
-        process.standardError = nil
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        let fusermount = try #require(SearchPath.find("fusermount3"))
+        return try #require(ChildProcess.output(of: fusermount, arguments)).status
     }
 }

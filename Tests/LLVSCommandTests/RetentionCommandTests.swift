@@ -142,18 +142,7 @@ extension BackupCommandTests {
 
         // One byte flipped in the stored copy of the victim's bytes (kept plain: they do not compress).
         let needle = SeededGenerator.bytes(700_000, seed: 999).subdata(in: 400_000..<400_064)
-        var flipped = false
-        let walk = FileManager.default.enumerator(atPath: store + "/versions")!
-        while let relative = walk.nextObject() as? String, !flipped {
-            let file = store + "/versions/" + relative
-            guard var data = FileManager.default.contents(atPath: file), let range = data.range(of: needle) else {
-                continue
-            }
-            data[range.lowerBound + 10] ^= 0x40
-            try data.write(to: URL(fileURLWithPath: file))
-            flipped = true
-        }
-        #expect(flipped)
+        #expect(try flipStoredByte(of: needle, in: store))
         let quick = try await llvs("check", "--store", store)
         #expect(quick.status == 0, "without --read-data the data is not read: \(quick.text)")
         let check = try await llvs("check", "--read-data", "--store", store)

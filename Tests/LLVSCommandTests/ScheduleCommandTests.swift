@@ -16,7 +16,7 @@ extension BackupCommandTests {
 
     func units() -> String { path("config/systemd/user") }
 
-    static let systemdAnalyze = UserUnitsLookup.find("systemd-analyze")
+    static let systemdAnalyze = SearchPath.find("systemd-analyze")
 
     @Test(.enabled(if: systemdAnalyze != nil || CIEnvironment.requiresEveryTest, "needs systemd-analyze (systemd)"))
     func scheduledJobsAreUnitsSystemdAcceptsAndCanBeRemoved() async throws {
@@ -43,8 +43,7 @@ extension BackupCommandTests {
         #expect(
             service.contains("forget --keep-daily 7 --keep-weekly 4 --keep-within 1m --source \(path("docs")) --prune"))
         let analyze = try #require(Self.systemdAnalyze)
-        let verified = try await tests.run(
-            ["verify"] + files.map { units() + "/" + $0 }, executable: URL(fileURLWithPath: analyze))
+        let verified = try await tests.run(["verify"] + files.map { units() + "/" + $0 }, executable: analyze)
         #expect(verified.status == 0, "\(verified.error)")
 
         let listed = try await tests.run(["schedule", "list", "--json"], environment: environment)

@@ -123,7 +123,7 @@ enum CompletionScripts {
 
             """
         for (name, summary) in catalog.topLevel {
-            text += "        \(zshQuoted(name.replacingOccurrences(of: ":", with: "\\:") + ":" + summary))\n"
+            text += "        \(quoted(name.replacingOccurrences(of: ":", with: "\\:") + ":" + summary))\n"
         }
         text += """
                 )
@@ -140,7 +140,7 @@ enum CompletionScripts {
             text += "                    if (( CURRENT == 2 )); then\n"
             text += "                        local -a subcommands\n"
             text += "                        subcommands=("
-            text += group.commands.map { zshQuoted($0.words[1] + ":" + $0.summary) }.joined(separator: " ")
+            text += group.commands.map { quoted($0.words[1] + ":" + $0.summary) }.joined(separator: " ")
             text += ")\n"
             text += "                        _describe -t commands 'llvs \(group.name) command' subcommands\n"
             text += "                    else\n"
@@ -183,7 +183,7 @@ enum CompletionScripts {
             }
             let repeatable = option.spec.repeatable ? "*" : ""
             let names = ["--" + option.spec.name] + (option.spec.short.map { ["-\($0)"] } ?? [])
-            for name in names { specs.append(zshQuoted("\(repeatable)\(name)[\(help)]\(action)")) }
+            for name in names { specs.append(quoted("\(repeatable)\(name)[\(help)]\(action)")) }
         }
         switch CommandCatalog.positionalKind(of: entry.arguments) {
         case .remote: specs.append("'1:remote:_llvs_remotes'")
@@ -243,13 +243,8 @@ enum CompletionScripts {
         return text
     }
 
-    /// Single-quoted for bash.
-    private static func quoted(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
-
-    /// Single-quoted for zsh (the same rule as bash).
-    private static func zshQuoted(_ text: String) -> String { quoted(text) }
+    /// bash and zsh quote alike.
+    private static func quoted(_ text: String) -> String { ShellWord.quoted(text) }
 
     /// Single-quoted for fish: backslashes and quotes escaped inside.
     private static func fishQuoted(_ text: String) -> String {

@@ -7,12 +7,10 @@ import LLVSBackup
 /// an error into the user's command line.
 enum CompletionValues {
     static func print(_ words: [String], connectors: ConnectorRegistry) async {
-        let moved = LLVSTool.movingLeadingStoreOption(words)
-        var storeOption: String?
-        if let index = moved.firstIndex(of: "--store"), index + 1 < moved.count { storeOption = moved[index + 1] }
-        let context = CommandContext(storeOption: storeOption, connectors: connectors)
+        guard let arguments = try? ParsedArguments(words, options: [CommandContext.storeOption]) else { return }
+        let context = CommandContext(storeOption: arguments[CommandContext.storeOption], connectors: connectors)
         let names: [String]
-        switch moved.first {
+        switch arguments.positionals.first {
         case "remotes":
             let directory = RemoteDirectory(storeURL: context.storeURL, configuration: context.configuration)
             names = ((try? directory.visible()) ?? [:]).keys.sorted()

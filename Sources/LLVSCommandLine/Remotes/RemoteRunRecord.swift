@@ -17,10 +17,7 @@ struct RemoteRunRecord: Codable, Equatable {
     static func path(_ store: URL) -> String { store.appendingPathComponent("remote-runs.json").path }
 
     static func all(in store: URL) -> [String: RemoteRunRecord] {
-        guard let data = try? POSIX.readFile(path(store)) else { return [:] }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return (try? decoder.decode([String: RemoteRunRecord].self, from: data)) ?? [:]
+        ISO8601JSON.read([String: RemoteRunRecord].self, from: path(store)) ?? [:]
     }
 
     /// Notes a run of `command` with `remote`: failed with `error`, or worked.
@@ -31,11 +28,7 @@ struct RemoteRunRecord: Codable, Equatable {
         runs[remote] = RemoteRunRecord(
             date: now, command: command, error: error.map { "\($0)" },
             lastSuccess: error == nil ? now : previous?.lastSuccess)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        guard let data = try? encoder.encode(runs) else { return }
-        try? POSIX.writeAtomically(data, to: path(store))
+        try? ISO8601JSON.write(runs, to: path(store))
     }
 
     /// Runs an exchange and notes how it went.

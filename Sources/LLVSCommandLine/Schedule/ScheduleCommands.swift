@@ -1,6 +1,7 @@
 import Foundation
 import LLVSBackup
 import LLVSRetention
+import LLVSSupport
 
 /// `llvs schedule …`: backups and syncs that run by themselves, as systemd user units (`ScheduledJob`, `UserUnits`).
 enum ScheduleCommands {
@@ -130,8 +131,8 @@ struct ScheduleBackupCommand: Command {
         try context.requireStore()
         if let remote { _ = try context.remote(remote) }
         if !["daily", "hourly"].contains(calendar),
-            let analyze = UserUnits.find("systemd-analyze", environment: context.environment),
-            let checked = UserUnits.run(analyze, ["calendar", calendar]), checked.status != 0
+            let analyze = SearchPath.find("systemd-analyze", environment: context.environment),
+            let checked = ChildProcess.output(of: analyze, ["calendar", calendar]), checked.status != 0
         {
             throw CommandError.usage(
                 "--on \(calendar) is not a calendar systemd reads (see `systemd-analyze calendar`)")
@@ -212,17 +213,15 @@ struct ScheduleListCommand: Command {
                 }
             }
             let enabledUnit = timer == nil ? name + ".service" : name + ".timer"
-            let answer: (String) -> String? = { verb in
-                manager
-                    ? units.systemctl([verb, enabledUnit])?.output.trimmingCharacters(in: .whitespacesAndNewlines)
-                    : nil
-            }
+            // Both answers from one call: `UnitFileState=enabled`, `ActiveState=active`.
+            let states = manager ? units.systemctl(["show", "--property=UnitFileState,ActiveState", enabledUnit]) : nil
             shown.append(
                 Shown(
                     name: name, kind: timer == nil ? "sync" : "backup",
                     description: values("Description", in: service).first ?? "",
                     calendar: values("OnCalendar", in: timer).first, commands: values("ExecStart", in: service),
-                    enabled: answer("is-enabled"), active: answer("is-active")))
+                    enabled: values("UnitFileState", in: states?.output).first,
+                    active: values("ActiveState", in: states?.output).first))
         }
         if json { try context.writeJSON(shown); return }
         guard !shown.isEmpty else {

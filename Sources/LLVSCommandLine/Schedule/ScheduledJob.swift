@@ -72,7 +72,7 @@ struct ScheduledJob: Equatable {
         default: return nil
         }
         return schedule + " "
-            + commands.map { $0.map(Self.shellQuoted).joined(separator: " ") }.joined(separator: " && ")
+            + commands.map { $0.map(ShellWord.quotedIfNeeded).joined(separator: " ") }.joined(separator: " && ")
     }
 
     /// An argument as a unit file's command line takes it: quoted when it holds a space or a quote, `%` doubled
@@ -87,10 +87,5 @@ struct ScheduledJob: Equatable {
                 + "\""
         }
         return escaped
-    }
-
-    static func shellQuoted(_ word: String) -> String {
-        word.allSatisfy { $0.isLetter || $0.isNumber || "/-_.,=:@".contains($0) } && !word.isEmpty
-            ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

@@ -23,8 +23,8 @@ struct UserUnits {
         // $LLVS_SYSTEMCTL: another systemctl (tests give one that answers no manager, so they never touch the
         // user's own).
         let chosen = environment["LLVS_SYSTEMCTL"].map { URL(fileURLWithPath: $0) }
-        guard let systemctl = chosen ?? Self.find("systemctl", environment: environment) else { return nil }
-        return Self.run(systemctl, ["--user"] + words)
+        guard let systemctl = chosen ?? SearchPath.find("systemctl", environment: environment) else { return nil }
+        return ChildProcess.output(of: systemctl, ["--user"] + words)
     }
 
     /// Whether a user manager answers.
@@ -43,25 +43,5 @@ struct UserUnits {
 
     func text(of file: String) -> String? {
         try? String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
-    }
-
-    static func find(_ program: String, environment: [String: String]) -> URL? {
-        let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent(program) }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
-
-    /// Runs a program to its end; its status and standard output (standard error is dropped).
-    static func run(_ executable: URL, _ arguments: [String]) -> (status: Int32, output: String)? {
-        let process = ChildProcess()
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = nil
-        do { try process.run() } catch { return nil }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }

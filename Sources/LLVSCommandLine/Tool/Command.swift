@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 import LLVSHTTP
 import LLVS
 import LLVSSQLite
@@ -212,10 +213,7 @@ struct CommandContext {
     func writeLine(_ text: String) { write(TerminalText.escaped(text) + "\n") }
 
     func writeJSON<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // ISO 8601, as every date a person or `jq` reads (Foundation's default is seconds since 2001).
-        encoder.dateEncodingStrategy = .iso8601
-        FileHandle.standardOutput.write(Data((String(decoding: try encoder.encode(value), as: UTF8.self) + "\n").utf8))
+        let text = String(decoding: try ISO8601JSON.encoder(pretty: true).encode(value), as: UTF8.self)
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSSupport
 import Synchronization
 
 /// `--json` for commands that run a while (backup, restore, sync, push, pull, clone): one JSON object per line on
@@ -14,12 +15,7 @@ final class JSONEvents: Sendable {
     private let throttle = Mutex(Throttle())
     let started = Date()
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }()
+    static let encoder = ISO8601JSON.encoder()
 
     /// Writes one event, whole, as one line.
     func write<Event: Encodable>(_ event: Event) throws {
