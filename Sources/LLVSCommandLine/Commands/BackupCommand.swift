@@ -18,7 +18,7 @@ struct BackupCommand: Command {
         "name", "NAME", "the name the backup is kept under (default: the directory's absolute path)", .nonEmpty)
     static let checkpointOption = Option(
         "checkpoint-every", "MIB",
-        "commit a checkpoint each time this much new data is stored (default: a 256th of the new data so far, 8 to 256 MiB), so a killed backup resumes from it",
+        "commit a checkpoint each time this much new data is stored (default: a 256th of the new data so far, 32 to 256 MiB), so a killed backup resumes from it",
         .number(above: 0, atMost: 1_048_576, unit: "MiB"))
     static let excludeOption = Option(
         "exclude", "PATTERN",
