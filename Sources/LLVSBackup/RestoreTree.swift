@@ -84,9 +84,9 @@ public final class RestoreTree {
         return open.last ?? root
     }
 
-    /// Writes a file: `fill` gives the contents, in pieces, to a fresh temporary file in the real parent directory,
-    /// which is created, written, given its mode and time through the one descriptor, and then renamed over the
-    /// leaf: one new inode per file (writing through a path that made its own temporary would cost a second).
+    /// Writes a file: `fill` gives the contents, in pieces, to a new file in the real parent directory (under its own
+    /// name, or a temporary one renamed over what is there), created, written and given its mode and time through
+    /// the one descriptor: one new inode per file.
     public func writeFile(
         _ components: [String], mode: UInt32, modified: timespec, fill: (_ write: (Data) throws -> Void) throws -> Void
     ) throws {
@@ -107,10 +107,23 @@ public final class RestoreTree {
         var attributeRefusals: [AttributeRefusal] = []
         let name = components[components.count - 1]
         try check(name, in: components)
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        // Made under its own name when nothing is there (a restore into a new folder, the usual case): a rename per
+        // file cost more than writing a small file. Where something is, a temporary file is renamed over it, so what
+        // was there stays whole until the new one is. A killed restore may so leave a file cut short under its own
+        // name; the next restore into the same place replaces it.
         // `UUID.drawn()`, not `UUID()`: Foundation's opens `/dev/urandom` for each one.
-        let temporary = ".llvs-restore-\(UUID.drawn().uuidString)"
-        let fd = openat(parent, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        var temporary: String?
+        var fd = RawName.withCString(name) { openat(parent, $0, flags, 0o600) }
+        if fd < 0, errno == EEXIST {
+            let made = ".llvs-restore-\(UUID.drawn().uuidString)"
+            temporary = made
+            fd = openat(parent, made, flags, 0o600)
+        }
         guard fd >= 0 else { throw Refusal.failed(display(components), String(cString: strerror(errno))) }
+        func removeWritten() {
+            if let temporary { unlinkat(parent, temporary, 0) } else { _ = RawName.withCString(name) { unlinkat(parent, $0, 0) } }
+        }
         do {
             defer { close(fd) }
             try fill { data in
@@ -138,9 +151,10 @@ public final class RestoreTree {
             var times = [modified, modified]
             futimens(fd, &times)
         } catch {
-            unlinkat(parent, temporary, 0)
+            removeWritten()
             throw error
         }
+        guard let temporary else { return attributeRefusals }
         guard RawName.withCString(name, { renameat(parent, temporary, parent, $0) }) == 0 else {
             let reason = errno == EISDIR ? "a folder is in the way" : String(cString: strerror(errno))
             unlinkat(parent, temporary, 0)

@@ -32,6 +32,8 @@ public struct TreeRestore {
     let options: Options
     let includes: BackupExclusions?
     let excludes: BackupExclusions
+    /// Whether patterns are given: without them no entry's path is spelled out.
+    let filtering: Bool
     public private(set) var restored = 0
     /// The bytes of the files restored (or that would be, in a dry run).
     public private(set) var bytes: Int64 = 0
@@ -53,6 +55,7 @@ public struct TreeRestore {
         self.options = options
         includes = options.include.isEmpty ? nil : BackupExclusions(patterns: options.include)
         excludes = BackupExclusions(patterns: options.exclude)
+        filtering = includes != nil || !excludes.isEmpty
     }
 
     private func reportProgress() { options.onProgress?(restored, bytes) }
@@ -98,10 +101,12 @@ public struct TreeRestore {
             var (restore, descend) = selection(childNames)
             guard restore || (descend && entry.kind == .directory) else { continue }
             let isFolder = entry.kind == .directory
-            let path = childNames.reduce(into: [UInt8]()) { path, name in path += [UInt8(ascii: "/")] + name }
-            if excludes.excludes(name: entry.name, path: path, isFolder: isFolder) { continue }
-            let matched =
-                included || (includes?.excludes(name: entry.name, path: path, isFolder: isFolder) ?? true)
+            var matched = true
+            if filtering {
+                let path = childNames.reduce(into: [UInt8]()) { path, name in path += [UInt8(ascii: "/")] + name }
+                if excludes.excludes(name: entry.name, path: path, isFolder: isFolder) { continue }
+                matched = included || (includes?.excludes(name: entry.name, path: path, isFolder: isFolder) ?? true)
+            }
             if restore, !matched {
                 // Not asked for by the patterns itself: a folder is looked into for entries that are.
                 guard isFolder else { continue }

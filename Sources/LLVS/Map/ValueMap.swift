@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import LLVSSupport
+import Synchronization
 
 /// A change to make to a map: set `entry` for the key, or remove the key when `entry` is nil.
 struct MapEdit: Sendable {
@@ -98,20 +100,30 @@ struct ValueMap: Sendable {
 
     /// Applies edits to the map at `root`, writing new nodes through `writer`; returns the new root and
     /// how the number of values changed. Nodes off the edited paths are shared, not copied.
+    ///
+    /// The new nodes are planned first and written after: their leaves are encoded and compressed on every processor
+    /// at once (a backup's checkpoint rewrites thousands of leaves, and one thread doing it left the others idle),
+    /// then appended in the order a depth-first walk meets them, each branch after its children.
     func apply(
         _ edits: [MapEdit], to root: RecordLocation?, writer: any VersionWriter
     ) throws -> (root: RecordLocation?, countChange: Int) {
         let sorted = edits.sorted { $0.key.digest.lexicographicallyPrecedes($1.key.digest) }
         var countChange = 0
-        let newRoot = try apply(sorted[...], to: root, depth: 0, writer: writer, countChange: &countChange)
-        return (newRoot, countChange)
+        let planned = try plan(sorted[...], to: root, depth: 0, countChange: &countChange)
+        return (try write(planned, writer: writer), countChange)
     }
 
-    private func apply(
-        _ edits: ArraySlice<MapEdit>, to location: RecordLocation?, depth: Int,
-        writer: any VersionWriter, countChange: inout Int
-    ) throws -> RecordLocation? {
-        guard !edits.isEmpty else { return location }
+    /// A node of the edited map before it is written: one already stored (or none), or a new leaf or branch.
+    private indirect enum PlannedNode {
+        case kept(RecordLocation?)
+        case leaf([MapEntry])
+        case branch([PlannedNode])
+    }
+
+    private func plan(
+        _ edits: ArraySlice<MapEdit>, to location: RecordLocation?, depth: Int, countChange: inout Int
+    ) throws -> PlannedNode {
+        guard !edits.isEmpty else { return .kept(location) }
         switch try location.map(node(at:)) ?? .leaf([]) {
         case .leaf(let entries) where edits.count > Self.inPlaceEditLimit:
             // Many edits (a first backup puts thousands of values into an empty map) go through a dictionary: a scan
@@ -138,8 +150,8 @@ struct ValueMap: Sendable {
                     changed = true
                 }
             }
-            guard changed else { return location }
-            return try build(Array(byId.values), depth: depth, writer: writer)
+            guard changed else { return .kept(location) }
+            return build(Array(byId.values), depth: depth)
         case .leaf(var entries):
             // A few edits (the usual save) are made in place: a leaf is short (at most `leafCapacity`) and kept sorted,
             // so a scan finds an entry and a binary search places a new one, with no dictionary built and no re-sort.
@@ -160,24 +172,22 @@ struct ValueMap: Sendable {
                     changed = true
                 }
             }
-            guard changed else { return location }
-            guard !entries.isEmpty else { return nil }
-            if entries.count <= MapNode.leafCapacity || depth >= MapNode.maximumDepth {
-                return try write(.leaf(entries), writer: writer)
-            }
-            return try build(entries, depth: depth, writer: writer)
-        case .branch(var children):
+            guard changed else { return .kept(location) }
+            guard !entries.isEmpty else { return .kept(nil) }
+            if entries.count <= MapNode.leafCapacity || depth >= MapNode.maximumDepth { return .leaf(entries) }
+            return build(entries, depth: depth)
+        case .branch(let stored):
+            var children = stored.map(PlannedNode.kept)
             var start = edits.startIndex
             while start < edits.endIndex {
                 let slot = edits[start].key.slot(atDepth: depth)
                 var end = start + 1
                 while end < edits.endIndex, edits[end].key.slot(atDepth: depth) == slot { end += 1 }
-                children[slot] = try apply(
-                    edits[start..<end], to: children[slot], depth: depth + 1,
-                    writer: writer, countChange: &countChange)
+                children[slot] = try plan(
+                    edits[start..<end], to: stored[slot], depth: depth + 1, countChange: &countChange)
                 start = end
             }
-            return try finishBranch(children, writer: writer)
+            return try finishBranch(children)
         }
     }
 
@@ -194,33 +204,86 @@ struct ValueMap: Sendable {
         return low
     }
 
-    /// Writes `entries` as a leaf, or as a branch of smaller nodes when they exceed a leaf's capacity.
-    private func build(_ entries: [MapEntry], depth: Int, writer: any VersionWriter) throws -> RecordLocation? {
-        guard !entries.isEmpty else { return nil }
+    /// `entries` as a leaf, or as a branch of smaller nodes when they exceed a leaf's capacity.
+    private func build(_ entries: [MapEntry], depth: Int) -> PlannedNode {
+        guard !entries.isEmpty else { return .kept(nil) }
         if entries.count <= MapNode.leafCapacity || depth >= MapNode.maximumDepth {
-            return try write(.leaf(entries.sorted { $0.valueId < $1.valueId }), writer: writer)
+            return .leaf(entries.sorted { $0.valueId < $1.valueId })
         }
         var groups = [[MapEntry]](repeating: [], count: MapNode.fanOut)
         for entry in entries { groups[MapKey(entry.valueId).slot(atDepth: depth)].append(entry) }
-        var children = [RecordLocation?](repeating: nil, count: MapNode.fanOut)
-        for slot in 0..<MapNode.fanOut {
-            children[slot] = try build(groups[slot], depth: depth + 1, writer: writer)
-        }
-        return try write(.branch(children), writer: writer)
+        return .branch(groups.map { build($0, depth: depth + 1) })
     }
 
     /// A branch left empty disappears; one left with a single leaf is replaced by that leaf, keeping paths short.
-    private func finishBranch(_ children: [RecordLocation?], writer: any VersionWriter) throws -> RecordLocation? {
-        let present = children.compactMap { $0 }
-        if present.isEmpty { return nil }
-        if present.count == 1, case .leaf = try node(at: present[0]) { return present[0] }
-        return try write(.branch(children), writer: writer)
+    private func finishBranch(_ children: [PlannedNode]) throws -> PlannedNode {
+        let present = children.filter {
+            if case .kept(nil) = $0 { return false }
+            return true
+        }
+        if present.isEmpty { return .kept(nil) }
+        if present.count == 1 {
+            switch present[0] {
+            case .leaf: return present[0]
+            case .kept(let location?): if case .leaf = try node(at: location) { return present[0] }
+            default: break
+            }
+        }
+        return .branch(children)
     }
 
-    private func write(_ node: MapNode, writer: any VersionWriter) throws -> RecordLocation {
-        let location = try writer.append(StoredRecord.compressedIfSmaller(node.encoded()), zone: .map)
-        cache.insert(node, at: location)
-        return location
+    /// Leaves fewer than this are compressed on the caller's thread.
+    private static let parallelLeafCount = 32
+
+    /// Writes the planned nodes: the new leaves' records made at once (in parallel when there are many), then every
+    /// new node appended depth first, each branch after its children. Returns the root's location.
+    private func write(_ planned: PlannedNode, writer: any VersionWriter) throws -> RecordLocation? {
+        var leaves: [[MapEntry]] = []
+        func collect(_ node: PlannedNode) {
+            switch node {
+            case .kept: break
+            case .leaf(let entries): leaves.append(entries)
+            case .branch(let children): children.forEach(collect)
+            }
+        }
+        collect(planned)
+        let records = Self.leafRecords(leaves)
+        var next = 0
+        func place(_ node: PlannedNode) throws -> RecordLocation? {
+            switch node {
+            case .kept(let location):
+                return location
+            case .leaf(let entries):
+                let location = try writer.append(records[next], zone: .map)
+                next += 1
+                cache.insert(.leaf(entries), at: location)
+                return location
+            case .branch(let children):
+                let branch = MapNode.branch(try children.map(place))
+                let location = try writer.append(StoredRecord.compressedIfSmaller(branch.encoded()), zone: .map)
+                cache.insert(branch, at: location)
+                return location
+            }
+        }
+        return try place(planned)
+    }
+
+    /// The stored records of leaves, in their order: each encoded and compressed, spread over every processor when
+    /// there are enough of them to be worth it.
+    private static func leafRecords(_ leaves: [[MapEntry]]) -> [StoredRecord] {
+        @Sendable func record(_ entries: [MapEntry]) -> StoredRecord {
+            StoredRecord.compressedIfSmaller(MapNode.leaf(entries).encoded())
+        }
+        guard leaves.count >= parallelLeafCount else { return leaves.map(record) }
+        let batch = parallelLeafCount / 2
+        let batches = (leaves.count + batch - 1) / batch
+        let made = Mutex([[StoredRecord]](repeating: [], count: batches))
+        DispatchQueue.concurrentPerform(iterations: batches) { index in
+            let range = index * batch..<min(leaves.count, (index + 1) * batch)
+            let records = leaves[range].map(record)
+            made.withLock { $0[index] = records }
+        }
+        return made.withLock { $0 }.flatMap { $0 }
     }
 
     // MARK: Comparing
