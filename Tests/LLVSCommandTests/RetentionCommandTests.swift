@@ -407,3 +407,54 @@ extension BackupCommandTests {
         #expect(try await llvs("backup", tree, "--store", store, "--exclude-larger-than", "lots").status == 2)
     }
 }
+
+extension BackupCommandTests {
+    /// `stats` gives each source's bytes once deduplicated and as stored, every source's together (what they share
+    /// counted once), and a remote's files and bytes from its listings.
+    @Test func statsGivesEachSourcesBytesDeduplicatedAndStoredAndARemotesBytes() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        let shared = SeededGenerator.bytes(300_000, seed: 11)
+        let text = Data(String(repeating: "every line of this file says the same thing\n", count: 8_000).utf8)
+        try write(path("a/notes.txt"), text)
+        try write(path("a/shared.bin"), shared)
+        try write(path("b/shared.bin"), shared)
+        try write(path("b/own.bin"), SeededGenerator.bytes(200_000, seed: 12))
+        for source in ["a", "b"] {
+            #expect(try await llvs("backup", path(source), "--name", source, "--store", store).status == 0)
+        }
+        #expect(try await llvs("remote", "add", "r", "file://" + path("remote"), "--store", store).status == 0)
+        #expect(try await llvs("push", "r", "--store", store).status == 0)
+        let result = try await llvs("stats", "--remote", "r", "--json", "--store", store)
+        let stats = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any])
+        let sources = try #require(stats["sources"] as? [[String: Any]])
+        let bytes = { (name: String, key: String) -> Int64 in
+            sources.first { $0["name"] as? String == name }?[key] as? Int64 ?? -1
+        }
+        // Their files and one listing each; the text compresses to almost nothing, the random bytes not at all.
+        #expect(bytes("a", "uniqueBytes") > Int64(text.count + shared.count), "\(stats)")
+        #expect(bytes("a", "uniqueBytes") < Int64(text.count + shared.count) + 1_000, "\(stats)")
+        #expect(bytes("a", "storedBytes") < Int64(shared.count) + 20_000, "\(stats)")
+        #expect(bytes("b", "storedBytes") > 500_000 && bytes("b", "storedBytes") < 502_000, "\(stats)")
+        // The shared file's chunk once for both sources.
+        #expect(
+            stats["uniqueBytes"] as? Int64 == bytes("a", "uniqueBytes") + bytes("b", "uniqueBytes") - 300_000,
+            "\(stats)")
+        let remote = try #require((stats["remotes"] as? [[String: Any]])?.first)
+        var onDisk: Int64 = 0, files = 0
+        let walk = try #require(FileManager.default.enumerator(atPath: path("remote")))
+        while let name = walk.nextObject() as? String {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path("remote") + "/" + name)
+            guard attributes[.type] as? FileAttributeType == .typeRegular else { continue }
+            onDisk += (attributes[.size] as? NSNumber)?.int64Value ?? 0
+            files += 1
+        }
+        #expect(remote["name"] as? String == "r" && remote["files"] as? Int == files, "\(remote)")
+        #expect(remote["bytes"] as? Int64 == onDisk && onDisk > 500_000, "\(remote)")
+        let human = try await llvs("stats", "--store", store)
+        #expect(human.text.contains("  a: 1 backup") && human.text.contains("once deduplicated"), "\(human.text)")
+        #expect(
+            try await llvs("stats", "--remote", "r", "--all-remotes", "--store", store).error.contains(
+                "give --remote or --all-remotes, not both"))
+    }
+}
