@@ -136,4 +136,29 @@ import Testing
             #expect("\(error)".contains("a newer llvs wrote it"))
         }
     }
+
+    /// Two devices that settled one empty remote in the same instant with different formats each write their own
+    /// changes files; every device reads both, whichever codec it settled on.
+    @Test func changesFilesOfBothFormatsOnOneRemoteAreReadByEitherCodec() async throws {
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        let a = try makeStore(in: directory, name: "a", storage: .file)
+        let text = Data(String(repeating: "a line that compresses well\n", count: 4_000).utf8)
+        let first = try a.makeVersion(basedOnPredecessor: nil, inserting: [Value(id: "text", data: text)])
+        let upstream = CloudFileSystemExchange(
+            store: a, fileSystem: remote, basePath: "sync", concurrency: 4, codec: UpstreamRemoteCodec())
+        #expect(try await upstream.send().failures.isEmpty)
+        let second = try a.makeVersion(
+            basedOnPredecessor: first.id, updating: [Value(id: "text", data: text + Data("more\n".utf8))])
+        #expect(try await exchange(a, remote).send().failures.isEmpty)
+        #expect(try await remote.download("sync/changes/\(first.id.rawValue)").starts(with: Data("[".utf8)))
+        #expect(try await remote.download("sync/changes/\(second.id.rawValue)").starts(with: Data("LLVSCHG1".utf8)))
+        for codec in [CompactRemoteCodec() as any RemoteCodec, UpstreamRemoteCodec()] {
+            let b = try makeStore(in: directory, name: "b-\(codec.name)", storage: .file)
+            let report = try await CloudFileSystemExchange(
+                store: b, fileSystem: remote, basePath: "sync", concurrency: 4, codec: codec
+            ).retrieve()
+            #expect(report.failures.isEmpty && report.retrieved.count == 2, "\(codec.name): \(report.failures)")
+            #expect(try b.value(id: "text", at: second.id)?.data == text + Data("more\n".utf8))
+        }
+    }
 }

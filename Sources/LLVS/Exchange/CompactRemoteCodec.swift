@@ -22,9 +22,15 @@ public struct CompactRemoteCodec: RemoteCodec {
         try store.compactChanges(madeInVersionIdentifiedBy: id, stager: stager)
     }
 
+    /// A changes file is read by what it holds: an upstream one (JSON, an array) is read as upstream. Two devices
+    /// that settled one empty remote at the same moment with different formats may each have written some
+    /// (`RemoteFormatRecord.settle`); every file is still read right.
     public func decodeChanges(
         _ encoded: EncodedChanges, path: String, temporaryDirectory: URL
     ) throws -> ReceivedChanges {
-        try CompactChangesReader.read(encoded, path: path, temporaryDirectory: temporaryDirectory)
+        if try RemoteFormat.holdsJSONArray(encoded) {
+            return try ChangesReader.read(encoded, path: path, temporaryDirectory: temporaryDirectory)
+        }
+        return try CompactChangesReader.read(encoded, path: path, temporaryDirectory: temporaryDirectory)
     }
 }

@@ -28,6 +28,18 @@ public enum EncodedChanges: Sendable {
         }
     }
 
+    /// The first `count` bytes (fewer when the encoding is shorter): what a reader looks at to tell the formats apart.
+    func prefix(_ count: Int) throws -> Data {
+        switch self {
+        case .data(let data): return Data(data.prefix(count))
+        case .file(let url, _):
+            let handle = try FileHandle(forReadingFrom: url)
+            defer { try? handle.close() }
+            return try handle.read(upToCount: count) ?? Data()
+        case .staged(let url): throw ExchangeError.stagedChangesNotReadable(path: url.path)
+        }
+    }
+
     /// The whole encoding in memory (for small changes, and tests).
     public func data() throws -> Data {
         switch self {

@@ -48,9 +48,13 @@ public struct UpstreamRemoteCodec: RemoteCodec {
         try store.encodedChanges(madeInVersionIdentifiedBy: id, stager: stager)
     }
 
+    /// A compact changes file (its magic first) is read as compact, as `CompactRemoteCodec` reads an upstream one.
     public func decodeChanges(
         _ encoded: EncodedChanges, path: String, temporaryDirectory: URL
     ) throws -> ReceivedChanges {
-        try ChangesReader.read(encoded, path: path, temporaryDirectory: temporaryDirectory)
+        if try encoded.prefix(CompactChanges.magic.count) == CompactChanges.magic {
+            return try CompactChangesReader.read(encoded, path: path, temporaryDirectory: temporaryDirectory)
+        }
+        return try ChangesReader.read(encoded, path: path, temporaryDirectory: temporaryDirectory)
     }
 }

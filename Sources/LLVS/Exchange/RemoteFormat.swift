@@ -81,4 +81,11 @@ public enum RemoteFormat {
         @unknown default: return "\(error)"
         }
     }
+
+    /// Whether encoded changes are upstream JSON: an array, after any white space. A compact file starts with its
+    /// magic, never with `[`.
+    static func holdsJSONArray(_ encoded: EncodedChanges) throws -> Bool {
+        let start = try encoded.prefix(64)
+        return start.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "[")
+    }
 }

@@ -39,7 +39,7 @@ public struct RemoteFormatRecord: Codable, Sendable, Equatable {
     ) async throws -> any RemoteCodec {
         let path = CloudPath.join(basePath, fileName)
         let wanted = required ?? preferred ?? compact
-        let format: String
+        var format: String
         if let record = try await read(from: fileSystem, at: path) {
             format = record.format
         } else {
@@ -53,6 +53,13 @@ public struct RemoteFormatRecord: Codable, Sendable, Equatable {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 try await fileSystem.upload(try encoder.encode(RemoteFormatRecord(format: format)), to: path)
+                // Read back: a device that settled the same empty remote a moment before with another format may have
+                // written in between; the record that stays is the one every device then uses. (No file system here
+                // can create a file only if it is absent, so two devices may still each write one format in the same
+                // instant; every codec reads changes files of both, so nothing is misread.)
+                if let stored = try await read(from: fileSystem, at: path), known[stored.format] != nil {
+                    format = stored.format
+                }
             }
         }
         if let required, required != format {
