@@ -14,6 +14,8 @@ public struct RemoteCheck: Sendable {
     }
 
     public struct Report: Encodable, Sendable {
+        /// The remote's layout (`RemoteFormatRecord`): what its files were read as.
+        public var format = ""
         public var versions = 0
         public var changesRead = 0
         public var bytesRead: Int64 = 0
@@ -30,6 +32,7 @@ public struct RemoteCheck: Sendable {
 
     public func run() async throws -> Report {
         var report = Report()
+        report.format = exchange.codec.name
         let ids = try await exchange.remoteVersionIds()
         report.versions = ids.count
         let probe = exchange.changesLocation(of: Version.ID("x"))

@@ -126,6 +126,13 @@ import Glibc
         let first = try await llvs("backup", source, "--store", path("store"), "--to", "home")
         #expect(first.status == 0, "\(first.error)")
         #expect(try await llvs("backup", source, "--store", path("store")).text.contains("Nothing changed"))
+        // A new remote is compact on every kind, and reads back whole where it is.
+        let checked = try await llvs("check", "--remote", "home", "--read-data", "--json", "--store", path("store"))
+        let check = try #require(try JSONSerialization.jsonObject(with: checked.output) as? [String: Any])
+        #expect(checked.status == 0 && check["format"] as? String == "compact", "\(check) \(checked.error)")
+        #expect(
+            (check["changesRead"] as? Int ?? 0) >= 1 && check["changesRead"] as? Int == check["versions"] as? Int,
+            "\(check)")
 
         // Second backup: one file modified, one deleted.
         try Data("second".utf8).write(to: URL(fileURLWithPath: source + "/modified.txt"))

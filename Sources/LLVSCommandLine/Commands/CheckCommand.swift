@@ -86,7 +86,7 @@ struct CheckCommand: Command {
             try context.writeJSON(report)
         } else {
             context.writeLine(
-                "Checked \(report.versions) versions on \(connection.name)"
+                "Checked \(report.versions) versions on \(connection.name) (\(report.format) layout)"
                     + (reading == .none
                         ? "."
                         : "; read \(report.changesRead) changes files, \(ProgressLine.size(report.bytesRead)) of values.")
