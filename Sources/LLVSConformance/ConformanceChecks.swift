@@ -46,6 +46,9 @@ enum ConformanceChecks {
             id: "concurrency", section: 8, title: "many transfers at once into one folder", run: concurrency),
         ConformanceCheck(
             id: "racing-uploads", section: 8, title: "uploads racing for one name: one wins whole", run: racingUploads),
+        ConformanceCheck(
+            id: "layouts", section: 9, title: "versions go and come back whole in the upstream and compact layouts",
+            run: layouts),
     ]
 
     // MARK: Helpers
