@@ -122,7 +122,11 @@ public final class RestoreTree {
         }
         guard fd >= 0 else { throw Refusal.failed(display(components), String(cString: strerror(errno))) }
         func removeWritten() {
-            if let temporary { unlinkat(parent, temporary, 0) } else { _ = RawName.withCString(name) { unlinkat(parent, $0, 0) } }
+            if let temporary {
+                unlinkat(parent, temporary, 0)
+            } else {
+                _ = RawName.withCString(name) { unlinkat(parent, $0, 0) }
+            }
         }
         do {
             defer { close(fd) }
