@@ -42,6 +42,18 @@ public struct TreeRestore {
     public private(set) var attributeRefusals: [RestoreTree.AttributeRefusal] = []
     /// Where this restore put the first name of each hard-link group it met: later names are linked to it.
     private var hardLinkFirsts: [[UInt8]: [String]] = [:]
+    /// Files waiting to be written, from one folder or many (`flush`): written together on every core, so a tree of
+    /// small folders keeps the processors as busy as one large folder does. Each holds its folder open.
+    private var queue: [(parent: Int32, entry: BackupTreeEntry, components: [String])] = []
+    private var queuedBytes: Int64 = 0
+    /// Open folders the queue's files go into, closed by the flush.
+    private var queueFolders: [Int32] = []
+    /// Folders done but for files still queued: given their mode and time by the flush, inner ones first (a file
+    /// made in a folder would change the time just set).
+    private var unfinished: [(components: [String], entry: BackupTreeEntry)] = []
+    /// A flush is due at this many files or bytes queued.
+    static let queueFiles = 256
+    static let queueBytes: Int64 = 64 << 20
 
     public init(
         reader: BackupReader, version: Version.ID, destination: String, modeMask: UInt32, paths: [String],
@@ -83,7 +95,12 @@ public struct TreeRestore {
         guard let root = record.rootHash else {
             throw BackupError.damagedObject(id: record.name, reason: "its root is not a hash")
         }
+        defer {
+            for fd in queueFolders { close(fd) }
+            queueFolders = []
+        }
         try folder(root, names: [], components: [], included: includes == nil)
+        if let tree { try flush(tree) }
         reportProgress()
     }
 
@@ -116,15 +133,12 @@ public struct TreeRestore {
                 switch (entry.kind, entry.content) {
                 case (.directory, .tree(let subtree)):
                     if restore { try tree?.makeDirectory(child) }
-                    let before = restored
+                    let before = restored + queue.count
                     try folder(subtree, names: childNames, components: child, included: restore && matched)
-                    // A folder only passed through was made when something inside it was restored: it gets its
-                    // mode and time as well.
-                    if restore || restored > before {
-                        attributeRefusals +=
-                            (try? tree?.finishDirectory(
-                                child, mode: entry.mode & modeMask, modified: entry.modifiedTime,
-                                attributes: entry.extendedAttributes, owner: Self.owner(of: entry))) ?? []
+                    // A folder only passed through was made when something inside it was restored (or waits to
+                    // be): it gets its mode and time as well.
+                    if restore || restored + queue.count > before {
+                        if queue.isEmpty { finish(child, entry) } else { unfinished.append((child, entry)) }
                         restored += 1
                     }
                 case (.file, _):
@@ -160,7 +174,9 @@ public struct TreeRestore {
             bytes += files.reduce(0) { $0 + $1.entry.size }
             return
         }
-        try writeFiles(files, in: components, tree: tree)
+        try enqueue(files, in: components, tree: tree)
+        // A hard link's first name may be waiting in the queue.
+        if !hardLinks.isEmpty { try flush(tree) }
         var unlinked: [(entry: BackupTreeEntry, components: [String])] = []
         for (entry, child, first) in hardLinks {
             do {
@@ -170,7 +186,7 @@ public struct TreeRestore {
             }
         }
         // A name whose first could not be written (refused, say) is written on its own: its contents are its own.
-        try writeFiles(unlinked, in: components, tree: tree)
+        try enqueue(unlinked, in: components, tree: tree)
         for entry in links {
             let child = components + [RawName.encode(entry.name)]
             guard case .link(let target) = entry.content else { continue }
@@ -185,18 +201,49 @@ public struct TreeRestore {
         }
     }
 
-    /// Writes a folder's files on every core at once: a file costs a few system calls (create, write, mode, time,
-    /// rename) and its reads from the store, and one thread would leave the other core idle. Each is streamed chunk
-    /// by chunk from the store to the file, never whole in memory. Refusals are kept in the folder's order; any other
-    /// failure stops the files not yet started and is thrown (the first in the folder's order).
-    private mutating func writeFiles(
+    /// Gives a folder its mode, time, attributes and owner, once nothing more is written in it.
+    private mutating func finish(_ components: [String], _ entry: BackupTreeEntry) {
+        attributeRefusals +=
+            (try? tree?.finishDirectory(
+                components, mode: entry.mode & modeMask, modified: entry.modifiedTime,
+                attributes: entry.extendedAttributes, owner: Self.owner(of: entry))) ?? []
+    }
+
+    /// Queues a folder's files, holding the folder open for them, and writes the queue when it is full.
+    private mutating func enqueue(
         _ files: [(entry: BackupTreeEntry, components: [String])], in components: [String], tree: RestoreTree
     ) throws {
         guard !files.isEmpty else { return }
         let parent: Int32
-        do { parent = try tree.directory(components) } catch let refusal as RestoreTree.Refusal {
+        do { parent = dup(try tree.directory(components)) } catch let refusal as RestoreTree.Refusal {
             refused += Array(repeating: refusal.description, count: files.count)
             return
+        }
+        guard parent >= 0 else {
+            let reason = String(cString: strerror(errno))
+            refused += files.map { "\(RestoreTree.display($0.components)): \(reason)" }
+            return
+        }
+        queueFolders.append(parent)
+        for (entry, child) in files {
+            queue.append((parent, entry, child))
+            queuedBytes += entry.size
+        }
+        if queue.count >= Self.queueFiles || queuedBytes >= Self.queueBytes { try flush(tree) }
+    }
+
+    /// Writes the queued files on every core at once: a file costs a few system calls (create, write, mode, time) and
+    /// its reads from the store, and one thread would leave the other cores idle. Each is streamed chunk by chunk
+    /// from the store to the file, never whole in memory. Refusals are kept in the queue's order; any other failure
+    /// stops the files not yet started and is thrown (the first in the queue's order). Then the folders that waited
+    /// for them are finished.
+    private mutating func flush(_ tree: RestoreTree) throws {
+        let files = queue
+        defer {
+            for fd in queueFolders { close(fd) }
+            queueFolders = []
+            queue = []
+            queuedBytes = 0
         }
         let refusals = Mutex([String?](repeating: nil, count: files.count))
         let unsetAttributes = Mutex<[RestoreTree.AttributeRefusal]>([])
@@ -206,7 +253,7 @@ public struct TreeRestore {
         let onProgress = options.onProgress
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             guard failure.withLock({ $0 == nil }) else { return }
-            let (entry, child) = files[index]
+            let (parent, entry, child) = files[index]
             do {
                 let unset = try RestoreTree.writeFile(
                     child, in: parent, mode: entry.mode & modeMask, modified: entry.modifiedTime,
@@ -237,5 +284,8 @@ public struct TreeRestore {
         restored += files.count - folderRefusals.count
         bytes += zip(files, refusals.withLock { $0 }).reduce(0) { $0 + ($1.1 == nil ? $1.0.entry.size : 0) }
         attributeRefusals += unsetAttributes.withLock { $0 }.sorted { $0.path < $1.path }
+        let waiting = unfinished
+        unfinished = []
+        for (components, entry) in waiting { finish(components, entry) }
     }
 }
