@@ -19,6 +19,18 @@ import Testing
         #expect(Zstd.compressedIfSmaller(SeededGenerator.bytes(count, seed: UInt64(count))) == nil)
     }
 
+    /// A value that starts as a gzip, xz, PNG or JPEG file is kept as it is without being tried (its contents are
+    /// compressed already); the same bytes one later, or a zip (whose entries may be stored), are tried.
+    @Test func dataInACompressedFormatIsNotTried() {
+        for signature: [UInt8] in [
+            [0x1F, 0x8B, 0x08], [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00], [0x89, 0x50, 0x4E, 0x47],
+        ] {
+            #expect(Zstd.compressedIfSmaller(Data(signature) + text) == nil, "\(signature)")
+            #expect(Zstd.compressedIfSmaller(Data([0x20] + signature) + text) != nil, "\(signature)")
+        }
+        #expect(Zstd.compressedIfSmaller(Data([0x50, 0x4B, 0x03, 0x04]) + text) != nil)
+    }
+
     @Test func aFrameOfAnotherSizeOrDamagedIsAnError() throws {
         let compressed = try #require(Zstd.compressedIfSmaller(text))
         #expect(throws: ZstdError.sizeMismatch(expected: 5, found: Int64(text.count))) {

@@ -31,11 +31,29 @@ public enum Zstd {
     public static func compressedIfSmaller(_ data: Data, level: Int32 = defaultLevel) -> Data? {
         guard data.count >= Self.smallestCompressed else { return nil }
         return data.withUnsafeBytes { input -> Data? in
-            compressionContexts.usingIfAvailable { context in
+            if startsCompressed(input) { return nil }
+            return compressionContexts.usingIfAvailable { context in
                 if input.count > samplingThreshold, !samplesCompress(input, context: context) { return nil }
                 return compress(
                     input, level: level, context: context, limit: input.count - input.count >> minimumGainShift)
             }
+        }
+    }
+
+    /// Signatures of formats whose contents are always entropy-coded: gzip, xz, bzip2, zstd, PNG, JPEG, WOFF2, 7z, LZ4
+    /// frames (not zip, whose entries may be stored as they are). zstd gains nothing on them (less than the 1/32 a
+    /// record must save), so a value that starts with one is kept as it is without trying: a tree of manual pages and
+    /// changelogs is a fifth such files, most too small for `samplesCompress`.
+    static let compressedSignatures: [[UInt8]] = [
+        [0x1F, 0x8B], [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00], [0x42, 0x5A, 0x68], [0x28, 0xB5, 0x2F, 0xFD],
+        [0x89, 0x50, 0x4E, 0x47], [0xFF, 0xD8, 0xFF], [0x77, 0x4F, 0x46, 0x32],
+        [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C], [0x04, 0x22, 0x4D, 0x18],
+    ]
+
+    /// Whether `input` starts with one of `compressedSignatures`.
+    static func startsCompressed(_ input: UnsafeRawBufferPointer) -> Bool {
+        compressedSignatures.contains { signature in
+            input.count >= signature.count && zip(signature, input).allSatisfy { $0 == $1 }
         }
     }
 
