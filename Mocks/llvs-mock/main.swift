@@ -51,6 +51,7 @@ let usage = """
                       drop-body, truncate). The service's named faults, as the real service sends them: NAME (the first
                       request it can meet), NAME@N (the Nth), NAME*K (the first K), NAME:RATE (NAME:1: every one)
       --list-faults   print the service's named faults (name, transient or final, what the service sends, what it meets)
+                      A running mock takes more: POST a spec to /llvs-mock/faults (curl -X POST --data locked URL/llvs-mock/faults)
       --approve-devices   approve every device-flow code as soon as it is issued (gdrive, onedrive, oauth), so a script
                       can finish a device flow unattended; otherwise open the verification_uri a device flow answers
                       (a page of the mock) and enter the code, or GET it with ?user_code=CODE

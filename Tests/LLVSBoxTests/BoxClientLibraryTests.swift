@@ -49,4 +49,23 @@ import Testing
         try await ClientLibraries.expectRefreshesThroughTheLibrary(
             "box", endpoint: mock.endpoint, oauth: mock.oauth, refreshes: 2)
     }
+
+    /// Every named fault of the mock (`llvs-mock box --list-faults`), injected through its control path and met
+    /// through box-sdk-gen: retried where the SDK retries, else the SDK's own error with Box's code.
+    @Test(
+        .enabled(
+            if: sdkInstalled || CIEnvironment.requiresEveryTest,
+            "box-sdk-gen is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    func boxsSDKMeetsEveryNamedFaultAsBoxSendsIt() async throws {
+        try #require(Self.sdkInstalled, "box-sdk-gen is not installed (CI=true: every test must run)")
+        let faults = MockFaults()
+        let mock = try MockBoxServer(faults: faults)
+        defer { mock.stop() }
+        let token = mock.issueToken()
+        try await ClientLibraries.expectEveryNamedFault(
+            [
+                "box", mock.endpoint.absoluteString, token.accessToken, mock.oauth.settings.clientId,
+                mock.oauth.settings.clientSecret ?? "", token.refreshToken ?? "",
+            ], faults: faults, catalogue: MockBoxServer.namedFaults)
+    }
 }

@@ -38,6 +38,36 @@ struct KitItem: MockTreeItem {
         #expect((15...45).contains(faulted), "about half of 60 requests are faulted: \(faulted)")
     }
 
+    /// A running mock takes faults at its control path: a spec it reads is added (204), one it cannot is refused with
+    /// why and the service's named faults (400); the control requests are neither numbered nor logged, and a named
+    /// fault given twice in a row is met twice.
+    @Test func faultsPostedToARunningMockAreMetByTheNextRequests() async throws {
+        let server = try MockHTTPServer(faultCatalogue: MockWebDAVServer.namedFaults) { _ in .text(201, "made") }
+        defer { server.stop() }
+        var configuration = HTTPClientConfiguration()
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 1, sleep: { _ in })
+        let http = HTTPClient(configuration: configuration)
+        let control = server.baseURL.appendingPathComponent("llvs-mock/faults")
+        func post(_ spec: String) async throws -> HTTPResponse {
+            try await http.send(HTTPRequest(method: "POST", url: control, body: .data(Data(spec.utf8))))
+        }
+        let refused = try await post("nonsense")
+        #expect(refused.status == 400)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("the named faults here: insufficient-storage"))
+        for _ in 0..<2 {
+            #expect(try await post("locked").status == 204)
+            let put = try await http.send(
+                HTTPRequest(
+                    method: "PUT", url: server.baseURL.appendingPathComponent("a.txt"), body: .data(Data("a".utf8))))
+            #expect(put.status == 423)
+        }
+        #expect(try await post("503@GET").status == 204)
+        #expect(try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("b"))).status == 503)
+        #expect(try await http.send(HTTPRequest(url: server.baseURL.appendingPathComponent("b"))).status == 201)
+        #expect(server.log.map(\.number) == [1, 2, 3, 4])
+        #expect(!server.log.contains { $0.target.contains("llvs-mock") })
+    }
+
     @Test func theTreeIndexesNamesByTheServicesCaseRuleAndLogsChanges() {
         var tree = MockItemTree(
             root: KitItem(id: "0", name: "", parents: [], isFolder: true), caseInsensitiveNames: true)

@@ -49,4 +49,24 @@ import Testing
         try await ClientLibraries.expectRefreshesThroughTheLibrary(
             "gdrive", endpoint: mock.endpoint, oauth: mock.oauth, refreshes: 2)
     }
+
+    /// Every named fault of the mock, injected through its control path and met through google-api-python-client
+    /// and google-auth: retried where the client retries (403 rate limits included), else its error with Drive's
+    /// reason.
+    @Test(
+        .enabled(
+            if: clientInstalled || CIEnvironment.requiresEveryTest,
+            "google-api-python-client is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    func googlesClientMeetsEveryNamedFaultAsDriveSendsIt() async throws {
+        try #require(Self.clientInstalled, "google-api-python-client is not installed (CI=true: every test must run)")
+        let faults = MockFaults()
+        let mock = try MockGoogleDriveServer(faults: faults)
+        defer { mock.stop() }
+        let token = mock.issueToken()
+        try await ClientLibraries.expectEveryNamedFault(
+            [
+                "gdrive", mock.endpoint.absoluteString, token.accessToken, mock.oauth.settings.clientId,
+                mock.oauth.settings.clientSecret ?? "", token.refreshToken ?? "",
+            ], faults: faults, catalogue: MockGoogleDriveServer.namedFaults)
+    }
 }

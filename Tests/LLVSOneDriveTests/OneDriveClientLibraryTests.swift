@@ -54,4 +54,25 @@ import Testing
             mock.log.contains { $0.target.hasSuffix("/v2.0/.well-known/openid-configuration") },
             "msal read the discovery document")
     }
+
+    /// Every named fault of the mock, injected through its control path and met through msgraph-sdk (its retry
+    /// handler waits out throttling), httpx for upload-session fragments, and msal for a revoked refresh token.
+    @Test(
+        .enabled(
+            if: (sdkInstalled && ClientLibraries.installed("msal")) || CIEnvironment.requiresEveryTest,
+            "msgraph-sdk or msal is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    func microsoftsLibrariesMeetEveryNamedFaultAsGraphSendsIt() async throws {
+        try #require(
+            Self.sdkInstalled && ClientLibraries.installed("msal"),
+            "msgraph-sdk or msal is not installed (CI=true: every test must run)")
+        let faults = MockFaults()
+        let mock = try MockOneDriveServer(faults: faults)
+        defer { mock.stop() }
+        let token = mock.issueToken()
+        try await ClientLibraries.expectEveryNamedFault(
+            [
+                "onedrive", mock.endpoint.absoluteString, token.accessToken, mock.oauth.settings.clientId, "",
+                token.refreshToken ?? "",
+            ], faults: faults, catalogue: MockOneDriveServer.namedFaults)
+    }
 }

@@ -44,4 +44,20 @@ import Testing
                 "the library called \(method)")
         }
     }
+
+    /// Every named fault of the mock, injected through its control path and met through the `pcloud` library: the
+    /// result code pCloud answers in HTTP 200, and a transient one gone when the call is made again.
+    @Test(
+        .enabled(
+            if: libraryInstalled || CIEnvironment.requiresEveryTest,
+            "the pcloud library is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    func thePCloudLibraryMeetsEveryNamedFaultAsPCloudSendsIt() async throws {
+        try #require(Self.libraryInstalled, "the pcloud library is not installed (CI=true: every test must run)")
+        let faults = MockFaults()
+        let mock = try MockPCloudServer(faults: faults)
+        defer { mock.stop() }
+        try await ClientLibraries.expectEveryNamedFault(
+            ["pcloud", mock.homeEndpoint.absoluteString, mock.issueToken().accessToken], faults: faults,
+            catalogue: MockPCloudServer.namedFaults)
+    }
 }

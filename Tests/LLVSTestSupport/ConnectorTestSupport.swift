@@ -184,6 +184,24 @@ public enum ClientLibraries {
             [packageRoot.appendingPathComponent("Tests/Clients").appendingPathComponent(script).path] + arguments)
     }
 
+    /// Meets every named fault of `catalogue` through the service's own library (`named_faults_client_library.py`,
+    /// which injects each through the mock's control path), and records an issue unless every step held and every
+    /// fault of the catalogue was met at least once: a fault added to a mock and not to the script fails here.
+    public static func expectEveryNamedFault(
+        _ arguments: [String], faults: MockFaults, catalogue: [MockNamedFault],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let outcome = try await run("named_faults_client_library.py", arguments)
+        let failure = "\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))"
+        #expect(
+            outcome.status == 0, "the library did not meet the faults as the service's own:\n\(failure)",
+            sourceLocation: sourceLocation)
+        #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", sourceLocation: sourceLocation)
+        for fault in catalogue {
+            #expect(faults.firedCount(fault.name) >= 1, "\(fault.name) was not met", sourceLocation: sourceLocation)
+        }
+    }
+
     /// Refreshes a token issued by `oauth` through the service's own library (`oauth_refresh_libraries.py SERVICE`),
     /// and records an issue unless every step held and the library refreshed at least `refreshes` times.
     public static func expectRefreshesThroughTheLibrary(

@@ -49,4 +49,21 @@ import Testing
             "and assembled")
         #expect(mock.server.log.contains { $0.target.hasPrefix("/ocs/v1.php/cloud/capabilities") && $0.status == 200 })
     }
+
+    /// Every named fault of the Nextcloud mock, injected through its control path and met through nc-py-api: the
+    /// status Nextcloud answers in the library's own error, a transient one gone when the call is made again, and an
+    /// assembly answered 423 that made the file whole anyway.
+    @Test(
+        .enabled(
+            if: libraryInstalled || CIEnvironment.requiresEveryTest,
+            "nc-py-api is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    func ncPyAPIMeetsEveryNamedFaultAsNextcloudSendsIt() async throws {
+        try #require(Self.libraryInstalled, "nc-py-api is not installed (CI=true: every test must run)")
+        let faults = MockFaults()
+        let mock = try MockWebDAVServer.nextcloud(password: "p", faults: faults)
+        defer { mock.stop() }
+        let server = mock.serverURL.absoluteString
+        try await ClientLibraries.expectEveryNamedFault(
+            ["nextcloud", server, "llvs", "p", server], faults: faults, catalogue: MockWebDAVServer.nextcloudFaults)
+    }
 }

@@ -59,7 +59,9 @@ public final class MockBoxServer: Sendable, MockOAuthService {
         storage = try MockStorageFolder.make("box")
         let box = MockBackReference<MockBoxServer>()
         contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "localhost")
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in
+        server = try MockHTTPServer(
+            port: port, faults: faults, faultBody: Self.faultBody, faultCatalogue: Self.namedFaults
+        ) { request in
             box.answer { $0.handle(request) }
         }
         box.attach(self)

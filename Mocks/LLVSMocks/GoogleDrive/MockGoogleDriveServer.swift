@@ -49,7 +49,9 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
         state = Mutex(drive)
         storage = try MockStorageFolder.make("gdrive")
         let box = MockBackReference<MockGoogleDriveServer>()
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in
+        server = try MockHTTPServer(
+            port: port, faults: faults, faultBody: Self.faultBody, faultCatalogue: Self.namedFaults
+        ) { request in
             box.answer { $0.handle(request) }
         }
         box.attach(self)
@@ -289,10 +291,11 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
                 }
                 matches = saved.ids
             } else {
-                if let parent = parsed?.requiredParent { state.tree.listingServed(of: state.resolve(parent)) }
                 let found = try state.search(parsed).filter {
                     (!restricted || $0.createdByThisApp) && state.tree.lagging[$0.id] == nil
                 }
+                // Counted once served: a lagging file is left out of this listing and the next.
+                if let parent = parsed?.requiredParent { state.tree.listingServed(of: state.resolve(parent)) }
                 matches = ArraySlice((order.map { $0.sorted(found) } ?? found).map(\.id))
             }
             let page = matches.prefix(pageSize).compactMap { state.items[$0] }

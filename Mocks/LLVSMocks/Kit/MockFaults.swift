@@ -98,7 +98,12 @@ public final class MockFaults: Sendable {
     /// as fired when it does.
     public func fires(_ name: String, method: String, path: String) -> Bool {
         state.withLock { state in
-            guard let index = state.named.firstIndex(where: { $0.fault.name == name && $0.fault.effect == .behavior })
+            // The first rule of that name still in force: one used up earlier (a fault injected again into a running
+            // mock) must not hide the new one.
+            guard
+                let index = state.named.firstIndex(where: {
+                    $0.fault.name == name && $0.fault.effect == .behavior && $0.remaining.map { $0 > 0 } ?? true
+                })
             else { return false }
             return Self.take(&state, index, MockRequestSummary(method: method, path: path, headers: [:]))
         }
@@ -194,6 +199,14 @@ public final class MockFaults: Sendable {
     /// `NAME*K` the first K, `NAME:RATE` each with that probability (`NAME:1`: all of them).
     public static func parse(_ spec: String, catalogue: [MockNamedFault] = []) throws -> MockFaults {
         let faults = MockFaults()
+        try faults.add(spec, catalogue: catalogue)
+        return faults
+    }
+
+    /// Adds the faults of a spec (as `parse` reads it) to those already here: how a running mock takes faults sent to
+    /// its control path (`MockHTTPServer.faultControlPath`).
+    public func add(_ spec: String, catalogue: [MockNamedFault] = []) throws {
+        let faults = self
         var retryAfter: Int?
         var random: [(MockFault, Double)] = []
         var seed: UInt64 = 1
@@ -271,7 +284,6 @@ public final class MockFaults: Sendable {
             }
             faults.injectRandomly(rate: total, faults: weighted, seed: seed)
         }
-        return faults
     }
 
     public struct SpecError: Error, CustomStringConvertible {

@@ -22,6 +22,12 @@ public final class MockHTTPServer: Sendable {
     private let connections = Mutex<[Int32: TCPConnection]>([:])
     private let entries = Mutex<[MockLogEntry]>([])
     private let counter = Mutex(0)
+    private let faultCatalogue: [MockNamedFault]
+    /// Where a client injects faults into a running mock: `POST /llvs-mock/faults` with a `--faults` spec as its body
+    /// (`locked`, `throttled*3`, `503@PUT`, …) adds them, answered 204, or 400 naming what it could not read. Such
+    /// requests are neither numbered nor logged, so a test harness in any language can fail the next request of its
+    /// own client exactly where it wants.
+    public static let faultControlPath = "/llvs-mock/faults"
     private let arrivalWaiters = Mutex<[(count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
     private let connectionCounter = Mutex(0)
     private let stopped = Atomic<Bool>(false)
@@ -29,12 +35,14 @@ public final class MockHTTPServer: Sendable {
     /// Starts serving on 127.0.0.1:`port` (0 picks a free port) on background threads.
     /// `namedFaultsFrom`: for a mock's second host, the API host's faults, whose named faults (which say what they
     /// meet) reach this host too; its own `faults` number its own requests.
+    /// `faultCatalogue`: the service's named faults, which a POST to `faultControlPath` may name.
     public init(
         port: UInt16 = 0, faults: MockFaults = MockFaults(), namedFaultsFrom: MockFaults? = nil,
-        faultBody: FaultBody? = nil,
+        faultBody: FaultBody? = nil, faultCatalogue: [MockNamedFault] = [],
         handler: @escaping Handler
     ) throws {
         self.namedFaultsFrom = namedFaultsFrom
+        self.faultCatalogue = faultCatalogue
         listener = try TCPListener(port: port)
         self.port = listener.port
         self.faults = faults
@@ -100,6 +108,14 @@ public final class MockHTTPServer: Sendable {
                 return
             }
             defer { if case .file(let url, _) = request.body { try? FileManager.default.removeItem(at: url) } }
+            if request.path == Self.faultControlPath {
+                let answer = controlFaults(request)
+                do {
+                    try write(answer, for: request, to: connection, keepAlive: request.keepsAlive, cutShort: nil)
+                    if request.keepsAlive { continue }
+                } catch {}
+                return
+            }
             let number = counter.withLock { count -> Int in
                 count += 1
                 return count
@@ -156,6 +172,28 @@ public final class MockHTTPServer: Sendable {
     }
 
     private func record(_ entry: MockLogEntry) { entries.withLock { $0.append(entry) } }
+
+    /// A request to `faultControlPath`: a POST adds the spec in its body to this server's faults.
+    private func controlFaults(_ request: IncomingRequest) -> MockResponse {
+        func text(_ status: Int, _ message: String) -> MockResponse {
+            MockResponse(status: status, headers: ["Content-Type": "text/plain"], body: .data(Data(message.utf8)))
+        }
+        guard request.method == "POST" else { return text(405, "POST a --faults spec to \(Self.faultControlPath)\n") }
+        let spec: String
+        switch request.body {
+        case .data(let data): spec = String(decoding: data, as: UTF8.self)
+        case .file(let url, _): spec = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+        }
+        let trimmed = spec.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return text(400, "the body should be a --faults spec, such as 503@PUT\n") }
+        do {
+            try faults.add(trimmed, catalogue: faultCatalogue)
+        } catch {
+            let names = faultCatalogue.map(\.name).joined(separator: ", ")
+            return text(400, "\(error); the named faults here: \(names.isEmpty ? "none" : names)\n")
+        }
+        return MockResponse(status: 204, headers: [:], body: .data(Data()))
+    }
 
     /// Returns once the server has read `count` requests, answered or not: how a test knows a request is in flight
     /// (the log holds only answered ones), without polling or a clock.

@@ -52,7 +52,9 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
         contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "localhost", refusesCredentials: true) {
             request in box.answer { $0.answerUploadHost(request) }
         }
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in
+        server = try MockHTTPServer(
+            port: port, faults: faults, faultBody: Self.faultBody, faultCatalogue: Self.namedFaults
+        ) { request in
             box.answer { $0.handle(request) }
         }
         box.attach(self)

@@ -59,10 +59,14 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
         state = Mutex(account)
         storage = try MockStorageFolder.make("pcloud")
         let box = MockBackReference<MockPCloudServer>()
-        server = try MockHTTPServer(port: port, faults: faults, faultBody: Self.faultBody) { request in
+        server = try MockHTTPServer(
+            port: port, faults: faults, faultBody: Self.faultBody, faultCatalogue: Self.namedFaults
+        ) { request in
             box.answer { $0.handle(request, host: .us) }
         }
-        euServer = try MockHTTPServer(port: port == 0 ? 0 : port &+ 1, faults: faults, faultBody: Self.faultBody) {
+        euServer = try MockHTTPServer(
+            port: port == 0 ? 0 : port &+ 1, faults: faults, faultBody: Self.faultBody, faultCatalogue: Self.namedFaults
+        ) {
             request in box.answer { $0.handle(request, host: .eu) }
         }
         contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "127.0.0.1")

@@ -90,7 +90,10 @@ public final class MockWebDAVServer: Sendable, MockService {
         self.tree = Mutex(try state.map(Self.load) ?? ["": .folder(modified: Date())])
         storage = try MockStorageFolder.make("webdav")
         let box = MockBackReference<MockWebDAVServer>()
-        server = try MockHTTPServer(port: port, faults: faults) { request in box.answer { $0.handle(request) } }
+        server = try MockHTTPServer(
+            port: port, faults: faults,
+            faultCatalogue: nextcloud == nil ? Self.namedFaults : Self.nextcloudFaults
+        ) { request in box.answer { $0.handle(request) } }
         box.attach(self)
     }
 
