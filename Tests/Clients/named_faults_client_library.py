@@ -6,7 +6,7 @@ final one as that error. So each fault the mock lists is what the real service s
 understands.
 
 usage: python named_faults_client_library.py SERVICE BASE_URL TOKEN [CLIENT_ID SECRET REFRESH_TOKEN]
-       python named_faults_client_library.py nextcloud BASE_URL USER PASSWORD SERVER_URL
+       python named_faults_client_library.py nextcloud|webdav BASE_URL USER PASSWORD SERVER_OR_DAV_URL
        (SERVICE box, gdrive, onedrive or pcloud; prints "ok" and exits 0 when every fault was met as the service's own)
 """
 import io
@@ -308,6 +308,54 @@ def nextcloud(base, user, password, server, *_):
     check(seen == [False, False, True], f"listing-lag: missing from the next two listings, then there: {seen}")
 
 
+def webdav(base, user, password, url, *_):
+    from webdav4.client import Client, ClientError, HTTPError, InsufficientStorage, ResourceLocked
+
+    client = Client(url, auth=(user, password))
+    folder = f"named-faults-{os.getpid()}"
+    client.mkdir(folder)
+
+    def upload(name, data=b"w" * 1000):
+        client.upload_fileobj(io.BytesIO(data), f"{folder}/{name}", overwrite=True)
+
+    def read(name):
+        data = io.BytesIO()
+        client.download_fileobj(f"{folder}/{name}", data)
+        return data.getvalue()
+
+    def status_of(call):
+        """The status the library's error carries (its ResourceLocked is a 423, InsufficientStorage a 507), or None when
+        the call succeeded."""
+        try:
+            call()
+            return None
+        except ResourceLocked:
+            return 423
+        except InsufficientStorage:
+            return 507
+        except HTTPError as error:
+            return error.status_code
+        except ClientError as error:
+            return getattr(error, "status_code", str(error))
+
+    # Transient: said as the server's status (or waited out), and the call made again succeeds.
+    for fault, status in [("locked", 423), ("unavailable", 503), ("too-many-requests", 429)]:
+        inject(base, fault)
+        met = status_of(lambda: upload(f"{fault}.bin"))
+        check(met in (status, None), f"{fault}: {status} or waited out, got {met}")
+        upload(f"{fault}.bin")
+        check(read(f"{fault}.bin") == b"w" * 1000, f"{fault}: made again, it is there")
+    for fault, status in [("insufficient-storage", 507), ("too-large", 413)]:
+        inject(base, fault)
+        met = status_of(lambda: upload(f"{fault}.bin"))
+        check(met == status, f"{fault}: {status}, got {met}")
+    inject(base, "listing-lag")
+    upload("lagging.bin")
+    check(read("lagging.bin") == b"w" * 1000, "listing-lag: readable at once")
+    seen = [any(entry["name"].rstrip("/").endswith("lagging.bin") for entry in client.ls(folder)) for _ in range(3)]
+    check(seen == [False, False, True], f"listing-lag: missing from the next two listings, then there: {seen}")
+
+
 def main():
     service, base, token = sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3]
     extra = sys.argv[4:7] + [""] * (3 - len(sys.argv[4:7]))
@@ -321,6 +369,8 @@ def main():
         pcloud(base, token, *extra)
     elif service == "nextcloud":
         nextcloud(base, token, *extra)
+    elif service == "webdav":
+        webdav(base, token, *extra)
     else:
         raise SystemExit(f"failed: unknown service {service}")
     print("ok")

@@ -208,7 +208,13 @@ public final class MockWebDAVServer: Sendable, MockService {
         guard let wanted = Self.propertyRequest(request.bodyData) else { return .empty(400) }
         // No Depth means infinity (RFC 4918 9.1); nginx answers it as 0, with the resource alone.
         let depth = request.headers["Depth"] ?? (flavor == .nginx ? "0" : "infinity")
-        if depth.lowercased() == "infinity", !flavor.allowsInfiniteDepth { return .empty(403) }
+        // Refused for a folder only, as Apache's mod_dav does (DavDepthInfinity off): a file has no depth to walk,
+        // and clients that send no Depth (webdav4's info and download) read a file's properties that way.
+        if depth.lowercased() == "infinity", !flavor.allowsInfiniteDepth,
+            tree.withLock({ tree in if case .folder = tree[path] { true } else { false } })
+        {
+            return .empty(403)
+        }
         let listing: [(String, Node)]? = tree.withLock { tree in
             guard let node = tree[path] else { return nil }
             var items = [(path, node)]
@@ -369,11 +375,11 @@ public final class MockWebDAVServer: Sendable, MockService {
     }
 
     /// A listing without the lagging new files, each of which is a listing closer to showing when this is a listing
-    /// of its own folder.
+    /// of its own folder. A file asked for by its own path is there (readable at once; only its folder's listings lag).
     private func leavingOutLaggingFiles(_ listing: [(String, Node)], listedFolder: String) -> [(String, Node)] {
         lagging.withLock { lagging in
             guard !lagging.isEmpty else { return listing }
-            let shown = listing.filter { lagging[$0.0] == nil }
+            let shown = listing.filter { $0.0 == listedFolder || lagging[$0.0] == nil }
             for (path, left) in lagging where parent(path) == listedFolder { lagging[path] = left > 1 ? left - 1 : nil }
             return shown
         }
