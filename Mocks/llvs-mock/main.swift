@@ -59,9 +59,10 @@ let usage = """
       --max-body BYTES         (nextcloud) answer 413 to a request whose body is larger, as a reverse proxy in front does
       --quota BYTES            (nextcloud) the bytes the account may hold: 507 with Sabre's InsufficientStorage above it
       --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, onedrive, pcloud,
-                               oauth), mode 0600
+                               box, oauth), mode 0600
       --state DIR              keep what the mock holds in DIR (and the tokens it issued), so a restart finds it again
-                               (webdav, gdrive, onedrive, pcloud, box; give --port too, so remotes find it at the same address);
+                               (webdav, nextcloud, gdrive, onedrive, pcloud, box; give --port too, so remotes find it at
+                               the same address);
                                without it everything is dropped when the mock stops
 
     """
