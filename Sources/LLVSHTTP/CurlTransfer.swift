@@ -32,6 +32,9 @@ final class CurlTransfer: @unchecked Sendable {
     private var bodyFile: FileBodyReader?
     private var bodyLength: Int64 = 0
     private var bodyPosition: Int64 = 0
+    /// Whether any of the server's answer arrived (a status line), so a rewind of the body is libcurl answering it (a
+    /// challenge, a redirect), not resending in silence.
+    private var answerStarted = false
     /// Ends the upload with a dropped connection once half the body is sent (an injected fault).
     private let droppingBodyHalfWay: Bool
 
@@ -177,6 +180,7 @@ final class CurlTransfer: @unchecked Sendable {
         _ = llvs_curl_easy_setopt_seek_callback(easy) { context, offset, origin in
             let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
             guard origin == SEEK_SET, offset >= 0, Int64(offset) <= transfer.bodyLength else { return 1 }
+            guard transfer.mayRewind else { return 1 }
             transfer.bodyPosition = Int64(offset)
             return 0
         }
@@ -371,9 +375,16 @@ final class CurlTransfer: @unchecked Sendable {
         return count
     }
 
+    /// libcurl resends a request in silence when a reused connection dies before any answer (it takes the server for
+    /// one that closed an idle connection). For a request that must not run twice (a create) the server may have
+    /// acted already, so the body is not given again: the transfer fails, and the caller looks for what landed
+    /// (`createOnce`) instead of making a second file.
+    private var mayRewind: Bool { request.repeatable || answerStarted || bodyPosition == 0 }
+
     private func header(_ line: HTTPHeaders.Line) {
         switch line {
         case .status(let code):
+            answerStarted = true
             // Each new status line (after a 100 Continue or an authentication challenge) starts a new set of headers.
             answerStatus = code
             headers = HTTPHeaders()

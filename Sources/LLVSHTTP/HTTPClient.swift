@@ -191,6 +191,8 @@ extension HTTPError {
     /// Network failures worth another attempt: refused or reset connections, timeouts, a dropped answer.
     public var isRetryable: Bool {
         guard case .transport(let code, _, _) = self else { return false }
-        return [6, 7, 16, 18, 28, 35, 52, 55, 56, 92].contains(code)
+        // 65: a resend the transfer refused (`CurlTransfer.mayRewind`), after a connection died with no answer: lost
+        // like the others, the server may have acted.
+        return [6, 7, 16, 18, 28, 35, 52, 55, 56, 65, 92].contains(code)
     }
 }
