@@ -65,10 +65,11 @@ import Testing
         let data = bytes(9 * 256 * 1024 + 100, seed: 3)
         try data.write(to: fixture.local("big.bin"))
         try await fixture.fileSystem.makeFolder("up")
-        // The fourth chunk is stored but its answer is lost, and so is the answer to the one resend libcurl makes by
-        // itself on a fresh connection: faults chosen by the chunk's Content-Range, not by request numbers.
+        // The fourth chunk is stored but its answer is lost (a fault chosen by the chunk's Content-Range, not by
+        // request number). A chunk is not repeatable, so libcurl may not resend it in silence; the uploader asks the
+        // session what it holds and goes on from there.
         let fourth = "bytes \(3 * 256 * 1024)-\(4 * 256 * 1024 - 1)/\(data.count)"
-        fixture.mock.faults.inject(.dropBeforeAnswer, times: 2) {
+        fixture.mock.faults.inject(.dropBeforeAnswer, times: 1) {
             $0.method == "PUT" && $0.headers["Content-Range"] == fourth
         }
         try await fixture.fileSystem.upload(fileAt: fixture.local("big.bin"), to: "up/big.bin")
@@ -78,15 +79,15 @@ import Testing
         #expect(
             puts.contains { $0.headers["Content-Range"] == "bytes */\(data.count)" },
             "the session was asked what it holds")
-        // Offsets never go back to a chunk Drive acknowledged: only the chunk whose answer was lost went twice.
+        // Offsets never go back to a chunk Drive acknowledged, and the one whose answer was lost is not sent again.
         let starts = puts.compactMap {
             $0.headers["Content-Range"].flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) }
         }
         #expect(starts == starts.sorted())
         #expect(Set(starts).count == 10)
-        #expect(fixture.mock.uploadSessionBytes == [Int64(data.count + 256 * 1024)])
+        #expect(fixture.mock.uploadSessionBytes == [Int64(data.count)])
         #expect(
-            fixture.mock.log.filter { $0.faults.contains(.dropBeforeAnswer) }.count == 2, "both faults met their chunk")
+            fixture.mock.log.filter { $0.faults.contains(.dropBeforeAnswer) }.count == 1, "the fault met its chunk")
     }
 
     @Test func aFailedChunkIsResumedFromWhatTheSessionHolds() async throws {
