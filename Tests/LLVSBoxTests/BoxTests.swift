@@ -79,8 +79,8 @@ import Testing
     @Test func aChunkedUploadInterruptedAfterTwoPartsResumesFromThePartsList() async throws {
         let fixture = try BoxFixture()
         let data = bytes(6 * 256 * 1024 + 999, seed: 21)
-        // Twice: libcurl itself sends a request again, once, when a reused connection dies before any answer.
-        fixture.mock.faults.inject(.dropBeforeAnswer, times: 2) {
+        // Once: a part is not repeatable, so libcurl may not send it again by itself (`CurlTransfer.mayRewind`).
+        fixture.mock.faults.inject(.dropBeforeAnswer, times: 1) {
             $0.method == "PUT" && ($0.headers["Content-Range"] ?? "").hasPrefix("bytes \(2 * 256 * 1024)-")
         }
         try await fixture.fileSystem.upload(data, to: "big/file.bin")
@@ -91,6 +91,7 @@ import Testing
         #expect(zip(starts, starts.dropFirst()).allSatisfy { $0 <= $1 }, "the upload went back: \(starts)")
         #expect(Set(starts).count == 7)
         #expect(fixture.requests("POST", containing: "/commit").count == 1)
+        #expect(fixture.mock.log.filter { $0.faults.contains(.dropBeforeAnswer) }.count == 1)
     }
 
     @Test func aCommitAnswered202IsWaitedOut() async throws {
