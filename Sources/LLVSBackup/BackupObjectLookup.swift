@@ -18,17 +18,35 @@ public struct BackupObjectLookup: Sendable {
     /// The object's bytes from the first version, newest first, that holds a copy with the right hash; nil when none
     /// does. Read whole (a chunk is at most 4 MiB; listings are small), since a copy is checked before it is used.
     public func elsewhere(_ id: Value.ID, hash: ContentHash) throws -> Data? {
+        var found: Data?
+        try forEachEntry(of: id) { entry in
+            var data = Data()
+            guard (try? store.readStoredValue(entry, into: { data.append($0) })) != nil, ContentHash(of: data) == hash
+            else { return true }
+            found = data
+            return false
+        }
+        return found
+    }
+
+    /// Where the newest version that holds `id` keeps it, without reading it; nil when no version does.
+    public func newestEntry(_ id: Value.ID) throws -> StoredValueEntry? {
+        var newest: StoredValueEntry?
+        try forEachEntry(of: id) { entry in
+            newest = entry
+            return false
+        }
+        return newest
+    }
+
+    /// Gives `body` each distinct record holding `id`, newest version first, while it returns true.
+    private func forEachEntry(of id: Value.ID, _ body: (StoredValueEntry) throws -> Bool) throws {
         var tried = Set<RecordLocation>()
         for version in store.history.topologicallySorted().reversed() {
             guard let entry = try store.storedEntry(id: id, at: version.id), tried.insert(entry.location).inserted
             else { continue }
-            var data = Data()
-            guard (try? store.readStoredValue(entry, into: { data.append($0) })) != nil,
-                ContentHash(of: data) == hash
-            else { continue }
-            return data
+            guard try body(entry) else { return }
         }
-        return nil
     }
 
     /// The object's bytes at `version`, or from elsewhere when the version does not hold it; nil when no version does.

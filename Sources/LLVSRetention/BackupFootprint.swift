@@ -19,12 +19,39 @@ public struct BackupFootprint: Equatable, Sendable, Encodable {
 
     public init() {}
 
-    /// The footprint of `backups` in `store`.
+    /// The footprint of each group of backups (a source's) and of all of them together, each listing read once per
+    /// group: what every group holds is kept by hash, so the union needs no second walk.
     /// - Throws: `BackupError.missingObject` for a listing no version holds.
-    public init(of backups: [CatalogedBackup], in store: Store) throws {
+    public static func measure(
+        _ groups: [[CatalogedBackup]], in store: Store
+    ) throws -> (each: [BackupFootprint], all: BackupFootprint) {
+        var union: [ContentHash: StoredValueEntry] = [:]
+        var each: [BackupFootprint] = []
+        for group in groups {
+            let held = try objects(of: group, in: store)
+            each.append(BackupFootprint(held.values))
+            union.merge(held) { first, _ in first }
+        }
+        return (each, BackupFootprint(union.values))
+    }
+
+    /// Sums entries, a record shared by several counted once as stored.
+    private init(_ entries: some Collection<StoredValueEntry>) {
+        var records = Set<RecordLocation>()
+        for entry in entries {
+            objects += 1
+            bytes += entry.size
+            if records.insert(entry.location).inserted { storedBytes += entry.location.length }
+        }
+    }
+
+    /// Every listing and chunk `backups` name, by hash, with where the store keeps it.
+    private static func objects(
+        of backups: [CatalogedBackup], in store: Store
+    ) throws -> [ContentHash: StoredValueEntry] {
         let lookup = BackupObjectLookup(store: store)
         var seen = Set<ContentHash>()
-        var records = Set<RecordLocation>()
+        var held: [ContentHash: StoredValueEntry] = [:]
         var stack: [(hash: ContentHash, version: Version.ID, isListing: Bool)] = backups.compactMap { backup in
             backup.record.rootHash.map { ($0, backup.version, true) }
         }
@@ -32,12 +59,7 @@ public struct BackupFootprint: Equatable, Sendable, Encodable {
             guard seen.insert(hash).inserted else { continue }
             let id = isListing ? BackupObjectID.tree(hash) : BackupObjectID.chunk(hash)
             // Named by a backup made while a prune ran elsewhere, its copy may be in another version: counted there.
-            let entry = try store.storedEntry(id: id, at: version) ?? lookup.entryElsewhere(id)
-            if let entry {
-                objects += 1
-                bytes += entry.size
-                if records.insert(entry.location).inserted { storedBytes += entry.location.length }
-            }
+            if let entry = try store.storedEntry(id: id, at: version) ?? lookup.newestEntry(id) { held[hash] = entry }
             guard isListing else { continue }
             guard let data = try lookup.data(id, hash: hash, at: version) else {
                 throw BackupError.missingObject(id: id.rawValue)
@@ -46,15 +68,6 @@ public struct BackupFootprint: Equatable, Sendable, Encodable {
             for listing in references.listings where !seen.contains(listing) { stack.append((listing, version, true)) }
             for chunk in references.chunks where !seen.contains(chunk) { stack.append((chunk, version, false)) }
         }
-    }
-}
-
-extension BackupObjectLookup {
-    /// Where the newest version that holds `id` keeps it; nil when none does.
-    func entryElsewhere(_ id: Value.ID) throws -> StoredValueEntry? {
-        for version in store.history.topologicallySorted().reversed() {
-            if let entry = try store.storedEntry(id: id, at: version.id) { return entry }
-        }
-        return nil
+        return held
     }
 }

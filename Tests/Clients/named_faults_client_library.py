@@ -359,20 +359,11 @@ def webdav(base, user, password, url, *_):
 def main():
     service, base, token = sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3]
     extra = sys.argv[4:7] + [""] * (3 - len(sys.argv[4:7]))
-    if service == "box":
-        box(base, token, *extra)
-    elif service == "gdrive":
-        gdrive(base, token, *extra)
-    elif service == "onedrive":
-        onedrive(base, token, *extra)
-    elif service == "pcloud":
-        pcloud(base, token, *extra)
-    elif service == "nextcloud":
-        nextcloud(base, token, *extra)
-    elif service == "webdav":
-        webdav(base, token, *extra)
-    else:
+    drills = {"box": box, "gdrive": gdrive, "onedrive": onedrive, "pcloud": pcloud, "nextcloud": nextcloud,
+              "webdav": webdav}
+    if service not in drills:
         raise SystemExit(f"failed: unknown service {service}")
+    drills[service](base, token, *extra)
     print("ok")
 
 

@@ -179,12 +179,7 @@ public final class MockHTTPServer: Sendable {
             MockResponse(status: status, headers: ["Content-Type": "text/plain"], body: .data(Data(message.utf8)))
         }
         guard request.method == "POST" else { return text(405, "POST a --faults spec to \(Self.faultControlPath)\n") }
-        let spec: String
-        switch request.body {
-        case .data(let data): spec = String(decoding: data, as: UTF8.self)
-        case .file(let url, _): spec = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
-        }
-        let trimmed = spec.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = String(decoding: request.bodyData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return text(400, "the body should be a --faults spec, such as 503@PUT\n") }
         do {
             try faults.add(trimmed, catalogue: faultCatalogue)

@@ -72,16 +72,17 @@ struct StatsCommand: Command {
             let catalog = try BackupCatalog(store: store, at: current)
             kept = catalog.kept
             forgotten = catalog.backups.count - kept.count
-            for (name, backups) in Dictionary(grouping: kept, by: \.source).sorted(by: { $0.key < $1.key }) {
+            let bySource = Dictionary(grouping: kept, by: \.source).sorted(by: { $0.key < $1.key })
+            let footprints = try BackupFootprint.measure(bySource.map(\.value), in: store)
+            all = footprints.all
+            for ((name, backups), footprint) in zip(bySource, footprints.each) {
                 guard let last = backups.first else { continue }
-                let footprint = try BackupFootprint(of: backups, in: store)
                 sources.append(
                     Source(
                         name: name, backups: backups.count, last: VersionSummary.format(last.date),
                         files: last.record.files, bytes: last.record.bytes, uniqueBytes: footprint.bytes,
                         storedBytes: footprint.storedBytes))
             }
-            all = try BackupFootprint(of: kept, in: store)
         }
         var measured: [RemoteFootprint] = []
         for name in allRemotes ? try context.remotes().visible().keys.sorted() : remotes {
