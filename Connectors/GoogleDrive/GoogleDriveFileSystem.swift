@@ -115,26 +115,31 @@ public final class GoogleDriveFileSystem: RemovesByKind {
             if target == nil, !existing.isEmpty {
                 throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
             }
-            var replaced: GoogleDriveItem?
-            if let target {
-                replaced = try await replace(target.id, with: source, path: path)
-            } else if mode != .newName, let known = paths.cached(components), !known.isFolder {
-                // Drive's queries are eventually consistent: one just after this connector made the file may not
-                // find it yet, and creating it again would leave two files of one name. The ID it remembers is
-                // replaced instead, unless the file is gone or was trashed meanwhile.
-                do {
-                    let file = try await replace(known.id, with: source, path: path)
-                    if file.trashed != true { replaced = file }
-                } catch CloudFileSystemError.notFound {}
-            }
-            let file: GoogleDriveItem
-            if let replaced {
-                file = replaced
-            } else {
-                file = try await create(name, in: parentID, from: source, path: path)
-            }
+            let file =
+                if let target {
+                    try await replace(target.id, with: source, path: path)
+                } else if mode != .newName, let remembered = try await replaceRemembered(components, source, path) {
+                    remembered
+                } else {
+                    try await create(name, in: parentID, from: source, path: path)
+                }
             try check(file, against: source, path: path)
             paths.remember(components, file)
+        }
+    }
+
+    /// Drive's queries are eventually consistent: one just after this connector made a file may not find it yet, and
+    /// creating it again would leave two files of one name. So when a query finds nothing, the ID remembered for the
+    /// path is replaced instead; nil when there is none, or its file is gone or was trashed meanwhile.
+    private func replaceRemembered(
+        _ components: [String], _ source: UploadSource, _ path: String
+    ) async throws -> GoogleDriveItem? {
+        guard let known = paths.cached(components), !known.isFolder else { return nil }
+        do {
+            let file = try await replace(known.id, with: source, path: path)
+            return file.trashed == true ? nil : file
+        } catch CloudFileSystemError.notFound {
+            return nil
         }
     }
 

@@ -118,9 +118,10 @@ final class CompressionPipeline {
     }
 }
 
-/// Threads of their own that compress, one per processor but the producer's, started on first use and kept. Not Dispatch's: on Linux
-/// Swift's tasks run on Dispatch's global pool, one thread per processor, so a task that waits for a compression
-/// there (a backup's walk) leaves it one thread short, and compression ran on one processor while the other waited.
+/// Threads of their own that compress, one per processor but the producer's, started on first use and kept. Not
+/// Dispatch's: on Linux Swift's tasks run on Dispatch's global pool, one thread per processor, so a task that waits
+/// for a compression there (a backup's walk) leaves it one thread short, and compression ran on one processor while
+/// the other waited.
 final class CompressionWorkers: Sendable {
     /// One fewer than the processors (but one): the producer, whose thread is the critical path (a backup's walk
     /// reads, hashes, and takes over compression at commits), needs a processor of its own; with a worker for every
