@@ -10,6 +10,7 @@ import PackageDescription
 /// `ConnectorRegistry.standard`, its mock and its tests.
 let connectors: [(folder: String, extra: [String])] = [
     ("WebDAV", ["CLibXML2"]), ("GoogleDrive", []), ("OneDrive", []), ("PCloud", []), ("Box", []),
+    ("Dropbox", []),
 ]
 let connectorTargets: [Target.Dependency] = connectors.map { .target(name: "LLVS" + $0.folder) }
 
@@ -220,6 +221,12 @@ let package = Package(
                 name: "LLVSBoxTests",
                 dependencies: [
                     "LLVSBox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport",
+                    "llvs", "llvs-mock",
+                ]),
+            .testTarget(
+                name: "LLVSDropboxTests",
+                dependencies: [
+                    "LLVSDropbox", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport",
                     "llvs", "llvs-mock",
                 ]),
             .testTarget(

@@ -7,7 +7,7 @@ import LLVSMocks
 //   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
 //
 // SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, nextcloud, owncloud, gdrive, onedrive, onedrive-business,
-// pcloud, pcloud-eu, box, oauth.
+// pcloud, pcloud-eu, box, dropbox, oauth.
 
 let usage = """
     usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
@@ -40,6 +40,9 @@ let usage = """
       box             Box API 2.0 (the API at /2.0, uploads at /api/2.0) with Box's OAuth endpoints and single-use refresh
                       tokens on the same port, and its download host on a second one; prints the endpoint, then the
                       client ID and secret for `llvs remote add NAME box:/path --endpoint URL --client-id ID --client-secret-stdin`
+      dropbox         Dropbox API v2: the API, content and notify hosts' routes under /2/ and Dropbox's OAuth endpoints
+                      (PKCE, offline refresh tokens) on one port; prints the endpoint, then the app key for
+                      `llvs remote add NAME dropbox:/path --endpoint URL --client-id KEY`
       oauth           an OAuth 2 authorization server alone (authorize, token, device endpoints under /oauth)
 
     options:
@@ -59,9 +62,9 @@ let usage = """
       --max-body BYTES         (nextcloud) answer 413 to a request whose body is larger, as a reverse proxy in front does
       --quota BYTES            (nextcloud) the bytes the account may hold: 507 with Sabre's InsufficientStorage above it
       --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, onedrive, pcloud,
-                               box, oauth), mode 0600
+                               box, dropbox, oauth), mode 0600
       --state DIR              keep what the mock holds in DIR (and the tokens it issued), so a restart finds it again
-                               (webdav, nextcloud, gdrive, onedrive, pcloud, box; give --port too, so remotes find it at
+                               (webdav, nextcloud, gdrive, onedrive, pcloud, box, dropbox; give --port too, so remotes find it at
                                the same address);
                                without it everything is dropped when the mock stops
 
@@ -90,6 +93,7 @@ let catalogues: [String: [MockNamedFault]] = [
     "gdrive": MockGoogleDriveServer.namedFaults, "onedrive": MockOneDriveServer.namedFaults,
     "onedrive-business": MockOneDriveServer.namedFaults,
     "pcloud": MockPCloudServer.namedFaults, "pcloud-eu": MockPCloudServer.namedFaults, "box": MockBoxServer.namedFaults,
+    "dropbox": MockDropboxServer.namedFaults,
     "oauth": [MockNamedFault.invalidGrant(tokenPaths: ["/oauth/token"], description: "The refresh token was revoked.")],
 ]
 if arguments.contains("--list-faults") {
@@ -193,6 +197,12 @@ do {
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.oauth.settings.clientId) client_secret=\(mock.oauth.settings.clientSecret ?? "")")
+    case "dropbox":
+        let mock = try MockDropboxServer(port: port, faults: faults, state: state)
+        stopRunning = mock.stop
+        try writeToken(mock.issueToken(), to: options["--token-out"])
+        say(mock.endpoint.absoluteString)
+        say("client_id=\(mock.oauth.settings.clientId)")
     case "oauth":
         var settings = MockOAuthServer.Settings()
         settings.approvesDevicesAtOnce = approvesDevices

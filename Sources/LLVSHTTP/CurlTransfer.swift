@@ -105,7 +105,7 @@ final class CurlTransfer: @unchecked Sendable {
         set(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.components.seconds * 1000))
         // A transfer that moves less than the minimum rate for this long has stalled (or is trickled on purpose).
         set(CURLOPT_LOW_SPEED_LIMIT, max(1, configuration.minimumTransferRate))
-        set(CURLOPT_LOW_SPEED_TIME, Int(configuration.stallTimeout.components.seconds))
+        set(CURLOPT_LOW_SPEED_TIME, Int((request.stallTimeout ?? configuration.stallTimeout).components.seconds))
         set(CURLOPT_TCP_KEEPALIVE, 1)
         // Answers are read in pieces of up to 256 KiB, not libcurl's default 16 KiB: a download of many megabytes
         // then costs a sixteenth of the receive calls and write callbacks.

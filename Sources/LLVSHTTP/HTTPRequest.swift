@@ -89,6 +89,9 @@ public struct HTTPRequest: Sendable {
     /// Statuses the caller handles itself, returned at once and never retried (a WebDAV PUT into a folder not seen
     /// yet, whose 500 on nginx means "no such folder" and is answered by making it, not by waiting).
     public var finalStatuses: Set<Int> = []
+    /// How long the answer may stay silent before the transfer counts as stalled, where the server is silent on
+    /// purpose (a long poll holds its answer for minutes); nil for the client's `stallTimeout`.
+    public var stallTimeout: Duration?
 
     public init(
         method: String = "GET", url: URL, headers: HTTPHeaders = [:], body: HTTPRequestBody = .none,

@@ -7,7 +7,7 @@ understands.
 
 usage: python named_faults_client_library.py SERVICE BASE_URL TOKEN [CLIENT_ID SECRET REFRESH_TOKEN]
        python named_faults_client_library.py nextcloud|webdav BASE_URL USER PASSWORD SERVER_OR_DAV_URL
-       (SERVICE box, gdrive, onedrive or pcloud; prints "ok" and exits 0 when every fault was met as the service's own)
+       (SERVICE box, dropbox, gdrive, onedrive or pcloud; prints "ok" and exits 0 when every fault was met as the service's own)
 """
 import io
 import os
@@ -270,6 +270,84 @@ def pcloud(base, token, *_):
     check(revoked.get("result") == 2094, f"token-revoked: result 2094: {revoked}")
 
 
+def dropbox_sdk(base, token, client_id, secret, refresh):
+    from urllib.parse import urlsplit
+
+    from tls_proxy import TLSProxy
+
+    with TLSProxy(urlsplit(base).port) as proxy:
+        for name in ("DROPBOX_API_HOST", "DROPBOX_API_CONTENT_HOST", "DROPBOX_API_NOTIFY_HOST"):
+            os.environ[name] = proxy.host
+        os.environ["REQUESTS_CA_BUNDLE"] = proxy.certificate
+        import dropbox
+        from dropbox.exceptions import ApiError, AuthError
+        from dropbox.files import UploadSessionCursor
+
+        dbx = dropbox.Dropbox(oauth2_access_token=token, oauth2_refresh_token=refresh, app_key=client_id)
+        folder = f"/named-faults-{os.getpid()}"
+
+        # Waited out by the SDK itself: 429s for their Retry-After, 5xx with backoff, an expired token by a refresh.
+        for fault in ["too-many-requests", "too-many-write-operations", "unavailable", "expired-token"]:
+            inject(base, fault)
+            stored = dbx.files_upload(fault.encode(), f"{folder}/{fault}.txt")
+            check(stored.size == len(fault), f"{fault}: the upload goes through")
+
+        # Final for one call, in the SDK's own error types, with Dropbox's reason.
+        inject(base, "write-contention")
+        try:
+            dbx.files_upload(b"w", f"{folder}/contended.txt")
+            check(False, "write-contention: the upload should be refused")
+        except ApiError as error:
+            check(error.error.is_path() and error.error.get_path().reason.is_too_many_write_operations(),
+                  f"write-contention: path/too_many_write_operations: {error}")
+        check(dbx.files_upload(b"w", f"{folder}/contended.txt").size == 1, "write-contention: the retry goes through")
+        inject(base, "insufficient-space")
+        try:
+            dbx.files_upload(b"full", f"{folder}/full.txt")
+            check(False, "insufficient-space: the upload should be refused")
+        except ApiError as error:
+            check(error.error.is_path() and error.error.get_path().reason.is_insufficient_space(),
+                  f"insufficient-space: path/insufficient_space: {error}")
+
+        page = dbx.files_list_folder(folder, limit=1)
+        inject(base, "cursor-reset")
+        try:
+            dbx.files_list_folder_continue(page.cursor)
+            check(False, "cursor-reset: continue should be refused")
+        except ApiError as error:
+            check(error.error.is_reset(), f"cursor-reset: reset: {error}")
+
+        piece = b"a" * 1000
+        session = dbx.files_upload_session_start(piece)
+        cursor = UploadSessionCursor(session_id=session.session_id, offset=len(piece))
+        inject(base, "append-answer-lost")
+        try:
+            dbx.files_upload_session_append_v2(piece, cursor)
+            check(False, "append-answer-lost: the answer should be lost")
+        except requests.exceptions.ConnectionError:
+            pass
+        try:
+            dbx.files_upload_session_append_v2(piece, cursor)
+            check(False, "append-answer-lost: the repeat should meet incorrect_offset")
+        except ApiError as error:
+            check(error.error.is_incorrect_offset()
+                  and error.error.get_incorrect_offset().correct_offset == 2 * len(piece),
+                  f"append-answer-lost: the session holds the lost append: {error}")
+
+        inject(base, "listing-lag")
+        lagging = dbx.files_upload(b"lag", f"{folder}/lagging.txt")
+        check(dbx.files_get_metadata(lagging.path_lower).size == 3, "listing-lag: readable at once")
+        seen = [any(entry.name == "lagging.txt" for entry in dbx.files_list_folder(folder).entries) for _ in range(3)]
+        check(seen == [False, False, True], f"listing-lag: missing from the next two listings, then there: {seen}")
+
+        inject(base, "invalid-grant")
+        try:
+            dbx.refresh_access_token()
+            check(False, "invalid-grant: the refresh should be refused")
+        except AuthError as error:
+            check(error.error.is_invalid_access_token(), f"invalid-grant: the SDK's AuthError: {error}")
+
+
 def nextcloud(base, user, password, server, *_):
     from nc_py_api import Nextcloud, NextcloudException
 
@@ -359,7 +437,7 @@ def webdav(base, user, password, url, *_):
 def main():
     service, base, token = sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3]
     extra = sys.argv[4:7] + [""] * (3 - len(sys.argv[4:7]))
-    drills = {"box": box, "gdrive": gdrive, "onedrive": onedrive, "pcloud": pcloud, "nextcloud": nextcloud,
+    drills = {"box": box, "dropbox": dropbox_sdk, "gdrive": gdrive, "onedrive": onedrive, "pcloud": pcloud, "nextcloud": nextcloud,
               "webdav": webdav}
     if service not in drills:
         raise SystemExit(f"failed: unknown service {service}")

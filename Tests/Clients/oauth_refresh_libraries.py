@@ -9,6 +9,7 @@ usage: python oauth_refresh_libraries.py gdrive|onedrive|box BASE_URL CLIENT_ID 
        (prints "ok" and exits 0 when every step held)
 """
 import hashlib
+import os
 import sys
 import urllib.parse
 
@@ -150,6 +151,44 @@ def box(base, client_id, secret, refresh):
               f"a spent refresh token is the SDK's BoxAPIError with invalid_grant: {error}")
 
 
+def dropbox_sdk(base, client_id, secret, refresh):
+    from tls_proxy import TLSProxy
+
+    with TLSProxy(urllib.parse.urlsplit(base).port) as proxy:
+        # The SDK builds https://HOST URLs from these, read as it is imported; requests verifies with the bundle named here.
+        for name in ("DROPBOX_API_HOST", "DROPBOX_API_CONTENT_HOST", "DROPBOX_API_NOTIFY_HOST", "DROPBOX_WEB_HOST"):
+            os.environ[name] = proxy.host
+        os.environ["REQUESTS_CA_BUNDLE"] = proxy.certificate
+        import dropbox
+        from dropbox.exceptions import AuthError
+        from dropbox.oauth import DropboxOAuth2Flow
+
+        session = {}
+        flow = DropboxOAuth2Flow(client_id, "http://127.0.0.1:9/callback", session, "csrf-token", use_pkce=True,
+                                 token_access_type="offline")
+        url = flow.start()
+        check("code_challenge=" in url and "token_access_type=offline" in url, f"the SDK asks with PKCE, offline: {url}")
+        answer = requests.get(url, allow_redirects=False, verify=proxy.certificate)
+        check(answer.status_code == 302, f"authorize redirects back: {answer.status_code} {answer.text}")
+        fields = urllib.parse.parse_qs(urllib.parse.urlsplit(answer.headers["Location"]).query)
+        result = flow.finish({"code": fields["code"][0], "state": fields["state"][0]})
+        check(result.access_token and result.refresh_token and result.account_id and result.expires_at,
+              f"the SDK exchanges the code with its verifier: {result}")
+
+        dbx = dropbox.Dropbox(oauth2_refresh_token=result.refresh_token, app_key=client_id)
+        check(dbx.users_get_current_account().account_id == result.account_id,
+              "a client holding only the refresh token refreshes before its first call")
+        dbx.refresh_access_token()
+        check(dbx._oauth2_refresh_token == result.refresh_token, "Dropbox keeps the refresh token (no rotation)")
+        check(dbx.users_get_current_account().account_id == result.account_id, "the refreshed token works")
+        revoked = dropbox.Dropbox(oauth2_refresh_token="revoked-" + refresh, app_key=client_id)
+        try:
+            revoked.users_get_current_account()
+            check(False, "a revoked refresh token was accepted")
+        except AuthError as error:
+            check(error.error.is_invalid_access_token(), f"a revoked refresh token is the SDK's AuthError: {error}")
+
+
 def main():
     service, base, client_id, secret, refresh = sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3], sys.argv[4], sys.argv[5]
     if service == "gdrive":
@@ -158,6 +197,8 @@ def main():
         microsoft(base, client_id)
     elif service == "box":
         box(base, client_id, secret, refresh)
+    elif service == "dropbox":
+        dropbox_sdk(base, client_id, secret, refresh)
     else:
         raise SystemExit(f"failed: unknown service {service}")
     print("ok")

@@ -78,10 +78,10 @@ import Testing
     }
 
     /// With a change-feed position, a pull of one new version costs what a sync does on every cloud: the feed
-    /// request and the version's two files. A file is one request on Drive; on OneDrive and Box its content
+    /// request and the version's two files. A file is one request on Drive and Dropbox; on OneDrive and Box its content
     /// request is redirected to a download host, and on pCloud a link is asked for first: two exchanges each, as
     /// the services define their downloads.
-    @Test(arguments: ["gdrive", "onedrive", "pcloud", "box"])
+    @Test(arguments: ["gdrive", "onedrive", "pcloud", "box", "dropbox"])
     func aPullOfOneNewVersionIsTheFeedAndTwoDownloads(kind: String) async throws {
         #expect(try await llvs("init", "--store", path("a")).status == 0)
         #expect(try await llvs("put", "greeting", "-", "--store", path("a"), input: Data("hello".utf8)).status == 0)
@@ -99,7 +99,7 @@ import Testing
             #expect(traced.status == 0, "\(traced.error)")
             return traced.error.split(separator: "\n").filter { $0.contains("→ ") }.map(String.init)
         }
-        let exchangesPerDownload = kind == "gdrive" ? 1 : 2
+        let exchangesPerDownload = kind == "gdrive" || kind == "dropbox" ? 1 : 2
         let pull = try await requests("pull")
         #expect(pull.count == 1 + 2 * exchangesPerDownload, "\(kind) pull: \(pull.joined(separator: "\n"))")
         let sync = try await requests("sync")

@@ -30,7 +30,7 @@ extension CommandLineTests {
                 ] + options, input: Data("pw\n".utf8), environment: environment)
             #expect(added.status == 0, "\(added.error)")
             return mock
-        case "gdrive", "onedrive", "pcloud", "box":
+        case "gdrive", "onedrive", "pcloud", "box", "dropbox":
             // pCloud's account is in the EU region: the token from the sign-in names its host, and llvs talks only to it.
             let service = kind == "pcloud" ? "pcloud-eu" : kind
             let url =
@@ -52,8 +52,8 @@ extension CommandLineTests {
                 "remote", "add", "--all-stores", "home", url, "--endpoint", mock.url, "--client-id",
                 mock.fields["client_id"] ?? "",
             ]
-            // OneDrive's client is a public one, with no secret.
-            let secret = kind == "onedrive" ? nil : Data((mock.fields["client_secret"] ?? "").utf8)
+            // OneDrive's client is a public one, and the Dropbox app signs in with PKCE: no secret.
+            let secret = kind == "onedrive" || kind == "dropbox" ? nil : Data((mock.fields["client_secret"] ?? "").utf8)
             if secret != nil { words.append("--client-secret-stdin") }
             let added = try await run(words + options, input: secret, environment: environment)
             #expect(added.status == 0, "\(added.error)")

@@ -17,6 +17,7 @@ import Testing
         ("onedrive", "quota-full", "no room"), ("onedrive", "invalid-grant", "llvs auth"),
         ("box", "storage-full", "storage"), ("box", "invalid-grant", "llvs auth"),
         ("pcloud", "over-quota", "no room"), ("pcloud", "token-revoked", "llvs auth"),
+        ("dropbox", "insufficient-space", "no room"), ("dropbox", "invalid-grant", "llvs auth"),
     ]
 
     @Test(arguments: cases.map { "\($0.kind) \($0.fault)" })

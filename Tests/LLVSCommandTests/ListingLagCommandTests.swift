@@ -11,7 +11,7 @@ import Testing
 
     func path(_ name: String) -> String { tests.directory.appendingPathComponent(name).path }
 
-    @Test(arguments: ["webdav", "gdrive", "onedrive", "box", "pcloud"])
+    @Test(arguments: ["webdav", "gdrive", "onedrive", "box", "pcloud", "dropbox"])
     func storesConvergeThoughListingsLag(kind: String) async throws {
         for store in ["a", "b"] { #expect(try await tests.run(["init", "--store", path(store)]).status == 0) }
         #expect(try await tests.run(["put", "from-a", "-", "--store", path("a")], input: Data("A".utf8)).status == 0)

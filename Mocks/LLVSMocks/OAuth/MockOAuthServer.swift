@@ -28,6 +28,9 @@ public final class MockOAuthServer: Sendable {
         public var exchangeNeedsRedirectURI: Bool?
         /// Google: a refresh token only for an authorization asked with `access_type=offline`.
         public var refreshTokenNeedsOfflineAccess = false
+        /// The authorize parameter that asks for offline access (Google's `access_type`, Dropbox's
+        /// `token_access_type`).
+        public var offlineAccessParameter = "access_type"
         /// Extra fields in the redirect back to the client (pCloud's `hostname` and `locationid`).
         public var extraRedirectFields: [(String, String)] = []
         public var deviceInterval = 1
@@ -351,7 +354,8 @@ public final class MockOAuthServer: Sendable {
                 "The redirect URI in the request, \(redirect), does not match the ones registered")
         }
         let code = "code-" + PKCE.base64URL(PKCE.randomBytes(12))
-        let offline = !settings.refreshTokenNeedsOfflineAccess || query["access_type"] == "offline"
+        let offline =
+            !settings.refreshTokenNeedsOfflineAccess || query[settings.offlineAccessParameter] == "offline"
         let issued = now()
         state.withLock { $0.codes[code] = (challenge ?? "", redirect, offline, query["scope"], issued, query["nonce"]) }
         var location = redirect + (redirect.contains("?") ? "&" : "?") + "code=\(code)"

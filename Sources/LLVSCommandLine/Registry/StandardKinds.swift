@@ -1,4 +1,5 @@
 import LLVSBox
+import LLVSDropbox
 import LLVSCloudService
 import LLVSGoogleDrive
 import LLVSOneDrive
@@ -8,5 +9,7 @@ import LLVSWebDAV
 extension ConnectorRegistry {
     /// Every kind this package ships: each connector target declares its own (`ConnectorKind.box` in `LLVSBox`), and
     /// this is the one list of them.
-    public static let standard = ConnectorRegistry([.localFolder, .webDAV, .googleDrive, .oneDrive, .pCloud, .box])
+    public static let standard = ConnectorRegistry([
+        .localFolder, .webDAV, .googleDrive, .oneDrive, .pCloud, .box, .dropbox,
+    ])
 }

@@ -9,6 +9,8 @@ public enum ChecksumAlgorithm: String, Hashable, Sendable, CaseIterable, Codable
     case md5
     /// OneDrive's QuickXorHash, reported in base64 (not hex).
     case quickXor
+    /// Dropbox's `content_hash`: SHA-256 over the SHA-256 of each 4 MiB block, in hex.
+    case dropboxContentHash
 
     public var description: String {
         switch self {
@@ -16,6 +18,7 @@ public enum ChecksumAlgorithm: String, Hashable, Sendable, CaseIterable, Codable
         case .sha1: "SHA-1"
         case .md5: "MD5"
         case .quickXor: "QuickXorHash"
+        case .dropboxContentHash: "Dropbox content hash"
         }
     }
 
@@ -60,6 +63,7 @@ public final class ChecksumStream {
     private enum Engine {
         case digest(DigestStream)
         case quickXor(QuickXorHash)
+        case dropbox(DropboxContentHash)
     }
     private let engine: Engine
 
@@ -70,6 +74,7 @@ public final class ChecksumStream {
         case .sha1: engine = .digest(DigestStream(.sha1))
         case .md5: engine = .digest(DigestStream(.md5))
         case .quickXor: engine = .quickXor(QuickXorHash())
+        case .dropboxContentHash: engine = .dropbox(DropboxContentHash())
         }
     }
 
@@ -77,6 +82,7 @@ public final class ChecksumStream {
         switch engine {
         case .digest(let stream): stream.update(data)
         case .quickXor(let hash): hash.update(data)
+        case .dropbox(let hash): hash.update(data)
         }
     }
 
@@ -85,6 +91,7 @@ public final class ChecksumStream {
         switch engine {
         case .digest(let stream): stream.finalizeHex()
         case .quickXor(let hash): Data(hash.finalize()).base64EncodedString()
+        case .dropbox(let hash): hash.finalizeHex()
         }
     }
 

@@ -28,11 +28,14 @@ public final class DigestStream {
     }
 
     /// The digest as lowercase hex; the stream is finished after this.
-    public func finalizeHex() -> String {
+    public func finalizeHex() -> String { SHA256.hexString(finalize()) }
+
+    /// The digest's bytes; the stream is finished after this.
+    public func finalize() -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &digest, &length)
-        return SHA256.hexString(Array(digest.prefix(Int(length))))
+        return Array(digest.prefix(Int(length)))
     }
 
     /// The hex digest of `data` in one call.
