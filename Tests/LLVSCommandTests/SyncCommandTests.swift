@@ -299,13 +299,19 @@ import Glibc
         #expect(try await llvs("get", "k", "--store", store("b")).text == "through box")
     }
 
-    @Test func aHeadlessAuthorizationTakesThePastedRedirect() async throws {
-        let mock = try MockProcess(["gdrive"], lineCount: 2)
+    /// Drive (a client secret, `access_type=offline`, rclone's registered port) and Dropbox (PKCE alone,
+    /// `token_access_type=offline`, any loopback port at a mock).
+    @Test(arguments: ["gdrive", "dropbox"])
+    func aHeadlessAuthorizationTakesThePastedRedirect(kind: String) async throws {
+        let mock = try MockProcess([kind], lineCount: 2)
+        let secret = kind == "gdrive" ? ["--client-secret-stdin"] : []
         #expect(
-            try await llvs(
-                "remote", "add", "--all-stores", "drive", "gdrive:/x", "--endpoint", mock.url, "--client-id",
-                mock.fields["client_id"] ?? "",
-                "--client-secret-stdin", input: Data((mock.fields["client_secret"] ?? "").utf8)
+            try await tests.run(
+                [
+                    "remote", "add", "--all-stores", "drive", "\(kind):/x", "--endpoint", mock.url, "--client-id",
+                    mock.fields["client_id"] ?? "",
+                ] + secret,
+                input: Data((mock.fields["client_secret"] ?? "").utf8)
             ).status == 0)
         // Run `llvs auth --headless` by hand: read the address it prints, "open" it elsewhere, paste where it ends up.
         let process = ChildProcess()
@@ -327,7 +333,9 @@ import Glibc
         }
         let address = try #require(
             said.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix(mock.url) }.map(String.init))
-        #expect(address.contains("access_type=offline") && address.contains("code_challenge_method=S256"))
+        #expect(
+            address.contains(kind == "gdrive" ? "&access_type=offline" : "&token_access_type=offline")
+                && address.contains("code_challenge_method=S256"), "\(address)")
         let helper = ChildProcess()
         helper.standardError = FileHandle.nullDevice  // a child left running must not hold ours
         helper.executableURL = CommandLineTests.binary.deletingLastPathComponent().appendingPathComponent(
@@ -338,7 +346,9 @@ import Glibc
         try helper.run()
         let redirect = location.fileHandleForReading.readDataToEndOfFile()
         helper.waitUntilExit()
-        #expect(String(decoding: redirect, as: UTF8.self).hasPrefix("http://127.0.0.1:53682/?code="))
+        #expect(
+            String(decoding: redirect, as: UTF8.self).hasPrefix(
+                kind == "gdrive" ? "http://127.0.0.1:53682/?code=" : "http://127.0.0.1:"))
         input.fileHandleForWriting.write(redirect)
         try input.fileHandleForWriting.close()
         let result = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -346,7 +356,7 @@ import Glibc
         #expect(
             process.terminationStatus == 0,
             "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
-        #expect(result.contains("Authorized account gdrive"))
+        #expect(result.contains("Authorized account \(kind)"))
         #expect(try await llvs("conformance", "drive", "--listing-count", "3", "--large-file-mib", "1").status == 0)
     }
 
@@ -368,7 +378,7 @@ import Glibc
         let fullDevice = try await llvs("auth", "full", "--device", environment: ["LLVS_GDRIVE_CLIENT_SECRET": "s"])
         #expect(
             fullDevice.status == 2 && fullDevice.error.contains("refuses the full Drive scope"), "\(fullDevice.error)")
-        let unknown = try await llvs("remote", "add", "--all-stores", "one", "dropbox:/x")
+        let unknown = try await llvs("remote", "add", "--all-stores", "one", "mega:/x")
         #expect(
             unknown.status == 2 && unknown.error.contains("not supported") && unknown.error.contains("box:/path"),
             "\(unknown.error)")
