@@ -47,22 +47,11 @@ struct DropboxAPI: Sendable {
             type, try rpc(route, argument, changes: changes, safeToRepeat: safeToRepeat), path: path)
     }
 
-    /// The argument as a header value: JSON with every character outside printable ASCII written as `\uXXXX`
-    /// (UTF-16 units, so a character above U+FFFF is a surrogate pair), as Dropbox requires of a header.
+    /// The argument as a header value: JSON written header-safe, as Dropbox requires of a header.
     static func headerArgument(_ argument: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let json = String(decoding: try encoder.encode(argument), as: UTF8.self)
-        var escaped = ""
-        escaped.reserveCapacity(json.utf8.count)
-        for scalar in json.unicodeScalars {
-            if scalar.value >= 0x20, scalar.value < 0x7F {
-                escaped.unicodeScalars.append(scalar)
-            } else {
-                for unit in String(scalar).utf16 { escaped += String(format: "\\u%04x", unit) }
-            }
-        }
-        return escaped
+        return HeaderSafeJSON.escape(String(decoding: try encoder.encode(argument), as: UTF8.self))
     }
 }
 

@@ -41,6 +41,24 @@ import Testing
         }
     }
 
+    /// Dropbox's content hash: the SHA-256 of the blocks' SHA-256s, a block being 4 MiB; nothing for an empty file.
+    @Test func dropboxsContentHashIsTheHashOfItsBlocksHashes() {
+        #expect(
+            ChecksumAlgorithm.dropboxContentHash.text(of: Data())
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        let data = SeededGenerator.bytes(DropboxContentHash.blockSize + 1, seed: 12)
+        let blocks = [data.prefix(DropboxContentHash.blockSize), data.suffix(1)].map {
+            DigestStream(.sha256).finalizeAfter(Data($0))
+        }
+        let expected = DigestStream.hex(Data(blocks.joined()), .sha256)
+        #expect(ChecksumAlgorithm.dropboxContentHash.text(of: data) == expected)
+        let oneBlock = data.prefix(DropboxContentHash.blockSize)
+        #expect(
+            ChecksumAlgorithm.dropboxContentHash.text(of: Data(oneBlock))
+                == DigestStream.hex(Data(DigestStream(.sha256).finalizeAfter(Data(oneBlock))), .sha256),
+            "exactly one block: no empty block after it")
+    }
+
     @Test func libcryptoDigestsAreTheStandardOnes() throws {
         let abc = Data("abc".utf8)
         #expect(ChecksumAlgorithm.sha1.text(of: abc) == "a9993e364706816aba3e25717850c26c9cd0d89d")
@@ -57,5 +75,12 @@ import Testing
     @Test func hexIsComparedWithoutCaseAndBase64Exactly() {
         #expect(ChecksumAlgorithm.sha1.matches("A9993E36", "a9993e36"))
         #expect(!ChecksumAlgorithm.quickXor.matches("SGAAAA==", "SgAAAA=="))
+    }
+}
+
+extension DigestStream {
+    fileprivate func finalizeAfter(_ data: Data) -> [UInt8] {
+        update(data)
+        return finalize()
     }
 }

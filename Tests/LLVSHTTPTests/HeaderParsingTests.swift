@@ -53,3 +53,15 @@ import Testing
         }
     }
 }
+
+/// JSON in a header: printable ASCII stays, every other character becomes `\uXXXX` of its UTF-16 units.
+@Suite struct HeaderSafeJSONTests {
+    @Test func everyCharacterOutsidePrintableASCIIIsEscaped() throws {
+        let json = "{\"path\":\"/ünï/😀\u{7f}\"}"
+        let escaped = HeaderSafeJSON.escape(json)
+        #expect(escaped == #"{"path":"/\u00fcn\u00ef/\ud83d\ude00\u007f"}"#)
+        #expect(HeaderSafeJSON.isSafe(escaped) && !HeaderSafeJSON.isSafe(json))
+        let decoded = try JSONSerialization.jsonObject(with: Data(escaped.utf8)) as? [String: String]
+        #expect(decoded == ["path": "/ünï/😀\u{7f}"])
+    }
+}

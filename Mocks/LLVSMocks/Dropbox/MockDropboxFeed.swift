@@ -75,27 +75,24 @@ extension MockDropboxServer {
         return limit
     }
 
-    func listFolder(_ argument: [String: Any]) throws -> MockResponse {
+    /// A cursor at the journal's end for the folder a listing argument names; `listing` starts it at the listing's
+    /// first page.
+    private func newCursor(_ argument: [String: Any], listing: Bool, in state: MockDropboxState) throws -> Cursor {
         let limit = try limit(argument)
-        return try state.withLock { state in
-            let (_, lower) = try folder(argument, in: state)
-            let cursor = Cursor(
-                folder: lower, recursive: argument["recursive"] as? Bool ?? false,
-                includeDeleted: argument["include_deleted"] as? Bool ?? false,
-                position: state.journalBase + state.journal.count, offset: 0, limit: limit)
-            return try page(cursor, state: &state)
-        }
+        let (_, lower) = try folder(argument, in: state)
+        return Cursor(
+            folder: lower, recursive: argument["recursive"] as? Bool ?? false,
+            includeDeleted: argument["include_deleted"] as? Bool ?? false,
+            position: state.journalBase + state.journal.count, offset: listing ? 0 : nil, limit: limit)
+    }
+
+    func listFolder(_ argument: [String: Any]) throws -> MockResponse {
+        try state.withLock { state in try page(try newCursor(argument, listing: true, in: state), state: &state) }
     }
 
     func latestCursor(_ argument: [String: Any]) throws -> MockResponse {
-        let limit = try limit(argument)
-        return try state.withLock { state in
-            let (_, lower) = try folder(argument, in: state)
-            let cursor = Cursor(
-                folder: lower, recursive: argument["recursive"] as? Bool ?? false,
-                includeDeleted: argument["include_deleted"] as? Bool ?? false,
-                position: state.journalBase + state.journal.count, offset: nil, limit: limit)
-            return .json(200, ["cursor": cursor.text])
+        try state.withLock { state in
+            .json(200, ["cursor": try newCursor(argument, listing: false, in: state).text])
         }
     }
 

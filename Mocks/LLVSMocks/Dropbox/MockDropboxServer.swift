@@ -242,7 +242,7 @@ public final class MockDropboxServer: Sendable, MockOAuthService {
         }
         let text: String
         if let header = request.headers["Dropbox-API-Arg"] {
-            guard header.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else {
+            guard HeaderSafeJSON.isSafe(header) else {
                 throw MockDropboxError.text(
                     400,
                     "Error in call to API function \"\(route)\": HTTP header \"Dropbox-API-Arg\": could not decode input as JSON: characters outside ASCII must be escaped"

@@ -127,21 +127,8 @@ extension MockDropboxServer {
         return content.response(
             range: request.headers["Range"],
             headers: [
-                "Content-Type": "application/octet-stream", "Dropbox-API-Result": Self.headerSafe(result),
+                "Content-Type": "application/octet-stream", "Dropbox-API-Result": HeaderSafeJSON.escape(result),
                 "ETag": "W/\"\(metadata.rev)\"",
             ])
-    }
-
-    /// JSON with every character outside printable ASCII as `\uXXXX`, as Dropbox writes a header.
-    static func headerSafe(_ json: String) -> String {
-        var escaped = ""
-        for scalar in json.unicodeScalars {
-            if scalar.value >= 0x20, scalar.value < 0x7F {
-                escaped.unicodeScalars.append(scalar)
-            } else {
-                for unit in String(scalar).utf16 { escaped += String(format: "\\u%04x", unit) }
-            }
-        }
-        return escaped
     }
 }
