@@ -64,3 +64,16 @@ func dropboxFaultControl(mock: MockDropboxServer, http: HTTPClient) -> MockFault
         faults: mock.faults, expireTokens: { mock.expireAccessTokens() }, revokeTokens: { mock.rejectNextRequests(2) },
         client: http)
 }
+
+/// Records an issue unless `body` throws `cursorExpired` (the caller then lists in full).
+func expectCursorExpired(
+    _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
+) async {
+    do {
+        try await body()
+        Issue.record("the cursor was still taken", sourceLocation: sourceLocation)
+    } catch CloudFileSystemError.cursorExpired {
+    } catch {
+        Issue.record("expected cursorExpired, got \(error)", sourceLocation: sourceLocation)
+    }
+}

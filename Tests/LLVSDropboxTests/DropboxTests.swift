@@ -137,3 +137,44 @@ import Testing
         #expect(try await fixture.fileSystem.exists("h/file.txt") == false)
     }
 }
+
+@Suite struct DropboxMockStateTests {
+    /// `--state`: files, folders and tokens survive a restart; a cursor from before it is `reset` (the journal is not
+    /// kept), so a sync lists in full.
+    @Test func aDropboxMockRestartedWithItsStateKeepsTheAccountAndTheTokens() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "llvs-dropbox-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tokenFile = TokenFile(path: folder.appendingPathExtension("token").path)
+        defer { try? FileManager.default.removeItem(atPath: tokenFile.path) }
+        let big = SeededGenerator.bytes(5 * 1024 * 1024 + 11, seed: 31)
+        func connect(_ mock: MockDropboxServer) -> DropboxFileSystem {
+            DropboxFixture.connector(
+                mock, http: quickClient(),
+                tokens: OAuthTokenSource(
+                    file: tokenFile, configuration: DropboxFixture.oauth(mock), http: quickClient(),
+                    reauthorizeCommand: "llvs auth dropbox"))
+        }
+        let cursor: String
+        do {
+            let mock = try MockDropboxServer(state: try MockStateDirectory(folder))
+            defer { mock.stop() }
+            try tokenFile.write(mock.issueToken())
+            let dropbox = connect(mock)
+            try await dropbox.upload(Data("small".utf8), to: "a/small.txt")
+            try await dropbox.upload(big, to: "a/big.bin")
+            try await dropbox.upload(Data("gone".utf8), to: "a/gone.txt")
+            try await dropbox.removeFile("a/gone.txt")
+            cursor = try await dropbox.changeCursor(watching: ["a"])
+        }
+        let again = try MockDropboxServer(state: try MockStateDirectory(folder))
+        defer { again.stop() }
+        let dropbox = connect(again)
+        #expect(try await dropbox.download("a/small.txt") == Data("small".utf8))
+        #expect(try await dropbox.download("a/big.bin") == big)
+        #expect(try await !dropbox.exists("a/gone.txt"))
+        #expect(Set(try await dropbox.listNames("A")) == ["small.txt", "big.bin"])
+        #expect(again.oauth.refreshCount == 0, "the saved access token is still accepted")
+        await expectCursorExpired { _ = try await dropbox.changes(in: ["a"], since: cursor) }
+    }
+}

@@ -8,6 +8,7 @@ import LLVSHTTP
 /// `reset`, a folder that is gone `path/not_found`. The long poll waits on the journal.
 extension MockDropboxServer {
     struct Cursor {
+        var generation: String
         var folder: String
         var recursive: Bool
         var includeDeleted: Bool
@@ -17,7 +18,7 @@ extension MockDropboxServer {
 
         var text: String {
             var object: [String: Any] = [
-                "p": folder, "r": recursive, "d": includeDeleted, "i": position, "l": limit,
+                "g": generation, "p": folder, "r": recursive, "d": includeDeleted, "i": position, "l": limit,
             ]
             if let offset { object["o"] = offset }
             let data = MockJSON.data(object, sortedKeys: true) ?? Data()
@@ -27,7 +28,11 @@ extension MockDropboxServer {
                 ).replacingOccurrences(of: "=", with: "")
         }
 
-        init(folder: String, recursive: Bool, includeDeleted: Bool, position: Int, offset: Int?, limit: Int) {
+        init(
+            generation: String, folder: String, recursive: Bool, includeDeleted: Bool, position: Int, offset: Int?,
+            limit: Int
+        ) {
+            self.generation = generation
             self.folder = folder
             self.recursive = recursive
             self.includeDeleted = includeDeleted
@@ -49,7 +54,8 @@ extension MockDropboxServer {
                     400, "Error in call to API function \"files/list_folder/continue\": Invalid \"cursor\" parameter")
             }
             self.init(
-                folder: folder, recursive: object["r"] as? Bool ?? false, includeDeleted: object["d"] as? Bool ?? false,
+                generation: object["g"] as? String ?? "", folder: folder, recursive: object["r"] as? Bool ?? false,
+                includeDeleted: object["d"] as? Bool ?? false,
                 position: position, offset: (object["o"] as? NSNumber)?.intValue, limit: limit)
         }
 
@@ -81,7 +87,7 @@ extension MockDropboxServer {
         let limit = try limit(argument)
         let (_, lower) = try folder(argument, in: state)
         return Cursor(
-            folder: lower, recursive: argument["recursive"] as? Bool ?? false,
+            generation: state.generation, folder: lower, recursive: argument["recursive"] as? Bool ?? false,
             includeDeleted: argument["include_deleted"] as? Bool ?? false,
             position: state.journalBase + state.journal.count, offset: listing ? 0 : nil, limit: limit)
     }
@@ -104,7 +110,9 @@ extension MockDropboxServer {
     /// The next page for a cursor: the rest of its listing, or the journal since its position.
     private func page(_ cursor: Cursor, state: inout MockDropboxState) throws -> MockResponse {
         let index = cursor.position - state.journalBase
-        guard (0...state.journal.count).contains(index) else { throw MockDropboxError.route(["reset"]) }
+        guard cursor.generation == state.generation, (0...state.journal.count).contains(index) else {
+            throw MockDropboxError.route(["reset"])
+        }
         let folderItem =
             cursor.folder.isEmpty ? state.tree[MockDropboxState.rootID] : state.item(at: Self.names(cursor.folder))
         guard let folderItem, folderItem.isFolder else { throw MockDropboxError.route(["path", "not_found"]) }
@@ -146,7 +154,9 @@ extension MockDropboxServer {
         while !changed, Date() < deadline, !stopped.load(ordering: .relaxed) {
             changed = try state.withLock { state in
                 let index = cursor.position - state.journalBase
-                guard (0...state.journal.count).contains(index) else { throw MockDropboxError.route(["reset"]) }
+                guard cursor.generation == state.generation, (0...state.journal.count).contains(index) else {
+                    throw MockDropboxError.route(["reset"])
+                }
                 return state.journal[index...].contains { cursor.covers($0.metadata.pathLower) }
             }
             if !changed { Thread.sleep(forTimeInterval: 0.02) }

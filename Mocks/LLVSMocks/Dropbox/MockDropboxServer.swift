@@ -44,7 +44,6 @@ public final class MockDropboxServer: Sendable, MockOAuthService {
             into: &account.tree, counter: Int.self, attach: { $0.content = .spooled($1, size: $0.size) })
         {
             account.counter = loaded.counter
-            account.journalBase = loaded.counter * 1000
             oauth.restore(loaded.tokens)
         }
         state = Mutex(account)

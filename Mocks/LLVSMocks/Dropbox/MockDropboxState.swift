@@ -22,6 +22,8 @@ struct MockDropboxState: Sendable {
     /// Every change, in order; a cursor holds a position in it (`journalBase` + index).
     var journal: [MockDropboxChange] = []
     var journalBase = 0
+    /// This run's: a cursor from an earlier run of a mock kept with `--state` names another, and is `reset`.
+    let generation = String(UUID().uuidString.prefix(8))
     var rejectRemaining = 0
 
     static let rootID = "id:AAAAAAAAAAAAAAAAAAAAAA"
