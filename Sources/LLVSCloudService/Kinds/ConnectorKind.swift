@@ -22,6 +22,8 @@ public struct ConnectorKind: Sendable {
         case server
         /// `gdrive:/path`: a folder in the service's one tree (no host); `--base-path` is joined to it.
         case servicePath
+        /// `s3://bucket/prefix`: a bucket and a folder in it; `--base-path` is a folder inside that.
+        case bucket
     }
 
     /// The kind's name: its first URL scheme, the name of its default account and the prefix of its environment
@@ -75,6 +77,7 @@ public struct ConnectorKind: Sendable {
         case .localFolder: urlForm = "\(name):///path"
         case .server: urlForm = self.schemes.map { "\($0)://host/path" }.joined(separator: ", ")
         case .servicePath: urlForm = "\(name):/path"
+        case .bucket: urlForm = "\(name)://bucket/prefix"
         }
         self.options = options
         self.secret = secret
@@ -131,6 +134,9 @@ public struct ConnectorKind: Sendable {
         case .server where (url.host ?? "").isEmpty:
             throw ConnectorKindError.usage(
                 "a \(serviceName) remote needs a host, as \(schemes.last ?? name)://dav.example.com/llvs, not \(text)")
+        case .bucket where (url.host ?? "").isEmpty:
+            throw ConnectorKindError.usage(
+                "a \(serviceName) remote names a bucket, as \(name)://my-bucket/llvs, not \(text)")
         case .servicePath where url.host != nil:
             throw ConnectorKindError.usage("a \(serviceName) remote is \(name):/path (one slash), not \(text)")
         default:

@@ -125,7 +125,7 @@ public struct RemoteAccess: Sendable {
     public var basePath: String {
         let base = remote["base-path"] ?? ""
         switch kind.address {
-        case .localFolder, .server: return base
+        case .localFolder, .server, .bucket: return base
         case .servicePath: return CloudPath.join(url.path, base)
         }
     }

@@ -1,5 +1,6 @@
 import LLVSBox
 import LLVSDropbox
+import LLVSS3
 import LLVSCloudService
 import LLVSGoogleDrive
 import LLVSOneDrive
@@ -10,6 +11,6 @@ extension ConnectorRegistry {
     /// Every kind this package ships: each connector target declares its own (`ConnectorKind.box` in `LLVSBox`), and
     /// this is the one list of them.
     public static let standard = ConnectorRegistry([
-        .localFolder, .webDAV, .googleDrive, .oneDrive, .pCloud, .box, .dropbox,
+        .localFolder, .webDAV, .googleDrive, .oneDrive, .pCloud, .box, .dropbox, .s3,
     ])
 }
