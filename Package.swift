@@ -230,6 +230,11 @@ let package = Package(
                     "llvs", "llvs-mock",
                 ]),
             .testTarget(
+                name: "LLVSS3Tests",
+                dependencies: [
+                    "LLVSS3", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport",
+                ]),
+            .testTarget(
                 name: "SystemLibraryTests",
                 dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib", "CDeflate", "CSodium"]),
             .testTarget(

@@ -20,6 +20,9 @@ public struct S3Configuration: Sendable {
     public var partSize: Int64 = 16 * 1024 * 1024 {
         didSet { partSize = max(Self.minimumPartSize, partSize) }
     }
+    /// Whether empty folders are kept as zero-byte `folder/` markers. A server that stores keys as files
+    /// (`rclone serve s3` over a disk) cannot hold one: there folders exist only while something is in them.
+    public var folderMarkers = true
     /// Keys per listing page (S3's most is 1000).
     public var pageSize = 1000
     /// Pages of one listing before the server counts as looping.

@@ -30,8 +30,10 @@ public final class S3FileSystem: CloudFileSystem {
 
     /// Keys are bytes: case matters.
     public var capabilities: CloudCapabilities {
-        CloudCapabilities(
+        var capabilities = CloudCapabilities(
             nameEncoding: Self.nameEncoding, simpleUploadLimit: configuration.simpleUploadLimit, chunkGranularity: 1)
+        capabilities.keepsEmptyFolders = configuration.folderMarkers
+        return capabilities
     }
 
     func key(_ path: String) throws -> String {
@@ -195,7 +197,7 @@ public final class S3FileSystem: CloudFileSystem {
     /// the path is the wrong kind.
     public func makeFolder(_ path: String) async throws {
         let prefix = try folderPrefix(path)
-        guard !prefix.isEmpty else { return }
+        guard !prefix.isEmpty, configuration.folderMarkers else { return }
         if try await head(path) != nil { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: true) }
         try await put(.data(Data()), key: prefix, path: path)
         _ = markedFolders.withLock { $0.insert(prefix) }
@@ -222,7 +224,7 @@ public final class S3FileSystem: CloudFileSystem {
     /// emptied by removals then still lists (empty), as on every other kind of remote. The folders above are implied
     /// by its key.
     private func markFolder(of key: String, path: String) async throws {
-        guard let slash = key.lastIndex(of: "/") else { return }
+        guard configuration.folderMarkers, let slash = key.lastIndex(of: "/") else { return }
         let marker = String(key[...slash])
         guard marker != configuration.key([]) + "/", markedFolders.withLock({ $0.insert(marker).inserted }) else {
             return

@@ -22,6 +22,10 @@ extension ConnectorKind {
                 "addressing", "STYLE",
                 "path (https://endpoint/bucket/key) or virtual (https://bucket.endpoint/key); default: virtual on AWS, path elsewhere",
                 level: .account, type: .choice(["path", "virtual"])),
+            ConnectorOption(
+                "folder-markers", "on|off",
+                "keep empty folders as zero-byte `folder/` objects (off for a server that stores keys as files, as rclone serve s3)",
+                level: .account, type: .choice(["on", "off"]), defaultValue: "on"),
         ],
         secret: ConnectorSecret("secret-access-key", "the access key's secret", required: false),
         extraEnvironment: [
@@ -48,9 +52,10 @@ extension ConnectorKind {
             throw ConnectorKindError.failed("\(error)")
         }
         let addressing = access.account["addressing"]
-        let configuration = S3Configuration(
+        var configuration = S3Configuration(
             bucket: bucket, prefix: access.url.path, region: region, endpoint: access.account.url("endpoint"),
             pathStyle: addressing.map { $0 == "path" })
+        configuration.folderMarkers = access.account["folder-markers"] != "off"
         return S3FileSystem(
             configuration: configuration, http: HTTPClient(configuration: access.http),
             credentials: credentials.signer(region: region))

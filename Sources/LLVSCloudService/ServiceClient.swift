@@ -165,8 +165,8 @@ public final class ServiceClient: Sendable {
         }
     }
 
-    /// Part of a file: 206 is the part; a server that ignores Range answers 200 with everything, from which the part
-    /// is cut; 416 (nothing of the file is in the range) is an error, as it is for a local folder.
+    /// Part of a file: 206 is the part (as is a 200 whose Content-Range names it); a server that ignores Range answers
+    /// 200 with everything, from which the part is cut; 416 (nothing of the file is in the range) is an error, as it is for a local folder.
     public func read(
         _ request: HTTPRequest, range: ByteRange, path: String, authorization: Authorization = .account
     ) async throws -> Data {
@@ -175,6 +175,9 @@ public final class ServiceClient: Sendable {
         let response = try await send(request, authorization: authorization)
         switch response.status {
         case 206:
+            return response.body
+        case 200 where Self.namesAPart(response.headers["Content-Range"]):
+            // The part, with the wrong status (`rclone serve s3` answers a range so): its Content-Range says which.
             return response.body
         case 200:
             guard let span = range.resolved(size: Int64(response.body.count)) else {
@@ -186,6 +189,14 @@ public final class ServiceClient: Sendable {
         default:
             throw classifier.failure(response, path: path)
         }
+    }
+
+    /// Whether a Content-Range names a part (`bytes 100-199/10000`), not an unsatisfiable range (`bytes */10000`).
+    static func namesAPart(_ contentRange: String?) -> Bool {
+        guard let contentRange, contentRange.hasPrefix("bytes "), !contentRange.hasPrefix("bytes */") else {
+            return false
+        }
+        return true
     }
 
     static func unsatisfiable(_ range: ByteRange, _ path: String) -> CloudFileSystemError {

@@ -149,8 +149,34 @@ enum ConformanceChecks {
 
     // MARK: 2. Folders
 
+    /// Folders on a remote that keeps no empty folder: those a file makes are listed, looked at and removed as folders,
+    /// and a file is still told from a folder.
+    static func foldersMadeByFiles(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        try await fs.makeFolder(c.path("nested/deeper/deepest"))
+        try await fs.upload(Data("deep".utf8), to: c.path("nested/deeper/deepest/file.txt"))
+        try require(try await fs.metadata(c.path("nested/deeper")).isFolder, "nested/deeper should be a folder")
+        let items = try await fs.list(c.path("nested"))
+        try require(
+            items.map(\.name) == ["deeper"] && items[0].isFolder, "nested should list one folder, deeper; got \(items)")
+        try await fs.removeFolder(c.path("nested"))
+        try require(try await !fs.exists(c.path("nested")), "a removed full folder should be gone")
+        try await fs.upload(Data("file".utf8), to: c.path("plain"))
+        try await requireFailure(
+            "list a file as a folder",
+            matches: { error in
+                switch error {
+                case .wrongKind, .notFound: true;
+                default: false
+                }
+            }
+        ) { _ = try await fs.list(c.path("plain")) }
+        return .passed
+    }
+
     static func folders(_ c: ConformanceContext) async throws -> CheckOutcome {
         let fs = c.fileSystem
+        guard fs.capabilities.keepsEmptyFolders else { return try await foldersMadeByFiles(c) }
         try await fs.makeFolder(c.path("made"))
         try await fs.makeFolder(c.path("made"))
         try require(try await fs.list(c.path("made")).isEmpty, "a new folder should list empty")
@@ -305,7 +331,7 @@ enum ConformanceChecks {
             listed.count == awkwardNames.count, "the listing should hold exactly the names written; got \(listed.count)"
         )
         for name in awkwardNames { try await fs.removeFile(c.path(name)) }
-        try require(try await fs.list(c.folder).isEmpty, "every awkward name should be removable")
+        try require(try await fs.listNames(c.folder).isEmpty, "every awkward name should be removable")
         return .passed
     }
 
@@ -389,7 +415,11 @@ enum ConformanceChecks {
         try await forEachConcurrently(Array(names.enumerated()), limit: c.options.concurrentTransfers) { index, name in
             try await fs.upload(Data(repeating: 0x41, count: index % 64), to: c.path(name))
         }
-        try await fs.makeFolder(c.path("subfolder"))
+        if fs.capabilities.keepsEmptyFolders {
+            try await fs.makeFolder(c.path("subfolder"))
+        } else {
+            try await fs.upload(Data(), to: c.path("subfolder/inside"))
+        }
         let items = try await fs.list(c.folder)
         try require(items.count == count + 1, "expected \(count + 1) entries, listed \(items.count)")
         let byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
@@ -576,7 +606,11 @@ enum ConformanceChecks {
         try await losingTheAnswer(to: "a replacement") {
             try await fs.upload(Data("replaced once".utf8), to: c.path("created.txt"))
         }
-        try await losingTheAnswer(to: "a new folder") { try await fs.makeFolder(c.path("made once")) }
+        if fs.capabilities.keepsEmptyFolders {
+            try await losingTheAnswer(to: "a new folder") { try await fs.makeFolder(c.path("made once")) }
+        } else {
+            try await fs.upload(Data(), to: c.path("made once/inside"))
+        }
         try await fs.upload(Data("doomed".utf8), to: c.path("removed.txt"))
         try await losingTheAnswer(to: "a removal") { try await fs.removeFile(c.path("removed.txt")) }
         let listed = try await fs.list(c.folder)

@@ -18,6 +18,11 @@ public struct CloudCapabilities: Sendable, Equatable {
     public var simpleUploadLimit: Int64?
     /// Pieces of a resumable upload are multiples of this many bytes (Drive 256 KiB, OneDrive 320 KiB).
     public var chunkGranularity: Int64?
+    /// Whether a folder with nothing in it exists. False where folders are only the prefixes of the files' names (an S3
+    /// server that keeps keys as files, as `rclone serve s3`): `makeFolder` then makes nothing, and a folder is gone
+    /// once its last file is. Nothing LLVS writes needs an empty folder; the conformance suite checks folders made by
+    /// files instead.
+    public var keepsEmptyFolders = true
 
     public init(
         checksums: Set<ChecksumAlgorithm> = [], caseInsensitiveNames: Bool = false, nameEncoding: NameEncoding? = nil,
