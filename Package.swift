@@ -241,7 +241,7 @@ let package = Package(
                 name: "LLVSCommandTests",
                 dependencies: [
                     "llvs", "llvs-mock", "llvs-test-helper", "llvs-fake-kind", "loco", "LLVSSupport", "LLVSCommandLine",
-                    "CLinux",
+                    "CLinux", "LLVSTestSupport", "LLVS",
                 ],
                 exclude: ["Scripts", "Fixtures"]),
         ],

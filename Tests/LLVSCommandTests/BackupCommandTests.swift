@@ -95,11 +95,11 @@ import Glibc
 
     /// Adds the remote `home` of a kind: a local folder, or a WebDAV or Google Drive mock started with `llvs-mock`
     /// (returned, so it lives as long as the test).
-    func addRemote(_ kind: String) async throws -> MockProcess? {
+    func addRemote(_ kind: String) async throws -> AnyObject? {
         try await tests.addRemote(kind, folder: "Backups/this machine")
     }
 
-    @Test(arguments: ["file", "webdav", "gdrive", "onedrive", "pcloud", "box", "dropbox"])
+    @Test(arguments: ["file", "webdav", "gdrive", "onedrive", "pcloud", "box", "dropbox", "s3"])
     func backupSyncCloneAndRestoreGiveAByteIdenticalTree(remote kind: String) async throws {
         let source = path("source")
         let fm = FileManager.default

@@ -1,4 +1,6 @@
 import Foundation
+import LLVS
+import LLVSTestSupport
 import Testing
 
 extension CommandLineTests {
@@ -17,7 +19,7 @@ extension CommandLineTests {
     func addRemote(
         _ kind: String, folder: String, faults: String? = nil, expiredToken: Bool = false, options: [String] = [],
         environment: [String: String] = [:]
-    ) async throws -> MockProcess? {
+    ) async throws -> AnyObject? {
         let faultArguments = faults.map { ["--faults", $0] } ?? []
         switch kind {
         case "webdav":
@@ -61,6 +63,19 @@ extension CommandLineTests {
             let auth = try await command("auth", "home", "--token-json", token)
             #expect(auth.status == 0, "\(auth.error)")
             return mock
+        case "s3":
+            // moto's server, a real S3 server from PyPI (scripts/install-client-libraries), with a fresh bucket.
+            if let reason = RealS3Server.unavailable(.moto) {
+                throw CloudFileSystemError.server(status: 0, message: reason)
+            }
+            let server = try await RealS3Server(.moto)
+            let added = try await run(
+                [
+                    "remote", "add", "--all-stores", "home", "s3://\(server.bucket)/" + folder, "--endpoint",
+                    server.endpoint.absoluteString, "--access-key-id", server.accessKeyID, "--secret-access-key-stdin",
+                ] + options, input: Data(server.secretAccessKey.utf8), environment: environment)
+            #expect(added.status == 0, "\(added.error)")
+            return server
         default:
             #expect(
                 try await run(
