@@ -7,7 +7,7 @@ import LLVSMocks
 //   llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
 //
 // SERVICE is one of: webdav (as Apache mod_dav answers), webdav-rclone, webdav-nginx, nextcloud, owncloud, gdrive, onedrive, onedrive-business,
-// pcloud, pcloud-eu, box, dropbox, oauth.
+// pcloud, pcloud-eu, box, dropbox, s3, oauth.
 
 let usage = """
     usage: llvs-mock SERVICE [--port N] [--faults SPEC] [--user U --password P] [--token-out FILE] [--state DIR]
@@ -43,6 +43,9 @@ let usage = """
       dropbox         Dropbox API v2: the API, content and notify hosts' routes under /2/ and Dropbox's OAuth endpoints
                       (PKCE, offline refresh tokens) on one port; prints the endpoint, then the app key for
                       `llvs remote add NAME dropbox:/path --endpoint URL --client-id KEY`
+      s3              S3, path-style, with the bucket llvs; every request's SigV4 signature is checked against the key it
+                      prints (access_key_id= secret_access_key=), for
+                      `llvs remote add NAME s3://llvs/path --endpoint URL --access-key-id ID --secret-access-key-stdin`
       oauth           an OAuth 2 authorization server alone (authorize, token, device endpoints under /oauth)
 
     options:
@@ -93,7 +96,7 @@ let catalogues: [String: [MockNamedFault]] = [
     "gdrive": MockGoogleDriveServer.namedFaults, "onedrive": MockOneDriveServer.namedFaults,
     "onedrive-business": MockOneDriveServer.namedFaults,
     "pcloud": MockPCloudServer.namedFaults, "pcloud-eu": MockPCloudServer.namedFaults, "box": MockBoxServer.namedFaults,
-    "dropbox": MockDropboxServer.namedFaults,
+    "dropbox": MockDropboxServer.namedFaults, "s3": MockS3Server.namedFaults,
     "oauth": [MockNamedFault.invalidGrant(tokenPaths: ["/oauth/token"], description: "The refresh token was revoked.")],
 ]
 if arguments.contains("--list-faults") {
@@ -203,6 +206,11 @@ do {
         try writeToken(mock.issueToken(), to: options["--token-out"])
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.oauth.settings.clientId)")
+    case "s3":
+        let mock = try MockS3Server(port: port, faults: faults)
+        stopRunning = mock.stop
+        say(mock.endpoint.absoluteString)
+        say("access_key_id=\(mock.settings.accessKeyID) secret_access_key=\(mock.settings.secretAccessKey) bucket=llvs")
     case "oauth":
         var settings = MockOAuthServer.Settings()
         settings.approvesDevicesAtOnce = approvesDevices

@@ -25,6 +25,11 @@ struct MockXMLElement: Sendable, Equatable {
             in: .whitespacesAndNewlines)
     }
 
+    /// The text directly inside, exactly as sent (an S3 key may start or end with spaces).
+    var rawText: String {
+        children.compactMap { if case .text(let text) = $0 { text } else { nil } }.joined()
+    }
+
     func child(_ namespace: String, _ name: String) -> MockXMLElement? {
         elements.first { $0.namespace == namespace && $0.name == name }
     }

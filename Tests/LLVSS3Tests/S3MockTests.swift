@@ -1,0 +1,99 @@
+import Foundation
+import LLVS
+import LLVSConformance
+import LLVSHTTP
+import LLVSMocks
+import LLVSS3
+import LLVSSupport
+import LLVSTestSupport
+import Testing
+
+/// `llvs-mock s3`, and the connector against it.
+struct S3MockFixture {
+    let mock: MockS3Server
+
+    init(faults: MockFaults = MockFaults()) throws { mock = try MockS3Server(faults: faults) }
+
+    func fileSystem(prefix: String = "tests", http: HTTPClient = quickClient()) -> S3FileSystem {
+        var configuration = S3Configuration(
+            bucket: "llvs", prefix: prefix, region: "us-east-1", endpoint: mock.endpoint)
+        configuration.simpleUploadLimit = 6 * 1024 * 1024
+        configuration.partSize = S3Configuration.minimumPartSize
+        configuration.pageSize = 100
+        return S3FileSystem(
+            configuration: configuration, http: http,
+            credentials: SigV4(
+                accessKeyID: mock.settings.accessKeyID, secretAccessKey: mock.settings.secretAccessKey,
+                region: "us-east-1"))
+    }
+}
+
+@Suite struct S3MockTests {
+    /// The whole suite, its failure checks made by the mock (503 SlowDown for a rate limit; keys do not expire, and a
+    /// refused key is the mock's 403).
+    @Test func theConnectorConformsAgainstTheMock() async throws {
+        let fixture = try S3MockFixture()
+        defer { fixture.mock.stop() }
+        let http = quickClient()
+        var options = ConformanceOptions()
+        options.faults = MockFaultControl(faults: fixture.mock.faults, rateLimitStatus: 503, client: http)
+        options.largeFileSize = 11 * 1024 * 1024 + 12_345
+        options.listingCount = 250
+        await expectConformance(fixture.fileSystem(http: http), options: options, skippable: ["expired-token"])
+        #expect(fixture.mock.keys(in: "llvs").isEmpty, "left behind: \(fixture.mock.keys(in: "llvs").prefix(5))")
+        #expect(fixture.mock.openUploads == 0, "every multipart upload was completed or aborted")
+    }
+
+    /// Every failure `llvs-mock s3 --list-faults` names, met by the connector.
+    @Test(arguments: MockS3Server.namedFaults.map(\.name))
+    func theConnectorHandlesTheNamedFault(name: String) async throws {
+        let fault = try #require(MockS3Server.namedFaults[named: name])
+        let fixture = try S3MockFixture()
+        defer { fixture.mock.stop() }
+        await expectNamedFaultHandled(
+            fault, fileSystem: fixture.fileSystem(), faults: fixture.mock.faults,
+            workload: NamedFaultWorkload(largeSize: 11 * 1024 * 1024 + 300), finalReason: "refused the keys")
+    }
+
+    /// A signature made with another secret is refused as SignatureDoesNotMatch: the mock checks SigV4.
+    @Test func aWrongSecretIsRefused() async throws {
+        let fixture = try S3MockFixture()
+        defer { fixture.mock.stop() }
+        let wrong = S3FileSystem(
+            configuration: S3Configuration(bucket: "llvs", region: "us-east-1", endpoint: fixture.mock.endpoint),
+            http: quickClient(),
+            credentials: SigV4(
+                accessKeyID: fixture.mock.settings.accessKeyID, secretAccessKey: "wrong", region: "us-east-1"))
+        do {
+            try await wrong.upload(Data("x".utf8), to: "x.txt")
+            Issue.record("a wrong signature was taken")
+        } catch CloudFileSystemError.unauthorized(let message) {
+            #expect(message.contains("SignatureDoesNotMatch"), "\(message)")
+        }
+    }
+}
+
+/// The mock held to AWS's own Python SDK, boto3.
+@Suite struct S3ClientLibraryTests {
+    static let installed = ClientLibraries.installed("boto3")
+
+    @Test(
+        .enabled(
+            if: installed || CIEnvironment.requiresEveryTest,
+            "boto3 is not installed in .build/clients-venv; run scripts/install-client-libraries"))
+    func boto3WorksAgainstTheMock() async throws {
+        try #require(Self.installed, "boto3 is not installed (CI=true: every test must run)")
+        let fixture = try S3MockFixture()
+        defer { fixture.mock.stop() }
+        let outcome = try await ClientLibraries.run(
+            "s3_client_library.py",
+            [
+                fixture.mock.endpoint.absoluteString, fixture.mock.settings.accessKeyID,
+                fixture.mock.settings.secretAccessKey,
+            ])
+        #expect(
+            outcome.status == 0,
+            "boto3 failed against the mock:\n\(outcome.output.suffix(2000))\n\(outcome.errors.suffix(3000))")
+        #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+    }
+}
