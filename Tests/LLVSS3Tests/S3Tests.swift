@@ -2,7 +2,7 @@ import Foundation
 import LLVS
 import LLVSConformance
 import LLVSHTTP
-import LLVSS3
+@testable import LLVSS3
 import LLVSSupport
 import LLVSTestSupport
 import Testing
@@ -136,5 +136,25 @@ struct S3RealServerTests {
         } catch CloudFileSystemError.unauthorized(let message) {
             #expect(message.contains("S3 refused the keys"), "\(message)")
         }
+    }
+}
+
+/// Object URLs: path-style at a custom endpoint, virtual-hosted on AWS, each key segment escaped once.
+@Suite struct S3AddressingTests {
+    @Test func urlsArePathStyleAtAnEndpointAndVirtualHostedOnAWS() throws {
+        let local = S3Configuration(
+            bucket: "b", prefix: "/a/b/", region: "us-east-1", endpoint: URL(string: "http://127.0.0.1:9000"))
+        #expect(local.prefix == "a/b" && local.pathStyle)
+        #expect(
+            try local.objectURL(local.key(["ünï cødé?.txt"])).absoluteString
+                == "http://127.0.0.1:9000/b/a/b/%C3%BCn%C3%AF%20c%C3%B8d%C3%A9%3F.txt")
+        let aws = S3Configuration(bucket: "my-bucket", region: "eu-west-1")
+        #expect(!aws.pathStyle)
+        #expect(
+            try aws.objectURL("x/y.txt", [("uploads", "")]).absoluteString
+                == "https://my-bucket.s3.eu-west-1.amazonaws.com/x/y.txt?uploads=")
+        #expect(
+            try aws.bucketURL([("list-type", "2")]).absoluteString
+                == "https://my-bucket.s3.eu-west-1.amazonaws.com/?list-type=2")
     }
 }
