@@ -231,6 +231,7 @@ let usage = """
                               [--scale-files 200000,1000000] [--kill-size-mib 2048] [--rclone PATH] [--install-rclone]
            llvs-bench encryption [--files 20000] [--size-mib 1024] [--runs 3]
            llvs-bench repository [--runs 1] [--work DIR]
+           llvs-bench s3 [--runs 1] [--work DIR] [--moto PATH]
            llvs-bench retention [--rounds 10] [--keep 3] [--work DIR]
            llvs-bench mount [--size-mib 2048] [--files 200000] [--work DIR]
            llvs-bench listing [--entries 10000] [--runs 5] [--remote webdav|gdrive]
@@ -273,6 +274,8 @@ do {
         try encryptionBenchmark(words)
     case "repository":
         try repositoryBenchmark(words)
+    case "s3":
+        try await s3Benchmark(words)
     case "retention":
         try retentionBenchmark(words)
     case "mount":

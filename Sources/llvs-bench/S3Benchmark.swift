@@ -1,0 +1,125 @@
+import Foundation
+import LLVSHTTP
+import LLVSMocks
+import LLVSSupport
+
+/// `llvs-bench s3`: `llvs backup --to` an S3 remote against `restic backup` to an S3 repository, the mixed tree of
+/// `repository`, both into buckets of one moto server (PyPI's `moto[server]`; `--moto PATH`, default the clients
+/// venv's). Each figure is one process's time and peak memory, and the bytes each leaves in its bucket (what it sent,
+/// for a first backup). moto is a Python server: both tools wait on it alike, so the ratio says more than the times.
+func s3Benchmark(_ arguments: [String]) async throws {
+    let runs = Int(option("runs", in: arguments) ?? "") ?? 1
+    let llvs = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("llvs")
+    guard FileManager.default.isExecutableFile(atPath: llvs.path) else {
+        throw BenchmarkError("build llvs beside llvs-bench: \(llvs.path) is missing")
+    }
+    let moto = option("moto", in: arguments) ?? ".build/clients-venv/bin/moto_server"
+    guard FileManager.default.isExecutableFile(atPath: moto) else {
+        throw BenchmarkError("moto_server is missing at \(moto); run scripts/install-client-libraries, or give --moto PATH")
+    }
+    let resticVersion = try resticVersion()
+    let work = URL(fileURLWithPath: option("work", in: arguments) ?? FileManager.default.temporaryDirectory.path)
+        .appendingPathComponent("llvs-bench-s3-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: work) }
+    let tree = work.appendingPathComponent("tree")
+    try makeMixedTree(at: tree)
+    let (treeBytes, treeFiles) = try bytesAndFiles(under: tree)
+    let port = try RealWebDAVServer.freePort()
+    let server = try SpawnedProcess([moto, "-H", "127.0.0.1", "-p", String(port)])
+    defer { server.stop() }
+    let endpoint = URL(string: "http://127.0.0.1:\(port)")!
+    let signer = SigV4(accessKeyID: "LLVSBENCH", secretAccessKey: "llvs-bench-secret", region: "us-east-1")
+    let http = HTTPClient()
+    try await waitForAnswer(endpoint, http: http, process: server)
+    print(
+        String(
+            format: "S3: a mixed tree of %d files, %.0f MB, into moto at %@; llvs against restic %@; %d run(s)",
+            treeFiles, Double(treeBytes) / 1e6, endpoint.absoluteString, resticVersion, runs))
+    let keys = [
+        "AWS_ACCESS_KEY_ID": signer.accessKeyID, "AWS_SECRET_ACCESS_KEY": signer.secretAccessKey,
+        "AWS_REGION": "us-east-1",
+    ]
+    var ours: [MeasuredRun] = [], theirs: [MeasuredRun] = []
+    var oursStored: Int64 = 0, theirsStored: Int64 = 0
+    for run in 0..<runs {
+        let (bucket, repository) = ("llvs-\(run)", "restic-\(run)")
+        for name in [bucket, repository] {
+            var request = HTTPRequest(method: "PUT", url: endpoint.appendingPathComponent(name))
+            signer.sign(&request)
+            guard try await http.send(request).isSuccess else { throw BenchmarkError("moto refused bucket \(name)") }
+        }
+        let store = work.appendingPathComponent("store-\(run)").path
+        let llvsEnvironment = keys.merging(["XDG_CONFIG_HOME": work.appendingPathComponent("config-\(run)").path]) {
+            _, new in new
+        }
+        _ = try runMeasured([llvs.path, "init", "--store", store], environment: llvsEnvironment)
+        _ = try runMeasured(
+            [llvs.path, "remote", "add", "dest", "s3://\(bucket)/backup", "--endpoint", endpoint.absoluteString,
+                "--store", store], environment: llvsEnvironment)
+        let restic = keys.merging([
+            "RESTIC_PASSWORD": "llvs-bench", "XDG_CACHE_HOME": work.appendingPathComponent("restic-cache-\(run)").path,
+        ]) { _, new in new }
+        let resticRepository = "s3:\(endpoint.absoluteString)/\(repository)"
+        _ = try runMeasured(["/usr/bin/env", "restic", "init", "--repo", resticRepository, "--quiet"], environment: restic)
+        let llvsBackup = {
+            ours.append(
+                try runMeasured(
+                    [llvs.path, "backup", tree.path, "--store", store, "--to", "dest"], environment: llvsEnvironment))
+        }
+        let resticBackup = {
+            theirs.append(
+                try runMeasured(
+                    ["/usr/bin/env", "restic", "backup", tree.path, "--repo", resticRepository, "--quiet"],
+                    environment: restic))
+        }
+        if run % 2 == 0 { try llvsBackup(); try resticBackup() } else { try resticBackup(); try llvsBackup() }
+        oursStored = try await bucketBytes(endpoint, bucket, signer: signer, http: http)
+        theirsStored = try await bucketBytes(endpoint, repository, signer: signer, http: http)
+    }
+    func describe(_ runs: [MeasuredRun]) -> String {
+        String(
+            format: "%.2f s (median of %d), peak %.0f MiB", median(runs.map(\.seconds)), runs.count,
+            runs.map(\.peakMiB).max() ?? 0)
+    }
+    print("  first backup --to S3   llvs: \(describe(ours))")
+    print("                         restic: \(describe(theirs))")
+    print(
+        String(
+            format: "  ratio                  %.2f× (restic's time over llvs's)",
+            median(theirs.map(\.seconds)) / max(0.001, median(ours.map(\.seconds)))))
+    print(
+        String(
+            format: "  bytes in the bucket    llvs %.1f MB, restic %.1f MB (%.2f×)", Double(oursStored) / 1e6,
+            Double(theirsStored) / 1e6, Double(oursStored) / Double(max(1, theirsStored))))
+}
+
+/// Waits until anything answers HTTP at `url` (at most 30 s), or the server ended.
+private func waitForAnswer(_ url: URL, http: HTTPClient, process: SpawnedProcess) async throws {
+    for _ in 0..<300 {
+        guard process.isRunning else { throw BenchmarkError("the S3 server ended on start") }
+        var request = HTTPRequest(url: url)
+        request.maximumAttempts = 1
+        if (try? await http.send(request)) != nil { return }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+    throw BenchmarkError("the S3 server did not answer at \(url)")
+}
+
+/// The bytes of every object in a bucket, by ListObjectsV2 page after page.
+private func bucketBytes(_ endpoint: URL, _ bucket: String, signer: SigV4, http: HTTPClient) async throws -> Int64 {
+    var total: Int64 = 0
+    var token: String?
+    for _ in 0..<100_000 {
+        var query = [("list-type", "2"), ("max-keys", "1000")]
+        if let token { query.append(("continuation-token", token)) }
+        var request = HTTPRequest(url: try URLEscaping.url(endpoint, "/" + bucket, query))
+        signer.sign(&request)
+        let text = try await http.send(request).text
+        for match in text.matches(of: /<Size>(\d+)<\/Size>/) { total += Int64(match.1) ?? 0 }
+        guard text.contains("<IsTruncated>true</IsTruncated>"),
+            let next = text.firstMatch(of: /<NextContinuationToken>([^<]+)<\/NextContinuationToken>/)
+        else { return total }
+        token = String(next.1)
+    }
+    return total
+}
