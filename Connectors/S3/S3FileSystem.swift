@@ -303,7 +303,7 @@ public final class S3FileSystem: CloudFileSystem {
     private func deleteObjects(_ keys: [String], path: String) async throws {
         let body = Data(
             ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Delete><Quiet>true</Quiet>"
-                + keys.map { "<Object><Key>\(xmlEscaped($0))</Key></Object>" }.joined() + "</Delete>").utf8)
+                + keys.map { "<Object><Key>\(XMLText.escape($0))</Key></Object>" }.joined() + "</Delete>").utf8)
         var request = HTTPRequest(
             method: "POST", url: try configuration.bucketURL([("delete", "")]), body: .data(body), isSafeToRepeat: true)
         request.headers["Content-Type"] = "application/xml"

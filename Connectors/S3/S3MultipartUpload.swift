@@ -137,7 +137,7 @@ struct S3MultipartUpload: ResumableUploadProtocol {
         let body = Data(
             ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><CompleteMultipartUpload>"
                 + parts.enumerated().map {
-                    "<Part><PartNumber>\($0.offset + 1)</PartNumber><ETag>\(xmlEscaped($0.element.etag))</ETag></Part>"
+                    "<Part><PartNumber>\($0.offset + 1)</PartNumber><ETag>\(XMLText.escape($0.element.etag))</ETag></Part>"
                 }.joined() + "</CompleteMultipartUpload>").utf8)
         var request = HTTPRequest(
             method: "POST", url: try url([("uploadId", session.uploadID)]), body: .data(body), isSafeToRepeat: false)

@@ -65,19 +65,3 @@ struct S3XMLElement: Sendable {
         return element
     }
 }
-
-/// XML text with `&`, `<`, `>`, `"` and `'` escaped, for the bodies the connector sends.
-func xmlEscaped(_ text: String) -> String {
-    var out = ""
-    for character in text {
-        switch character {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        case "'": out += "&apos;"
-        default: out.append(character)
-        }
-    }
-    return out
-}

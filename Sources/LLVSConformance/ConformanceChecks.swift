@@ -149,6 +149,19 @@ enum ConformanceChecks {
 
     // MARK: 2. Folders
 
+    /// A listing of a file is refused as the wrong kind (or as no folder there).
+    static func requireListingAFileFails(_ fs: any CloudFileSystem, _ path: String) async throws {
+        try await requireFailure(
+            "list a file as a folder",
+            matches: { error in
+                switch error {
+                case .wrongKind, .notFound: true;
+                default: false
+                }
+            }
+        ) { _ = try await fs.list(path) }
+    }
+
     /// Folders on a remote that keeps no empty folder: those a file makes are listed, looked at and removed as folders,
     /// and a file is still told from a folder.
     static func foldersMadeByFiles(_ c: ConformanceContext) async throws -> CheckOutcome {
@@ -162,15 +175,7 @@ enum ConformanceChecks {
         try await fs.removeFolder(c.path("nested"))
         try require(try await !fs.exists(c.path("nested")), "a removed full folder should be gone")
         try await fs.upload(Data("file".utf8), to: c.path("plain"))
-        try await requireFailure(
-            "list a file as a folder",
-            matches: { error in
-                switch error {
-                case .wrongKind, .notFound: true;
-                default: false
-                }
-            }
-        ) { _ = try await fs.list(c.path("plain")) }
+        try await requireListingAFileFails(fs, c.path("plain"))
         return .passed
     }
 
@@ -194,15 +199,7 @@ enum ConformanceChecks {
         try require(try await !fs.exists(c.path("made")), "a removed empty folder should be gone")
 
         try await fs.upload(Data("file".utf8), to: c.path("plain"))
-        try await requireFailure(
-            "list a file as a folder",
-            matches: { error in
-                switch error {
-                case .wrongKind, .notFound: true;
-                default: false
-                }
-            }
-        ) { _ = try await fs.list(c.path("plain")) }
+        try await requireListingAFileFails(fs, c.path("plain"))
         try await requireFailure(
             "make a folder where a file is",
             matches: { error in

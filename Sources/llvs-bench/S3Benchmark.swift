@@ -15,7 +15,8 @@ func s3Benchmark(_ arguments: [String]) async throws {
     }
     let moto = option("moto", in: arguments) ?? ".build/clients-venv/bin/moto_server"
     guard FileManager.default.isExecutableFile(atPath: moto) else {
-        throw BenchmarkError("moto_server is missing at \(moto); run scripts/install-client-libraries, or give --moto PATH")
+        throw BenchmarkError(
+            "moto_server is missing at \(moto); run scripts/install-client-libraries, or give --moto PATH")
     }
     let resticVersion = try resticVersion()
     let work = URL(fileURLWithPath: option("work", in: arguments) ?? FileManager.default.temporaryDirectory.path)
@@ -54,13 +55,16 @@ func s3Benchmark(_ arguments: [String]) async throws {
         }
         _ = try runMeasured([llvs.path, "init", "--store", store], environment: llvsEnvironment)
         _ = try runMeasured(
-            [llvs.path, "remote", "add", "dest", "s3://\(bucket)/backup", "--endpoint", endpoint.absoluteString,
-                "--store", store], environment: llvsEnvironment)
+            [
+                llvs.path, "remote", "add", "dest", "s3://\(bucket)/backup", "--endpoint", endpoint.absoluteString,
+                "--store", store,
+            ], environment: llvsEnvironment)
         let restic = keys.merging([
             "RESTIC_PASSWORD": "llvs-bench", "XDG_CACHE_HOME": work.appendingPathComponent("restic-cache-\(run)").path,
         ]) { _, new in new }
         let resticRepository = "s3:\(endpoint.absoluteString)/\(repository)"
-        _ = try runMeasured(["/usr/bin/env", "restic", "init", "--repo", resticRepository, "--quiet"], environment: restic)
+        _ = try runMeasured(
+            ["/usr/bin/env", "restic", "init", "--repo", resticRepository, "--quiet"], environment: restic)
         let llvsBackup = {
             ours.append(
                 try runMeasured(

@@ -52,20 +52,7 @@ struct MockS3Error: Error {
 }
 
 enum MockS3XML {
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { XMLText.escape(text) }
 
     /// An answer document.
     static func answer(_ root: String, _ inner: String) -> MockResponse {
