@@ -65,8 +65,13 @@ public final class S3FileSystem: CloudFileSystem {
     /// The MD5 an ETag is, when it is one (32 hex digits; a multipart ETag has a `-N` and is not).
     static func md5(ofETag etag: String?) -> String? {
         guard let etag else { return nil }
-        let bare = etag.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")).lowercased()
+        let bare = bare(etag)
         return bare.count == 32 && bare.allSatisfy(\.isHexDigit) ? bare : nil
+    }
+
+    /// An ETag without its quotes, in lower case.
+    static func bare(_ etag: String) -> String {
+        etag.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")).lowercased()
     }
 
     /// Whether any key lies under the folder (its marker, or anything inside).

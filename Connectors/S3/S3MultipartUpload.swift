@@ -160,7 +160,7 @@ struct S3MultipartUpload: ResumableUploadProtocol {
         head.isSafeToRepeat = true
         if let answer = try await client.answerIfPresent(head, path: path),
             answer.headers["Content-Length"].flatMap({ Int64($0) }) == total,
-            let expected = Self.multipartETag(parts), answer.headers["ETag"].map(Self.bare) == expected
+            let expected = Self.multipartETag(parts), answer.headers["ETag"].map(S3FileSystem.bare) == expected
         {
             return .done(())
         }
@@ -178,14 +178,11 @@ struct S3MultipartUpload: ResumableUploadProtocol {
         return DigestStream.hex(Data(all), .md5) + "-\(parts.count)"
     }
 
-    static func bare(_ etag: String) -> String {
-        etag.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")).lowercased()
-    }
-
     /// An ETag of the multipart form is checked against the parts sent; a server that makes its ETags otherwise is
     /// taken at its word (the parts' MD5s were each checked).
     private func check(etag: String?, parts: [Part], status: Int) throws {
-        guard let etag = etag.map(Self.bare), etag.contains("-"), let expected = Self.multipartETag(parts) else {
+        guard let etag = etag.map(S3FileSystem.bare), etag.contains("-"), let expected = Self.multipartETag(parts)
+        else {
             return
         }
         guard etag == expected else {

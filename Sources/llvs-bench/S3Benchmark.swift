@@ -26,12 +26,14 @@ func s3Benchmark(_ arguments: [String]) async throws {
     try makeMixedTree(at: tree)
     let (treeBytes, treeFiles) = try bytesAndFiles(under: tree)
     let port = try RealWebDAVServer.freePort()
-    let server = try SpawnedProcess([moto, "-H", "127.0.0.1", "-p", String(port)])
+    guard
+        let server = try await SpawnedProcess.announcing(
+            [moto, "-H", "127.0.0.1", "-p", String(port)], "Running on http://127.0.0.1:\(port)")
+    else { throw BenchmarkError("moto did not start on port \(port)") }
     defer { server.stop() }
     let endpoint = URL(string: "http://127.0.0.1:\(port)")!
     let signer = SigV4(accessKeyID: "LLVSBENCH", secretAccessKey: "llvs-bench-secret", region: "us-east-1")
     let http = HTTPClient()
-    try await waitForAnswer(endpoint, http: http, process: server)
     print(
         String(
             format: "S3: a mixed tree of %d files, %.0f MB, into moto at %@; llvs against restic %@; %d run(s)",
@@ -95,18 +97,6 @@ func s3Benchmark(_ arguments: [String]) async throws {
         String(
             format: "  bytes in the bucket    llvs %.1f MB, restic %.1f MB (%.2f×)", Double(oursStored) / 1e6,
             Double(theirsStored) / 1e6, Double(oursStored) / Double(max(1, theirsStored))))
-}
-
-/// Waits until anything answers HTTP at `url` (at most 30 s), or the server ended.
-private func waitForAnswer(_ url: URL, http: HTTPClient, process: SpawnedProcess) async throws {
-    for _ in 0..<300 {
-        guard process.isRunning else { throw BenchmarkError("the S3 server ended on start") }
-        var request = HTTPRequest(url: url)
-        request.maximumAttempts = 1
-        if (try? await http.send(request)) != nil { return }
-        try await Task.sleep(for: .milliseconds(100))
-    }
-    throw BenchmarkError("the S3 server did not answer at \(url)")
 }
 
 /// The bytes of every object in a bucket, by ListObjectsV2 page after page.

@@ -35,7 +35,7 @@ import Testing
         let polls = { fixture.requests(containing: "/longpoll") }
         async let woke = fs.waitForChanges(in: watched, since: cursor, timeout: .seconds(60))
         // The poll is in (and held): then a version arrives.
-        while fixture.mock.longpollsWaiting == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await fixture.mock.longPoll.held(), "the long poll never came in")
         try await fs.upload(Data("v".utf8), to: "store/versions/v1")
         #expect(try await woke == true)
         #expect(polls().count == 1 && polls().allSatisfy { $0.headers["Authorization"] == nil })

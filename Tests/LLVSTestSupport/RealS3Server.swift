@@ -49,16 +49,15 @@ public final class RealS3Server: Sendable {
                         "/dev/null", "--no-cleanup",
                     ]
                 }
-            let started = try SpawnedProcess(arguments)
-            let url = URL(string: "http://127.0.0.1:\(port)")!
-            if await Self.answers(url, process: started) {
+            // Each says so once it listens (moto through werkzeug, rclone in a notice); a port taken meanwhile ends it.
+            let announcement = kind == .moto ? "Running on http://127.0.0.1:\(port)" : "Starting s3 server on"
+            if let started = try await SpawnedProcess.announcing(arguments, announcement) {
                 process = started
-                endpoint = url
+                endpoint = URL(string: "http://127.0.0.1:\(port)")!
                 if kind == .moto { try await makeBucket() }
                 return
             }
-            lastFailure = started.isRunning ? "it did not answer on port \(port)" : "it ended on start"
-            started.stop()
+            lastFailure = "it did not say it listens on port \(port)"
         }
         try? FileManager.default.removeItem(at: folder)
         throw HTTPError.transport(code: 7, message: "\(kind) did not start: \(lastFailure)", url: "")
@@ -67,19 +66,6 @@ public final class RealS3Server: Sendable {
     deinit {
         process.stop()
         try? FileManager.default.removeItem(at: folder)
-    }
-
-    /// Waits (at most 30 s) until anything answers HTTP on the port.
-    private static func answers(_ url: URL, process: SpawnedProcess) async -> Bool {
-        var configuration = HTTPClientConfiguration(environment: [:])
-        configuration.retryPolicy = RetryPolicy(maximumAttempts: 1)
-        let http = HTTPClient(configuration: configuration)
-        for _ in 0..<300 {
-            guard process.isRunning else { return false }
-            if (try? await http.send(HTTPRequest(url: url))) != nil { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return false
     }
 
     /// moto keeps buckets in memory: the test's is made with a signed CreateBucket.

@@ -361,12 +361,9 @@ extension MockBoxServer {
     func subscribe(_ request: IncomingRequest) throws -> MockResponse {
         let position = Int(request.query["stream_position"] ?? "") ?? state.withLock { $0.eventBase + $0.events.count }
         let deadline = Date().addingTimeInterval(Double(request.query["timeout"] ?? "") ?? 60)
-        while Date() < deadline {
-            if state.withLock({ $0.eventBase + $0.events.count > position }) {
-                return .json(200, ["message": "new_change"])
-            }
-            Thread.sleep(forTimeInterval: 0.05)
+        let changed = longPoll.hold(until: deadline) {
+            state.withLock { $0.eventBase + $0.events.count > position } ? true : nil
         }
-        return .json(200, ["message": "reconnect"])
+        return .json(200, ["message": changed == true ? "new_change" : "reconnect"])
     }
 }

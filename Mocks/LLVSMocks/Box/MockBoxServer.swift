@@ -70,8 +70,12 @@ public final class MockBoxServer: Sendable, MockOAuthService {
     deinit { stop() }
 
     public func stop() {
+        longPoll.stop()
         MockStorageFolder.stop([server, contentHost], removing: storage)
     }
+
+    /// What the event stream's long poll waits on; rung after every request served.
+    public let longPoll = MockLongPoll()
 
     // MARK: For tests
 
@@ -146,6 +150,7 @@ public final class MockBoxServer: Sendable, MockOAuthService {
         if stateDirectory != nil, request.method != "GET", request.method != "OPTIONS", answer.status < 300 {
             persist()
         }
+        longPoll.ring()
         return answer
     }
 

@@ -148,19 +148,16 @@ extension MockDropboxServer {
             throw MockDropboxError.text(400, "request body: timeout: value must be between 30 and 480")
         }
         let deadline = Date().addingTimeInterval(TimeInterval(timeout))
-        var changed = false
-        pollsHeld.add(1, ordering: .relaxed)
-        defer { pollsHeld.subtract(1, ordering: .relaxed) }
-        while !changed, Date() < deadline, !stopped.load(ordering: .relaxed) {
-            changed = try state.withLock { state in
-                let index = cursor.position - state.journalBase
-                guard cursor.generation == state.generation, (0...state.journal.count).contains(index) else {
-                    throw MockDropboxError.route(["reset"])
+        let changed =
+            try longPoll.hold(until: deadline) {
+                try state.withLock { state -> Bool? in
+                    let index = cursor.position - state.journalBase
+                    guard cursor.generation == state.generation, (0...state.journal.count).contains(index) else {
+                        throw MockDropboxError.route(["reset"])
+                    }
+                    return state.journal[index...].contains { cursor.covers($0.metadata.pathLower) } ? true : nil
                 }
-                return state.journal[index...].contains { cursor.covers($0.metadata.pathLower) }
-            }
-            if !changed { Thread.sleep(forTimeInterval: 0.02) }
-        }
+            } ?? false
         var answer: [String: Any] = ["changes": changed]
         if let backoff = settings.longpollBackoff { answer["backoff"] = backoff }
         return .json(200, answer)

@@ -27,8 +27,8 @@ public final class MockDropboxServer: Sendable, MockOAuthService {
     let state: Mutex<MockDropboxState>
     let storage: URL
     let stateDirectory: MockStateDirectory?
-    let stopped = Atomic<Bool>(false)
-    let pollsHeld = Atomic<Int>(0)
+    /// What `list_folder/longpoll` waits on; rung after every request served.
+    public let longPoll = MockLongPoll()
 
     /// `state`: a folder to keep the account (and the issued tokens) in between runs, loaded now and written after
     /// every change. Cursors handed out before a restart are let go (`reset`).
@@ -60,7 +60,7 @@ public final class MockDropboxServer: Sendable, MockOAuthService {
     deinit { stop() }
 
     public func stop() {
-        stopped.store(true, ordering: .relaxed)
+        longPoll.stop()
         MockStorageFolder.stop([server], removing: storage)
     }
 
@@ -80,8 +80,6 @@ public final class MockDropboxServer: Sendable, MockOAuthService {
     public func expireUploadSessions(afterAppends count: Int) {
         state.withLock { $0.sessions.piecesUntilExpiry = count }
     }
-    /// Long polls being held open now (a test waits for its poll to be in before it makes a change).
-    public var longpollsWaiting: Int { pollsHeld.load(ordering: .relaxed) }
     /// Bytes sent to each upload session, repeats included.
     public var uploadSessionBytes: [Int64] { state.withLock { $0.sessions.bytesSent } }
     /// Live paths, as stored (display case).
@@ -114,6 +112,7 @@ public final class MockDropboxServer: Sendable, MockOAuthService {
             answer.headers["Content-Type"] = "application/json"
         }
         if stateDirectory != nil, answer.status < 300, !Self.readOnlyRoutes.contains(request.path) { persist() }
+        longPoll.ring()
         return answer
     }
 

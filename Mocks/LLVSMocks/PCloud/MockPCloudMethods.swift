@@ -390,8 +390,8 @@ extension MockPCloudServer {
         }
         let limit = Int(try call.number("limit") ?? 25_000)
         let deadline = Date().addingTimeInterval(Double(try call.number("timeout") ?? 60))
-        while true {
-            let answer = state.withLock { state -> MockResponse? in
+        let answer = longPoll.hold(until: deadline) {
+            state.withLock { state -> MockResponse? in
                 let entries = state.diff.indices.dropFirst(after).prefix(limit)
                 if entries.isEmpty, call.flag("block"), call.parameters["last"] == nil { return nil }
                 let rendered = entries.map { index -> [String: Any] in
@@ -407,11 +407,7 @@ extension MockPCloudServer {
                     "entries": rendered,
                 ])
             }
-            if let answer { return answer }
-            guard Date() < deadline else {
-                return Self.ok(["diffid": state.withLock { $0.diffBase } + after, "entries": [Any]()])
-            }
-            Thread.sleep(forTimeInterval: 0.05)
         }
+        return answer ?? Self.ok(["diffid": state.withLock { $0.diffBase } + after, "entries": [Any]()])
     }
 }

@@ -91,8 +91,12 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
     deinit { stop() }
 
     public func stop() {
+        longPoll.stop()
         MockStorageFolder.stop([server, euServer, contentHost], removing: storage)
     }
+
+    /// What `diff?block=1` waits on; rung after every request served.
+    public let longPoll = MockLongPoll()
 
     /// The US API host; `llvs` and the connector are pointed here (`--endpoint`), and learn the account's region at
     /// sign-in.
@@ -176,6 +180,7 @@ public final class MockPCloudServer: Sendable, MockOAuthService {
         {
             persist()
         }
+        longPoll.ring()
         return answer
     }
 

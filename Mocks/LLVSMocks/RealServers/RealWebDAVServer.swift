@@ -298,7 +298,8 @@ public final class RealWebDAVServer: Sendable {
 public final class SpawnedProcess: Sendable {
     public let pid: pid_t
 
-    public init(_ arguments: [String]) throws {
+    /// `output`: a descriptor the program's standard output and error go to (else /dev/null).
+    public init(_ arguments: [String], output: Int32? = nil) throws {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -317,8 +318,13 @@ public final class SpawnedProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        if let output {
+            posix_spawn_file_actions_adddup2(&actions, output, 1)
+            posix_spawn_file_actions_adddup2(&actions, output, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
@@ -344,5 +350,64 @@ public final class SpawnedProcess: Sendable {
         }
         kill(-pid, SIGKILL)
         waitpid(pid, &status, 0)
+    }
+}
+
+extension SpawnedProcess {
+    /// Starts a server and returns once a line of its output contains `announcement` (what it prints when it
+    /// listens), reading its output as it comes: no polling. Nil when it ended, or said nothing of the kind within
+    /// `timeout` (it is stopped then). Its later output is read and dropped, so it never blocks on a full pipe.
+    public static func announcing(
+        _ arguments: [String], _ announcement: String, timeout: TimeInterval = 30
+    ) async throws -> SpawnedProcess? {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            throw HTTPError.localFile(path: arguments[0], message: String(cString: strerror(errno)))
+        }
+        // Neither end goes on to the program itself (it gets the writer as its output), nor to other children.
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let (reader, writer) = (ends[0], ends[1])
+        let process: SpawnedProcess
+        do {
+            process = try SpawnedProcess(arguments, output: writer)
+        } catch {
+            close(reader)
+            close(writer)
+            throw error
+        }
+        close(writer)
+        let announced = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            Thread {
+                let deadline = Date().addingTimeInterval(timeout)
+                var seen = Data(), resumed = false
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                while true {
+                    if !resumed {
+                        var descriptor = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+                        let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+                        if poll(&descriptor, 1, left) <= 0 {
+                            continuation.resume(returning: false)
+                            resumed = true
+                            continue
+                        }
+                    }
+                    let count = read(reader, &buffer, buffer.count)
+                    if count <= 0 { break }
+                    guard !resumed else { continue }
+                    seen.append(contentsOf: buffer[0..<count])
+                    if seen.range(of: Data(announcement.utf8)) != nil {
+                        continuation.resume(returning: true)
+                        resumed = true
+                    }
+                }
+                close(reader)
+                if !resumed { continuation.resume(returning: false) }
+            }.start()
+        }
+        guard announced else {
+            process.stop()
+            return nil
+        }
+        return process
     }
 }

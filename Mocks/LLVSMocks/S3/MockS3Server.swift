@@ -317,23 +317,23 @@ public final class MockS3Server: Sendable, MockService {
                 last = key
             }
         }
-        var inner = "<Name>\(bucket)</Name><Prefix>\(MockS3XML.escape(prefix))</Prefix>"
+        var inner = "<Name>\(bucket)</Name><Prefix>\(XMLText.escape(prefix))</Prefix>"
         inner += "<KeyCount>\(contents.count + prefixes.count)</KeyCount><MaxKeys>\(maximum)</MaxKeys>"
-        if let delimiter { inner += "<Delimiter>\(MockS3XML.escape(delimiter))</Delimiter>" }
+        if let delimiter { inner += "<Delimiter>\(XMLText.escape(delimiter))</Delimiter>" }
         inner += "<IsTruncated>\(truncated)</IsTruncated>"
         if let token = query["continuation-token"] {
-            inner += "<ContinuationToken>\(MockS3XML.escape(token))</ContinuationToken>"
+            inner += "<ContinuationToken>\(XMLText.escape(token))</ContinuationToken>"
         }
         if truncated {
             inner += "<NextContinuationToken>\(Data(last.utf8).base64EncodedString())</NextContinuationToken>"
         }
         for (key, object) in contents {
             inner +=
-                "<Contents><Key>\(MockS3XML.escape(key))</Key><LastModified>\(MockS3XML.time(object.modified))</LastModified>"
-                + "<ETag>\(MockS3XML.escape(object.etag))</ETag><Size>\(object.content.size)</Size><StorageClass>STANDARD</StorageClass></Contents>"
+                "<Contents><Key>\(XMLText.escape(key))</Key><LastModified>\(MockS3XML.time(object.modified))</LastModified>"
+                + "<ETag>\(XMLText.escape(object.etag))</ETag><Size>\(object.content.size)</Size><StorageClass>STANDARD</StorageClass></Contents>"
         }
         for folded in prefixes {
-            inner += "<CommonPrefixes><Prefix>\(MockS3XML.escape(folded))</Prefix></CommonPrefixes>"
+            inner += "<CommonPrefixes><Prefix>\(XMLText.escape(folded))</Prefix></CommonPrefixes>"
         }
         return MockS3XML.answer("ListBucketResult", inner)
     }
@@ -349,7 +349,7 @@ public final class MockS3Server: Sendable, MockService {
         guard keys.count <= 1000 else { throw MockS3Error(400, "MalformedXML", "More than 1000 keys") }
         let quiet = root.elements.first { $0.name == "Quiet" }?.text == "true"
         state.withLock { state in for key in keys { state.buckets[bucket]?.removeValue(forKey: MockNameKey(key)) } }
-        let deleted = quiet ? "" : keys.map { "<Deleted><Key>\(MockS3XML.escape($0))</Key></Deleted>" }.joined()
+        let deleted = quiet ? "" : keys.map { "<Deleted><Key>\(XMLText.escape($0))</Key></Deleted>" }.joined()
         return MockS3XML.answer("DeleteResult", deleted)
     }
 
@@ -358,7 +358,7 @@ public final class MockS3Server: Sendable, MockService {
         state.withLock { $0.uploads[id] = MockS3Upload(bucket: bucket, key: key) }
         return MockS3XML.answer(
             "InitiateMultipartUploadResult",
-            "<Bucket>\(bucket)</Bucket><Key>\(MockS3XML.escape(key))</Key><UploadId>\(id)</UploadId>")
+            "<Bucket>\(bucket)</Bucket><Key>\(XMLText.escape(key))</Key><UploadId>\(id)</UploadId>")
     }
 
     private func upload(_ query: [String: String], _ bucket: String, _ key: String) throws -> String {
@@ -403,7 +403,7 @@ public final class MockS3Server: Sendable, MockService {
             $0.key < $1.key
         }
         let page = parts.prefix(maximum)
-        var inner = "<Bucket>\(bucket)</Bucket><Key>\(MockS3XML.escape(key))</Key><UploadId>\(id)</UploadId>"
+        var inner = "<Bucket>\(bucket)</Bucket><Key>\(XMLText.escape(key))</Key><UploadId>\(id)</UploadId>"
         inner += "<PartNumberMarker>\(marker)</PartNumberMarker><MaxParts>\(maximum)</MaxParts>"
         inner += "<IsTruncated>\(parts.count > page.count)</IsTruncated>"
         if let last = page.last, parts.count > page.count {
@@ -470,7 +470,7 @@ public final class MockS3Server: Sendable, MockService {
         }
         return MockS3XML.answer(
             "CompleteMultipartUploadResult",
-            "<Location>http://127.0.0.1/\(bucket)/\(MockS3XML.escape(key))</Location><Bucket>\(bucket)</Bucket>"
-                + "<Key>\(MockS3XML.escape(key))</Key><ETag>\(MockS3XML.escape(etag))</ETag>")
+            "<Location>http://127.0.0.1/\(bucket)/\(XMLText.escape(key))</Location><Bucket>\(bucket)</Bucket>"
+                + "<Key>\(XMLText.escape(key))</Key><ETag>\(XMLText.escape(etag))</ETag>")
     }
 }

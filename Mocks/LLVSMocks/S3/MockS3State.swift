@@ -38,8 +38,8 @@ struct MockS3Error: Error {
     }
 
     static func xml(_ code: String, _ message: String, resource: String = "") -> String {
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>\(code)</Code><Message>\(MockS3XML.escape(message))</Message>"
-            + "<Resource>\(MockS3XML.escape(resource))</Resource><RequestId>LLVSMOCK0000000</RequestId></Error>"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>\(code)</Code><Message>\(XMLText.escape(message))</Message>"
+            + "<Resource>\(XMLText.escape(resource))</Resource><RequestId>LLVSMOCK0000000</RequestId></Error>"
     }
 
     func response(method: String) -> MockResponse {
@@ -52,8 +52,6 @@ struct MockS3Error: Error {
 }
 
 enum MockS3XML {
-    static func escape(_ text: String) -> String { XMLText.escape(text) }
-
     /// An answer document.
     static func answer(_ root: String, _ inner: String) -> MockResponse {
         MockResponse(

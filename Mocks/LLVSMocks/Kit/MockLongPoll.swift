@@ -1,0 +1,67 @@
+import Foundation
+
+/// What a mock's long polls wait on. The mock rings it after each request it serves (a change may have come), and a
+/// held poll looks again at once, then sleeps until the next ring or its deadline: it answers the moment the change
+/// is there, with no polling interval. A test that must change something only once a poll is in awaits `held()`.
+public final class MockLongPoll: @unchecked Sendable {
+    // Guarded by `condition`'s lock.
+    private let condition = NSCondition()
+    private var holding = 0
+    private var stopped = false
+
+    public init() {}
+
+    /// Something may have changed: every held poll looks again.
+    public func ring() {
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The mock stops: held polls answer now.
+    public func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Holds until `changed` says yes (asked now and after every ring), `deadline` passes or the mock stops; returns
+    /// its last answer. `changed` runs under the poll's lock, so a ring between its look and the wait is never lost;
+    /// it may take the mock's state lock (a ring never holds both).
+    public func hold<T>(until deadline: Date, _ changed: () throws -> T?) rethrows -> T? {
+        condition.lock()
+        holding += 1
+        condition.broadcast()
+        defer {
+            holding -= 1
+            condition.unlock()
+        }
+        while true {
+            if let answer = try changed() { return answer }
+            if stopped || !condition.wait(until: deadline) { return try changed() }
+        }
+    }
+
+    /// Returns once a poll is held (or after `timeout`, false then).
+    public func held(timeout: TimeInterval = 30) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread {
+                let deadline = Date().addingTimeInterval(timeout)
+                self.condition.lock()
+                var waiting = true
+                while self.holding == 0, waiting { waiting = self.condition.wait(until: deadline) }
+                let isHeld = self.holding > 0
+                self.condition.unlock()
+                continuation.resume(returning: isHeld)
+            }.start()
+        }
+    }
+
+    /// How many polls are held now.
+    public var heldCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return holding
+    }
+}
