@@ -10,7 +10,7 @@ import PackageDescription
 /// `ConnectorRegistry.standard`, its mock and its tests.
 let connectors: [(folder: String, extra: [String])] = [
     ("WebDAV", ["CLibXML2"]), ("GoogleDrive", []), ("OneDrive", []), ("PCloud", []), ("Box", []),
-    ("Dropbox", []), ("S3", ["CLibXML2"]),
+    ("Dropbox", []), ("S3", ["CLibXML2"]), ("SFTP", ["CCurl"]),
 ]
 let connectorTargets: [Target.Dependency] = connectors.map { .target(name: "LLVS" + $0.folder) }
 

@@ -31,6 +31,10 @@ static inline CURLcode llvs_curl_easy_setopt_xferinfo_callback(CURL *handle,
 static inline CURLcode llvs_curl_easy_setopt_seek_callback(CURL *handle, int (*callback)(void *, curl_off_t, int)) {
     return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, callback);
 }
+static inline CURLcode llvs_curl_easy_setopt_sshkey_callback(CURL *handle,
+        int (*callback)(CURL *, const struct curl_khkey *, const struct curl_khkey *, enum curl_khmatch, void *)) {
+    return curl_easy_setopt(handle, CURLOPT_SSH_KEYFUNCTION, callback);
+}
 static inline CURLcode llvs_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

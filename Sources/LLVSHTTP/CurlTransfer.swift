@@ -14,18 +14,20 @@ struct CurlResult: Sendable {
 }
 
 /// One attempt at one request: a libcurl easy handle with its callbacks, body source and response sink.
-/// Set up on the caller's task, then driven only by the engine's thread until it completes.
+/// Set up on the caller's task, driven only by the engine's thread until it completes, then read on the caller's task.
 // @unchecked: wraps the CURL easy handle and its C callback state, touched by one thread at a time (the caller
 // while setting up, then only the engine thread); `cancelled` is atomic.
-final class CurlTransfer: @unchecked Sendable {
+final class CurlTransfer: CurlOperation, @unchecked Sendable {
     let easy: UnsafeMutableRawPointer
+    var easyHandle: UnsafeMutableRawPointer { easy }
+    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    func cancel() { cancelled.store(true, ordering: .relaxed) }
     let request: HTTPRequest
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var mime: OpaquePointer?
     /// The readers of the form's file parts, kept for as long as the MIME body that calls them.
     private var formFiles: [FileBodyReader] = []
     let cancelled = Atomic<Bool>(false)
-    var continuation: CheckedContinuation<CurlResult, any Error>?
 
     // Request body.
     private var bodyData = Data()

@@ -169,7 +169,7 @@ public final class HTTPClient: Sendable {
             request: request, configuration: configuration, budget: memoryBudget,
             droppingBodyHalfWay: droppingBodyHalfWay)
         do {
-            let result = try await engine.perform(transfer)
+            let result = try transfer.result(code: try await engine.perform(transfer)).get()
             if let trace = configuration.trace {
                 let milliseconds = (DispatchTime.now().uptimeNanoseconds - start) / 1_000_000
                 trace(

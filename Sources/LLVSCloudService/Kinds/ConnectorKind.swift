@@ -48,6 +48,9 @@ public struct ConnectorKind: Sendable {
     /// Account options a new account takes from the remote's options (OneDrive: a `--drive-id` needs the scope
     /// that reaches every drive).
     public var accountDefaults: @Sendable (_ remote: SettingValues) -> [String: String]
+    /// Whether the kind's file system talks HTTP through the shared client, so `conformance --faults` injects its
+    /// faults into its requests; otherwise (a local folder, SFTP) they are injected into its file operations.
+    public var usesHTTP: Bool
     /// Makes the file system for one remote.
     public var makeFileSystem: @Sendable (_ access: RemoteAccess) throws -> any CloudFileSystem
 
@@ -61,12 +64,14 @@ public struct ConnectorKind: Sendable {
     ///   - oauth: how an account signs in, for an OAuth service.
     ///   - extraEnvironment: environment variables read besides the options'.
     ///   - accountDefaults: account options a new account takes from a remote's.
+    ///   - usesHTTP: whether its requests go through the shared HTTP client (default: all but a local folder's).
     ///   - makeFileSystem: the file system for one remote, from its URL, options and account.
     public init(
         name: String, schemes: [String]? = nil, serviceName: String, address: Address, options: [ConnectorOption] = [],
         secret: ConnectorSecret? = nil, oauth: ConnectorOAuth? = nil,
         extraEnvironment: [(name: String, help: String)] = [],
         accountDefaults: @escaping @Sendable (SettingValues) -> [String: String] = { _ in [:] },
+        usesHTTP: Bool? = nil,
         makeFileSystem: @escaping @Sendable (RemoteAccess) throws -> any CloudFileSystem
     ) {
         self.name = name
@@ -84,6 +89,7 @@ public struct ConnectorKind: Sendable {
         self.oauth = oauth
         self.extraEnvironment = extraEnvironment
         self.accountDefaults = accountDefaults
+        self.usesHTTP = usesHTTP ?? (address != .localFolder)
         self.makeFileSystem = makeFileSystem
     }
 

@@ -56,9 +56,11 @@ struct ConformanceCommand: Command {
         options.parentFolder = connection.basePath
         var fileSystem = connection.fileSystem
         if let injector {
-            if connection.kind.address == .localFolder {
+            if !connection.kind.usesHTTP {
+                // Faults go under the retry policy, as the HTTP layer's go under the client's retries: the suite sees
+                // what a caller sees.
                 let faulty = FaultInjectingFileSystem(fileSystem)
-                (fileSystem, options.faults) = (faulty, faulty)
+                (fileSystem, options.faults) = (RetryingFileSystem(faulty), faulty)
             } else {
                 options.faults = HTTPFaultControl(
                     injector: injector, renewsCredentials: connection.kind.oauth?.refreshesTokens == true)

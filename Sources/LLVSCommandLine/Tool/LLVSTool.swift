@@ -2,6 +2,7 @@ import Foundation
 import LLVS
 import LLVSCloudService
 import LLVSHTTP
+import LLVSSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -73,6 +74,7 @@ public struct LLVSTool: Sendable {
 
     /// Runs the command the words name and exits with its code.
     public func main(_ words: [String] = Array(CommandLine.arguments.dropFirst())) async -> Never {
+        OpenSSLLifetime.keepUntilProcessEnds()
         exit(await run(words).rawValue)
     }
 
