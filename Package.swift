@@ -235,6 +235,11 @@ let package = Package(
                     "LLVSS3", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport",
                 ]),
             .testTarget(
+                name: "LLVSSFTPTests",
+                dependencies: [
+                    "LLVSSFTP", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport",
+                ]),
+            .testTarget(
                 name: "SystemLibraryTests",
                 dependencies: ["CCurl", "CLibXML2", "CSQLite3", "CCrypto", "CZlib", "CDeflate", "CSodium"]),
             .testTarget(

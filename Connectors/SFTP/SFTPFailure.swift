@@ -84,10 +84,13 @@ enum SFTPFailureMapping {
         }
     }
 
-    /// libcurl says CURLE_SSH both for an SFTP status ("Operation failed", "Upload failed: …") and for the SSH
-    /// session breaking under it; the second is worth another try on a new connection.
+    /// libcurl says CURLE_SSH both for an SFTP status ("Operation failed", "Upload failed: Permission denied (3/-31)")
+    /// and for the SSH session breaking under it ("Upload failed: ssh error (0/-43)": no SFTP status, a libssh2
+    /// socket error, or "Unknown error in libssh2" where libcurl asked for an SFTP status the dead session never sent);
+    /// the second is worth another try on a new connection.
     static func isSessionFailure(_ message: String) -> Bool {
         let lowered = message.lowercased()
+        if lowered.contains("ssh error (0/-") || lowered.contains("unknown error in libssh2") { return true }
         return ["socket", "session", "channel", "connection", "transport", "timeout", "timed out", "eof"].contains {
             lowered.contains($0)
         } && !lowered.contains("permission")

@@ -411,12 +411,22 @@ public final class SFTPFileSystem: CloudFileSystem {
     /// Runs one operation, trying again after a dropped connection, a timeout or a refused connection (each
     /// operation may be repeated: an upload goes to a new temporary name, a removal of what is gone is fine).
     private func run(_ request: SFTPTransfer.Request, path: String) async throws -> SFTPTransfer {
-        try await retry.run({
+        var request = request
+        var freshTried = false
+        return try await retry.run({
             let transfer = try SFTPTransfer(request, configuration: configuration)
             let code: CURLcode
             do { code = try await engine.perform(transfer) } catch HTTPError.cancelled { throw CancellationError() }
             if code == CURLE_OK { return transfer }
-            throw SFTPFailureMapping.failure(code, transfer: transfer, configuration: configuration, path: path)
+            let failure = SFTPFailureMapping.failure(code, transfer: transfer, configuration: configuration, path: path)
+            // An operation that failed without saying why may have met a session that died under it: once more on
+            // a new connection, where a real refusal (a folder read as a file) comes again.
+            if let ambiguous = failure as? SFTPAmbiguousFailure, ambiguous.kind == .operation, !freshTried {
+                freshTried = true
+                request.freshConnection = true
+                throw CloudFileSystemError.transient(ambiguous.message)
+            }
+            throw failure
         }) { error in
             if case CloudFileSystemError.transient = error { return .retry(after: nil) }
             return .fail

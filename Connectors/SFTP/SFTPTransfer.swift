@@ -45,6 +45,8 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
         var fileTime = false
         /// Makes the folders an upload's URL needs.
         var createMissingFolders = false
+        /// On a new connection rather than one the pool holds.
+        var freshConnection = false
     }
 
     let easyHandle: UnsafeMutableRawPointer
@@ -135,6 +137,7 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
         if quoteList != nil { _ = llvs_curl_easy_setopt_slist(easyHandle, CURLOPT_QUOTE, quoteList) }
         if postQuoteList != nil { _ = llvs_curl_easy_setopt_slist(easyHandle, CURLOPT_POSTQUOTE, postQuoteList) }
         if request.noBody { set(CURLOPT_NOBODY, 1) }
+        if request.freshConnection { set(CURLOPT_FRESH_CONNECT, 1) }
         if request.fileTime { set(CURLOPT_FILETIME, 1) }
         if request.createMissingFolders { set(CURLOPT_FTP_CREATE_MISSING_DIRS, Int(CURLFTP_CREATE_DIR.rawValue)) }
         if request.namesOnly { set(CURLOPT_DIRLISTONLY, 1) }
