@@ -99,7 +99,7 @@ import Glibc
         try await tests.addRemote(kind, folder: "Backups/this machine")
     }
 
-    @Test(arguments: ["file", "webdav", "gdrive", "onedrive", "pcloud", "box", "dropbox", "s3"])
+    @Test(arguments: ["file", "webdav", "gdrive", "onedrive", "pcloud", "box", "dropbox", "s3", "sftp"])
     func backupSyncCloneAndRestoreGiveAByteIdenticalTree(remote kind: String) async throws {
         let source = path("source")
         let fm = FileManager.default

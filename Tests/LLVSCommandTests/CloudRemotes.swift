@@ -76,6 +76,19 @@ extension CommandLineTests {
                 ] + options, input: Data(server.secretAccessKey.utf8), environment: environment)
             #expect(added.status == 0, "\(added.error)")
             return server
+        case "sftp":
+            // OpenSSH's sshd on a free port, its key in a known-hosts file of the test's, the user's key given.
+            if let reason = RealSSHServer.unavailable() { throw CloudFileSystemError.server(status: 0, message: reason) }
+            let server = try await RealSSHServer()
+            let url = server.url(server.folder.appendingPathComponent(folder).path)
+                .replacingOccurrences(of: " ", with: "%20")
+            let added = try await run(
+                [
+                    "remote", "add", "--all-stores", "home", url, "--identity", server.identityFile, "--known-hosts",
+                    server.knownHostsFile,
+                ] + options, environment: environment)
+            #expect(added.status == 0, "\(added.error)")
+            return server
         default:
             #expect(
                 try await run(
