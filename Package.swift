@@ -237,7 +237,7 @@ let package = Package(
             .testTarget(
                 name: "LLVSSFTPTests",
                 dependencies: [
-                    "LLVSSFTP", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport",
+                    "LLVSSFTP", "LLVSMocks", "LLVSConformance", "LLVSHTTP", "LLVS", "LLVSSupport", "LLVSTestSupport",
                 ]),
             .testTarget(
                 name: "SystemLibraryTests",

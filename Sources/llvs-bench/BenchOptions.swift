@@ -29,6 +29,7 @@ struct BenchOptions {
         "encryption": BenchOptions(options: ["files": .count, "size-mib": .count, "runs": .count]),
         "repository": BenchOptions(options: ["runs": .count, "work": .text]),
         "s3": BenchOptions(options: ["runs": .count, "work": .text, "moto": .text]),
+        "sftp": BenchOptions(options: ["runs": .count, "work": .text]),
         "retention": BenchOptions(options: ["rounds": .count, "keep": .count, "work": .text]),
         "mount": BenchOptions(options: ["size-mib": .count, "files": .count, "work": .text]),
         "models": BenchOptions(options: ["models": .count, "rows": .count, "runs": .count]),

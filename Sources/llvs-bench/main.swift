@@ -232,6 +232,7 @@ let usage = """
            llvs-bench encryption [--files 20000] [--size-mib 1024] [--runs 3]
            llvs-bench repository [--runs 1] [--work DIR]
            llvs-bench s3 [--runs 1] [--work DIR] [--moto PATH]
+           llvs-bench sftp [--runs 1] [--work DIR]
            llvs-bench retention [--rounds 10] [--keep 3] [--work DIR]
            llvs-bench mount [--size-mib 2048] [--files 200000] [--work DIR]
            llvs-bench listing [--entries 10000] [--runs 5] [--remote webdav|gdrive]
@@ -276,6 +277,8 @@ do {
         try repositoryBenchmark(words)
     case "s3":
         try await s3Benchmark(words)
+    case "sftp":
+        try await sftpBenchmark(words)
     case "retention":
         try retentionBenchmark(words)
     case "mount":

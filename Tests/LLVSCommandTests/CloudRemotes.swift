@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSMocks
 import LLVSTestSupport
 import Testing
 

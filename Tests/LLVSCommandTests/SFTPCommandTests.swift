@@ -1,4 +1,5 @@
 import Foundation
+import LLVSMocks
 import LLVSSupport
 import LLVSTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import LLVS
 import LLVSConformance
+import LLVSMocks
 import LLVSSFTP
 import LLVSSupport
 import LLVSTestSupport
@@ -97,7 +98,7 @@ struct SFTPServerTests {
 
         // Another key under the server's name.
         let other = server.folder.appendingPathComponent("other_ed25519").path
-        _ = try await runProgram(URL(fileURLWithPath: RealSSHServer.keygen), ["-q", "-t", "ed25519", "-N", "", "-f", other])
+        try RealSSHServer.makeKey(at: other)
         let otherKey = try String(contentsOfFile: other + ".pub", encoding: .utf8).split(separator: " ")
         let changed = server.folder.appendingPathComponent("changed_known_hosts").path
         try "[127.0.0.1]:\(server.port) \(otherKey[0]) \(otherKey[1])\n".write(
@@ -113,14 +114,33 @@ struct SFTPServerTests {
     @Test func aKeyTheServerDoesNotKnowIsASignInRefusal() async throws {
         let server = try await start()
         let stranger = server.folder.appendingPathComponent("stranger_ed25519").path
-        _ = try await runProgram(
-            URL(fileURLWithPath: RealSSHServer.keygen), ["-q", "-t", "ed25519", "-N", "", "-f", stranger])
+        try RealSSHServer.makeKey(at: stranger)
         do {
             _ = try await fileSystem(server, root: server.folder.path, identity: stranger).list("")
             Issue.record("a key the server does not know signed in")
         } catch SFTPError.signInRefused(let user, _, let tried) {
             #expect(user == server.user && tried.contains(stranger))
         }
+    }
+
+    /// A private key protected by a passphrase signs in with it as the password (`--password-stdin`), and not with
+    /// another.
+    @Test func aPassphraseProtectedKeyTakesThePassword() async throws {
+        let server = try await start()
+        let locked = server.folder.appendingPathComponent("locked_ed25519").path
+        try RealSSHServer.makeKey(at: locked, passphrase: "pass phrase")
+        let authorized = server.folder.appendingPathComponent("authorized_keys")
+        let handle = try FileHandle(forWritingTo: authorized)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(contentsOf: URL(fileURLWithPath: locked + ".pub")))
+        try handle.close()
+        func signIn(_ password: String) async throws {
+            var configuration = fileSystem(server, root: server.folder.path, identity: locked).configuration
+            configuration.password = password
+            _ = try await SFTPFileSystem(configuration: configuration).list("")
+        }
+        try await signIn("pass phrase")
+        await #expect(throws: SFTPError.self) { try await signIn("not the phrase") }
     }
 
     /// Connections the server drops between operations (a restart, an idle timeout) are replaced: the next

@@ -1,12 +1,10 @@
 import Foundation
-import LLVS
 import LLVSHTTP
-import LLVSMocks
 import LLVSSupport
 
 /// OpenSSH's own server (Debian's `openssh-server`) for the SFTP tests: started on a free port of the loopback
 /// with a throwaway host key and user key, signing in the user the tests run as, its SFTP subsystem the server's own
-/// (`internal-sftp`). Stops with the value, with every session it forked.
+/// (`internal-sftp`). Stops with the value, with every session it forked. For the SFTP tests and `llvs-bench sftp`.
 public final class RealSSHServer: Sendable {
     public static let binary = "/usr/sbin/sshd"
     public static let keygen = "/usr/bin/ssh-keygen"
@@ -35,19 +33,13 @@ public final class RealSSHServer: Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         user = String(cString: getpwuid(geteuid()).pointee.pw_name)
         let hostKey = folder.appendingPathComponent("host_ed25519").path
-        for key in [hostKey, folder.appendingPathComponent("user_ed25519").path] {
-            let made = try await runProgram(
-                URL(fileURLWithPath: Self.keygen), ["-q", "-t", "ed25519", "-N", "", "-C", "llvs-test", "-f", key])
-            guard made.status == 0 else {
-                throw HTTPError.localFile(path: key, message: "ssh-keygen failed: \(made.output)")
-            }
-        }
+        for key in [hostKey, folder.appendingPathComponent("user_ed25519").path] { try Self.makeKey(at: key) }
         try FileManager.default.copyItem(
             atPath: folder.appendingPathComponent("user_ed25519.pub").path,
             toPath: folder.appendingPathComponent("authorized_keys").path)
-        let printed = try await runProgram(URL(fileURLWithPath: Self.keygen), ["-l", "-f", hostKey + ".pub"])
-        guard let fingerprint = printed.output.split(separator: " ").first(where: { $0.hasPrefix("SHA256:") }) else {
-            throw HTTPError.localFile(path: hostKey, message: "ssh-keygen -l printed no fingerprint: \(printed.output)")
+        let printed = ChildProcess.output(of: URL(fileURLWithPath: Self.keygen), ["-l", "-f", hostKey + ".pub"])
+        guard let fingerprint = printed?.output.split(separator: " ").first(where: { $0.hasPrefix("SHA256:") }) else {
+            throw HTTPError.localFile(path: hostKey, message: "ssh-keygen -l printed no fingerprint")
         }
         hostKeyFingerprint = String(fingerprint)
         // sshd run by root wants its privilege-separation folder.
@@ -115,6 +107,13 @@ public final class RealSSHServer: Sendable {
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             return fields.count > 1 && pid_t(fields[1]) == parent ? pid : nil
         }
+    }
+
+    /// Makes an Ed25519 key pair (`path` and `path.pub`), its private key locked with `passphrase` when one is given.
+    public static func makeKey(at path: String, passphrase: String = "") throws {
+        let made = ChildProcess.output(
+            of: URL(fileURLWithPath: keygen), ["-q", "-t", "ed25519", "-N", passphrase, "-C", "llvs-test", "-f", path])
+        guard made?.status == 0 else { throw HTTPError.localFile(path: path, message: "ssh-keygen could not make it") }
     }
 
     /// The remote URL of a folder on the server.
