@@ -25,7 +25,6 @@ public enum SFTPError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-
     /// The arguments `ssh-keyscan` takes for `host:port`.
     static func keyscanTarget(_ host: String) -> String {
         guard host.hasPrefix("["), let close = host.firstIndex(of: "]") else { return host }

@@ -65,7 +65,8 @@ enum SFTPFailureMapping {
         case CURLE_REMOTE_FILE_NOT_FOUND:
             return CloudFileSystemError.notFound(path: path)
         case CURLE_REMOTE_ACCESS_DENIED:
-            return CloudFileSystemError.server(status: 403, message: "the SFTP server refused access to \(path): \(message)")
+            return CloudFileSystemError.server(
+                status: 403, message: "the SFTP server refused access to \(path): \(message)")
         case CURLE_REMOTE_DISK_FULL:
             return CloudFileSystemError.quotaExceeded("the SFTP server has no room for \(path): \(message)")
         case CURLE_QUOTE_ERROR:
@@ -73,7 +74,8 @@ enum SFTPFailureMapping {
         case CURLE_BAD_DOWNLOAD_RESUME:
             return SFTPAmbiguousFailure(kind: .rangeOutside, message: message)
         case CURLE_COULDNT_RESOLVE_HOST:
-            return CloudFileSystemError.server(status: 502, message: "the SFTP server's name cannot be found: \(message)")
+            return CloudFileSystemError.server(
+                status: 502, message: "the SFTP server's name cannot be found: \(message)")
         case CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR,
             CURLE_PARTIAL_FILE, CURLE_AGAIN:
             return CloudFileSystemError.transient("SFTP to \(host) for \(path): \(message)")

@@ -65,7 +65,8 @@ public final class SFTPFileSystem: CloudFileSystem {
             let transfer: SFTPTransfer
             do {
                 transfer = try await run(
-                    .init(url: folderURL(components), sink: .memory(limit: configuration.memoryReadLimit)), path: folder)
+                    .init(url: folderURL(components), sink: .memory(limit: configuration.memoryReadLimit)), path: folder
+                )
             } catch CloudFileSystemError.notFound(let path) {
                 // OpenSSH says "no such file" for a file opened as a folder too.
                 if try await kind(of: components) == .file {
@@ -81,7 +82,8 @@ public final class SFTPFileSystem: CloudFileSystem {
         let entries: [SFTPListing.Entry]
         do { entries = try SFTPListing.parse(listing) } catch let unreadable as SFTPListing.Unreadable {
             throw CloudFileSystemError.server(
-                status: 502, message: "the server's listing of \(folder) has a line in no known form: \(unreadable.line)")
+                status: 502,
+                message: "the server's listing of \(folder) has a line in no known form: \(unreadable.line)")
         }
         return entries.compactMap { entry in
             guard !entry.name.hasPrefix(Self.temporaryPrefix) else { return nil }
@@ -99,7 +101,9 @@ public final class SFTPFileSystem: CloudFileSystem {
             let components = try components(folder)
             do {
                 let transfer = try await run(
-                    .init(url: folderURL(components), sink: .memory(limit: configuration.memoryReadLimit), namesOnly: true),
+                    .init(
+                        url: folderURL(components), sink: .memory(limit: configuration.memoryReadLimit), namesOnly: true
+                    ),
                     path: folder)
                 return SFTPListing.names(transfer.received).filter { !$0.hasPrefix(Self.temporaryPrefix) }
             } catch CloudFileSystemError.notFound {
@@ -120,7 +124,9 @@ public final class SFTPFileSystem: CloudFileSystem {
             do { listed = try await list(parent.joined(separator: "/")) } catch CloudFileSystemError.wrongKind {
                 throw CloudFileSystemError.notFound(path: path)
             }
-            guard let item = listed.first(where: { $0.name == name }) else { throw CloudFileSystemError.notFound(path: path) }
+            guard let item = listed.first(where: { $0.name == name }) else {
+                throw CloudFileSystemError.notFound(path: path)
+            }
             return item
         }
     }
@@ -169,7 +175,8 @@ public final class SFTPFileSystem: CloudFileSystem {
                 .init(url: folderURL(components), quote: commands, noBody: true, fileTime: true), path: path)
             guard transfer.fileTime == nil else { return }
             for count in components.indices where try await kind(of: Array(components[...count])) == .file {
-                throw CloudFileSystemError.wrongKind(path: components[...count].joined(separator: "/"), expectedFolder: true)
+                throw CloudFileSystemError.wrongKind(
+                    path: components[...count].joined(separator: "/"), expectedFolder: true)
             }
             throw CloudFileSystemError.server(
                 status: 403, message: "the server did not make the folder \(path) (no permission to write its parent?)")
@@ -196,7 +203,8 @@ public final class SFTPFileSystem: CloudFileSystem {
             }
             defer { if fd >= 0 { close(fd) } }
             let destination = quoted(components)
-            let placing = (mode == .replace ? ["*rm " + destination] : []) + ["rename \(quoted(temporary)) \(destination)"]
+            let placing =
+                (mode == .replace ? ["*rm " + destination] : []) + ["rename \(quoted(temporary)) \(destination)"]
             do {
                 var request = SFTPTransfer.Request(url: fileURL(temporary), postQuote: placing, body: body)
                 request.createMissingFolders = true
@@ -254,7 +262,8 @@ public final class SFTPFileSystem: CloudFileSystem {
             let components = try components(path)
             guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
             do {
-                _ = try await run(.init(url: folderURL([]), quote: ["rm " + quoted(components)], noBody: true), path: path)
+                _ = try await run(
+                    .init(url: folderURL([]), quote: ["rm " + quoted(components)], noBody: true), path: path)
             } catch CloudFileSystemError.notFound {
                 return
             } catch let failure as SFTPAmbiguousFailure where failure.kind == .quote {
@@ -285,7 +294,8 @@ public final class SFTPFileSystem: CloudFileSystem {
             }
             do {
                 _ = try await run(
-                    .init(url: folderURL([]), quote: files + temporaries + ["rmdir " + quoted(components)], noBody: true),
+                    .init(
+                        url: folderURL([]), quote: files + temporaries + ["rmdir " + quoted(components)], noBody: true),
                     path: path)
             } catch let failure as SFTPAmbiguousFailure where failure.kind == .quote {
                 // Something was written into it meanwhile: once more, from the listing.
@@ -314,16 +324,19 @@ public final class SFTPFileSystem: CloudFileSystem {
             let limit = configuration.memoryReadLimit
             do {
                 guard let range else {
-                    return try await run(.init(url: fileURL(components), sink: .memory(limit: limit)), path: path).received
+                    return try await run(.init(url: fileURL(components), sink: .memory(limit: limit)), path: path)
+                        .received
                 }
                 let data = try await run(
-                    .init(url: fileURL(components), sink: .memory(limit: limit), range: Self.curlRange(range)), path: path
+                    .init(url: fileURL(components), sink: .memory(limit: limit), range: Self.curlRange(range)),
+                    path: path
                 ).received
                 // Every satisfiable range has a byte; nothing means it starts at or past the end.
                 guard !data.isEmpty else { throw Self.unsatisfiable(range, path) }
                 if case .last(let count) = range, data.count < count {
                     // libcurl drops the first byte of a file no longer than a suffix range asks: the whole file is it.
-                    return try await run(.init(url: fileURL(components), sink: .memory(limit: limit)), path: path).received
+                    return try await run(.init(url: fileURL(components), sink: .memory(limit: limit)), path: path)
+                        .received
                 }
                 return data
             } catch let failure as SFTPAmbiguousFailure where failure.kind == .rangeOutside {
@@ -348,7 +361,9 @@ public final class SFTPFileSystem: CloudFileSystem {
     }
 
     /// A read the server failed: a folder read as a file, or what the server said.
-    private func diagnoseRead(_ components: [String], path: String, message: String) async throws
+    private func diagnoseRead(
+        _ components: [String], path: String, message: String
+    ) async throws
         -> CloudFileSystemError
     {
         switch try await kind(of: components) {
@@ -391,7 +406,7 @@ public final class SFTPFileSystem: CloudFileSystem {
                             url: fileURL(components),
                             sink: .region(fd: fd, path: url.path, offset: offset, length: length)), path: path)
                 } catch let failure as SFTPAmbiguousFailure where failure.kind == .operation {
-                let message = failure.message
+                    let message = failure.message
                     throw try await diagnoseRead(components, path: path, message: message)
                 }
                 guard transfer.written == length else {

@@ -9,7 +9,8 @@ extension ConnectorKind {
     public static let sftp = ConnectorKind(
         name: "sftp", serviceName: "SFTP", address: .server,
         options: [
-            ConnectorOption("user", "USER", "the user to sign in as (else the URL's user@, else $USER)", level: .account),
+            ConnectorOption(
+                "user", "USER", "the user to sign in as (else the URL's user@, else $USER)", level: .account),
             ConnectorOption(
                 "identity", "FILE",
                 "the private key to sign in with (else ~/.ssh/id_ed25519, id_ecdsa or id_rsa, and the SSH agent)",

@@ -45,7 +45,9 @@ enum SFTPListing {
         }
         // Exactly one space separates the last field from the name.
         var name = String(decoding: bytes[(index + 1)...], as: UTF8.self)
-        guard !name.isEmpty, let type = fields[0].first else { throw Unreadable(line: String(decoding: bytes, as: UTF8.self)) }
+        guard !name.isEmpty, let type = fields[0].first else {
+            throw Unreadable(line: String(decoding: bytes, as: UTF8.self))
+        }
         let kind: Kind =
             switch type {
             case "-": .file

@@ -234,7 +234,9 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
         }
     }
 
-    private func write(_ buffer: UnsafeMutablePointer<CChar>, count: Int, fd: Int32, path: String, at offset: Int64?)
+    private func write(
+        _ buffer: UnsafeMutablePointer<CChar>, count: Int, fd: Int32, path: String, at offset: Int64?
+    )
         -> Int
     {
         var done = 0

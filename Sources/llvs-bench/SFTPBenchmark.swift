@@ -23,10 +23,12 @@ func sftpBenchmark(_ arguments: [String]) async throws {
     let server = try await RealSSHServer()
     print(
         String(
-            format: "SFTP: a mixed tree of %d files, %.0f MB, into sshd on 127.0.0.1:%d; llvs against restic %@; %d run(s)",
+            format:
+                "SFTP: a mixed tree of %d files, %.0f MB, into sshd on 127.0.0.1:%d; llvs against restic %@; %d run(s)",
             treeFiles, Double(treeBytes) / 1e6, Int(server.port), resticVersion, runs))
     let ssh = [
-        "ssh", "-p", String(server.port), "-i", server.identityFile, "-o", "UserKnownHostsFile=\(server.knownHostsFile)",
+        "ssh", "-p", String(server.port), "-i", server.identityFile, "-o",
+        "UserKnownHostsFile=\(server.knownHostsFile)",
         "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "\(server.user)@127.0.0.1", "-s", "sftp",
     ].joined(separator: " ")
     var ours: [MeasuredRun] = [], theirs: [MeasuredRun] = []

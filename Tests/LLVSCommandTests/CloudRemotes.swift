@@ -79,7 +79,9 @@ extension CommandLineTests {
             return server
         case "sftp":
             // OpenSSH's sshd on a free port, its key in a known-hosts file of the test's, the user's key given.
-            if let reason = RealSSHServer.unavailable() { throw CloudFileSystemError.server(status: 0, message: reason) }
+            if let reason = RealSSHServer.unavailable() {
+                throw CloudFileSystemError.server(status: 0, message: reason)
+            }
             let server = try await RealSSHServer()
             let url = server.url(server.folder.appendingPathComponent(folder).path)
                 .replacingOccurrences(of: " ", with: "%20")

@@ -44,7 +44,9 @@ import Testing
             host: "::1", port: 2222, user: "me", root: "/~/llvs//data/", knownHostsFile: "/dev/null")
         #expect(configuration.root == "/~/llvs/data")
         #expect(configuration.serverPath(["a b", "c#?%"]) == "/~/llvs/data/a b/c#?%")
-        #expect(configuration.url(configuration.serverPath(["a b", "c#?%"])) == "sftp://[::1]:2222/~/llvs/data/a%20b/c%23%3F%25")
+        #expect(
+            configuration.url(configuration.serverPath(["a b", "c#?%"]))
+                == "sftp://[::1]:2222/~/llvs/data/a%20b/c%23%3F%25")
         #expect(configuration.serverPath([], folder: true) == "/~/llvs/data/")
         #expect(SFTPConfiguration.quoted("/a \"b\" \\c") == "\"/a \\\"b\\\" \\\\c\"")
         #expect(configuration.knownHostsName == "[::1]:2222")
@@ -55,7 +57,8 @@ import Testing
         #expect(!SFTPConfiguration.isFingerprint("SHA256:short"))
         #expect(!SFTPConfiguration.isFingerprint("MD5:iGDl9q3+sks4YeXjIr7PrRZJqhqrTPZiESgDrKvy/ak"))
         // The type is read from the key blob: a 4-byte length, then the name.
-        let blob: [UInt8] = [0, 0, 0, 11] + Array("ssh-ed25519".utf8) + [0, 0, 0, 32] + [UInt8](repeating: 7, count: 32)
+        let blob: [UInt8] =
+            [0, 0, 0, 11] + Array("ssh-ed25519".utf8) + [0, 0, 0, 32] + [UInt8](repeating: 7, count: 32)
         #expect(SFTPHostKey(blob: blob).type == "ssh-ed25519")
         #expect(SFTPHostKey(blob: blob).fingerprint.hasPrefix("SHA256:"))
         #expect(SFTPError.keyscanTarget("[127.0.0.1]:2222") == "-p 2222 127.0.0.1")

@@ -92,7 +92,8 @@ struct SFTPServerTests {
             #expect(fingerprint == server.hostKeyFingerprint)
             #expect(error.description.contains("ssh-keyscan -p \(server.port) 127.0.0.1 >> \(empty)"))
         }
-        let pinned = fileSystem(server, root: server.folder.path, knownHosts: empty, fingerprint: server.hostKeyFingerprint)
+        let pinned = fileSystem(
+            server, root: server.folder.path, knownHosts: empty, fingerprint: server.hostKeyFingerprint)
         try await pinned.upload(Data("hello".utf8), to: "pinned.txt")
         #expect(try await pinned.read("pinned.txt", range: nil) == Data("hello".utf8))
 

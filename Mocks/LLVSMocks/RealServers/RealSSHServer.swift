@@ -43,7 +43,9 @@ public final class RealSSHServer: Sendable {
         }
         hostKeyFingerprint = String(fingerprint)
         // sshd run by root wants its privilege-separation folder.
-        if geteuid() == 0 { try? FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true) }
+        if geteuid() == 0 {
+            try? FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
+        }
         var lastFailure = ""
         for _ in 0..<5 {
             let port = try RealWebDAVServer.freePort()
