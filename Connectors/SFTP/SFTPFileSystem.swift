@@ -190,18 +190,16 @@ public final class SFTPFileSystem: CloudFileSystem {
             let parent = Array(components.dropLast())
             let temporary = parent + [Self.temporaryPrefix + UUID().uuidString.lowercased()]
             let body: SFTPTransfer.Body
-            var fd: Int32 = -1
             switch source {
             case .data(let data):
                 body = .data(data)
             case .file(let url, let size), .staged(let url, let size):
-                fd = open(url.path, O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else {
-                    throw CloudFileSystemError.localFile(path: url.path, message: String(cString: strerror(errno)))
+                do { body = .file(try FileBodyReader(path: url.path, length: size)) } catch HTTPError.localFile(
+                    let path, let message)
+                {
+                    throw CloudFileSystemError.localFile(path: path, message: message)
                 }
-                body = .file(fd: fd, path: url.path, length: size)
             }
-            defer { if fd >= 0 { close(fd) } }
             let destination = quoted(components)
             let placing =
                 (mode == .replace ? ["*rm " + destination] : []) + ["rename \(quoted(temporary)) \(destination)"]

@@ -2,6 +2,7 @@ import CCurl
 import Foundation
 import LLVS
 import LLVSHTTP
+import LLVSSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -16,8 +17,8 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
     /// What the operation sends.
     enum Body {
         case data(Data)
-        /// `length` bytes of an open file from its start; the file descriptor stays the caller's.
-        case file(fd: Int32, path: String, length: Int64)
+        /// A local file, read as libcurl asks (the HTTP layer's reader: a file that comes up short aborts).
+        case file(FileBodyReader)
     }
 
     /// Where what the server sends goes.
@@ -147,7 +148,7 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
             let length: Int64 =
                 switch body {
                 case .data(let data): Int64(data.count)
-                case .file(_, _, let length): length
+                case .file(let reader): reader.length
                 }
             _ = llvs_curl_easy_setopt_off_t(easyHandle, CURLOPT_INFILESIZE_LARGE, curl_off_t(length))
             _ = llvs_curl_easy_setopt_pointer(easyHandle, CURLOPT_READDATA, context)
@@ -189,23 +190,14 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
             }
             bodyPosition += Int64(count)
             return count
-        case .file(let fd, let path, let length):
-            let wanted = Int(min(Int64(capacity), length - bodyPosition))
-            guard wanted > 0 else { return 0 }
-            while true {
-                let n = pread(fd, buffer, wanted, off_t(bodyPosition))
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else {
-                    localFailure = .localFile(
-                        path: path,
-                        message: n < 0
-                            ? String(cString: strerror(errno))
-                            : "it ended at \(bodyPosition) bytes, before the \(length) announced")
-                    return Int(CURL_READFUNC_ABORT)
-                }
-                bodyPosition += Int64(n)
-                return n
+        case .file(let reader):
+            let count = reader.read(at: bodyPosition, into: buffer, capacity: capacity)
+            if let failure = reader.failure, case .localFile(let path, let message) = failure {
+                localFailure = .localFile(path: path, message: message)
+            } else if count > 0 {
+                bodyPosition += Int64(count)
             }
+            return count
         case nil:
             return 0
         }
@@ -223,7 +215,7 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
             received.append(UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: count)
             return count
         case .file(let fd, let path):
-            return write(buffer, count: count, fd: fd, path: path, at: nil)
+            return write(buffer, count: count, fd: fd, path: path, at: written)
         case .region(let fd, let path, let offset, let length):
             guard written + Int64(count) <= length else {
                 written += Int64(count)
@@ -235,24 +227,15 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
     }
 
     private func write(
-        _ buffer: UnsafeMutablePointer<CChar>, count: Int, fd: Int32, path: String, at offset: Int64?
+        _ buffer: UnsafeMutablePointer<CChar>, count: Int, fd: Int32, path: String, at offset: Int64
     )
         -> Int
     {
-        var done = 0
-        while done < count {
-            let n =
-                if let offset {
-                    pwrite(fd, buffer + done, count - done, off_t(offset + Int64(done)))
-                } else {
-                    Glibc.write(fd, buffer + done, count - done)
-                }
-            if n < 0 {
-                if errno == EINTR { continue }
-                localFailure = .localFile(path: path, message: String(cString: strerror(errno)))
-                return 0
-            }
-            done += n
+        do {
+            try POSIX.write(UnsafeRawBufferPointer(start: buffer, count: count), at: offset, to: fd, path: path)
+        } catch {
+            localFailure = .localFile(path: path, message: "\(error)")
+            return 0
         }
         written += Int64(count)
         return count

@@ -9,20 +9,20 @@ import Glibc
 /// under the upload) aborts the transfer: libcurl then closes the connection, where left to read a form's file itself
 /// (`curl_mime_filedata`) it sent less than its Content-Length and the server waited for the rest, or read the next
 /// request on that connection as the rest of the body. The upload fails with `localFile`, naming the file.
-final class FileBodyReader {
-    let path: String
+package final class FileBodyReader {
+    package let path: String
     /// Where the body starts in the file, and how long it is.
-    let offset: Int64
-    let length: Int64
+    package let offset: Int64
+    package let length: Int64
     private let fd: Int32
     /// Where a form part has read to (a plain body's position is the transfer's).
     private var partPosition: Int64 = 0
     /// Why the read stopped, when it did: the transfer's failure.
-    private(set) var failure: HTTPError?
+    package private(set) var failure: HTTPError?
 
     /// The file from `offset`, `length` bytes (to its end when nil).
     /// - Throws: `localFile` when it cannot be opened, or the window is not inside it.
-    init(path: String, offset: Int64 = 0, length: Int64? = nil) throws {
+    package init(path: String, offset: Int64 = 0, length: Int64? = nil) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw HTTPError.localFile(path: path, message: String(cString: strerror(errno))) }
         var info = stat()
@@ -47,7 +47,7 @@ final class FileBodyReader {
 
     /// Up to `capacity` bytes of the body from `position` into `buffer`: how many, 0 at its end, or
     /// `CURL_READFUNC_ABORT` (with `failure` set) when the file fails or ends before the body does.
-    func read(at position: Int64, into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+    package func read(at position: Int64, into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         let count = Int(min(Int64(capacity), length - position))
         guard count > 0 else { return 0 }
         let n = pread(fd, buffer, count, off_t(offset + position))

@@ -82,21 +82,34 @@ func s3Benchmark(_ arguments: [String]) async throws {
         oursStored = try await bucketBytes(endpoint, bucket, signer: signer, http: http)
         theirsStored = try await bucketBytes(endpoint, repository, signer: signer, http: http)
     }
+    printFirstBackups(
+        to: "S3", ours: ours, theirs: theirs, stored: (oursStored, theirsStored), storedWhere: "in the bucket")
+}
+
+/// The first-backup figures of llvs and restic to one remote, and the bytes each left there.
+func printFirstBackups(
+    to place: String, ours: [MeasuredRun], theirs: [MeasuredRun], stored: (ours: Int64, theirs: Int64),
+    storedWhere: String
+) {
     func describe(_ runs: [MeasuredRun]) -> String {
         String(
             format: "%.2f s (median of %d), peak %.0f MiB", median(runs.map(\.seconds)), runs.count,
             runs.map(\.peakMiB).max() ?? 0)
     }
-    print("  first backup --to S3   llvs: \(describe(ours))")
-    print("                         restic: \(describe(theirs))")
+    let label = "  first backup --to \(place)"
+    let width = max(label.count + 1, 25)
+    print(label.padding(toLength: width, withPad: " ", startingAt: 0) + "llvs: \(describe(ours))")
+    print(String(repeating: " ", count: width) + "restic: \(describe(theirs))")
     print(
-        String(
-            format: "  ratio                  %.2f× (restic's time over llvs's)",
-            median(theirs.map(\.seconds)) / max(0.001, median(ours.map(\.seconds)))))
+        "  ratio".padding(toLength: width, withPad: " ", startingAt: 0)
+            + String(
+                format: "%.2f× (restic's time over llvs's)",
+                median(theirs.map(\.seconds)) / max(0.001, median(ours.map(\.seconds)))))
     print(
-        String(
-            format: "  bytes in the bucket    llvs %.1f MB, restic %.1f MB (%.2f×)", Double(oursStored) / 1e6,
-            Double(theirsStored) / 1e6, Double(oursStored) / Double(max(1, theirsStored))))
+        "  bytes \(storedWhere)".padding(toLength: width, withPad: " ", startingAt: 0)
+            + String(
+                format: "llvs %.1f MB, restic %.1f MB (%.2f×)", Double(stored.ours) / 1e6, Double(stored.theirs) / 1e6,
+                Double(stored.ours) / Double(max(1, stored.theirs))))
 }
 
 /// The bytes of every object in a bucket, by ListObjectsV2 page after page.

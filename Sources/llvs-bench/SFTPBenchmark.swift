@@ -68,19 +68,6 @@ func sftpBenchmark(_ arguments: [String]) async throws {
         oursStored = try bytesAndFiles(under: remote).bytes
         theirsStored = try bytesAndFiles(under: repository).bytes
     }
-    func describe(_ runs: [MeasuredRun]) -> String {
-        String(
-            format: "%.2f s (median of %d), peak %.0f MiB", median(runs.map(\.seconds)), runs.count,
-            runs.map(\.peakMiB).max() ?? 0)
-    }
-    print("  first backup --to SFTP llvs: \(describe(ours))")
-    print("                         restic: \(describe(theirs))")
-    print(
-        String(
-            format: "  ratio                  %.2f× (restic's time over llvs's)",
-            median(theirs.map(\.seconds)) / max(0.001, median(ours.map(\.seconds)))))
-    print(
-        String(
-            format: "  bytes on the server    llvs %.1f MB, restic %.1f MB (%.2f×)", Double(oursStored) / 1e6,
-            Double(theirsStored) / 1e6, Double(oursStored) / Double(max(1, theirsStored))))
+    printFirstBackups(
+        to: "SFTP", ours: ours, theirs: theirs, stored: (oursStored, theirsStored), storedWhere: "on the server")
 }
