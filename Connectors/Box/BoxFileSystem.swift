@@ -27,9 +27,12 @@ public final class BoxFileSystem: RemovesByKind {
     }
 
     public var capabilities: CloudCapabilities {
-        CloudCapabilities(
+        var capabilities = CloudCapabilities(
             checksums: [.sha1], caseInsensitiveNames: true, nameEncoding: Self.nameEncoding,
             simpleUploadLimit: configuration.chunkedUploadMinimum - 1)
+        // A new file's upload is refused (409) where the name is taken.
+        capabilities.exclusiveCreate = true
+        return capabilities
     }
 
     /// The path's components as Box stores them.
@@ -103,14 +106,21 @@ public final class BoxFileSystem: RemovesByKind {
     public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         let components = try self.components(path)
         let (parent, name) = try CloudPath.folderAndName(components, of: path)
+        let create = mode == .create
+        // A create sends a new file, which Box refuses (409) where the name is taken; a large one looks first.
+        if create, source.size >= configuration.chunkedUploadMinimum { try await refuseExisting(path, mode: mode) }
         try await paths.intoFolder(parent, for: path) { folderID in
             var existing = paths.cached(components).flatMap { $0.isFolder ? nil : $0.id }
             if existing == nil, source.size >= configuration.preflightMinimum {
                 existing = try await preflight(name, in: folderID, size: source.size, path: path)
             }
+            if create, existing != nil { return try await settleRefusedCreate(path, source: source) }
             let stored: BoxItem
             do {
-                stored = try await send(source, name: name, folderID: folderID, existing: existing, path: path)
+                stored = try await send(
+                    source, name: name, folderID: folderID, existing: existing, path: path, create: create)
+            } catch CloudFileSystemError.alreadyExists where create {
+                return try await settleRefusedCreate(path, source: source)
             } catch CloudFileSystemError.notFound where existing != nil {
                 // The cached file went: upload it as new.
                 paths.forget(components)
@@ -144,7 +154,7 @@ public final class BoxFileSystem: RemovesByKind {
     }
 
     private func send(
-        _ source: UploadSource, name: String, folderID: String, existing: String?, path: String
+        _ source: UploadSource, name: String, folderID: String, existing: String?, path: String, create: Bool = false
     ) async throws -> BoxItem {
         guard source.size < configuration.chunkedUploadMinimum else {
             let create =
@@ -175,6 +185,7 @@ public final class BoxFileSystem: RemovesByKind {
         let response = try await client.send(
             HTTPRequest(method: "POST", url: target, body: .form(form), isSafeToRepeat: true))
         if existing == nil, case .alreadyExists = client.failure(of: response, path: path) {
+            if create { throw CloudFileSystemError.alreadyExists(path: path) }
             return try await send(
                 source, name: name, folderID: folderID, existing: try conflictingFile(response, path: path), path: path)
         }

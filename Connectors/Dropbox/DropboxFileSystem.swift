@@ -31,9 +31,11 @@ public final class DropboxFileSystem: RemovesByKind {
     }
 
     public var capabilities: CloudCapabilities {
-        CloudCapabilities(
+        var capabilities = CloudCapabilities(
             checksums: [.dropboxContentHash], caseInsensitiveNames: true, nameEncoding: Self.nameEncoding,
             simpleUploadLimit: configuration.simpleUploadLimit, chunkGranularity: DropboxConfiguration.blockSize)
+        capabilities.exclusiveCreate = true
+        return capabilities
     }
 
     /// The path as Dropbox names it: `""` for the root, else `/` and the encoded components.
@@ -178,11 +180,16 @@ public final class DropboxFileSystem: RemovesByKind {
         let target = try dropboxPath(path)
         guard !target.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let hash = try source.checksum(.dropboxContentHash)
+        let create = mode == .create
+        // A large create looks first; a small one is refused by Dropbox itself (`add` mode, no renaming).
+        if create, source.size > configuration.simpleUploadLimit { try await refuseExisting(path, mode: mode) }
         let stored: DropboxItem
         do {
-            stored = try await send(source, to: target, hash: hash, path: path)
+            stored = try await send(source, to: target, hash: hash, path: path, create: create)
         } catch CloudFileSystemError.alreadyExists {
-            // A folder holds the name, or a file holds a name above it.
+            // A folder holds the name, or a file holds a name above it; or, for a create, a file is there: taken as
+            // done when it holds our bytes (a first attempt whose answer was lost).
+            if create { return try await settleRefusedCreate(path, source: source) }
             throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
         }
         guard !stored.isFolder else { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
@@ -197,15 +204,17 @@ public final class DropboxFileSystem: RemovesByKind {
     }
 
     private func send(
-        _ source: UploadSource, to target: String, hash: String, path: String
+        _ source: UploadSource, to target: String, hash: String, path: String, create: Bool
     ) async throws
         -> DropboxItem
     {
         guard source.size > configuration.simpleUploadLimit else {
-            // Overwriting with the same bytes is idempotent, so the shared policy may repeat it.
+            // Overwriting with the same bytes is idempotent, so the shared policy may repeat it; a create repeated
+            // meets its own file, which `upload` takes as done.
+            var argument = UploadArgument(path: target, content_hash: hash)
+            if create { argument.mode = "add" }
             let request = try api.content(
-                "files/upload", UploadArgument(path: target, content_hash: hash), body: source.body, changes: true,
-                safeToRepeat: true)
+                "files/upload", argument, body: source.body, changes: true, safeToRepeat: true)
             return try await client.json(DropboxItem.self, request, path: path)
         }
         let uploader = ResumableUploader(

@@ -115,10 +115,12 @@ public final class GoogleDriveFileSystem: RemovesByKind {
             if target == nil, !existing.isEmpty {
                 throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
             }
+            // Drive has no create-only request (it keeps two files of one name): a create looks, as here.
+            if mode == .create, target != nil { return try await settleRefusedCreate(path, source: source) }
             let file =
                 if let target {
                     try await replace(target.id, with: source, path: path)
-                } else if mode != .newName, let remembered = try await replaceRemembered(components, source, path) {
+                } else if mode == .replace, let remembered = try await replaceRemembered(components, source, path) {
                     remembered
                 } else {
                     try await create(name, in: parentID, from: source, path: path)

@@ -34,6 +34,8 @@ public final class OneDriveFileSystem: RemovesByKind {
             simpleUploadLimit: configuration.simpleUploadLimit,
             chunkGranularity: OneDriveConfiguration.fragmentGranularity)
         capabilities.canonicallyEquivalentNamesCollide = true
+        // `conflictBehavior=fail` refuses a simple upload where the name is taken.
+        capabilities.exclusiveCreate = true
         return capabilities
     }
 
@@ -160,23 +162,36 @@ public final class OneDriveFileSystem: RemovesByKind {
         let components = try components(path)
         guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let parent = Array(components.dropLast())
+        let create = mode == .create
+        // A large create looks first; a small one is refused by OneDrive itself (conflictBehavior=fail).
+        if create, source.size > configuration.simpleUploadLimit { try await refuseExisting(path, mode: mode) }
         let stored: OneDriveItem
         do {
             stored = try await folders.intoFolder(parent, make: makeOneFolder) {
-                try await send(source, to: components, path: path)
+                try await send(source, to: components, path: path, create: create)
             }
         } catch let error as CloudFileSystemError {
-            if case .alreadyExists = error { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+            if case .alreadyExists = error {
+                if create { return try await settleRefusedCreate(path, source: source) }
+                throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
+            }
             throw error
         }
         try check(stored, against: source, path: path)
     }
 
-    private func send(_ source: UploadSource, to components: [String], path: String) async throws -> OneDriveItem {
+    private func send(
+        _ source: UploadSource, to components: [String], path: String, create: Bool
+    ) async throws
+        -> OneDriveItem
+    {
         guard source.size > configuration.simpleUploadLimit else {
-            // Replacing a whole file's contents is idempotent, so the shared policy may repeat it.
+            // Replacing a whole file's contents is idempotent, so the shared policy may repeat it; a create repeated
+            // meets its own file, which `upload` takes as done.
             let request = HTTPRequest(
-                method: "PUT", url: try configuration.item(components, "content"),
+                method: "PUT",
+                url: try configuration.item(
+                    components, "content", create ? [("@microsoft.graph.conflictBehavior", "fail")] : []),
                 headers: ["Content-Type": "application/octet-stream"], body: source.body, isSafeToRepeat: true)
             return try await client.json(OneDriveItem.self, request, path: path)
         }

@@ -174,6 +174,8 @@ public final class PCloudFileSystem: RemovesByKind {
     public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         let components = try CloudPath.components(path)
         let (parent, name) = try CloudPath.folderAndName(components, of: path)
+        // pCloud has no create-only upload (it replaces, or renames with `renameifexists`): a create looks first.
+        try await refuseExisting(path, mode: mode)
         do {
             try await paths.intoFolder(parent, for: path) { folderID in
                 let (stored, checksums) = try await send(source, name: name, into: folderID, path: path)

@@ -23,6 +23,9 @@ public struct S3Configuration: Sendable {
     /// Whether empty folders are kept as zero-byte `folder/` markers. A server that stores keys as files
     /// (`rclone serve s3` over a disk) cannot hold one: there folders exist only while something is in them.
     public var folderMarkers = true
+    /// Whether the server refuses a PutObject with `If-None-Match: *` where the key is (AWS, moto, MinIO, R2); off for
+    /// one that ignores the condition (`rclone serve s3`), where two creates at once may both land.
+    public var conditionalWrites = true
     /// Keys per listing page (S3's most is 1000).
     public var pageSize = 1000
     /// Pages of one listing before the server counts as looping.

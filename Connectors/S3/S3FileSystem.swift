@@ -33,6 +33,8 @@ public final class S3FileSystem: CloudFileSystem {
         var capabilities = CloudCapabilities(
             nameEncoding: Self.nameEncoding, simpleUploadLimit: configuration.simpleUploadLimit, chunkGranularity: 1)
         capabilities.keepsEmptyFolders = configuration.folderMarkers
+        // If-None-Match on PutObject (AWS, moto, MinIO), where the server honours it.
+        capabilities.exclusiveCreate = configuration.conditionalWrites
         return capabilities
     }
 
@@ -214,9 +216,12 @@ public final class S3FileSystem: CloudFileSystem {
     public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         let key = try key(path)
         guard !key.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
+        // A create looks first (a folder is a prefix S3 does not see from the key; some servers ignore the condition),
+        // then sends `If-None-Match: *` with a body sent in one PutObject, which S3 refuses where a key is.
+        try await refuseExisting(path, mode: mode)
         try await markFolder(of: key, path: path)
         guard source.size > configuration.simpleUploadLimit else {
-            try await put(source, key: key, path: path)
+            try await put(source, key: key, path: path, create: mode == .create)
             return
         }
         let uploader = ResumableUploader(chunkSize: configuration.partSize, policy: client.retryPolicy)
@@ -245,14 +250,22 @@ public final class S3FileSystem: CloudFileSystem {
     /// One PutObject: the body's SHA-256 signed and its MD5 sent, so S3 refuses bytes damaged on the way; the ETag
     /// it answers is checked against the MD5 where it is one. Replacing a key is idempotent: the shared policy may
     /// repeat it.
-    private func put(_ source: UploadSource, key: String, path: String) async throws {
+    /// With `create`, `If-None-Match: *` makes S3 refuse it (412) where a key is; a refusal met by our own bytes (a
+    /// first attempt whose answer was lost, then repeated) is the create having happened.
+    private func put(_ source: UploadSource, key: String, path: String, create: Bool = false) async throws {
         let digests = try source.checksums([.sha256, .md5])
         var request = HTTPRequest(
             method: "PUT", url: try configuration.objectURL(key), body: source.body, isSafeToRepeat: true)
         request.headers["Content-Type"] = "application/octet-stream"
         request.headers["Content-MD5"] = ChecksumAlgorithm.base64(hex: digests[.md5] ?? "") ?? ""
         request.headers["X-Amz-Content-Sha256"] = digests[.sha256] ?? SigV4.unsignedPayload
-        let response = try await client.checked(request, path: path)
+        if create { request.headers["If-None-Match"] = "*" }
+        let response: HTTPResponse
+        do {
+            response = try await client.checked(request, path: path)
+        } catch CloudFileSystemError.alreadyExists where create {
+            return try await settleRefusedCreate(path, source: source)
+        }
         if let etag = Self.md5(ofETag: response.headers["ETag"]), etag != digests[.md5] {
             throw CloudFileSystemError.server(
                 status: response.status, message: "S3's ETag of \(path) is not the MD5 of the data sent")

@@ -26,6 +26,10 @@ extension ConnectorKind {
                 "folder-markers", "on|off",
                 "keep empty folders as zero-byte `folder/` objects (off for a server that stores keys as files, as rclone serve s3)",
                 level: .account, type: .choice(["on", "off"]), defaultValue: "on"),
+            ConnectorOption(
+                "conditional-writes", "on|off",
+                "whether the server refuses a create where a key is (If-None-Match: *); off for one that ignores it, as rclone serve s3",
+                level: .account, type: .choice(["on", "off"]), defaultValue: "on"),
         ],
         secret: ConnectorSecret("secret-access-key", "the access key's secret", required: false),
         extraEnvironment: [
@@ -56,6 +60,7 @@ extension ConnectorKind {
             bucket: bucket, prefix: access.url.path, region: region, endpoint: access.account.url("endpoint"),
             pathStyle: addressing.map { $0 == "path" })
         configuration.folderMarkers = access.account["folder-markers"] != "off"
+        configuration.conditionalWrites = access.account["conditional-writes"] != "off"
         return S3FileSystem(
             configuration: configuration, http: HTTPClient(configuration: access.http),
             credentials: credentials.signer(region: region))

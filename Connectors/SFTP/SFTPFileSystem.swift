@@ -30,7 +30,12 @@ public final class SFTPFileSystem: CloudFileSystem {
 
     deinit { engine.shutdown() }
 
-    public var capabilities: CloudCapabilities { .plain }
+    /// A rename never replaces on OpenSSH, so `.create` is refused by the server itself where a file is.
+    public var capabilities: CloudCapabilities {
+        var capabilities = CloudCapabilities.plain
+        capabilities.exclusiveCreate = true
+        return capabilities
+    }
 
     public func stager(for path: String) async throws -> FileStager { .plain }
 
@@ -233,6 +238,9 @@ public final class SFTPFileSystem: CloudFileSystem {
             case .file where mode == .newName:
                 await removeQuietly(temporary)
                 return
+            case .file where mode == .create:
+                await removeQuietly(temporary)
+                throw CloudFileSystemError.alreadyExists(path: path)
             case .file, .missing:
                 do {
                     _ = try await run(

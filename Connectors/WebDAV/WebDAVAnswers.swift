@@ -28,8 +28,9 @@ enum WebDAVAnswer {
     }
 
     /// PUT: stored (201 new; 200 or 204 replaced); the parent missing (409 from Apache, lighttpd, wsgidav; 404 from
-    /// rclone; 500 from nginx); a folder in the way (405 or 409 once the parent is known to exist).
-    enum Storing { case stored, parentMissing, refused, failed }
+    /// rclone; 500 from nginx); a folder in the way (405 or 409 once the parent is known to exist); a file already
+    /// there for a PUT with `If-None-Match: *` (412).
+    enum Storing { case stored, parentMissing, refused, somethingThere, failed }
     static func put(_ response: HTTPResponse) -> Storing {
         switch response.status {
         case 200, 201, 204: .stored
@@ -47,6 +48,7 @@ enum WebDAVAnswer {
         switch response.status {
         case 200, 201, 204: .stored
         case 405, 409: .refused
+        case 412: .somethingThere
         default: .failed
         }
     }

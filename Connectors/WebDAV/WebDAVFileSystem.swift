@@ -279,11 +279,16 @@ public final class WebDAVFileSystem: RemovesByKind {
     /// Files are sent as they are.
     public func stager(for path: String) async throws -> FileStager { .plain }
 
+    /// `.create` looks first (not every server honours a condition on PUT: nginx and rclone do not), then sends
+    /// `If-None-Match: *` with a body sent in one PUT, which Apache and SabreDAV refuse with 412 where a file is.
     public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
-        try await uploadsByPath.run(path) { try await self.uploadNow(source, to: path) }
+        try await uploadsByPath.run(path) {
+            try await self.refuseExisting(path, mode: mode)
+            try await self.uploadNow(source, to: path, create: mode == .create)
+        }
     }
 
-    private func uploadNow(_ source: UploadSource, to path: String) async throws {
+    private func uploadNow(_ source: UploadSource, to path: String, create: Bool) async throws {
         let components = try CloudPath.components(path)
         guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
         let parent = try CloudPath.parent(path)
@@ -313,6 +318,7 @@ public final class WebDAVFileSystem: RemovesByKind {
         // those come back at once to be answered by making the folder, not retried with backoff first.
         var put = request("PUT", try url(path, folder: false), body: source.body)
         if let checksum { put.headers["OC-Checksum"] = "SHA1:" + checksum }
+        if create { put.headers["If-None-Match"] = "*" }
         var first = put
         if !folders.contains(parentComponents) { first.finalStatuses = WebDAVAnswer.parentMissingStatuses }
         var response = try await send(first)
@@ -377,6 +383,8 @@ public final class WebDAVFileSystem: RemovesByKind {
                 throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false)
             }
             throw failure(response, path)
+        case .somethingThere:
+            throw CloudFileSystemError.alreadyExists(path: path)
         case .parentMissing, .failed:
             throw failure(response, path)
         }

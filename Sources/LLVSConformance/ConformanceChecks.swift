@@ -1,6 +1,7 @@
 import Foundation
 import LLVS
 import LLVSSupport
+import Synchronization
 
 /// The checks, in the order of conformance.md. Each works only inside its own folder.
 enum ConformanceChecks {
@@ -46,6 +47,9 @@ enum ConformanceChecks {
             id: "concurrency", section: 8, title: "many transfers at once into one folder", run: concurrency),
         ConformanceCheck(
             id: "racing-uploads", section: 8, title: "uploads racing for one name: one wins whole", run: racingUploads),
+        ConformanceCheck(
+            id: "create-only", section: 8, title: "a create leaves a file already there; at once, one create wins",
+            run: createOnly),
         ConformanceCheck(
             id: "layouts", section: 9, title: "versions go and come back whole in the upstream and compact layouts",
             run: layouts),
@@ -704,6 +708,42 @@ enum ConformanceChecks {
         try require(
             contenders.contains(stored),
             "the file should hold one upload whole, got \(stored.count) bytes matching none")
+        return .passed
+    }
+
+    /// `.create` makes a new file, and leaves one already there as it is (`alreadyExists`); a folder there is
+    /// `wrongKind`. Where the service refuses a second create itself (`exclusiveCreate`), six creates of one new name
+    /// at once give one success, whose bytes the file holds, and five `alreadyExists`.
+    static func createOnly(_ c: ConformanceContext) async throws -> CheckOutcome {
+        let fs = c.fileSystem
+        let first = bytes(1_000, seed: 300), second = bytes(1_001, seed: 301)
+        try await fs.upload(.data(first), to: c.path("created.bin"), mode: .create)
+        try await requireFailure("a create over a file", matches: { $0 == .alreadyExists(path: c.path("created.bin")) })
+        {
+            try await fs.upload(.data(second), to: c.path("created.bin"), mode: .create)
+        }
+        try require(try await fs.download(c.path("created.bin")) == first, "a create replaced the file there")
+        // A folder with a file in it: where folders are only prefixes (`keepsEmptyFolders` false), so it exists.
+        try await fs.upload(Data("in a folder".utf8), to: c.path("a folder/inside.txt"))
+        try await requireFailure(
+            "a create over a folder", matches: { $0 == .wrongKind(path: c.path("a folder"), expectedFolder: false) }
+        ) {
+            try await fs.upload(.data(second), to: c.path("a folder"), mode: .create)
+        }
+        guard fs.capabilities.exclusiveCreate else { return .passed }
+        let contenders = (0..<6).map { bytes(40_000 + $0, seed: UInt64(310 + $0)) }
+        let won = Mutex<[Data]>([])
+        try await forEachConcurrently(contenders, limit: contenders.count) { data in
+            do {
+                try await fs.upload(.data(data), to: c.path("contested-create.bin"), mode: .create)
+                won.withLock { $0.append(data) }
+            } catch CloudFileSystemError.alreadyExists {}
+        }
+        let winners = won.withLock { $0 }
+        try require(winners.count == 1, "\(winners.count) of 6 creates at once succeeded; one should")
+        try require(
+            try await fs.download(c.path("contested-create.bin")) == winners.first,
+            "the file should hold the one create that succeeded")
         return .passed
     }
 

@@ -5,11 +5,13 @@ import LLVS
 /// held for the process. When the folder has no key file yet, the first use makes one, unless the folder already
 /// holds a plaintext store. Concurrent first uses share one opening.
 ///
-/// Two devices may make a folder's key at the same moment, and no cloud drive offers every device a create-if-absent
-/// (Drive keeps two files of one name), so nothing here depends on one: each new key is written first under a name of
-/// its own, `encryption-keys/<random>.json`, which no other device writes, and only then as `encryption.json`, which
-/// names the key to seal with (the last device to write it wins, and earlier builds read only it). A file sealed under
-/// another device's key opens with that key, found in `encryption-keys/` when a file fails under the keys already
+/// Two devices may make a folder's key at the same moment. Each new key is written first under a name of its own,
+/// `encryption-keys/<random>.json`, which no other device writes, and then created as `encryption.json`, which names
+/// the key to seal with (earlier builds read only it). Where the remote refuses a second create
+/// (`CloudCapabilities.exclusiveCreate`: S3's If-None-Match, a rename that never replaces) the later device takes the
+/// first one's key and removes its own file, so the remote ends with one key. Not every remote can refuse (Drive keeps
+/// two files of one name), so nothing depends on it: where both writes land, the last stays, and a file sealed under
+/// the other device's key opens with that key, found in `encryption-keys/` when a file fails under the keys already
 /// open (`newKeys`). So both devices' data stays readable by every device, whichever key file won.
 public actor RemoteKeyring {
     public nonisolated let base: any CloudFileSystem
@@ -108,10 +110,23 @@ public actor RemoteKeyring {
         let key = SecretKey.random()
         let file = try RemoteKeyFile.wrapping(key, passphrase: passphrase).encoded()
         // Its own name first: whatever another device writes to encryption.json next, this key stays on the remote.
-        try await base.upload(file, to: CloudPath.join(keysFolderPath, UUID().uuidString.lowercased() + ".json"))
-        try await base.upload(file, to: path)
-        // Another device may have written its key since: seal with the one the remote names, so devices converge on
-        // one key, and keep this one for what it may already have sealed (nothing yet, in this process).
+        let ownFile = CloudPath.join(keysFolderPath, UUID().uuidString.lowercased() + ".json")
+        try await base.upload(.data(file), to: ownFile, mode: .newName)
+        do {
+            // Created only where no device made one yet: on a remote that refuses a second create itself
+            // (`exclusiveCreate`), two devices starting at once end with the first one's key alone.
+            try await base.upload(.data(file), to: path, mode: .create)
+        } catch CloudFileSystemError.alreadyExists {
+            // Another device's key is the folder's: this one sealed nothing, and goes.
+            try? await base.removeFile(ownFile)
+            let keptData = try await base.download(path)
+            let kept = try RemoteKeyFile.decode(keptData, path: path).unwrap(passphrase: passphrase, path: path)
+            openedKey?.keep(kept, forKeyFile: keptData)
+            return kept
+        }
+        // Where a create is not refused by the remote itself, another device may have written its key since: seal with
+        // the one the remote names, so devices converge on one key, and keep this one for what it may already have
+        // sealed (nothing yet, in this process).
         let keptData = (try? await base.download(path)) ?? file
         if keptData != file,
             let kept = try? RemoteKeyFile.decode(keptData, path: path).unwrap(passphrase: passphrase, path: path)

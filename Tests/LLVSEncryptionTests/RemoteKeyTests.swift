@@ -2,6 +2,7 @@ import Foundation
 import LLVS
 import LLVSSupport
 @testable import LLVSEncryption
+import LLVSTestSupport
 import Testing
 
 /// The key file: the passphrase opens it, nothing else does, a rewrap keeps the key, and a hostile file is refused
@@ -106,6 +107,14 @@ import Testing
         try Data("LLVSENC1 not sealed at all, long enough to hold a chunk".utf8).write(
             to: folder.appendingPathComponent("store/versions/C"))
         await #expect(throws: EncryptionError.self) { try await later.download("store/versions/C") }
+    }
+
+    /// Two devices whose creates of `encryption.json` meet: the local folder links the key file into place, which
+    /// refuses the second, so both seal with the first one's key and the folder keeps one key file.
+    @Test func twoFirstUsesAtOnceLeaveOneKeyWhereACreateIsRefused() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await expectOneKeyFromTwoFirstUses(on: LocalFolderFileSystem(root: folder), folder: "store")
     }
 
     @Test func aFolderHoldingAPlaintextStoreIsNotEncryptedInPlace() async throws {

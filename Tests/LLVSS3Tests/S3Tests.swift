@@ -95,6 +95,7 @@ struct S3RealServerTests {
         configuration.partSize = S3Configuration.minimumPartSize
         configuration.pageSize = 100
         configuration.folderMarkers = server.kind != .rclone
+        configuration.conditionalWrites = server.kind != .rclone
         return S3FileSystem(configuration: configuration, http: quickClient(faults: faults), credentials: server.signer)
     }
 
@@ -120,6 +121,13 @@ struct S3RealServerTests {
     func storesConvergeAndASnapshotBootstrapsAThirdStore(kind: RealS3Server.Kind) async throws {
         let server = try await start(kind)
         try await convergeAndBootstrap(through: fileSystem(server, prefix: "stores/shared"))
+    }
+
+    /// Two devices starting an encrypted folder on moto at once leave one key: If-None-Match refuses the second
+    /// create of `encryption.json`.
+    @Test func twoFirstUsesOfAnEncryptedFolderLeaveOneKey() async throws {
+        let server = try await start(.moto)
+        try await expectOneKeyFromTwoFirstUses(on: fileSystem(server, prefix: "race"), folder: "sealed")
     }
 
     /// Wrong keys are refused as unauthorized (rclone checks the signature; moto accepts any key, as its docs say).

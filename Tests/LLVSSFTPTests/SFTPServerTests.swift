@@ -74,6 +74,12 @@ struct SFTPServerTests {
             skippable: checksNeedingFaults)
     }
 
+    /// Two devices starting an encrypted folder at once leave one key: OpenSSH's rename refuses the second create.
+    @Test func twoFirstUsesOfAnEncryptedFolderLeaveOneKey() async throws {
+        let server = try await start()
+        try await expectOneKeyFromTwoFirstUses(on: fileSystem(server, root: server.folder.path), folder: "sealed")
+    }
+
     /// A server whose key is in no known-hosts entry is refused, its fingerprint shown as ssh-keygen shows it;
     /// `--host-key` with that fingerprint lets it in; a known-hosts entry with another key is a changed key.
     @Test func serverKeysAreCheckedAgainstKnownHosts() async throws {

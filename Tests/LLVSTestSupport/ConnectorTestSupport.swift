@@ -29,7 +29,7 @@ public let expectedConformanceChecks = [
     "not-found", "folders", "files", "large-file", "large-overwrite", "ranges", "names",
     "case-only-names", "unicode-forms", "listing", "integrity", "failed-upload", "source-fails-part-way",
     "rate-limit", "dropped-connection", "answer-lost", "interrupted-upload", "expired-token",
-    "revoked-token", "concurrency", "racing-uploads", "layouts", "clean-up",
+    "revoked-token", "concurrency", "racing-uploads", "create-only", "layouts", "clean-up",
 ]
 
 /// The checks that need faults injected, skipped (with their reason) by a run without a fault control.

@@ -23,6 +23,11 @@ public struct CloudCapabilities: Sendable, Equatable {
     /// once its last file is. Nothing LLVS writes needs an empty folder; the conformance suite checks folders made by
     /// files instead.
     public var keepsEmptyFolders = true
+    /// Whether the service itself refuses an upload in `.create` mode when a file is there (S3's `If-None-Match: *`,
+    /// Dropbox's `add` mode, a link or a rename that never replaces), so of two devices creating one name at once
+    /// exactly one succeeds; for files sent in one request (a larger one is looked for first). Where false the
+    /// connector looks first, and a race may let both write.
+    public var exclusiveCreate = false
 
     public init(
         checksums: Set<ChecksumAlgorithm> = [], caseInsensitiveNames: Bool = false, nameEncoding: NameEncoding? = nil,

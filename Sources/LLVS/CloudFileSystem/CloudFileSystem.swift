@@ -96,8 +96,9 @@ public protocol CloudFileSystem: Sendable {
     /// - Parameters:
     ///   - source: the bytes, from memory, a local file, or a file `stager(for:)` wrote.
     ///   - mode: `.replace` replaces a file there; `.newName` promises none has ever been there, so a service that
-    ///     would look for one to replace may skip the look.
-    /// - Throws: `wrongKind` when a folder is at `path`, `localFile` when the source cannot be read.
+    ///     would look for one to replace may skip the look; `.create` leaves a file there as it is.
+    /// - Throws: `wrongKind` when a folder is at `path`, `localFile` when the source cannot be read, `alreadyExists`
+    ///   for `.create` when something is at `path`.
     func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws
     /// Bytes of a file into memory: all of it for a nil `range`, else the part `range` names, clipped to the file.
     /// - Throws: `notFound`; `server(status: 416, …)` for a range that starts past the end; `tooLargeForMemory`
@@ -124,6 +125,12 @@ public enum UploadMode: Sendable, Hashable {
     /// file be there after all (a send repeated after a crash), it is the same bytes under the same name, which
     /// every reader resolves to one of them.
     case newName
+    /// Create the file only where nothing is: a file already at the path is left as it is and the upload throws
+    /// `alreadyExists` (a folder there is `wrongKind`, as in every mode). For what must be made once by whichever device comes first (an encrypted remote's key
+    /// file). Where the service refuses a second create itself (`CloudCapabilities.exclusiveCreate`) two devices at
+    /// the same moment get one success and one `alreadyExists`; elsewhere the connector looks before it writes, so
+    /// both may succeed and the later write is what stays: callers read the file back and settle on what is there.
+    case create
 }
 
 /// Where `download(_:to:)` writes a file.
@@ -191,6 +198,35 @@ extension CloudFileSystem {
     /// A file of `length` bytes into the existing local file `destination` at `offset`.
     public func download(_ path: String, into destination: URL, at offset: Int64, length: Int64) async throws {
         try await download(path, to: .region(destination, offset: offset, length: length))
+    }
+
+    /// For an upload in `.create` mode on a service with no create-only request (or one a server may ignore):
+    /// `alreadyExists` when a file is at `path` now, `wrongKind` for a folder. Two writers at the same moment may
+    /// both pass.
+    public func refuseExisting(_ path: String, mode: UploadMode) async throws {
+        guard mode == .create else { return }
+        let there: CloudItem
+        do { there = try await metadata(path) } catch CloudFileSystemError.notFound { return }
+        if there.isFolder { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+        throw CloudFileSystemError.alreadyExists(path: path)
+    }
+
+    /// For an upload in `.create` mode the service refused because something is at `path`: returns when the file
+    /// there holds the source's bytes (by size and a checksum the service reports: the create's own first attempt,
+    /// whose answer was lost), else throws `alreadyExists` (`wrongKind` for a folder).
+    public func settleRefusedCreate(_ path: String, source: UploadSource) async throws {
+        let there: CloudItem
+        do { there = try await metadata(path) } catch CloudFileSystemError.notFound {
+            throw CloudFileSystemError.alreadyExists(path: path)
+        }
+        if there.isFolder { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
+        if there.size == source.size,
+            let (algorithm, reported) = there.checksums.sorted(by: { $0.key.rawValue < $1.key.rawValue }).first,
+            let ours = try? source.checksum(algorithm), algorithm.matches(reported, ours)
+        {
+            return
+        }
+        throw CloudFileSystemError.alreadyExists(path: path)
     }
 
     /// `listNames` for a connector with no lighter request than a full listing.

@@ -119,11 +119,21 @@ public struct LocalFolderFileSystem: CloudFileSystem {
         do { return try AtomicFileWriter(destination: try localPath(path)) } catch { throw failure(path) }
     }
 
-    private func commit(_ writer: AtomicFileWriter, _ path: String) throws {
-        do { try writer.commit(durable: durable) } catch { writer.discard(); throw failure(path) }
+    /// Into place by rename, or for `.create` by a link, which fails where a file is.
+    private func commit(_ writer: AtomicFileWriter, _ path: String, mode: UploadMode) throws {
+        do { try writer.commit(replacing: mode != .create, durable: durable) } catch {
+            writer.discard()
+            if case FileError.io(_, _, let code) = error { throw failure(path, code: code) }
+            throw failure(path)
+        }
     }
 
-    public var capabilities: CloudCapabilities { .plain }
+    /// Files are renamed into place; `.create` links them, which the file system refuses where a file is.
+    public var capabilities: CloudCapabilities {
+        var capabilities = CloudCapabilities.plain
+        capabilities.exclusiveCreate = true
+        return capabilities
+    }
 
     /// Files are written as they are.
     public func stager(for path: String) async throws -> FileStager { .plain }
@@ -143,13 +153,13 @@ public struct LocalFolderFileSystem: CloudFileSystem {
         }
     }
 
-    /// Every mode replaces: a rename into place costs no look first.
+    /// A rename into place costs no look first; `.create` links into place instead, refused where a file is.
     public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         guard let url = source.fileURL else {
             guard case .data(let data) = source else { return }
             let writer = try await writer(for: path)
             do { try writer.write(data) } catch { writer.discard(); throw failure(path) }
-            return try commit(writer, path)
+            return try commit(writer, path, mode: mode)
         }
         let input: ReadableFile
         do { input = try ReadableFile(path: url.path) } catch {
@@ -171,7 +181,7 @@ public struct LocalFolderFileSystem: CloudFileSystem {
             writer.discard()
             throw error
         }
-        try commit(writer, path)
+        try commit(writer, path, mode: mode)
     }
 
     private func open(_ path: String) throws -> ReadableFile {
