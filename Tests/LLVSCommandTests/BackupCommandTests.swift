@@ -99,7 +99,9 @@ import Glibc
         try await tests.addRemote(kind, folder: "Backups/this machine")
     }
 
-    @Test(arguments: ["file", "webdav", "gdrive", "onedrive", "pcloud", "box", "dropbox", "s3", "sftp"])
+    @Test(arguments: [
+        "file", "webdav", "gdrive", "onedrive", "pcloud", "box", "dropbox", "s3", "s3-rclone", "s3-mock", "sftp",
+    ])
     func backupSyncCloneAndRestoreGiveAByteIdenticalTree(remote kind: String) async throws {
         let source = path("source")
         let fm = FileManager.default

@@ -64,19 +64,31 @@ extension CommandLineTests {
             let auth = try await command("auth", "home", "--token-json", token)
             #expect(auth.status == 0, "\(auth.error)")
             return mock
-        case "s3":
-            // moto's server, a real S3 server from PyPI (scripts/install-client-libraries), with a fresh bucket.
-            if let reason = RealS3Server.unavailable(.moto) {
+        case "s3", "s3-rclone":
+            // A real S3 server from PyPI (scripts/install-client-libraries), with a fresh bucket: moto's server, or
+            // `rclone serve s3`, which keeps keys as files and ignores conditions on writes.
+            let kind: RealS3Server.Kind = kind == "s3" ? .moto : .rclone
+            if let reason = RealS3Server.unavailable(kind) {
                 throw CloudFileSystemError.server(status: 0, message: reason)
             }
-            let server = try await RealS3Server(.moto)
+            let server = try await RealS3Server(kind)
+            let rcloneOptions = kind == .rclone ? ["--folder-markers", "off", "--conditional-writes", "off"] : []
             let added = try await run(
                 [
                     "remote", "add", "--all-stores", "home", "s3://\(server.bucket)/" + folder, "--endpoint",
                     server.endpoint.absoluteString, "--access-key-id", server.accessKeyID, "--secret-access-key-stdin",
-                ] + options, input: Data(server.secretAccessKey.utf8), environment: environment)
+                ] + rcloneOptions + options, input: Data(server.secretAccessKey.utf8), environment: environment)
             #expect(added.status == 0, "\(added.error)")
             return server
+        case "s3-mock":
+            let mock = try MockProcess(["s3"] + faultArguments, lineCount: 2)
+            let added = try await run(
+                [
+                    "remote", "add", "--all-stores", "home", "s3://llvs/" + folder, "--endpoint", mock.url,
+                    "--access-key-id", mock.fields["access_key_id"] ?? "", "--secret-access-key-stdin",
+                ] + options, input: Data((mock.fields["secret_access_key"] ?? "").utf8), environment: environment)
+            #expect(added.status == 0, "\(added.error)")
+            return mock
         case "sftp":
             // OpenSSH's sshd on a free port, its key in a known-hosts file of the test's, the user's key given.
             if let reason = RealSSHServer.unavailable() {
