@@ -79,18 +79,40 @@ public final class SFTPFileSystem: CloudFileSystem {
                 }
                 throw CloudFileSystemError.notFound(path: path)
             }
-            return try items(transfer.received, folder: folder)
+            let entries = try entries(transfer.received, folder: folder)
+            await removeAbandoned(entries, in: components)
+            return items(entries)
         }
     }
 
-    private func items(_ listing: Data, folder: String) throws -> [CloudItem] {
-        let entries: [SFTPListing.Entry]
-        do { entries = try SFTPListing.parse(listing) } catch let unreadable as SFTPListing.Unreadable {
+    private func entries(_ listing: Data, folder: String) throws -> [SFTPListing.Entry] {
+        do { return try SFTPListing.parse(listing) } catch let unreadable as SFTPListing.Unreadable {
             throw CloudFileSystemError.server(
                 status: 502,
                 message: "the server's listing of \(folder) has a line in no known form: \(unreadable.line)")
         }
-        return entries.compactMap { entry in
+    }
+
+    /// How long an upload's temporary file goes unwritten before it counts as abandoned (its writer was killed): a
+    /// temporary being written is touched with every piece.
+    static let abandonedAfter: TimeInterval = 24 * 3600
+
+    /// Removes the temporary files of uploads killed part way that a listing shows, once even the latest moment their
+    /// time can mean is over `abandonedAfter` ago. Failures are left for a later listing.
+    private func removeAbandoned(_ entries: [SFTPListing.Entry], in folder: [String]) async {
+        let cutoff = Date().addingTimeInterval(-Self.abandonedAfter)
+        let abandoned = entries.filter {
+            $0.kind == .file && $0.name.hasPrefix(Self.temporaryPrefix)
+                && ($0.latestModified ?? .distantFuture) < cutoff
+        }
+        guard !abandoned.isEmpty else { return }
+        _ = try? await run(
+            .init(url: folderURL([]), quote: abandoned.map { "*rm " + quoted(folder + [$0.name]) }, noBody: true),
+            path: folder.joined(separator: "/"))
+    }
+
+    private func items(_ entries: [SFTPListing.Entry]) -> [CloudItem] {
+        entries.compactMap { entry in
             guard !entry.name.hasPrefix(Self.temporaryPrefix) else { return nil }
             switch entry.kind {
             case .file: return CloudItem(name: entry.name, isFolder: false, size: entry.size)

@@ -4,7 +4,7 @@ import Foundation
 /// OpenSSH speaks, sends that line beside each name; libcurl passes it on and adds ` -> target` for a link).
 /// OpenSSH writes `mode links user group size month day time-or-year name`, the name after exactly one space, so a
 /// name's own leading spaces survive. The line's time is the server's local time to the minute, with no zone: too
-/// vague to compare with this machine's clock, so it is not read.
+/// vague to show as a file's time; only its latest possible moment is kept, to tell long-abandoned files.
 enum SFTPListing {
     enum Kind: Equatable { case file, folder, link, other }
 
@@ -12,6 +12,8 @@ enum SFTPListing {
         var name: String
         var kind: Kind
         var size: Int64?
+        /// The latest moment the line's time can mean (`latestTime`); nil when it cannot be read.
+        var latestModified: Date? = nil
     }
 
     /// Fields before the name.
@@ -19,10 +21,10 @@ enum SFTPListing {
 
     /// The entries of a listing's text; `.` and `..` left out.
     /// - Throws: `SFTPListing.Unreadable` for a line in another form.
-    static func parse(_ text: Data) throws -> [Entry] {
+    static func parse(_ text: Data, now: Date = Date()) throws -> [Entry] {
         var entries: [Entry] = []
         for line in text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            let entry = try parse(line: line)
+            let entry = try parse(line: line, now: now)
             if entry.name != "." && entry.name != ".." { entries.append(entry) }
         }
         return entries
@@ -30,7 +32,7 @@ enum SFTPListing {
 
     struct Unreadable: Error, Equatable { var line: String }
 
-    static func parse(line: Data.SubSequence) throws -> Entry {
+    static func parse(line: Data.SubSequence, now: Date = Date()) throws -> Entry {
         let bytes = Array(line.last == UInt8(ascii: "\r") ? line.dropLast() : line)
         var fields: [String] = []
         var index = 0
@@ -58,7 +60,43 @@ enum SFTPListing {
         if kind == .link, let arrow = name.range(of: " -> ", options: .backwards) {
             name = String(name[..<arrow.lowerBound])
         }
-        return Entry(name: name, kind: kind, size: kind == .file ? Int64(fields[4]) : nil)
+        return Entry(
+            name: name, kind: kind, size: kind == .file ? Int64(fields[4]) : nil,
+            latestModified: latestTime(month: fields[5], day: fields[6], timeOrYear: fields[7], now: now))
+    }
+
+    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// The latest moment in UTC that `ls -l`'s `Dec  6 23:10` (this year, or last year when that is ahead of now) or
+    /// `Jan  3  2025` (some time that day) can mean, whatever the server's time zone (UTC−12 to UTC+14): no file is
+    /// newer than it. Enough to tell that an upload's temporary file was abandoned days ago, never to show.
+    static func latestTime(month: String, day: String, timeOrYear: String, now: Date) -> Date? {
+        guard let monthIndex = months.firstIndex(of: month), let dayNumber = Int(day), (1...31).contains(dayNumber)
+        else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        var components = DateComponents(month: monthIndex + 1, day: dayNumber)
+        let lastMinute: TimeInterval
+        if let year = Int(timeOrYear) {
+            components.year = year
+            lastMinute = 24 * 3600
+        } else {
+            let clock = timeOrYear.split(separator: ":").compactMap { Int($0) }
+            guard clock.count == 2, (0..<24).contains(clock[0]), (0..<60).contains(clock[1]) else { return nil }
+            components.year = calendar.component(.year, from: now)
+            components.hour = clock[0]
+            components.minute = clock[1]
+            lastMinute = 60
+        }
+        guard var shown = calendar.date(from: components) else { return nil }
+        // Without a year, `ls` shows the last six months: a date ahead of now (beyond any zone) is last year's.
+        if Int(timeOrYear) == nil, shown > now.addingTimeInterval(15 * 3600),
+            let lastYear = calendar.date(byAdding: .year, value: -1, to: shown)
+        {
+            shown = lastYear
+        }
+        // The server's local time is at most 12 hours behind UTC.
+        return shown.addingTimeInterval(lastMinute + 12 * 3600)
     }
 
     /// A names-only listing (one name a line), `.` and `..` left out.

@@ -17,7 +17,9 @@ import Testing
             srwxr-xr-x    1 root     root            0 Dec  6 23:10 socket
 
             """
-        let entries = try SFTPListing.parse(Data(text.utf8))
+        let entries = try SFTPListing.parse(Data(text.utf8)).map {
+            SFTPListing.Entry(name: $0.name, kind: $0.kind, size: $0.size)
+        }
         #expect(
             entries == [
                 .init(name: "large.bin", kind: .file, size: 11_546_969),
@@ -27,6 +29,29 @@ import Testing
                 .init(name: "link", kind: .link, size: nil),
                 .init(name: "socket", kind: .other, size: nil),
             ])
+    }
+
+    /// The latest UTC moment a line's time can mean: its minute (or day) in the zone furthest behind UTC, 12 hours.
+    @Test func aLinesTimeGivesTheLatestMomentItCanMean() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
+        let now = try #require(calendar.date(from: DateComponents(year: 2026, month: 12, day: 6, hour: 23)))
+        func date(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int) throws -> Date {
+            try #require(
+                calendar.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute)))
+        }
+        #expect(
+            SFTPListing.latestTime(month: "Dec", day: "6", timeOrYear: "22:10", now: now)
+                == (try date(2026, 12, 7, 10, 11)))
+        // A time-of-day date ahead of now is last year's (`ls` shows the last six months so).
+        #expect(
+            SFTPListing.latestTime(month: "Dec", day: "31", timeOrYear: "08:00", now: now)
+                == (try date(2025, 12, 31, 20, 1)))
+        #expect(
+            SFTPListing.latestTime(month: "Jan", day: "3", timeOrYear: "2025", now: now)
+                == (try date(2025, 1, 4, 12, 0)))
+        #expect(SFTPListing.latestTime(month: "Foo", day: "3", timeOrYear: "2025", now: now) == nil)
+        #expect(SFTPListing.latestTime(month: "Jan", day: "3", timeOrYear: "25:99", now: now) == nil)
     }
 
     @Test func aLineInAnotherFormIsRefusedWithTheLine() {

@@ -169,6 +169,24 @@ struct SFTPServerTests {
         #expect(try await fs.metadata("after.bin").size == 300_000)
     }
 
+    /// An upload killed part way leaves its temporary file: never listed, and removed by a listing once it has gone
+    /// unwritten for over a day, whatever the server's time zone; a recent one (an upload under way) stays.
+    @Test func temporariesOfKilledUploadsAreRemovedOnceLongAbandoned() async throws {
+        let server = try await start()
+        let folder = server.folder.appendingPathComponent("abandoned")
+        let fs = fileSystem(server, root: folder.path)
+        try await fs.upload(Data("kept".utf8), to: "kept.txt")
+        let stale = folder.appendingPathComponent(SFTPFileSystem.temporaryPrefix + "stale").path
+        let fresh = folder.appendingPathComponent(SFTPFileSystem.temporaryPrefix + "fresh").path
+        for path in [stale, fresh] { FileManager.default.createFile(atPath: path, contents: Data("part".utf8)) }
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-3 * 24 * 3600)], ofItemAtPath: stale)
+        #expect(try await fs.list("").map(\.name) == ["kept.txt"])
+        #expect(!FileManager.default.fileExists(atPath: stale), "the long-abandoned temporary should be gone")
+        #expect(FileManager.default.fileExists(atPath: fresh), "a recent temporary may be an upload under way")
+        #expect(try await fs.listNames("") == ["kept.txt"])
+    }
+
     /// A file replaced while another device reads: the name always holds one whole version, never part of one; an
     /// upload of a name that never repeats keeps the first file when it meets one already there.
     @Test func uploadsNeverShowPartOfAFile() async throws {
