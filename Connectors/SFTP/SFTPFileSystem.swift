@@ -459,7 +459,12 @@ public final class SFTPFileSystem: CloudFileSystem {
         return try await retry.run({
             let transfer = try SFTPTransfer(request, configuration: configuration)
             let code: CURLcode
-            do { code = try await engine.perform(transfer) } catch HTTPError.cancelled { throw CancellationError() }
+            do { code = try await engine.perform(transfer) } catch HTTPError.cancelled {
+                guard transfer.stalled else { throw CancellationError() }
+                throw CloudFileSystemError.transient(
+                    "the SFTP server \(configuration.knownHostsName) said nothing for \(configuration.stallTimeout) during an operation on \(path)"
+                )
+            }
             if code == CURLE_OK { return transfer }
             let failure = SFTPFailureMapping.failure(code, transfer: transfer, configuration: configuration, path: path)
             // An operation that failed without saying why may have met a session that died under it: once more on

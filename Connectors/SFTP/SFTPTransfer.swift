@@ -52,8 +52,28 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
 
     let easyHandle: UnsafeMutableRawPointer
     private let cancelled = Atomic<Bool>(false)
-    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    /// When the operation last showed a sign of life (its request starting on a connection, a byte moved), in
+    /// uptime nanoseconds; 0 while it waits for a connection or connects (the connect timeout bounds that).
+    private let lastActivity = Atomic<UInt64>(0)
+    private let stalledFlag = Atomic<Bool>(false)
+    private let stallNanoseconds: UInt64
+
+    /// Cancelled by the caller, or stalled: a server that goes silent while quote commands run or a file is opened
+    /// meets no libcurl timeout (its low-speed check covers the transfer phase alone), so the engine, which asks this
+    /// every 100 ms at most, ends an operation silent for the stall timeout in any phase.
+    var isCancelled: Bool {
+        if cancelled.load(ordering: .relaxed) { return true }
+        let last = lastActivity.load(ordering: .relaxed)
+        guard last != 0, DispatchTime.now().uptimeNanoseconds - last > stallNanoseconds else { return false }
+        stalledFlag.store(true, ordering: .relaxed)
+        return true
+    }
     func cancel() { cancelled.store(true, ordering: .relaxed) }
+    /// Whether it ended for want of any sign of life from the server.
+    var stalled: Bool { stalledFlag.load(ordering: .relaxed) }
+    private func touch() { lastActivity.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
+    /// Bytes each way at the last progress callback, to tell progress from a callback that says nothing moved.
+    private var progressSeen: (Int64, Int64) = (0, 0)
 
     private let request: Request
     private let configuration: SFTPConfiguration
@@ -83,6 +103,7 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
         easyHandle = easy
         self.request = request
         self.configuration = configuration
+        stallNanoseconds = UInt64(max(1, configuration.stallTimeout.components.seconds)) * 1_000_000_000
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         configure()
     }
@@ -160,9 +181,19 @@ final class SFTPTransfer: CurlOperation, @unchecked Sendable {
         _ = llvs_curl_easy_setopt_write_callback(easyHandle, CURLOPT_WRITEFUNCTION) { buffer, size, count, context in
             Unmanaged<SFTPTransfer>.fromOpaque(context!).takeUnretainedValue().receive(buffer!, count: size * count)
         }
+        _ = llvs_curl_easy_setopt_pointer(easyHandle, CURLOPT_PREREQDATA, context)
+        _ = llvs_curl_easy_setopt_prereq_callback(easyHandle) { context, _, _, _, _ in
+            Unmanaged<SFTPTransfer>.fromOpaque(context!).takeUnretainedValue().touch()
+            return Int32(CURL_PREREQFUNC_OK)
+        }
         _ = llvs_curl_easy_setopt_pointer(easyHandle, CURLOPT_XFERINFODATA, context)
-        _ = llvs_curl_easy_setopt_xferinfo_callback(easyHandle) { context, _, _, _, _ in
-            Unmanaged<SFTPTransfer>.fromOpaque(context!).takeUnretainedValue().isCancelled ? 1 : 0
+        _ = llvs_curl_easy_setopt_xferinfo_callback(easyHandle) { context, _, downloaded, _, uploaded in
+            let transfer = Unmanaged<SFTPTransfer>.fromOpaque(context!).takeUnretainedValue()
+            if (Int64(downloaded), Int64(uploaded)) != transfer.progressSeen {
+                transfer.progressSeen = (Int64(downloaded), Int64(uploaded))
+                transfer.touch()
+            }
+            return transfer.isCancelled ? 1 : 0
         }
         set(CURLOPT_NOPROGRESS, 0)
     }

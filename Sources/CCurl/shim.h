@@ -35,6 +35,10 @@ static inline CURLcode llvs_curl_easy_setopt_sshkey_callback(CURL *handle,
         int (*callback)(CURL *, const struct curl_khkey *, const struct curl_khkey *, enum curl_khmatch, void *)) {
     return curl_easy_setopt(handle, CURLOPT_SSH_KEYFUNCTION, callback);
 }
+static inline CURLcode llvs_curl_easy_setopt_prereq_callback(CURL *handle,
+        int (*callback)(void *, char *, char *, int, int)) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
+}
 static inline CURLcode llvs_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -169,6 +169,23 @@ struct SFTPServerTests {
         #expect(try await fs.metadata("after.bin").size == 300_000)
     }
 
+    /// A server that goes silent on an open connection (its session stopped) is left after the stall timeout, in
+    /// any phase of an operation (here the quote commands and the open of an upload, where libcurl's own low-speed
+    /// check does not look), and the operation is tried again on a new connection.
+    @Test func aConnectionThatGoesSilentIsLeftAfterTheStallTimeout() async throws {
+        let server = try await start()
+        var configuration = fileSystem(server, root: server.folder.path + "/silent").configuration
+        configuration.stallTimeout = .seconds(5)
+        configuration.connections = 1
+        let fs = SFTPFileSystem(configuration: configuration, retry: RetryPolicy(maximumAttempts: 4, sleep: { _ in }))
+        try await fs.upload(Data("before".utf8), to: "before.txt")
+        server.pauseConnections()
+        defer { server.dropConnections() }
+        try await fs.upload(Data("after".utf8), to: "after.txt")
+        #expect(try await fs.read("after.txt", range: nil) == Data("after".utf8))
+        #expect(try await fs.listNames("").sorted() == ["after.txt", "before.txt"])
+    }
+
     /// An upload killed part way leaves its temporary file: never listed, and removed by a listing once it has gone
     /// unwritten for over a day, whatever the server's time zone; a recent one (an upload under way) stays.
     @Test func temporariesOfKilledUploadsAreRemovedOnceLongAbandoned() async throws {

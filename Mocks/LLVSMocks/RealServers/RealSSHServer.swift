@@ -97,6 +97,15 @@ public final class RealSSHServer: Sendable {
         }
     }
 
+    /// Stops every session the server forked (SIGSTOP): their connections stay open and say nothing, as a server
+    /// that hangs. `dropConnections` ends them.
+    public func pauseConnections() {
+        for child in Self.children(of: process.pid) {
+            kill(child, SIGSTOP)
+            for grandchild in Self.children(of: child) { kill(grandchild, SIGSTOP) }
+        }
+    }
+
     /// Processes whose parent is `parent`, from /proc.
     static func children(of parent: pid_t) -> [pid_t] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
