@@ -67,23 +67,29 @@ func s3Benchmark(_ arguments: [String]) async throws {
         let resticRepository = "s3:\(endpoint.absoluteString)/\(repository)"
         _ = try runMeasured(
             ["/usr/bin/env", "restic", "init", "--repo", resticRepository, "--quiet"], environment: restic)
-        let llvsBackup = {
-            ours.append(
-                try runMeasured(
-                    [llvs.path, "backup", tree.path, "--store", store, "--to", "dest"], environment: llvsEnvironment))
-        }
-        let resticBackup = {
-            theirs.append(
-                try runMeasured(
-                    ["/usr/bin/env", "restic", "backup", tree.path, "--repo", resticRepository, "--quiet"],
-                    environment: restic))
-        }
-        if run % 2 == 0 { try llvsBackup(); try resticBackup() } else { try resticBackup(); try llvsBackup() }
+        let (llvsRun, resticRun) = try firstBackups(
+            run: run, llvs: ([llvs.path, "backup", tree.path, "--store", store, "--to", "dest"], llvsEnvironment),
+            restic: (["/usr/bin/env", "restic", "backup", tree.path, "--repo", resticRepository, "--quiet"], restic))
+        ours.append(llvsRun)
+        theirs.append(resticRun)
         oursStored = try await bucketBytes(endpoint, bucket, signer: signer, http: http)
         theirsStored = try await bucketBytes(endpoint, repository, signer: signer, http: http)
     }
     printFirstBackups(
         to: "S3", ours: ours, theirs: theirs, stored: (oursStored, theirsStored), storedWhere: "in the bucket")
+}
+
+/// One first backup by each tool (arguments and environment), in an order that alternates from run to run, so
+/// neither always meets the page cache the other warmed.
+func firstBackups(
+    run: Int, llvs: ([String], [String: String]), restic: ([String], [String: String])
+) throws -> (llvs: MeasuredRun, restic: MeasuredRun) {
+    if run % 2 == 0 {
+        let ours = try runMeasured(llvs.0, environment: llvs.1)
+        return (ours, try runMeasured(restic.0, environment: restic.1))
+    }
+    let theirs = try runMeasured(restic.0, environment: restic.1)
+    return (try runMeasured(llvs.0, environment: llvs.1), theirs)
 }
 
 /// The first-backup figures of llvs and restic to one remote, and the bytes each left there.

@@ -51,20 +51,16 @@ func sftpBenchmark(_ arguments: [String]) async throws {
         _ = try runMeasured(
             ["/usr/bin/env", "restic", "init", "--repo", resticRepository, "-o", "sftp.command=\(ssh)", "--quiet"],
             environment: restic)
-        let llvsBackup = {
-            ours.append(
-                try runMeasured(
-                    [llvs.path, "backup", tree.path, "--store", store, "--to", "dest"], environment: llvsEnvironment))
-        }
-        let resticBackup = {
-            theirs.append(
-                try runMeasured(
-                    [
-                        "/usr/bin/env", "restic", "backup", tree.path, "--repo", resticRepository, "-o",
-                        "sftp.command=\(ssh)", "--quiet",
-                    ], environment: restic))
-        }
-        if run % 2 == 0 { try llvsBackup(); try resticBackup() } else { try resticBackup(); try llvsBackup() }
+        let (llvsRun, resticRun) = try firstBackups(
+            run: run, llvs: ([llvs.path, "backup", tree.path, "--store", store, "--to", "dest"], llvsEnvironment),
+            restic: (
+                [
+                    "/usr/bin/env", "restic", "backup", tree.path, "--repo", resticRepository, "-o",
+                    "sftp.command=\(ssh)", "--quiet",
+                ], restic
+            ))
+        ours.append(llvsRun)
+        theirs.append(resticRun)
         oursStored = try bytesAndFiles(under: remote).bytes
         theirsStored = try bytesAndFiles(under: repository).bytes
     }
