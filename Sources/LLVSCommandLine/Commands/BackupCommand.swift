@@ -13,7 +13,9 @@ struct BackupCommand: Command {
         "Back up a directory into the store (unchanged files cost nothing, equal data is stored once), optionally sending it to a remote."
     static let arguments = "DIR"
     static let toOption = Option(
-        "to", "REMOTE", "send the backup to this remote (reached, and its key opened, before the backup starts)", .text)
+        "to", "REMOTE",
+        "send the backup to this remote (reached, and its key opened, before the backup starts; each checkpoint sent while the walk goes on)",
+        .text)
     static let nameOption = Option(
         "name", "NAME", "the name the backup is kept under (default: the directory's absolute path)", .nonEmpty)
     static let checkpointOption = Option(
@@ -165,14 +167,23 @@ struct BackupCommand: Command {
         let converted = try LegacyBackupLayout.removeAll(from: builder, at: current, in: store)
         let progressLine = context.events == nil && !quiet ? BackupProgressLine.shared : nil
         let events = context.events
+        let early = sending.map { CheckpointSender($0.exchange, remote: $0.listing.versionIds) }
         let walk = BackupWalk(
             builder: builder, name: sourceName, directory: LocalPath(directory), options: options,
-            onCommit: { version in try await coordinator.setCurrentVersion(version.id) },
+            onCommit: { version in
+                try await coordinator.setCurrentVersion(version.id)
+                early?.committed()
+            },
             onProgress: { progress in
                 progressLine?.report(progress)
                 events?.progress(BackupEvent(progress, seconds: events?.elapsed ?? 0))
             })
-        let summary = try await walk.run()
+        let summary: BackupWalk.Summary
+        do { summary = try await walk.run() } catch {
+            await early?.stop()
+            throw error
+        }
+        let sentEarly = await early?.finish() ?? []
         progressLine?.finish(summary.progress)
         events?.progress(BackupEvent(summary.progress, seconds: events?.elapsed ?? 0), final: true)
         for warning in summary.warnings { TerminalText.warn("skipped \(warning)") }
@@ -215,7 +226,10 @@ struct BackupCommand: Command {
         var sent: SendReport?
         if let (exchange, listing) = sending, let remote {
             sent = try await RemoteRunRecord.noting(remote, command: "backup", store: context.storeURL) {
-                let report = try await exchange.send(remoteVersionIds: listing.versionIds)
+                // What went while the walk ran is on the remote; the rest (the backup's own version, a checkpoint
+                // whose send failed) goes now.
+                var report = try await exchange.send(remoteVersionIds: listing.versionIds.union(sentEarly))
+                report.sent = sentEarly + report.sent
                 try await exchange.syncCompleted(listing, retrieved: RetrieveReport(), sent: report)
                 guard report.failures.isEmpty else {
                     for failure in report.failures.prefix(10) { TerminalText.warn("\(failure)") }
