@@ -175,9 +175,10 @@ struct SFTPServerTests {
     @Test func aConnectionThatGoesSilentIsLeftAfterTheStallTimeout() async throws {
         let server = try await start()
         var configuration = fileSystem(server, root: server.folder.path + "/silent").configuration
-        configuration.stallTimeout = .seconds(5)
+        // Long enough that a healthy connection on a loaded machine is never taken for a silent one.
+        configuration.stallTimeout = .seconds(20)
         configuration.connections = 1
-        let fs = SFTPFileSystem(configuration: configuration, retry: RetryPolicy(maximumAttempts: 4, sleep: { _ in }))
+        let fs = SFTPFileSystem(configuration: configuration, retry: RetryPolicy(maximumAttempts: 6, sleep: { _ in }))
         try await fs.upload(Data("before".utf8), to: "before.txt")
         server.pauseConnections()
         defer { server.dropConnections() }

@@ -43,19 +43,32 @@ public final class MockLongPoll: @unchecked Sendable {
         }
     }
 
-    /// Returns once a poll is held (or after `timeout`, false then).
-    public func held(timeout: TimeInterval = 30) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread {
-                let deadline = Date().addingTimeInterval(timeout)
-                self.condition.lock()
-                var waiting = true
-                while self.holding == 0, waiting { waiting = self.condition.wait(until: deadline) }
-                let isHeld = self.holding > 0
-                self.condition.unlock()
-                continuation.resume(returning: isHeld)
-            }.start()
+    /// Returns true once a poll is held, however long that takes (a loaded machine may start the poll late); false
+    /// when the mock stops first, or the waiting task is cancelled (a test's time limit), so a client that never polls
+    /// fails its test instead of hanging it.
+    public func held() async -> Bool {
+        let abandoned = AbandonFlag()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                Thread {
+                    self.condition.lock()
+                    while self.holding == 0, !self.stopped, !abandoned.isSet { self.condition.wait() }
+                    let isHeld = self.holding > 0
+                    self.condition.unlock()
+                    continuation.resume(returning: isHeld)
+                }.start()
+            }
+        } onCancel: {
+            condition.lock()
+            abandoned.isSet = true
+            condition.broadcast()
+            condition.unlock()
         }
+    }
+
+    /// A wait for `held` given up; read and written under `condition`'s lock.
+    private final class AbandonFlag: @unchecked Sendable {
+        var isSet = false
     }
 
     /// How many polls are held now.

@@ -358,7 +358,7 @@ extension SpawnedProcess {
     /// listens), reading its output as it comes: no polling. Nil when it ended, or said nothing of the kind within
     /// `timeout` (it is stopped then). Its later output is read and dropped, so it never blocks on a full pipe.
     public static func announcing(
-        _ arguments: [String], _ announcement: String, timeout: TimeInterval = 30
+        _ arguments: [String], _ announcement: String, timeout: TimeInterval = 180
     ) async throws -> SpawnedProcess? {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else {
