@@ -10,7 +10,7 @@ import Synchronization
 /// chunked upload sessions (part size, Content-Range and Digest checked, parts listing, commit with 202 while
 /// processing, abort, expiry), downloads as a 302 to a second listener, trash and recursive delete, the event
 /// stream, Box's error bodies, a rate limit, and OAuth with single-use refresh tokens.
-public final class MockBoxServer: Sendable, MockOAuthService {
+public final class MockBoxServer: Sendable, MockOAuthService, MockAPIService {
     public struct Settings: Sendable {
         public var quotaBytes: Int64 = 10 * 1024 * 1024 * 1024
         /// Box accepts upload sessions only for files of this size and more, and direct uploads up to `directUploadLimit`.
@@ -59,11 +59,7 @@ public final class MockBoxServer: Sendable, MockOAuthService {
         storage = try MockStorageFolder.make("box")
         let box = MockBackReference<MockBoxServer>()
         contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "localhost")
-        server = try MockHTTPServer(
-            port: port, faults: faults, faultBody: Self.faultBody, faultCatalogue: Self.namedFaults
-        ) { request in
-            box.answer { $0.handle(request) }
-        }
+        server = try box.apiServer(port: port, faults: faults)
         box.attach(self)
     }
 

@@ -10,7 +10,7 @@ import Synchronization
 /// `incorrect_offset` and `correct_offset`, `content_hash` computed and checked, `list_folder` cursors over a journal
 /// of changes (`reset` when let go), the long poll, Dropbox's error bodies (`error_summary` and the tagged `error`),
 /// a full account, and OAuth with PKCE, offline refresh tokens and short-lived access tokens.
-public final class MockDropboxServer: Sendable, MockOAuthService {
+public final class MockDropboxServer: Sendable, MockOAuthService, MockAPIService {
     public struct Settings: Sendable {
         public var quotaBytes: Int64 = 2 * 1024 * 1024 * 1024 * 1024
         /// The most bytes one upload request may carry (Dropbox: 150 MiB).
@@ -49,11 +49,7 @@ public final class MockDropboxServer: Sendable, MockOAuthService {
         state = Mutex(account)
         storage = try MockStorageFolder.make("dropbox")
         let box = MockBackReference<MockDropboxServer>()
-        server = try MockHTTPServer(
-            port: port, faults: faults, faultBody: Self.faultBody, faultCatalogue: Self.namedFaults
-        ) { request in
-            box.answer { $0.handle(request) }
-        }
+        server = try box.apiServer(port: port, faults: faults)
         box.attach(self)
     }
 

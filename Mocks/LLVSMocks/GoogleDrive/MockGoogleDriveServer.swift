@@ -9,7 +9,7 @@ import Synchronization
 /// bodies with reasons, rate-limit answers as Drive gives them, Google's OAuth endpoints and answer shapes, and
 /// the changes feed. Everything is served from one port: the API under `/drive/v3`, uploads under
 /// `/upload/drive/v3`, OAuth at `/o/oauth2/v2/auth`, `/token` and `/device/code`.
-public final class MockGoogleDriveServer: Sendable, MockOAuthService {
+public final class MockGoogleDriveServer: Sendable, MockOAuthService, MockAPIService {
     public struct Settings: Sendable {
         /// The largest media part a multipart upload takes; larger files must use a resumable upload.
         public var multipartLimit = 5 * 1024 * 1024
@@ -49,11 +49,7 @@ public final class MockGoogleDriveServer: Sendable, MockOAuthService {
         state = Mutex(drive)
         storage = try MockStorageFolder.make("gdrive")
         let box = MockBackReference<MockGoogleDriveServer>()
-        server = try MockHTTPServer(
-            port: port, faults: faults, faultBody: Self.faultBody, faultCatalogue: Self.namedFaults
-        ) { request in
-            box.answer { $0.handle(request) }
-        }
+        server = try box.apiServer(port: port, faults: faults)
         box.attach(self)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSHTTP
 import Synchronization
 
 /// How a mock's HTTP server reaches the mock that owns it. The server starts inside the mock's `init`, before `self`
@@ -26,6 +27,25 @@ final class MockBackReference<Mock: AnyObject & Sendable>: Sendable {
     func answer(_ answer: (Mock) -> MockResponse) -> MockResponse {
         guard let mock = target.withLock({ $0.value }) else { return .empty(503) }
         return answer(mock)
+    }
+}
+
+/// A mock whose API server answers every request through `handle`, failing as its service fails (its fault body and
+/// its named faults): what `MockBackReference.apiServer` starts for it.
+protocol MockAPIService: AnyObject, Sendable {
+    func handle(_ request: IncomingRequest) -> MockResponse
+    static var faultBody: MockHTTPServer.FaultBody { get }
+    static var namedFaults: [MockNamedFault] { get }
+}
+
+extension MockBackReference where Mock: MockAPIService {
+    /// The mock's API server, answering through the mock once `attach` points this at it.
+    func apiServer(port: UInt16, faults: MockFaults) throws -> MockHTTPServer {
+        try MockHTTPServer(
+            port: port, faults: faults, faultBody: Mock.faultBody, faultCatalogue: Mock.namedFaults
+        ) { request in
+            self.answer { $0.handle(request) }
+        }
     }
 }
 

@@ -10,7 +10,7 @@ import Synchronization
 /// a second listener that refuses an Authorization header — delete to the recycle bin, the delta feed,
 /// QuickXorHash (and SHA-1 on personal drives), Graph's error bodies, and the Microsoft identity platform's
 /// authorize/token/devicecode endpoints with rotating refresh tokens.
-public final class MockOneDriveServer: Sendable, MockOAuthService {
+public final class MockOneDriveServer: Sendable, MockOAuthService, MockAPIService {
     public struct Settings: Sendable {
         public enum DriveType: String, Sendable { case personal, business }
         public var driveType: DriveType = .personal
@@ -52,11 +52,7 @@ public final class MockOneDriveServer: Sendable, MockOAuthService {
         contentHost = try MockContentHost(namedFaultsFrom: faults, hostName: "localhost", refusesCredentials: true) {
             request in box.answer { $0.answerUploadHost(request) }
         }
-        server = try MockHTTPServer(
-            port: port, faults: faults, faultBody: Self.faultBody, faultCatalogue: Self.namedFaults
-        ) { request in
-            box.answer { $0.handle(request) }
-        }
+        server = try box.apiServer(port: port, faults: faults)
         box.attach(self)
     }
 

@@ -9,7 +9,7 @@ import Synchronization
 /// bodies read, buckets, PutObject (with `If-None-Match: *`), GetObject with ranges, HeadObject, DeleteObject(s),
 /// ListObjectsV2 with delimiters and continuation tokens, multipart uploads (5 MiB least part, ListParts, md5-of-md5s
 /// ETags, `EntityTooSmall`, `InvalidPart`, abort), S3's XML errors, and its named faults.
-public final class MockS3Server: Sendable, MockService {
+public final class MockS3Server: Sendable, MockService, MockAPIService {
     public struct Settings: Sendable {
         public var accessKeyID = "LLVSMOCKACCESSKEY"
         public var secretAccessKey = "llvs-mock-secret-access-key"
@@ -33,11 +33,7 @@ public final class MockS3Server: Sendable, MockService {
         state = Mutex(initial)
         storage = try MockStorageFolder.make("s3")
         let box = MockBackReference<MockS3Server>()
-        server = try MockHTTPServer(
-            port: port, faults: faults, faultBody: Self.faultBody, faultCatalogue: Self.namedFaults
-        ) { request in
-            box.answer { $0.handle(request) }
-        }
+        server = try box.apiServer(port: port, faults: faults)
         box.attach(self)
     }
 
