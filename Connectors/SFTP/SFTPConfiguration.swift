@@ -1,5 +1,6 @@
 import Foundation
 import LLVS
+import LLVSHTTP
 
 /// Where the server is, who signs in and how, and how the server's key is checked (docs/services/sftp.md).
 public struct SFTPConfiguration: Sendable {
@@ -53,11 +54,12 @@ public struct SFTPConfiguration: Sendable {
         return (path.isEmpty ? "/" : path) + (folder && !path.isEmpty ? "/" : "")
     }
 
-    /// The URL libcurl is given for a server path: every byte outside the unreserved set escaped, `/` and the
-    /// `~` of a home-relative root kept.
+    /// The URL libcurl is given for a server path: each segment escaped as every request's are (`URLEscaping`), so
+    /// `/` and the `~` of a home-relative root stay.
     func url(_ serverPath: String) -> String {
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
-        let escaped = serverPath.addingPercentEncoding(withAllowedCharacters: allowed) ?? serverPath
+        let escaped = serverPath.split(separator: "/", omittingEmptySubsequences: false).map {
+            URLEscaping.escape(String($0))
+        }.joined(separator: "/")
         let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         return "sftp://\(hostPart):\(port)\(escaped)"
     }

@@ -67,26 +67,26 @@ public final class SFTPFileSystem: CloudFileSystem {
     public func list(_ folder: String) async throws -> [CloudItem] {
         try await answering(folder) {
             let components = try components(folder)
-            let transfer: SFTPTransfer
-            do {
-                transfer = try await run(
-                    .init(url: folderURL(components), sink: .memory(limit: configuration.memoryReadLimit)), path: folder
-                )
-            } catch CloudFileSystemError.notFound(let path) {
-                // OpenSSH says "no such file" for a file opened as a folder too.
-                if try await kind(of: components) == .file {
-                    throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true)
-                }
-                throw CloudFileSystemError.notFound(path: path)
-            }
-            let entries = try entries(transfer.received, folder: folder)
-            await removeAbandoned(entries, in: components)
-            return items(entries)
+            let listed = try await entries(of: components, folder: folder)
+            await removeAbandoned(listed, in: components)
+            return items(listed)
         }
     }
 
-    private func entries(_ listing: Data, folder: String) throws -> [SFTPListing.Entry] {
-        do { return try SFTPListing.parse(listing) } catch let unreadable as SFTPListing.Unreadable {
+    /// Every entry of a folder as the server lists it, temporaries, links and devices included.
+    private func entries(of components: [String], folder: String) async throws -> [SFTPListing.Entry] {
+        let transfer: SFTPTransfer
+        do {
+            transfer = try await run(
+                .init(url: folderURL(components), sink: .memory(limit: configuration.memoryReadLimit)), path: folder)
+        } catch CloudFileSystemError.notFound(let path) {
+            // OpenSSH says "no such file" for a file opened as a folder too.
+            if try await kind(of: components) == .file {
+                throw CloudFileSystemError.wrongKind(path: folder, expectedFolder: true)
+            }
+            throw CloudFileSystemError.notFound(path: path)
+        }
+        do { return try SFTPListing.parse(transfer.received) } catch let unreadable as SFTPListing.Unreadable {
             throw CloudFileSystemError.server(
                 status: 502,
                 message: "the server's listing of \(folder) has a line in no known form: \(unreadable.line)")
@@ -100,10 +100,11 @@ public final class SFTPFileSystem: CloudFileSystem {
     /// Removes the temporary files of uploads killed part way that a listing shows, once even the latest moment their
     /// time can mean is over `abandonedAfter` ago. Failures are left for a later listing.
     private func removeAbandoned(_ entries: [SFTPListing.Entry], in folder: [String]) async {
-        let cutoff = Date().addingTimeInterval(-Self.abandonedAfter)
+        let now = Date()
+        let cutoff = now.addingTimeInterval(-Self.abandonedAfter)
         let abandoned = entries.filter {
             $0.kind == .file && $0.name.hasPrefix(Self.temporaryPrefix)
-                && ($0.latestModified ?? .distantFuture) < cutoff
+                && ($0.latestModified(now: now) ?? .distantFuture) < cutoff
         }
         guard !abandoned.isEmpty else { return }
         _ = try? await run(
@@ -213,7 +214,7 @@ public final class SFTPFileSystem: CloudFileSystem {
     public func upload(_ source: UploadSource, to path: String, mode: UploadMode) async throws {
         try await answering(path) {
             let components = try components(path)
-            guard let name = components.last else { throw CloudFileSystemError.invalidPath(path) }
+            guard !components.isEmpty else { throw CloudFileSystemError.invalidPath(path) }
             let parent = Array(components.dropLast())
             let temporary = parent + [Self.temporaryPrefix + UUID().uuidString.lowercased()]
             let body: SFTPTransfer.Body
@@ -227,18 +228,15 @@ public final class SFTPFileSystem: CloudFileSystem {
                     throw CloudFileSystemError.localFile(path: path, message: message)
                 }
             }
-            let destination = quoted(components)
-            let placing =
-                (mode == .replace ? ["*rm " + destination] : []) + ["rename \(quoted(temporary)) \(destination)"]
             do {
-                var request = SFTPTransfer.Request(url: fileURL(temporary), postQuote: placing, body: body)
+                var request = SFTPTransfer.Request(
+                    url: fileURL(temporary), postQuote: placing(temporary, at: components, mode: mode), body: body)
                 request.createMissingFolders = true
                 _ = try await run(request, path: path)
                 return
             } catch let failure as SFTPAmbiguousFailure where failure.kind == .quote {
-                let message = failure.message
                 // The file went up; the rename did not: something is at the name (a file written meanwhile, a folder).
-                try await settle(temporary: temporary, at: components, name: name, mode: mode, reason: message)
+                try await settle(temporary: temporary, at: components, mode: mode, reason: failure.message)
             } catch {
                 await removeQuietly(temporary)
                 throw error
@@ -246,10 +244,16 @@ public final class SFTPFileSystem: CloudFileSystem {
         }
     }
 
+    /// The commands that put an uploaded temporary in place: a rename, which never replaces, so `.replace` removes
+    /// the file there first.
+    private func placing(_ temporary: [String], at components: [String], mode: UploadMode) -> [String] {
+        (mode == .replace ? ["*rm " + quoted(components)] : []) + ["rename \(quoted(temporary)) \(quoted(components))"]
+    }
+
     /// After a rename that failed: a file already there is the same bytes (`newName`) or is replaced (`replace`, a
     /// writer that got in between the removal and the rename); a folder there is the wrong kind.
     private func settle(
-        temporary: [String], at components: [String], name: String, mode: UploadMode, reason: String
+        temporary: [String], at components: [String], mode: UploadMode, reason: String
     ) async throws {
         let path = components.joined(separator: "/")
         for _ in 0..<3 {
@@ -266,10 +270,8 @@ public final class SFTPFileSystem: CloudFileSystem {
             case .file, .missing:
                 do {
                     _ = try await run(
-                        .init(
-                            url: folderURL([]),
-                            quote: (mode == .replace ? ["*rm " + quoted(components)] : [])
-                                + ["rename \(quoted(temporary)) \(quoted(components))"], noBody: true), path: path)
+                        .init(url: folderURL([]), quote: placing(temporary, at: components, mode: mode), noBody: true),
+                        path: path)
                     return
                 } catch let failure as SFTPAmbiguousFailure where failure.kind == .quote {
                     continue
@@ -307,23 +309,24 @@ public final class SFTPFileSystem: CloudFileSystem {
     public func removeFolder(_ path: String) async throws {
         try await answering(path) {
             let components = try components(path)
-            let items: [CloudItem]
-            do { items = try await list(path) } catch CloudFileSystemError.notFound { return }
-            for item in items where item.isFolder {
-                try await removeFolder((components + [item.name]).joined(separator: "/"))
+            let listed: [SFTPListing.Entry]
+            do { listed = try await entries(of: components, folder: path) } catch CloudFileSystemError.notFound {
+                return
             }
-            // The folder's files, then the folder, in one request: each a round trip on one connection.
-            let files = items.filter { !$0.isFolder }.map { "*rm " + quoted(components + [$0.name]) }
-            let temporaries = try await temporaryNames(in: components).map { "*rm " + quoted(components + [$0]) }
+            for entry in listed where entry.kind == .folder {
+                try await removeFolder((components + [entry.name]).joined(separator: "/"))
+            }
+            // Everything else in it (temporaries and links too), then the folder, in one request: each a round trip
+            // on one connection.
+            let others = listed.filter { $0.kind != .folder }.map { "*rm " + quoted(components + [$0.name]) }
             guard !components.isEmpty else {
                 // The root itself stays (it is the remote); its contents go.
-                _ = try await run(.init(url: folderURL([]), quote: files + temporaries, noBody: true), path: path)
+                _ = try await run(.init(url: folderURL([]), quote: others, noBody: true), path: path)
                 return
             }
             do {
                 _ = try await run(
-                    .init(
-                        url: folderURL([]), quote: files + temporaries + ["rmdir " + quoted(components)], noBody: true),
+                    .init(url: folderURL([]), quote: others + ["rmdir " + quoted(components)], noBody: true),
                     path: path)
             } catch let failure as SFTPAmbiguousFailure where failure.kind == .quote {
                 // Something was written into it meanwhile: once more, from the listing.
@@ -333,14 +336,6 @@ public final class SFTPFileSystem: CloudFileSystem {
                 try await removeFolder(path)
             }
         }
-    }
-
-    /// Temporary names of uploads in a folder (a removal takes them too).
-    private func temporaryNames(in components: [String]) async throws -> [String] {
-        let transfer = try await run(
-            .init(url: folderURL(components), sink: .memory(limit: configuration.memoryReadLimit), namesOnly: true),
-            path: components.joined(separator: "/"))
-        return SFTPListing.names(transfer.received).filter { $0.hasPrefix(Self.temporaryPrefix) }
     }
 
     // MARK: Reading

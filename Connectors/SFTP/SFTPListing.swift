@@ -12,8 +12,14 @@ enum SFTPListing {
         var name: String
         var kind: Kind
         var size: Int64?
+        /// The line's time as shown (month, day, time or year), read only where it is needed (`latestModified`).
+        var shownTime: [String] = []
+
         /// The latest moment the line's time can mean (`latestTime`); nil when it cannot be read.
-        var latestModified: Date? = nil
+        func latestModified(now: Date) -> Date? {
+            guard shownTime.count == 3 else { return nil }
+            return SFTPListing.latestTime(month: shownTime[0], day: shownTime[1], timeOrYear: shownTime[2], now: now)
+        }
     }
 
     /// Fields before the name.
@@ -21,10 +27,10 @@ enum SFTPListing {
 
     /// The entries of a listing's text; `.` and `..` left out.
     /// - Throws: `SFTPListing.Unreadable` for a line in another form.
-    static func parse(_ text: Data, now: Date = Date()) throws -> [Entry] {
+    static func parse(_ text: Data) throws -> [Entry] {
         var entries: [Entry] = []
         for line in text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            let entry = try parse(line: line, now: now)
+            let entry = try parse(line: line)
             if entry.name != "." && entry.name != ".." { entries.append(entry) }
         }
         return entries
@@ -32,7 +38,7 @@ enum SFTPListing {
 
     struct Unreadable: Error, Equatable { var line: String }
 
-    static func parse(line: Data.SubSequence, now: Date = Date()) throws -> Entry {
+    static func parse(line: Data.SubSequence) throws -> Entry {
         let bytes = Array(line.last == UInt8(ascii: "\r") ? line.dropLast() : line)
         var fields: [String] = []
         var index = 0
@@ -62,8 +68,14 @@ enum SFTPListing {
         }
         return Entry(
             name: name, kind: kind, size: kind == .file ? Int64(fields[4]) : nil,
-            latestModified: latestTime(month: fields[5], day: fields[6], timeOrYear: fields[7], now: now))
+            shownTime: Array(fields[5...7]))
     }
+
+    static let utcCalendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        return calendar
+    }()
 
     static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
@@ -73,8 +85,7 @@ enum SFTPListing {
     static func latestTime(month: String, day: String, timeOrYear: String, now: Date) -> Date? {
         guard let monthIndex = months.firstIndex(of: month), let dayNumber = Int(day), (1...31).contains(dayNumber)
         else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let calendar = utcCalendar
         var components = DateComponents(month: monthIndex + 1, day: dayNumber)
         let lastMinute: TimeInterval
         if let year = Int(timeOrYear) {
