@@ -59,17 +59,9 @@ struct S3MockFixture {
     @Test func aWrongSecretIsRefused() async throws {
         let fixture = try S3MockFixture()
         defer { fixture.mock.stop() }
-        let wrong = S3FileSystem(
-            configuration: S3Configuration(bucket: "llvs", region: "us-east-1", endpoint: fixture.mock.endpoint),
-            http: quickClient(),
-            credentials: SigV4(
-                accessKeyID: fixture.mock.settings.accessKeyID, secretAccessKey: "wrong", region: "us-east-1"))
-        do {
-            try await wrong.upload(Data("x".utf8), to: "x.txt")
-            Issue.record("a wrong signature was taken")
-        } catch CloudFileSystemError.unauthorized(let message) {
-            #expect(message.contains("SignatureDoesNotMatch"), "\(message)")
-        }
+        await expectWrongSecretRefused(
+            S3Configuration(bucket: "llvs", region: "us-east-1", endpoint: fixture.mock.endpoint),
+            accessKeyID: fixture.mock.settings.accessKeyID, saying: "SignatureDoesNotMatch")
     }
 }
 

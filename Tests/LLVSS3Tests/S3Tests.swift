@@ -133,17 +133,28 @@ struct S3RealServerTests {
     /// Wrong keys are refused as unauthorized (rclone checks the signature; moto accepts any key, as its docs say).
     @Test func wrongKeysAreUnauthorized() async throws {
         let server = try await start(.rclone)
-        let configuration = S3Configuration(
-            bucket: server.bucket, prefix: "x", region: "us-east-1", endpoint: server.endpoint)
-        let wrong = S3FileSystem(
-            configuration: configuration, http: quickClient(),
-            credentials: SigV4(accessKeyID: server.accessKeyID, secretAccessKey: "not-the-secret", region: "us-east-1"))
-        do {
-            try await wrong.upload(Data("x".utf8), to: "file.txt")
-            Issue.record("an upload signed with the wrong secret was taken")
-        } catch CloudFileSystemError.unauthorized(let message) {
-            #expect(message.contains("S3 refused the keys"), "\(message)")
-        }
+        await expectWrongSecretRefused(
+            S3Configuration(bucket: server.bucket, prefix: "x", region: "us-east-1", endpoint: server.endpoint),
+            accessKeyID: server.accessKeyID, saying: "S3 refused the keys")
+    }
+}
+
+/// An upload signed with the right key ID and another secret is refused as `unauthorized`, its message holding
+/// `saying`.
+func expectWrongSecretRefused(
+    _ configuration: S3Configuration, accessKeyID: String, saying: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async {
+    let wrong = S3FileSystem(
+        configuration: configuration, http: quickClient(),
+        credentials: SigV4(accessKeyID: accessKeyID, secretAccessKey: "not-the-secret", region: configuration.region))
+    do {
+        try await wrong.upload(Data("x".utf8), to: "file.txt")
+        Issue.record("an upload signed with the wrong secret was taken", sourceLocation: sourceLocation)
+    } catch CloudFileSystemError.unauthorized(let message) {
+        #expect(message.contains(saying), "\(message)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected unauthorized, got \(error)", sourceLocation: sourceLocation)
     }
 }
 
