@@ -129,9 +129,10 @@ public final class ChildProcess: Sendable {
                 let end = reading ? pipe.fileHandleForReading : pipe.fileHandleForWriting
                 closeInParent.append(end)
                 return end.fileDescriptor
-            case .handle(let handle):
+            case .handle(let handle) where handle.fileDescriptor >= 0:
                 return handle.fileDescriptor
-            case .null:
+            case .handle, .null:
+                // `FileHandle.nullDevice` has no descriptor (-1): it means /dev/null, not "inherit ours".
                 if devNull == nil { devNull = FileHandle(forUpdatingAtPath: "/dev/null") }
                 return devNull?.fileDescriptor ?? -1
             }
@@ -140,9 +141,9 @@ public final class ChildProcess: Sendable {
         for (target, source) in streams.enumerated() where source >= 0 {
             posix_spawn_file_actions_adddup2(&actions, source, Int32(target))
         }
-        _ = Self.closeFrom?(&actions, 3)
+        SpawnFileActions.closeInheritedDescriptors(&actions)
         if let directory = configuration.currentDirectoryURL?.path {
-            guard let chdir = Self.chdir, chdir(&actions, directory) == 0 else {
+            guard SpawnFileActions.changeDirectory(&actions, to: directory) else {
                 throw Failure.spawn(path: directory, errno: ENOSYS)
             }
         }
@@ -190,19 +191,4 @@ public final class ChildProcess: Sendable {
         let pid = state.withLock { $0.ended == nil ? $0.pid : 0 }
         if pid > 0 { kill(pid, number) }
     }
-
-    // glibc has both (2.34 and 2.29), but its headers declare them only for _GNU_SOURCE, which Swift's Glibc module
-    // is not built with: they are looked up by name.
-    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    private typealias AddChdir =
-        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-
-    private static let closeFrom: AddCloseFrom? = dlsym(
-        UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"
-    )
-    .map { unsafeBitCast($0, to: AddCloseFrom.self) }
-    private static let chdir: AddChdir? = dlsym(
-        UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np"
-    )
-    .map { unsafeBitCast($0, to: AddChdir.self) }
 }

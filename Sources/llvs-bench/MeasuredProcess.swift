@@ -32,6 +32,7 @@ func runMeasured(_ arguments: [String], environment: [String: String] = [:]) thr
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, errors.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    SpawnFileActions.closeInheritedDescriptors(&actions)
     let merged = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     let argv = command.map { strdup($0) } + [nil]
     let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]

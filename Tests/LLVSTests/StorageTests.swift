@@ -204,7 +204,8 @@ import LLVSSupport
         for round in 0..<5 {
             let url = directory.child("killed-\(round)")
             _ = try makeStore(at: url, storage: storage)
-            let (process, pipe) = try runHelper(["save-loop", url.path, "v", "100000", "300000"])
+            // Enough saves that the kill lands among them, and few enough that a child the kill missed ends.
+            let (process, pipe) = try runHelper(["save-loop", url.path, "v", "400", "300000"])
             let seen = readSaved(pipe, atLeast: 3 + round)
             usleep(UInt32.random(in: 0...20_000, using: &generator))
             kill(process.processIdentifier, SIGKILL)

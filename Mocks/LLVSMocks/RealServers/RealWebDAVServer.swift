@@ -325,6 +325,8 @@ public final class SpawnedProcess: Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        // A server outlives many tests: a pipe another test had open when it started must not stay open in it.
+        SpawnFileActions.closeInheritedDescriptors(&actions)
         var pid: pid_t = 0
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -114,6 +115,9 @@ public struct DetachedRefresh: Sendable {
         if ProcessInfo.processInfo.environment["LLVS_HTTP_TRACE"] == nil {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        // The helper may outlive this process: it holds nothing of ours but the two pipes (a copy of a pipe another
+        // thread has open would keep that pipe's reader from ever seeing its end).
+        SpawnFileActions.closeInheritedDescriptors(&actions)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
