@@ -121,12 +121,16 @@ public final class ChildProcess: Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
 
         var devNull: FileHandle?
+        defer { try? devNull?.close() }
         var closeInParent: [FileHandle] = []
-        func descriptor(_ stream: Stream, reading: Bool) -> Int32 {
+        func descriptor(_ stream: Stream, reading: Bool) throws -> Int32 {
             switch stream {
             case .pipe(let pipe):
-                // The child's end, which the parent closes once the child has it.
+                // The child's end, which the parent closes once the child has it. Foundation's `Pipe` gives both
+                // ends the descriptor -1 when this process has no descriptor left (EMFILE): starting the child then
+                // would hand it ours instead, and nothing would ever arrive at the pipe.
                 let end = reading ? pipe.fileHandleForReading : pipe.fileHandleForWriting
+                guard end.fileDescriptor >= 0 else { throw Failure.spawn(path: path, errno: EMFILE) }
                 closeInParent.append(end)
                 return end.fileDescriptor
             case .handle(let handle) where handle.fileDescriptor >= 0:
@@ -134,11 +138,14 @@ public final class ChildProcess: Sendable {
             case .handle, .null:
                 // `FileHandle.nullDevice` has no descriptor (-1): it means /dev/null, not "inherit ours".
                 if devNull == nil { devNull = FileHandle(forUpdatingAtPath: "/dev/null") }
-                return devNull?.fileDescriptor ?? -1
+                guard let null = devNull?.fileDescriptor, null >= 0 else {
+                    throw Failure.spawn(path: path, errno: EMFILE)
+                }
+                return null
             }
         }
-        let streams = configuration.streams.enumerated().map { descriptor($1, reading: $0 == 0) }
-        for (target, source) in streams.enumerated() where source >= 0 {
+        let streams = try configuration.streams.enumerated().map { try descriptor($1, reading: $0 == 0) }
+        for (target, source) in streams.enumerated() {
             posix_spawn_file_actions_adddup2(&actions, source, Int32(target))
         }
         SpawnFileActions.closeInheritedDescriptors(&actions)
@@ -157,7 +164,6 @@ public final class ChildProcess: Sendable {
         }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        try? devNull?.close()
         guard result == 0 else { throw Failure.spawn(path: path, errno: result) }
         for handle in closeInParent { try? handle.close() }
         state.withLock { $0.pid = pid }

@@ -31,7 +31,10 @@ public final class RealSSHServer: Sendable {
     public init() async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-sshd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        user = String(cString: getpwuid(geteuid()).pointee.pw_name)
+        guard let account = getpwuid(geteuid()) else {
+            throw HTTPError.localFile(path: "/etc/passwd", message: "no account for user \(geteuid()): errno \(errno)")
+        }
+        user = String(cString: account.pointee.pw_name)
         let hostKey = folder.appendingPathComponent("host_ed25519").path
         for key in [hostKey, folder.appendingPathComponent("user_ed25519").path] { try Self.makeKey(at: key) }
         try FileManager.default.copyItem(
