@@ -53,7 +53,18 @@ public final class MockHTTPServer: Sendable {
                     status: status, headers: ["Content-Type": "application/json"],
                     body: .data(Data(#"{"error":"injected fault","status":\#(status)}"#.utf8)))
             }
-        let thread = Thread { [self] in acceptLoop() }
+        // The threads hold the server weakly, and strongly only while they answer a request: a server nobody holds
+        // any more is deinitialized, which stops it (its port and connections closed, its threads ended).
+        let listener = self.listener
+        let thread = Thread { [weak self] in
+            while let connection = listener.accept() {
+                guard let server = self, !server.stopped.load(ordering: .relaxed) else {
+                    connection.close()
+                    break
+                }
+                server.serveOnThreadOfItsOwn(connection)
+            }
+        }
         thread.name = "mock-accept-\(listener.port)"
         thread.start()
     }
@@ -73,101 +84,108 @@ public final class MockHTTPServer: Sendable {
 
     deinit { stop() }
 
-    private func acceptLoop() {
-        while let connection = listener.accept() {
-            if stopped.load(ordering: .relaxed) { connection.close(); break }
-            connections.withLock { $0[connection.fd] = connection }
-            let thread = Thread { [self] in
-                serve(connection)
-                connections.withLock { _ = $0.removeValue(forKey: connection.fd) }
-                connection.close()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-    }
-
-    private func serve(_ connection: TCPConnection) {
+    private func serveOnThreadOfItsOwn(_ connection: TCPConnection) {
+        connections.withLock { $0[connection.fd] = connection }
         let connectionNumber = connectionCounter.withLock { count -> Int in
             count += 1
             return count
         }
-        let reader = IncomingRequestReader(connection: connection)
-        while !stopped.load(ordering: .relaxed) {
-            let request: IncomingRequest
+        let thread = Thread { [weak self] in
+            let reader = IncomingRequestReader(connection: connection)
+            while true {
+                // Read without holding the server: a keep-alive connection a client keeps must not keep it alive.
+                let next = Result { try reader.next() }
+                guard let server = self, !server.stopped.load(ordering: .relaxed),
+                    server.answer(next, on: connection, connectionNumber: connectionNumber)
+                else { break }
+            }
+            _ = self?.connections.withLock { $0.removeValue(forKey: connection.fd) }
+            connection.close()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Answers one request read from `connection` (or the failure to read one); true when the connection stays open
+    /// for the next.
+    private func answer(
+        _ next: Result<IncomingRequest?, any Error>, on connection: TCPConnection, connectionNumber: Int
+    ) -> Bool {
+        let request: IncomingRequest
+        switch next {
+        case .success(let read?):
+            request = read
+        case .success(nil):
+            return false
+        case .failure(let error):
+            // The reason goes in the body, so a client that meets it (and a test that fails on it) says why.
+            let reason = Array("the mock could not read the request: \(error)".utf8)
+            try? connection.write(
+                "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: \(reason.count)\r\nConnection: close\r\n\r\n"
+            )
+            try? reason.withUnsafeBytes { try connection.write($0) }
+            return false
+        }
+        defer { if case .file(let url, _) = request.body { try? FileManager.default.removeItem(at: url) } }
+        if request.path == Self.faultControlPath {
             do {
-                guard let next = try reader.next() else { return }
-                request = next
+                try write(
+                    controlFaults(request), for: request, to: connection, keepAlive: request.keepsAlive, cutShort: nil)
+                return request.keepsAlive
             } catch {
-                // The reason goes in the body, so a client that meets it (and a test that fails on it) says why.
-                let reason = Array("the mock could not read the request: \(error)".utf8)
-                try? connection.write(
-                    "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: \(reason.count)\r\nConnection: close\r\n\r\n"
-                )
-                try? reason.withUnsafeBytes { try connection.write($0) }
-                return
+                return false
             }
-            defer { if case .file(let url, _) = request.body { try? FileManager.default.removeItem(at: url) } }
-            if request.path == Self.faultControlPath {
-                let answer = controlFaults(request)
-                do {
-                    try write(answer, for: request, to: connection, keepAlive: request.keepsAlive, cutShort: nil)
-                    if request.keepsAlive { continue }
-                } catch {}
-                return
+        }
+        let number = counter.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        let ready = arrivalWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
+            let due = waiters.filter { $0.count <= number }.map(\.continuation)
+            waiters.removeAll { $0.count <= number }
+            return due
+        }
+        for continuation in ready { continuation.resume() }
+        let shared = namedFaultsFrom?.decideNamed(
+            MockRequestSummary(method: request.method, path: request.path, headers: request.headers))
+        let faults =
+            shared.map { [$0] }
+            ?? self.faults.decide(number: number, method: request.method, path: request.path, headers: request.headers)
+        var entry = MockLogEntry(
+            number: number, method: request.method, target: request.target, headers: request.headers,
+            status: nil, faults: faults)
+        entry.connection = connectionNumber
+        var response: MockResponse?
+        var ending: MockFault?
+        for fault in faults {
+            switch fault {
+            case .latency(let duration):
+                Thread.sleep(
+                    forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds)
+                        / 1e18)
+            case .status(let status, let retryAfter):
+                var answer = faultBody(status)
+                answer.status = status
+                if let retryAfter { answer.headers["Retry-After"] = String(retryAfter) }
+                response = answer
+            case .answer(let status, let headers, let body):
+                response = MockResponse(status: status, headers: headers, body: .data(body))
+            case .dropBeforeAnswer, .dropMidBody, .truncateBody, .trickle: ending = fault
             }
-            let number = counter.withLock { count -> Int in
-                count += 1
-                return count
-            }
-            let ready = arrivalWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
-                let due = waiters.filter { $0.count <= number }.map(\.continuation)
-                waiters.removeAll { $0.count <= number }
-                return due
-            }
-            for continuation in ready { continuation.resume() }
-            let shared = namedFaultsFrom?.decideNamed(
-                MockRequestSummary(method: request.method, path: request.path, headers: request.headers))
-            let faults =
-                shared.map { [$0] }
-                ?? self.faults.decide(
-                    number: number, method: request.method, path: request.path, headers: request.headers)
-            var entry = MockLogEntry(
-                number: number, method: request.method, target: request.target, headers: request.headers,
-                status: nil, faults: faults)
-            entry.connection = connectionNumber
-            var response: MockResponse?
-            var ending: MockFault?
-            for fault in faults {
-                switch fault {
-                case .latency(let duration):
-                    Thread.sleep(
-                        forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds)
-                            / 1e18)
-                case .status(let status, let retryAfter):
-                    var answer = faultBody(status)
-                    answer.status = status
-                    if let retryAfter { answer.headers["Retry-After"] = String(retryAfter) }
-                    response = answer
-                case .answer(let status, let headers, let body):
-                    response = MockResponse(status: status, headers: headers, body: .data(body))
-                case .dropBeforeAnswer, .dropMidBody, .truncateBody, .trickle: ending = fault
-                }
-            }
-            let answer = response ?? handler(request)
-            if ending == .dropBeforeAnswer {
-                record(entry)
-                return
-            }
-            entry.status = answer.status
+        }
+        let answer = response ?? handler(request)
+        if ending == .dropBeforeAnswer {
             record(entry)
-            do {
-                let keepAlive = request.keepsAlive && ending == nil
-                try write(answer, for: request, to: connection, keepAlive: keepAlive, cutShort: ending)
-                if !keepAlive { return }
-            } catch {
-                return
-            }
+            return false
+        }
+        entry.status = answer.status
+        record(entry)
+        do {
+            let keepAlive = request.keepsAlive && ending == nil
+            try write(answer, for: request, to: connection, keepAlive: keepAlive, cutShort: ending)
+            return keepAlive
+        } catch {
+            return false
         }
     }
 
