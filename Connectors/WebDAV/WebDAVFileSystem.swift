@@ -328,7 +328,12 @@ public final class WebDAVFileSystem: RemovesByKind {
             if parentComponents.isEmpty { try await makeRootCollection() } else { try await makeFolder(parent) }
             response = try await send(put)
         }
-        try await finishPut(response, path: path, parent: parent)
+        do {
+            try await finishPut(response, path: path, parent: parent)
+        } catch CloudFileSystemError.alreadyExists where create {
+            // Refused by the condition: another writer's file, or this PUT's own first attempt, whose answer was lost.
+            try await settleRefusedCreate(path, source: source)
+        }
     }
 
     /// A Nextcloud's proxy refused a body smaller than the chunk size (413): the file goes in chunks smaller than

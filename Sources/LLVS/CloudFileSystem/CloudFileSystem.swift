@@ -212,18 +212,19 @@ extension CloudFileSystem {
     }
 
     /// For an upload in `.create` mode the service refused because something is at `path`: returns when the file
-    /// there holds the source's bytes (by size and a checksum the service reports: the create's own first attempt,
-    /// whose answer was lost), else throws `alreadyExists` (`wrongKind` for a folder).
+    /// there holds the source's bytes (the create's own first attempt, whose answer was lost), else throws
+    /// `alreadyExists` (`wrongKind` for a folder). The bytes are told by size and a checksum the service reports; where
+    /// it reports none, a file of at most 1 MiB is read and compared (what is created is small: key files).
     public func settleRefusedCreate(_ path: String, source: UploadSource) async throws {
         let there: CloudItem
         do { there = try await metadata(path) } catch CloudFileSystemError.notFound {
             throw CloudFileSystemError.alreadyExists(path: path)
         }
         if there.isFolder { throw CloudFileSystemError.wrongKind(path: path, expectedFolder: false) }
-        if there.size == source.size,
-            let (algorithm, reported) = there.checksums.sorted(by: { $0.key.rawValue < $1.key.rawValue }).first,
-            let ours = try? source.checksum(algorithm), algorithm.matches(reported, ours)
-        {
+        guard there.size == source.size else { throw CloudFileSystemError.alreadyExists(path: path) }
+        if let (algorithm, reported) = there.checksums.sorted(by: { $0.key.rawValue < $1.key.rawValue }).first {
+            if let ours = try? source.checksum(algorithm), algorithm.matches(reported, ours) { return }
+        } else if source.size <= 1 << 20, try await read(path, range: nil) == source.data() {
             return
         }
         throw CloudFileSystemError.alreadyExists(path: path)
