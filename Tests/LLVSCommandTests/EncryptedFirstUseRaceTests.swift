@@ -36,7 +36,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(offset))
             let second = try Self.start(
                 ["push", "home", "--store", tests.file("b")], in: tests, errors: tests.file("b.err"))
-            let statuses = [await Self.finish(first), await Self.finish(second)]
+            let statuses = [await first.ended(), await second.ended()]
             let errors = ["a.err", "b.err"].map { (try? String(contentsOfFile: tests.file($0), encoding: .utf8)) ?? "" }
             #expect(statuses == [0, 0], "try \(attempt), \(offset) ms: \(errors)")
 
@@ -73,13 +73,15 @@ import Testing
         try process.run()
         return process
     }
+}
 
-    /// Waits for a process on a thread of its own (not one of the test's cooperative threads); its exit status.
-    static func finish(_ process: ChildProcess) async -> Int32 {
+extension ChildProcess {
+    /// Waits for the process on a thread of its own (not one of the test's cooperative threads); its exit status.
+    func ended() async -> Int32 {
         await withCheckedContinuation { continuation in
             Thread {
-                process.waitUntilExit()
-                continuation.resume(returning: process.terminationStatus)
+                self.waitUntilExit()
+                continuation.resume(returning: self.terminationStatus)
             }.start()
         }
     }
