@@ -10,14 +10,17 @@ import LLVSSupport
 func retentionBenchmark(_ arguments: [String]) throws {
     let rounds = Int(option("rounds", in: arguments) ?? "") ?? 10
     let keep = Int(option("keep", in: arguments) ?? "") ?? 3
-    let llvs = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("llvs")
-    guard FileManager.default.isExecutableFile(atPath: llvs.path) else {
-        throw BenchmarkError("build llvs beside llvs-bench: \(llvs.path) is missing")
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "llvs")
+    guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+        throw BenchmarkError("build llvs beside llvs-bench: \(binary.path) is missing")
     }
     let resticVersion = try resticVersion()
     let work = URL(fileURLWithPath: option("work", in: arguments) ?? FileManager.default.temporaryDirectory.path)
         .appendingPathComponent("llvs-bench-retention-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: work) }
+    // A configuration of its own: remotes added for every store in the user's would be asked by the prune too.
+    let llvs = ["/usr/bin/env", "XDG_CONFIG_HOME=" + work.appendingPathComponent("config").path, binary.path]
     let tree = work.appendingPathComponent("tree")
     try makeMixedTree(at: tree)
     let files = try regularFiles(under: tree.path)
@@ -33,8 +36,8 @@ func retentionBenchmark(_ arguments: [String]) throws {
         "RESTIC_PASSWORD": "llvs-bench", "XDG_CACHE_HOME": work.appendingPathComponent("restic-cache").path,
     ]
     let remote = work.appendingPathComponent("remote").path
-    _ = try runMeasured([llvs.path, "init", "--store", store])
-    _ = try runMeasured([llvs.path, "remote", "add", "r", "file://" + remote, "--store", store])
+    _ = try runMeasured(llvs + ["init", "--store", store])
+    _ = try runMeasured(llvs + ["remote", "add", "r", "file://" + remote, "--store", store])
     _ = try runMeasured(["/usr/bin/env", "restic", "init", "--repo", repository, "--quiet"], environment: restic)
     var random = SeededGenerator(seed: 0x5245_5445_4E54)
     var states: [[String: String]] = []
@@ -42,28 +45,29 @@ func retentionBenchmark(_ arguments: [String]) throws {
         if round > 0 {
             for file in files where random.next() % 5 == 0 { try edit(file, with: &random) }
         }
-        _ = try runMeasured([llvs.path, "backup", tree.path, "--name", "tree", "--store", store, "--to", "r"])
+        _ = try runMeasured(llvs + ["backup", tree.path, "--name", "tree", "--store", store, "--to", "r"])
         _ = try runMeasured(
             ["/usr/bin/env", "restic", "backup", tree.path, "--repo", repository, "--quiet"], environment: restic)
         if round >= rounds - keep { states.append(try digests(of: tree.path)) }
     }
     let storeBefore = diskBytes(store), remoteBefore = diskBytes(remote), repositoryBefore = diskBytes(repository)
-    let plan = try runWithOutput([
-        llvs.path, "forget", "--keep-last", "\(keep)", "--dry-run", "--json", "--store", store,
-    ])
+    let plan = try runWithOutput(
+        llvs + [
+            "forget", "--keep-last", "\(keep)", "--dry-run", "--json", "--store", store,
+        ])
     let kept = try keptVersions(plan)
-    let collect = try runMeasured([llvs.path, "forget", "--keep-last", "\(keep)", "--prune", "--store", store])
-    _ = try runMeasured([llvs.path, "backup", tree.path, "--name", "tree", "--store", store, "--to", "r"])
-    let release = try runMeasured([llvs.path, "prune", "--remote", "r", "--store", store])
+    let collect = try runMeasured(llvs + ["forget", "--keep-last", "\(keep)", "--prune", "--store", store])
+    _ = try runMeasured(llvs + ["backup", tree.path, "--name", "tree", "--store", store, "--to", "r"])
+    let release = try runMeasured(llvs + ["prune", "--remote", "r", "--store", store])
     let theirs = try runMeasured(
         ["/usr/bin/env", "restic", "forget", "--keep-last", "\(keep)", "--prune", "--repo", repository, "--quiet"],
         environment: restic)
     let storeAfter = diskBytes(store), remoteAfter = diskBytes(remote), repositoryAfter = diskBytes(repository)
-    let check = try runMeasured([llvs.path, "check", "--read-data", "--store", store])
+    let check = try runMeasured(llvs + ["check", "--read-data", "--store", store])
     var identical = 0
     for (index, version) in kept.reversed().enumerated() where index < states.count {
         let out = work.appendingPathComponent("restored-\(index)").path
-        _ = try runMeasured([llvs.path, "restore", out, "--at", version, "--store", store])
+        _ = try runMeasured(llvs + ["restore", out, "--at", version, "--store", store])
         if try digests(of: out) == states[index] { identical += 1 }
         try FileManager.default.removeItem(atPath: out)
     }
