@@ -36,7 +36,10 @@ struct ValueMap: Sendable {
     let storage: any Storage
     let cache: MapNodeCache
 
-    func node(at location: RecordLocation) throws -> MapNode {
+    /// `caching`: whether a node read from storage joins the cache. A comparison visits each node once, and one of
+    /// old versions (a remote's changes files written again after a prune) would otherwise push out the nodes of the
+    /// versions in use and hold a few hundred megabytes of nodes no one reads again.
+    func node(at location: RecordLocation, caching: Bool = true) throws -> MapNode {
         if let node = cache[location] { return node }
         let data = try storage.readRecord(at: location, zone: .map)
         let node: MapNode
@@ -47,7 +50,7 @@ struct ValueMap: Sendable {
                 path: "map record of version \(location.versionId) at offset \(location.offset)",
                 reason: failure.description)
         }
-        cache.insert(node, at: location)
+        if caching { cache.insert(node, at: location) }
         return node
     }
 
@@ -124,7 +127,7 @@ struct ValueMap: Sendable {
         _ edits: ArraySlice<MapEdit>, to location: RecordLocation?, depth: Int, countChange: inout Int
     ) throws -> PlannedNode {
         guard !edits.isEmpty else { return .kept(location) }
-        switch try location.map(node(at:)) ?? .leaf([]) {
+        switch try location.map { try node(at: $0) } ?? .leaf([]) {
         case .leaf(let entries) where edits.count > Self.inPlaceEditLimit:
             // Many edits (a first backup puts thousands of values into an empty map) go through a dictionary: a scan
             // and an insert for each, as below, would be quadratic (20,000 values took 7.9 s instead of 1.2 s).
@@ -289,7 +292,8 @@ struct ValueMap: Sendable {
     // MARK: Comparing
 
     /// The values that differ between the maps at `from` and `to`. Shared subtrees are skipped, so the cost
-    /// follows the number of differences, not the size of the maps.
+    /// follows the number of differences, not the size of the maps. The nodes it reads are not cached
+    /// (`node(at:caching:)`).
     func differences(from: RecordLocation?, to: RecordLocation?) throws -> [MapDifference] {
         var result: [MapDifference] = []
         try compare(Side(from), Side(to), depth: 0, into: &result)
@@ -312,7 +316,7 @@ struct ValueMap: Sendable {
         switch side {
         case .entries(let entries): return .entries(entries)
         case .stored(let location):
-            switch try node(at: location) {
+            switch try node(at: location, caching: false) {
             case .leaf(let entries): return .entries(entries)
             case .branch(let children): return .children(children.map(Side.init))
             }
