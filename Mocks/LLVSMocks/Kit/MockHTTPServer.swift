@@ -19,7 +19,7 @@ public final class MockHTTPServer: Sendable {
     private let listener: TCPListener
     private let handler: Handler
     private let faultBody: FaultBody
-    private let connections = Mutex<[Int32: TCPConnection]>([:])
+    private let connections = Mutex<[ObjectIdentifier: TCPConnection]>([:])
     private let entries = Mutex<[MockLogEntry]>([])
     private let counter = Mutex(0)
     private let faultCatalogue: [MockNamedFault]
@@ -85,7 +85,7 @@ public final class MockHTTPServer: Sendable {
     deinit { stop() }
 
     private func serveOnThreadOfItsOwn(_ connection: TCPConnection) {
-        connections.withLock { $0[connection.fd] = connection }
+        connections.withLock { $0[ObjectIdentifier(connection)] = connection }
         let connectionNumber = connectionCounter.withLock { count -> Int in
             count += 1
             return count
@@ -99,7 +99,7 @@ public final class MockHTTPServer: Sendable {
                     server.answer(next, on: connection, connectionNumber: connectionNumber)
                 else { break }
             }
-            _ = self?.connections.withLock { $0.removeValue(forKey: connection.fd) }
+            _ = self?.connections.withLock { $0.removeValue(forKey: ObjectIdentifier(connection)) }
             connection.close()
         }
         thread.stackSize = 1 << 20

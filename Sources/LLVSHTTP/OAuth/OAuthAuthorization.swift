@@ -197,7 +197,7 @@ public struct OAuthAuthorization: Sendable {
 /// listener and every connection still open.
 final class LoopbackRedirect: Sendable {
     private struct State {
-        var open: [Int32: TCPConnection] = [:]
+        var open: [ObjectIdentifier: TCPConnection] = [:]
         var answer: String?
         var finished = false
     }
@@ -239,11 +239,10 @@ final class LoopbackRedirect: Sendable {
 
     private func acceptLoop() {
         while let connection = listener.accept() {
-            var timeout = timeval(tv_sec: Self.readTimeout, tv_usec: 0)
-            setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            connection.setReceiveTimeout(seconds: Self.readTimeout)
             let admitted = shared.withLock { shared -> Bool in
                 guard !shared.finished else { return false }
-                shared.open[connection.fd] = connection
+                shared.open[ObjectIdentifier(connection)] = connection
                 return true
             }
             guard admitted else { connection.close(); break }
@@ -254,7 +253,7 @@ final class LoopbackRedirect: Sendable {
 
     private func serve(_ connection: TCPConnection) {
         defer {
-            shared.withLock { _ = $0.open.removeValue(forKey: connection.fd) }
+            shared.withLock { _ = $0.open.removeValue(forKey: ObjectIdentifier(connection)) }
             connection.close()
         }
         // A body is refused before a byte of it is read: the redirect is a GET.
