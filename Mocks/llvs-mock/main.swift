@@ -67,7 +67,7 @@ let usage = """
       --token-out FILE         write a token the mock accepts, as if a user had authorized (gdrive, onedrive, pcloud,
                                box, dropbox, oauth), mode 0600
       --state DIR              keep what the mock holds in DIR (and the tokens it issued), so a restart finds it again
-                               (webdav, nextcloud, gdrive, onedrive, pcloud, box, dropbox; give --port too, so remotes find it at
+                               (webdav, nextcloud, gdrive, onedrive, pcloud, box, dropbox, s3; give --port too, so remotes find it at
                                the same address);
                                without it everything is dropped when the mock stops
 
@@ -207,7 +207,7 @@ do {
         say(mock.endpoint.absoluteString)
         say("client_id=\(mock.oauth.settings.clientId)")
     case "s3":
-        let mock = try MockS3Server(port: port, faults: faults)
+        let mock = try MockS3Server(port: port, faults: faults, state: state)
         stopRunning = mock.stop
         say(mock.endpoint.absoluteString)
         say("access_key_id=\(mock.settings.accessKeyID) secret_access_key=\(mock.settings.secretAccessKey) bucket=llvs")

@@ -13,6 +13,7 @@ struct S3MockFixture {
     let mock: MockS3Server
 
     init(faults: MockFaults = MockFaults()) throws { mock = try MockS3Server(faults: faults) }
+    init(mock: MockS3Server) { self.mock = mock }
 
     func fileSystem(prefix: String = "tests", http: HTTPClient = quickClient()) -> S3FileSystem {
         var configuration = S3Configuration(
@@ -53,6 +54,42 @@ struct S3MockFixture {
         await expectNamedFaultHandled(
             fault, fileSystem: fixture.fileSystem(), faults: fixture.mock.faults,
             workload: NamedFaultWorkload(largeSize: 11 * 1024 * 1024 + 300), finalReason: "refused the keys")
+    }
+
+    /// `--state`: objects (small, spooled and multipart) survive a restart with their bytes and ETags; a removed one
+    /// stays removed.
+    @Test func aMockRestartedWithItsStateKeepsItsObjects() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-s3-state-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let big = SeededGenerator.bytes(2 * 1024 * 1024 + 5, seed: 41)
+        let multipart = SeededGenerator.bytes(7 * 1024 * 1024 + 3, seed: 42)
+        var before: [String: CloudItem] = [:]
+        do {
+            let fixture = S3MockFixture(mock: try MockS3Server(state: try MockStateDirectory(folder)))
+            defer { fixture.mock.stop() }
+            let s3 = fixture.fileSystem()
+            try await s3.upload(Data("small".utf8), to: "a/small.txt")
+            try await s3.upload(big, to: "a/big.bin")
+            try await s3.upload(multipart, to: "a/multipart.bin")
+            try await s3.upload(Data("gone".utf8), to: "a/gone.txt")
+            try await s3.removeFile("a/gone.txt")
+            for item in try await s3.list("a") { before[item.name] = item }
+        }
+        let fixture = S3MockFixture(mock: try MockS3Server(state: try MockStateDirectory(folder)))
+        defer { fixture.mock.stop() }
+        let s3 = fixture.fileSystem()
+        #expect(try await s3.download("a/small.txt") == Data("small".utf8))
+        #expect(try await s3.download("a/big.bin") == big)
+        #expect(try await s3.download("a/multipart.bin") == multipart)
+        #expect(try await !s3.exists("a/gone.txt"))
+        let after = try await s3.list("a")
+        #expect(Set(after.map(\.name)) == ["small.txt", "big.bin", "multipart.bin"])
+        for item in after {
+            let earlier = before[item.name]
+            #expect(
+                item.size == earlier?.size && item.checksums == earlier?.checksums
+                    && item.modified == earlier?.modified, "\(item)")
+        }
     }
 
     /// A signature made with another secret is refused as SignatureDoesNotMatch: the mock checks SigV4.

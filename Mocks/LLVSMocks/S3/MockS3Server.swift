@@ -25,11 +25,18 @@ public final class MockS3Server: Sendable, MockService, MockAPIService {
     public let server: MockHTTPServer
     let state: Mutex<MockS3State>
     let storage: URL
+    let stateDirectory: MockStateDirectory?
 
-    public init(settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults()) throws {
+    /// `state`: a folder to keep the buckets and objects in between runs, loaded now and written after every request
+    /// that may change them.
+    public init(
+        settings: Settings = Settings(), port: UInt16 = 0, faults: MockFaults = MockFaults(),
+        state saved: MockStateDirectory? = nil
+    ) throws {
         self.settings = settings
-        var initial = MockS3State()
-        for bucket in settings.buckets { initial.buckets[bucket] = [:] }
+        stateDirectory = saved
+        var initial = try saved?.loadS3() ?? MockS3State()
+        for bucket in settings.buckets where initial.buckets[bucket] == nil { initial.buckets[bucket] = [:] }
         state = Mutex(initial)
         storage = try MockStorageFolder.make("s3")
         let box = MockBackReference<MockS3Server>()
@@ -67,6 +74,13 @@ public final class MockS3Server: Sendable, MockService, MockAPIService {
     // MARK: Serving
 
     func handle(_ request: IncomingRequest) -> MockResponse {
+        defer {
+            // Every request but a read may have changed something, even one answered with an error (a fault after
+            // the write).
+            if let stateDirectory, request.method != "GET", request.method != "HEAD" {
+                state.withLock { stateDirectory.saveS3($0) }
+            }
+        }
         do {
             let body = try authenticate(request)
             return try route(request, body: body)
