@@ -110,9 +110,15 @@ struct S3RealServerTests {
         let injector = HTTPFaultInjector()
         options.faults = HTTPFaultControl(injector: injector, renewsCredentials: false)
         // `rclone serve s3` keeps keys as files on a disk, where a `folder/` marker becomes a file: there the remote
-        // declares it keeps no empty folders, and the suite checks folders made by files.
+        // declares it keeps no empty folders, and the suite checks folders made by files. Its directory cache also
+        // lists a key twice after six PUTs of it at once on a loaded machine (then keeps one after it is deleted): a
+        // fault of the server, which real S3 and moto do not have, so that check is not run against it.
+        if kind == .rclone {
+            options.excluded["racing-uploads"] = "rclone serve s3 1.75 lists a key twice after racing PUTs"
+        }
         await expectConformance(
-            fileSystem(server, prefix: "conformance", faults: injector), options: options, skippable: ["expired-token"])
+            fileSystem(server, prefix: "conformance", faults: injector), options: options,
+            skippable: Set(options.excluded.keys).union(["expired-token"]))
         let injected = injector.injectedCounts
         #expect(injected[.rateLimited] == 1 && injected[.revoked] == 1, "faults met: \(injected)")
     }
