@@ -74,15 +74,3 @@ import Testing
         return process
     }
 }
-
-extension ChildProcess {
-    /// Waits for the process on a thread of its own (not one of the test's cooperative threads); its exit status.
-    func ended() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            Thread {
-                self.waitUntilExit()
-                continuation.resume(returning: self.terminationStatus)
-            }.start()
-        }
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import LLVSSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,20 +18,61 @@ enum FileEvents {
     static func wait(
         in folders: [String], until condition: () -> Bool, while stillGoing: () -> Bool, alsoOnWrites: Bool = false
     ) throws {
-        let fd = inotify_init1(Int32(IN_CLOEXEC))
-        guard fd >= 0 else {
-            throw Unavailable(description: "inotify_init1 failed: \(String(cString: strerror(errno)))")
+        let watch = try Watch(folders, alsoOnWrites: alsoOnWrites)
+        while !condition() && stillGoing() { watch.next() }
+    }
+
+    /// A watch on folders, made before what it watches starts, so it misses none of its events; it counts them.
+    final class Watch {
+        private let fd: Int32
+        private let folders: [String]
+        private let mask: UInt32
+        private var watched = Set<String>()
+        private var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        /// The events read so far.
+        private(set) var count = 0
+
+        init(_ folders: [String], alsoOnWrites: Bool = false) throws {
+            fd = inotify_init1(Int32(IN_CLOEXEC))
+            guard fd >= 0 else {
+                throw Unavailable(description: "inotify_init1 failed: \(String(cString: strerror(errno)))")
+            }
+            self.folders = folders
+            mask = UInt32(IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | (alsoOnWrites ? IN_MODIFY : 0))
+            watchAll()
         }
-        defer { close(fd) }
-        var watched = Set<String>()
-        func watch(_ path: String) {
-            guard !watched.contains(path),
-                inotify_add_watch(
-                    fd, path, UInt32(IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | (alsoOnWrites ? IN_MODIFY : 0))) >= 0
-            else { return }
+
+        deinit { close(fd) }
+
+        /// Waits for events (at most 100 ms), counts those read, and watches folders that appeared.
+        func next() {
+            var events = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&events, 1, 100) > 0 {
+                let length = read(fd, &buffer, buffer.count)
+                // Each event is a 16-byte header (wd, mask, cookie, len) and `len` bytes of name.
+                var offset = 0
+                while offset + 16 <= length {
+                    let nameLength = buffer.withUnsafeBytes {
+                        $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)
+                    }
+                    count += 1
+                    offset += 16 + Int(nameLength)
+                }
+            }
+            watchAll()
+        }
+
+        /// Returns once `count` events were read, or `stillGoing()` no longer holds.
+        func wait(forEvents wanted: Int, while stillGoing: () -> Bool) {
+            while count < wanted && stillGoing() { next() }
+        }
+
+        private func watch(_ path: String) {
+            guard !watched.contains(path), inotify_add_watch(fd, path, mask) >= 0 else { return }
             watched.insert(path)
         }
-        func watchAll() {
+
+        private func watchAll() {
             for folder in folders {
                 var existing = folder
                 while !FileManager.default.fileExists(atPath: existing), existing != "/" {
@@ -44,12 +86,17 @@ enum FileEvents {
                 }
             }
         }
-        watchAll()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while !condition() && stillGoing() {
-            var events = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&events, 1, 100) > 0 { _ = read(fd, &buffer, buffer.count) }
-            watchAll()
+    }
+}
+
+extension ChildProcess {
+    /// Waits for the process on a thread of its own (not one of the test's cooperative threads); its exit status.
+    func ended() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            Thread {
+                self.waitUntilExit()
+                continuation.resume(returning: self.terminationStatus)
+            }.start()
         }
     }
 }

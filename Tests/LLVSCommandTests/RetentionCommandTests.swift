@@ -115,36 +115,33 @@ extension BackupCommandTests {
         }
     }
 
-    /// The stages above are where the prune's state on disk changes. Here it is killed at 20 moments drawn at random
-    /// (the seed is in every failure message) over the time an uninterrupted prune of the same store takes, from its
-    /// start to its end: whatever it had done, `check` passes, a rerun finishes and the kept backups restore identical.
-    /// The wait before each kill only picks the moment (on a thread of the test's own, as the kill must not wait for a
-    /// busy task thread); nothing checked depends on where it landed.
-    @Test func aPruneKilledAtTwentyRandomMomentsLeavesACheckableStoreAndARerunFinishes() async throws {
+    /// The stages above are where the prune's state on disk changes. Here it is killed at 20 points drawn at random
+    /// (the seed is in every failure message) among the file events an uninterrupted prune of the same store makes
+    /// (inotify: files made, written, renamed into place): it is killed once it has made that many. Whatever it had
+    /// done, `check` passes, a rerun finishes and the kept backups restore identical.
+    @Test func aPruneKilledAtTwentyRandomPointsLeavesACheckableStoreAndARerunFinishes() async throws {
         let seed = UInt64.random(in: 1...UInt64.max)
         var generator = SeededGenerator(seed: seed)
         let template = path("template")
         let backups = try await sixBackups(store: template)
         #expect(try await llvs("forget", "--keep-last", "2", "--store", template).status == 0)
-        try FileManager.default.copyItem(atPath: template, toPath: path("timed"))
-        let started = ContinuousClock.now
-        #expect(await (try startLLVS(["prune", "--store", path("timed")])).ended() == 0)
-        let span = ContinuousClock.now - started
+        try FileManager.default.copyItem(atPath: template, toPath: path("whole"))
+        let whole = try pruneWatched(path("whole"))
+        whole.watch.wait(forEvents: .max, while: { whole.prune.isRunning })
+        #expect(await whole.prune.ended() == 0)
+        whole.watch.next()  // what it made just before it ended
+        let events = whole.watch.count
+        #expect(events > 3, "an uninterrupted prune made \(events) file events")
         for round in 0..<20 {
             let store = path("store-\(round)")
             try FileManager.default.copyItem(atPath: template, toPath: store)
-            let (seconds, attoseconds) = (span * Double.random(in: 0...1, using: &generator)).components
-            let prune = try startLLVS(["prune", "--store", store])
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                Thread {
-                    usleep(UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
-                    kill(prune.processIdentifier, SIGKILL)
-                    done.resume()
-                }.start()
-            }
+            let point = Int.random(in: 1...max(1, events), using: &generator)
+            let (watch, prune) = try pruneWatched(store)
+            watch.wait(forEvents: point, while: { prune.isRunning })
+            kill(prune.processIdentifier, SIGKILL)
             _ = await prune.ended()
             let check = try await llvs("check", "--read-data", "--store", store)
-            #expect(check.status == 0, "seed \(seed), round \(round): \(check.text) \(check.error)")
+            #expect(check.status == 0, "seed \(seed), round \(round), event \(point): \(check.text) \(check.error)")
             let rerun = try await llvs("prune", "--store", store)
             #expect(rerun.status == 0, "seed \(seed), round \(round): \(rerun.error)")
             #expect(
@@ -154,6 +151,13 @@ extension BackupCommandTests {
             #expect(try await llvs("restore", out, "--at", backup.version, "--store", store).status == 0)
             #expect(try snapshot(of: out) == backup.tree, "seed \(seed), round \(round)")
         }
+    }
+
+    /// Starts `llvs prune` on `store` under a watch of the store's files, made before the prune starts.
+    func pruneWatched(_ store: String) throws -> (watch: FileEvents.Watch, prune: ChildProcess) {
+        let watch = try FileEvents.Watch(
+            [store, store + "/versions", store + "/packs", store + "/retention"], alsoOnWrites: true)
+        return (watch, try startLLVS(["prune", "--store", store]))
     }
 
     @Test func checkReadDataNamesTheFilesAFlippedByteDamages() async throws {
