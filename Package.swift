@@ -33,6 +33,7 @@ let package = Package(
         .library(name: "LLVSMocks", targets: ["LLVSMocks"]),
         .library(name: "LLVSCommandLine", targets: ["LLVSCommandLine"]),
         .library(name: "LLVSMount", targets: ["LLVSMount"]),
+        .library(name: "LLVSRemoteStore", targets: ["LLVSRemoteStore"]),
     ] + connectors.map { .library(name: "LLVS" + $0.folder, targets: ["LLVS" + $0.folder]) } + [
         .executable(name: "llvs-mock", targets: ["llvs-mock"]),
         .executable(name: "llvs", targets: ["llvs"]),
@@ -104,6 +105,9 @@ let package = Package(
         .target(name: "LLVSRetention", dependencies: ["LLVS", "LLVSSupport", "LLVSBackup"]),
         // Backups and versions as a read-only file system, on libfuse 3.
         .target(name: "LLVSMount", dependencies: ["LLVS", "LLVSSupport", "LLVSBackup", "LLVSRetention", "CFuse3"]),
+        // A store whose values stay on a remote, read a byte range at a time through each version's index
+        // (`llvs mount --from`).
+        .target(name: "LLVSRemoteStore", dependencies: ["LLVS", "LLVSSupport"]),
 
         // Client-side encryption of a remote's files (Argon2id-wrapped key, XChaCha20-Poly1305 in chunks), as a file
         // system over any other, so every exchange, snapshot and backup works unchanged on an encrypted remote.
@@ -140,7 +144,7 @@ let package = Package(
                 name: "LLVSCommandLine",
                 dependencies: [
                     "LLVS", "LLVSSupport", "LLVSSQLite", "LLVSBackup", "LLVSRetention", "LLVSEncryption", "LLVSHTTP",
-                    "LLVSCloudService", "LLVSConformance", "LLVSMount",
+                    "LLVSCloudService", "LLVSConformance", "LLVSMount", "LLVSRemoteStore",
                 ] + connectorTargets),
             .executableTarget(name: "llvs", dependencies: ["LLVSCommandLine"]),
 
@@ -171,7 +175,8 @@ let package = Package(
             .testTarget(
                 name: "LLVSTests",
                 dependencies: [
-                    "LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "LLVSMocks", "llvs-test-helper",
+                    "LLVS", "LLVSSupport", "LLVSSQLite", "LLVSConformance", "LLVSMocks", "LLVSRemoteStore",
+                    "llvs-test-helper",
                 ], exclude: ["Fixtures"]),
             .testTarget(
                 name: "LLVSModelTests",

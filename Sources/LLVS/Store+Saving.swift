@@ -61,10 +61,23 @@ extension Store {
             version, changes: received.changes, files: received.files, stored: received.stored, received: true)
     }
 
+    /// Adds a received version whose new values stay where they are: each `placed` value's map entry points at its
+    /// location, which this store's storage reads (a storage over a remote's changes files, `llvs mount --from`).
+    /// Nothing is written for them; `changes` are the version's changes without data (remove, preserve,
+    /// preserveRemoval). A placed value whose location has `versionId` other than the version's is refused.
+    public func addVersion(_ version: Version, placing placed: [PlacedValue], changes: [Value.Change]) throws {
+        if let value = placed.first(where: { $0.location.versionId != version.id }) {
+            throw StoreError.invalidChanges(
+                version.id, reason: "value \(value.id) is placed in version \(value.location.versionId)")
+        }
+        try commit(version, changes: changes, files: [], placed: placed, received: true)
+    }
+
     @discardableResult
     private func commit(
         _ proposed: Version, changes: [Value.Change], files: [(id: Value.ID, url: URL, isUpdate: Bool)],
-        stored: [ReceivedValue] = [], expectedSHA256: [Value.ID: String] = [:], received: Bool
+        stored: [ReceivedValue] = [], placed: [PlacedValue] = [], expectedSHA256: [Value.ID: String] = [:],
+        received: Bool
     ) throws -> Version {
         var version = proposed
         let id = version.id
@@ -81,8 +94,8 @@ extension Store {
         }
 
         var seen = Set<Value.ID>()
-        for valueId in changes.map(\.valueId) + files.map(\.id) + stored.map(\.id) where !seen.insert(valueId).inserted
-        {
+        for valueId in changes.map(\.valueId) + files.map(\.id) + stored.map(\.id) + placed.map(\.id)
+        where !seen.insert(valueId).inserted {
             throw invalid("value \(valueId) appears in more than one change")
         }
         // Each file looked at once: its size counts in the version, and it must look the same after it is read.
@@ -95,6 +108,7 @@ extension Store {
         }
         let size =
             changes.valueDataSize + sources.reduce(0) { $0 + $1.size } + stored.reduce(0) { $0 + $1.size }
+            + placed.reduce(0) { $0 + $1.size }
         if received, let declared = version.valueDataSize, declared != size {
             throw invalid("the version declares \(declared) bytes of value data but its changes carry \(size)")
         }
@@ -110,6 +124,9 @@ extension Store {
                 throw invalid("a root version may only insert, but it updates \(file.id)")
             }
             if version.predecessors == nil, let value = stored.first(where: \.isUpdate) {
+                throw invalid("a root version may only insert, but it updates \(value.id)")
+            }
+            if version.predecessors == nil, let value = placed.first(where: \.isUpdate) {
                 throw invalid("a root version may only insert, but it updates \(value.id)")
             }
         }
@@ -152,6 +169,11 @@ extension Store {
                 if case .released = value.bytes { released.append(location) }
                 edits += MapEdit.edits(value.id, entry: MapEntry(valueId: value.id, data: location, size: value.size))
             }
+            for value in placed {
+                if value.isReleased { released.append(value.location) }
+                edits += MapEdit.edits(
+                    value.id, entry: MapEntry(valueId: value.id, data: value.location, size: value.size))
+            }
             // Listed before the version is visible, so no reader takes a released value for a damaged one.
             try listReleased(released)
         } catch {
@@ -190,5 +212,26 @@ struct SourceFileState: Equatable {
     static func == (a: SourceFileState, b: SourceFileState) -> Bool {
         a.size == b.size && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
             && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+    }
+}
+
+/// A received value kept where it already is (`Store.addVersion(_:placing:changes:)`): its location in the version's
+/// own records, which the store's storage knows how to read, and its size.
+public struct PlacedValue: Sendable, Equatable {
+    public var id: Value.ID
+    public var isUpdate: Bool
+    /// How many bytes the value holds (decoded).
+    public var size: Int64
+    /// Where its stored bytes are; `versionId` is the version being added.
+    public var location: RecordLocation
+    /// The sender's prune released the bytes: the value keeps its place and size, and reads as released.
+    public var isReleased: Bool
+
+    public init(id: Value.ID, isUpdate: Bool, size: Int64, location: RecordLocation, isReleased: Bool = false) {
+        self.id = id
+        self.isUpdate = isUpdate
+        self.size = size
+        self.location = location
+        self.isReleased = isReleased
     }
 }

@@ -41,6 +41,8 @@ public enum ChangesReader {
             return ReceivedChanges(changes: try RemoteFormat.decodeChanges(data, path: path))
         case .staged(let url):
             throw ExchangeError.stagedChangesNotReadable(path: url.path)
+        case .indexed(let changes, _):
+            return try read(changes, path: path, inlineLimit: inlineLimit, temporaryDirectory: temporaryDirectory)
         case .file(let url, _):
             guard let input = FileHandle(forReadingAtPath: url.path) else {
                 throw FileError.io(path: url.path, operation: "open", errno: errno)

@@ -159,15 +159,23 @@ public struct CloudFileSystemExchange: Exchange {
         return try codec.encodeChanges(madeInVersionIdentifiedBy: version.id, in: store, stager: stager)
     }
 
-    /// Both files are named by the version's ID, which never names another: they are written as new names, with no
-    /// look for a file to replace.
+    /// The files are named by the version's ID, which never names another: they are written as new names, with no
+    /// look for a file to replace. Compact changes go with their index (`indexes/<id>`), after the changes and before
+    /// the version file, so a version on the remote has both (unless a build that writes none sent it).
     public func send(_ version: Version, changes: EncodedChanges) async throws {
         let changesPath = try file(RemoteFormat.changesFolder, version.id)
         try await fileSystem.upload(try changes.uploadSource(), to: changesPath, mode: .newName)
+        if case .indexed(_, let index) = changes {
+            try await fileSystem.upload(
+                .data(index.encoded()), to: try file(CompactChangesIndex.folder, version.id), mode: .newName)
+        }
         try await fileSystem.upload(
             .data(try codec.encodeVersion(version)), to: try file(RemoteFormat.versionsFolder, version.id),
             mode: .newName)
     }
+
+    /// Where a version's index is (`CompactChangesIndex`).
+    public func indexLocation(of id: Version.ID) -> String { path(CompactChangesIndex.folder, id.rawValue) }
 
     /// Replaces a version's changes file with the changes as this store has them now, so the values a prune released
     /// here go as released (their sizes, no bytes) and the remote frees their bytes too. Only a compact remote can say
@@ -178,5 +186,11 @@ public struct CloudFileSystemExchange: Exchange {
         defer { changes.discard() }
         try await fileSystem.upload(
             try changes.uploadSource(), to: try file(RemoteFormat.changesFolder, version.id), mode: .replace)
+        // Replaced after the changes: a reader that meets the old index with the new file sees the sizes differ
+        // (a rewrite releases bytes) and reads the file whole.
+        if case .indexed(_, let index) = changes {
+            try await fileSystem.upload(
+                .data(index.encoded()), to: try file(CompactChangesIndex.folder, version.id), mode: .replace)
+        }
     }
 }

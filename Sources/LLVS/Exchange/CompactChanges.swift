@@ -29,32 +29,40 @@ enum CompactChanges {
 extension Store {
     /// The changes a version made, in the compact format: in memory when their values are small, else written
     /// through `stager` (or to a plain temporary file) one value at a time, each copied from storage in pieces.
+    /// They come with their index (`CompactChangesIndex`), made as they are written.
     func compactChanges(madeInVersionIdentifiedBy id: Version.ID, stager: FileStager?) throws -> EncodedChanges {
         let planned = try plannedChanges(madeInVersionIdentifiedBy: id)
         let total = planned.reduce(Int64(0)) { $0 + ($1.entry?.data.length ?? 0) }
         if total <= CompactChanges.inlineLimit {
             let sink = MemoryChangesSink()
-            try writeCompact(planned, to: sink)
-            return .data(sink.data)
+            let index = try writeCompact(planned, to: sink)
+            return .indexed(.data(sink.data), index: index)
         }
         let url = temporaryFile("send")
+        let index: CompactChangesIndex
         do {
             let out = try (stager ?? .plain).makeWriter(url)
-            try writeCompact(planned, to: StagedChangesSink(out))
+            index = try writeCompact(planned, to: StagedChangesSink(out))
             try out.finish()
         } catch {
             try? FileManager.default.removeItem(at: url)
             throw error
         }
-        return stager != nil ? .staged(url) : .file(url, owned: true)
+        return .indexed(stager != nil ? .staged(url) : .file(url, owned: true), index: index)
     }
 
-    private func writeCompact(_ planned: [PlannedChange], to sink: some CompactChangesSink) throws {
+    private func writeCompact(
+        _ planned: [PlannedChange], to sink: some CompactChangesSink
+    ) throws -> CompactChangesIndex {
         let released = try releasedRecords()
         var crc = CRC32.Running()
+        var written: Int64 = 0
+        var entries: [CompactChangesIndex.Entry] = []
+        entries.reserveCapacity(planned.count)
         func emit(_ bytes: Data) throws {
             crc.update(bytes)
             try sink.write(bytes)
+            written += Int64(bytes.count)
         }
         try emit(CompactChanges.magic)
         for change in planned {
@@ -67,12 +75,15 @@ extension Store {
                     head.byte(kind.rawValue)
                     head.string(entry.valueId.rawValue)
                     head.varint(UInt64(entry.size))
+                    entries.append(.released(id: entry.valueId, isUpdate: kind == .releasedUpdate, size: entry.size))
                     break
                 }
                 let kind: CompactChanges.Kind = if case .insert = change { .insert } else { .update }
                 head.byte(kind.rawValue)
                 head.string(entry.valueId.rawValue)
                 var encoding: RecordEncoding?
+                var valueOffset: Int64 = 0
+                var valueCRC = CRC32.Running()
                 var pieces: [Data] = []
                 var buffered: Int64 = 0
                 // The record's encoding is known with its first piece; pieces are held until the head is written,
@@ -84,7 +95,9 @@ extension Store {
                         head.varint(UInt64(entry.size))
                         head.varint(UInt64(entry.data.length))
                         try emit(Data(head.bytes))
+                        valueOffset = written
                     }
+                    valueCRC.update(piece)
                     buffered += Int64(piece.count)
                     pieces.append(piece)
                     if buffered >= 1 << 20 {
@@ -98,19 +111,28 @@ extension Store {
                     head.varint(0)
                     head.varint(0)
                     try emit(Data(head.bytes))
+                    valueOffset = written
                 }
                 for piece in pieces { try emit(piece) }
+                entries.append(
+                    .value(
+                        id: entry.valueId, isUpdate: kind == .update, encoding: encoding ?? .plain,
+                        size: encoding == nil ? 0 : entry.size, offset: valueOffset,
+                        length: encoding == nil ? 0 : entry.data.length, crc32: valueCRC.value))
                 continue
             case .remove(let valueId):
                 head.byte(CompactChanges.Kind.remove.rawValue)
                 head.string(valueId.rawValue)
+                entries.append(.remove(valueId))
             case .preserve(let reference):
                 head.byte(CompactChanges.Kind.preserve.rawValue)
                 head.string(reference.valueId.rawValue)
                 head.string(reference.storedVersionId.rawValue)
+                entries.append(.preserve(reference))
             case .preserveRemoval(let valueId):
                 head.byte(CompactChanges.Kind.preserveRemoval.rawValue)
                 head.string(valueId.rawValue)
+                entries.append(.preserveRemoval(valueId))
             }
             try emit(Data(head.bytes))
         }
@@ -121,6 +143,7 @@ extension Store {
         var checksum = ByteWriter()
         checksum.uint32(crc.value)
         try sink.write(Data(checksum.bytes))
+        return CompactChangesIndex(changesSize: written + 4, entries: entries)
     }
 }
 

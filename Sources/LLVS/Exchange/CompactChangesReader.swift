@@ -11,6 +11,7 @@ enum CompactChangesReader {
         case .data(let data): input = CompactInput(data: data)
         case .file(let url, _): input = try CompactInput(file: ReadableFile(path: url.path))
         case .staged(let url): throw ExchangeError.stagedChangesNotReadable(path: url.path)
+        case .indexed(let changes, _): return try read(changes, path: path, temporaryDirectory: temporaryDirectory)
         }
         var received = ReceivedChanges(changes: [])
         do {

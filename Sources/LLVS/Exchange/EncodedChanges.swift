@@ -10,12 +10,22 @@ public enum EncodedChanges: Sendable {
     /// A temporary file a file system's `FileStager` wrote for its upload (perhaps transformed: sealed), to be sent
     /// as `UploadSource.staged` and never read here.
     case staged(URL)
+    /// Compact changes with the index of where their values lie in them (`CompactChangesIndex`), which a cloud
+    /// exchange writes beside them; everything else reads them as the changes alone.
+    indirect case indexed(EncodedChanges, index: CompactChangesIndex)
+
+    /// The changes without their index.
+    public var unindexed: EncodedChanges {
+        if case .indexed(let changes, _) = self { return changes.unindexed }
+        return self
+    }
 
     /// Removes the temporary file, if this owns one.
     public func discard() {
         switch self {
         case .file(let url, true), .staged(let url): try? FileManager.default.removeItem(at: url)
         case .data, .file: break
+        case .indexed(let changes, _): changes.discard()
         }
     }
 
@@ -25,6 +35,7 @@ public enum EncodedChanges: Sendable {
         case .data(let data): .data(data)
         case .file(let url, _): try UploadSource(file: url)
         case .staged(let url): try UploadSource(staged: url)
+        case .indexed(let changes, _): try changes.uploadSource()
         }
     }
 
@@ -37,6 +48,7 @@ public enum EncodedChanges: Sendable {
             defer { try? handle.close() }
             return try handle.read(upToCount: count) ?? Data()
         case .staged(let url): throw ExchangeError.stagedChangesNotReadable(path: url.path)
+        case .indexed(let changes, _): return try changes.prefix(count)
         }
     }
 
@@ -46,6 +58,7 @@ public enum EncodedChanges: Sendable {
         case .data(let data): return data
         case .file(let url, _): return try POSIX.readFile(url.path)
         case .staged(let url): throw ExchangeError.stagedChangesNotReadable(path: url.path)
+        case .indexed(let changes, _): return try changes.data()
         }
     }
 }

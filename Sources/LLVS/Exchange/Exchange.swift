@@ -58,6 +58,11 @@ public struct ExchangeFailure: Error, Sendable, CustomStringConvertible {
     /// What it failed with.
     public var error: any Error
     public var description: String { "version \(versionId): \(error)" }
+
+    public init(versionId: Version.ID, error: any Error) {
+        self.versionId = versionId
+        self.error = error
+    }
 }
 
 /// What a retrieve brought in, and what it could not (yet).
@@ -228,7 +233,7 @@ extension Exchange {
 
     /// The fetched versions whose predecessors are in the store or among them, each after its predecessors
     /// (Kahn's algorithm). A version with a predecessor on neither side is left out, and so are its descendants.
-    static func orderedForAdding(_ fetched: [Version], present: History) -> [Version] {
+    package static func orderedForAdding(_ fetched: [Version], present: History) -> [Version] {
         let byId = Dictionary(fetched.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var dependents: [Version.ID: [Version.ID]] = [:]
         var unmet: [Version.ID: Int] = [:]

@@ -45,11 +45,17 @@ public struct FileSystemExchange: Exchange {
         let versionPath = try path(RemoteFormat.versionsFolder, version.id)
         try POSIX.makeDirectories((changesPath as NSString).deletingLastPathComponent)
         try POSIX.makeDirectories((versionPath as NSString).deletingLastPathComponent)
+        try write(changes, to: changesPath)
+        try POSIX.writeAtomically(try codec.encodeVersion(version), to: versionPath)
+    }
+
+    /// A shared folder keeps no index beside the changes: every reader there reads the files whole.
+    private func write(_ changes: EncodedChanges, to changesPath: String) throws {
         switch changes {
         case .data(let data): try POSIX.writeAtomically(data, to: changesPath)
         case .file(let url, _): try POSIX.copyAtomically(url.path, to: changesPath)
         case .staged(let url): throw ExchangeError.stagedChangesNotReadable(path: url.path)
+        case .indexed(let changes, _): try write(changes, to: changesPath)
         }
-        try POSIX.writeAtomically(try codec.encodeVersion(version), to: versionPath)
     }
 }
