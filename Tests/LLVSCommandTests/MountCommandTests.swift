@@ -1,5 +1,7 @@
 import Foundation
+import LLVSHTTP
 import LLVSSupport
+import LLVSTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -25,9 +27,13 @@ extension BackupCommandTests {
     }
 
     func mount(at point: String, store: String, errors: String? = nil) throws -> RunningMount {
+        try mount(at: point, with: ["--store", store], errors: errors)
+    }
+
+    func mount(at point: String, with arguments: [String], errors: String? = nil) throws -> RunningMount {
         try FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
         let output = Pipe()
-        let process = try startLLVS(["mount", point, "--store", store], output: output, errors: errors)
+        let process = try startLLVS(["mount", point] + arguments, output: output, errors: errors)
         // Waits for the line the mount prints once the kernel has it (or for the end of its output, if it failed).
         var said = Data()
         while !said.contains(UInt8(ascii: "\n")) {
@@ -160,6 +166,75 @@ extension BackupCommandTests {
         mounted.stop()
         let told = try String(contentsOfFile: errors, encoding: .utf8)
         #expect(told.components(separatedBy: "victim.bin").count == 2, "told once, with the path: \(told)")
+    }
+
+    /// The requests a WebDAV mock answered so far (`GET /llvs-mock/requests`): method, target and Range header.
+    func requestsAnswered(by mock: MockProcess) async throws -> [(method: String, target: String, range: String?)] {
+        let url = try #require(URL(string: mock.url)?.deletingLastPathComponent())
+        let base = try #require(URL(string: "/llvs-mock/requests", relativeTo: url)?.absoluteURL)
+        let answer = try await quickClient().send(HTTPRequest(url: base))
+        #expect(answer.status == 200)
+        return try answer.body.split(separator: UInt8(ascii: "\n")).map { line in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+            return (object["method"] as? String ?? "", object["target"] as? String ?? "", object["range"] as? String)
+        }
+    }
+
+    /// From a WebDAV remote, nothing is cloned: the mount reads version files and indexes, never a changes file whole;
+    /// every file of both backups reads as it was backed up, each through ranged reads; and a chunk read once (a
+    /// large file unchanged between the backups, read again under the second backup's folder) costs no request.
+    @Test(.enabled(if: fuseAvailable || CIEnvironment.requiresEveryTest, "needs /dev/fuse and fusermount3 (fuse3)"))
+    func aMountFromAWebDAVRemoteReadsWhatIsReadAndOnlyOnce() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        let mock = try #require(try await addRemote("webdav") as? MockProcess)
+        let big = SeededGenerator.bytes(9 << 20, seed: 11)
+        try write(path("tree/big.bin"), big)
+        try write(path("tree/docs/a.txt"), Data("first".utf8))
+        try write(path("tree/docs/deeper/b.txt"), SeededGenerator.bytes(3_000, seed: 12))
+        var trees: [[String: String]] = []
+        for round in 0..<2 {
+            if round == 1 { try write(path("tree/docs/a.txt"), Data("second".utf8)) }
+            let backup = try await llvs("backup", path("tree"), "--name", "tree", "--store", store, "--to", "home")
+            #expect(backup.status == 0, "\(backup.error)")
+            trees.append(try snapshot(of: path("tree")))
+        }
+        let before = try await requestsAnswered(by: mock).count
+
+        let mounted = try mount(at: path("mnt"), with: ["--from", "home"])
+        defer { if mounted.process.isRunning { mounted.stop() } }
+        let opening = try await requestsAnswered(by: mock).dropFirst(before)
+        // What the mount needs to show the backups (their records) is read by range, never a changes file whole.
+        func wholeChanges(_ request: (method: String, target: String, range: String?)) -> Bool {
+            request.method == "GET" && request.target.contains("/changes/") && request.range == nil
+        }
+        #expect(!opening.contains(where: wholeChanges), "\(opening)")
+        #expect(opening.contains { $0.method == "GET" && $0.target.contains("/indexes/") })
+
+        let times = try FileManager.default.contentsOfDirectory(atPath: path("mnt/sources/tree")).sorted()
+        #expect(times.count == 3 && times.last == "latest", "\(times)")
+        let backups = path("mnt/sources/tree") + "/"
+        #expect(try snapshot(of: backups + times[0]) == trees[0])
+        let read = try await requestsAnswered(by: mock)
+        let contents = read.dropFirst(before).filter { $0.method == "GET" && $0.target.contains("/changes/") }
+        #expect(contents.count > opening.count(where: { $0.target.contains("/changes/") }))
+        #expect(!contents.contains(where: wholeChanges), "\(contents)")
+
+        // The big file again, under the other backup (another file to the kernel, the same chunks): once the second
+        // backup's listing is read (its root changed with docs/), no request.
+        let second = backups + times[1] + "/big.bin"
+        #expect(try FileManager.default.attributesOfItem(atPath: second)[.size] as? Int == big.count)
+        let listed = try await requestsAnswered(by: mock)
+        let again = try Data(contentsOf: URL(fileURLWithPath: second))
+        #expect(again == big)
+        let after = try await requestsAnswered(by: mock)
+        #expect(after.count == listed.count, "\(after.dropFirst(listed.count))")
+        #expect(listed.count - read.count <= 2, "\(listed.dropFirst(read.count))")
+        #expect(try snapshot(of: backups + times[1]) == trees[1])
+
+        mounted.stop()
+        #expect(mounted.process.terminationStatus == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path("mnt")).isEmpty, "unmounted")
     }
 
     @Test(.enabled(if: fuseAvailable || CIEnvironment.requiresEveryTest, "needs /dev/fuse and fusermount3 (fuse3)"))

@@ -28,6 +28,10 @@ public final class MockHTTPServer: Sendable {
     /// requests are neither numbered nor logged, so a test harness in any language can fail the next request of its
     /// own client exactly where it wants.
     public static let faultControlPath = "/llvs-mock/faults"
+    /// Where a client reads what the mock was asked: `GET /llvs-mock/requests` answers the log so far, one JSON object
+    /// a line (`number`, `method`, `target`, `status`, and `range` when the request had one), so a harness in any
+    /// language can count what its client sent. Neither numbered nor logged itself.
+    public static let requestLogPath = "/llvs-mock/requests"
     private let arrivalWaiters = Mutex<[(count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
     private let connectionCounter = Mutex(0)
     private let stopped = Atomic<Bool>(false)
@@ -127,10 +131,10 @@ public final class MockHTTPServer: Sendable {
             return false
         }
         defer { if case .file(let url, _) = request.body { try? FileManager.default.removeItem(at: url) } }
-        if request.path == Self.faultControlPath {
+        if request.path == Self.faultControlPath || request.path == Self.requestLogPath {
+            let answer = request.path == Self.faultControlPath ? controlFaults(request) : requestLog(request)
             do {
-                try write(
-                    controlFaults(request), for: request, to: connection, keepAlive: request.keepsAlive, cutShort: nil)
+                try write(answer, for: request, to: connection, keepAlive: request.keepsAlive, cutShort: nil)
                 return request.keepsAlive
             } catch {
                 return false
@@ -190,6 +194,26 @@ public final class MockHTTPServer: Sendable {
     }
 
     private func record(_ entry: MockLogEntry) { entries.withLock { $0.append(entry) } }
+
+    /// A request to `requestLogPath`: the log as JSON lines.
+    private func requestLog(_ request: IncomingRequest) -> MockResponse {
+        guard request.method == "GET" else {
+            return MockResponse(
+                status: 405, headers: ["Content-Type": "text/plain"],
+                body: .data(Data("GET \(Self.requestLogPath) for the requests so far\n".utf8)))
+        }
+        var lines = Data()
+        for entry in log {
+            var object: [String: Any] = ["number": entry.number, "method": entry.method, "target": entry.target]
+            if let status = entry.status { object["status"] = status }
+            if let range = entry.headers["Range"] { object["range"] = range }
+            if let line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+                lines.append(line)
+                lines.append(UInt8(ascii: "\n"))
+            }
+        }
+        return MockResponse(status: 200, headers: ["Content-Type": "application/x-ndjson"], body: .data(lines))
+    }
 
     /// A request to `faultControlPath`: a POST adds the spec in its body to this server's faults.
     private func controlFaults(_ request: IncomingRequest) -> MockResponse {

@@ -10,14 +10,7 @@ struct TemporaryClone {
     let coordinator: StoreCoordinator
 
     static func make(from remote: String, context: CommandContext) async throws -> TemporaryClone {
-        let connection: RemoteConnection
-        if URLRemote.isURL(remote) {
-            let entry = try URLRemote.entry(remote, account: nil, context: context)
-            connection = try RemoteConnection(name: "from", entry: entry, level: .store, context: context)
-        } else {
-            connection = try context.connection(remote)
-        }
-        try await connection.requireStore()
+        let connection = try await RemoteConnection.holdingStore(remote, context: context)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "llvs-restore-\(UUID().uuidString)")
         do {

@@ -135,6 +135,19 @@ struct RemoteConnection {
         if let sealing = fileSystem as? any SealingFileSystem { _ = try await sealing.keyring.key() }
     }
 
+    /// The remote a `--from REMOTE|URL` names (a remote of the configuration, or a URL), checked to hold a store.
+    static func holdingStore(_ remote: String, context: CommandContext) async throws -> RemoteConnection {
+        let connection: RemoteConnection
+        if URLRemote.isURL(remote) {
+            let entry = try URLRemote.entry(remote, account: nil, context: context)
+            connection = try RemoteConnection(name: "from", entry: entry, level: .store, context: context)
+        } else {
+            connection = try context.connection(remote)
+        }
+        try await connection.requireStore()
+        return connection
+    }
+
     /// Says which remote a store's change feed position belongs to: the service, its address and where the store's
     /// files are, so a remote re-pointed elsewhere under the same name starts again with a full listing.
     var identity: String {
