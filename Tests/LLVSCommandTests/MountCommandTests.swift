@@ -18,6 +18,8 @@ extension BackupCommandTests {
     struct RunningMount {
         let process: ChildProcess
         let point: String
+        /// What it said once mounted.
+        let line: String
 
         /// SIGINT, as Ctrl-C: the mount comes down and the process ends.
         func stop() {
@@ -46,7 +48,7 @@ extension BackupCommandTests {
             process.waitUntilExit()
             throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "llvs mount said: \(line)"])
         }
-        return RunningMount(process: process, point: point)
+        return RunningMount(process: process, point: point, line: line)
     }
 
     @Test(.enabled(if: fuseAvailable || CIEnvironment.requiresEveryTest, "needs /dev/fuse and fusermount3 (fuse3)"))
@@ -203,6 +205,7 @@ extension BackupCommandTests {
 
         let mounted = try mount(at: path("mnt"), with: ["--from", "home"])
         defer { if mounted.process.isRunning { mounted.stop() } }
+        #expect(mounted.line.contains("(2 versions; contents are read as they are needed)"), "\(mounted.line)")
         let opening = try await requestsAnswered(by: mock).dropFirst(before)
         // What the mount needs to show the backups (their records) is read by range, never a changes file whole.
         func wholeChanges(_ request: (method: String, target: String, range: String?)) -> Bool {
@@ -235,6 +238,52 @@ extension BackupCommandTests {
         mounted.stop()
         #expect(mounted.process.terminationStatus == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: path("mnt")).isEmpty, "unmounted")
+    }
+
+    /// From an encrypted remote (sealed files, read by range through the encryption layer): app values on two
+    /// branches and a backup, each head's values as `llvs get` gives them, the backup as it was made.
+    @Test(.enabled(if: fuseAvailable || CIEnvironment.requiresEveryTest, "needs /dev/fuse and fusermount3 (fuse3)"))
+    func aMountFromAnEncryptedRemoteShowsEveryHeadAndBackup() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        let base = try await llvs("put", "notes/a", "-", "--store", store, input: Data("A".utf8))
+        let baseVersion = base.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await llvs("put", "notes/b", "-", "--store", store, input: Data("B".utf8)).status == 0)
+        let side = try await llvs(
+            "put", "notes/c", "-", "--on", baseVersion, "--branch", "side", "--store", store,
+            input: SeededGenerator.bytes(6 << 20, seed: 21))
+        #expect(side.status == 0, "\(side.error)")
+        try write(path("tree/x/y.bin"), SeededGenerator.bytes(700_000, seed: 22))
+        try write(path("tree/z.txt"), Data("z".utf8))
+        let added = try await llvs(
+            "remote", "add", "home", "file://" + path("remote"), "--encrypt", "--passphrase-stdin", "--store", store,
+            input: Data("mount pass\n".utf8))
+        #expect(added.status == 0, "\(added.error)")
+        #expect(try await llvs("push", "--store", store).status == 0)
+        let backup = try await llvs("backup", path("tree"), "--name", "tree", "--to", "home", "--store", store)
+        #expect(backup.status == 0, "\(backup.error)")
+        let tree = try snapshot(of: path("tree"))
+
+        let mounted = try mount(at: path("mnt"), with: ["--from", "home", "--store", store])
+        defer { if mounted.process.isRunning { mounted.stop() } }
+        #expect(mounted.line.contains("contents are read as they are needed") && !mounted.line.contains("whole"))
+        let root = path("mnt")
+        let latest = try FileManager.default.destinationOfSymbolicLink(atPath: root + "/sources/tree/latest")
+        #expect(try snapshot(of: root + "/sources/tree/" + latest) == tree)
+        let heads = try FileManager.default.contentsOfDirectory(atPath: root + "/heads")
+        #expect(heads.count == 2, "\(heads)")
+        for head in heads {
+            let folder = root + "/heads/" + head + "/notes"
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+            #expect(names.count == 2, "\(head): \(names)")
+            for name in names {
+                let got = try await llvs("get", "notes/" + name, "--at", head, "--store", store)
+                #expect(
+                    try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)) == got.output, "\(head) \(name)")
+            }
+        }
+        mounted.stop()
+        #expect(mounted.process.terminationStatus == 0)
     }
 
     @Test(.enabled(if: fuseAvailable || CIEnvironment.requiresEveryTest, "needs /dev/fuse and fusermount3 (fuse3)"))
