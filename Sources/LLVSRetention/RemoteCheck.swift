@@ -6,7 +6,8 @@ import LLVSSupport
 /// `llvs check --remote R`: whether a remote holds whole versions, read from the remote alone (no clone, nothing
 /// stored). Every version file is read and decoded, has its changes file, and names predecessors the remote holds;
 /// with data reading every changes file (or part N of M of them, by the hash of the version's ID) is read and decoded too (a compact one's checksum, each compressed value's
-/// size), its values' sizes add up to what its version says, and each backup chunk's bytes have its name.
+/// size), its values' sizes add up to what its version says, each backup chunk's bytes have its name, and its index
+/// (where there is one) describes it.
 public struct RemoteCheck: Sendable {
     public struct Problem: Encodable, Equatable, Sendable {
         public var version: String
@@ -38,10 +39,20 @@ public struct RemoteCheck: Sendable {
         let probe = exchange.changesLocation(of: Version.ID("x"))
         let changesFolder = String(probe.dropLast(2))
         let changes = Set(try await exchange.fileSystem.listNames(changesFolder))
+        let indexes: Set<String>
+        do {
+            indexes = Set(
+                try await exchange.fileSystem.listNames(String(exchange.indexLocation(of: Version.ID("x")).dropLast(2)))
+            )
+        } catch CloudFileSystemError.notFound {
+            indexes = []
+        }
         let sorted = ids.sorted { $0.rawValue < $1.rawValue }
         let exchange = self.exchange, reading = self.reading
         let outcomes = await mapConcurrently(sorted, limit: max(1, exchange.concurrency)) { id in
-            try await Self.check(id, in: exchange, readData: reading.includes(Value.ID(id.rawValue)))
+            try await Self.check(
+                id, in: exchange, readData: reading.includes(Value.ID(id.rawValue)),
+                indexed: indexes.contains(id.rawValue))
         }
         for (id, outcome) in zip(sorted, outcomes) {
             if !changes.contains(id.rawValue) {
@@ -70,7 +81,7 @@ public struct RemoteCheck: Sendable {
     }
 
     private static func check(
-        _ id: Version.ID, in exchange: CloudFileSystemExchange, readData: Bool
+        _ id: Version.ID, in exchange: CloudFileSystemExchange, readData: Bool, indexed: Bool
     ) async throws
         -> Checked
     {
@@ -78,6 +89,15 @@ public struct RemoteCheck: Sendable {
         guard readData else { return checked }
         let encoded = try await exchange.fetchChanges(of: id)
         defer { encoded.discard() }
+        if indexed {
+            let path = exchange.indexLocation(of: id)
+            do {
+                let index = try CompactChangesIndex.decode(try await exchange.fileSystem.download(path), path: path)
+                checked.problems += try index.mismatches(with: encoded, path: exchange.changesLocation(of: id))
+            } catch let error as ExchangeError {
+                checked.problems.append("\(error)")
+            }
+        }
         let received = try exchange.codec.decodeChanges(
             encoded, path: exchange.changesLocation(of: id), temporaryDirectory: exchange.store.temporaryDirectory)
         defer { received.discard() }

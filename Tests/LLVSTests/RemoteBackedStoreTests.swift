@@ -105,6 +105,25 @@ import Testing
             let rest = (values.next(), others.next())
             #expect(rest.0 == nil && rest.1 == nil)
         }
+        // A changes file gives its own index, which is the one sent; an index that misplaces a value is told.
+        for version in versions {
+            let changes = EncodedChanges.data(try await remote.download("sync/changes/\(version.rawValue)"))
+            let sent = try CompactChangesIndex.decode(
+                try await remote.download("sync/indexes/\(version.rawValue)"), path: "index")
+            #expect(try CompactChangesReader.index(of: changes, path: "changes") == sent)
+            #expect(try sent.mismatches(with: changes, path: "changes").isEmpty)
+            var wrong = sent
+            if let at = wrong.entries.firstIndex(where: { if case .value = $0 { true } else { false } }),
+                case .value(let id, let isUpdate, let encoding, let size, let offset, let length, let crc32) =
+                    wrong.entries[at]
+            {
+                wrong.entries[at] = .value(
+                    id: id, isUpdate: isUpdate, encoding: encoding, size: size, offset: offset + 1, length: length,
+                    crc32: crc32)
+                let told = try wrong.mismatches(with: changes, path: "changes")
+                #expect(told.count == 1 && told[0].contains("entry \(at + 1)"), "\(told)")
+            }
+        }
         // Damage anywhere is refused by name.
         var index = try await remote.download("sync/indexes/\(versions[0].rawValue)")
         index[12] ^= 1
@@ -179,6 +198,33 @@ import Testing
         #expect(throws: RemoteStoreError.self) { try opened.store.value(id: damagedId, at: version.id) }
         let other: Value.ID = damagedId == "a" ? "b" : "a"
         #expect(try opened.store.value(id: other, at: version.id) == store.value(id: other, at: version.id))
+    }
+
+    /// A prune's rewrite of a changes file (values released after they were sent) rewrites its index: the version is
+    /// still placed from it, and the released value reads as released.
+    @Test func aRewrittenChangesFileGetsAFreshIndex() async throws {
+        let store = try makeStore(in: directory, name: "source")
+        let kept = SeededGenerator.bytes(20_000, seed: 1)
+        let root = try store.makeVersion(
+            basedOnPredecessor: nil,
+            inserting: [Value(id: "kept", data: kept), Value(id: "gone", data: SeededGenerator.bytes(30_000, seed: 2))])
+        let remote = LocalFolderFileSystem(root: directory.child("remote"))
+        try await push(store, to: remote)
+        let before = try await remote.download("sync/indexes/\(root.id.rawValue)")
+        let gone = try #require(try store.storedEntry(id: "gone", at: root.id))
+        try store.listReleased([gone.location])
+        _ = try store.releaseRecords([gone.location])
+        let exchange = CloudFileSystemExchange(
+            store: store, fileSystem: remote, basePath: "sync", concurrency: 4, codec: CompactRemoteCodec())
+        try await exchange.replaceChanges(of: root)
+        #expect(try await remote.download("sync/indexes/\(root.id.rawValue)") != before)
+        let opened = try await RemoteBackedStore.open(
+            fileSystem: remote, basePath: "sync", codec: CompactRemoteCodec(), in: directory.child("backed"))
+        #expect(opened.placedVersions == 1 && opened.versionsReadWhole == 0)
+        #expect(throws: StoreError.valueReleased("gone", storedIn: root.id)) {
+            try opened.store.value(id: "gone", at: root.id)
+        }
+        #expect(try opened.store.value(id: "kept", at: root.id)?.data == kept)
     }
 
     @Test func aReleasedValueReadsAsReleased() async throws {

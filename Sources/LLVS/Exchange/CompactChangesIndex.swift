@@ -151,3 +151,20 @@ public struct CompactChangesIndex: Sendable, Equatable {
         }
     }
 }
+
+extension CompactChangesIndex {
+    /// How this index fails to describe `changes` (the changes file it names): its size, and each entry against the
+    /// index the file itself gives (`CompactChangesReader.index`). Empty when it describes the file exactly.
+    public func mismatches(with changes: EncodedChanges, path: String) throws -> [String] {
+        let actual = try CompactChangesReader.index(of: changes, path: path)
+        guard actual.changesSize == changesSize else {
+            return ["its index describes a changes file of \(changesSize) bytes, but it has \(actual.changesSize)"]
+        }
+        guard actual.entries.count == entries.count else {
+            return ["its index has \(entries.count) entries for \(actual.entries.count) changes"]
+        }
+        return zip(entries, actual.entries).enumerated().compactMap { number, pair in
+            pair.0 == pair.1 ? nil : "its index entry \(number + 1) does not describe the change there (\(pair.1))"
+        }
+    }
+}

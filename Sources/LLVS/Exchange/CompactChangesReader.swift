@@ -82,6 +82,81 @@ enum CompactChangesReader {
     }
 }
 
+extension CompactChangesReader {
+    /// The index of a compact changes file (`CompactChangesIndex`), from the file itself: each change in order, each
+    /// value's range and its CRC-32, the file's size. The file is checked as `read` checks it.
+    /// - Throws: `ExchangeError.malformedFile(path:reason:)`.
+    public static func index(of encoded: EncodedChanges, path: String) throws -> CompactChangesIndex {
+        let input: CompactInput
+        switch encoded {
+        case .data(let data): input = CompactInput(data: data)
+        case .file(let url, _): input = try CompactInput(file: ReadableFile(path: url.path))
+        case .staged(let url): throw ExchangeError.stagedChangesNotReadable(path: url.path)
+        case .indexed(let changes, _): return try index(of: changes, path: path)
+        }
+        do {
+            return try index(input)
+        } catch let failure as ByteReader.Failure {
+            throw ExchangeError.malformedFile(path: path, reason: failure.description)
+        }
+    }
+
+    private static func index(_ input: CompactInput) throws -> CompactChangesIndex {
+        func fail(_ reason: String) -> ByteReader.Failure { ByteReader.Failure(description: reason) }
+        guard try input.bytes(CompactChanges.magic.count) == CompactChanges.magic else {
+            throw fail("it is not a compact changes file (no LLVSCHG1 at its start)")
+        }
+        var entries: [CompactChangesIndex.Entry] = []
+        while true {
+            let kindByte = try input.byte()
+            guard let kind = CompactChanges.Kind(rawValue: kindByte) else {
+                throw fail("change \(entries.count + 1) has unknown kind \(kindByte)")
+            }
+            if kind == .end { break }
+            let id = Value.ID(try input.string())
+            switch kind {
+            case .end: break
+            case .remove: entries.append(.remove(id))
+            case .preserveRemoval: entries.append(.preserveRemoval(id))
+            case .preserve:
+                let stored = Version.ID(try input.string())
+                entries.append(.preserve(Value.Reference(valueId: id, storedVersionId: stored)))
+            case .releasedInsert, .releasedUpdate:
+                let size = Int64(try input.varint(limit: UInt64(UInt32.max)))
+                entries.append(.released(id: id, isUpdate: kind == .releasedUpdate, size: size))
+            case .insert, .update:
+                let encodingByte = try input.byte()
+                guard let encoding = RecordEncoding(rawValue: encodingByte) else {
+                    throw fail("value \(id) has unknown encoding \(encodingByte)")
+                }
+                let size = Int64(try input.varint(limit: UInt64(UInt32.max)))
+                let length = Int64(try input.varint(limit: UInt64(UInt32.max)))
+                let offset = input.offset
+                var crc = CRC32.Running()
+                var left = length
+                while left > 0 {
+                    let piece = try input.bytes(Int(min(left, 1 << 20)))
+                    crc.update(piece)
+                    left -= Int64(piece.count)
+                }
+                entries.append(
+                    .value(
+                        id: id, isUpdate: kind == .update, encoding: encoding, size: size, offset: offset,
+                        length: length, crc32: crc.value))
+            }
+        }
+        let declared = try input.varint(limit: UInt64(Int.max))
+        guard declared == UInt64(entries.count) else {
+            throw fail("it ends saying \(declared) changes after \(entries.count)")
+        }
+        let expected = input.checksum
+        var trailer = ByteReader(try input.bytes(4))
+        guard try trailer.uint32() == expected else { throw fail("checksum mismatch") }
+        guard input.isAtEnd else { throw fail("bytes after its end") }
+        return CompactChangesIndex(changesSize: input.offset, entries: entries)
+    }
+}
+
 /// Bytes read from memory or a file through a 1 MiB buffer, with the CRC-32 of everything consumed.
 private final class CompactInput {
     private let file: ReadableFile?
@@ -106,6 +181,8 @@ private final class CompactInput {
 
     var checksum: UInt32 { crc.value }
     var isAtEnd: Bool { bufferStart + Int64(position) == size }
+    /// How many bytes were consumed: where the next one is in the file.
+    var offset: Int64 { bufferStart + Int64(position) }
     private var remaining: Int64 { size - bufferStart - Int64(position) }
 
     /// Makes at least `count` bytes (no more than what is left) available in the buffer.
