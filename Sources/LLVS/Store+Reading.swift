@@ -63,6 +63,15 @@ extension Store {
         return true
     }
 
+    /// Tells storage that these values of `version` will be read soon, so a storage that reads from far away starts
+    /// reading them now (`Storage.prefetchRecords`). IDs the version lacks, and any lookup that fails, are skipped:
+    /// it is only a hint.
+    public func prefetchValues(_ ids: [Value.ID], at version: Version.ID) {
+        guard !ids.isEmpty, let stored = try? storedVersion(version) else { return }
+        let locations = ids.compactMap { try? map.entry(for: $0, root: stored.mapRoot)?.data }
+        if !locations.isEmpty { storage.prefetchRecords(at: locations, zone: .values) }
+    }
+
     func value(for entry: MapEntry) throws -> Value {
         let data = try explainingRelease(entry) { try storage.readRecord(at: entry.data, zone: .values) }
         guard Int64(data.count) == entry.size else {

@@ -20,6 +20,8 @@ final class OpenFile: Sendable {
     static let wholeValueLimit: Int64 = 64 << 20
     /// The window of a large value kept between reads.
     static let valueWindow: Int64 = 8 << 20
+    /// Chunks after the one being read that storage is told of (`Store.prefetchValues`).
+    static let chunksAhead = 4
 
     private struct State {
         /// Where each chunk starts, as far as found (`starts[i]` is chunk i's offset); grows as reads go further.
@@ -111,6 +113,10 @@ final class OpenFile: Sendable {
             state.starts.append(state.starts[index] + chunkSize)
         }
         let id = BackupObjectID.chunk(hashes[index])
+        // The kernel reads on in order: the next chunks are asked for now, so a store whose values are on a remote
+        // reads them while this one is served (a local store has nothing to do).
+        let ahead = hashes[(index + 1)..<min(hashes.count, index + 1 + Self.chunksAhead)]
+        store.prefetchValues(ahead.map(BackupObjectID.chunk), at: version)
         guard let data = try BackupObjectLookup(store: store).data(id, hash: hashes[index], at: version) else {
             throw BackupError.missingObject(id: id.rawValue)
         }

@@ -23,6 +23,9 @@ struct RecordCache<Key: Hashable> {
 
     var count: Int { slotOfKey.count }
 
+    /// Whether the record is held, without making it the most recently used.
+    func contains(_ key: Key) -> Bool { slotOfKey[key] != nil }
+
     /// The record, which becomes the most recently used.
     mutating func value(for key: Key) -> Data? {
         guard let slot = slotOfKey[key], let entry = slots[slot] else { return nil }

@@ -47,7 +47,19 @@ final class RemoteRecordReader: Sendable {
         }
         if location.length == 0 { return Data() }
         if let cached = cache.withLock({ $0.value(for: location) }) { return cached }
-        let flight = flights.withLock { flights -> Task<Data, any Error> in
+        return try await flight(for: location, record: record).value
+    }
+
+    /// Starts reading a record nobody waits for yet (`prefetchRecords`), unless it is held or in flight; a failure is
+    /// left to the read that follows, which asks again.
+    func prefetch(_ location: RecordLocation, record: RemoteRecord) {
+        guard location.length > 0, !cache.withLock({ $0.contains(location) }) else { return }
+        _ = flight(for: location, record: record)
+    }
+
+    /// The read of `location` in flight, started when there is none.
+    private func flight(for location: RecordLocation, record: RemoteRecord) -> Task<Data, any Error> {
+        flights.withLock { flights -> Task<Data, any Error> in
             if let running = flights[location] { return running }
             // Its own task, so a reader that gives up waiting does not cancel it for the others; on the reads'
             // threads, which an unstructured task would not otherwise inherit.
@@ -57,7 +69,6 @@ final class RemoteRecordReader: Sendable {
             flights[location] = started
             return started
         }
-        return try await flight.value
     }
 
     private func fetch(_ location: RecordLocation, record: RemoteRecord) async throws -> Data {

@@ -91,6 +91,20 @@ public final class RemoteValueStorage: Storage {
     /// Values up to this many stored bytes are read whole and cached; larger ones stream.
     static let wholeLimit: Int64 = 8 << 20
 
+    /// Starts the ranged reads of placed records not held or in flight already, without waiting for them: what they
+    /// bring goes to the cache, where the read that follows finds it (or joins the read still in flight).
+    public func prefetchRecords(at locations: [RecordLocation], zone: StorageZone) {
+        guard zone == .values else { return }
+        let wanted = placed.withLock { placed in
+            locations.compactMap { location in
+                placed[location].flatMap { record in
+                    record.isReleased || location.length > Self.wholeLimit ? nil : (location, record)
+                }
+            }
+        }
+        for (location, record) in wanted { reader.prefetch(location, record: record) }
+    }
+
     public func releaseValueRecords(at locations: [RecordLocation]) throws -> Int64 {
         throw RemoteStoreError.readOnly
     }

@@ -200,6 +200,42 @@ import Testing
         #expect(try opened.store.value(id: other, at: version.id) == store.value(id: other, at: version.id))
     }
 
+    /// A local folder that tells each ranged read of a changes file as it arrives.
+    final class ToldReads: ForwardingFileSystem {
+        let base: any CloudFileSystem
+        let arrivals = AsyncStream<String>.makeStream()
+
+        init(base: any CloudFileSystem) { self.base = base }
+
+        func read(_ path: String, range: ByteRange?) async throws -> Data {
+            if range != nil, path.contains("/changes/") { arrivals.continuation.yield(path) }
+            return try await base.read(path, range: range)
+        }
+    }
+
+    /// A prefetch starts the reads of the values named, without waiting; the reads that follow join them or find
+    /// their bytes, so each value still costs one request.
+    @Test func aPrefetchStartsTheReadsThatFollowingReadsJoin() async throws {
+        let store = try makeStore(in: directory, name: "source")
+        let values = (0..<3).map { Value(id: Value.ID("v\($0)"), data: SeededGenerator.bytes(50_000, seed: UInt64($0))) }
+        let version = try store.makeVersion(basedOnPredecessor: nil, inserting: values)
+        let local = LocalFolderFileSystem(root: directory.child("remote"))
+        try await push(store, to: local)
+        let remote = ToldReads(base: local)
+        let opened = try await RemoteBackedStore.open(
+            fileSystem: remote, basePath: "sync", codec: CompactRemoteCodec(), in: directory.child("backed"))
+        opened.store.prefetchValues(["v0", "v2", "missing"], at: version.id)
+        var arrived = 0
+        for await _ in remote.arrivals.stream {
+            arrived += 1
+            if arrived == 2 { break }
+        }
+        for value in values {
+            #expect(try opened.store.value(id: value.id, at: version.id)?.data == value.data)
+        }
+        #expect(opened.storage.remoteReads.count == 3)
+    }
+
     /// A prune's rewrite of a changes file (values released after they were sent) rewrites its index: the version is
     /// still placed from it, and the released value reads as released.
     @Test func aRewrittenChangesFileGetsAFreshIndex() async throws {

@@ -66,6 +66,9 @@ public protocol Storage: Sendable {
     /// is: locations stay valid, and a released record reads as damaged. Returns the bytes released. Versions stay
     /// immutable in all but this: the released bytes are gone.
     func releaseValueRecords(at locations: [RecordLocation]) throws -> Int64
+    /// A hint that these committed records will be read soon (a mount reading a file in order): a storage that reads
+    /// from far away (a remote's changes files) starts reading them now, so the reads overlap; a local one ignores it.
+    func prefetchRecords(at locations: [RecordLocation], zone: StorageZone)
 }
 
 extension VersionWriter {
@@ -116,6 +119,7 @@ extension VersionWriter {
 extension Storage {
     public func beginGroupedCommits() {}
     public func endGroupedCommits() throws {}
+    public func prefetchRecords(at locations: [RecordLocation], zone: StorageZone) {}
 
     /// A committed record's data, decoded.
     public func readRecord(at location: RecordLocation, zone: StorageZone) throws -> Data {
