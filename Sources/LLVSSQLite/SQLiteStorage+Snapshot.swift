@@ -2,21 +2,40 @@ import Foundation
 import LLVS
 
 extension SQLiteStorage: SnapshotCapable {
-    public func writeBundles(of versions: [Version.ID], to archive: SnapshotArchiveWriter) throws {
+    /// A released record (its row gone) is written as zeros in its place, its length from `released`, so the
+    /// bundle is laid out as a file store's.
+    public func writeBundles(
+        of versions: [Version.ID], to archive: SnapshotArchiveWriter, released: Set<RecordLocation>
+    ) throws {
+        var releasedLengths: [Version.ID: [Int64: Int64]] = [:]
+        for location in released {
+            releasedLengths[location.versionId, default: [:]][location.offset] = location.length
+        }
         // A connection of its own with one read transaction: WAL gives it a consistent view of the database for the
         // whole copy, while saves go on through the main connection (never a copy of the live file).
         let reader = try SQLiteDatabase(path: path, create: false)
         try reader.execute("BEGIN")
         defer { try? reader.execute("COMMIT") }
         for id in versions {
-            let (header, records) = try readVersion(id, from: reader)
+            let (header, stored) = try readVersion(id, from: reader)
+            let gaps = releasedLengths[id] ?? [:]
+            var records: [VersionBundle.Record] = []
             var expected: Int64 = 0
-            for record in records {
+            for record in stored {
+                while record.offset != expected, let length = gaps[expected] {
+                    records.append(VersionBundle.Record(released: expected, length: length))
+                    expected += VersionBundle.framedSize(ofRecordWithLength: Int(length))
+                }
                 guard record.offset == expected else {
                     throw StoreError.corruptFile(
                         path: path, reason: "version \(id) has a gap in its records at offset \(expected)")
                 }
+                records.append(record)
                 expected += VersionBundle.framedSize(ofRecordWithLength: record.data.count)
+            }
+            while let length = gaps[expected] {
+                records.append(VersionBundle.Record(released: expected, length: length))
+                expected += VersionBundle.framedSize(ofRecordWithLength: Int(length))
             }
             try archive.append(
                 bundle: try VersionBundle.encode(header: header, records: records))
@@ -42,9 +61,15 @@ extension SQLiteStorage: SnapshotCapable {
     }
 
     /// Inserted in one transaction; the archive is read, never taken over (the database is its own file).
+    /// A released record is left out, as a release here leaves it (its row deleted).
     public func restoreBundles(
-        from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool
+        from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool,
+        released: Set<RecordLocation>
     ) throws {
+        var releasedLengths: [Version.ID: [Int64: Int64]] = [:]
+        for location in released {
+            releasedLengths[location.versionId, default: [:]][location.offset] = location.length
+        }
         let headers = try known ?? checkedHeaders(of: archive)
         try withConnection { connection in
             try connection.transaction {
@@ -53,7 +78,8 @@ extension SQLiteStorage: SnapshotCapable {
                 guard count == 0 else { throw StoreError.storeNotEmpty(path: path) }
                 for (entry, header) in zip(archive.entries, headers) {
                     let bundle = try VersionBundle.decode(
-                        try archive.bundle(entry), source: "snapshot version \(header.version.id)")
+                        try archive.bundle(entry), source: "snapshot version \(header.version.id)",
+                        released: releasedLengths[header.version.id] ?? [:])
                     try insert(bundle.records, header: bundle.header, into: connection)
                 }
             }

@@ -293,6 +293,18 @@ extension BackupCommandTests {
         // Nothing more to write the next time.
         let again = try await llvs("prune", "--remote", "home", "--store", store)
         #expect(again.text.contains("home: wrote 0 changes files"), "\(again.text)")
+
+        // A snapshot of the pruned store says what was released, and a store started from it checks clean.
+        let snapshot = try await llvs("snapshot", "home", "--store", store)
+        #expect(snapshot.status == 0, "\(snapshot.error)")
+        let manifest = try Data(contentsOf: URL(fileURLWithPath: path("remote/snapshots/manifest.json")))
+        #expect(String(decoding: manifest, as: UTF8.self).contains("llvs-bundles-v2"))
+        let started = try await llvs("clone", "file://" + path("remote"), path("from-snapshot"))
+        #expect(started.status == 0 && started.text.contains("Restored snapshot"), "\(started.text) \(started.error)")
+        let startedCheck = try await llvs("check", "--read-data", "--store", path("from-snapshot"))
+        #expect(startedCheck.status == 0, "\(startedCheck.text) \(startedCheck.error)")
+        #expect(try await llvs("restore", path("out2"), "--store", path("from-snapshot")).status == 0)
+        #expect(try self.snapshot(of: path("out2")) == trees[4])
     }
 }
 

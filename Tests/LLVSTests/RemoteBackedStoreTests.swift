@@ -217,7 +217,9 @@ import Testing
     /// their bytes, so each value still costs one request.
     @Test func aPrefetchStartsTheReadsThatFollowingReadsJoin() async throws {
         let store = try makeStore(in: directory, name: "source")
-        let values = (0..<3).map { Value(id: Value.ID("v\($0)"), data: SeededGenerator.bytes(50_000, seed: UInt64($0))) }
+        let values = (0..<3).map {
+            Value(id: Value.ID("v\($0)"), data: SeededGenerator.bytes(50_000, seed: UInt64($0)))
+        }
         let version = try store.makeVersion(basedOnPredecessor: nil, inserting: values)
         let local = LocalFolderFileSystem(root: directory.child("remote"))
         try await push(store, to: local)

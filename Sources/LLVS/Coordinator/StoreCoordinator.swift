@@ -230,8 +230,10 @@ public actor StoreCoordinator {
                 defer { try? FileManager.default.removeItem(at: temporary) }
                 do {
                     try await exchange.downloadSnapshot(manifest, to: temporary)
+                    let released = try await exchange.releasedRecords(of: manifest)
                     try store.restoreSnapshot(
-                        from: temporary, format: manifest.format, versionCount: manifest.versionCount)
+                        from: temporary, format: manifest.format, versionCount: manifest.versionCount,
+                        released: released)
                     outcome = .restored(manifest)
                 } catch let error as CancellationError {
                     throw error

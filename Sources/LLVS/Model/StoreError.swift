@@ -25,6 +25,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case storeNotEmpty(path: String)
     /// This storage kind cannot make or restore snapshots.
     case snapshotsUnsupported(storage: String)
+    /// A zip-v1 snapshot (what LLVS apps restore) holds every value's bytes, and a prune released some of these
+    /// versions' (`count` records, one in `version`): only llvs-bundles can say so.
+    case snapshotNeedsReleasedRecords(version: Version.ID, count: Int)
     /// A local file being stored changed while it was read (its size, times or checksum moved): nothing was saved,
     /// so no version holds a record that is not the file's bytes.
     case sourceChanged(path: String)
@@ -54,6 +57,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .storeNotEmpty(let path):
             "The store at \(path) already has versions; a snapshot can only start an empty store."
         case .snapshotsUnsupported(let kind): "The \(kind) storage cannot make or restore snapshots."
+        case .snapshotNeedsReleasedRecords(let version, let count):
+            "A prune released the bytes of \(count) values of these versions (one stored in version \(version)), and a zip-v1 snapshot must hold every value's bytes: write llvs-bundles-v1 (--format llvs-bundles-v1), which says which were released."
         case .sourceChanged(let path): "The file \(path) changed while it was being stored; nothing was saved."
         case .valueReleased(let id, let version):
             "The bytes of value \(id) (stored in version \(version)) were released by a prune: no version kept needed them."

@@ -9,6 +9,10 @@ import LLVSSupport
 /// Both storages write and read it, so a snapshot from a FileStorage store can start an SQLite store and the reverse.
 public enum SnapshotArchive {
     public static let format = "llvs-bundles-v1"
+    /// The same archive, of a store some of whose value records a prune released: the list of those records goes
+    /// beside it (`ReleasedRecordList.snapshotEncoding`), so the store restored from it knows them as released, not
+    /// damaged. Builds before it skip such a snapshot (a format they do not read) and pull every version instead.
+    public static let formatWithReleased = "llvs-bundles-v2"
     static let magic = Array("LLVSSNAP".utf8)
     static let formatVersion: UInt32 = 1
 
@@ -179,19 +183,32 @@ public struct SnapshotArchiveReader {
 
 /// Storage that can copy out all its versions as a snapshot and fill itself from one.
 public protocol SnapshotCapable: Storage {
-    /// Writes the bundles of `versions`, in the order given (predecessors first), to `archive`.
-    func writeBundles(of versions: [Version.ID], to archive: SnapshotArchiveWriter) throws
+    /// Writes the bundles of `versions`, in the order given (predecessors first), to `archive`. `released` are the
+    /// value records of those versions a prune released (`ReleasedRecordList`): each keeps its place in its bundle,
+    /// as zeros, as a file store's bundle keeps it.
+    func writeBundles(
+        of versions: [Version.ID], to archive: SnapshotArchiveWriter, released: Set<RecordLocation>)
+        throws
     /// Fills this storage, which holds no versions, from `archive`: all of it, or nothing on failure.
     /// `checkedHeaders`, the archive's headers in its order, are given by whoever built the archive in this process
     /// and checked it (a zip-v1 import's staging); nil reads and checks them. With `takingOver` the storage may move
-    /// the archive's file into itself instead of copying it (the caller no longer needs it).
-    func restoreBundles(from archive: SnapshotArchiveReader, checkedHeaders: [StoredVersion]?, takingOver: Bool) throws
+    /// the archive's file into itself instead of copying it (the caller no longer needs it). `released`: records the
+    /// archive holds as zeros (its writer's prune released them), which are taken as released, not as damage.
+    func restoreBundles(
+        from archive: SnapshotArchiveReader, checkedHeaders: [StoredVersion]?, takingOver: Bool,
+        released: Set<RecordLocation>
+    ) throws
 }
 
 extension SnapshotCapable {
     /// Fills this storage, which holds no versions, from an archive received from elsewhere: every header checked.
-    public func restoreBundles(from archive: SnapshotArchiveReader) throws {
-        try restoreBundles(from: archive, checkedHeaders: nil, takingOver: false)
+    public func restoreBundles(from archive: SnapshotArchiveReader, released: Set<RecordLocation> = []) throws {
+        try restoreBundles(from: archive, checkedHeaders: nil, takingOver: false, released: released)
+    }
+
+    /// Writes the bundles of versions none of whose records were released.
+    public func writeBundles(of versions: [Version.ID], to archive: SnapshotArchiveWriter) throws {
+        try writeBundles(of: versions, to: archive, released: [])
     }
 
     /// Checks that the archive's versions form a closed history (every predecessor included) before restoring.

@@ -12,6 +12,8 @@ public protocol SnapshotExchange: Exchange {
     func sendSnapshot(format: String) async throws -> SnapshotManifest
     /// Downloads the snapshot `manifest` describes into a local file, checking sizes and SHA-256.
     func downloadSnapshot(_ manifest: SnapshotManifest, to url: URL) async throws
+    /// The records an `llvs-bundles-v2` snapshot holds as released (none for another format).
+    func releasedRecords(of manifest: SnapshotManifest) async throws -> Set<RecordLocation>
 }
 
 extension SnapshotExchange {
@@ -83,6 +85,11 @@ extension CloudFileSystemExchange: SnapshotExchange {
             try await fileSystem.upload(data, to: CloudPath.join(folder, SnapshotManifest.chunkName(index)))
         }
         for result in results { try result.get() }
+        // What the snapshot holds as released goes up before the manifest too.
+        if !summary.released.isEmpty {
+            try await fileSystem.upload(
+                ReleasedRecordList.snapshotEncoding(summary.released), to: CloudPath.join(folder, Self.releasedName))
+        }
 
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -96,6 +103,16 @@ extension CloudFileSystemExchange: SnapshotExchange {
         if previous?.format == Self.legacyChunkedFormat { try await removeLegacyChunks() }
         await removeOrphanSnapshotFolders(keeping: snapshotId)
         return manifest
+    }
+
+    /// The file beside an `llvs-bundles-v2` snapshot's chunks that lists its released records.
+    static let releasedName = "released"
+
+    public func releasedRecords(of manifest: SnapshotManifest) async throws -> Set<RecordLocation> {
+        guard manifest.format == SnapshotArchive.formatWithReleased else { return [] }
+        try manifest.validate(path: manifestPath)
+        let path = path("snapshots", manifest.snapshotId, Self.releasedName)
+        return try ReleasedRecordList.decodeSnapshotList(try await fileSystem.download(path), path: path)
     }
 
     /// The format of older LLVS, whose chunks lie directly in `snapshots/` (`chunk-000`, …) rather than in a folder.

@@ -38,7 +38,9 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
     public var isReadable: Bool { Self.readableFormats.contains(format) }
 
     /// The formats this build reads: LLVS apps' `zip-v1` and this package's `llvs-bundles-v1`.
-    public static let readableFormats = [ZipV1Snapshot.format, SnapshotArchive.format]
+    public static let readableFormats = [
+        ZipV1Snapshot.format, SnapshotArchive.format, SnapshotArchive.formatWithReleased,
+    ]
 
     /// Whether `snapshotId` is safe to use as a folder name on the remote (1 to 128 ASCII letters, digits, - or _).
     public var hasSafeID: Bool {

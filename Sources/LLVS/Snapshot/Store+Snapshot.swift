@@ -10,6 +10,9 @@ public struct SnapshotSummary: Sendable, Equatable {
     public var latestVersionId: Version.ID
     public var size: Int64
     public var sha256: String
+    /// The value records of those versions a prune released (`llvs-bundles-v2`): they go beside the snapshot, so the
+    /// store restored from it lists them as released.
+    public var released: Set<RecordLocation> = []
 }
 
 extension Store {
@@ -29,21 +32,27 @@ extension Store {
         guard let latest = versions.max(by: History.isOrderedBefore) else {
             throw StoreError.versionNotFound("(the store is empty)")
         }
+        let ids = Set(versions.map(\.id))
+        let released = try releasedRecords().filter { ids.contains($0.versionId) }
         switch format {
-        case SnapshotArchive.format:
+        case SnapshotArchive.format, SnapshotArchive.formatWithReleased:
             let storage = try snapshotStorage()
             let writer = try SnapshotArchiveWriter(destination: url)
             do {
-                try storage.writeBundles(of: versions.map(\.id), to: writer)
+                try storage.writeBundles(of: versions.map(\.id), to: writer, released: released)
                 let (size, sha256) = try writer.finish()
                 return SnapshotSummary(
-                    format: format, versionCount: versions.count, latestVersionId: latest.id, size: size, sha256: sha256
-                )
+                    format: released.isEmpty ? SnapshotArchive.format : SnapshotArchive.formatWithReleased,
+                    versionCount: versions.count, latestVersionId: latest.id, size: size, sha256: sha256,
+                    released: released)
             } catch {
                 writer.discard()
                 throw error
             }
         case ZipV1Snapshot.format:
+            if let record = released.first {
+                throw StoreError.snapshotNeedsReleasedRecords(version: record.versionId, count: released.count)
+            }
             let zip = try ZipArchiveWriter(destination: url.path)
             let size: Int64
             do {
@@ -65,11 +74,14 @@ extension Store {
 
     /// Fills an empty store from a snapshot file: all of it, or (on any failure) nothing, leaving the store empty
     /// and usable.
-    public func restoreSnapshot(from url: URL) throws {
+    /// `released`: the records the snapshot holds as zeros (`llvs-bundles-v2`), listed as released once the versions
+    /// are in (a restore that fails lists nothing, so a pull that follows it starts clean).
+    public func restoreSnapshot(from url: URL, released: Set<RecordLocation> = []) throws {
         let storage = try snapshotStorage()
         try reloadHistory()
         guard history.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }
-        try storage.restoreBundles(from: try SnapshotArchiveReader(url: url))
+        try storage.restoreBundles(from: try SnapshotArchiveReader(url: url), released: released)
+        try listReleased(Array(released))
         try reloadHistory()
     }
 
@@ -79,7 +91,7 @@ extension Store {
     func restoreStagedSnapshot(from archive: SnapshotArchiveReader, headers: [StoredVersion], history: History) throws {
         let storage = try snapshotStorage()
         guard self.history.isEmpty else { throw StoreError.storeNotEmpty(path: rootURL.path) }
-        try storage.restoreBundles(from: archive, checkedHeaders: headers, takingOver: true)
+        try storage.restoreBundles(from: archive, checkedHeaders: headers, takingOver: true, released: [])
         try adoptRestoredHistory(history, headers: headers)
         // Drains what the storage reported restored (all known now) and picks up anything else, as after any restore.
         try reloadHistory()
@@ -88,10 +100,12 @@ extension Store {
     /// Fills an empty store from a snapshot file of `format` (`llvs-bundles-v1`, or an LLVS app's `zip-v1` holding
     /// at least `versionCount` versions): all of it or nothing. Returns the number of versions restored.
     @discardableResult
-    public func restoreSnapshot(from url: URL, format: String, versionCount: Int) throws -> Int {
+    public func restoreSnapshot(
+        from url: URL, format: String, versionCount: Int, released: Set<RecordLocation> = []
+    ) throws -> Int {
         switch format {
-        case SnapshotArchive.format:
-            try restoreSnapshot(from: url)
+        case SnapshotArchive.format, SnapshotArchive.formatWithReleased:
+            try restoreSnapshot(from: url, released: released)
             return history.count
         case ZipV1Snapshot.format:
             _ = try snapshotStorage()

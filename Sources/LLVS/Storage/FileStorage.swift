@@ -264,7 +264,10 @@ public final class FileStorage: Storage {
 }
 
 extension FileStorage: SnapshotCapable {
-    public func writeBundles(of versions: [Version.ID], to archive: SnapshotArchiveWriter) throws {
+    /// Bundles are copied as they lie: a released record is already zeros in its place.
+    public func writeBundles(
+        of versions: [Version.ID], to archive: SnapshotArchiveWriter, released: Set<RecordLocation>
+    ) throws {
         // Version files and packs never change once written, so copying a fixed list of versions is a consistent
         // copy while other saves go on.
         for id in versions {
@@ -278,8 +281,10 @@ extension FileStorage: SnapshotCapable {
     }
 
     /// Copies the archive in as one pack (synced once), after checking that its versions form a closed history.
+    /// The archive becomes a pack as it is; released records stay zeros in their places, as here.
     public func restoreBundles(
-        from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool
+        from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool,
+        released: Set<RecordLocation>
     ) throws {
         let headers = try known ?? checkedHeaders(of: archive)
         let hasVersions = try POSIX.listNames(versionsPath).contains {

@@ -11,7 +11,7 @@ import Glibc
 /// Kept in the store's folder as `released-records`: entries appended and synced before the records are released,
 /// so the list is never short of a released record. A kill during an append leaves a partial last entry, whose
 /// records were not released yet: the list ends at the last whole entry.
-struct ReleasedRecordList: Sendable {
+public struct ReleasedRecordList: Sendable {
     let path: String
 
     init(storeRoot: URL) { path = storeRoot.path + "/released-records" }
@@ -53,6 +53,57 @@ struct ReleasedRecordList: Sendable {
         guard fstat(fd, &info) == 0 else { throw FileError.io(path: path, operation: "stat", errno: errno) }
         try writer.bytes.withUnsafeBytes { try POSIX.write($0, at: Int64(info.st_size), to: fd, path: path) }
         guard fsync(fd) == 0 else { throw FileError.io(path: path, operation: "fsync", errno: errno) }
+    }
+}
+
+extension ReleasedRecordList {
+    static let snapshotMagic = Data("LLVSRELS".utf8)
+
+    /// The released records that go beside an `llvs-bundles-v2` snapshot (`snapshots/<id>/released`):
+    /// `"LLVSRELS" count:varint (versionId:string offset:varint length:varint)* crc32:u32`, sorted.
+    public static func snapshotEncoding(_ locations: Set<RecordLocation>) -> Data {
+        var writer = ByteWriter()
+        writer.append(snapshotMagic)
+        writer.varint(UInt64(locations.count))
+        let sorted = locations.sorted { ($0.versionId.rawValue, $0.offset) < ($1.versionId.rawValue, $1.offset) }
+        for location in sorted {
+            writer.string(location.versionId.rawValue)
+            writer.varint(UInt64(location.offset))
+            writer.varint(UInt64(location.length))
+        }
+        var crc = CRC32.Running()
+        crc.update(Data(writer.bytes))
+        writer.uint32(crc.value)
+        return Data(writer.bytes)
+    }
+
+    /// Reads what `snapshotEncoding` wrote; `path` names it in errors.
+    /// - Throws: `ExchangeError.malformedFile(path:reason:)`.
+    public static func decodeSnapshotList(_ data: Data, path: String) throws -> Set<RecordLocation> {
+        func fail(_ reason: String) -> ExchangeError { .malformedFile(path: path, reason: reason) }
+        guard data.count >= snapshotMagic.count + 5, data.prefix(snapshotMagic.count) == snapshotMagic else {
+            throw fail("it is not a list of released records (no LLVSRELS at its start)")
+        }
+        var crc = CRC32.Running()
+        crc.update(data.dropLast(4))
+        var trailer = ByteReader(data.suffix(4))
+        guard (try? trailer.uint32()) == crc.value else { throw fail("checksum mismatch") }
+        var reader = ByteReader(data.dropLast(4))
+        do {
+            _ = try reader.raw(snapshotMagic.count)
+            let count = try reader.int(limit: Int(Int32.max))
+            var found = Set<RecordLocation>()
+            for _ in 0..<count {
+                let version = Version.ID(try reader.string())
+                let offset = Int64(try reader.int(limit: Int.max))
+                let length = Int64(try reader.int(limit: Int(UInt32.max)))
+                found.insert(RecordLocation(versionId: version, offset: offset, length: length))
+            }
+            guard reader.isAtEnd else { throw fail("bytes after its \(count) records") }
+            return found
+        } catch let failure as ByteReader.Failure {
+            throw fail(failure.description)
+        }
     }
 }
 

@@ -13,11 +13,20 @@ public struct VersionBundle: Sendable {
         public var data: Data
         public var encoding: RecordEncoding
 
+        /// A value record a prune released: zeros in its place, frame and all, as a file store's bundle keeps it.
+        public var isReleased = false
+
         public init(offset: Int64, zone: StorageZone, data: Data, encoding: RecordEncoding = .plain) {
             self.offset = offset
             self.zone = zone
             self.data = data
             self.encoding = encoding
+        }
+
+        /// The place of a released value record of `length` bytes.
+        public init(released offset: Int64, length: Int64) {
+            self.init(offset: offset, zone: .values, data: Data(count: Int(length)))
+            isReleased = true
         }
     }
 
@@ -34,6 +43,10 @@ public struct VersionBundle: Sendable {
     public static func encode(header: StoredVersion, records: [Record]) throws -> Data {
         var bundle = Data()
         for record in records {
+            if record.isReleased {
+                bundle.append(Data(count: RecordFraming.recordHeaderSize + record.data.count))
+                continue
+            }
             bundle.append(contentsOf: RecordFraming.frame(record.data, zone: record.zone, encoding: record.encoding))
             bundle.append(record.data)
         }
@@ -45,14 +58,24 @@ public struct VersionBundle: Sendable {
         return bundle
     }
 
-    /// Decodes and checks a whole bundle; `source` names it in errors.
-    public static func decode(_ data: Data, source: String) throws -> VersionBundle {
+    /// Decodes and checks a whole bundle; `source` names it in errors. `released` (offset → length) are records its
+    /// writer released, zeros in their places: they are stepped over, not returned.
+    public static func decode(_ data: Data, source: String, released: [Int64: Int64] = [:]) throws -> VersionBundle {
         let (header, bodyLength) = try readHeader(size: Int64(data.count), source: source) { offset, count in
             Data(data[data.startIndex + Int(offset)..<data.startIndex + Int(offset) + count])
         }
         var records: [Record] = []
         var offset: Int64 = 0
         while offset < bodyLength {
+            if let length = released[offset] {
+                let end = offset + Int64(RecordFraming.recordHeaderSize) + length
+                guard length >= 0, end <= bodyLength else {
+                    throw StoreError.corruptFile(
+                        path: source, reason: "released record at offset \(offset) runs past the records")
+                }
+                offset = end
+                continue
+            }
             guard bodyLength - offset >= Int64(RecordFraming.recordHeaderSize) else {
                 throw StoreError.corruptFile(
                     path: source, reason: "a record header at offset \(offset) runs into the version header")

@@ -364,7 +364,7 @@ struct SnapshotCommand: Command {
     static let arguments = "REMOTE"
     static let formatOption = Option(
         "format", "FORMAT",
-        "zip-v1 (what every LLVS device restores; the default unless the store holds backups) or llvs-bundles-v1 (this package's own; LLVS apps skip it; the default for a store that holds backups)",
+        "zip-v1 (what every LLVS device restores; the default unless the store holds backups) or llvs-bundles-v1 (this package's own; LLVS apps skip it; the default for a store that holds backups; written as llvs-bundles-v2, with the list of what a prune released, when a prune released values)",
         .oneOf([ZipV1Snapshot.format, SnapshotArchive.format]))
     static let options: [any DeclaredOption] = [formatOption]
     static let positionalCount = 1...1

@@ -1,4 +1,5 @@
 import LLVS
+import LLVSRemoteStore
 import LLVSCloudService
 import LLVSSupport
 import LLVSBackup
@@ -66,7 +67,7 @@ enum ExitCode: Int32, CaseIterable {
             case .versionNotFound, .valueReleased: return .notFound
             case .unresolvedConflicts: return .conflict
             case .database, .versionAlreadyExists, .missingPredecessor, .invalidChanges, .storeNotEmpty,
-                .snapshotsUnsupported, .sourceChanged,
+                .snapshotsUnsupported, .snapshotNeedsReleasedRecords, .sourceChanged,
                 .valueTooLarge, .releaseUnsupported:
                 return .failure
             }
@@ -81,6 +82,12 @@ enum ExitCode: Int32, CaseIterable {
             case .unknownSource: return .notFound
             case .sourceNeeded: return .usage
             case .unreadable, .readFailed, .unwritable: return .failure
+            }
+        case let error as RemoteStoreError:
+            switch error {
+            case .damagedRange: return .corrupt
+            case .emptyRemote: return .notFound
+            case .readOnly: return .failure
             }
         case let error as EncryptionError:
             switch error {
