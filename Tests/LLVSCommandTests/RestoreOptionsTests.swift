@@ -119,7 +119,8 @@ extension BackupCommandTests {
         #expect(none.status == 3 && none.error.contains("patterns"), "\(none.error)")
     }
 
-    /// On a machine with no store: restore straight from the remote's URL; the temporary store is gone after.
+    /// On a machine with no store: restore straight from the remote's URL; the temporary store is gone after, and so
+    /// is one a killed restore left.
     @Test func aRestoreFromARemoteNeedsNoStoreOfItsOwn() async throws {
         try documents()
         #expect(try await llvs("init").status == 0)
@@ -127,14 +128,19 @@ extension BackupCommandTests {
         #expect(try await llvs("backup", path("src"), "--to", "home").status == 0)
 
         let temporary = path("tmp")
-        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        // What a killed restore left (its process gone) is removed; a running one's is not.
+        let uuid = UUID().uuidString
+        let abandoned = "llvs-restore-999999999-\(uuid)", running = "llvs-restore-\(getpid())-\(uuid)"
+        for name in [abandoned, running] {
+            try FileManager.default.createDirectory(atPath: temporary + "/" + name, withIntermediateDirectories: true)
+        }
         let restored = try await tests.run(
             ["restore", path("elsewhere"), "docs", "--from", "file://" + path("remote"), "--store", path("none")],
             environment: ["TMPDIR": temporary])
         #expect(restored.status == 0, "\(restored.error)")
         #expect(try String(contentsOfFile: path("elsewhere/docs/old/2019.pdf"), encoding: .utf8) == "old pdf")
         #expect(!FileManager.default.fileExists(atPath: path("elsewhere/top.txt")))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [running])
         #expect(!FileManager.default.fileExists(atPath: path("none")))
 
         // By the remote's name, from the store that has it.

@@ -11,8 +11,7 @@ struct TemporaryClone {
 
     static func make(from remote: String, context: CommandContext) async throws -> TemporaryClone {
         let connection = try await RemoteConnection.holdingStore(remote, context: context)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "llvs-restore-\(UUID().uuidString)")
+        let folder = TemporaryStoreFolder.make("restore")
         do {
             let store = try Store(
                 creatingAt: folder, descriptor: StoreDescriptor(storage: "file"),

@@ -43,7 +43,7 @@ struct MountCommand: Command {
         let connection = try await RemoteConnection.holdingStore(from, context: context)
         let codec = try await RemoteFormatRecord.settle(
             on: connection.fileSystem, basePath: connection.basePath, mayWrite: false)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("llvs-mount-\(UUID().uuidString)")
+        let folder = TemporaryStoreFolder.make("mount")
         let opened = try await RemoteBackedStore.open(
             fileSystem: connection.fileSystem, basePath: connection.basePath, codec: codec, in: folder)
         defer { opened.remove() }
