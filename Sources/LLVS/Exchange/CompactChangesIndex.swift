@@ -85,9 +85,7 @@ public struct CompactChangesIndex: Sendable, Equatable {
         }
         out.byte(CompactChanges.Kind.end.rawValue)
         out.varint(UInt64(entries.count))
-        var crc = CRC32.Running()
-        crc.update(Data(out.bytes))
-        out.uint32(crc.value)
+        ChecksummedBytes.seal(&out)
         return Data(out.bytes)
     }
 
@@ -95,16 +93,8 @@ public struct CompactChangesIndex: Sendable, Equatable {
     /// - Throws: `ExchangeError.malformedFile(path:reason:)`.
     public static func decode(_ data: Data, path: String) throws -> CompactChangesIndex {
         func fail(_ reason: String) -> ExchangeError { .malformedFile(path: path, reason: reason) }
-        guard data.count >= magic.count + 4, data.prefix(magic.count) == magic else {
-            throw fail("it is not an index of compact changes (no LLVSIDX1 at its start)")
-        }
-        var crc = CRC32.Running()
-        crc.update(data.dropLast(4))
-        var trailer = ByteReader(data.suffix(4))
-        guard (try? trailer.uint32()) == crc.value else { throw fail("checksum mismatch") }
-        var reader = ByteReader(data.dropLast(4))
+        var reader = try ChecksummedBytes.body(of: data, magic: magic, what: "an index of compact changes", path: path)
         do {
-            _ = try reader.raw(magic.count)
             let changesSize = Int64(try reader.int(limit: Int.max))
             var entries: [Entry] = []
             while true {

@@ -29,6 +29,36 @@ enum CompactChangesReader {
     private static func read(
         _ input: CompactInput, into received: inout ReceivedChanges, temporaryDirectory: URL
     ) throws {
+        try walk(input) { entry in
+            switch entry {
+            case .remove(let id): received.changes.append(.remove(id))
+            case .preserveRemoval(let id): received.changes.append(.preserveRemoval(id))
+            case .preserve(let reference): received.changes.append(.preserve(reference))
+            case .released(let id, let isUpdate, let size):
+                received.stored.append(
+                    ReceivedValue(id: id, isUpdate: isUpdate, size: size, encoding: .plain, bytes: .released))
+            case .value(let id, let isUpdate, let encoding, let size, _, let length, _):
+                let bytes: ReceivedValue.Bytes
+                if length <= CompactChanges.inlineLimit {
+                    bytes = .data(try input.bytes(Int(length)))
+                } else {
+                    let url = temporaryDirectory.appendingPathComponent("received-" + UUID.drawn().uuidString)
+                    try input.copy(length, to: url)
+                    bytes = .file(url)
+                }
+                received.stored.append(
+                    ReceivedValue(id: id, isUpdate: isUpdate, size: size, encoding: encoding, bytes: bytes))
+            }
+        }
+    }
+
+    /// Walks a compact changes file: each change goes to `change` as an index entry (a value's with its offset and
+    /// length, and a CRC-32 of 0), and `change` consumes a value's `length` bytes from `input`; then the end, the count
+    /// and the file's checksum are checked. Returns the file's size.
+    @discardableResult
+    private static func walk(
+        _ input: CompactInput, _ change: (CompactChangesIndex.Entry) throws -> Void
+    ) throws -> Int64 {
         func fail(_ reason: String) -> ByteReader.Failure { ByteReader.Failure(description: reason) }
         guard try input.bytes(CompactChanges.magic.count) == CompactChanges.magic else {
             throw fail("it is not a compact changes file (no LLVSCHG1 at its start)")
@@ -44,16 +74,14 @@ enum CompactChangesReader {
             let id = Value.ID(try input.string())
             switch kind {
             case .end: break
-            case .remove: received.changes.append(.remove(id))
-            case .preserveRemoval: received.changes.append(.preserveRemoval(id))
+            case .remove: try change(.remove(id))
+            case .preserveRemoval: try change(.preserveRemoval(id))
             case .preserve:
                 let stored = Version.ID(try input.string())
-                received.changes.append(.preserve(Value.Reference(valueId: id, storedVersionId: stored)))
+                try change(.preserve(Value.Reference(valueId: id, storedVersionId: stored)))
             case .releasedInsert, .releasedUpdate:
                 let size = Int64(try input.varint(limit: UInt64(UInt32.max)))
-                received.stored.append(
-                    ReceivedValue(
-                        id: id, isUpdate: kind == .releasedUpdate, size: size, encoding: .plain, bytes: .released))
+                try change(.released(id: id, isUpdate: kind == .releasedUpdate, size: size))
             case .insert, .update:
                 let encodingByte = try input.byte()
                 guard let encoding = RecordEncoding(rawValue: encodingByte) else {
@@ -61,16 +89,14 @@ enum CompactChangesReader {
                 }
                 let size = Int64(try input.varint(limit: UInt64(UInt32.max)))
                 let length = Int64(try input.varint(limit: UInt64(UInt32.max)))
-                let bytes: ReceivedValue.Bytes
-                if length <= CompactChanges.inlineLimit {
-                    bytes = .data(try input.bytes(Int(length)))
-                } else {
-                    let url = temporaryDirectory.appendingPathComponent("received-" + UUID.drawn().uuidString)
-                    try input.copy(length, to: url)
-                    bytes = .file(url)
+                let offset = input.offset
+                try change(
+                    .value(
+                        id: id, isUpdate: kind == .update, encoding: encoding, size: size, offset: offset,
+                        length: length, crc32: 0))
+                guard input.offset == offset + length else {
+                    throw fail("value \(id) was not read whole")  // a reader's slip, never the file's
                 }
-                received.stored.append(
-                    ReceivedValue(id: id, isUpdate: kind == .update, size: size, encoding: encoding, bytes: bytes))
             }
         }
         let declared = try input.varint(limit: UInt64(Int.max))
@@ -79,6 +105,7 @@ enum CompactChangesReader {
         var trailer = ByteReader(try input.bytes(4))
         guard try trailer.uint32() == expected else { throw fail("checksum mismatch") }
         guard input.isAtEnd else { throw fail("bytes after its end") }
+        return input.offset
     }
 }
 
@@ -95,43 +122,13 @@ extension CompactChangesReader {
         case .indexed(let changes, _): return try index(of: changes, path: path)
         }
         do {
-            return try index(input)
-        } catch let failure as ByteReader.Failure {
-            throw ExchangeError.malformedFile(path: path, reason: failure.description)
-        }
-    }
-
-    private static func index(_ input: CompactInput) throws -> CompactChangesIndex {
-        func fail(_ reason: String) -> ByteReader.Failure { ByteReader.Failure(description: reason) }
-        guard try input.bytes(CompactChanges.magic.count) == CompactChanges.magic else {
-            throw fail("it is not a compact changes file (no LLVSCHG1 at its start)")
-        }
-        var entries: [CompactChangesIndex.Entry] = []
-        while true {
-            let kindByte = try input.byte()
-            guard let kind = CompactChanges.Kind(rawValue: kindByte) else {
-                throw fail("change \(entries.count + 1) has unknown kind \(kindByte)")
-            }
-            if kind == .end { break }
-            let id = Value.ID(try input.string())
-            switch kind {
-            case .end: break
-            case .remove: entries.append(.remove(id))
-            case .preserveRemoval: entries.append(.preserveRemoval(id))
-            case .preserve:
-                let stored = Version.ID(try input.string())
-                entries.append(.preserve(Value.Reference(valueId: id, storedVersionId: stored)))
-            case .releasedInsert, .releasedUpdate:
-                let size = Int64(try input.varint(limit: UInt64(UInt32.max)))
-                entries.append(.released(id: id, isUpdate: kind == .releasedUpdate, size: size))
-            case .insert, .update:
-                let encodingByte = try input.byte()
-                guard let encoding = RecordEncoding(rawValue: encodingByte) else {
-                    throw fail("value \(id) has unknown encoding \(encodingByte)")
+            var entries: [CompactChangesIndex.Entry] = []
+            let size = try walk(input) { entry in
+                guard case .value(let id, let isUpdate, let encoding, let size, let offset, let length, _) = entry
+                else {
+                    entries.append(entry)
+                    return
                 }
-                let size = Int64(try input.varint(limit: UInt64(UInt32.max)))
-                let length = Int64(try input.varint(limit: UInt64(UInt32.max)))
-                let offset = input.offset
                 var crc = CRC32.Running()
                 var left = length
                 while left > 0 {
@@ -141,19 +138,13 @@ extension CompactChangesReader {
                 }
                 entries.append(
                     .value(
-                        id: id, isUpdate: kind == .update, encoding: encoding, size: size, offset: offset,
-                        length: length, crc32: crc.value))
+                        id: id, isUpdate: isUpdate, encoding: encoding, size: size, offset: offset, length: length,
+                        crc32: crc.value))
             }
+            return CompactChangesIndex(changesSize: size, entries: entries)
+        } catch let failure as ByteReader.Failure {
+            throw ExchangeError.malformedFile(path: path, reason: failure.description)
         }
-        let declared = try input.varint(limit: UInt64(Int.max))
-        guard declared == UInt64(entries.count) else {
-            throw fail("it ends saying \(declared) changes after \(entries.count)")
-        }
-        let expected = input.checksum
-        var trailer = ByteReader(try input.bytes(4))
-        guard try trailer.uint32() == expected else { throw fail("checksum mismatch") }
-        guard input.isAtEnd else { throw fail("bytes after its end") }
-        return CompactChangesIndex(changesSize: input.offset, entries: entries)
     }
 }
 

@@ -71,9 +71,7 @@ extension ReleasedRecordList {
             writer.varint(UInt64(location.offset))
             writer.varint(UInt64(location.length))
         }
-        var crc = CRC32.Running()
-        crc.update(Data(writer.bytes))
-        writer.uint32(crc.value)
+        ChecksummedBytes.seal(&writer)
         return Data(writer.bytes)
     }
 
@@ -81,16 +79,9 @@ extension ReleasedRecordList {
     /// - Throws: `ExchangeError.malformedFile(path:reason:)`.
     public static func decodeSnapshotList(_ data: Data, path: String) throws -> Set<RecordLocation> {
         func fail(_ reason: String) -> ExchangeError { .malformedFile(path: path, reason: reason) }
-        guard data.count >= snapshotMagic.count + 5, data.prefix(snapshotMagic.count) == snapshotMagic else {
-            throw fail("it is not a list of released records (no LLVSRELS at its start)")
-        }
-        var crc = CRC32.Running()
-        crc.update(data.dropLast(4))
-        var trailer = ByteReader(data.suffix(4))
-        guard (try? trailer.uint32()) == crc.value else { throw fail("checksum mismatch") }
-        var reader = ByteReader(data.dropLast(4))
+        var reader = try ChecksummedBytes.body(
+            of: data, magic: snapshotMagic, what: "a list of released records", path: path)
         do {
-            _ = try reader.raw(snapshotMagic.count)
             let count = try reader.int(limit: Int(Int32.max))
             var found = Set<RecordLocation>()
             for _ in 0..<count {
