@@ -238,20 +238,31 @@ import Testing
         #expect(opened.storage.remoteReads.count == 3)
     }
 
-    /// A prune's rewrite of a changes file (values released after they were sent) rewrites its index: the version is
-    /// still placed from it, and the released value reads as released.
-    @Test func aRewrittenChangesFileGetsAFreshIndex() async throws {
+    /// A store of one version holding "kept" (returned) and "gone".
+    func storeWithTwoValues() throws -> (Store, Version, Data) {
         let store = try makeStore(in: directory, name: "source")
         let kept = SeededGenerator.bytes(20_000, seed: 1)
         let root = try store.makeVersion(
             basedOnPredecessor: nil,
             inserting: [Value(id: "kept", data: kept), Value(id: "gone", data: SeededGenerator.bytes(30_000, seed: 2))])
+        return (store, root, kept)
+    }
+
+    /// What a prune does to a value's record: lists it, then releases it.
+    func release(_ id: Value.ID, at version: Version, in store: Store) throws {
+        let entry = try #require(try store.storedEntry(id: id, at: version.id))
+        try store.listReleased([entry.location])
+        _ = try store.releaseRecords([entry.location])
+    }
+
+    /// A prune's rewrite of a changes file (values released after they were sent) rewrites its index: the version is
+    /// still placed from it, and the released value reads as released.
+    @Test func aRewrittenChangesFileGetsAFreshIndex() async throws {
+        let (store, root, kept) = try storeWithTwoValues()
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
         try await push(store, to: remote)
         let before = try await remote.download("sync/indexes/\(root.id.rawValue)")
-        let gone = try #require(try store.storedEntry(id: "gone", at: root.id))
-        try store.listReleased([gone.location])
-        _ = try store.releaseRecords([gone.location])
+        try release("gone", at: root, in: store)
         let exchange = CloudFileSystemExchange(
             store: store, fileSystem: remote, basePath: "sync", concurrency: 4, codec: CompactRemoteCodec())
         try await exchange.replaceChanges(of: root)
@@ -266,14 +277,8 @@ import Testing
     }
 
     @Test func aReleasedValueReadsAsReleased() async throws {
-        let store = try makeStore(in: directory, name: "source")
-        let kept = SeededGenerator.bytes(20_000, seed: 1)
-        let root = try store.makeVersion(
-            basedOnPredecessor: nil,
-            inserting: [Value(id: "kept", data: kept), Value(id: "gone", data: SeededGenerator.bytes(30_000, seed: 2))])
-        let gone = try #require(try store.storedEntry(id: "gone", at: root.id))
-        try store.listReleased([gone.location])
-        _ = try store.releaseRecords([gone.location])
+        let (store, root, kept) = try storeWithTwoValues()
+        try release("gone", at: root, in: store)
         let remote = LocalFolderFileSystem(root: directory.child("remote"))
         try await push(store, to: remote)
         let opened = try await RemoteBackedStore.open(
