@@ -24,13 +24,20 @@ public struct RemoteBackedStore: Sendable {
     public let versionsReadWhole: Int
     /// Versions left out, with why: a version that could not be read, and its descendants.
     public let failures: [ExchangeFailure]
+    /// Indexes written for versions read whole (`writingMissingIndexes`), and those that could not be.
+    public let indexesWritten: Int
+    public let indexesNotWritten: [ExchangeFailure]
 
     /// Records kept for a second read, in bytes, unless told otherwise.
     public static let defaultCacheLimit = 64 << 20
 
+    /// With `writingMissingIndexes`, a compact changes file read whole for want of a usable index gets one, made from
+    /// the very bytes read (`CompactChangesReader.index(of:)`), so the next reader places that version too (a remote
+    /// sent by builds before indexes gains them once). Writing one can fail (a read-only account): it is reported in
+    /// `indexesNotWritten`, and the store is made all the same.
     public static func open(
         fileSystem: any CloudFileSystem, basePath: String, codec: any RemoteCodec, in folder: URL,
-        cacheLimit: Int = defaultCacheLimit, concurrency: Int = 8
+        cacheLimit: Int = defaultCacheLimit, concurrency: Int = 8, writingMissingIndexes: Bool = false
     ) async throws -> RemoteBackedStore {
         let versionsFolder = CloudPath.join(basePath, RemoteFormat.versionsFolder)
         let names = try await fileSystem.listNames(versionsFolder).filter { !$0.hasPrefix(".") }
@@ -61,13 +68,14 @@ public struct RemoteBackedStore: Sendable {
             let ordered = CloudFileSystemExchange.orderedForAdding(versions, present: store.history)
             let exchange = CloudFileSystemExchange(
                 store: store, fileSystem: fileSystem, basePath: basePath, concurrency: concurrency, codec: codec)
-            var counts = (placed: 0, whole: 0)
+            var counts = (placed: 0, whole: 0, indexed: 0)
+            var indexesNotWritten: [ExchangeFailure] = []
             try await store.receivingInBulk {
                 var failed = Set(failures.map(\.versionId))
                 await forEachConcurrentlyInOrder(ordered, limit: concurrency, ahead: 4 * concurrency) { version in
                     try await Self.changes(
                         of: version, exchange: exchange, indexed: indexed,
-                        changesSize: changesSizes[version.id.rawValue])
+                        changesSize: changesSizes[version.id.rawValue], writingIndex: writingMissingIndexes)
                 } consume: { version, result in
                     if let blocked = version.predecessors?.ids.first(where: failed.contains) {
                         (try? result.get())?.discard()
@@ -81,10 +89,16 @@ public struct RemoteBackedStore: Sendable {
                         case .indexed(let index):
                             try Self.add(version, from: index, to: store, storage: storage)
                             counts.placed += 1
-                        case .whole(let received):
+                        case .whole(let received, let indexWrite):
                             defer { received.discard() }
                             try store.addVersion(version, receiving: received)
                             counts.whole += 1
+                            switch indexWrite {
+                            case .none: break
+                            case .some(.success): counts.indexed += 1
+                            case .some(.failure(let error)):
+                                indexesNotWritten.append(ExchangeFailure(versionId: version.id, error: error))
+                            }
                         }
                     } catch {
                         failed.insert(version.id)
@@ -94,7 +108,8 @@ public struct RemoteBackedStore: Sendable {
             }
             return RemoteBackedStore(
                 store: store, storage: storage, folder: folder, placedVersions: counts.placed,
-                versionsReadWhole: counts.whole, failures: failures)
+                versionsReadWhole: counts.whole, failures: failures, indexesWritten: counts.indexed,
+                indexesNotWritten: indexesNotWritten)
         } catch {
             try? FileManager.default.removeItem(at: folder)
             throw error
@@ -106,14 +121,16 @@ public struct RemoteBackedStore: Sendable {
 
     private enum FetchedChanges: Sendable {
         case indexed(CompactChangesIndex)
-        case whole(ReceivedChanges)
+        /// The changes read whole, and how writing their index went (nil: not asked, or not a compact file).
+        case whole(ReceivedChanges, indexWrite: Result<Void, any Error>?)
 
-        func discard() { if case .whole(let received) = self { received.discard() } }
+        func discard() { if case .whole(let received, _) = self { received.discard() } }
     }
 
     /// A version's index when it has one that describes its changes file as listed, else its changes read whole.
     private static func changes(
-        of version: Version, exchange: CloudFileSystemExchange, indexed: Set<String>, changesSize: Int64??
+        of version: Version, exchange: CloudFileSystemExchange, indexed: Set<String>, changesSize: Int64??,
+        writingIndex: Bool
     ) async throws -> FetchedChanges {
         if indexed.contains(version.id.rawValue) {
             let path = exchange.indexLocation(of: version.id)
@@ -125,10 +142,20 @@ public struct RemoteBackedStore: Sendable {
         }
         let encoded = try await exchange.fetchChanges(of: version)
         defer { encoded.discard() }
-        return .whole(
-            try exchange.codec.decodeChanges(
-                encoded, path: exchange.changesLocation(of: version.id),
-                temporaryDirectory: exchange.store.temporaryDirectory))
+        let path = exchange.changesLocation(of: version.id)
+        let received = try exchange.codec.decodeChanges(
+            encoded, path: path, temporaryDirectory: exchange.store.temporaryDirectory)
+        // An upstream (JSON) changes file has no index to give.
+        guard writingIndex, let index = try? CompactChangesReader.index(of: encoded, path: path) else {
+            return .whole(received, indexWrite: nil)
+        }
+        do {
+            try await exchange.fileSystem.upload(
+                .data(index.encoded()), to: exchange.indexLocation(of: version.id), mode: .replace)
+            return .whole(received, indexWrite: .success(()))
+        } catch {
+            return .whole(received, indexWrite: .failure(error))
+        }
     }
 
     private static func add(

@@ -171,6 +171,23 @@ import Testing
         for version in versions {
             #expect(try opened.store.values(at: version) == source.values(at: version))
         }
+
+        // Asked to, a reader writes the index a compact file lacked (from the bytes it read); the JSON file has none
+        // to give. The next reader places that version too.
+        let writing = try await RemoteBackedStore.open(
+            fileSystem: local, basePath: "sync", codec: CompactRemoteCodec(), in: directory.child("writing"),
+            writingMissingIndexes: true)
+        #expect(writing.indexesWritten == 1 && writing.indexesNotWritten.isEmpty)
+        let sent = try CompactChangesIndex.decode(
+            try await local.download("sync/indexes/\(versions[0].rawValue)"), path: "index")
+        let file = EncodedChanges.data(try await local.download("sync/changes/\(versions[0].rawValue)"))
+        #expect(try sent.mismatches(with: file, path: "changes").isEmpty)
+        let after = try await RemoteBackedStore.open(
+            fileSystem: local, basePath: "sync", codec: CompactRemoteCodec(), in: directory.child("after"))
+        #expect(after.placedVersions == 3 && after.versionsReadWhole == 1)
+        for version in versions {
+            #expect(try after.store.values(at: version) == source.values(at: version))
+        }
     }
 
     @Test func aDamagedRangeFailsThatValueAlone() async throws {

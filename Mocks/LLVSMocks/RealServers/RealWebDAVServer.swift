@@ -107,7 +107,8 @@ public final class RealWebDAVServer: Sendable {
     }
 
     /// Waits until the server serves the readiness file from its data folder (then removed), giving up when its
-    /// process has ended or after 10 s.
+    /// process has ended or after a minute. None of these servers says on any stream that it is ready, so it is asked,
+    /// every 100 ms; the bound is far above the second or two a start takes on a busy machine.
     static func waitUntilReady(_ name: String, _ server: Started) async throws {
         let (url, dataFolder, process) = (server.url, server.dataFolder, server.process)
         var configuration = HTTPClientConfiguration(environment: [:])
@@ -117,7 +118,7 @@ public final class RealWebDAVServer: Sendable {
         let marker = dataFolder.appendingPathComponent(file)
         try token.write(to: marker)
         defer { try? FileManager.default.removeItem(at: marker) }
-        for _ in 0..<100 {
+        for _ in 0..<600 {
             guard process.isRunning else {
                 throw HTTPError.transport(code: 7, message: "\(name) ended on start", url: url.absoluteString)
             }

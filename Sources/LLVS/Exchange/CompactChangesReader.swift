@@ -4,7 +4,7 @@ import LLVSSupport
 /// Reads a compact changes file (`CompactChanges`) as a stream: small values stay in memory, a value whose stored
 /// bytes pass the inline limit goes to a temporary file in `temporaryDirectory`, so a version of any size is received
 /// in bounded memory. Every length is checked against what is left and the whole against its CRC-32.
-enum CompactChangesReader {
+public enum CompactChangesReader {
     static func read(_ encoded: EncodedChanges, path: String, temporaryDirectory: URL) throws -> ReceivedChanges {
         let input: CompactInput
         switch encoded {

@@ -44,16 +44,24 @@ struct MountCommand: Command {
         let codec = try await RemoteFormatRecord.settle(
             on: connection.fileSystem, basePath: connection.basePath, mayWrite: false)
         let folder = TemporaryStoreFolder.make("mount")
+        // A version an earlier build sent has no index: read whole this once, it is given one for the next mount.
         let opened = try await RemoteBackedStore.open(
-            fileSystem: connection.fileSystem, basePath: connection.basePath, codec: codec, in: folder)
+            fileSystem: connection.fileSystem, basePath: connection.basePath, codec: codec, in: folder,
+            writingMissingIndexes: true)
         defer { opened.remove() }
         for failure in opened.failures { TerminalText.warn("left out \(failure)") }
+        if let first = opened.indexesNotWritten.first {
+            TerminalText.warn(
+                "could not write the index of \(opened.indexesNotWritten.count) versions read whole (\(first)); the next mount reads them whole again"
+            )
+        }
         // Heads merged as a pull merges them (in the temporary store only), so every backup of every device shows.
         let current = try await StoreCoordinator(store: opened.store).mergeHeads()?.id
         let whole = opened.versionsReadWhole
         let note =
             "\(opened.placedVersions + whole) versions; contents are read as they are needed"
-            + (whole > 0 ? " (\(whole) had no index and were read whole)" : "")
+            + (whole > 0
+                ? " (\(whole) had no index and were read whole; \(opened.indexesWritten) were given one)" : "")
         try await serve(opened.store, current: current, named: "\(from) (\(note))", context: context)
     }
 
