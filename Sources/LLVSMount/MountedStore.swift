@@ -59,6 +59,9 @@ public final class MountedStore: Sendable {
         versionFolders = VersionFolders(store: store)
     }
 
+    /// Subfolder listings storage is told of when a folder is listed (`Store.prefetchValues`).
+    static let listingsAhead = 32
+
     static func folderName(ofSource name: String) -> String {
         let trimmed = name.drop(while: { $0 == "/" })
         let folder = trimmed.replacingOccurrences(of: "/", with: "-")
@@ -208,7 +211,15 @@ public final class MountedStore: Sendable {
             }
         case .entry(let entry, let version):
             guard case .tree(let hash) = entry.content else { return nil }
-            return try reader.tree(hash, at: version).entries.map { ($0.name, .entry($0, version: version)) }
+            let entries = try reader.tree(hash, at: version).entries
+            // A walk (`find`, `ls -R`) lists the subfolders next: their listings are asked for now, so a store whose
+            // values are on a remote reads them together instead of one round trip each in turn.
+            let subfolders = entries.lazy.compactMap { entry -> Value.ID? in
+                guard case .tree(let hash) = entry.content else { return nil }
+                return BackupObjectID.tree(hash)
+            }
+            store.prefetchValues(Array(subfolders.prefix(Self.listingsAhead)), at: version)
+            return entries.map { ($0.name, .entry($0, version: version)) }
         case .valueFolder(let version, let prefix, let modified):
             let folders = try versionFolders.folders(of: version)
             return try (folders.children[prefix] ?? []).sorted().map { name in
