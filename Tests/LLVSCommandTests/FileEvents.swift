@@ -19,7 +19,7 @@ enum FileEvents {
         in folders: [String], until condition: () -> Bool, while stillGoing: () -> Bool, alsoOnWrites: Bool = false
     ) throws {
         let watch = try Watch(folders, alsoOnWrites: alsoOnWrites)
-        while !condition() && stillGoing() { watch.next() }
+        while !condition() && stillGoing() { try watch.next() }
     }
 
     /// A watch on folders, made before what it watches starts, so it misses none of its events; it counts them.
@@ -39,13 +39,13 @@ enum FileEvents {
             }
             self.folders = folders
             mask = UInt32(IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | (alsoOnWrites ? IN_MODIFY : 0))
-            watchAll()
+            try watchAll()
         }
 
         deinit { close(fd) }
 
         /// Waits for events (at most 100 ms), counts those read, and watches folders that appeared.
-        func next() {
+        func next() throws {
             var events = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             if poll(&events, 1, 100) > 0 {
                 let length = read(fd, &buffer, buffer.count)
@@ -59,30 +59,36 @@ enum FileEvents {
                     offset += 16 + Int(nameLength)
                 }
             }
-            watchAll()
+            try watchAll()
         }
 
         /// Returns once `count` events were read, or `stillGoing()` no longer holds.
-        func wait(forEvents wanted: Int, while stillGoing: () -> Bool) {
-            while count < wanted && stillGoing() { next() }
+        func wait(forEvents wanted: Int, while stillGoing: () -> Bool) throws {
+            while count < wanted && stillGoing() { try next() }
         }
 
-        private func watch(_ path: String) {
-            guard !watched.contains(path), inotify_add_watch(fd, path, mask) >= 0 else { return }
+        /// A folder removed between its listing and its watch has nothing left to tell; any other refusal (the
+        /// kernel's limit on watches, a folder it may not read) would leave events unseen, so it throws.
+        private func watch(_ path: String) throws {
+            guard !watched.contains(path) else { return }
+            guard inotify_add_watch(fd, path, mask) >= 0 else {
+                if errno == ENOENT { return }
+                throw Unavailable(description: "inotify_add_watch \(path): \(String(cString: strerror(errno)))")
+            }
             watched.insert(path)
         }
 
-        private func watchAll() {
+        private func watchAll() throws {
             for folder in folders {
                 var existing = folder
                 while !FileManager.default.fileExists(atPath: existing), existing != "/" {
                     existing = (existing as NSString).deletingLastPathComponent
                 }
-                watch(existing)
+                try watch(existing)
                 guard existing == folder else { continue }
                 for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
                 where FileManager.default.isDirectory(folder + "/" + name) {
-                    watch(folder + "/" + name)
+                    try watch(folder + "/" + name)
                 }
             }
         }

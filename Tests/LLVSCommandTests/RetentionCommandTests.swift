@@ -127,9 +127,9 @@ extension BackupCommandTests {
         #expect(try await llvs("forget", "--keep-last", "2", "--store", template).status == 0)
         try FileManager.default.copyItem(atPath: template, toPath: path("whole"))
         let whole = try pruneWatched(path("whole"))
-        whole.watch.wait(forEvents: .max, while: { whole.prune.isRunning })
+        try whole.watch.wait(forEvents: .max, while: { whole.prune.isRunning })
         #expect(await whole.prune.ended() == 0)
-        whole.watch.next()  // what it made just before it ended
+        try whole.watch.next()  // what it made just before it ended
         let events = whole.watch.count
         #expect(events > 3, "an uninterrupted prune made \(events) file events")
         for round in 0..<20 {
@@ -137,7 +137,7 @@ extension BackupCommandTests {
             try FileManager.default.copyItem(atPath: template, toPath: store)
             let point = Int.random(in: 1...max(1, events), using: &generator)
             let (watch, prune) = try pruneWatched(store)
-            watch.wait(forEvents: point, while: { prune.isRunning })
+            try watch.wait(forEvents: point, while: { prune.isRunning })
             kill(prune.processIdentifier, SIGKILL)
             _ = await prune.ended()
             let check = try await llvs("check", "--read-data", "--store", store)

@@ -203,10 +203,11 @@ import Testing
         let path = "sync/changes/\(version.id.rawValue)"
         let index = try CompactChangesIndex.decode(
             try await remote.download("sync/indexes/\(version.id.rawValue)"), path: "index")
-        guard case .value(let damagedId, _, _, _, let offset, _, _) = try #require(index.entries.first) else {
-            Issue.record("the first entry is a value")
-            return
-        }
+        let firstValue = index.entries.lazy.compactMap { entry -> (Value.ID, Int64)? in
+            guard case .value(let id, _, _, _, let offset, _, _) = entry else { return nil }
+            return (id, offset)
+        }.first
+        let (damagedId, offset) = try #require(firstValue)
         var changes = try await remote.download(path)
         changes[Int(offset) + 100] ^= 0x20
         try await remote.upload(.data(changes), to: path, mode: .replace)
