@@ -21,8 +21,6 @@ struct RecordCache<Key: Hashable> {
 
     init(limit: Int) { self.limit = limit }
 
-    var count: Int { slotOfKey.count }
-
     /// Whether the record is held, without making it the most recently used.
     func contains(_ key: Key) -> Bool { slotOfKey[key] != nil }
 

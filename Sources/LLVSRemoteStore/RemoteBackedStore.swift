@@ -135,8 +135,10 @@ public struct RemoteBackedStore: Sendable {
         if indexed.contains(version.id.rawValue) {
             let path = exchange.indexLocation(of: version.id)
             let index = try CompactChangesIndex.decode(try await exchange.fileSystem.download(path), path: path)
-            // A listing without sizes cannot tell; every range is still checked against its CRC-32 when read.
-            if changesSize == nil || changesSize == .some(nil) || changesSize == .some(index.changesSize) {
+            // Trusted when the changes file is listed with its size, or listed without one (a listing that gives no
+            // sizes cannot tell; every range is still checked against its CRC-32 when read). A changes file not
+            // listed at all is asked for whole, which says what is wrong.
+            if let listed = changesSize, (listed ?? index.changesSize) == index.changesSize {
                 return .indexed(index)
             }
         }

@@ -73,23 +73,13 @@ final class RemoteRecordReader: Sendable {
 
     private func fetch(_ location: RecordLocation, record: RemoteRecord) async throws -> Data {
         defer { _ = flights.withLock { $0.removeValue(forKey: location) } }
-        let path = changesPath(of: location.versionId)
-        let data = try await fileSystem.read(
-            path, range: .bytes(location.offset, location.offset + location.length - 1))
-        counters.withLock {
-            $0.requests += 1
-            $0.bytes += Int64(data.count)
-        }
-        guard Int64(data.count) == location.length else {
-            throw RemoteStoreError.damagedRange(
-                path: path, offset: location.offset,
-                reason: "\(data.count) bytes came where its index says \(location.length)")
-        }
+        let data = try await range(of: location.versionId, from: location.offset, count: location.length)
         var crc = CRC32.Running()
         crc.update(data)
         guard crc.value == record.crc32 else {
             throw RemoteStoreError.damagedRange(
-                path: path, offset: location.offset, reason: "its bytes do not match the CRC-32 of its index")
+                path: changesPath(of: location.versionId), offset: location.offset,
+                reason: "its bytes do not match the CRC-32 of its index")
         }
         cache.withLock { $0.insert(data, for: location) }
         return data
@@ -97,16 +87,20 @@ final class RemoteRecordReader: Sendable {
 
     /// `count` bytes from `offset` into the record at `location`, read past the cache (a piece of a large value).
     func blockingPiece(of location: RecordLocation, at offset: Int64, count: Int64) throws -> Data {
-        let path = changesPath(of: location.versionId)
-        let start = location.offset + offset
-        let data = try waitBlocking { try await self.fileSystem.read(path, range: .bytes(start, start + count - 1)) }
+        try waitBlocking { try await self.range(of: location.versionId, from: location.offset + offset, count: count) }
+    }
+
+    /// One ranged read of a changes file, counted, which must bring exactly `count` bytes.
+    private func range(of version: Version.ID, from start: Int64, count: Int64) async throws -> Data {
+        let path = changesPath(of: version)
+        let data = try await fileSystem.read(path, range: .bytes(start, start + count - 1))
         counters.withLock {
             $0.requests += 1
             $0.bytes += Int64(data.count)
         }
         guard Int64(data.count) == count else {
             throw RemoteStoreError.damagedRange(
-                path: path, offset: start, reason: "\(data.count) bytes came where \(count) were asked for")
+                path: path, offset: start, reason: "\(data.count) bytes came where its index says \(count)")
         }
         return data
     }

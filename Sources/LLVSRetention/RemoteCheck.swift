@@ -41,9 +41,7 @@ public struct RemoteCheck: Sendable {
         let changes = Set(try await exchange.fileSystem.listNames(changesFolder))
         let indexes: Set<String>
         do {
-            indexes = Set(
-                try await exchange.fileSystem.listNames(String(exchange.indexLocation(of: Version.ID("x")).dropLast(2)))
-            )
+            indexes = Set(try await exchange.fileSystem.listNames(exchange.indexesFolder))
         } catch CloudFileSystemError.notFound {
             indexes = []
         }

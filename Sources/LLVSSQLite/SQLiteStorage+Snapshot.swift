@@ -7,10 +7,7 @@ extension SQLiteStorage: SnapshotCapable {
     public func writeBundles(
         of versions: [Version.ID], to archive: SnapshotArchiveWriter, released: Set<RecordLocation>
     ) throws {
-        var releasedLengths: [Version.ID: [Int64: Int64]] = [:]
-        for location in released {
-            releasedLengths[location.versionId, default: [:]][location.offset] = location.length
-        }
+        let releasedLengths = Self.lengthsByVersion(released)
         // A connection of its own with one read transaction: WAL gives it a consistent view of the database for the
         // whole copy, while saves go on through the main connection (never a copy of the live file).
         let reader = try SQLiteDatabase(path: path, create: false)
@@ -66,10 +63,7 @@ extension SQLiteStorage: SnapshotCapable {
         from archive: SnapshotArchiveReader, checkedHeaders known: [StoredVersion]?, takingOver: Bool,
         released: Set<RecordLocation>
     ) throws {
-        var releasedLengths: [Version.ID: [Int64: Int64]] = [:]
-        for location in released {
-            releasedLengths[location.versionId, default: [:]][location.offset] = location.length
-        }
+        let releasedLengths = Self.lengthsByVersion(released)
         let headers = try known ?? checkedHeaders(of: archive)
         try withConnection { connection in
             try connection.transaction {
@@ -84,5 +78,12 @@ extension SQLiteStorage: SnapshotCapable {
                 }
             }
         }
+    }
+
+    /// Released records by version, each version's as offset → length: what its bundle holds as zeros.
+    private static func lengthsByVersion(_ released: Set<RecordLocation>) -> [Version.ID: [Int64: Int64]] {
+        var lengths: [Version.ID: [Int64: Int64]] = [:]
+        for location in released { lengths[location.versionId, default: [:]][location.offset] = location.length }
+        return lengths
     }
 }

@@ -177,6 +177,9 @@ public struct CloudFileSystemExchange: Exchange {
     /// Where a version's index is (`CompactChangesIndex`).
     public func indexLocation(of id: Version.ID) -> String { path(CompactChangesIndex.folder, id.rawValue) }
 
+    /// The folder of the remote's indexes.
+    public var indexesFolder: String { path(CompactChangesIndex.folder) }
+
     /// Replaces a version's changes file with the changes as this store has them now, so the values a prune released
     /// here go as released (their sizes, no bytes) and the remote frees their bytes too. Only a compact remote can say
     /// "released"; for an upstream one the encoding refuses (`ExchangeError.releasedValue`). A reader that downloads
