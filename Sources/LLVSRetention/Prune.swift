@@ -54,6 +54,8 @@ public struct Prune: Sendable {
         /// Records the kept backups need, and their bytes.
         public var keptRecords = 0
         public var keptBytes: Int64 = 0
+        /// How the store's files were laid out again after the release (`Store.compactStorage`).
+        public var compaction: StorageCompaction?
     }
 
     public let coordinator: StoreCoordinator
@@ -157,6 +159,9 @@ public struct Prune: Sendable {
         try folder.removeCollection()
         report.released += releasable.count
         report.releasedBytes += releasable.reduce(0) { $0 + $1.length }
+        // Still under the lock: no backup of this store writes while its files are laid out again.
+        report.compaction = try store.compactStorage()
+        options.onStage("compacted")
     }
 
     /// What the kept backups need and, with `before`, every record the versions from that date on (and the heads)

@@ -87,6 +87,9 @@ public struct ByteReader {
 
     public var isAtEnd: Bool { position == bytes.count }
 
+    /// How many bytes are left to read.
+    public var remaining: Int { bytes.count - position }
+
     public mutating func byte() throws -> UInt8 {
         guard position < bytes.count else { throw Failure(description: "record ends early at byte \(position)") }
         defer { position += 1 }

@@ -164,6 +164,12 @@ package enum POSIX {
         return true
     }
 
+    /// The bytes a file takes on disk (its allocated blocks, so a hole counts for nothing); 0 when it is not there.
+    package static func allocatedBytes(_ path: String) -> Int64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_blocks) * 512 : 0
+    }
+
     package static func readFile(_ path: String) throws -> Data {
         let file = try ReadableFile(path: path)
         return try file.read(at: 0, count: Int(file.size))

@@ -48,6 +48,12 @@ extension BackupCommandTests {
         // Four versions of changing.bin (4 MiB) were used by forgotten backups only.
         let freed = before - (try diskBytes(store))
         #expect(freed > 3_800_000, "freed \(freed) of \(before): \(forget.text)")
+        // What is kept was moved into one compacted pack: no version file is left.
+        #expect(forget.text.contains("Compacted 8 versions"), "\(forget.text)")
+        let versionFiles = try FileManager.default.subpathsOfDirectory(atPath: store + "/versions").filter {
+            $0.count > 3
+        }
+        #expect(versionFiles.isEmpty, "\(versionFiles)")
 
         for (index, backup) in backups.enumerated() {
             let out = path("out-\(index)")
@@ -91,7 +97,7 @@ extension BackupCommandTests {
     }
 
     @Test func aPruneKilledAtEachStageLeavesACheckableStoreAndARerunFinishes() async throws {
-        for stage in ["collected", "saved", "listed", "released"] {
+        for stage in ["collected", "saved", "listed", "released", "compacted"] {
             let store = path("store-\(stage)")
             let backups = try await sixBackups(store: store)
             #expect(try await llvs("forget", "--keep-last", "2", "--store", store).status == 0)

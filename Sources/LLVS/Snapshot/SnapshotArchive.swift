@@ -85,6 +85,21 @@ public final class SnapshotArchiveWriter {
         bundleCount += 1
     }
 
+    /// Adds one version's bundle of `length` bytes that `write` gives in pieces, each handed to `put`.
+    func append(bundleOfLength length: Int64, _ write: ((Data) throws -> Void) throws -> Void) throws {
+        try put(self.length(UInt64(length)))
+        var written: Int64 = 0
+        try write { piece in
+            try put(piece)
+            written += Int64(piece.count)
+        }
+        guard written == length else {
+            throw StoreError.corruptFile(
+                path: file.destination, reason: "a bundle of \(length) bytes came out as \(written)")
+        }
+        bundleCount += 1
+    }
+
     /// Ends the archive and moves it into place; returns its size and SHA-256.
     func finish() throws -> (size: Int64, sha256: String) {
         try put(Data(SnapshotArchive.endMarker(count: bundleCount)))

@@ -6,12 +6,27 @@ import Glibc
 
 extension FileStorage {
     /// Punches a hole over each record, frame and all: the file system frees the whole blocks inside it, and the
-    /// record then reads as zeros, which its frame refuses. Records of a version file or a pack alike; records that
+    /// record then reads as zeros, which its frame refuses. Records of a version file, a pack or a compacted pack
+    /// alike; records that
     /// touch are punched as one range, so a run of small released records frees the blocks they share (a block is
     /// freed only when one punch covers it whole). A record is released once however often it is given.
     public func releaseValueRecords(at locations: [RecordLocation]) throws -> Int64 {
         var byFile: [String: [(start: Int64, end: Int64)]] = [:]
         for location in Set(locations) {
+            if let version = try compactedVersion(location.versionId) {
+                switch try version.record(at: location, zone: .values).placement {
+                case .released: continue
+                case .direct(let start):
+                    let end = start + Int64(RecordFraming.recordHeaderSize) + location.length
+                    byFile[version.pack.path, default: []].append((start, end))
+                    continue
+                case .framed:
+                    throw StoreError.corruptFile(
+                        path: version.pack.path,
+                        reason: "the record of version \(location.versionId) at offset \(location.offset) is a map node"
+                    )
+                }
+            }
             let (path, base, limit) = try place(of: location.versionId)
             let start = base + location.offset
             let end = start + Int64(RecordFraming.recordHeaderSize) + location.length

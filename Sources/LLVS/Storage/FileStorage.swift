@@ -19,14 +19,22 @@ public final class FileStorage: Storage {
     public let versionsPath: String
     public let packsPath: String
     /// Version files and packs already returned by `newlyCommittedVersions`.
-    private let loadedNames = Mutex<Set<String>>([])
+    let loadedNames = Mutex<Set<String>>([])
     /// Versions that live in packs: which pack, and where in it.
-    private let packed = Mutex<[Version.ID: PackedVersion]>([:])
+    let packed = Mutex<[Version.ID: PackedVersion]>([:])
     /// Headers of a pack this process restored, handed out by the next `newlyCommittedVersions`.
-    private let restoredHeaders = Mutex<[StoredVersion]>([])
+    let restoredHeaders = Mutex<[StoredVersion]>([])
     /// Open version files.
     private let openFiles = OpenFileCache<Version.ID>(limit: 256)
     static let packExtension = ".pack"
+    /// Versions whose records a compaction moved into a compacted pack (`FileStorage+Compaction`): read from there
+    /// before anywhere else.
+    let compacted = Mutex<[Version.ID: CompactedVersion]>([:])
+    /// Version files and packs whose versions a compacted pack holds, left by a compaction that ended before it
+    /// removed them; the next compaction removes them.
+    let stale = Mutex<Set<String>>([])
+    let mapFrames = MapFrameCache(limit: 32 << 20)
+    static let compactedPackExtension = ".cpack"
     /// How deep the nested groups of commits are, and the pack their versions go to (`FileStorage+Grouping`).
     let grouped = Mutex(GroupedCommits())
     let groupPack = Mutex<GroupPack?>(nil)
@@ -63,24 +71,45 @@ public final class FileStorage: Storage {
             defer { headers = [] }
             return headers
         }
+        // Compacted packs first: a version file or pack a compaction left behind is then known to be stale.
+        loaded += try loadCompactedPacks()
         var newNames: [String] = []
         for folder in try POSIX.listNames(versionsPath) where folder.count == 2 {
             for name in try POSIX.listNames(versionsPath + "/" + folder) where !known.contains(name) {
                 let path = versionsPath + "/" + folder + "/" + name
-                let header = try RecordFraming.readHeader(of: try ReadableFile(path: path))
+                let file: ReadableFile
+                do { file = try ReadableFile(path: path) } catch FileError.io(_, _, let code) where code == ENOENT {
+                    continue  // compacted by another process since the listing
+                }
+                let header = try RecordFraming.readHeader(of: file)
                 guard self.path(for: header.version.id) == path else {
                     throw StoreError.corruptFile(
                         path: path, reason: "it holds version \(header.version.id), whose file name differs")
                 }
-                loaded.append(header)
                 newNames.append(name)
+                if isCompacted(header.version.id) {
+                    stale.withLock { _ = $0.insert(path) }
+                    continue
+                }
+                loaded.append(header)
             }
         }
-        for name in try POSIX.listNames(packsPath) where name.hasSuffix(Self.packExtension) && !known.contains(name) {
-            loaded.append(
-                contentsOf: try register(pack: SnapshotArchiveReader(url: URL(fileURLWithPath: packsPath + "/" + name)))
-            )
+        for name in try POSIX.listNames(packsPath)
+        where name.hasSuffix(Self.packExtension) && !name.hasSuffix(Self.compactedPackExtension)
+            && !known.contains(name)
+        {
+            let path = packsPath + "/" + name
+            let reader: SnapshotArchiveReader
+            do { reader = try SnapshotArchiveReader(url: URL(fileURLWithPath: path)) } catch FileError.io(
+                _, _, let code) where code == ENOENT
+            {
+                continue
+            }
+            let headers = try register(pack: reader)
             newNames.append(name)
+            let fresh = headers.filter { !isCompacted($0.version.id) }
+            if fresh.isEmpty, !headers.isEmpty { stale.withLock { _ = $0.insert(path) } }
+            loaded.append(contentsOf: fresh)
         }
         loadedNames.withLock { $0.formUnion(newNames) }
         return loaded
@@ -146,7 +175,7 @@ public final class FileStorage: Storage {
 
     public func makeVersionWriter(for id: Version.ID) throws -> any VersionWriter {
         let path = path(for: id)
-        if POSIX.fileExists(path) || packed.withLock({ $0[id] != nil }) {
+        if POSIX.fileExists(path) || packed.withLock({ $0[id] != nil }) || isCompacted(id) {
             throw StoreError.versionAlreadyExists(id)
         }
         if grouped.withLock({ $0.depth > 0 }) {
@@ -165,6 +194,13 @@ public final class FileStorage: Storage {
         var start = 0
         while start < locations.count {
             let first = locations[start]
+            if let version = try compactedVersion(first.versionId) {
+                var end = start + 1
+                while end < locations.count, locations[end].versionId == first.versionId { end += 1 }
+                results += try readCompacted(locations[start..<end], of: version, zone: zone)
+                start = end
+                continue
+            }
             var end = start + 1
             var spanEnd = first.offset + Int64(RecordFraming.recordHeaderSize) + first.length
             while end < locations.count {
@@ -176,7 +212,16 @@ public final class FileStorage: Storage {
                 spanEnd = nextEnd
                 end += 1
             }
-            let (file, base, limit) = try fileAndBase(of: first.versionId)
+            let file: ReadableFile, base: Int64, limit: Int64
+            do { (file, base, limit) = try fileAndBase(of: first.versionId) } catch FileError.io(_, _, let code)
+                where code == ENOENT
+            {
+                // Another process compacted the version since this one listed it: read it from its new place.
+                guard try reloadCompacted(first.versionId) else {
+                    throw FileError.io(path: path(for: first.versionId), operation: "open", errno: code)
+                }
+                continue
+            }
             guard first.offset >= 0, base + spanEnd <= limit else {
                 throw StoreError.corruptFile(
                     path: file.path,
@@ -207,7 +252,7 @@ public final class FileStorage: Storage {
         return (file.path, base, limit)
     }
 
-    private func fileAndBase(of id: Version.ID) throws -> (file: ReadableFile, base: Int64, limit: Int64) {
+    func fileAndBase(of id: Version.ID) throws -> (file: ReadableFile, base: Int64, limit: Int64) {
         if let pack = packed.withLock({ $0[id] }) {
             return (try packFile(pack.pack), pack.offset, pack.offset + pack.length)
         }
@@ -220,7 +265,15 @@ public final class FileStorage: Storage {
     ) throws {
         // Where the record's frame starts, in which file.
         let file: ReadableFile, start: Int64
-        if let pack = packed.withLock({ $0[location.versionId] }) {
+        if let version = try compactedVersion(location.versionId) {
+            let record = try version.record(at: location, zone: zone)
+            guard case .direct(let offset) = record.placement else {
+                let stored = try readCompacted([location], of: version, zone: zone)[0]
+                try write(stored.encoding, stored.bytes)
+                return
+            }
+            (file, start) = (try compactedPackFile(version.pack.path), offset)
+        } else if let pack = packed.withLock({ $0[location.versionId] }) {
             guard location.offset >= 0,
                 location.offset + Int64(RecordFraming.recordHeaderSize) + location.length <= pack.length
             else {
@@ -231,7 +284,14 @@ public final class FileStorage: Storage {
             }
             (file, start) = (try packFile(pack.pack), pack.offset + location.offset)
         } else {
-            (file, start) = (try openFile(location.versionId), location.offset)
+            do { (file, start) = (try openFile(location.versionId), location.offset) } catch FileError.io(
+                _, _, let code) where code == ENOENT
+            {
+                guard try reloadCompacted(location.versionId) else {
+                    throw FileError.io(path: path(for: location.versionId), operation: "open", errno: code)
+                }
+                return try copyStoredRecord(at: location, zone: zone, into: write)
+            }
         }
         let header = try file.read(at: start, count: RecordFraming.recordHeaderSize)
         var reader = ByteReader(header)
@@ -261,6 +321,20 @@ public final class FileStorage: Storage {
     private func openFile(_ id: Version.ID) throws -> ReadableFile {
         try openFiles.file(id) { try ReadableFile(path: path(for: id)) }
     }
+
+    /// Forgets open version files and packs a compaction removed, so their space is freed now.
+    func closeRemoved(versions: [Version.ID], packs: [String]) {
+        for id in versions { openFiles.remove(id) }
+        for path in packs {
+            openPacks.remove(path)
+            mapFrames.forget(pack: path)
+        }
+    }
+
+    /// The open compacted pack at `path`.
+    func compactedPackFile(_ path: String) throws -> ReadableFile {
+        try openPacks.file(path) { try ReadableFile(path: path) }
+    }
 }
 
 extension FileStorage: SnapshotCapable {
@@ -271,7 +345,9 @@ extension FileStorage: SnapshotCapable {
         // Version files and packs never change once written, so copying a fixed list of versions is a consistent
         // copy while other saves go on.
         for id in versions {
-            if let pack = packed.withLock({ $0[id] }) {
+            if let version = try compactedVersion(id) {
+                try writeBundle(of: version, to: archive)
+            } else if let pack = packed.withLock({ $0[id] }) {
                 try archive.append(bundleFrom: try packFile(pack.pack), offset: pack.offset, length: pack.length)
             } else {
                 let file = try ReadableFile(path: path(for: id))

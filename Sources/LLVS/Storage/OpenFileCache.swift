@@ -28,6 +28,9 @@ final class OpenFileCache<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Lets go of the file under `key` (it closes when its last reader lets go too).
+    func remove(_ key: Key) { _ = files.withLock { $0.removeValue(forKey: key) } }
+
     private func insert(_ file: ReadableFile, for key: Key) {
         files.withLock { files in
             if files.count >= limit { files.removeAll(keepingCapacity: true) }

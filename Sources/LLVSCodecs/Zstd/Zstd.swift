@@ -40,6 +40,19 @@ public enum Zstd {
         }
     }
 
+    /// `data` compressed at `level` as one zstd frame, however large it comes out.
+    public static func compressed(_ data: Data, level: Int32) throws -> Data {
+        try data.withUnsafeBytes { input in
+            try compressionContexts.using { context in
+                guard
+                    let frame = compress(
+                        input, level: level, context: context, limit: ZSTD_compressBound(input.count))
+                else { throw ZstdError.malformed("zstd could not compress \(input.count) bytes") }
+                return frame
+            }
+        }
+    }
+
     /// Signatures of formats whose contents are always entropy-coded: gzip, xz, bzip2, zstd, PNG, JPEG, WOFF2, 7z, LZ4
     /// frames (not zip, whose entries may be stored as they are). zstd gains nothing on them (less than the 1/32 a
     /// record must save), so a value that starts with one is kept as it is without trying: a tree of manual pages and

@@ -107,6 +107,12 @@ struct PruneCommand: Command {
             context.writeLine(
                 "\(verb) \(ProgressLine.size(report.releasedBytes)) (\(report.released) records nothing kept needs).")
         }
+        if let compaction = report.compaction, compaction.versions > 0 {
+            context.writeLine(
+                "Compacted \(compaction.versions) versions' records from \(compaction.replacedFiles) files "
+                    + "(\(ProgressLine.size(compaction.bytesBefore))) into one pack of "
+                    + "\(ProgressLine.size(compaction.bytesAfter)).")
+        }
         if report.revived > 0 {
             context.writeLine("\(report.revived) collected records are needed again by newer backups and stay.")
         }

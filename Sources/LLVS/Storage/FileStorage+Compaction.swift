@@ -1,0 +1,250 @@
+import Foundation
+import LLVSCodecs
+import LLVSSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a compaction did.
+public struct StorageCompaction: Sendable, Encodable {
+    /// Versions moved into the new pack, and the files (version files and packs) it replaced.
+    public var versions = 0
+    public var replacedFiles = 0
+    /// Bytes the replaced files took on disk, and the new pack takes.
+    public var bytesBefore: Int64 = 0
+    public var bytesAfter: Int64 = 0
+
+    public init() {}
+}
+
+/// A storage that can lay its records out again to take less space, every location staying valid.
+public protocol CompactableStorage: Storage {
+    /// Moves the records of `versions` into less space; `released` are records whose bytes are gone.
+    func compact(versions: [Version.ID], released: Set<RecordLocation>) throws -> StorageCompaction
+}
+
+/// A prune frees records in place (`FileStorage+Release`), which leaves two costs a hole cannot remove: blocks shared
+/// by a freed record and a kept one, and the map nodes of every version, each stored compressed on its own. A
+/// compaction copies the kept records of many versions into one compacted pack (`CompactedPackDirectory`): value
+/// records one after another, map nodes in zstd frames of nodes from the same place of the trie (a node and its
+/// successors in later versions differ in a few entries, so together they compress several times better), and a
+/// directory that finds each record by the location every map and header already names. Then the files it copied go.
+///
+/// A kill at any moment leaves the store whole: the pack is written under a temporary name and linked in durably
+/// before any file it replaces is removed, and a version found both in a pack and in its old file is read from the
+/// pack (the old file is removed by the next compaction). Another process that had a removed file open goes on
+/// reading it; one that had not yet opened it finds the pack when the file is gone.
+extension FileStorage: CompactableStorage {
+    /// A compacted pack is compacted again once this fraction of its bytes or more has been released since.
+    static let recompactionShare: Int64 = 5
+    /// Raw bytes of map records per frame: larger frames compress a little better and cost more per node read.
+    static let mapFrameSize = 64 << 10
+    /// zstd level of map frames: written once per prune, read often.
+    static let mapFrameLevel: Int32 = 3
+
+    func isCompacted(_ id: Version.ID) -> Bool { compacted.withLock { $0[id] != nil } }
+
+    func compactedVersion(_ id: Version.ID) throws -> CompactedVersion? { compacted.withLock { $0[id] } }
+
+    /// Reads the compacted packs another process wrote since; whether `id` is now in one. Their versions' headers are
+    /// handed out by the next `newlyCommittedVersions`.
+    func reloadCompacted(_ id: Version.ID) throws -> Bool {
+        let headers = try loadCompactedPacks()
+        restoredHeaders.withLock { $0.append(contentsOf: headers) }
+        return isCompacted(id)
+    }
+
+    /// Registers the compacted packs this process has not read; returns their versions' headers.
+    func loadCompactedPacks() throws -> [StoredVersion] {
+        let known = loadedNames.withLock { $0 }
+        var headers: [StoredVersion] = []
+        for name in try POSIX.listNames(packsPath)
+        where name.hasSuffix(Self.compactedPackExtension) && !known.contains(name) {
+            let path = packsPath + "/" + name
+            let file: ReadableFile
+            do { file = try ReadableFile(path: path) } catch FileError.io(_, _, let code) where code == ENOENT {
+                continue  // compacted again since the listing; its successor is listed too
+            }
+            let directory = try CompactedPackDirectory.read(from: file)
+            register(directory, at: path)
+            loadedNames.withLock { _ = $0.insert(name) }
+            headers += directory.versions.map(\.header)
+        }
+        return headers
+    }
+
+    func register(_ directory: CompactedPackDirectory, at path: String) {
+        let pack = CompactedPackFile(path: path, frames: directory.frames)
+        compacted.withLock { compacted in
+            for version in directory.versions {
+                compacted[version.header.version.id] = CompactedVersion(pack: pack, version: version)
+            }
+        }
+    }
+
+    /// Reads records of one compacted version: value records lying one after another in one read, as elsewhere.
+    func readCompacted(
+        _ locations: ArraySlice<RecordLocation>, of version: CompactedVersion, zone: StorageZone
+    ) throws -> [StoredRecord] {
+        let path = version.pack.path
+        let file = try compactedPackFile(path)
+        var results: [StoredRecord] = []
+        results.reserveCapacity(locations.count)
+        var index = locations.startIndex
+        while index < locations.endIndex {
+            let location = locations[index]
+            let record = try version.record(at: location, zone: zone)
+            switch record.placement {
+            case .released:
+                throw StoreError.corruptFile(
+                    path: path,
+                    reason: "the record of version \(location.versionId) at offset \(location.offset) was released")
+            case .framed(let frame, let offset, _, _):
+                results.append(try framedRecord(in: frame, at: offset, of: version, file: file, zone: zone))
+                index += 1
+            case .direct(let start):
+                var end = index + 1
+                var spanEnd = start + Int64(RecordFraming.recordHeaderSize) + location.length
+                var starts = [start]
+                while end < locations.endIndex {
+                    let next = locations[end]
+                    guard next.versionId == location.versionId,
+                        let nextRecord = try? version.record(at: next, zone: zone),
+                        case .direct(let nextStart) = nextRecord.placement, nextStart >= spanEnd,
+                        nextStart - spanEnd <= Self.spanGap,
+                        nextStart + Int64(RecordFraming.recordHeaderSize) + next.length - start <= Self.spanLimit
+                    else { break }
+                    spanEnd = nextStart + Int64(RecordFraming.recordHeaderSize) + next.length
+                    starts.append(nextStart)
+                    end += 1
+                }
+                let span = try file.read(at: start, count: Int(spanEnd - start))
+                for (location, recordStart) in zip(locations[index..<end], starts) {
+                    let from = span.startIndex + Int(recordStart - start)
+                    let framed = span[from..<(from + RecordFraming.recordHeaderSize + Int(location.length))]
+                    results.append(
+                        try RecordFraming.unframe(
+                            framed, expectedLength: location.length, zone: zone, path: path, offset: recordStart))
+                }
+                index = end
+            }
+        }
+        return results
+    }
+
+    /// A map record held in a frame: plain, with its own frame and checksum.
+    private func framedRecord(
+        in frame: Int, at offset: Int, of version: CompactedVersion, file: ReadableFile, zone: StorageZone
+    ) throws -> StoredRecord {
+        let content = try mapFrames.content(of: frame, in: version.pack, file: file)
+        let headerSize = RecordFraming.recordHeaderSize
+        guard offset + headerSize <= content.count else {
+            throw StoreError.corruptFile(path: version.pack.path, reason: "map frame \(frame) ends before a record")
+        }
+        var reader = ByteReader(content[(content.startIndex + offset + 1)..<(content.startIndex + offset + 5)])
+        let length = Int(try reader.uint32())
+        guard offset + headerSize + length <= content.count else {
+            throw StoreError.corruptFile(
+                path: version.pack.path, reason: "a record of map frame \(frame) runs past the frame")
+        }
+        let from = content.startIndex + offset
+        return try RecordFraming.unframe(
+            content[from..<(from + headerSize + length)], expectedLength: Int64(length), zone: zone,
+            path: version.pack.path, offset: Int64(offset))
+    }
+
+    // MARK: Giving a bundle back
+
+    /// Writes a compacted version's bundle as its version file held it: every record at its offset, released ones as
+    /// zeros, map records as they were stored (compressed again, `storedAgain`).
+    func writeBundle(of version: CompactedVersion, to archive: SnapshotArchiveWriter) throws {
+        let header = version.header.encoded()
+        let trailer = RecordFraming.trailer(
+            headerLength: header.count, headerCRC: header.withUnsafeBytes { CRC32.checksum($0) })
+        let length = version.recordsLength + Int64(header.count + trailer.count)
+        let file = try compactedPackFile(version.pack.path)
+        try archive.append(bundleOfLength: length) { put in
+            var at: Int64 = 0
+            for record in version.records {
+                guard record.offset == at else {
+                    throw StoreError.corruptFile(
+                        path: version.pack.path,
+                        reason: "version \(version.header.version.id) has a gap in its records at offset \(at)")
+                }
+                let framedLength = Int64(RecordFraming.recordHeaderSize) + record.length
+                switch record.placement {
+                case .released:
+                    var left = framedLength
+                    while left > 0 {
+                        let count = Int(min(left, 1 << 20))
+                        try put(Data(count: count))
+                        left -= Int64(count)
+                    }
+                case .direct(let start):
+                    var done: Int64 = 0
+                    while done < framedLength {
+                        let count = Int(min(framedLength - done, 1 << 20))
+                        try put(try file.read(at: start + done, count: count))
+                        done += Int64(count)
+                    }
+                case .framed(let frame, let offset, let crc32, let encoding):
+                    let plain = try framedRecord(
+                        in: frame, at: offset, of: version, file: file, zone: record.zone)
+                    let stored = try storedAgain(
+                        plain.bytes, as: encoding, length: record.length, crc32: crc32, version: version, at: at)
+                    try put(Data(RecordFraming.frame(stored, zone: record.zone, encoding: encoding)))
+                    try put(stored)
+                }
+                at += framedLength
+            }
+            guard at == version.recordsLength else {
+                throw StoreError.corruptFile(
+                    path: version.pack.path,
+                    reason: "version \(version.header.version.id)'s records end at \(at), not \(version.recordsLength)")
+            }
+            try put(header)
+            try put(Data(trailer))
+        }
+    }
+
+    /// A map record's bytes as its version stored them, `length` bytes with CRC `crc32`. A compressed one is
+    /// compressed again at the levels this package writes at, which gives the same bytes with the same libzstd; with
+    /// another, a frame of at most `length - 8` bytes is padded to `length` with a skippable frame, which every
+    /// decoder passes over.
+    private func storedAgain(
+        _ plain: Data, as encoding: RecordEncoding, length: Int64, crc32: UInt32, version: CompactedVersion,
+        at offset: Int64
+    ) throws -> Data {
+        func failure(_ reason: String) -> StoreError {
+            .corruptFile(
+                path: version.pack.path,
+                reason: "the map record of version \(version.header.version.id) at offset \(offset): \(reason)")
+        }
+        switch encoding {
+        case .plain:
+            guard Int64(plain.count) == length, plain.withUnsafeBytes({ CRC32.checksum($0) }) == crc32 else {
+                throw failure("its bytes differ from those stored")
+            }
+            return plain
+        case .zstd:
+            var smallest: Data?
+            for level in [Zstd.defaultLevel, 3, 19] {
+                guard let again = try? Zstd.compressed(plain, level: level) else { continue }
+                if Int64(again.count) == length, again.withUnsafeBytes({ CRC32.checksum($0) }) == crc32 {
+                    return again
+                }
+                if again.count < smallest?.count ?? Int.max { smallest = again }
+            }
+            guard let smallest, Int64(smallest.count) + 8 <= length else {
+                throw failure("it cannot be compressed again into its \(length) bytes")
+            }
+            var padded = smallest
+            var padding = ByteWriter()
+            padding.uint32(0x184D_2A50)
+            padding.uint32(UInt32(length - Int64(smallest.count) - 8))
+            padded.append(contentsOf: padding.bytes)
+            padded.append(Data(count: Int(length) - padded.count))
+            return padded
+        }
+    }
+}
