@@ -88,13 +88,17 @@ import Testing
         #expect(Set(reopened.history.versions.keys) == Set(versions))
         #expect(try contents(reopened, versions) == before)
 
-        // Saves go on; the next compaction takes the small pack in with the new version.
+        // Saves go on; the next compaction takes the small pack in with the new version, and a store that knew the
+        // first pack (and had not opened it) finds the second.
         let next = try store.makeVersion(
             basedOnPredecessor: versions[3], updating: [Value(id: "small/500", data: Data("later".utf8))])
+        let third = try openStore(store.rootURL)
         let again = try #require(try store.compactStorage())
         #expect(again.versions == 5 && again.replacedFiles == 2)
         #expect(try packs(store).count == 1)
         #expect(try contents(store, versions) == before)
+        #expect(try contents(third, versions) == before)
+        #expect(try third.value(id: "small/500", at: next.id)?.data == Data("later".utf8))
         #expect(try store.value(id: "small/500", at: next.id)?.data == Data("later".utf8))
         _ = gone
     }

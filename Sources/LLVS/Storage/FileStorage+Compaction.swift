@@ -82,12 +82,26 @@ extension FileStorage: CompactableStorage {
         }
     }
 
+    /// The open pack of a compacted version. When another process compacted that pack again and removed it, the
+    /// packs are read again and the version is taken from where they now place it.
+    func openPack(of version: CompactedVersion) throws -> (CompactedVersion, ReadableFile) {
+        do {
+            return (version, try compactedPackFile(version.pack.path))
+        } catch FileError.io(let path, let operation, let code) where code == ENOENT {
+            let id = version.header.version.id
+            guard try reloadCompacted(id), let moved = try compactedVersion(id), moved.pack.path != path else {
+                throw FileError.io(path: path, operation: operation, errno: code)
+            }
+            return (moved, try compactedPackFile(moved.pack.path))
+        }
+    }
+
     /// Reads records of one compacted version: value records lying one after another in one read, as elsewhere.
     func readCompacted(
-        _ locations: ArraySlice<RecordLocation>, of version: CompactedVersion, zone: StorageZone
+        _ locations: ArraySlice<RecordLocation>, of registered: CompactedVersion, zone: StorageZone
     ) throws -> [StoredRecord] {
+        let (version, file) = try openPack(of: registered)
         let path = version.pack.path
-        let file = try compactedPackFile(path)
         var results: [StoredRecord] = []
         results.reserveCapacity(locations.count)
         var index = locations.startIndex
@@ -157,12 +171,12 @@ extension FileStorage: CompactableStorage {
 
     /// Writes a compacted version's bundle as its version file held it: every record at its offset, released ones as
     /// zeros, map records as they were stored (compressed again, `storedAgain`).
-    func writeBundle(of version: CompactedVersion, to archive: SnapshotArchiveWriter) throws {
+    func writeBundle(of registered: CompactedVersion, to archive: SnapshotArchiveWriter) throws {
+        let (version, file) = try openPack(of: registered)
         let header = version.header.encoded()
         let trailer = RecordFraming.trailer(
             headerLength: header.count, headerCRC: header.withUnsafeBytes { CRC32.checksum($0) })
         let length = version.recordsLength + Int64(header.count + trailer.count)
-        let file = try compactedPackFile(version.pack.path)
         try archive.append(bundleOfLength: length) { put in
             var at: Int64 = 0
             for record in version.records {

@@ -265,14 +265,15 @@ public final class FileStorage: Storage {
     ) throws {
         // Where the record's frame starts, in which file.
         let file: ReadableFile, start: Int64
-        if let version = try compactedVersion(location.versionId) {
+        if let registered = try compactedVersion(location.versionId) {
+            let (version, pack) = try openPack(of: registered)
             let record = try version.record(at: location, zone: zone)
             guard case .direct(let offset) = record.placement else {
                 let stored = try readCompacted([location], of: version, zone: zone)[0]
                 try write(stored.encoding, stored.bytes)
                 return
             }
-            (file, start) = (try compactedPackFile(version.pack.path), offset)
+            (file, start) = (pack, offset)
         } else if let pack = packed.withLock({ $0[location.versionId] }) {
             guard location.offset >= 0,
                 location.offset + Int64(RecordFraming.recordHeaderSize) + location.length <= pack.length
