@@ -78,20 +78,36 @@ public struct Prune: Sendable {
                 report.waiting = waiting
                 return report
             }
-            try await release(pending, into: &report)
+            let mark = try await release(pending, into: &report)
             guard report.waiting.isEmpty else { return report }
+            guard let collection = try await collect(into: &report, reusing: mark) else { return report }
+            if options.exclusive { try await release(collection, into: &report) }
+            return report
         }
         guard let collection = try await collect(into: &report) else { return report }
         if options.exclusive { try await release(collection, into: &report) }
         return report
     }
 
+    /// A mark, and what it was made at: a release's, which the collection that follows reuses when the current
+    /// version is still the one it was made at (what the release freed no mark keeps, so it stays true).
+    private struct Mark {
+        var current: Version.ID
+        var before: Date?
+        var live: LiveObjects
+    }
+
     /// Step 1. Nil when nothing is unneeded (or in a dry run).
-    private func collect(into report: inout Report) async throws -> PruneCollection? {
+    private func collect(into report: inout Report, reusing mark: Mark? = nil) async throws -> PruneCollection? {
         let store = coordinator.store
         guard let current = await coordinator.currentVersionId else { return nil }
         let released = try store.releasedRecords()
-        let live = try mark(at: current, before: options.before, released: released)
+        let live =
+            if let mark, mark.current == current, mark.before == options.before {
+                mark.live
+            } else {
+                try self.mark(at: current, before: options.before, released: released)
+            }
         report.keptRecords = live.records.count
         report.keptBytes = live.bytes
         let versions = store.history.topologicallySorted().map(\.id)
@@ -131,17 +147,18 @@ public struct Prune: Sendable {
     /// Marks the version a prune's first step commits.
     public static let collectionMetadata = BackupMetadata.pruneCollection
 
-    /// Step 2: mark again, then release what is still unneeded.
-    private func release(_ collection: PruneCollection, into report: inout Report) async throws {
+    /// Step 2: mark again, then release what is still unneeded. Returns the mark, when one was made.
+    @discardableResult
+    private func release(_ collection: PruneCollection, into report: inout Report) async throws -> Mark? {
         let store = coordinator.store
         let folder = RetentionFolder(store: store)
         let lock: RetentionFolder.Lock
         do { lock = try folder.releaseLock() } catch RetentionError.storeBusy {
             report.waiting.append("a backup of this store is running; the next prune releases the collected records")
-            return
+            return nil
         }
         defer { withExtendedLifetime(lock) {} }
-        guard let current = await coordinator.currentVersionId else { return }
+        guard let current = await coordinator.currentVersionId else { return nil }
         let released = try store.releasedRecords()
         let live = try mark(at: current, before: collection.before, released: released)
         let collected = collection.records.map(\.location)
@@ -150,7 +167,7 @@ public struct Prune: Sendable {
         guard !options.dryRun else {
             report.released += releasable.count
             report.releasedBytes += releasable.reduce(0) { $0 + $1.length }
-            return
+            return Mark(current: current, before: collection.before, live: live)
         }
         try store.listReleased(releasable)
         options.onStage("listed")
@@ -162,6 +179,7 @@ public struct Prune: Sendable {
         // Still under the lock: no backup of this store writes while its files are laid out again.
         report.compaction = try store.compactStorage()
         options.onStage("compacted")
+        return Mark(current: current, before: collection.before, live: live)
     }
 
     /// What the kept backups need and, with `before`, every record the versions from that date on (and the heads)

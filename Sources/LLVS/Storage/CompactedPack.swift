@@ -20,7 +20,7 @@ struct CompactedPackDirectory: Sendable {
         case direct(offset: Int64)
         /// A map record in map frame `frame`, its frame at `offset` of the frame's content; `crc32` and `encoding` are
         /// those of the record as its version stored it, so its bundle can be given back byte for byte.
-        case framed(frame: Int, offset: Int, crc32: UInt32, encoding: RecordEncoding)
+        case framed(frame: UInt32, offset: UInt32, crc32: UInt32, encoding: RecordEncoding)
         /// A record released before the pack was made: nothing of it is in the pack.
         case released
     }
@@ -148,7 +148,7 @@ struct CompactedPackDirectory: Sendable {
                         }
                         placement = .direct(offset: at)
                     case 1:
-                        let frame = try reader.int(limit: Int.max)
+                        let frame = try reader.int(limit: Int(UInt32.max))
                         guard frame < frames.count else {
                             throw corrupt("a map record of version \(header.version.id) names a frame the pack lacks")
                         }
@@ -157,7 +157,8 @@ struct CompactedPackDirectory: Sendable {
                         guard let encoding = RecordEncoding(rawValue: try reader.byte()) else {
                             throw corrupt("a map record of version \(header.version.id) has an unknown encoding")
                         }
-                        placement = .framed(frame: frame, offset: at, crc32: crc, encoding: encoding)
+                        placement = .framed(
+                            frame: UInt32(frame), offset: UInt32(at), crc32: crc, encoding: encoding)
                     case 2:
                         placement = .released
                     case let kind:
@@ -166,6 +167,10 @@ struct CompactedPackDirectory: Sendable {
                     guard offset >= 0, offset + Int64(RecordFraming.recordHeaderSize) + length <= bundleLength else {
                         throw corrupt("a record of version \(header.version.id) runs past its bundle")
                     }
+                    guard
+                        records.last.map({ $0.offset + Int64(RecordFraming.recordHeaderSize) + $0.length <= offset })
+                            ?? true
+                    else { throw corrupt("the records of version \(header.version.id) overlap or are out of order") }
                     records.append(Record(offset: offset, length: length, zone: zone, placement: placement))
                 }
                 versions.append(Version(header: header, bundleLength: bundleLength, records: records))

@@ -84,7 +84,7 @@ struct CompactedPackWriter {
         for node in nodes {
             let plain = try read(node.location).decoded()
             versions[node.version].records[node.record].placement = .framed(
-                frame: frames.count, offset: buffer.count, crc32: node.crc32, encoding: node.encoding)
+                frame: UInt32(frames.count), offset: UInt32(buffer.count), crc32: node.crc32, encoding: node.encoding)
             buffer.append(contentsOf: RecordFraming.frame(plain, zone: .map))
             buffer.append(plain)
             if buffer.count >= FileStorage.mapFrameSize { try flush(&buffer) }

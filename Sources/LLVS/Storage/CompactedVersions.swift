@@ -20,25 +20,30 @@ struct CompactedVersion: Sendable {
     let header: StoredVersion
     /// The length of the bundle's records (its header and trailer follow them).
     let recordsLength: Int64
-    /// In bundle order.
+    /// In bundle order, which is the order of their offsets: found by binary search, so a store of many records
+    /// holds no table beside them.
     let records: [CompactedPackDirectory.Record]
-    /// The index in `records` of the record at each offset.
-    let byOffset: [Int64: Int]
 
     init(pack: CompactedPackFile, version: CompactedPackDirectory.Version) {
         self.pack = pack
         header = version.header
         recordsLength = version.bundleLength
         records = version.records
-        var byOffset: [Int64: Int] = [:]
-        byOffset.reserveCapacity(version.records.count)
-        for (index, record) in version.records.enumerated() { byOffset[record.offset] = index }
-        self.byOffset = byOffset
+    }
+
+    /// The index in `records` of the record at `offset`.
+    private func index(of offset: Int64) -> Int? {
+        var low = 0, high = records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if records[middle].offset < offset { low = middle + 1 } else { high = middle }
+        }
+        return low < records.count && records[low].offset == offset ? low : nil
     }
 
     /// The record `location` names, checked against its length and zone.
     func record(at location: RecordLocation, zone: StorageZone) throws -> CompactedPackDirectory.Record {
-        guard let index = byOffset[location.offset] else {
+        guard let index = index(of: location.offset) else {
             throw StoreError.corruptFile(
                 path: pack.path,
                 reason: "version \(location.versionId) has no record at offset \(location.offset) in this pack")

@@ -114,7 +114,8 @@ extension FileStorage: CompactableStorage {
                     path: path,
                     reason: "the record of version \(location.versionId) at offset \(location.offset) was released")
             case .framed(let frame, let offset, _, _):
-                results.append(try framedRecord(in: frame, at: offset, of: version, file: file, zone: zone))
+                results.append(
+                    try framedRecord(in: Int(frame), at: Int(offset), of: version, file: file, zone: zone))
                 index += 1
             case .direct(let start):
                 var end = index + 1
@@ -203,7 +204,7 @@ extension FileStorage: CompactableStorage {
                     }
                 case .framed(let frame, let offset, let crc32, let encoding):
                     let plain = try framedRecord(
-                        in: frame, at: offset, of: version, file: file, zone: record.zone)
+                        in: Int(frame), at: Int(offset), of: version, file: file, zone: record.zone)
                     let stored = try storedAgain(
                         plain.bytes, as: encoding, length: record.length, crc32: crc32, version: version, at: at)
                     try put(Data(RecordFraming.frame(stored, zone: record.zone, encoding: encoding)))

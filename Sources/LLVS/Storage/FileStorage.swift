@@ -33,7 +33,7 @@ public final class FileStorage: Storage {
     /// Version files and packs whose versions a compacted pack holds, left by a compaction that ended before it
     /// removed them; the next compaction removes them.
     let stale = Mutex<Set<String>>([])
-    let mapFrames = MapFrameCache(limit: 32 << 20)
+    let mapFrames = MapFrameCache(limit: 8 << 20)
     static let compactedPackExtension = ".cpack"
     /// How deep the nested groups of commits are, and the pack their versions go to (`FileStorage+Grouping`).
     let grouped = Mutex(GroupedCommits())
