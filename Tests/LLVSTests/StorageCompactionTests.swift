@@ -116,6 +116,11 @@ import Testing
             from: directory.child("after"), format: second.format, versionCount: second.versionCount,
             released: second.released)
         #expect(try contents(restored, versions) == contents(store, versions))
+        // The restored store's versions are in the snapshot's pack: a compaction takes the pack whole.
+        let report = try #require(try restored.compactStorage())
+        #expect(report.versions == 4 && report.replacedFiles == 1)
+        #expect(try packs(restored).allSatisfy { $0.hasSuffix(".cpack") })
+        #expect(try contents(restored, versions) == contents(store, versions))
     }
 
     @Test func aKillBeforeTheOldFilesWentLosesNothingAndTheNextCompactionRemovesThem() throws {
