@@ -143,6 +143,30 @@ import Testing
         #expect(try contents(reopened, versions) == before)
     }
 
+    @Test func aKillBeforeAPackCompactedAgainWentLeavesItStaleForTheNextCompaction() throws {
+        let (store, versions, _) = try history()
+        _ = try store.compactStorage()
+        let packsFolder = store.rootURL.appendingPathComponent("packs")
+        let first = try #require(try packs(store).first)
+        try FileManager.default.copyItem(
+            at: packsFolder.appendingPathComponent(first), to: directory.child("first-pack"))
+        let next = try store.makeVersion(
+            basedOnPredecessor: versions[3], updating: [Value(id: "small/1", data: Data("later".utf8))])
+        _ = try store.compactStorage()
+        let second = try #require(try packs(store).first)
+        try FileManager.default.copyItem(
+            at: directory.child("first-pack"), to: packsFolder.appendingPathComponent(first))
+
+        let reopened = try openStore(store.rootURL)
+        #expect(try reopened.value(id: "small/1", at: next.id)?.data == Data("later".utf8))
+        let before = try contents(store, versions)
+        #expect(try contents(reopened, versions) == before)
+        let report = try #require(try reopened.compactStorage())
+        #expect(report.versions == 0 && report.replacedFiles == 1)
+        #expect(try packs(reopened) == [second])
+        #expect(try contents(reopened, versions) == before)
+    }
+
     @Test func aRecordReleasedInAPackFreesItsSpaceAndReadsAsReleased() throws {
         let (store, versions, _) = try history()
         _ = try store.compactStorage()

@@ -54,10 +54,13 @@ extension FileStorage: CompactableStorage {
         return isCompacted(id)
     }
 
-    /// Registers the compacted packs this process has not read; returns their versions' headers.
+    /// Registers the compacted packs this process has not read; returns their versions' headers. A pack compacted
+    /// again holds every version of the one it replaced, and more: packs are registered smallest first, so the newer
+    /// one wins, and a pack none of whose versions it still places (its successor was linked in and a kill came
+    /// before it was removed) is stale, for the next compaction to remove.
     func loadCompactedPacks() throws -> [StoredVersion] {
         let known = loadedNames.withLock { $0 }
-        var headers: [StoredVersion] = []
+        var loaded: [(path: String, directory: CompactedPackDirectory)] = []
         for name in try POSIX.listNames(packsPath)
         where name.hasSuffix(Self.compactedPackExtension) && !known.contains(name) {
             let path = packsPath + "/" + name
@@ -65,12 +68,22 @@ extension FileStorage: CompactableStorage {
             do { file = try ReadableFile(path: path) } catch FileError.io(_, _, let code) where code == ENOENT {
                 continue  // compacted again since the listing; its successor is listed too
             }
-            let directory = try CompactedPackDirectory.read(from: file)
-            register(directory, at: path)
+            loaded.append((path, try CompactedPackDirectory.read(from: file)))
             loadedNames.withLock { _ = $0.insert(name) }
-            headers += directory.versions.map(\.header)
         }
-        return headers
+        guard !loaded.isEmpty else { return [] }
+        for (path, directory) in loaded.sorted(by: { $0.directory.versions.count < $1.directory.versions.count }) {
+            register(directory, at: path)
+        }
+        let placing = Set(compacted.withLock { $0.values.map(\.pack.path) })
+        let names = loadedNames.withLock { $0 }
+        stale.withLock { stale in
+            for name in names where name.hasSuffix(Self.compactedPackExtension) {
+                let path = packsPath + "/" + name
+                if !placing.contains(path), POSIX.fileExists(path) { stale.insert(path) }
+            }
+        }
+        return loaded.flatMap { $0.directory.versions.map(\.header) }
     }
 
     func register(_ directory: CompactedPackDirectory, at path: String) {
