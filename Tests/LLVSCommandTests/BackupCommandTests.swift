@@ -41,17 +41,19 @@ import Glibc
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
     /// Flips one byte of the stored copy of `needle` (bytes that do not compress, so the store keeps them plain) in a
-    /// store's version files; false when no file holds it.
+    /// store's version files or packs; false when no file holds it.
     func flipStoredByte(of needle: Data, in store: String) throws -> Bool {
-        let walk = try #require(FileManager.default.enumerator(atPath: store + "/versions"))
-        while let relative = walk.nextObject() as? String {
-            let file = store + "/versions/" + relative
-            guard var data = FileManager.default.contents(atPath: file), let range = data.range(of: needle) else {
-                continue
+        for folder in ["/versions", "/packs"] {
+            let walk = try #require(FileManager.default.enumerator(atPath: store + folder))
+            while let relative = walk.nextObject() as? String {
+                let file = store + folder + "/" + relative
+                guard var data = FileManager.default.contents(atPath: file), let range = data.range(of: needle) else {
+                    continue
+                }
+                data[range.lowerBound + 10] ^= 0x40
+                try data.write(to: URL(fileURLWithPath: file))
+                return true
             }
-            data[range.lowerBound + 10] ^= 0x40
-            try data.write(to: URL(fileURLWithPath: file))
-            return true
         }
         return false
     }

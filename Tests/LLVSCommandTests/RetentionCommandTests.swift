@@ -205,6 +205,28 @@ extension BackupCommandTests {
 }
 
 extension BackupCommandTests {
+    /// After a prune moved the kept records into a compacted pack, a flipped byte there is found as in a version file,
+    /// and named by the backups and paths it damages.
+    @Test func checkReadDataFindsAFlippedByteInACompactedStore() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        try write(path("src/deep/victim.bin"), SeededGenerator.bytes(700_000, seed: 999))
+        for round in 0..<3 {
+            try write(path("src/changing.bin"), SeededGenerator.bytes(300_000, seed: UInt64(round)))
+            #expect(try await llvs("backup", path("src"), "--name", "docs", "--store", store).status == 0)
+        }
+        let prune = try await llvs("forget", "--keep-last", "1", "--prune", "--store", store)
+        #expect(prune.status == 0 && prune.text.contains("Compacted"), "\(prune.text) \(prune.error)")
+        #expect(try await llvs("check", "--read-data", "--store", store).status == 0)
+
+        let needle = SeededGenerator.bytes(700_000, seed: 999).subdata(in: 400_000..<400_064)
+        #expect(try flipStoredByte(of: needle, in: store))
+        let check = try await llvs("check", "--read-data", "--store", store)
+        #expect(check.status == 1)
+        #expect(check.text.contains("problem: chunk ") && check.text.contains("/deep/victim.bin"), "\(check.text)")
+        #expect(check.text.contains(".cpack"), "the pack is named: \(check.text)")
+    }
+
     /// `prune --before` on an app store (no backups): values only older versions hold are freed; every head keeps
     /// all of its values; an old version's freed value reads as released, said so.
     @Test func pruneBeforeFreesTheValuesOnlyOlderVersionsHold() async throws {
