@@ -337,6 +337,55 @@ extension BackupCommandTests {
 }
 
 extension BackupCommandTests {
+    /// A second prune that releases more values of a version whose changes file the first wrote again writes it
+    /// again: the remote keeps no byte a prune released, however many prunes it took.
+    @Test func aLaterPruneOfARemoteWritesAgainAVersionItWroteBefore() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        #expect(try await llvs("remote", "add", "home", "file://" + path("remote"), "--store", store).status == 0)
+        func backup() async throws {
+            let run = try await llvs("backup", path("src"), "--name", "docs", "--store", store, "--to", "home")
+            #expect(run.status == 0, "\(run.error)")
+        }
+        /// Whether any file of the remote holds `needle`.
+        func remoteHolds(_ needle: Data) throws -> Bool {
+            let walk = try #require(FileManager.default.enumerator(atPath: path("remote")))
+            while let relative = walk.nextObject() as? String {
+                if FileManager.default.contents(atPath: path("remote/" + relative))?.range(of: needle) != nil {
+                    return true
+                }
+            }
+            return false
+        }
+        let first = SeededGenerator.bytes(1 << 20, seed: 1), second = SeededGenerator.bytes(1 << 20, seed: 2)
+        try write(path("src/first.bin"), first)
+        try write(path("src/second.bin"), second)
+        try await backup()  // both stored by this backup's versions
+        try write(path("src/second.bin"), SeededGenerator.bytes(1 << 20, seed: 3))
+        try await backup()
+        try write(path("src/first.bin"), SeededGenerator.bytes(1 << 20, seed: 4))
+        try await backup()
+        let needleOfFirst = first.subdata(in: 500_000..<500_064), needleOfSecond = second.subdata(in: 500_000..<500_064)
+
+        // Keep the last two: only the first backup had the second file's first content.
+        #expect(try await llvs("forget", "--keep-last", "2", "--prune", "--store", store).status == 0)
+        try await backup()
+        let once = try await llvs("prune", "--remote", "home", "--store", store)
+        #expect(once.status == 0 && once.text.contains("Freed"), "\(once.text) \(once.error)")
+        #expect(try !remoteHolds(needleOfSecond) && remoteHolds(needleOfFirst))
+
+        // Keep the last one: the first file's first content goes too, from the same changes file.
+        #expect(try await llvs("forget", "--keep-last", "1", "--prune", "--store", store).status == 0)
+        try await backup()
+        let twice = try await llvs("prune", "--remote", "home", "--store", store)
+        #expect(twice.status == 0 && twice.text.contains("Freed"), "\(twice.text) \(twice.error)")
+        #expect(try !remoteHolds(needleOfFirst), "\(twice.text)")
+        let check = try await llvs("check", "--remote", "home", "--read-data", "--store", store)
+        #expect(check.status == 0, "\(check.text) \(check.error)")
+        let again = try await llvs("prune", "--remote", "home", "--store", store)
+        #expect(again.text.contains("home: wrote 0 changes files"), "\(again.text)")
+    }
+
     /// `snapshots` lists every backup, oldest first, with what each added; forgotten ones only with `--all`.
     @Test func snapshotsListsEveryBackupWithWhatItAdded() async throws {
         let store = path("store")
