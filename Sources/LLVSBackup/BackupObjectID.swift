@@ -11,9 +11,26 @@ public enum BackupObjectID {
     public static func chunk(_ hash: ContentHash) -> Value.ID { Value.ID(prefix + "chunk/" + hash.hex) }
     public static func tree(_ hash: ContentHash) -> Value.ID { Value.ID(prefix + "tree/" + hash.hex) }
     /// The hash a chunk's value ID names; nil for any other value.
-    public static func chunkHash(in id: Value.ID) -> ContentHash? { hash(in: id, after: prefix + "chunk/") }
+    public static func chunkHash(in id: Value.ID) -> ContentHash? { hash(in: id, after: chunkPrefix) }
     /// The hash a listing's value ID names; nil for any other value.
-    public static func listingHash(in id: Value.ID) -> ContentHash? { hash(in: id, after: prefix + "tree/") }
+    public static func listingHash(in id: Value.ID) -> ContentHash? { hash(in: id, after: treePrefix) }
+
+    private static let chunkPrefix = prefix + "chunk/", treePrefix = prefix + "tree/"
+    private static let chunkPrefixBytes = Array(chunkPrefix.utf8), treePrefixBytes = Array(treePrefix.utf8)
+
+    /// Whether `id` names a chunk or a listing: what `chunkHash` or `listingHash` finds, told without making a string
+    /// or an array (a prune asks it of every entry of every version's map).
+    public static func namesObject(_ id: Value.ID) -> Bool {
+        var utf8 = id.rawValue
+        return utf8.withUTF8 { bytes in
+            let kind =
+                bytes.starts(with: chunkPrefixBytes)
+                ? chunkPrefixBytes.count
+                : bytes.starts(with: treePrefixBytes) ? treePrefixBytes.count : nil
+            guard let kind, bytes.count - kind == 64 else { return false }
+            return bytes[kind...].allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+        }
+    }
 
     private static func hash(in id: Value.ID, after kind: String) -> ContentHash? {
         guard id.rawValue.hasPrefix(kind) else { return nil }

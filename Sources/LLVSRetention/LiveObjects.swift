@@ -98,6 +98,6 @@ struct LiveObjects {
 
     /// Whether a value is a chunk or a listing at all (only those are ever collected).
     static func isBackupObject(_ id: Value.ID) -> Bool {
-        BackupObjectID.chunkHash(in: id) != nil || BackupObjectID.listingHash(in: id) != nil
+        BackupObjectID.namesObject(id)
     }
 }

@@ -56,6 +56,8 @@ public struct Prune: Sendable {
         public var keptBytes: Int64 = 0
         /// How the store's files were laid out again after the release (`Store.compactStorage`).
         public var compaction: StorageCompaction?
+        /// Why the compaction did not finish, when it did not (the next prune tries again).
+        public var compactionFailure: String?
     }
 
     public let coordinator: StoreCoordinator
@@ -115,8 +117,10 @@ public struct Prune: Sendable {
         var recorded = Set<RecordLocation>()
         try store.forEachEntry(inMapsOf: versions) { entry in
             let location = entry.location
-            guard options.before != nil || LiveObjects.isBackupObject(entry.valueId), !live.records.contains(location),
-                !released.contains(location), recorded.insert(location).inserted
+            // A record named in many versions' maps is looked at once (most entries are such repeats).
+            guard recorded.insert(location).inserted,
+                options.before != nil || LiveObjects.isBackupObject(entry.valueId),
+                !live.records.contains(location), !released.contains(location)
             else { return }
             records.append(
                 PruneCollection.Record(
@@ -176,8 +180,13 @@ public struct Prune: Sendable {
         try folder.removeCollection()
         report.released += releasable.count
         report.releasedBytes += releasable.reduce(0) { $0 + $1.length }
-        // Still under the lock: no backup of this store writes while its files are laid out again.
-        report.compaction = try store.compactStorage()
+        // Still under the lock: no backup of this store writes while its files are laid out again. The release is
+        // done whatever comes of it: a compaction that cannot finish (a full disk) leaves the files as they were.
+        do {
+            report.compaction = try store.compactStorage()
+        } catch {
+            report.compactionFailure = "\(error)"
+        }
         options.onStage("compacted")
         return Mark(current: current, before: collection.before, live: live)
     }

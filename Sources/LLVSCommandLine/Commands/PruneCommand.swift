@@ -113,6 +113,9 @@ struct PruneCommand: Command {
                     + "(\(ProgressLine.size(compaction.bytesBefore))) into one pack of "
                     + "\(ProgressLine.size(compaction.bytesAfter)).")
         }
+        if let failure = report.compactionFailure {
+            TerminalText.warn("the store's files were not compacted (the next prune tries again): \(failure)")
+        }
         if report.revived > 0 {
             context.writeLine("\(report.revived) collected records are needed again by newer backups and stay.")
         }
