@@ -137,6 +137,7 @@ extension MapNode {
 
     init(decoding data: Data) throws {
         var reader = ByteReader(data)
+        var versions = RepeatedVersionIDs()
         switch try reader.byte() {
         case let tag where tag == 0 || tag == 2:
             let count = try reader.int(limit: data.count)
@@ -144,7 +145,7 @@ extension MapNode {
             entries.reserveCapacity(count)
             for _ in 0..<count {
                 let valueId = Value.ID(try reader.string())
-                let stored = Version.ID(try reader.string())
+                let stored = try versions.read(from: &reader)
                 let offset = Int64(try reader.int(limit: Int.max))
                 let length = Int64(try reader.int(limit: Int.max))
                 let extra = tag == 2 ? Int64(try reader.int(limit: Int(Zstd.largestValue))) : 0
@@ -158,7 +159,7 @@ extension MapNode {
             let bitmap = try reader.uint16()
             var children = [RecordLocation?](repeating: nil, count: MapNode.fanOut)
             for slot in 0..<MapNode.fanOut where bitmap & (1 << UInt16(slot)) != 0 {
-                let version = Version.ID(try reader.string())
+                let version = try versions.read(from: &reader)
                 let offset = Int64(try reader.int(limit: Int.max))
                 let length = Int64(try reader.int(limit: Int.max))
                 children[slot] = RecordLocation(versionId: version, offset: offset, length: length)
@@ -168,5 +169,24 @@ extension MapNode {
             throw ByteReader.Failure(description: "unknown map node kind \(tag)")
         }
         guard reader.isAtEnd else { throw ByteReader.Failure(description: "extra bytes after a map node") }
+    }
+}
+
+/// The version IDs of one node: a leaf's entries and a branch's children name a few versions many times, so each
+/// spelling is checked and made into a string once per node, not once per entry.
+private struct RepeatedVersionIDs {
+    private var seen: [(bytes: ArraySlice<UInt8>, id: Version.ID)] = []
+
+    mutating func read(from reader: inout ByteReader) throws -> Version.ID {
+        let count = try reader.int()
+        let start = reader.position
+        let bytes = try reader.raw(count)
+        for entry in seen where entry.bytes == bytes { return entry.id }
+        guard let string = String(validating: bytes, as: UTF8.self) else {
+            throw ByteReader.Failure(description: "invalid UTF-8 at byte \(start)")
+        }
+        let id = Version.ID(string)
+        if seen.count < 8 { seen.append((bytes, id)) }
+        return id
     }
 }
