@@ -49,7 +49,7 @@ extension BackupCommandTests {
         let freed = before - (try diskBytes(store))
         #expect(freed > 3_800_000, "freed \(freed) of \(before): \(forget.text)")
         // What is kept was moved into one compacted pack: no version file is left.
-        #expect(forget.text.contains("Compacted 8 versions"), "\(forget.text)")
+        #expect(forget.text.contains("Compacted 8 versions' records"), "\(forget.text)")
         let versionFiles = try FileManager.default.subpathsOfDirectory(atPath: store + "/versions").filter {
             $0.count > 3
         }

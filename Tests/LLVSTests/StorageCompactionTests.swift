@@ -184,6 +184,29 @@ import Testing
         #expect(try store.value(id: "small/3", at: versions[3])?.data == Data("left 3".utf8))
     }
 
+    @Test func anSQLiteStoreGivesBackThePagesAPruneFreed() throws {
+        let store = try makeStore(in: directory, name: "sqlite", storage: .sqlite)
+        let root = try store.makeVersion(
+            basedOnPredecessor: nil,
+            inserting: (0..<8).map {
+                Value(id: Value.ID("big/\($0)"), data: SeededGenerator.bytes(500_000, seed: UInt64($0)))
+            }
+                + [Value(id: "kept", data: Data("kept".utf8))])
+        let next = try store.makeVersion(basedOnPredecessor: root.id, removing: (0..<7).map { Value.ID("big/\($0)") })
+        let gone = try (0..<7).map {
+            try #require(try store.storedEntry(id: Value.ID("big/\($0)"), at: root.id)).location
+        }
+        try store.listReleased(gone)
+        _ = try store.releaseRecords(gone)
+        let report = try #require(try store.compactStorage())
+        #expect(report.bytesAfter < report.bytesBefore - 3_000_000, "\(report)")
+        #expect(try store.value(id: "big/7", at: next.id)?.data == SeededGenerator.bytes(500_000, seed: 7))
+        #expect(try store.value(id: "kept", at: next.id)?.data == Data("kept".utf8))
+        #expect(throws: StoreError.valueReleased("big/0", storedIn: root.id)) {
+            try store.value(id: "big/0", at: root.id)
+        }
+    }
+
     @Test func theMapsTakeLessRoomInThePack() throws {
         let store = try makeStore(in: directory)
         var previous: Version.ID?

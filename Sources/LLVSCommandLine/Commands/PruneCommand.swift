@@ -109,9 +109,8 @@ struct PruneCommand: Command {
         }
         if let compaction = report.compaction, compaction.versions > 0 {
             context.writeLine(
-                "Compacted \(compaction.versions) versions' records from \(compaction.replacedFiles) files "
-                    + "(\(ProgressLine.size(compaction.bytesBefore))) into one pack of "
-                    + "\(ProgressLine.size(compaction.bytesAfter)).")
+                "Compacted \(compaction.versions) versions' records: \(ProgressLine.size(compaction.bytesBefore)) "
+                    + "on disk before, \(ProgressLine.size(compaction.bytesAfter)) now.")
         }
         if let failure = report.compactionFailure {
             TerminalText.warn("the store's files were not compacted (the next prune tries again): \(failure)")
