@@ -386,6 +386,37 @@ extension BackupCommandTests {
         #expect(again.text.contains("home: wrote 0 changes files"), "\(again.text)")
     }
 
+    /// A changes file whose released values are a small part of it is left as it is: writing it again would upload
+    /// all it keeps to free a little.
+    @Test func aPruneOfARemoteLeavesAFileWithFewReleasedBytes() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        #expect(try await llvs("remote", "add", "home", "file://" + path("remote"), "--store", store).status == 0)
+        let small = SeededGenerator.bytes(100_000, seed: 11)
+        try write(path("src/big.bin"), SeededGenerator.bytes(2 << 20, seed: 10))
+        try write(path("src/small.bin"), small)
+        for round in 0..<2 {
+            if round > 0 { try write(path("src/small.bin"), SeededGenerator.bytes(100_000, seed: 12)) }
+            #expect(
+                try await llvs("backup", path("src"), "--name", "docs", "--store", store, "--to", "home").status == 0)
+        }
+        #expect(try await llvs("forget", "--keep-last", "1", "--prune", "--store", store).status == 0)
+        #expect(try await llvs("backup", path("src"), "--name", "docs", "--store", store, "--to", "home").status == 0)
+        let prune = try await llvs("prune", "--remote", "home", "--store", store)
+        #expect(prune.status == 0 && prune.text.contains("Freed"), "\(prune.text) \(prune.error)")
+        #expect(prune.text.contains("wrote 0 changes files") && prune.text.contains("1 more hold"), "\(prune.text)")
+        var held = false
+        let walk = try #require(FileManager.default.enumerator(atPath: path("remote")))
+        while let relative = walk.nextObject() as? String {
+            held =
+                held
+                || FileManager.default.contents(atPath: path("remote/" + relative))?.range(of: small.prefix(64)) != nil
+        }
+        #expect(held, "the first backup's changes file was written again")
+        let check = try await llvs("check", "--remote", "home", "--read-data", "--store", store)
+        #expect(check.status == 0, "\(check.text) \(check.error)")
+    }
+
     /// `snapshots` lists every backup, oldest first, with what each added; forgotten ones only with `--all`.
     @Test func snapshotsListsEveryBackupWithWhatItAdded() async throws {
         let store = path("store")

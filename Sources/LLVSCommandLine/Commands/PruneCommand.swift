@@ -135,7 +135,10 @@ struct PruneCommand: Command {
         for remote in remoteReports {
             context.writeLine(
                 "\(remote.remote): \(dryRun ? "would write" : "wrote") \(remote.rewritten) changes files again without the "
-                    + "released values' bytes.")
+                    + "released values' bytes"
+                    + (remote.leftAsTheyAre > 0
+                        ? "; \(remote.leftAsTheyAre) more hold released bytes under a tenth of their size and stay as they are."
+                        : "."))
             for failure in remote.failed { context.writeLine("  not written: \(failure)") }
         }
         if remoteReports.contains(where: { !$0.failed.isEmpty }) {
