@@ -227,6 +227,38 @@ extension BackupCommandTests {
         #expect(check.text.contains(".cpack"), "the pack is named: \(check.text)")
     }
 
+    /// A compaction that cannot finish (here a kept chunk's record is damaged, which the mark does not read) leaves
+    /// the files as they were and the prune, whose release is done, succeeds, saying why; `check` names the damage.
+    @Test func aPruneWhoseCompactionFailsKeepsItsReleaseAndSaysWhy() async throws {
+        let store = path("store")
+        #expect(try await llvs("init", "--store", store).status == 0)
+        let victim = SeededGenerator.bytes(300_000, seed: 999)
+        try write(path("src/victim.bin"), victim)
+        for round in 0..<2 {
+            try write(path("src/changing.bin"), SeededGenerator.bytes(300_000, seed: UInt64(round)))
+            #expect(try await llvs("backup", path("src"), "--name", "docs", "--store", store).status == 0)
+        }
+        // The victim's first chunk starts with its first bytes, kept plain: its record's tag is 9 bytes before them.
+        var damaged = false
+        let walk = try #require(FileManager.default.enumerator(atPath: store + "/versions"))
+        while let relative = walk.nextObject() as? String, !damaged {
+            let file = store + "/versions/" + relative
+            guard var data = FileManager.default.contents(atPath: file), let range = data.range(of: victim.prefix(64))
+            else { continue }
+            data[range.lowerBound - 9] = 0x7f
+            try data.write(to: URL(fileURLWithPath: file))
+            damaged = true
+        }
+        #expect(damaged)
+        let prune = try await llvs("forget", "--keep-last", "1", "--prune", "--store", store)
+        #expect(prune.status == 0 && prune.text.contains("Freed"), "\(prune.text) \(prune.error)")
+        #expect(prune.error.contains("not compacted"), "\(prune.error)")
+        let packs = try FileManager.default.contentsOfDirectory(atPath: store + "/packs")
+        #expect(packs.isEmpty, "\(packs)")
+        let check = try await llvs("check", "--read-data", "--store", store)
+        #expect(check.status == 1 && check.text.contains("victim.bin"), "\(check.text)")
+    }
+
     /// `prune --before` on an app store (no backups): values only older versions hold are freed; every head keeps
     /// all of its values; an old version's freed value reads as released, said so.
     @Test func pruneBeforeFreesTheValuesOnlyOlderVersionsHold() async throws {
