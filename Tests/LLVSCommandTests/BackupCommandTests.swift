@@ -43,19 +43,34 @@ import Glibc
     /// Flips one byte of the stored copy of `needle` (bytes that do not compress, so the store keeps them plain) in a
     /// store's version files or packs; false when no file holds it.
     func flipStoredByte(of needle: Data, in store: String) throws -> Bool {
-        for folder in ["/versions", "/packs"] {
-            let walk = try #require(FileManager.default.enumerator(atPath: store + folder))
-            while let relative = walk.nextObject() as? String {
-                let file = store + folder + "/" + relative
-                guard var data = FileManager.default.contents(atPath: file), let range = data.range(of: needle) else {
-                    continue
-                }
-                data[range.lowerBound + 10] ^= 0x40
+        try changeStoredByte(of: needle, in: store, at: 10) { $0 ^ 0x40 }
+    }
+
+    /// Changes the byte `delta` bytes from the start of the first stored copy of `needle` in a store's version files
+    /// or packs; false when no file holds it.
+    func changeStoredByte(
+        of needle: Data, in store: String, at delta: Int, _ change: (UInt8) -> UInt8
+    ) throws -> Bool {
+        for file in filesUnder([store + "/versions", store + "/packs"]) {
+            if var data = FileManager.default.contents(atPath: file), let range = data.range(of: needle) {
+                data[range.lowerBound + delta] = change(data[range.lowerBound + delta])
                 try data.write(to: URL(fileURLWithPath: file))
                 return true
             }
         }
         return false
+    }
+
+    /// Whether any file under `folder` holds `needle`.
+    func anyFile(under folder: String, holds needle: Data) -> Bool {
+        filesUnder([folder]).contains { FileManager.default.contents(atPath: $0)?.range(of: needle) != nil }
+    }
+
+    /// Every path under the folders, theirs included.
+    func filesUnder(_ folders: [String]) -> [String] {
+        folders.flatMap { folder in
+            (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []).map { folder + "/" + $0 }
+        }
     }
 
     /// Every entry under `root`: kind, contents (or link target), mode and modification time.

@@ -70,12 +70,13 @@ enum FileEvents {
         /// A folder removed between its listing and its watch has nothing left to tell; any other refusal (the
         /// kernel's limit on watches, a folder it may not read) would leave events unseen, so it throws.
         private func watch(_ path: String) throws {
-            guard !watched.contains(path) else { return }
-            guard inotify_add_watch(fd, path, mask) >= 0 else {
-                if errno == ENOENT { return }
-                throw Unavailable(description: "inotify_add_watch \(path): \(String(cString: strerror(errno)))")
+            if !watched.contains(path) {
+                if inotify_add_watch(fd, path, mask) >= 0 {
+                    watched.insert(path)
+                } else if errno != ENOENT {
+                    throw Unavailable(description: "inotify_add_watch \(path): \(String(cString: strerror(errno)))")
+                }
             }
-            watched.insert(path)
         }
 
         private func watchAll() throws {

@@ -66,6 +66,7 @@ extension FileStorage {
         var packMembers: [String: [Version.ID]] = [:]
         for (id, version) in compactedNow { packMembers[version.pack.path, default: []].append(id) }
         var redone = Set<String>()
+        var redoneLarge = false
         for (path, members) in packMembers where members.allSatisfy(given.contains) {
             var releasedBytes: Int64 = 0
             for id in members {
@@ -77,7 +78,10 @@ extension FileStorage {
                 }
             }
             let size = POSIX.allocatedBytes(path)
-            if size < Self.smallCompactedPack || releasedBytes * Self.recompactionShare >= size { redone.insert(path) }
+            if size < Self.smallCompactedPack || releasedBytes * Self.recompactionShare >= size {
+                redone.insert(path)
+                redoneLarge = redoneLarge || size >= Self.smallCompactedPack
+            }
         }
         var bundlePacks: [String: [Version.ID]] = [:]
         for (id, place) in packedNow where compactedNow[id] == nil { bundlePacks[place.pack, default: []].append(id) }
@@ -100,8 +104,7 @@ extension FileStorage {
         }
         plan.staleFiles = Array(stale.withLock { $0 })
         // A small pack alone is not worth writing again: only with new versions, or with what was released in it.
-        let worthIt = newVersions > 0 || redone.contains { POSIX.allocatedBytes($0) >= Self.smallCompactedPack }
-        guard worthIt else { return Plan(staleFiles: plan.staleFiles) }
+        guard newVersions > 0 || redoneLarge else { return Plan(staleFiles: plan.staleFiles) }
         plan.files += wholePacks.sorted() + redone.sorted()
         return plan
     }
@@ -110,8 +113,8 @@ extension FileStorage {
     private func copy(
         _ id: Version.ID, _ releasedHere: [Int64: Int64], into writer: inout CompactedPackWriter
     ) throws {
-        if let version = try compactedVersion(id) {
-            let file = try compactedPackFile(version.pack.path)
+        switch try locate(id) {
+        case .compacted(let version, let file):
             try writer.beginVersion(version.header, recordsLength: version.recordsLength)
             for record in version.records {
                 let location = RecordLocation(versionId: id, offset: record.offset, length: record.length)
@@ -125,13 +128,20 @@ extension FileStorage {
                         try writer.copyValue(record.offset, length: record.length, from: file, at: start)
                     }
                 case .framed(_, _, let crc32, let encoding):
-                    let stored = try readCompacted([location], of: version, zone: .map)[0]
+                    let stored = try readCompacted([location], of: version, file: file, zone: .map)[0]
                     writer.addMapNode(location, plain: stored.bytes, crc32: crc32, encoding: encoding)
                 }
             }
-            return
+        case .bundle(let file, let base, let limit):
+            try copy(id, bundleIn: file, base: base, limit: limit, releasedHere, into: &writer)
         }
-        let (file, base, limit) = try fileAndBase(of: id)
+    }
+
+    /// Copies the records of a version's bundle at `base`..`limit` of `file`, walking its frames in order.
+    private func copy(
+        _ id: Version.ID, bundleIn file: ReadableFile, base: Int64, limit: Int64, _ releasedHere: [Int64: Int64],
+        into writer: inout CompactedPackWriter
+    ) throws {
         let (header, recordsLength) = try VersionBundle.readHeader(size: limit - base, source: file.path) {
             offset, count in try file.read(at: base + offset, count: count)
         }
@@ -164,7 +174,7 @@ extension FileStorage {
             if zone == .values {
                 try writer.copyValue(offset, length: length, from: file, at: base + offset)
             } else {
-                let stored = try readStoredRecords(at: [location], zone: .map)[0]
+                let stored = try readNearby([location], in: file, zone: .map) { _ in base + offset }[0]
                 writer.addMapNode(
                     location, plain: try stored.decoded(), crc32: stored.bytes.withUnsafeBytes { CRC32.checksum($0) },
                     encoding: stored.encoding)

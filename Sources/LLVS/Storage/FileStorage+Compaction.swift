@@ -44,7 +44,7 @@ extension FileStorage: CompactableStorage {
 
     func isCompacted(_ id: Version.ID) -> Bool { compacted.withLock { $0[id] != nil } }
 
-    func compactedVersion(_ id: Version.ID) throws -> CompactedVersion? { compacted.withLock { $0[id] } }
+    func compactedVersion(_ id: Version.ID) -> CompactedVersion? { compacted.withLock { $0[id] } }
 
     /// Reads the compacted packs another process wrote since; whether `id` is now in one. Their versions' headers are
     /// handed out by the next `newlyCommittedVersions`.
@@ -95,68 +95,40 @@ extension FileStorage: CompactableStorage {
         }
     }
 
-    /// The open pack of a compacted version. When another process compacted that pack again and removed it, the
-    /// packs are read again and the version is taken from where they now place it.
-    func openPack(of version: CompactedVersion) throws -> (CompactedVersion, ReadableFile) {
-        do {
-            return (version, try compactedPackFile(version.pack.path))
-        } catch FileError.io(let path, let operation, let code) where code == ENOENT {
-            let id = version.header.version.id
-            guard try reloadCompacted(id), let moved = try compactedVersion(id), moved.pack.path != path else {
-                throw FileError.io(path: path, operation: operation, errno: code)
-            }
-            return (moved, try compactedPackFile(moved.pack.path))
-        }
-    }
-
-    /// Reads records of one compacted version: value records lying one after another in one read, as elsewhere.
+    /// Reads records of one compacted version from its pack, open as `file` (`locate`): value records lying one
+    /// after another in one read each run (`readNearby`), map records from their frames.
     func readCompacted(
-        _ locations: ArraySlice<RecordLocation>, of registered: CompactedVersion, zone: StorageZone
+        _ locations: ArraySlice<RecordLocation>, of version: CompactedVersion, file: ReadableFile, zone: StorageZone
     ) throws -> [StoredRecord] {
-        let (version, file) = try openPack(of: registered)
-        let path = version.pack.path
         var results: [StoredRecord] = []
         results.reserveCapacity(locations.count)
-        var index = locations.startIndex
-        while index < locations.endIndex {
-            let location = locations[index]
-            let record = try version.record(at: location, zone: zone)
-            switch record.placement {
-            case .released:
-                throw StoreError.corruptFile(
-                    path: path,
-                    reason: "the record of version \(location.versionId) at offset \(location.offset) was released")
-            case .framed(let frame, let offset, _, _):
-                results.append(
-                    try framedRecord(in: Int(frame), at: Int(offset), of: version, file: file, zone: zone))
-                index += 1
-            case .direct(let start):
-                var end = index + 1
-                var spanEnd = start + Int64(RecordFraming.recordHeaderSize) + location.length
-                var starts = [start]
-                while end < locations.endIndex {
-                    let next = locations[end]
-                    guard next.versionId == location.versionId,
-                        let nextRecord = try? version.record(at: next, zone: zone),
-                        case .direct(let nextStart) = nextRecord.placement, nextStart >= spanEnd,
-                        nextStart - spanEnd <= Self.spanGap,
-                        nextStart + Int64(RecordFraming.recordHeaderSize) + next.length - start <= Self.spanLimit
-                    else { break }
-                    spanEnd = nextStart + Int64(RecordFraming.recordHeaderSize) + next.length
-                    starts.append(nextStart)
-                    end += 1
+        // Value records from `direct` on are read together when a map record or the end comes.
+        var direct = locations.startIndex
+        func readDirect(upTo end: Int) throws {
+            guard direct < end else { return }
+            results += try readNearby(locations[direct..<end], in: file, zone: zone) { location in
+                guard case .direct(let start) = try version.record(at: location, zone: zone).placement else {
+                    throw StoreError.corruptFile(path: file.path, reason: "a value record moved while it was read")
                 }
-                let span = try file.read(at: start, count: Int(spanEnd - start))
-                for (location, recordStart) in zip(locations[index..<end], starts) {
-                    let from = span.startIndex + Int(recordStart - start)
-                    let framed = span[from..<(from + RecordFraming.recordHeaderSize + Int(location.length))]
-                    results.append(
-                        try RecordFraming.unframe(
-                            framed, expectedLength: location.length, zone: zone, path: path, offset: recordStart))
-                }
-                index = end
+                return start
             }
         }
+        for index in locations.indices {
+            let location = locations[index]
+            switch try version.record(at: location, zone: zone).placement {
+            case .released:
+                throw StoreError.corruptFile(
+                    path: version.pack.path,
+                    reason: "the record of version \(location.versionId) at offset \(location.offset) was released")
+            case .framed(let frame, let offset, _, _):
+                try readDirect(upTo: index)
+                results.append(try framedRecord(in: Int(frame), at: Int(offset), of: version, file: file, zone: zone))
+                direct = index + 1
+            case .direct:
+                break
+            }
+        }
+        try readDirect(upTo: locations.endIndex)
         return results
     }
 
@@ -185,8 +157,7 @@ extension FileStorage: CompactableStorage {
 
     /// Writes a compacted version's bundle as its version file held it: every record at its offset, released ones as
     /// zeros, map records as they were stored (compressed again, `storedAgain`).
-    func writeBundle(of registered: CompactedVersion, to archive: SnapshotArchiveWriter) throws {
-        let (version, file) = try openPack(of: registered)
+    func writeBundle(of version: CompactedVersion, in file: ReadableFile, to archive: SnapshotArchiveWriter) throws {
         let header = version.header.encoded()
         let trailer = RecordFraming.trailer(
             headerLength: header.count, headerCRC: header.withUnsafeBytes { CRC32.checksum($0) })

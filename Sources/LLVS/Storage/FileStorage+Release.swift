@@ -13,30 +13,24 @@ extension FileStorage {
     public func releaseValueRecords(at locations: [RecordLocation]) throws -> Int64 {
         var byFile: [String: [(start: Int64, end: Int64)]] = [:]
         for location in Set(locations) {
-            if let version = try compactedVersion(location.versionId) {
+            switch try locate(location.versionId) {
+            case .compacted(let version, let file):
                 switch try version.record(at: location, zone: .values).placement {
                 case .released: continue
                 case .direct(let start):
                     let end = start + Int64(RecordFraming.recordHeaderSize) + location.length
-                    byFile[version.pack.path, default: []].append((start, end))
-                    continue
+                    byFile[file.path, default: []].append((start, end))
                 case .framed:
                     throw StoreError.corruptFile(
-                        path: version.pack.path,
+                        path: file.path,
                         reason: "the record of version \(location.versionId) at offset \(location.offset) is a map node"
                     )
                 }
+            case .bundle(let file, let base, let limit):
+                let start = try Self.frameStart(of: location, base: base, limit: limit, file: file)
+                byFile[file.path, default: []].append(
+                    (start, start + Int64(RecordFraming.recordHeaderSize) + location.length))
             }
-            let (path, base, limit) = try place(of: location.versionId)
-            let start = base + location.offset
-            let end = start + Int64(RecordFraming.recordHeaderSize) + location.length
-            guard location.offset >= 0, location.length >= 0, end <= limit else {
-                throw StoreError.corruptFile(
-                    path: path,
-                    reason:
-                        "a record of version \(location.versionId) at offset \(location.offset) runs past its bundle")
-            }
-            byFile[path, default: []].append((start, end))
         }
         var released: Int64 = 0
         for (path, ranges) in byFile {

@@ -186,55 +186,24 @@ public final class FileStorage: Storage {
     }
 
     /// Records that lie close together in one file (a version's values, read in the order they were written) are
-    /// read with one request per run of them, up to `spanLimit` bytes, instead of one each; a record alone is a run
-    /// of one.
+    /// read with one request per run of them, up to `spanLimit` bytes, instead of one each (`readNearby`); a record
+    /// alone is a run of one.
     public func readStoredRecords(at locations: [RecordLocation], zone: StorageZone) throws -> [StoredRecord] {
         var results: [StoredRecord] = []
         results.reserveCapacity(locations.count)
         var start = 0
         while start < locations.count {
-            let first = locations[start]
-            if let version = try compactedVersion(first.versionId) {
-                var end = start + 1
-                while end < locations.count, locations[end].versionId == first.versionId { end += 1 }
-                results += try readCompacted(locations[start..<end], of: version, zone: zone)
-                start = end
-                continue
-            }
+            let id = locations[start].versionId
             var end = start + 1
-            var spanEnd = first.offset + Int64(RecordFraming.recordHeaderSize) + first.length
-            while end < locations.count {
-                let next = locations[end]
-                let nextEnd = next.offset + Int64(RecordFraming.recordHeaderSize) + next.length
-                guard next.versionId == first.versionId, next.offset >= spanEnd, next.offset - spanEnd <= Self.spanGap,
-                    nextEnd - first.offset <= Self.spanLimit
-                else { break }
-                spanEnd = nextEnd
-                end += 1
-            }
-            let file: ReadableFile, base: Int64, limit: Int64
-            do { (file, base, limit) = try fileAndBase(of: first.versionId) } catch FileError.io(_, _, let code)
-                where code == ENOENT
-            {
-                // Another process compacted the version since this one listed it: read it from its new place.
-                guard try reloadCompacted(first.versionId) else {
-                    throw FileError.io(path: path(for: first.versionId), operation: "open", errno: code)
+            while end < locations.count, locations[end].versionId == id { end += 1 }
+            let run = locations[start..<end]
+            switch try locate(id) {
+            case .compacted(let version, let file):
+                results += try readCompacted(run, of: version, file: file, zone: zone)
+            case .bundle(let file, let base, let limit):
+                results += try readNearby(run, in: file, zone: zone) {
+                    try Self.frameStart(of: $0, base: base, limit: limit, file: file)
                 }
-                continue
-            }
-            guard first.offset >= 0, base + spanEnd <= limit else {
-                throw StoreError.corruptFile(
-                    path: file.path,
-                    reason: "a record of version \(first.versionId) at offset \(first.offset) runs past its bundle")
-            }
-            let span = try file.read(at: base + first.offset, count: Int(spanEnd - first.offset))
-            for location in locations[start..<end] {
-                let from = span.startIndex + Int(location.offset - first.offset)
-                let framed = span[from..<(from + RecordFraming.recordHeaderSize + Int(location.length))]
-                results.append(
-                    try RecordFraming.unframe(
-                        framed, expectedLength: location.length, zone: zone, path: file.path,
-                        offset: base + location.offset))
             }
             start = end
         }
@@ -245,13 +214,8 @@ public final class FileStorage: Storage {
     static let spanGap: Int64 = 4096
     static let spanLimit: Int64 = 1 << 20
 
-    /// The file holding a version's records, where its bundle starts in it (0 unless it is packed) and where it ends.
-    /// The file that holds a version's bundle (its own file or a pack), where the bundle starts and ends in it.
-    func place(of id: Version.ID) throws -> (path: String, base: Int64, limit: Int64) {
-        let (file, base, limit) = try fileAndBase(of: id)
-        return (file.path, base, limit)
-    }
-
+    /// The file that holds a version's bundle (its own file or a pack), where the bundle starts and ends in it;
+    /// readers go through `locate`, which also finds compacted versions.
     func fileAndBase(of id: Version.ID) throws -> (file: ReadableFile, base: Int64, limit: Int64) {
         if let pack = packed.withLock({ $0[id] }) {
             return (try packFile(pack.pack), pack.offset, pack.offset + pack.length)
@@ -265,34 +229,16 @@ public final class FileStorage: Storage {
     ) throws {
         // Where the record's frame starts, in which file.
         let file: ReadableFile, start: Int64
-        if let registered = try compactedVersion(location.versionId) {
-            let (version, pack) = try openPack(of: registered)
-            let record = try version.record(at: location, zone: zone)
-            guard case .direct(let offset) = record.placement else {
-                let stored = try readCompacted([location], of: version, zone: zone)[0]
+        switch try locate(location.versionId) {
+        case .compacted(let version, let pack):
+            guard case .direct(let offset) = try version.record(at: location, zone: zone).placement else {
+                let stored = try readCompacted([location], of: version, file: pack, zone: zone)[0]
                 try write(stored.encoding, stored.bytes)
                 return
             }
             (file, start) = (pack, offset)
-        } else if let pack = packed.withLock({ $0[location.versionId] }) {
-            guard location.offset >= 0,
-                location.offset + Int64(RecordFraming.recordHeaderSize) + location.length <= pack.length
-            else {
-                throw StoreError.corruptFile(
-                    path: pack.pack,
-                    reason:
-                        "a record of version \(location.versionId) at offset \(location.offset) runs past its bundle")
-            }
-            (file, start) = (try packFile(pack.pack), pack.offset + location.offset)
-        } else {
-            do { (file, start) = (try openFile(location.versionId), location.offset) } catch FileError.io(
-                _, _, let code) where code == ENOENT
-            {
-                guard try reloadCompacted(location.versionId) else {
-                    throw FileError.io(path: path(for: location.versionId), operation: "open", errno: code)
-                }
-                return try copyStoredRecord(at: location, zone: zone, into: write)
-            }
+        case .bundle(let bundleFile, let base, let limit):
+            (file, start) = (bundleFile, try Self.frameStart(of: location, base: base, limit: limit, file: bundleFile))
         }
         let header = try file.read(at: start, count: RecordFraming.recordHeaderSize)
         var reader = ByteReader(header)
@@ -346,13 +292,10 @@ extension FileStorage: SnapshotCapable {
         // Version files and packs never change once written, so copying a fixed list of versions is a consistent
         // copy while other saves go on.
         for id in versions {
-            if let version = try compactedVersion(id) {
-                try writeBundle(of: version, to: archive)
-            } else if let pack = packed.withLock({ $0[id] }) {
-                try archive.append(bundleFrom: try packFile(pack.pack), offset: pack.offset, length: pack.length)
-            } else {
-                let file = try ReadableFile(path: path(for: id))
-                try archive.append(bundleFrom: file, offset: 0, length: file.size)
+            switch try locate(id) {
+            case .compacted(let version, let file): try writeBundle(of: version, in: file, to: archive)
+            case .bundle(let file, let base, let limit):
+                try archive.append(bundleFrom: file, offset: base, length: limit - base)
             }
         }
     }

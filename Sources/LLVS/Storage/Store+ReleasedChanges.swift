@@ -19,9 +19,12 @@ public struct ReleasedInChanges: Sendable, Equatable {
 extension Store {
     /// What released values each version's changes (as `valueChanges(madeInVersionIdentifiedBy:)` gives them) hold:
     /// a changes file a remote holds carries their bytes, which it need not keep, until it is written again. One map
-    /// difference per version, no value read; versions are compared on every processor.
+    /// difference per version, no value read; versions are compared on every processor. Versions missing from the
+    /// answer hold none.
     public func releasedInChanges(among versions: [Version.ID]) throws -> [Version.ID: ReleasedInChanges] {
         let released = try releasedRecords()
+        // Nothing released: no changes file holds a released value, and no version need be compared.
+        guard !released.isEmpty else { return [:] }
         let found = Mutex([Version.ID: ReleasedInChanges]())
         let failure = Mutex<(any Error)?>(nil)
         DispatchQueue.concurrentPerform(iterations: versions.count) { index in
