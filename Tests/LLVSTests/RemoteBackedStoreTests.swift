@@ -204,8 +204,7 @@ import Testing
         let index = try CompactChangesIndex.decode(
             try await remote.download("sync/indexes/\(version.id.rawValue)"), path: "index")
         let firstValue = index.entries.lazy.compactMap { entry -> (Value.ID, Int64)? in
-            guard case .value(let id, _, _, _, let offset, _, _) = entry else { return nil }
-            return (id, offset)
+            if case .value(let id, _, _, _, let offset, _, _) = entry { (id, offset) } else { nil }
         }.first
         let (damagedId, offset) = try #require(firstValue)
         var changes = try await remote.download(path)

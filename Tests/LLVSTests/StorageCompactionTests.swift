@@ -53,8 +53,7 @@ import Testing
         for version in versions {
             var values: [Value.ID: Data] = [:]
             try store.forEachValueId(at: version) { id in
-                guard id != "gone" else { return }
-                values[id] = try store.value(id: id, at: version)?.data
+                if id != "gone" { values[id] = try store.value(id: id, at: version)?.data }
             }
             result[version] = values
         }
